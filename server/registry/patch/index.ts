@@ -1,0 +1,49 @@
+// The three PATCH bodies kube-apiserver accepts besides server-side apply, and the dispatcher the
+// PATCH handler calls. Rejecting strategic merge patch for custom resources (415) is the caller's
+// decision; here a missing/"any" TypeNode simply merges like a JSON merge patch.
+import type { TypeNode } from '../../schema/types.ts';
+import { badRequest, unsupportedMediaType } from '../../errors.ts';
+import { applyJsonPatch } from './json-patch.ts';
+import { applyMergePatch, isJsonObject, jsonKind } from './merge-patch.ts';
+import { applyStrategicMergePatch } from './strategic-merge-patch.ts';
+
+export { applyJsonPatch, jsonPatchApplyError, MAX_JSON_PATCH_OPERATIONS } from './json-patch.ts';
+export { applyMergePatch } from './merge-patch.ts';
+export { applyStrategicMergePatch } from './strategic-merge-patch.ts';
+
+export const JSON_PATCH = 'application/json-patch+json';
+export const MERGE_PATCH = 'application/merge-patch+json';
+export const STRATEGIC_MERGE_PATCH = 'application/strategic-merge-patch+json';
+
+/** The content types handled here, in the order kube-apiserver lists them. */
+export const PATCH_TYPES: readonly string[] = Object.freeze([JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH]);
+
+/** The media type without parameters ("; charset=utf-8"), as the handler compares it. */
+export function patchMediaType(contentType: string): string {
+  const idx = contentType.indexOf(';');
+  return (idx > 0 ? contentType.slice(0, idx) : contentType).trim();
+}
+
+/**
+ * Apply a parsed PATCH body of the given Content-Type to `doc` (the current object as JSON).
+ * Pure; throws ApiError: 415 for other content types, 400/413/422 as the patch types define.
+ */
+export function applyPatch(contentType: string, doc: unknown, patch: unknown, node: TypeNode | undefined): unknown {
+  const type = patchMediaType(contentType);
+  switch (type) {
+    case JSON_PATCH:
+      return applyJsonPatch(doc, patch);
+    case MERGE_PATCH:
+      // The handler first decodes the body into map[string]interface{}; the merge library then
+      // refuses a null patch.
+      if (patch === null || patch === undefined) throw badRequest('Invalid JSON Patch');
+      if (!isJsonObject(patch)) {
+        throw badRequest(`error decoding patch: json: cannot unmarshal ${jsonKind(patch)} into Go value of type map[string]interface {}`);
+      }
+      return applyMergePatch(doc, patch);
+    case STRATEGIC_MERGE_PATCH:
+      return applyStrategicMergePatch(doc, patch, node);
+    default:
+      throw unsupportedMediaType(`the body of the request was in an unknown format - accepted media types include: ${PATCH_TYPES.join(', ')}`);
+  }
+}
