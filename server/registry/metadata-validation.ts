@@ -1,0 +1,488 @@
+// Object metadata validation: names, generateName, namespace, labels, annotations, finalizers,
+// owner references and managed fields, worded the way kube-apiserver words its field errors.
+// The string checks (label keys/values, DNS names, path segments) are exported for other
+// validators too; they return the bare error texts, callers attach the field and bad value.
+import { randomInt } from 'node:crypto';
+import type { FieldError } from '../schema/types.ts';
+
+// ---------------------------------------------------------------------------------------------
+// Go-style rendering of bad values ("Invalid value: <value>: <detail>").
+
+const GO_ESCAPES: Record<string, string> = {
+  '\x07': '\\a',
+  '\b': '\\b',
+  '\f': '\\f',
+  '\n': '\\n',
+  '\r': '\\r',
+  '\t': '\\t',
+  '\v': '\\v',
+  '"': '\\"',
+  '\\': '\\\\',
+};
+// Go's unicode.IsPrint: letters, marks, numbers, punctuation, symbols and the ASCII space.
+const NEEDS_ESCAPE = /["\\]|[\p{C}\p{Z}]/u;
+const NON_PRINT = /[\p{C}\p{Z}]/u;
+
+/** strconv.Quote / %q: a double-quoted Go string literal. */
+export function goQuote(s: string): string {
+  if (!NEEDS_ESCAPE.test(s)) return `"${s}"`;
+  let out = '"';
+  for (const ch of s) {
+    const esc = GO_ESCAPES[ch];
+    if (esc) {
+      out += esc;
+      continue;
+    }
+    if (ch === ' ' || !NON_PRINT.test(ch)) {
+      out += ch;
+      continue;
+    }
+    const cp = ch.codePointAt(0)!;
+    if (cp >= 0xd800 && cp <= 0xdfff) out += '\ufffd'; // a lone surrogate decodes to U+FFFD in Go
+    else if (cp < 0x80) out += '\\x' + cp.toString(16).padStart(2, '0');
+    else if (cp <= 0xffff) out += '\\u' + cp.toString(16).padStart(4, '0');
+    else out += '\\U' + cp.toString(16).padStart(8, '0');
+  }
+  return out + '"';
+}
+
+/** %#v of a []string: `[]string{"a", "b"}`, or `[]string(nil)` for a nil slice. */
+export function goStringSlice(values: readonly string[] | null | undefined): string {
+  if (values == null) return '[]string(nil)';
+  return `[]string{${values.map(goQuote).join(', ')}}`;
+}
+
+function invalid(field: string, valueText: string, detail: string): FieldError {
+  return { reason: 'FieldValueInvalid', field, message: detail ? `Invalid value: ${valueText}: ${detail}` : `Invalid value: ${valueText}` };
+}
+function invalidString(field: string, value: string, detail: string): FieldError {
+  return invalid(field, goQuote(value), detail);
+}
+function required(field: string, detail = ''): FieldError {
+  return { reason: 'FieldValueRequired', field, message: detail ? `Required value: ${detail}` : 'Required value' };
+}
+function forbidden(field: string, detail: string): FieldError {
+  return { reason: 'FieldValueForbidden', field, message: detail ? `Forbidden: ${detail}` : 'Forbidden' };
+}
+function tooLong(field: string, maxLength: number): FieldError {
+  return { reason: 'FieldValueTooLong', field, message: `Too long: may not be more than ${maxLength} ${maxLength === 1 ? 'byte' : 'bytes'}` };
+}
+
+// ---------------------------------------------------------------------------------------------
+// String formats (apimachinery util/validation and api/validate/content).
+
+const utf8 = (s: string): number => Buffer.byteLength(s, 'utf8');
+
+export function maxLenError(length: number): string {
+  return `must be no more than ${length} bytes`;
+}
+export function emptyError(): string {
+  return 'must be non-empty';
+}
+export function regexError(msg: string, re: string, ...examples: string[]): string {
+  if (examples.length === 0) return `${msg} (regex used for validation is '${re}')`;
+  return `${msg} (e.g. ${examples.map((e) => `'${e}', `).join(' or ')}regex used for validation is '${re}')`;
+}
+
+const dns1123LabelFmt = '[a-z0-9]([-a-z0-9]*[a-z0-9])?';
+const dns1123LabelErrMsg = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character";
+const dns1123LabelRe = new RegExp(`^${dns1123LabelFmt}$`);
+const dns1123SubdomainFmt = `${dns1123LabelFmt}(\\.${dns1123LabelFmt})*`;
+const dns1123SubdomainErrMsg = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character";
+const dns1123SubdomainRe = new RegExp(`^${dns1123SubdomainFmt}$`);
+const dns1035LabelFmt = '[a-z]([-a-z0-9]*[a-z0-9])?';
+const dns1035LabelErrMsg = "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character";
+const dns1035LabelRe = new RegExp(`^${dns1035LabelFmt}$`);
+const labelKeyFmt = '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]';
+const labelKeyErrMsg = "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
+const labelKeyRe = new RegExp(`^${labelKeyFmt}$`);
+const labelValueFmt = `(${labelKeyFmt})?`;
+const labelValueErrMsg = "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
+const labelValueRe = new RegExp(`^${labelValueFmt}$`);
+
+export const DNS1123LabelMaxLength = 63;
+export const DNS1123SubdomainMaxLength = 253;
+export const DNS1035LabelMaxLength = 63;
+export const LabelValueMaxLength = 63;
+const labelKeyNameMaxLength = 63;
+
+export function isDNS1123Label(value: string): string[] {
+  const errs: string[] = [];
+  if (utf8(value) > DNS1123LabelMaxLength) errs.push(maxLenError(DNS1123LabelMaxLength));
+  if (!dns1123LabelRe.test(value)) {
+    // A valid subdomain that is not a valid label can only be failing on its dots.
+    if (dns1123SubdomainRe.test(value)) errs.push('must not contain dots');
+    else errs.push(regexError(dns1123LabelErrMsg, dns1123LabelFmt, 'my-name', '123-abc'));
+  }
+  return errs;
+}
+
+export function isDNS1123Subdomain(value: string): string[] {
+  const errs: string[] = [];
+  if (utf8(value) > DNS1123SubdomainMaxLength) errs.push(maxLenError(DNS1123SubdomainMaxLength));
+  if (!dns1123SubdomainRe.test(value)) errs.push(regexError(dns1123SubdomainErrMsg, dns1123SubdomainFmt, 'example.com'));
+  return errs;
+}
+
+export function isDNS1035Label(value: string): string[] {
+  const errs: string[] = [];
+  if (utf8(value) > DNS1035LabelMaxLength) errs.push(maxLenError(DNS1035LabelMaxLength));
+  if (!dns1035LabelRe.test(value)) errs.push(regexError(dns1035LabelErrMsg, dns1035LabelFmt, 'my-name', 'abc-123'));
+  return errs;
+}
+
+/** A label key (a "qualified name"): optional DNS-subdomain prefix and '/', then a name of at most 63. */
+export function isQualifiedName(value: string): string[] {
+  const errs: string[] = [];
+  const parts = value.split('/');
+  let name: string;
+  if (parts.length === 1) {
+    name = parts[0];
+  } else if (parts.length === 2) {
+    const prefix = parts[0];
+    name = parts[1];
+    if (prefix.length === 0) errs.push('prefix part ' + emptyError());
+    else for (const m of isDNS1123Subdomain(prefix)) errs.push('prefix part ' + m);
+  } else {
+    return [
+      'a valid label key ' +
+        regexError(labelKeyErrMsg, labelKeyFmt, 'MyName', 'my.name', '123-abc') +
+        " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')",
+    ];
+  }
+  if (name.length === 0) errs.push('name part ' + emptyError());
+  else if (utf8(name) > labelKeyNameMaxLength) errs.push('name part ' + maxLenError(labelKeyNameMaxLength));
+  if (!labelKeyRe.test(name)) errs.push('name part ' + regexError(labelKeyErrMsg, labelKeyFmt, 'MyName', 'my.name', '123-abc'));
+  return errs;
+}
+
+export function isValidLabelValue(value: string): string[] {
+  const errs: string[] = [];
+  if (utf8(value) > LabelValueMaxLength) errs.push(maxLenError(LabelValueMaxLength));
+  if (!labelValueRe.test(value)) errs.push(regexError(labelValueErrMsg, labelValueFmt, 'MyValue', 'my_value', '12345'));
+  return errs;
+}
+
+/** Names used as one segment of a REST path: not "." or "..", no "/" or "%". */
+export function isPathSegmentName(name: string): string[] {
+  if (name === '.' || name === '..') return [`may not be '${name}'`];
+  return isPathSegmentPrefix(name);
+}
+export function isPathSegmentPrefix(name: string): string[] {
+  const errs: string[] = [];
+  if (name.includes('/')) errs.push("may not contain '/'");
+  if (name.includes('%')) errs.push("may not contain '%'");
+  return errs;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Names.
+
+export type NameRule =
+  | 'dns1123Subdomain' // most kinds
+  | 'dns1123Label' // namespaces
+  | 'dns1035Label' // services
+  | 'pathSegment' // generic path-safe names
+  | 'rbacPathSegment' // RBAC roles/bindings: path-safe, generateName checked as a full name
+  | 'none'; // CertificateSigningRequests: any name
+
+/** A generateName prefix may end in '-': kube masks it (quirk kept: it drops two chars, appends one). */
+function maskTrailingDash(name: string): string {
+  if (name.length > 1 && name.endsWith('-')) return name.slice(0, -2) + 'a';
+  return name;
+}
+
+/** The error texts kube's name validator for `rule` gives; `prefix` is true for generateName. */
+export function validateName(name: string, rule: NameRule, prefix = false): string[] {
+  switch (rule) {
+    case 'dns1123Subdomain':
+      return isDNS1123Subdomain(prefix ? maskTrailingDash(name) : name);
+    case 'dns1123Label':
+      return isDNS1123Label(prefix ? maskTrailingDash(name) : name);
+    case 'dns1035Label':
+      return isDNS1035Label(prefix ? maskTrailingDash(name) : name);
+    case 'pathSegment':
+      return prefix ? isPathSegmentPrefix(name) : isPathSegmentName(name);
+    case 'rbacPathSegment':
+      return isPathSegmentName(name);
+    case 'none':
+      return [];
+  }
+}
+
+const NAME_RULES: Record<string, NameRule> = {
+  namespaces: 'dns1123Label',
+  services: 'dns1035Label',
+  'roles.rbac.authorization.k8s.io': 'rbacPathSegment',
+  'rolebindings.rbac.authorization.k8s.io': 'rbacPathSegment',
+  'clusterroles.rbac.authorization.k8s.io': 'rbacPathSegment',
+  'clusterrolebindings.rbac.authorization.k8s.io': 'rbacPathSegment',
+  'certificatesigningrequests.certificates.k8s.io': 'none',
+};
+
+/** The name rule kube-apiserver applies to a group/resource; DNS-1123 subdomain unless listed. */
+export function nameRuleFor(group: string, resource: string): NameRule {
+  return NAME_RULES[group ? `${resource}.${group}` : resource] ?? 'dns1123Subdomain';
+}
+
+// names.SimpleNameGenerator: 5 random characters from utilrand's alphabet after a prefix
+// truncated to 63 - 5 bytes.
+const NAME_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
+const MAX_NAME_LENGTH = 63;
+const RANDOM_LENGTH = 5;
+export const MaxGeneratedNameLength = MAX_NAME_LENGTH - RANDOM_LENGTH;
+
+export function generateNameFrom(prefix: string): string {
+  let base = prefix;
+  if (utf8(base) > MaxGeneratedNameLength) base = Buffer.from(base, 'utf8').subarray(0, MaxGeneratedNameLength).toString('utf8');
+  let suffix = '';
+  for (let i = 0; i < RANDOM_LENGTH; i++) suffix += NAME_ALPHABET[randomInt(NAME_ALPHABET.length)];
+  return base + suffix;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Pieces of ObjectMeta.
+
+const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const str = (v: unknown): string => (typeof v === 'string' ? v : '');
+
+export function validateLabels(labels: unknown, field: string): FieldError[] {
+  const errs: FieldError[] = [];
+  if (!isObj(labels)) return errs;
+  for (const k of Object.keys(labels)) {
+    for (const msg of isQualifiedName(k)) errs.push(invalidString(field, k, msg));
+    const v = labels[k];
+    if (typeof v !== 'string') continue; // type errors belong to schema validation
+    for (const msg of isValidLabelValue(v)) errs.push(invalidString(field, v, msg));
+  }
+  return errs;
+}
+
+export const TotalAnnotationSizeLimitB = 256 * 1024;
+
+export function validateAnnotations(annotations: unknown, field: string): FieldError[] {
+  const errs: FieldError[] = [];
+  if (!isObj(annotations)) return errs;
+  let total = 0;
+  for (const k of Object.keys(annotations)) {
+    // Annotation keys follow the label-key rule, case-insensitively.
+    for (const msg of isQualifiedName(k.toLowerCase())) errs.push(invalidString(field, k, msg));
+    const v = annotations[k];
+    total += utf8(k) + (typeof v === 'string' ? utf8(v) : 0);
+  }
+  if (total > TotalAnnotationSizeLimitB) errs.push(tooLong(field, TotalAnnotationSizeLimitB));
+  return errs;
+}
+
+export const FinalizerOrphanDependents = 'orphan';
+export const FinalizerDeleteDependents = 'foregroundDeletion';
+
+export function validateFinalizers(finalizers: unknown, field: string): FieldError[] {
+  const errs: FieldError[] = [];
+  if (!Array.isArray(finalizers)) return errs;
+  let orphan = false;
+  let foreground = false;
+  for (const f of finalizers) {
+    if (typeof f !== 'string') continue;
+    for (const msg of isQualifiedName(f)) errs.push(invalidString(field, f, msg));
+    if (f === FinalizerOrphanDependents) orphan = true;
+    if (f === FinalizerDeleteDependents) foreground = true;
+  }
+  if (orphan && foreground) {
+    errs.push(
+      invalid(
+        field,
+        goStringSlice(finalizers.filter((f): f is string => typeof f === 'string')),
+        `finalizer ${FinalizerOrphanDependents} and ${FinalizerDeleteDependents} cannot be both set`,
+      ),
+    );
+  }
+  return errs;
+}
+
+/** schema.ParseGroupVersion: "" → {"",""}, "v1" → {"","v1"}, "g/v" → {g,v}; more slashes is an error. */
+function parseGroupVersion(apiVersion: string): { group: string; version: string } | null {
+  const slashes = apiVersion.split('/').length - 1;
+  if (slashes === 0) return { group: '', version: apiVersion };
+  if (slashes === 1) {
+    const i = apiVersion.indexOf('/');
+    return { group: apiVersion.slice(0, i), version: apiVersion.slice(i + 1) };
+  }
+  return null;
+}
+
+function goBoolPtr(v: unknown): string {
+  // A set pointer prints as an address in kube; the address carries no meaning, so a fixed one stands in.
+  return typeof v === 'boolean' ? '(*bool)(0xc000000000)' : '(*bool)(nil)';
+}
+
+function goOwnerReference(ref: Record<string, unknown>): string {
+  return (
+    `v1.OwnerReference{APIVersion:${goQuote(str(ref.apiVersion))}, Kind:${goQuote(str(ref.kind))}, ` +
+    `Name:${goQuote(str(ref.name))}, UID:${goQuote(str(ref.uid))}, ` +
+    `Controller:${goBoolPtr(ref.controller)}, BlockOwnerDeletion:${goBoolPtr(ref.blockOwnerDeletion)}}`
+  );
+}
+
+const BANNED_OWNERS = new Set(['/v1, Kind=Event']);
+
+export function validateOwnerReferences(ownerReferences: unknown, field: string): FieldError[] {
+  const errs: FieldError[] = [];
+  if (!Array.isArray(ownerReferences)) return errs;
+  let firstController = '';
+  for (const raw of ownerReferences) {
+    const ref = isObj(raw) ? raw : {};
+    const apiVersion = str(ref.apiVersion);
+    const kind = str(ref.kind);
+    const gv = parseGroupVersion(apiVersion);
+    const group = gv?.group ?? '';
+    const version = gv?.version ?? '';
+    if (version.length === 0) errs.push(invalidString(`${field}.apiVersion`, apiVersion, 'version must not be empty'));
+    if (kind.length === 0) errs.push(invalidString(`${field}.kind`, kind, 'must not be empty'));
+    if (str(ref.name).length === 0) errs.push(invalidString(`${field}.name`, str(ref.name), 'must not be empty'));
+    if (str(ref.uid).length === 0) errs.push(invalidString(`${field}.uid`, str(ref.uid), 'must not be empty'));
+    const gvk = `${group}/${version}, Kind=${kind}`;
+    if (BANNED_OWNERS.has(gvk)) errs.push(invalid(field, goOwnerReference(ref), `${gvk} is disallowed from being an owner`));
+    if (ref.controller === true) {
+      const cur = `${kind}/${str(ref.name)}`;
+      if (firstController !== '') {
+        const all = `[]v1.OwnerReference{${ownerReferences.map((r) => goOwnerReference(isObj(r) ? r : {})).join(', ')}}`;
+        errs.push(invalid(field, all, `Only one reference can have Controller set to true. Found "true" in references for ${firstController} and ${cur}`));
+      } else {
+        firstController = cur;
+      }
+    }
+  }
+  return errs;
+}
+
+const FieldManagerMaxLength = 128;
+
+export function validateManagedFields(managedFields: unknown, field: string): FieldError[] {
+  const errs: FieldError[] = [];
+  if (!Array.isArray(managedFields)) return errs;
+  managedFields.forEach((raw, i) => {
+    const e = isObj(raw) ? raw : {};
+    const p = `${field}[${i}]`;
+    const op = str(e.operation);
+    if (op !== 'Apply' && op !== 'Update') errs.push(invalidString(`${p}.operation`, op, 'must be `Apply` or `Update`'));
+    const ft = str(e.fieldsType);
+    if (ft.length > 0 && ft !== 'FieldsV1') errs.push(invalidString(`${p}.fieldsType`, ft, 'must be `FieldsV1`'));
+    const manager = str(e.manager);
+    if (utf8(manager) > FieldManagerMaxLength) errs.push(tooLong(`${p}.manager`, FieldManagerMaxLength));
+    let pos = 0;
+    for (const ch of manager) {
+      if (ch !== ' ' && NON_PRINT.test(ch)) {
+        const cp = ch.codePointAt(0)!;
+        const u = 'U+' + cp.toString(16).toUpperCase().padStart(4, '0');
+        errs.push(invalidString(`${p}.manager`, manager, `invalid character ${u} (at position ${pos})`));
+      }
+      pos += utf8(ch);
+    }
+    if (utf8(str(e.subresource)) > 256) errs.push(tooLong(`${p}.subresource`, 256));
+  });
+  return errs;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Whole ObjectMeta.
+
+/**
+ * ValidateObjectMeta: the checks kube-apiserver runs on the metadata of an object being written.
+ * Expects name generation to have happened (the store fills name from generateName first).
+ * `isCreate` false skips the generateName check (kube checks it where the name is made).
+ */
+export function validateObjectMeta(meta: any, opts: { namespaced: boolean; nameRule: NameRule; isCreate: boolean }): FieldError[] {
+  const errs: FieldError[] = [];
+  const m = isObj(meta) ? meta : {};
+  const generateName = str(m.generateName);
+  const name = str(m.name);
+  const namespace = str(m.namespace);
+  if (opts.isCreate && generateName.length > 0) {
+    for (const msg of validateName(generateName, opts.nameRule, true)) errs.push(invalidString('metadata.generateName', generateName, msg));
+  }
+  if (name.length === 0) errs.push(required('metadata.name', 'name or generateName is required'));
+  else for (const msg of validateName(name, opts.nameRule, false)) errs.push(invalidString('metadata.name', name, msg));
+
+  if (opts.namespaced) {
+    if (namespace.length === 0) errs.push(required('metadata.namespace'));
+    else for (const msg of isDNS1123Label(namespace)) errs.push(invalidString('metadata.namespace', namespace, msg));
+  } else if (namespace.length > 0) {
+    errs.push(forbidden('metadata.namespace', 'not allowed on this type'));
+  }
+
+  if (typeof m.generation === 'number' && m.generation < 0) {
+    errs.push(invalid('metadata.generation', String(m.generation), 'must be greater than or equal to 0'));
+  }
+  errs.push(...validateLabels(m.labels, 'metadata.labels'));
+  errs.push(...validateAnnotations(m.annotations, 'metadata.annotations'));
+  errs.push(...validateOwnerReferences(m.ownerReferences, 'metadata.ownerReferences'));
+  errs.push(...validateFinalizers(m.finalizers, 'metadata.finalizers'));
+  errs.push(...validateManagedFields(m.managedFields, 'metadata.managedFields'));
+  return errs;
+}
+
+/** metav1.Time as Go prints it (time.Time.String in UTC): "2024-01-02 03:04:05 +0000 UTC". */
+function goTime(v: unknown): string {
+  const s = str(v);
+  const d = s ? new Date(s) : new Date(Date.UTC(1, 0, 1));
+  if (s && Number.isNaN(d.getTime())) return goQuote(s);
+  if (!s) d.setUTCFullYear(1);
+  const p = (n: number, w = 2) => String(n).padStart(w, '0');
+  let frac = '';
+  const ms = d.getUTCMilliseconds();
+  if (ms) frac = '.' + p(ms, 3).replace(/0+$/, '');
+  return `${p(d.getUTCFullYear(), 4)}-${p(d.getUTCMonth() + 1)}-${p(d.getUTCDate())} ${p(d.getUTCHours())}:${p(d.getUTCMinutes())}:${p(d.getUTCSeconds())}${frac} +0000 UTC`;
+}
+
+function sameTime(a: unknown, b: unknown): boolean {
+  const sa = str(a);
+  const sb = str(b);
+  if (sa === sb) return true;
+  if (!sa || !sb) return false;
+  const ta = Date.parse(sa);
+  const tb = Date.parse(sb);
+  return !Number.isNaN(ta) && ta === tb;
+}
+
+/**
+ * The update-only part of ValidateObjectMetaUpdate: no new finalizers once deletion started,
+ * resourceVersion required, generation not decremented, and name, namespace, uid,
+ * creationTimestamp, deletionTimestamp, deletionGracePeriodSeconds immutable.
+ * Labels, annotations, owner references, finalizer names and managed fields are checked by
+ * validateObjectMeta, which the caller runs on updates too; they are not repeated here.
+ */
+export function validateObjectMetaUpdate(newMeta: any, oldMeta: any): FieldError[] {
+  const errs: FieldError[] = [];
+  const n = isObj(newMeta) ? newMeta : {};
+  const o = isObj(oldMeta) ? oldMeta : {};
+  const immutable = 'field is immutable';
+
+  if (o.deletionTimestamp != null) {
+    const oldF = new Set(Array.isArray(o.finalizers) ? o.finalizers : []);
+    const extra = [...new Set(Array.isArray(n.finalizers) ? (n.finalizers as unknown[]) : [])]
+      .filter((f): f is string => typeof f === 'string' && !oldF.has(f))
+      .sort();
+    if (extra.length) {
+      errs.push(forbidden('metadata.finalizers', `no new finalizers can be added if the object is being deleted, found new finalizers ${goStringSlice(extra)}`));
+    }
+  }
+  const rv = str(n.resourceVersion);
+  if (rv.length === 0) errs.push(invalidString('metadata.resourceVersion', rv, 'must be specified for an update'));
+
+  const gen = typeof n.generation === 'number' ? n.generation : 0;
+  const oldGen = typeof o.generation === 'number' ? o.generation : 0;
+  if (gen < oldGen) errs.push(invalid('metadata.generation', String(gen), 'must not be decremented'));
+
+  if (str(n.name) !== str(o.name)) errs.push(invalidString('metadata.name', str(n.name), immutable));
+  if (str(n.namespace) !== str(o.namespace)) errs.push(invalidString('metadata.namespace', str(n.namespace), immutable));
+  if (str(n.uid) !== str(o.uid)) errs.push(invalidString('metadata.uid', str(n.uid), immutable));
+  if (!sameTime(n.creationTimestamp, o.creationTimestamp)) errs.push(invalid('metadata.creationTimestamp', goTime(n.creationTimestamp), immutable));
+  if ((n.deletionTimestamp == null) !== (o.deletionTimestamp == null) || !sameTime(n.deletionTimestamp, o.deletionTimestamp)) {
+    errs.push(invalid('metadata.deletionTimestamp', n.deletionTimestamp == null ? 'null' : goTime(n.deletionTimestamp), immutable));
+  }
+  const dg = n.deletionGracePeriodSeconds ?? null;
+  const odg = o.deletionGracePeriodSeconds ?? null;
+  if (dg !== odg) errs.push(invalid('metadata.deletionGracePeriodSeconds', dg === null ? 'null' : String(dg), immutable));
+  return errs;
+}
