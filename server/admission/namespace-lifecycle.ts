@@ -1,0 +1,30 @@
+// NamespaceLifecycle: nothing is created in a namespace that does not exist (404) or is
+// being terminated (403); the system namespaces cannot be deleted.
+import type { AdmissionPlugin } from './types.ts';
+import { ApiError, forbidden, notFound } from '../errors.ts';
+
+export const IMMORTAL_NAMESPACES = new Set(['default', 'kube-system', 'kube-public']);
+
+export function namespaceLifecycle(getNamespace: (name: string) => any | undefined): AdmissionPlugin {
+  return {
+    name: 'NamespaceLifecycle',
+    validate(a) {
+      const { info } = a;
+      if (a.operation === 'DELETE' && info.group === '' && info.resource === 'namespaces' && !a.subresource) {
+        if (IMMORTAL_NAMESPACES.has(a.name)) throw forbidden('', 'namespaces', a.name, 'this namespace may not be deleted');
+        return;
+      }
+      if (a.operation !== 'CREATE' || !info.namespaced || !a.namespace) return;
+      const ns = getNamespace(a.namespace);
+      if (!ns) throw notFound('', 'namespaces', a.namespace);
+      if (ns.metadata?.deletionTimestamp || ns.status?.phase === 'Terminating') {
+        throw new ApiError(
+          403,
+          'Forbidden',
+          `${info.resource}${info.group ? '.' + info.group : ''} "${a.name}" is forbidden: unable to create new content in namespace ${a.namespace} because it is being terminated`,
+          { name: a.name, group: info.group || undefined, kind: info.resource, causes: [{ reason: 'NamespaceTerminating', message: `namespace ${a.namespace} is being terminated`, field: 'metadata.namespace' }] },
+        );
+      }
+    },
+  };
+}

@@ -1,0 +1,53 @@
+// Authentication: each authenticator looks at the request and either names the user, says
+// nothing (no credential of its kind), or rejects a bad credential (401). Requests with no
+// credential at all are anonymous. Later issues add tokens, OIDC, webhooks and proxies here.
+import type { IncomingMessage } from 'node:http';
+import type { TLSSocket } from 'node:tls';
+import type Koa from 'koa';
+import { ANONYMOUS, type UserInfo } from './user.ts';
+import { unauthorized } from '../errors.ts';
+import { userFromPeerCertificate } from '../pki/certificates.ts';
+
+export type AuthResult = { user: UserInfo } | { error: string } | undefined;
+
+export interface Authenticator {
+  name: string;
+  authenticate(req: IncomingMessage): AuthResult | Promise<AuthResult>;
+}
+
+/** x509 client certificates verified against the cluster CA during the TLS handshake. */
+export function x509Authenticator(): Authenticator {
+  return {
+    name: 'x509',
+    authenticate(req) {
+      const socket = req.socket as TLSSocket;
+      if (typeof socket.getPeerCertificate !== 'function') return undefined;
+      const cert = socket.getPeerCertificate();
+      if (!cert || Object.keys(cert).length === 0) return undefined;
+      if (!socket.authorized) return { error: `x509: certificate signed by unknown authority` };
+      const user = userFromPeerCertificate(cert);
+      return user ? { user } : { error: 'x509: certificate has no common name' };
+    },
+  };
+}
+
+export function authenticationMiddleware(authenticators: Authenticator[], opts: { anonymous: boolean }): Koa.Middleware {
+  return async (ctx, next) => {
+    let user: UserInfo | undefined;
+    for (const a of authenticators) {
+      const r = await a.authenticate(ctx.req);
+      if (!r) continue;
+      if ('error' in r) throw unauthorized();
+      user = r.user;
+      break;
+    }
+    if (!user) {
+      if (!opts.anonymous) throw unauthorized();
+      user = ANONYMOUS;
+    } else if (!user.groups.includes('system:authenticated')) {
+      user = { ...user, groups: [...user.groups, 'system:authenticated'] };
+    }
+    ctx.state.user = user;
+    await next();
+  };
+}

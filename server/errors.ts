@@ -1,0 +1,127 @@
+// Every failure a client sees is a metav1.Status built here, with the reasons and codes the
+// API conventions list. Handlers throw ApiError; the HTTP layer renders it.
+import type { FieldError } from './schema/types.ts';
+
+export interface StatusCause {
+  reason?: string;
+  message?: string;
+  field?: string;
+}
+
+export interface StatusDetails {
+  name?: string;
+  group?: string;
+  kind?: string;
+  uid?: string;
+  causes?: StatusCause[];
+  retryAfterSeconds?: number;
+}
+
+export interface Status {
+  kind: 'Status';
+  apiVersion: 'v1';
+  metadata: Record<string, unknown>;
+  status: 'Success' | 'Failure';
+  message?: string;
+  reason?: string;
+  details?: StatusDetails;
+  code: number;
+}
+
+export class ApiError extends Error {
+  readonly code: number;
+  readonly reason: string;
+  readonly details?: StatusDetails;
+  /** Extra response headers, e.g. Retry-After. */
+  readonly headers?: Record<string, string>;
+
+  constructor(code: number, reason: string, message: string, details?: StatusDetails, headers?: Record<string, string>) {
+    super(message);
+    this.code = code;
+    this.reason = reason;
+    this.details = details;
+    this.headers = headers;
+  }
+
+  toStatus(): Status {
+    const s: Status = { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: this.message, reason: this.reason, code: this.code };
+    if (this.details && Object.keys(this.details).length > 0) s.details = this.details;
+    return s;
+  }
+}
+
+/** "deployments.apps" / "pods": how kube-apiserver names a group-resource in messages. */
+export function qualifiedResource(group: string, resource: string): string {
+  return group ? `${resource}.${group}` : resource;
+}
+
+export function badRequest(message: string, causes?: StatusCause[]): ApiError {
+  return new ApiError(400, 'BadRequest', message, causes ? { causes } : undefined);
+}
+
+export function unauthorized(message = 'Unauthorized'): ApiError {
+  return new ApiError(401, 'Unauthorized', message);
+}
+
+export function forbidden(group: string, resource: string, name: string, message: string): ApiError {
+  const what = name ? `${qualifiedResource(group, resource)} "${name}"` : qualifiedResource(group, resource);
+  return new ApiError(403, 'Forbidden', `${what} is forbidden: ${message}`, { name: name || undefined, group: group || undefined, kind: resource });
+}
+
+export function notFound(group: string, resource: string, name: string): ApiError {
+  return new ApiError(404, 'NotFound', `${qualifiedResource(group, resource)} "${name}" not found`, { name, group: group || undefined, kind: resource });
+}
+
+export function alreadyExists(group: string, resource: string, name: string): ApiError {
+  return new ApiError(409, 'AlreadyExists', `${qualifiedResource(group, resource)} "${name}" already exists`, { name, group: group || undefined, kind: resource });
+}
+
+export function conflict(group: string, resource: string, name: string, message: string): ApiError {
+  return new ApiError(409, 'Conflict', `Operation cannot be fulfilled on ${qualifiedResource(group, resource)} "${name}": ${message}`, { name, group: group || undefined, kind: resource });
+}
+
+/** 422 with one cause per field; the message lists them the way kube-apiserver does. */
+export function invalid(group: string, kind: string, name: string, errors: FieldError[]): ApiError {
+  const causes = errors.map((e) => ({ reason: e.reason, message: fieldErrorText(e), field: e.field }));
+  const list = causes.map((c) => c.message);
+  const summary = list.length === 1 ? list[0] : `[${list.join(', ')}]`;
+  const what = group ? `${kind}.${group}` : kind;
+  return new ApiError(422, 'Invalid', `${what} "${name}" is invalid: ${summary}`, { name, group: group || undefined, kind, causes });
+}
+
+/** "spec.replicas: Invalid value: ..." — a field error as kube-apiserver prints it. */
+export function fieldErrorText(e: FieldError): string {
+  return e.field ? `${e.field}: ${e.message}` : e.message;
+}
+
+export function methodNotAllowed(message: string): ApiError {
+  return new ApiError(405, 'MethodNotAllowed', message);
+}
+
+export function notAcceptable(message: string): ApiError {
+  return new ApiError(406, 'NotAcceptable', message);
+}
+
+export function unsupportedMediaType(message: string): ApiError {
+  return new ApiError(415, 'UnsupportedMediaType', message);
+}
+
+export function requestEntityTooLarge(message: string): ApiError {
+  return new ApiError(413, 'RequestEntityTooLarge', message);
+}
+
+export function gone(message: string): ApiError {
+  return new ApiError(410, 'Expired', message);
+}
+
+export function tooManyRequests(message: string, retryAfterSeconds: number): ApiError {
+  return new ApiError(429, 'TooManyRequests', message, { retryAfterSeconds }, { 'Retry-After': String(retryAfterSeconds) });
+}
+
+export function internalError(message: string): ApiError {
+  return new ApiError(500, 'InternalError', `Internal error occurred: ${message}`, { causes: [{ message }] });
+}
+
+export function timeout(message: string, retryAfterSeconds?: number): ApiError {
+  return new ApiError(504, 'Timeout', message, retryAfterSeconds ? { retryAfterSeconds } : undefined, retryAfterSeconds ? { 'Retry-After': String(retryAfterSeconds) } : undefined);
+}
