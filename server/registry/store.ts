@@ -1,0 +1,460 @@
+// The one generic store. Every write of every kind goes through writeObject(): it validates,
+// runs admission, bumps generation, and appends to the log in one transaction; watchers are
+// notified by the log after commit. Per-kind rules come from strategies (strategy.ts).
+import { randomUUID } from 'node:crypto';
+import type { EventLog, Key, StoredObject, WriteTx } from '../storage/event-log.ts';
+import type { ResourceInfo, FieldError, TypeNode } from '../schema/types.ts';
+import type { TypeModel } from '../schema/model.ts';
+import { validateObject } from '../schema/validate.ts';
+import type { AdmissionChain } from '../admission/chain.ts';
+import type { AdmissionAttributes } from '../admission/types.ts';
+import type { UserInfo } from '../authentication/user.ts';
+import { strategyFor, type Strategy } from './strategy.ts';
+import { validateObjectMeta, validateObjectMetaUpdate, nameRuleFor, generateNameFrom } from './metadata-validation.ts';
+import { parseLabelSelector, parseFieldSelector, selectableFields, checkFieldSelectorSupported } from './selectors.ts';
+import { ApiError, alreadyExists, badRequest, conflict, invalid, notFound } from '../errors.ts';
+import { deepEqual, isPlainObject } from '../util/json.ts';
+import { encodeContinue, decodeContinue } from './continue-token.ts';
+
+export type FieldValidation = 'Ignore' | 'Warn' | 'Strict';
+
+/** Per-request facts the store needs. */
+export interface RequestContext {
+  user: UserInfo;
+  dryRun: boolean;
+  fieldValidation: FieldValidation;
+  /** Warnings to return in `Warning: 299` headers. */
+  warnings: string[];
+}
+
+export interface ListOptions {
+  labelSelector?: string;
+  fieldSelector?: string;
+  limit?: number;
+  continue?: string;
+}
+
+export interface ListResult {
+  items: any[];
+  resourceVersion: string;
+  continue?: string;
+  remainingItemCount?: number;
+}
+
+export interface DeleteOptions {
+  preconditions?: { uid?: string; resourceVersion?: string };
+  propagationPolicy?: string;
+  gracePeriodSeconds?: number;
+}
+
+export interface DeleteResult {
+  /** True when the object is gone; false when deletion waits on finalizers. */
+  deleted: boolean;
+  object: any;
+}
+
+/** A function that produces the desired object from the current one (update and patch). */
+export type UpdateFn = (current: any) => any;
+
+const MAX_CONFLICT_RETRIES = 5;
+const PROPAGATION_POLICIES = new Set(['Orphan', 'Background', 'Foreground']);
+
+export function qualifiedResourceOf(info: ResourceInfo): string {
+  return info.group ? `${info.resource}.${info.group}` : info.resource;
+}
+
+export function apiVersionOf(info: ResourceInfo): string {
+  return info.group ? `${info.group}/${info.version}` : info.version;
+}
+
+export class GenericStore {
+  constructor(
+    private readonly log: EventLog,
+    private readonly model: TypeModel,
+    private readonly admission: AdmissionChain,
+  ) {}
+
+  get currentResourceVersion(): number {
+    return this.log.currentRv;
+  }
+
+  private key(info: ResourceInfo, ns: string, name: string): Key {
+    return { res: qualifiedResourceOf(info), ns: info.namespaced ? ns : '', name };
+  }
+
+  private typeOf(info: ResourceInfo): TypeNode | undefined {
+    return info.definition ? this.model.node(info.definition) : undefined;
+  }
+
+  /** Stored objects carry their own apiVersion; serve them in the version asked for. */
+  private present(info: ResourceInfo, obj: any): any {
+    obj.apiVersion = apiVersionOf(info);
+    obj.kind = info.kind;
+    return obj;
+  }
+
+  get(info: ResourceInfo, ns: string, name: string): any {
+    const cur = this.log.get(this.key(info, ns, name));
+    if (!cur) throw notFound(info.group, info.resource, name);
+    return this.present(info, cur.object);
+  }
+
+  /** Current object or undefined; for in-process callers. */
+  tryGet(info: ResourceInfo, ns: string, name: string): any | undefined {
+    const cur = this.log.get(this.key(info, ns, name));
+    return cur ? this.present(info, cur.object) : undefined;
+  }
+
+  list(info: ResourceInfo, ns: string | undefined, opts: ListOptions = {}): ListResult {
+    const labels = parseLabelSelector(opts.labelSelector);
+    const fields = parseFieldSelector(opts.fieldSelector);
+    checkFieldSelectorSupported(info.group, info.resource, fields);
+    const res = qualifiedResourceOf(info);
+    const scopeNs = info.namespaced ? ns : undefined;
+    const limit = opts.limit && opts.limit > 0 ? opts.limit : 0;
+    let after: { ns: string; name: string } | undefined;
+    let listRv = this.log.currentRv;
+    if (opts.continue) {
+      const tok = decodeContinue(opts.continue);
+      after = { ns: tok.ns, name: tok.name };
+      listRv = tok.rv;
+    }
+    const items: any[] = [];
+    const filtering = !labels.empty || !fields.empty;
+    let lastScanned: StoredObject | undefined;
+    let exhausted = false;
+    const batch = limit ? Math.max(limit, 100) : -1;
+    while (true) {
+      const rows = this.log.list(res, scopeNs, after, batch);
+      if (rows.length === 0 || (batch > 0 && rows.length < batch)) exhausted = true;
+      for (const row of rows) {
+        lastScanned = row;
+        const o = row.object;
+        if (filtering) {
+          if (!labels.matches(o.metadata?.labels)) continue;
+          if (!fields.empty && !fields.matches(selectableFields(info.group, info.resource, o, info.namespaced))) continue;
+        }
+        items.push(this.present(info, o));
+        if (limit && items.length === limit) break;
+      }
+      if (limit && items.length === limit) {
+        // Stop at the last returned item; there is more if rows remain after it.
+        const lastItem = items[items.length - 1];
+        const lastKey = { ns: lastItem.metadata.namespace ?? '', name: lastItem.metadata.name };
+        const more = this.log.list(res, scopeNs, lastKey, 1).length > 0;
+        const result: ListResult = { items, resourceVersion: String(listRv) };
+        if (more) {
+          result.continue = encodeContinue({ rv: listRv, ns: lastKey.ns, name: lastKey.name });
+          if (!filtering) result.remainingItemCount = this.countAfter(res, scopeNs, lastKey);
+        }
+        return result;
+      }
+      if (exhausted || batch < 0) break;
+      after = { ns: lastScanned!.object.metadata.namespace ?? '', name: lastScanned!.object.metadata.name };
+    }
+    return { items, resourceVersion: String(listRv) };
+  }
+
+  private countAfter(res: string, ns: string | undefined, after: { ns: string; name: string }): number {
+    return this.log.countAfter(res, ns, after);
+  }
+
+  // ---- writes ----
+
+  async create(info: ResourceInfo, ns: string, body: any, ctx: RequestContext): Promise<any> {
+    const strategy = strategyFor(info);
+    const obj = this.checkBody(info, body);
+    const meta = obj.metadata;
+    this.ensureNamespace(info, ns, meta);
+    if (meta.resourceVersion) throw badRequest('resourceVersion should not be set on objects to be created');
+    if (!meta.name && meta.generateName) meta.name = generateNameFrom(meta.generateName);
+    meta.uid = randomUUID();
+    meta.creationTimestamp = nowTimestamp();
+    delete meta.deletionTimestamp;
+    delete meta.deletionGracePeriodSeconds;
+    delete meta.selfLink;
+    if (strategy.tracksGeneration) meta.generation = 1;
+    else delete meta.generation;
+    if (info.subresources?.status) delete obj.status;
+    strategy.prepareForCreate?.(obj);
+
+    const attrs = this.attrs('CREATE', info, '', meta.namespace ?? '', meta.name ?? '', obj, undefined, ctx);
+    await this.admission.admit(attrs);
+    this.validate(info, strategy, obj, undefined, ctx);
+    await this.admission.validate(attrs);
+    if (ctx.dryRun) {
+      if (this.log.get(this.key(info, ns, meta.name))) throw alreadyExists(info.group, info.resource, meta.name);
+      return this.present(info, obj);
+    }
+    const key = this.key(info, ns, meta.name);
+    await this.log.write((tx) => {
+      if (tx.get(key)) throw alreadyExists(info.group, info.resource, meta.name);
+      tx.put('ADDED', key, obj);
+    });
+    return this.present(info, obj);
+  }
+
+  /** PUT: body replaces the object (or, for a subresource, what that subresource owns). */
+  async update(info: ResourceInfo, ns: string, name: string, body: any, ctx: RequestContext, subresource = ''): Promise<any> {
+    const obj = this.checkBody(info, body);
+    if (obj.metadata.name && obj.metadata.name !== name) {
+      throw badRequest(`the name of the object (${obj.metadata.name}) does not match the name on the URL (${name})`);
+    }
+    obj.metadata.name = name;
+    this.ensureNamespace(info, ns, obj.metadata);
+    const precondition = obj.metadata.resourceVersion as string | undefined;
+    return this.guaranteedUpdate(info, ns, name, subresource, ctx, precondition, () => structuredClone(obj));
+  }
+
+  /** PATCH and other read-modify-write callers: fn maps the current object to the desired one. */
+  async patch(info: ResourceInfo, ns: string, name: string, fn: UpdateFn, ctx: RequestContext, subresource = ''): Promise<any> {
+    return this.guaranteedUpdate(info, ns, name, subresource, ctx, undefined, (cur) => {
+      const next = fn(cur);
+      if (!isPlainObject(next)) throw badRequest('the patch produced an object that is not a JSON object');
+      const checked = this.checkBody(info, next);
+      if (checked.metadata.name !== name) {
+        throw invalid(info.group, info.kind, name, [{ reason: 'FieldValueInvalid', field: 'metadata.name', message: `Invalid value: ${JSON.stringify(checked.metadata.name)}: field is immutable` }]);
+      }
+      return checked;
+    }, true);
+  }
+
+  private async guaranteedUpdate(
+    info: ResourceInfo,
+    ns: string,
+    name: string,
+    subresource: string,
+    ctx: RequestContext,
+    precondition: string | undefined,
+    produce: UpdateFn,
+    isPatch = false,
+  ): Promise<any> {
+    const strategy = strategyFor(info);
+    const key = this.key(info, ns, name);
+    for (let attempt = 0; ; attempt++) {
+      const current = this.log.get(key);
+      if (!current) throw notFound(info.group, info.resource, name);
+      const old = this.present(info, current.object);
+      const desired = produce(structuredClone(old));
+      // A patch may carry its own resourceVersion precondition.
+      const rvWanted = precondition ?? (isPatch && desired.metadata?.resourceVersion !== old.metadata.resourceVersion ? desired.metadata?.resourceVersion : undefined);
+      if (rvWanted && rvWanted !== String(current.rv)) {
+        throw conflict(info.group, info.resource, name, 'the object has been modified; please apply your changes to the latest version and try again');
+      }
+      const obj = this.prepareUpdate(info, strategy, subresource, desired, old);
+      const attrs = this.attrs('UPDATE', info, subresource, key.ns, name, obj, old, ctx);
+      await this.admission.admit(attrs);
+      this.validate(info, strategy, obj, old, ctx);
+      await this.admission.validate(attrs);
+      const finishDeletion = obj.metadata.deletionTimestamp && pendingFinalizers(strategy, obj).length === 0;
+      if (!finishDeletion && unchanged(obj, old)) return old;
+      if (ctx.dryRun) return obj;
+      try {
+        await this.log.write((tx) => {
+          const now = tx.get(key);
+          if (!now) throw notFound(info.group, info.resource, name);
+          if (now.rv !== current.rv) throw new RetryableConflict();
+          if (finishDeletion) tx.remove(key, obj, now);
+          else tx.put('MODIFIED', key, obj, now);
+        });
+        return obj;
+      } catch (e) {
+        if (e instanceof RetryableConflict) {
+          if (!rvWanted && attempt < MAX_CONFLICT_RETRIES) continue;
+          throw conflict(info.group, info.resource, name, 'the object has been modified; please apply your changes to the latest version and try again');
+        }
+        throw e;
+      }
+    }
+  }
+
+  /** Merges what the request may change into the stored object, per the subresource rules. */
+  private prepareUpdate(info: ResourceInfo, strategy: Strategy, subresource: string, desired: any, old: any): any {
+    let obj: any;
+    if (subresource === 'status') {
+      obj = structuredClone(old);
+      if (desired.status === undefined) delete obj.status;
+      else obj.status = desired.status;
+    } else if (subresource && strategy.subresourceUpdate?.[subresource]) {
+      obj = strategy.subresourceUpdate[subresource](desired, structuredClone(old));
+    } else {
+      obj = desired;
+      if (info.subresources?.status) {
+        if (old.status === undefined) delete obj.status;
+        else obj.status = old.status;
+      }
+    }
+    const meta = obj.metadata;
+    const oldMeta = old.metadata;
+    // Fields only the server sets are carried over from the stored object.
+    meta.uid = meta.uid ?? oldMeta.uid;
+    meta.creationTimestamp = oldMeta.creationTimestamp;
+    meta.resourceVersion = oldMeta.resourceVersion;
+    if (oldMeta.deletionTimestamp) {
+      meta.deletionTimestamp = oldMeta.deletionTimestamp;
+      meta.deletionGracePeriodSeconds = oldMeta.deletionGracePeriodSeconds;
+    } else {
+      delete meta.deletionTimestamp;
+      delete meta.deletionGracePeriodSeconds;
+    }
+    delete meta.selfLink;
+    if (!subresource) strategy.prepareForUpdate?.(obj, old);
+    if (strategy.tracksGeneration) {
+      meta.generation = oldMeta.generation ?? 1;
+      if (!deepEqual(specOf(obj), specOf(old))) meta.generation++;
+    } else {
+      delete meta.generation;
+    }
+    return obj;
+  }
+
+  async delete(info: ResourceInfo, ns: string, name: string, opts: DeleteOptions, ctx: RequestContext): Promise<DeleteResult> {
+    if (opts.propagationPolicy !== undefined && !PROPAGATION_POLICIES.has(opts.propagationPolicy)) {
+      throw badRequest(`propagationPolicy: Unsupported value: "${opts.propagationPolicy}": supported values: "Foreground", "Background", "Orphan"`);
+    }
+    const strategy = strategyFor(info);
+    const key = this.key(info, ns, name);
+    for (let attempt = 0; ; attempt++) {
+      const current = this.log.get(key);
+      if (!current) throw notFound(info.group, info.resource, name);
+      const old = this.present(info, current.object);
+      const pre = opts.preconditions;
+      if (pre?.uid && pre.uid !== old.metadata.uid) {
+        throw conflict(info.group, info.resource, name, `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${old.metadata.uid}`);
+      }
+      if (pre?.resourceVersion && pre.resourceVersion !== old.metadata.resourceVersion) {
+        throw conflict(info.group, info.resource, name, `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${old.metadata.resourceVersion}`);
+      }
+      const attrs = this.attrs('DELETE', info, '', key.ns, name, undefined, old, ctx);
+      await this.admission.admit(attrs);
+      await this.admission.validate(attrs);
+
+      let next: any;
+      let graceful = false;
+      if (old.metadata.deletionTimestamp) {
+        // Already terminating: nothing more to do until the finalizers are gone.
+        return { deleted: false, object: old };
+      }
+      if (pendingFinalizers(strategy, old).length > 0) {
+        graceful = true;
+        next = structuredClone(old);
+        next.metadata.deletionTimestamp = nowTimestamp();
+        next.metadata.deletionGracePeriodSeconds = 0;
+        if (strategy.tracksGeneration) next.metadata.generation = (next.metadata.generation ?? 1) + 1;
+        strategy.prepareForDeletion?.(next);
+      } else {
+        next = structuredClone(old);
+      }
+      if (ctx.dryRun) return { deleted: !graceful, object: next };
+      try {
+        await this.log.write((tx: WriteTx) => {
+          const now = tx.get(key);
+          if (!now) throw notFound(info.group, info.resource, name);
+          if (now.rv !== current.rv) throw new RetryableConflict();
+          if (graceful) tx.put('MODIFIED', key, next, now);
+          else tx.remove(key, next, now);
+        });
+        return { deleted: !graceful, object: next };
+      } catch (e) {
+        if (e instanceof RetryableConflict && attempt < MAX_CONFLICT_RETRIES) continue;
+        if (e instanceof RetryableConflict) throw conflict(info.group, info.resource, name, 'the object has been modified; please apply your changes to the latest version and try again');
+        throw e;
+      }
+    }
+  }
+
+  /** Deletes every object the list options select, one by one (each is its own event). */
+  async deleteCollection(info: ResourceInfo, ns: string | undefined, listOpts: ListOptions, opts: DeleteOptions, ctx: RequestContext): Promise<any[]> {
+    const { items } = this.list(info, ns, { labelSelector: listOpts.labelSelector, fieldSelector: listOpts.fieldSelector });
+    const out: any[] = [];
+    for (const item of items) {
+      try {
+        const r = await this.delete(info, item.metadata.namespace ?? '', item.metadata.name, opts, ctx);
+        out.push(r.object);
+      } catch (e) {
+        // Gone in the meantime: that is what we wanted.
+        if (e instanceof ApiError && e.code === 404) continue;
+        throw e;
+      }
+    }
+    return out;
+  }
+
+  // ---- shared checks ----
+
+  /** kind/apiVersion must match the URL; metadata must be an object. Returns the body, defaulted. */
+  private checkBody(info: ResourceInfo, body: any): any {
+    if (!isPlainObject(body)) throw badRequest('the body of the request was not a JSON object');
+    const gv = apiVersionOf(info);
+    if (body.apiVersion !== undefined && body.apiVersion !== gv) {
+      throw badRequest(`the API version in the data (${body.apiVersion}) does not match the expected API version (${gv})`);
+    }
+    if (body.kind !== undefined && body.kind !== info.kind) {
+      throw badRequest(`the kind in the data (${body.kind}) does not match the expected kind (${info.kind})`);
+    }
+    body.apiVersion = gv;
+    body.kind = info.kind;
+    if (body.metadata === undefined || body.metadata === null) body.metadata = {};
+    if (!isPlainObject(body.metadata)) throw badRequest('metadata must be an object');
+    return body;
+  }
+
+  private ensureNamespace(info: ResourceInfo, ns: string, meta: any): void {
+    if (!info.namespaced) {
+      delete meta.namespace;
+      return;
+    }
+    if (!meta.namespace) meta.namespace = ns;
+    else if (meta.namespace !== ns) {
+      throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
+    }
+  }
+
+  private validate(info: ResourceInfo, strategy: Strategy, obj: any, old: any | undefined, ctx: RequestContext): void {
+    const errors: FieldError[] = [];
+    const type = this.typeOf(info);
+    if (type) {
+      const r = validateObject(type, obj, { prune: true });
+      errors.push(...r.errors.filter((e) => !e.field.startsWith('metadata.')));
+      if (r.unknownFields.length) {
+        if (ctx.fieldValidation === 'Strict') {
+          throw badRequest(`strict decoding error: ${r.unknownFields.map((f) => `unknown field "${f}"`).join(', ')}`);
+        }
+        if (ctx.fieldValidation === 'Warn') for (const f of r.unknownFields) ctx.warnings.push(`unknown field "${f}"`);
+      }
+    }
+    const nameRule = nameRuleFor(info.group, info.resource);
+    errors.push(...validateObjectMeta(obj.metadata, { namespaced: info.namespaced, nameRule, isCreate: !old }));
+    if (old) errors.push(...validateObjectMetaUpdate(obj.metadata, old.metadata));
+    if (strategy.validate) errors.push(...strategy.validate(obj));
+    if (old && strategy.validateUpdate) errors.push(...strategy.validateUpdate(obj, old));
+    if (errors.length) throw invalid(info.group, info.kind, obj.metadata.name ?? '', errors);
+  }
+
+  private attrs(op: AdmissionAttributes['operation'], info: ResourceInfo, subresource: string, ns: string, name: string, obj: any, old: any, ctx: RequestContext): AdmissionAttributes {
+    return { operation: op, info, subresource, namespace: info.namespaced ? ns : '', name, object: obj, oldObject: old, user: ctx.user, dryRun: ctx.dryRun };
+  }
+}
+
+class RetryableConflict extends Error {}
+
+function pendingFinalizers(strategy: Strategy, obj: any): string[] {
+  const own: string[] = Array.isArray(obj.metadata?.finalizers) ? obj.metadata.finalizers : [];
+  const extra = strategy.pendingFinalizers?.(obj) ?? [];
+  return extra.length ? [...own, ...extra] : own;
+}
+
+/** Everything but metadata and status: what a generation counts. */
+function specOf(obj: any): Record<string, unknown> {
+  const { metadata: _m, status: _s, apiVersion: _a, kind: _k, ...rest } = obj;
+  return rest;
+}
+
+/** An update that changes nothing is not written and keeps the resourceVersion. */
+function unchanged(obj: any, old: any): boolean {
+  return deepEqual(obj, old);
+}
+
+export function nowTimestamp(): string {
+  return new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+}

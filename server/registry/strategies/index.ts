@@ -1,0 +1,2 @@
+// Importing this registers every per-kind strategy.
+import './namespaces.ts';

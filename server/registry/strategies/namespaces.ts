@@ -1,0 +1,39 @@
+// Namespaces: born Active with the "kubernetes" finalizer in spec.finalizers; deletion turns
+// them Terminating until the namespace controller has emptied them and finalized.
+import { registerStrategy } from '../strategy.ts';
+
+export const NAMESPACE_FINALIZER = 'kubernetes';
+const NAME_LABEL = 'kubernetes.io/metadata.name';
+
+function ensureNameLabel(obj: any): void {
+  obj.metadata.labels = { ...(obj.metadata.labels ?? {}), [NAME_LABEL]: obj.metadata.name };
+}
+
+registerStrategy('', 'namespaces', {
+  prepareForCreate(obj) {
+    const finalizers: string[] = Array.isArray(obj.spec?.finalizers) ? obj.spec.finalizers : [];
+    obj.spec = { ...(obj.spec ?? {}), finalizers: finalizers.includes(NAMESPACE_FINALIZER) ? finalizers : [...finalizers, NAMESPACE_FINALIZER] };
+    obj.status = { phase: 'Active' };
+    ensureNameLabel(obj);
+  },
+  prepareForUpdate(obj, old) {
+    // spec.finalizers change only through the finalize subresource.
+    obj.spec = { ...(obj.spec ?? {}), finalizers: old.spec?.finalizers ?? [] };
+    if (!obj.spec.finalizers.length) delete obj.spec.finalizers;
+    ensureNameLabel(obj);
+  },
+  pendingFinalizers: (obj) => obj.spec?.finalizers ?? [],
+  prepareForDeletion(obj) {
+    obj.status = { ...(obj.status ?? {}), phase: 'Terminating' };
+  },
+  subresourceUpdate: {
+    finalize(body, old) {
+      const next = structuredClone(old);
+      const finalizers = body.spec?.finalizers;
+      next.spec = { ...(next.spec ?? {}) };
+      if (Array.isArray(finalizers) && finalizers.length) next.spec.finalizers = finalizers;
+      else delete next.spec.finalizers;
+      return next;
+    },
+  },
+});

@@ -1,0 +1,42 @@
+// Per-kind rules. A kind is data (its schema); a strategy exists only for kinds with special
+// rules, registered by qualified resource. The generic store applies the defaults itself.
+import type { FieldError, ResourceInfo } from '../schema/types.ts';
+
+export interface Strategy {
+  /** metadata.generation starts at 1 and is bumped when anything outside metadata/status changes. */
+  tracksGeneration?: boolean;
+  /** Fills defaults and server-set fields on create (after the generic status reset). */
+  prepareForCreate?(obj: any): void;
+  /** Adjusts an update of the main resource (after the generic status carry-over). */
+  prepareForUpdate?(obj: any, old: any): void;
+  validate?(obj: any): FieldError[];
+  validateUpdate?(obj: any, old: any): FieldError[];
+  /** Finalizers beyond metadata.finalizers that hold deletion (namespaces: spec.finalizers). */
+  pendingFinalizers?(obj: any): string[];
+  /** Called when deletion starts on an object that must wait (namespaces turn Terminating). */
+  prepareForDeletion?(obj: any): void;
+  /** Subresources with their own update rules: given the stored object and the request body, the object to store. */
+  subresourceUpdate?: Record<string, (body: any, old: any) => any>;
+}
+
+const strategies = new Map<string, Strategy>();
+const resolved = new Map<string, Strategy>();
+
+/** Kinds with spec and a status subresource track generation, except these (as in kube-apiserver). */
+const NO_GENERATION = new Set(['namespaces', 'nodes', 'persistentvolumes', 'persistentvolumeclaims', 'services', 'resourcequotas', 'certificatesigningrequests']);
+
+export function registerStrategy(group: string, resource: string, s: Strategy): void {
+  strategies.set(group ? `${resource}.${group}` : resource, s);
+}
+
+export function strategyFor(info: ResourceInfo): Strategy {
+  const key = info.group ? `${info.resource}.${info.group}` : info.resource;
+  let s = resolved.get(key);
+  if (!s) {
+    const own = strategies.get(key) ?? {};
+    const defaultGeneration = !!info.subresources?.status && !(info.group === '' && NO_GENERATION.has(info.resource)) && !NO_GENERATION.has(info.resource);
+    s = { tracksGeneration: defaultGeneration, ...own };
+    resolved.set(key, s);
+  }
+  return s;
+}
