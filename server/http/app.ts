@@ -1,0 +1,160 @@
+// The request's path, in one visible order:
+//   Status errors → request info → authentication → authorization → routes
+//   (health, version, discovery, OpenAPI) → resource handlers (→ admission → registry → storage).
+import Koa from 'koa';
+import Router from '@koa/router';
+import type { ResourceCatalog } from '../schema/catalog.ts';
+import type { TypeModel } from '../schema/model.ts';
+import type { GenericStore } from '../registry/store.ts';
+import { parseRequestInfo } from './request-info.ts';
+import { statusErrors } from './respond.ts';
+import { authenticationMiddleware, type Authenticator } from '../authentication/authenticator.ts';
+import { authorizationMiddleware, type Authorizer } from '../authorization/authorizer.ts';
+import { registerHealthRoutes, wildcard, type HealthCheck } from './health.ts';
+import { Discovery, negotiateDiscovery } from './discovery.ts';
+import { OpenApi } from './openapi.ts';
+import { resourceHandler } from './resource-handlers.ts';
+import type { WatchService } from './watch.ts';
+import { ApiError, notAcceptable } from '../errors.ts';
+
+export interface AppDeps {
+  catalog: ResourceCatalog;
+  model: TypeModel;
+  store: GenericStore;
+  watch: WatchService;
+  authenticators: Authenticator[];
+  authorizers: Authorizer[];
+  anonymous: boolean;
+  health: { livez: HealthCheck[]; readyz: HealthCheck[] };
+  /** host:port clients reach this server at, for /api's serverAddressByClientCIDRs. */
+  serverAddress: string;
+}
+
+export function buildApp(deps: AppDeps): Koa {
+  const app = new Koa();
+  app.proxy = false;
+  app.silent = true;
+
+  app.use(statusErrors());
+  app.use(async (ctx, next) => {
+    ctx.state.requestInfo = parseRequestInfo(ctx.method, ctx.path, ctx.URL.searchParams);
+    await next();
+  });
+  app.use(authenticationMiddleware(deps.authenticators, { anonymous: deps.anonymous }));
+  app.use(authorizationMiddleware(deps.authorizers));
+
+  const router = new Router();
+  registerHealthRoutes(router, deps.health);
+  registerVersionRoute(router, deps.catalog.kubernetesVersion);
+  registerDiscoveryRoutes(router, deps);
+  app.use(router.routes());
+  app.use(router.allowedMethods());
+
+  const resources = resourceHandler({ catalog: deps.catalog, store: deps.store, model: deps.model, watch: deps.watch });
+  app.use(async (ctx, next) => {
+    if (ctx.state.requestInfo.isResourceRequest) return resources(ctx, next);
+    if (ctx.status === 404 && ctx.body === undefined) throw new ApiError(404, 'NotFound', 'the server could not find the requested resource', {});
+    return next();
+  });
+  return app;
+}
+
+function registerVersionRoute(router: Router, kubernetesVersion: string): void {
+  const m = /^v(\d+)\.(\d+)\.(\d+)/.exec(kubernetesVersion);
+  const body = {
+    major: m?.[1] ?? '1',
+    minor: m?.[2] ?? '0',
+    emulationMajor: m?.[1] ?? '1',
+    emulationMinor: m?.[2] ?? '0',
+    minCompatibilityMajor: m?.[1] ?? '1',
+    minCompatibilityMinor: String(Math.max(0, Number(m?.[2] ?? 1) - 1)),
+    gitVersion: kubernetesVersion,
+    gitCommit: 'hearth',
+    gitTreeState: 'clean',
+    buildDate: '2026-01-01T00:00:00Z',
+    goVersion: `node${process.versions.node}`,
+    compiler: 'hearth',
+    platform: `${process.platform}/${process.arch === 'x64' ? 'amd64' : process.arch}`,
+  };
+  router.get(['/version', '/version/'], (ctx) => {
+    ctx.type = 'application/json';
+    ctx.body = JSON.stringify(body, null, 2) + '\n';
+  });
+}
+
+function json(ctx: Koa.Context, body: object | Buffer, contentType = 'application/json'): void {
+  ctx.type = contentType;
+  ctx.body = Buffer.isBuffer(body) ? body : Buffer.from(JSON.stringify(body));
+}
+
+/** Protobuf is not served yet: a client that accepts only protobuf gets 406. */
+function wantsJson(accept: string | undefined): boolean {
+  if (!accept) return true;
+  return accept.split(',').some((r) => {
+    const t = r.split(';')[0].trim().toLowerCase();
+    return t === 'application/json' || t === '*/*' || t === 'application/*';
+  });
+}
+
+function registerDiscoveryRoutes(router: Router, deps: AppDeps): void {
+  const discovery = new Discovery(deps.catalog);
+  const openapi = new OpenApi(deps.catalog, deps.model, deps.catalog.kubernetesVersion);
+
+  const aggregatedOrLegacy = (which: 'api' | 'apis', legacy: () => object) => (ctx: Koa.Context) => {
+    const neg = negotiateDiscovery(ctx.get('accept'));
+    if (!neg) throw notAcceptable('only the following media types are accepted: application/json, application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList');
+    if (neg.form === 'legacy') return json(ctx, legacy());
+    const version = neg.form === 'aggregated-v2' ? 'v2' : 'v2beta1';
+    const etag = discovery.etag(which);
+    ctx.set('ETag', `"${etag}"`);
+    ctx.set('Vary', 'Accept');
+    if (ctx.get('if-none-match').replace(/"/g, '') === etag) {
+      ctx.status = 304;
+      return;
+    }
+    json(ctx, discovery.aggregatedBody(which, version), neg.contentType);
+  };
+  router.get(['/api', '/api/'], aggregatedOrLegacy('api', () => discovery.apiVersions(deps.serverAddress)));
+  router.get(['/apis', '/apis/'], aggregatedOrLegacy('apis', () => discovery.apiGroupList()));
+  router.get('/api/:version', (ctx) => {
+    const list = discovery.apiResourceList('', ctx.params.version);
+    if (!list) throw new ApiError(404, 'NotFound', 'the server could not find the requested resource', {});
+    json(ctx, list);
+  });
+  router.get('/apis/:group', (ctx) => {
+    const g = discovery.apiGroup(ctx.params.group);
+    if (!g) throw new ApiError(404, 'NotFound', 'the server could not find the requested resource', {});
+    json(ctx, g);
+  });
+  router.get('/apis/:group/:version', (ctx) => {
+    const list = discovery.apiResourceList(ctx.params.group, ctx.params.version);
+    if (!list) throw new ApiError(404, 'NotFound', 'the server could not find the requested resource', {});
+    json(ctx, list);
+  });
+
+  router.get('/openapi/v2', (ctx) => {
+    if (!wantsJson(ctx.get('accept'))) throw notAcceptable('only the following media types are accepted: application/json');
+    const { body, etag } = openapi.v2();
+    ctx.set('ETag', `"${etag}"`);
+    if (ctx.get('if-none-match').replace(/"/g, '') === etag) {
+      ctx.status = 304;
+      return;
+    }
+    json(ctx, body);
+  });
+  router.get('/openapi/v3', (ctx) => json(ctx, openapi.v3Index()));
+  router.get('/openapi/v3/*path', (ctx) => {
+    if (!wantsJson(ctx.get('accept'))) throw notAcceptable('only the following media types are accepted: application/json');
+    const doc = openapi.v3(wildcard(ctx.params.path));
+    if (!doc) throw new ApiError(404, 'NotFound', 'the server could not find the requested resource', {});
+    ctx.set('ETag', `"${doc.etag}"`);
+    const hash = ctx.URL.searchParams.get('hash');
+    // A hashed URL names immutable content: clients may cache it for good.
+    ctx.set('Cache-Control', hash === doc.etag ? 'public, immutable' : 'no-cache, private');
+    if (ctx.get('if-none-match').replace(/"/g, '') === doc.etag) {
+      ctx.status = 304;
+      return;
+    }
+    json(ctx, doc.body);
+  });
+}

@@ -1,0 +1,163 @@
+// Content negotiation: which representation a client asked for (Accept), how to read the
+// body it sent (Content-Type), and the encoders for JSON, YAML and CBOR.
+import YAML from 'yaml';
+import { Encoder } from 'cbor-x';
+import { badRequest, notAcceptable, unsupportedMediaType, requestEntityTooLarge } from '../errors.ts';
+
+export type Encoding = 'json' | 'yaml' | 'cbor';
+/** Alternate shapes kube-apiserver serves for the same objects. */
+export type Shape = 'object' | 'Table' | 'PartialObjectMetadata' | 'PartialObjectMetadataList';
+
+export interface OutputFormat {
+  encoding: Encoding;
+  shape: Shape;
+  /** meta.k8s.io version for Table / PartialObjectMetadata (v1 or v1beta1). */
+  metaVersion: string;
+  contentType: string;
+}
+
+export const MAX_BODY_BYTES = 3 * 1024 * 1024;
+
+const MEDIA: Record<string, Encoding> = {
+  'application/json': 'json',
+  'application/yaml': 'yaml',
+  'application/cbor': 'cbor',
+};
+
+export const SUPPORTED_MEDIA_TYPES = ['application/json', 'application/yaml', 'application/cbor'];
+
+interface MediaRange {
+  type: string;
+  params: Record<string, string>;
+  q: number;
+}
+
+export function parseAccept(header: string | undefined): MediaRange[] {
+  if (!header) return [{ type: '*/*', params: {}, q: 1 }];
+  const out: MediaRange[] = [];
+  for (const raw of header.split(',')) {
+    const [type, ...ps] = raw.split(';').map((s) => s.trim());
+    if (!type) continue;
+    const params: Record<string, string> = {};
+    let q = 1;
+    for (const p of ps) {
+      const eq = p.indexOf('=');
+      if (eq < 0) continue;
+      const k = p.slice(0, eq).trim().toLowerCase();
+      const v = p.slice(eq + 1).trim().replace(/^"|"$/g, '');
+      if (k === 'q') q = Number(v);
+      else params[k] = v;
+    }
+    out.push({ type: type.toLowerCase(), params, q });
+  }
+  // Stable sort by q: equal q keeps the client's order.
+  return out.map((m, i) => ({ m, i })).sort((a, b) => b.m.q - a.m.q || a.i - b.i).map((x) => x.m);
+}
+
+/**
+ * Picks the output format. `allowed` lists the shapes this endpoint can produce (lists add
+ * PartialObjectMetadataList; single objects PartialObjectMetadata; both Table).
+ */
+export function negotiateOutput(header: string | undefined, allowed: Shape[]): OutputFormat {
+  for (const r of parseAccept(header)) {
+    if (r.q <= 0) continue;
+    let encoding: Encoding | undefined;
+    if (r.type === '*/*' || r.type === 'application/*') encoding = 'json';
+    else encoding = MEDIA[r.type];
+    if (!encoding) continue;
+    const as = r.params.as;
+    if (!as) {
+      return { encoding, shape: 'object', metaVersion: 'v1', contentType: contentTypeFor(encoding) };
+    }
+    if (r.params.g !== 'meta.k8s.io' || !(r.params.v === 'v1' || r.params.v === 'v1beta1')) continue;
+    if (!allowed.includes(as as Shape)) continue;
+    const ct = `${contentTypeFor(encoding)};as=${as};g=meta.k8s.io;v=${r.params.v}`;
+    return { encoding, shape: as as Shape, metaVersion: r.params.v, contentType: ct };
+  }
+  throw notAcceptable(`only the following media types are accepted: ${SUPPORTED_MEDIA_TYPES.join(', ')}`);
+}
+
+export function contentTypeFor(e: Encoding): string {
+  return e === 'json' ? 'application/json' : e === 'yaml' ? 'application/yaml' : 'application/cbor';
+}
+
+// CBOR: RFC 8949 self-described (tag 55799) on output, as kube-apiserver does.
+const cbor = new Encoder({ useRecords: false, mapsAsObjects: true, variableMapSize: true });
+const SELF_DESCRIBED = Buffer.from([0xd9, 0xd9, 0xf7]);
+
+export function encode(value: unknown, encoding: Encoding, pretty = false): Buffer {
+  switch (encoding) {
+    case 'json':
+      return Buffer.from(pretty ? JSON.stringify(value, null, 2) + '\n' : JSON.stringify(value) + '\n');
+    case 'yaml':
+      return Buffer.from(YAML.stringify(value, { lineWidth: 0 }));
+    case 'cbor':
+      return Buffer.concat([SELF_DESCRIBED, cbor.encode(value)]);
+  }
+}
+
+/** Decodes a request body by its media type (without parameters). */
+export function decodeBody(body: Buffer, mediaType: string): unknown {
+  const enc = bodyEncoding(mediaType);
+  if (!enc) {
+    throw unsupportedMediaType(`the body of the request was in an unknown format - accepted media types include: ${SUPPORTED_MEDIA_TYPES.join(', ')}`);
+  }
+  return decodeAs(body, enc);
+}
+
+export function bodyEncoding(mediaType: string): Encoding | undefined {
+  switch (mediaType) {
+    case 'application/json':
+    case 'application/json-patch+json':
+    case 'application/merge-patch+json':
+    case 'application/strategic-merge-patch+json':
+      return 'json';
+    case 'application/yaml':
+    case 'application/apply-patch+yaml':
+      return 'yaml';
+    case 'application/cbor':
+    case 'application/apply-patch+cbor':
+      return 'cbor';
+  }
+  return undefined;
+}
+
+export function decodeAs(body: Buffer, enc: Encoding): unknown {
+  try {
+    switch (enc) {
+      case 'json':
+        return JSON.parse(body.toString('utf8'));
+      case 'yaml': {
+        const docs = YAML.parseAllDocuments(body.toString('utf8'));
+        if (docs.length === 0) return null;
+        if (docs[0].errors.length) throw docs[0].errors[0];
+        return docs[0].toJS({ maxAliasCount: 100 });
+      }
+      case 'cbor': {
+        let b = body;
+        if (b.length >= 3 && b[0] === 0xd9 && b[1] === 0xd9 && b[2] === 0xf7) b = b.subarray(3);
+        return cbor.decode(b);
+      }
+    }
+  } catch (e) {
+    throw badRequest(`error decoding ${enc.toUpperCase()} body: ${(e as Error).message}`);
+  }
+}
+
+export function mediaTypeOf(contentType: string | undefined): string {
+  return (contentType ?? '').split(';')[0].trim().toLowerCase();
+}
+
+/** Reads the whole request body, refusing more than MAX_BODY_BYTES with 413. */
+export async function readBody(req: NodeJS.ReadableStream & { headers?: Record<string, unknown> }): Promise<Buffer> {
+  const declared = Number((req as any).headers?.['content-length']);
+  if (declared > MAX_BODY_BYTES) throw requestEntityTooLarge(`the request body exceeds the limit of ${MAX_BODY_BYTES} bytes`);
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_BODY_BYTES) throw requestEntityTooLarge(`the request body exceeds the limit of ${MAX_BODY_BYTES} bytes`);
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks);
+}

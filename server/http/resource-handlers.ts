@@ -1,0 +1,282 @@
+// One handler per verb for every resource: the HTTP face of the generic store. It reads query
+// parameters and bodies, calls the store, and shapes the answer (object, list, Table,
+// PartialObjectMetadata) in the negotiated encoding.
+import type Koa from 'koa';
+import type { ResourceCatalog } from '../schema/catalog.ts';
+import type { ResourceInfo } from '../schema/types.ts';
+import type { GenericStore, RequestContext, FieldValidation, DeleteOptions, ListResult } from '../registry/store.ts';
+import { apiVersionOf } from '../registry/store.ts';
+import type { RequestInfo } from './request-info.ts';
+import { ApiError, badRequest, methodNotAllowed, unsupportedMediaType } from '../errors.ts';
+import { negotiateOutput, readBody, decodeAs, bodyEncoding, mediaTypeOf, type OutputFormat, type Shape } from './negotiation.ts';
+import { applyPatch, PATCH_TYPES } from '../registry/patch/index.ts';
+import type { TypeModel } from '../schema/model.ts';
+import { printerFor } from './printers.ts';
+import { send } from './respond.ts';
+import type { UserInfo } from '../authentication/user.ts';
+import { SERVED_SUBRESOURCES } from './discovery.ts';
+import { scaleFromObject, applyScaleToObject } from '../registry/scale.ts';
+import type { WatchService } from './watch.ts';
+
+export interface ResourceHandlerDeps {
+  catalog: ResourceCatalog;
+  store: GenericStore;
+  model: TypeModel;
+  watch: WatchService;
+}
+
+const NOT_FOUND = new ApiError(404, 'NotFound', 'the server could not find the requested resource', {});
+
+export function resourceHandler(deps: ResourceHandlerDeps): Koa.Middleware {
+  const { catalog, store } = deps;
+  return async (ctx) => {
+    const ri = ctx.state.requestInfo as RequestInfo;
+    const info = catalog.lookup(ri.apiGroup, ri.apiVersion, ri.resource);
+    if (!info) throw NOT_FOUND;
+    // Namespaced kinds: single objects and writes need a namespace; cluster-scoped kinds never take one.
+    if (!info.namespaced && ri.namespace && !(info.resource === 'namespaces')) throw NOT_FOUND;
+    if (info.namespaced && !ri.namespace && ri.verb !== 'list' && ri.verb !== 'watch') {
+      if (ri.name) throw NOT_FOUND;
+      throw methodNotAllowed(`the server does not allow this method on the requested resource`);
+    }
+    if (ri.subresource && !(SERVED_SUBRESOURCES.includes(ri.subresource) && info.subresources?.[ri.subresource])) throw NOT_FOUND;
+    if (ri.extraParts.length) throw NOT_FOUND;
+    const verbs = ri.subresource ? info.subresources![ri.subresource].verbs : info.verbs;
+    if (!verbs.includes(ri.verb)) throw methodNotAllowed(`the server does not allow this method on the requested resource`);
+
+    const q = ctx.URL.searchParams;
+    const ns = info.namespaced ? ri.namespace : '';
+    switch (ri.verb) {
+      case 'get':
+        return getOne(ctx, deps, info, ns, ri);
+      case 'list':
+        return list(ctx, deps, info, ri);
+      case 'watch':
+        return deps.watch.serve(ctx, info, ri);
+      case 'create': {
+        const rc = requestContext(ctx);
+        const body = await readObjectBody(ctx);
+        const created = await store.create(info, ns, body, rc);
+        return respondObject(ctx, info, created, 201, rc);
+      }
+      case 'update': {
+        const rc = requestContext(ctx);
+        const body = await readObjectBody(ctx);
+        let updated: any;
+        if (ri.subresource === 'scale') {
+          updated = await store.patch(info, ns, ri.name, (cur) => applyScaleToObject(info, cur, body), rc, 'scale');
+          return respondScale(ctx, info, updated, rc);
+        }
+        updated = await store.update(info, ns, ri.name, body, rc, ri.subresource);
+        return respondObject(ctx, info, updated, 200, rc);
+      }
+      case 'patch': {
+        const rc = requestContext(ctx);
+        const mediaType = mediaTypeOf(ctx.get('content-type'));
+        if (!PATCH_TYPES.includes(mediaType)) {
+          throw unsupportedMediaType(`the body of the request was in an unknown format - accepted media types include: ${PATCH_TYPES.join(', ')}`);
+        }
+        const patchBody = decodeAs(await readBody(ctx.req), bodyEncoding(mediaType)!);
+        const node = info.definition ? deps.model.node(info.definition) : undefined;
+        if (ri.subresource === 'scale') {
+          const scaleNode = deps.model.node('io.k8s.api.autoscaling.v1.Scale');
+          const updated = await store.patch(info, ns, ri.name, (cur) => {
+            const patchedScale = applyPatch(mediaType, scaleFromObject(info, cur), patchBody, scaleNode);
+            return applyScaleToObject(info, cur, patchedScale);
+          }, rc, 'scale');
+          return respondScale(ctx, info, updated, rc);
+        }
+        const updated = await store.patch(info, ns, ri.name, (cur) => applyPatch(mediaType, cur, patchBody, node), rc, ri.subresource);
+        return respondObject(ctx, info, updated, 200, rc);
+      }
+      case 'delete': {
+        const rc = requestContext(ctx);
+        const opts = await deleteOptions(ctx);
+        const r = await store.delete(info, ns, ri.name, opts, rc);
+        if (r.deleted) {
+          const status = { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', details: { name: ri.name, group: info.group || undefined, kind: info.resource, uid: r.object.metadata.uid } };
+          return respondObject(ctx, info, status, 200, rc, true);
+        }
+        return respondObject(ctx, info, r.object, 200, rc);
+      }
+      case 'deletecollection': {
+        const rc = requestContext(ctx);
+        const opts = await deleteOptions(ctx);
+        const items = await store.deleteCollection(info, info.namespaced ? ri.namespace || undefined : undefined, {
+          labelSelector: q.get('labelSelector') ?? undefined,
+          fieldSelector: q.get('fieldSelector') ?? undefined,
+        }, opts, rc);
+        const listObj = { kind: info.listKind, apiVersion: apiVersionOf(info), metadata: {}, items };
+        return respondObject(ctx, info, listObj, 200, rc, true);
+      }
+    }
+    throw methodNotAllowed(`the server does not allow this method on the requested resource`);
+  };
+}
+
+function getOne(ctx: Koa.Context, deps: ResourceHandlerDeps, info: ResourceInfo, ns: string, ri: RequestInfo) {
+  const obj = deps.store.get(info, ns, ri.name);
+  if (ri.subresource === 'scale') {
+    const fmt = negotiateOutput(ctx.get('accept'), []);
+    return send(ctx, 200, scaleFromObject(info, obj), fmt, pretty(ctx));
+  }
+  const fmt = negotiateOutput(ctx.get('accept'), ['Table', 'PartialObjectMetadata']);
+  const body = shapeObject(info, obj, fmt, ctx.URL.searchParams.get('includeObject'));
+  return send(ctx, 200, body, fmt, pretty(ctx));
+}
+
+function list(ctx: Koa.Context, deps: ResourceHandlerDeps, info: ResourceInfo, ri: RequestInfo) {
+  const q = ctx.URL.searchParams;
+  const fmt = negotiateOutput(ctx.get('accept'), ['Table', 'PartialObjectMetadataList']);
+  const limit = parseLimit(q.get('limit'));
+  const result = deps.store.list(info, info.namespaced ? ri.namespace || undefined : undefined, {
+    labelSelector: q.get('labelSelector') ?? undefined,
+    fieldSelector: q.get('fieldSelector') ?? undefined,
+    limit,
+    continue: q.get('continue') || undefined,
+  });
+  const body = shapeList(info, result, fmt, q.get('includeObject'));
+  return send(ctx, 200, body, fmt, pretty(ctx));
+}
+
+function parseLimit(v: string | null): number | undefined {
+  if (v === null || v === '') return undefined;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 0) throw badRequest(`invalid limit: ${JSON.stringify(v)}`);
+  return n;
+}
+
+function listMetadata(result: ListResult): Record<string, unknown> {
+  const m: Record<string, unknown> = { resourceVersion: result.resourceVersion };
+  if (result.continue) m.continue = result.continue;
+  if (result.remainingItemCount !== undefined) m.remainingItemCount = result.remainingItemCount;
+  return m;
+}
+
+export function shapeList(info: ResourceInfo, result: ListResult, fmt: OutputFormat, includeObject: string | null): unknown {
+  switch (fmt.shape) {
+    case 'Table':
+      return toTable(info, result.items, listMetadata(result), fmt.metaVersion, includeObject);
+    case 'PartialObjectMetadataList':
+      return {
+        kind: 'PartialObjectMetadataList',
+        apiVersion: `meta.k8s.io/${fmt.metaVersion}`,
+        metadata: listMetadata(result),
+        items: result.items.map((o) => partialMetadata(o, fmt.metaVersion)),
+      };
+    default:
+      return { kind: info.listKind, apiVersion: apiVersionOf(info), metadata: listMetadata(result), items: result.items };
+  }
+}
+
+export function shapeObject(info: ResourceInfo, obj: any, fmt: OutputFormat, includeObject: string | null): unknown {
+  switch (fmt.shape) {
+    case 'Table':
+      return toTable(info, [obj], { resourceVersion: obj.metadata?.resourceVersion }, fmt.metaVersion, includeObject);
+    case 'PartialObjectMetadata':
+      return partialMetadata(obj, fmt.metaVersion);
+    default:
+      return obj;
+  }
+}
+
+export function partialMetadata(obj: any, metaVersion = 'v1'): unknown {
+  return { kind: 'PartialObjectMetadata', apiVersion: `meta.k8s.io/${metaVersion}`, metadata: obj.metadata };
+}
+
+export function toTable(info: ResourceInfo, items: any[], metadata: Record<string, unknown>, metaVersion: string, includeObject: string | null): unknown {
+  const mode = includeObject ?? 'Metadata';
+  if (mode !== 'None' && mode !== 'Metadata' && mode !== 'Object') {
+    throw badRequest(`includeObject: Unsupported value: "${mode}": supported values: "None", "Metadata", "Object"`);
+  }
+  const printer = printerFor(info.group, info.resource);
+  const now = Date.now();
+  return {
+    kind: 'Table',
+    apiVersion: `meta.k8s.io/${metaVersion}`,
+    metadata,
+    columnDefinitions: printer.columns,
+    rows: items.map((o) => {
+      const row: Record<string, unknown> = { cells: printer.cells(o, now) };
+      if (mode === 'Object') row.object = o;
+      else if (mode === 'Metadata') row.object = partialMetadata(o, metaVersion);
+      return row;
+    }),
+  };
+}
+
+function respondObject(ctx: Koa.Context, info: ResourceInfo, obj: any, code: number, rc: RequestContext, plain = false) {
+  const fmt = negotiateOutput(ctx.get('accept'), plain ? [] : ['Table', 'PartialObjectMetadata']);
+  setWarnings(ctx, rc.warnings);
+  const body = plain ? obj : shapeObject(info, obj, fmt, ctx.URL.searchParams.get('includeObject'));
+  return send(ctx, code, body, fmt, pretty(ctx));
+}
+
+function respondScale(ctx: Koa.Context, info: ResourceInfo, obj: any, rc: RequestContext) {
+  const fmt = negotiateOutput(ctx.get('accept'), []);
+  setWarnings(ctx, rc.warnings);
+  return send(ctx, 200, scaleFromObject(info, obj), fmt, pretty(ctx));
+}
+
+/** `Warning: 299 - "text"` headers, one per warning, as kube-apiserver sends them. */
+export function setWarnings(ctx: Koa.Context, warnings: string[]): void {
+  if (!warnings.length) return;
+  const unique = [...new Set(warnings)];
+  ctx.set('Warning', unique.map((w) => `299 - ${JSON.stringify(w)}`));
+}
+
+function pretty(ctx: Koa.Context): boolean {
+  const p = ctx.URL.searchParams.get('pretty');
+  return p === 'true' || p === '1';
+}
+
+async function readObjectBody(ctx: Koa.Context): Promise<any> {
+  const mediaType = mediaTypeOf(ctx.get('content-type'));
+  const enc = bodyEncoding(mediaType);
+  if (!enc || mediaType.includes('patch')) {
+    throw unsupportedMediaType(`the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/cbor`);
+  }
+  const raw = await readBody(ctx.req);
+  if (raw.length === 0) throw badRequest('the body of the request was empty');
+  return decodeAs(raw, enc);
+}
+
+function requestContext(ctx: Koa.Context): RequestContext {
+  const q = ctx.URL.searchParams;
+  const dry = q.getAll('dryRun');
+  for (const d of dry) if (d !== 'All') throw badRequest(`dryRun: Unsupported value: "${d}": supported values: "All"`);
+  const fv = q.get('fieldValidation') ?? 'Warn';
+  if (fv !== 'Ignore' && fv !== 'Warn' && fv !== 'Strict') {
+    throw badRequest(`fieldValidation: Unsupported value: "${fv}": supported values: "Ignore", "Strict", "Warn"`);
+  }
+  return { user: ctx.state.user as UserInfo, dryRun: dry.length > 0, fieldValidation: fv as FieldValidation, warnings: [] };
+}
+
+/** DeleteOptions come from the body (if any) and from query parameters. */
+async function deleteOptions(ctx: Koa.Context): Promise<DeleteOptions> {
+  const q = ctx.URL.searchParams;
+  const raw = await readBody(ctx.req);
+  let body: any = {};
+  if (raw.length > 0) {
+    const enc = bodyEncoding(mediaTypeOf(ctx.get('content-type')) || 'application/json') ?? 'json';
+    body = decodeAs(raw, enc) ?? {};
+    if (typeof body !== 'object' || Array.isArray(body)) throw badRequest('the body of the request was not a DeleteOptions object');
+  }
+  const opts: DeleteOptions = {};
+  if (body.preconditions) opts.preconditions = body.preconditions;
+  opts.propagationPolicy = q.get('propagationPolicy') ?? body.propagationPolicy;
+  if (body.orphanDependents === true && !opts.propagationPolicy) opts.propagationPolicy = 'Orphan';
+  const gp = q.get('gracePeriodSeconds') ?? body.gracePeriodSeconds;
+  if (gp !== undefined && gp !== null) {
+    const n = Number(gp);
+    if (!Number.isInteger(n)) throw badRequest(`invalid gracePeriodSeconds: ${JSON.stringify(gp)}`);
+    opts.gracePeriodSeconds = n;
+  }
+  if (q.getAll('dryRun').length === 0 && Array.isArray(body.dryRun) && body.dryRun.length) {
+    for (const d of body.dryRun) if (d !== 'All') throw badRequest(`dryRun: Unsupported value: "${d}": supported values: "All"`);
+    ctx.URL.searchParams.set('dryRun', 'All');
+  }
+  return opts;
+}
+
+export type { Shape };

@@ -1,0 +1,36 @@
+// Writing responses: one place encodes bodies and renders errors as Status objects.
+import type Koa from 'koa';
+import { ApiError, internalError } from '../errors.ts';
+import { encode, negotiateOutput, type OutputFormat } from './negotiation.ts';
+
+export function send(ctx: Koa.Context, code: number, body: unknown, fmt: OutputFormat, pretty = false): void {
+  ctx.status = code;
+  ctx.type = fmt.contentType;
+  ctx.body = encode(body, fmt.encoding, pretty);
+}
+
+/** Outermost middleware: any thrown error becomes a Status in the client's encoding. */
+export function statusErrors(): Koa.Middleware {
+  return async (ctx, next) => {
+    try {
+      await next();
+    } catch (e) {
+      const err = toApiError(e);
+      if (err.code >= 500) console.error(`${ctx.method} ${ctx.url}:`, e);
+      if (err.headers) for (const [k, v] of Object.entries(err.headers)) ctx.set(k, v);
+      if (ctx.headerSent || !ctx.writable) return;
+      let fmt: OutputFormat;
+      try {
+        fmt = negotiateOutput(ctx.get('accept'), []);
+      } catch {
+        fmt = { encoding: 'json', shape: 'object', metaVersion: 'v1', contentType: 'application/json' };
+      }
+      send(ctx, err.code, err.toStatus(), fmt);
+    }
+  };
+}
+
+export function toApiError(e: unknown): ApiError {
+  if (e instanceof ApiError) return e;
+  return internalError((e as Error)?.message ?? String(e));
+}

@@ -1,0 +1,72 @@
+// hearth's command line: flags named as kube-apiserver names them where one exists.
+import { resolve } from 'node:path';
+import { startServer } from './server.ts';
+
+interface Flags {
+  dataDir: string;
+  securePort: number;
+  bindAddress: string;
+  tlsSans: string[];
+  anonymousAuth: boolean;
+}
+
+const USAGE = `usage: npm start -- [--data-dir DIR] [--secure-port PORT] [--bind-address ADDR] [--tls-san NAME_OR_IP]... [--anonymous-auth=false]`;
+
+function parseFlags(argv: string[]): Flags {
+  const flags: Flags = { dataDir: './data', securePort: 6443, bindAddress: '127.0.0.1', tlsSans: [], anonymousAuth: true };
+  for (let i = 0; i < argv.length; i++) {
+    let arg = argv[i];
+    let value: string | undefined;
+    const eq = arg.indexOf('=');
+    if (eq > 0) {
+      value = arg.slice(eq + 1);
+      arg = arg.slice(0, eq);
+    }
+    const take = () => {
+      if (value !== undefined) return value;
+      const v = argv[++i];
+      if (v === undefined) fail(`flag ${arg} needs a value`);
+      return v;
+    };
+    switch (arg) {
+      case '--data-dir': flags.dataDir = take(); break;
+      case '--secure-port': {
+        const p = Number(take());
+        if (!Number.isInteger(p) || p < 0 || p > 65535) fail(`--secure-port must be a port number`);
+        flags.securePort = p;
+        break;
+      }
+      case '--bind-address': flags.bindAddress = take(); break;
+      case '--tls-san': flags.tlsSans.push(take()); break;
+      case '--anonymous-auth': flags.anonymousAuth = (value ?? 'true') !== 'false'; break;
+      case '-h':
+      case '--help':
+        console.log(USAGE);
+        process.exit(0);
+      default:
+        fail(`unknown flag: ${argv[i]}`);
+    }
+  }
+  return flags;
+}
+
+function fail(msg: string): never {
+  console.error(`hearth: ${msg}\n${USAGE}`);
+  process.exit(2);
+}
+
+const flags = parseFlags(process.argv.slice(2));
+const dataDir = resolve(flags.dataDir);
+try {
+  const server = await startServer({ dataDir, securePort: flags.securePort, bindAddress: flags.bindAddress, tlsSans: flags.tlsSans, anonymousAuth: flags.anonymousAuth });
+  console.log(`export KUBECONFIG=${server.kubeconfigPath}; kubectl get namespaces`);
+  const stop = (signal: string) => {
+    console.log(`hearth: ${signal} received, shutting down`);
+    server.close().then(() => process.exit(0), () => process.exit(1));
+  };
+  process.on('SIGINT', () => stop('SIGINT'));
+  process.on('SIGTERM', () => stop('SIGTERM'));
+} catch (e) {
+  console.error(`hearth: ${(e as Error).message}`);
+  process.exit(1);
+}

@@ -1,0 +1,178 @@
+// Assembles and starts hearth: PKI, the SQLite file, the registry, controllers and the HTTPS
+// listener. main.ts calls startServer with flags; tests call it with a temporary directory.
+import https from 'node:https';
+import { join } from 'node:path';
+import { mkdirSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { randomBytes } from 'node:crypto';
+import { openDatabase, type Db } from './storage/database.ts';
+import { EventLog } from './storage/event-log.ts';
+import { ResourceCatalog } from './schema/catalog.ts';
+import { TypeModel } from './schema/model.ts';
+import { AdmissionChain } from './admission/chain.ts';
+import { namespaceLifecycle } from './admission/namespace-lifecycle.ts';
+import { GenericStore, type RequestContext } from './registry/store.ts';
+import './registry/strategies/index.ts';
+import { setContinueSecret } from './registry/continue-token.ts';
+import { WatchService } from './http/watch.ts';
+import { buildApp } from './http/app.ts';
+import { x509Authenticator } from './authentication/authenticator.ts';
+import { systemMastersAuthorizer, publicInfoAuthorizer } from './authorization/authorizer.ts';
+import { ensurePki, type ServerPki } from './pki/certificates.ts';
+import { serverUrlFor, writeAdminKubeconfig } from './pki/kubeconfig.ts';
+import { NamespaceController } from './controllers/namespace.ts';
+import { LOOPBACK_USER } from './authentication/user.ts';
+
+export interface ServerOptions {
+  dataDir: string;
+  /** 0 picks a free port. */
+  securePort: number;
+  bindAddress: string;
+  /** Extra names/IPs for the serving certificate. */
+  tlsSans?: string[];
+  anonymousAuth?: boolean;
+  /** SQLite synchronous mode; "full" unless a benchmark asks otherwise. */
+  synchronous?: 'full' | 'normal' | 'off';
+  log?: (line: string) => void;
+}
+
+export interface RunningServer {
+  url: string;
+  port: number;
+  dataDir: string;
+  kubeconfigPath: string;
+  pki: ServerPki;
+  store: GenericStore;
+  catalog: ResourceCatalog;
+  close(): Promise<void>;
+}
+
+export const DATABASE_FILE = 'hearth.db';
+const SYSTEM_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube-node-lease'];
+
+export async function startServer(opts: ServerOptions): Promise<RunningServer> {
+  const log = opts.log ?? ((l: string) => console.log(l));
+  mkdirSync(opts.dataDir, { recursive: true });
+  const extraSans = [...(opts.tlsSans ?? [])];
+  if (opts.bindAddress && opts.bindAddress !== '0.0.0.0' && opts.bindAddress !== '::') extraSans.push(opts.bindAddress);
+  const pki = await ensurePki(opts.dataDir, { extraSans });
+
+  const db = openDatabase(join(opts.dataDir, DATABASE_FILE), { synchronous: opts.synchronous });
+  setContinueSecret(persistentSecret(db, 'continue-token-key'));
+  const eventLog = new EventLog(db);
+  const catalog = ResourceCatalog.loadBuiltins();
+  const model = TypeModel.loadBuiltins();
+
+  let store: GenericStore;
+  const nsInfo = catalog.lookup('', 'v1', 'namespaces')!;
+  const admission = new AdmissionChain([namespaceLifecycle((name) => store.tryGet(nsInfo, '', name))]);
+  store = new GenericStore(eventLog, model, admission);
+  const watch = new WatchService(eventLog, store);
+
+  await bootstrapNamespaces(store, catalog);
+  const nsController = new NamespaceController(store, catalog, eventLog);
+  nsController.start();
+
+  let ready = false;
+  const app = buildApp({
+    catalog,
+    model,
+    store,
+    watch,
+    authenticators: [x509Authenticator()],
+    authorizers: [systemMastersAuthorizer, publicInfoAuthorizer],
+    anonymous: opts.anonymousAuth ?? true,
+    health: {
+      livez: [
+        { name: 'ping', check: () => undefined },
+        { name: 'log', check: () => undefined },
+        { name: 'sqlite', check: () => sqliteCheck(db) },
+      ],
+      readyz: [
+        { name: 'ping', check: () => undefined },
+        { name: 'log', check: () => undefined },
+        { name: 'sqlite', check: () => sqliteCheck(db) },
+        { name: 'poststarthook/bootstrap-namespaces', check: () => undefined },
+        { name: 'shutdown', check: () => (ready ? undefined : 'not serving') },
+      ],
+    },
+    serverAddress: `${opts.bindAddress}:${opts.securePort}`,
+  });
+
+  const server = https.createServer(
+    {
+      key: pki.servingKeyPem,
+      cert: pki.servingCertPem,
+      ca: pki.caCertPem,
+      requestCert: true,
+      rejectUnauthorized: false,
+      minVersion: 'TLSv1.2',
+    },
+    app.callback(),
+  );
+  server.keepAliveTimeout = 65_000;
+  server.headersTimeout = 66_000;
+  // Watches stay open for up to an hour; the request timeout must not cut them.
+  server.requestTimeout = 0;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.securePort, opts.bindAddress, () => resolve());
+  });
+  const port = (server.address() as AddressInfo).port;
+  const url = serverUrlFor(opts.bindAddress, port);
+  const kubeconfigPath = writeAdminKubeconfig(opts.dataDir, pki, url);
+  ready = true;
+  log(`hearth serving the Kubernetes ${catalog.kubernetesVersion} API at ${url}`);
+
+  let closing: Promise<void> | undefined;
+  return {
+    url,
+    port,
+    dataDir: opts.dataDir,
+    kubeconfigPath,
+    pki,
+    store,
+    catalog,
+    close() {
+      closing ??= (async () => {
+        ready = false;
+        nsController.stop();
+        await new Promise<void>((resolve) => {
+          server.close(() => resolve());
+          server.closeAllConnections();
+        });
+        // Let writes already queued commit before the file closes.
+        await new Promise((r) => setImmediate(r));
+        db.close();
+      })();
+      return closing;
+    },
+  };
+}
+
+async function bootstrapNamespaces(store: GenericStore, catalog: ResourceCatalog): Promise<void> {
+  const info = catalog.lookup('', 'v1', 'namespaces')!;
+  const ctx: RequestContext = { user: LOOPBACK_USER, dryRun: false, fieldValidation: 'Ignore', warnings: [] };
+  for (const name of SYSTEM_NAMESPACES) {
+    if (store.tryGet(info, '', name)) continue;
+    await store.create(info, '', { apiVersion: 'v1', kind: 'Namespace', metadata: { name } }, ctx);
+  }
+}
+
+function sqliteCheck(db: Db): string | undefined {
+  try {
+    db.prepare('SELECT 1').get();
+    return undefined;
+  } catch (e) {
+    return (e as Error).message;
+  }
+}
+
+/** A random key generated once and kept in the data file. */
+function persistentSecret(db: Db, name: string): Buffer {
+  const row = db.prepare('SELECT value FROM meta WHERE key = ?').get(name) as { value: string } | undefined;
+  if (row) return Buffer.from(row.value, 'base64');
+  const key = randomBytes(32);
+  db.prepare('INSERT INTO meta (key, value) VALUES (?, ?)').run(name, key.toString('base64'));
+  return key;
+}
