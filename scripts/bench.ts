@@ -1,0 +1,178 @@
+// npm run bench [-- --quick]
+// Measures hearth side by side with a raw better-sqlite3 baseline in the same run:
+//   - durable creates/s of ConfigMaps over HTTPS, 16 concurrent keep-alive clients,
+//     next to durable single-row better-sqlite3 inserts (WAL, synchronous=FULL), as a ratio
+//   - GET-one latency p50/p99
+//   - list of 10,000 ConfigMaps (median of 5)
+//   - server RSS with 100,000 ConfigMaps stored
+// The server runs in its own process (as users run it) on loopback with a temporary data dir.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import https from 'node:https';
+import Database from 'better-sqlite3';
+
+const quick = process.argv.includes('--quick');
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+const CONCURRENCY = 16;
+const CREATE_SECONDS = quick ? 3 : 10;
+const GET_SAMPLES = quick ? 500 : 3000;
+const LIST_SIZE = 10_000;
+const RSS_OBJECTS = quick ? 20_000 : 100_000;
+
+function configMap(ns: string, name: string) {
+  return { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: ns, labels: { app: 'bench', tier: 'cache' } }, data: { 'config.yaml': 'x'.repeat(200), mode: 'fast' } };
+}
+
+function rawSqliteInsertsPerSecond(seconds: number): number {
+  const dir = mkdtempSync(join(tmpdir(), 'hearth-bench-raw-'));
+  try {
+    const db = new Database(join(dir, 'raw.db'));
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = FULL');
+    db.exec('CREATE TABLE t (id INTEGER PRIMARY KEY AUTOINCREMENT, k TEXT NOT NULL, v BLOB NOT NULL)');
+    const ins = db.prepare('INSERT INTO t (k, v) VALUES (?, ?)');
+    const blob = Buffer.from(JSON.stringify(configMap('ns', 'x')));
+    const end = Date.now() + seconds * 1000;
+    let n = 0;
+    while (Date.now() < end) {
+      ins.run(`key-${n}`, blob); // autocommit: one durable transaction per row
+      n++;
+    }
+    db.close();
+    return n / seconds;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+interface Server {
+  proc: ChildProcess;
+  url: string;
+  agent: https.Agent;
+  dataDir: string;
+}
+
+async function startHearth(): Promise<Server> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'hearth-bench-'));
+  const proc = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'server/main.ts'), '--data-dir', dataDir, '--secure-port', '0'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+  const url = await new Promise<string>((resolve, reject) => {
+    let buf = '';
+    proc.stdout!.on('data', (d) => {
+      buf += d;
+      const m = /at (https:\/\/\S+)/.exec(buf);
+      if (m) resolve(m[1]);
+    });
+    proc.on('exit', (c) => reject(new Error(`server exited with ${c}`)));
+  });
+  const read = (f: string) => readFileSync(join(dataDir, 'pki', f), 'utf8');
+  const agent = new https.Agent({ keepAlive: true, maxSockets: CONCURRENCY, ca: read('ca.crt'), cert: read('admin.crt'), key: read('admin.key') });
+  return { proc, url, agent, dataDir };
+}
+
+function request(s: Server, method: string, path: string, body?: unknown): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
+    const req = https.request(`${s.url}${path}`, { method, agent: s.agent, headers: payload ? { 'content-type': 'application/json', 'content-length': payload.length } : {} }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString() }));
+    });
+    req.on('error', reject);
+    if (payload) req.write(payload);
+    req.end();
+  });
+}
+
+async function createNamespace(s: Server, name: string) {
+  const r = await request(s, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
+  if (r.status !== 201) throw new Error(`namespace create: ${r.status} ${r.body}`);
+}
+
+/** Creates ConfigMaps with 16 concurrent clients until `count` are made or `seconds` pass. */
+async function createMany(s: Server, ns: string, opts: { count?: number; seconds?: number; prefix: string }): Promise<{ n: number; seconds: number }> {
+  let next = 0;
+  let done = 0;
+  const start = performance.now();
+  const deadline = opts.seconds ? start + opts.seconds * 1000 : Infinity;
+  const worker = async () => {
+    while (performance.now() < deadline) {
+      const i = next++;
+      if (opts.count !== undefined && i >= opts.count) return;
+      const r = await request(s, 'POST', `/api/v1/namespaces/${ns}/configmaps`, configMap(ns, `${opts.prefix}-${i}`));
+      if (r.status !== 201) throw new Error(`create: ${r.status} ${r.body}`);
+      done++;
+    }
+  };
+  await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+  return { n: done, seconds: (performance.now() - start) / 1000 };
+}
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}
+
+function rssMb(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
+  return kb / 1024;
+}
+
+async function main() {
+  console.log(`hearth benchmark${quick ? ' (quick)' : ''} — node ${process.version}, loopback, 2-core machine expected`);
+  const rawRate = rawSqliteInsertsPerSecond(CREATE_SECONDS);
+
+  const s = await startHearth();
+  try {
+    await createNamespace(s, 'bench');
+    const created = await createMany(s, 'bench', { seconds: CREATE_SECONDS, prefix: 'rate' });
+    const rate = created.n / created.seconds;
+
+    const lat: number[] = [];
+    for (let i = 0; i < GET_SAMPLES; i++) {
+      const t = performance.now();
+      const r = await request(s, 'GET', `/api/v1/namespaces/bench/configmaps/rate-${i % Math.max(1, created.n)}`);
+      lat.push(performance.now() - t);
+      if (r.status !== 200) throw new Error(`get: ${r.status}`);
+    }
+    lat.sort((a, b) => a - b);
+
+    await createNamespace(s, 'list');
+    await createMany(s, 'list', { count: LIST_SIZE, prefix: 'l' });
+    const listTimes: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const t = performance.now();
+      const r = await request(s, 'GET', '/api/v1/namespaces/list/configmaps');
+      listTimes.push(performance.now() - t);
+      const n = JSON.parse(r.body).items.length;
+      if (n !== LIST_SIZE) throw new Error(`list returned ${n}`);
+    }
+    listTimes.sort((a, b) => a - b);
+
+    const stored = created.n + LIST_SIZE;
+    if (RSS_OBJECTS > stored) {
+      await createNamespace(s, 'rss');
+      await createMany(s, 'rss', { count: RSS_OBJECTS - stored, prefix: 'r' });
+    }
+    await new Promise((r) => setTimeout(r, 1000));
+    const rss = rssMb(s.proc.pid!);
+
+    const fmt = (n: number, d = 1) => n.toFixed(d);
+    console.log('');
+    console.log(`durable creates/s (HTTPS, ${CONCURRENCY} clients, ${fmt(created.seconds)} s): ${fmt(rate, 0)}`);
+    console.log(`raw better-sqlite3 durable single-row inserts/s (same run): ${fmt(rawRate, 0)}`);
+    console.log(`ratio hearth creates / raw inserts: ${fmt(rate / rawRate, 2)}`);
+    console.log(`GET one ConfigMap: p50 ${fmt(percentile(lat, 50), 2)} ms, p99 ${fmt(percentile(lat, 99), 2)} ms (${GET_SAMPLES} sequential)`);
+    console.log(`list of ${LIST_SIZE} ConfigMaps: median ${fmt(percentile(listTimes, 50), 0)} ms (5 runs)`);
+    console.log(`server RSS with ${Math.max(RSS_OBJECTS, stored)} ConfigMaps stored: ${fmt(rss, 0)} MB`);
+  } finally {
+    s.agent.destroy();
+    s.proc.kill('SIGTERM');
+    await new Promise((r) => s.proc.once('exit', r));
+    rmSync(s.dataDir, { recursive: true, force: true });
+  }
+}
+
+await main();

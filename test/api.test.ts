@@ -1,0 +1,349 @@
+// The REST API through HTTPS as clients use it: CRUD, errors as Status, representations,
+// subresources, finalizers, namespaces, selectors, chunked lists.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { decode as cborDecode, Encoder } from 'cbor-x';
+import YAML from 'yaml';
+import { startTestServer, type TestServer } from './helpers/server.ts';
+
+let s: TestServer;
+before(async () => {
+  s = await startTestServer();
+});
+after(async () => {
+  await s.stop();
+});
+
+const cm = (name: string, data: Record<string, string> = { a: '1' }, labels?: Record<string, string>) => ({
+  apiVersion: 'v1',
+  kind: 'ConfigMap',
+  metadata: { name, ...(labels ? { labels } : {}) },
+  data,
+});
+
+const deployment = (name: string, replicas = 1) => ({
+  apiVersion: 'apps/v1',
+  kind: 'Deployment',
+  metadata: { name },
+  spec: {
+    replicas,
+    selector: { matchLabels: { app: name } },
+    template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'c', image: 'nginx' }] } },
+  },
+});
+
+function assertStatus(res: { status: number; json(): any }, code: number, reason: string) {
+  assert.equal(res.status, code, `expected ${code}, got ${res.status}: ${JSON.stringify(res.json())}`);
+  const st = res.json();
+  assert.equal(st.kind, 'Status');
+  assert.equal(st.apiVersion, 'v1');
+  assert.equal(st.status, 'Failure');
+  assert.equal(st.reason, reason);
+  assert.equal(st.code, code);
+  return st;
+}
+
+test('system namespaces exist at first start', async () => {
+  const res = await s.request('GET', '/api/v1/namespaces');
+  assert.equal(res.status, 200);
+  const names = res.json().items.map((n: any) => n.metadata.name);
+  for (const n of ['default', 'kube-system', 'kube-public', 'kube-node-lease']) assert.ok(names.includes(n), n);
+  const def = res.json().items.find((n: any) => n.metadata.name === 'default');
+  assert.equal(def.status.phase, 'Active');
+  assert.deepEqual(def.spec.finalizers, ['kubernetes']);
+  assert.equal(def.metadata.labels['kubernetes.io/metadata.name'], 'default');
+});
+
+test('create, get, update, delete a ConfigMap with resourceVersions from the log', async () => {
+  const created = await s.request('POST', '/api/v1/namespaces/default/configmaps', { body: cm('crud') });
+  assert.equal(created.status, 201);
+  const obj = created.json();
+  assert.match(obj.metadata.uid, /^[0-9a-f-]{36}$/);
+  assert.match(obj.metadata.resourceVersion, /^\d+$/);
+  assert.match(obj.metadata.creationTimestamp, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+  assert.equal(obj.metadata.namespace, 'default');
+
+  const got = await s.request('GET', '/api/v1/namespaces/default/configmaps/crud');
+  assert.deepEqual(got.json(), obj);
+
+  obj.data.b = '2';
+  const updated = await s.request('PUT', '/api/v1/namespaces/default/configmaps/crud', { body: obj });
+  assert.equal(updated.status, 200);
+  assert.ok(Number(updated.json().metadata.resourceVersion) > Number(obj.metadata.resourceVersion));
+  assert.equal(updated.json().data.b, '2');
+
+  // Stale resourceVersion → 409 Conflict, nothing written.
+  const stale = await s.request('PUT', '/api/v1/namespaces/default/configmaps/crud', { body: { ...obj, data: { c: '3' } } });
+  assertStatus(stale, 409, 'Conflict');
+  const after = await s.request('GET', '/api/v1/namespaces/default/configmaps/crud');
+  assert.equal(after.json().data.c, undefined);
+
+  // An update that changes nothing keeps the resourceVersion.
+  const same = await s.request('PUT', '/api/v1/namespaces/default/configmaps/crud', { body: after.json() });
+  assert.equal(same.json().metadata.resourceVersion, after.json().metadata.resourceVersion);
+
+  const del = await s.request('DELETE', '/api/v1/namespaces/default/configmaps/crud');
+  assert.equal(del.status, 200);
+  assert.equal(del.json().status, 'Success');
+  assert.equal(del.json().details.name, 'crud');
+  assertStatus(await s.request('GET', '/api/v1/namespaces/default/configmaps/crud'), 404, 'NotFound');
+});
+
+test('create errors: AlreadyExists, mismatches, missing namespace, malformed bodies', async () => {
+  assert.equal((await s.request('POST', '/api/v1/namespaces/default/configmaps', { body: cm('dup') })).status, 201);
+  const dup = assertStatus(await s.request('POST', '/api/v1/namespaces/default/configmaps', { body: cm('dup') }), 409, 'AlreadyExists');
+  assert.equal(dup.message, 'configmaps "dup" already exists');
+  assert.deepEqual(dup.details, { name: 'dup', kind: 'configmaps' });
+
+  assertStatus(await s.request('POST', '/api/v1/namespaces/default/configmaps', { body: { ...cm('x'), kind: 'Secret' } }), 400, 'BadRequest');
+  assertStatus(await s.request('POST', '/api/v1/namespaces/default/configmaps', { body: { ...cm('x'), apiVersion: 'apps/v1' } }), 400, 'BadRequest');
+  assertStatus(await s.request('POST', '/api/v1/namespaces/default/configmaps', { body: { ...cm('x'), metadata: { name: 'x', namespace: 'other' } } }), 400, 'BadRequest');
+  assertStatus(await s.request('POST', '/api/v1/namespaces/nope/configmaps', { body: cm('x') }), 404, 'NotFound');
+  assertStatus(await s.request('POST', '/api/v1/namespaces/default/configmaps', { raw: '{"kind": ', headers: { 'content-type': 'application/json' } }), 400, 'BadRequest');
+  assertStatus(await s.request('POST', '/api/v1/namespaces/default/configmaps', { raw: 'a: [', headers: { 'content-type': 'application/yaml' } }), 400, 'BadRequest');
+  assertStatus(await s.request('POST', '/api/v1/namespaces/default/configmaps', { raw: '{}', headers: { 'content-type': 'text/plain' } }), 415, 'UnsupportedMediaType');
+  const big = Buffer.alloc(3 * 1024 * 1024 + 10, 'a');
+  assertStatus(await s.request('POST', '/api/v1/namespaces/default/configmaps', { raw: big, headers: { 'content-type': 'application/json' } }), 413, 'RequestEntityTooLarge');
+  assertStatus(await s.request('GET', '/api/v1/namespaces/default/configmaps', { headers: { accept: 'application/vnd.kubernetes.protobuf' } }), 406, 'NotAcceptable');
+  // None of the failures left an object behind.
+  const names = (await s.request('GET', '/api/v1/namespaces/default/configmaps')).json().items.map((i: any) => i.metadata.name);
+  assert.ok(!names.includes('x'));
+});
+
+test('invalid objects → 422 with one cause per field, and nothing is written', async () => {
+  const rvBefore = (await s.request('GET', '/api/v1/namespaces/default/configmaps')).json().metadata.resourceVersion;
+  const bad = assertStatus(await s.request('POST', '/api/v1/namespaces/default/configmaps', { body: cm('Bad_Name') }), 422, 'Invalid');
+  assert.equal(bad.details.kind, 'ConfigMap');
+  assert.equal(bad.details.causes[0].field, 'metadata.name');
+  assert.equal(bad.details.causes[0].reason, 'FieldValueInvalid');
+
+  const d = deployment('broken') as any;
+  delete d.spec.selector;
+  d.spec.template.spec.containers[0].image = 5;
+  const st = assertStatus(await s.request('POST', '/apis/apps/v1/namespaces/default/deployments', { body: d }), 422, 'Invalid');
+  const fields = st.details.causes.map((c: any) => c.field).sort();
+  assert.deepEqual(fields, ['spec.selector', 'spec.template.spec.containers[0].image']);
+  const rvAfter = (await s.request('GET', '/api/v1/namespaces/default/configmaps')).json().metadata.resourceVersion;
+  assert.equal(rvAfter, rvBefore, 'failed writes must not move the resourceVersion');
+});
+
+test('unknown fields are dropped with a warning header and never stored', async () => {
+  const body: any = cm('unknown');
+  body.bogus = 1;
+  body.metadata.alsoBogus = true;
+  const res = await s.request('POST', '/api/v1/namespaces/default/configmaps', { body });
+  assert.equal(res.status, 201);
+  const warning = String(res.headers.warning);
+  assert.match(warning, /299 - "unknown field \\"bogus\\""/);
+  assert.equal(res.json().bogus, undefined);
+  const strict = await s.request('POST', '/api/v1/namespaces/default/configmaps?fieldValidation=Strict', { body: { ...body, metadata: { name: 'unknown2' } } });
+  assertStatus(strict, 400, 'BadRequest');
+});
+
+test('YAML and CBOR requests and responses', async () => {
+  const yamlBody = YAML.stringify(cm('yaml-cm'));
+  const res = await s.request('POST', '/api/v1/namespaces/default/configmaps', { raw: yamlBody, headers: { 'content-type': 'application/yaml', accept: 'application/yaml' } });
+  assert.equal(res.status, 201);
+  assert.match(String(res.headers['content-type']), /^application\/yaml/);
+  assert.equal(YAML.parse(res.text).metadata.name, 'yaml-cm');
+
+  const enc = new Encoder({ useRecords: false, mapsAsObjects: true });
+  const cborBody = Buffer.concat([Buffer.from([0xd9, 0xd9, 0xf7]), enc.encode(cm('cbor-cm'))]);
+  const res2 = await s.request('POST', '/api/v1/namespaces/default/configmaps', { raw: cborBody, headers: { 'content-type': 'application/cbor', accept: 'application/cbor' } });
+  assert.equal(res2.status, 201);
+  assert.deepEqual([...res2.raw.subarray(0, 3)], [0xd9, 0xd9, 0xf7], 'self-described CBOR tag');
+  assert.equal(cborDecode(res2.raw.subarray(3)).metadata.name, 'cbor-cm');
+});
+
+test('Table and PartialObjectMetadata representations', async () => {
+  const table = await s.request('GET', '/api/v1/namespaces', { headers: { accept: 'application/json;as=Table;v=v1;g=meta.k8s.io,application/json' } });
+  assert.equal(table.status, 200);
+  const t = table.json();
+  assert.equal(t.kind, 'Table');
+  assert.equal(t.apiVersion, 'meta.k8s.io/v1');
+  assert.deepEqual(t.columnDefinitions.map((c: any) => c.name), ['Name', 'Status', 'Age']);
+  assert.equal(t.rows[0].object.kind, 'PartialObjectMetadata');
+  const withObj = (await s.request('GET', '/api/v1/namespaces/default?includeObject=Object', { headers: { accept: 'application/json;as=Table;v=v1;g=meta.k8s.io' } })).json();
+  assert.equal(withObj.rows.length, 1);
+  assert.equal(withObj.rows[0].object.kind, 'Namespace');
+
+  const pom = (await s.request('GET', '/api/v1/namespaces', { headers: { accept: 'application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io' } })).json();
+  assert.equal(pom.kind, 'PartialObjectMetadataList');
+  assert.ok(pom.items.every((i: any) => i.kind === 'PartialObjectMetadata' && i.metadata.name && !('spec' in i)));
+});
+
+test('status subresource: main writes keep status, /status writes change only status; generation tracks spec', async () => {
+  const d = (await s.request('POST', '/apis/apps/v1/namespaces/default/deployments', { body: { ...deployment('gen'), status: { replicas: 9 } } })).json();
+  assert.equal(d.status, undefined, 'status is not set through the main resource on create');
+  assert.equal(d.metadata.generation, 1);
+
+  const withStatus = { ...d, status: { replicas: 3, observedGeneration: 1 }, spec: { ...d.spec, replicas: 5 } };
+  const st = (await s.request('PUT', '/apis/apps/v1/namespaces/default/deployments/gen/status', { body: withStatus })).json();
+  assert.equal(st.status.replicas, 3);
+  assert.equal(st.spec.replicas, 1, '/status ignores spec changes');
+  assert.equal(st.metadata.generation, 1);
+
+  const main = (await s.request('PUT', '/apis/apps/v1/namespaces/default/deployments/gen', { body: { ...st, spec: { ...st.spec, replicas: 2 }, status: { replicas: 100 } } })).json();
+  assert.equal(main.status.replicas, 3, 'main resource ignores status changes');
+  assert.equal(main.spec.replicas, 2);
+  assert.equal(main.metadata.generation, 2);
+
+  const labelsOnly = (await s.request('PUT', '/apis/apps/v1/namespaces/default/deployments/gen', { body: { ...main, metadata: { ...main.metadata, labels: { x: 'y' } } } })).json();
+  assert.equal(labelsOnly.metadata.generation, 2, 'metadata changes do not bump generation');
+});
+
+test('scale subresource reads and writes spec.replicas', async () => {
+  await s.request('POST', '/apis/apps/v1/namespaces/default/deployments', { body: deployment('scaled', 2) });
+  const scale = (await s.request('GET', '/apis/apps/v1/namespaces/default/deployments/scaled/scale')).json();
+  assert.equal(scale.kind, 'Scale');
+  assert.equal(scale.apiVersion, 'autoscaling/v1');
+  assert.equal(scale.spec.replicas, 2);
+  assert.equal(scale.status.selector, 'app=scaled');
+  const put = await s.request('PUT', '/apis/apps/v1/namespaces/default/deployments/scaled/scale', { body: { ...scale, spec: { replicas: 7 } } });
+  assert.equal(put.status, 200);
+  assert.equal(put.json().spec.replicas, 7);
+  const d = (await s.request('GET', '/apis/apps/v1/namespaces/default/deployments/scaled')).json();
+  assert.equal(d.spec.replicas, 7);
+  assert.equal(d.metadata.generation, 2);
+});
+
+test('finalizers hold deletion until removed; preconditions', async () => {
+  const body: any = cm('fin');
+  body.metadata.finalizers = ['example.com/hold'];
+  const created = (await s.request('POST', '/api/v1/namespaces/default/configmaps', { body })).json();
+  assertStatus(await s.request('DELETE', '/api/v1/namespaces/default/configmaps/fin', { body: { preconditions: { uid: 'wrong' } } }), 409, 'Conflict');
+  const del = await s.request('DELETE', '/api/v1/namespaces/default/configmaps/fin');
+  assert.equal(del.status, 200);
+  const pending = del.json();
+  assert.equal(pending.kind, 'ConfigMap');
+  assert.ok(pending.metadata.deletionTimestamp);
+  assert.equal(pending.metadata.deletionGracePeriodSeconds, 0);
+  assert.equal(pending.metadata.uid, created.metadata.uid);
+  // Removing the finalizer completes the deletion.
+  const patched = await s.request('PATCH', '/api/v1/namespaces/default/configmaps/fin', {
+    raw: JSON.stringify({ metadata: { finalizers: null } }),
+    headers: { 'content-type': 'application/merge-patch+json' },
+  });
+  assert.equal(patched.status, 200);
+  assertStatus(await s.request('GET', '/api/v1/namespaces/default/configmaps/fin'), 404, 'NotFound');
+});
+
+test('namespace deletion: Terminating, content removed, then gone; no creates while terminating', async () => {
+  await s.request('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'doomed' } } });
+  for (let i = 0; i < 3; i++) await s.request('POST', '/api/v1/namespaces/doomed/configmaps', { body: cm(`c${i}`) });
+  const hold: any = cm('held');
+  hold.metadata.finalizers = ['example.com/hold'];
+  await s.request('POST', '/api/v1/namespaces/doomed/configmaps', { body: hold });
+  const del = await s.request('DELETE', '/api/v1/namespaces/doomed');
+  assert.equal(del.status, 200);
+  assert.equal(del.json().status.phase, 'Terminating');
+  assertStatus(await s.request('POST', '/api/v1/namespaces/doomed/configmaps', { body: cm('late') }), 403, 'Forbidden');
+  // The held object keeps the namespace alive until its finalizer goes.
+  await waitFor(async () => (await s.request('GET', '/api/v1/namespaces/doomed/configmaps')).json().items.length === 1);
+  assert.equal((await s.request('GET', '/api/v1/namespaces/doomed')).status, 200);
+  await s.request('PATCH', '/api/v1/namespaces/doomed/configmaps/held', { raw: '{"metadata":{"finalizers":[]}}', headers: { 'content-type': 'application/merge-patch+json' } });
+  await waitFor(async () => (await s.request('GET', '/api/v1/namespaces/doomed')).status === 404);
+  assertStatus(await s.request('DELETE', '/api/v1/namespaces/kube-system'), 403, 'Forbidden');
+});
+
+test('label and field selectors; unsupported field → 400', async () => {
+  await s.request('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'sel' } } });
+  await s.request('POST', '/api/v1/namespaces/sel/configmaps', { body: cm('a', {}, { tier: 'web', env: 'prod' }) });
+  await s.request('POST', '/api/v1/namespaces/sel/configmaps', { body: cm('b', {}, { tier: 'db', env: 'prod' }) });
+  await s.request('POST', '/api/v1/namespaces/sel/configmaps', { body: cm('c', {}, { tier: 'web' }) });
+  const names = async (q: string) => (await s.request('GET', `/api/v1/namespaces/sel/configmaps?${q}`)).json().items.map((i: any) => i.metadata.name);
+  assert.deepEqual(await names('labelSelector=tier%3Dweb'), ['a', 'c']);
+  assert.deepEqual(await names('labelSelector=tier!%3Dweb'), ['b']);
+  assert.deepEqual(await names('labelSelector=tier+in+(db,web),env'), ['a', 'b']);
+  assert.deepEqual(await names('labelSelector=!env'), ['c']);
+  assert.deepEqual(await names('labelSelector=tier+notin+(web)'), ['b']);
+  assert.deepEqual(await names('fieldSelector=metadata.name%3Db'), ['b']);
+  assert.deepEqual(await names('fieldSelector=metadata.name!%3Db'), ['a', 'c']);
+  assertStatus(await s.request('GET', '/api/v1/namespaces/sel/configmaps?fieldSelector=spec.bogus%3D1'), 400, 'BadRequest');
+  assertStatus(await s.request('GET', '/api/v1/namespaces/sel/configmaps?labelSelector=%3D%3D%3D'), 400, 'BadRequest');
+  // All-namespaces list with a namespace field selector.
+  const all = (await s.request('GET', '/api/v1/configmaps?fieldSelector=metadata.namespace%3Dsel')).json();
+  assert.equal(all.items.length, 3);
+});
+
+test('chunked list: limit/continue, remainingItemCount, tampered token → 400', async () => {
+  await s.request('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'pages' } } });
+  for (let i = 0; i < 7; i++) await s.request('POST', '/api/v1/namespaces/pages/configmaps', { body: cm(`p${i}`) });
+  const p1 = (await s.request('GET', '/api/v1/namespaces/pages/configmaps?limit=3')).json();
+  assert.equal(p1.items.length, 3);
+  assert.equal(p1.metadata.remainingItemCount, 4);
+  assert.ok(p1.metadata.continue);
+  const p2 = (await s.request('GET', `/api/v1/namespaces/pages/configmaps?limit=3&continue=${encodeURIComponent(p1.metadata.continue)}`)).json();
+  assert.deepEqual(p2.items.map((i: any) => i.metadata.name), ['p3', 'p4', 'p5']);
+  const p3 = (await s.request('GET', `/api/v1/namespaces/pages/configmaps?limit=3&continue=${encodeURIComponent(p2.metadata.continue)}`)).json();
+  assert.deepEqual(p3.items.map((i: any) => i.metadata.name), ['p6']);
+  assert.equal(p3.metadata.continue, undefined);
+  const bad = p1.metadata.continue.slice(0, -2) + 'xx';
+  assertStatus(await s.request('GET', `/api/v1/namespaces/pages/configmaps?limit=3&continue=${encodeURIComponent(bad)}`), 400, 'BadRequest');
+});
+
+test('patch types: json, merge, strategic', async () => {
+  await s.request('POST', '/apis/apps/v1/namespaces/default/deployments', { body: deployment('patchme') });
+  const p = (type: string, body: unknown) =>
+    s.request('PATCH', '/apis/apps/v1/namespaces/default/deployments/patchme', { raw: JSON.stringify(body), headers: { 'content-type': `application/${type}` } });
+  let r = await p('json-patch+json', [{ op: 'replace', path: '/spec/replicas', value: 4 }]);
+  assert.equal(r.status, 200);
+  assert.equal(r.json().spec.replicas, 4);
+  r = await p('merge-patch+json', { metadata: { labels: { a: 'b' } } });
+  assert.equal(r.json().metadata.labels.a, 'b');
+  r = await p('strategic-merge-patch+json', { spec: { template: { spec: { containers: [{ name: 'sidecar', image: 'busybox' }] } } } });
+  assert.deepEqual(r.json().spec.template.spec.containers.map((c: any) => c.name), ['sidecar', 'c']);
+  r = await p('strategic-merge-patch+json', { spec: { template: { spec: { containers: [{ name: 'sidecar', $patch: 'delete' }] } } } });
+  assert.deepEqual(r.json().spec.template.spec.containers.map((c: any) => c.name), ['c']);
+  // A failing JSON patch test op changes nothing.
+  const before = (await s.request('GET', '/apis/apps/v1/namespaces/default/deployments/patchme')).json();
+  r = await p('json-patch+json', [{ op: 'test', path: '/spec/replicas', value: 99 }, { op: 'replace', path: '/spec/replicas', value: 1 }]);
+  assert.ok(r.status === 422 || r.status === 400, `got ${r.status}`);
+  const afterObj = (await s.request('GET', '/apis/apps/v1/namespaces/default/deployments/patchme')).json();
+  assert.equal(afterObj.metadata.resourceVersion, before.metadata.resourceVersion);
+  assertStatus(await p('apply-patch+yaml-bogus', {}), 415, 'UnsupportedMediaType');
+  assertStatus(await s.request('PATCH', '/apis/apps/v1/namespaces/default/deployments/missing', { raw: '{}', headers: { 'content-type': 'application/merge-patch+json' } }), 404, 'NotFound');
+});
+
+test('unknown paths and verbs', async () => {
+  assertStatus(await s.request('GET', '/api/v1/namespaces/default/widgets'), 404, 'NotFound');
+  assertStatus(await s.request('GET', '/apis/nope.example.com/v1/things'), 404, 'NotFound');
+  assertStatus(await s.request('POST', '/api/v1/configmaps', { body: cm('nowhere') }), 405, 'MethodNotAllowed');
+});
+
+test('anonymous requests: health and version allowed, resources forbidden', async () => {
+  assert.equal((await s.request('GET', '/readyz', { anonymous: true })).status, 200);
+  assert.equal((await s.request('GET', '/version', { anonymous: true })).json().major, '1');
+  const st = assertStatus(await s.request('GET', '/api/v1/namespaces', { anonymous: true }), 403, 'Forbidden');
+  assert.match(st.message, /User "system:anonymous" cannot list resource "namespaces"/);
+});
+
+test('health endpoints: verbose, exclude, single checks', async () => {
+  assert.equal((await s.request('GET', '/livez')).text, 'ok');
+  const v = await s.request('GET', '/readyz?verbose');
+  assert.match(v.text, /\[\+\]ping ok/);
+  assert.match(v.text, /readyz check passed/);
+  const ex = await s.request('GET', '/livez?verbose&exclude=sqlite');
+  assert.match(ex.text, /\[\+\]sqlite excluded: ok/);
+  assert.equal((await s.request('GET', '/livez/ping')).text, 'ok');
+  assert.equal((await s.request('GET', '/readyz/nope')).status, 404);
+});
+
+test('dry run writes nothing and does not move the resourceVersion', async () => {
+  const rv = (await s.request('GET', '/api/v1/namespaces/default/configmaps')).json().metadata.resourceVersion;
+  const r = await s.request('POST', '/api/v1/namespaces/default/configmaps?dryRun=All', { body: cm('dry') });
+  assert.equal(r.status, 201);
+  assert.equal(r.json().metadata.name, 'dry');
+  assertStatus(await s.request('GET', '/api/v1/namespaces/default/configmaps/dry'), 404, 'NotFound');
+  assertStatus(await s.request('POST', '/api/v1/namespaces/default/configmaps?dryRun=Bogus', { body: cm('dry') }), 400, 'BadRequest');
+  assert.equal((await s.request('GET', '/api/v1/namespaces/default/configmaps')).json().metadata.resourceVersion, rv);
+});
+
+async function waitFor(cond: () => Promise<boolean>, ms = 10_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    if (await cond()) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  assert.fail('condition not met in time');
+}

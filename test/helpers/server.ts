@@ -1,0 +1,92 @@
+// Starts a real hearth on a free loopback port with a fresh data directory, and talks to it
+// over HTTPS the way clients do: with the admin client certificate and the cluster CA.
+import https from 'node:https';
+import { mkdtempSync, rmSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { execFile } from 'node:child_process';
+import { startServer, type RunningServer } from '../../server/server.ts';
+
+export interface TestServer extends RunningServer {
+  request(method: string, path: string, opts?: RequestOptions): Promise<TestResponse>;
+  kubectl(args: string[], opts?: { binary?: string; input?: string }): Promise<{ code: number; stdout: string; stderr: string }>;
+  stop(): Promise<void>;
+}
+
+export interface RequestOptions {
+  body?: unknown;
+  /** Raw body bytes; wins over body. */
+  raw?: Buffer | string;
+  headers?: Record<string, string>;
+  /** Send no client certificate (anonymous). */
+  anonymous?: boolean;
+}
+
+export interface TestResponse {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  text: string;
+  raw: Buffer;
+  json(): any;
+}
+
+export async function startTestServer(opts: { dataDir?: string } = {}): Promise<TestServer> {
+  const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'hearth-test-'));
+  const server = await startServer({ dataDir, securePort: 0, bindAddress: '127.0.0.1', log: () => {} });
+  const agent = new https.Agent({ keepAlive: true, ca: server.pki.caCertPem, cert: server.pki.adminCertPem, key: server.pki.adminKeyPem });
+  const anonAgent = new https.Agent({ keepAlive: true, ca: server.pki.caCertPem });
+  const request = (method: string, path: string, ro: RequestOptions = {}) =>
+    new Promise<TestResponse>((resolve, reject) => {
+      const headers: Record<string, string> = { ...(ro.headers ?? {}) };
+      let payload: Buffer | undefined;
+      if (ro.raw !== undefined) payload = Buffer.isBuffer(ro.raw) ? ro.raw : Buffer.from(ro.raw);
+      else if (ro.body !== undefined) {
+        payload = Buffer.from(JSON.stringify(ro.body));
+        headers['content-type'] ??= 'application/json';
+      }
+      if (payload) headers['content-length'] = String(payload.length);
+      const req = https.request(`${server.url}${path}`, { method, headers, agent: ro.anonymous ? anonAgent : agent }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c) => chunks.push(c));
+        res.on('end', () => {
+          const raw = Buffer.concat(chunks);
+          const text = raw.toString('utf8');
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, text, raw, json: () => JSON.parse(text) });
+        });
+        res.on('error', reject);
+      });
+      req.on('error', reject);
+      if (payload) req.write(payload);
+      req.end();
+    });
+  const kubectl = (args: string[], ko: { binary?: string; input?: string } = {}) =>
+    new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+      const child = execFile(ko.binary ?? KUBECTL, ['--kubeconfig', server.kubeconfigPath, ...args], { timeout: 60_000, maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
+        resolve({ code: err ? ((err as any).code ?? 1) : 0, stdout, stderr });
+      });
+      if (ko.input !== undefined) child.stdin!.end(ko.input);
+    });
+  return {
+    ...server,
+    request,
+    kubectl,
+    async stop() {
+      agent.destroy();
+      anonAgent.destroy();
+      await server.close();
+      if (!opts.dataDir) rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export const KUBECTL = '/usr/bin/kubectl';
+export const KUBECTL_VERSIONS: Record<string, string> = {
+  default: '/usr/bin/kubectl',
+  '1.27': '/usr/lib/google-cloud-sdk/bin/kubectl.1.27',
+  '1.33': '/usr/lib/google-cloud-sdk/bin/kubectl.1.33',
+};
+
+/** kubectl binaries present on this machine; tests name the missing ones when they skip. */
+export function availableKubectls(): { version: string; path: string }[] {
+  return Object.entries(KUBECTL_VERSIONS).filter(([, p]) => existsSync(p)).map(([version, path]) => ({ version, path }));
+}
