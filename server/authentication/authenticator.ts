@@ -17,18 +17,28 @@ export interface Authenticator {
 
 /** x509 client certificates verified against the cluster CA during the TLS handshake. */
 export function x509Authenticator(): Authenticator {
+  // The peer certificate is fixed for a connection's life: read it once per socket.
+  const bySocket = new WeakMap<TLSSocket, AuthResult>();
   return {
     name: 'x509',
     authenticate(req) {
       const socket = req.socket as TLSSocket;
       if (typeof socket.getPeerCertificate !== 'function') return undefined;
-      const cert = socket.getPeerCertificate();
-      if (!cert || Object.keys(cert).length === 0) return undefined;
-      if (!socket.authorized) return { error: `x509: certificate signed by unknown authority` };
-      const user = userFromPeerCertificate(cert);
-      return user ? { user } : { error: 'x509: certificate has no common name' };
+      if (bySocket.has(socket)) return bySocket.get(socket);
+      const result = fromCertificate(socket);
+      bySocket.set(socket, result);
+      return result;
     },
   };
+}
+
+function fromCertificate(socket: TLSSocket): AuthResult {
+  const cert = socket.getPeerCertificate();
+  if (!cert || Object.keys(cert).length === 0) return undefined;
+  if (!socket.authorized) return { error: `x509: certificate signed by unknown authority` };
+  const user = userFromPeerCertificate(cert);
+  if (!user) return { error: 'x509: certificate has no common name' };
+  return { user: user.groups.includes('system:authenticated') ? user : { ...user, groups: [...user.groups, 'system:authenticated'] } };
 }
 
 export function authenticationMiddleware(authenticators: Authenticator[], opts: { anonymous: boolean }): Koa.Middleware {

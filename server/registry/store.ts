@@ -188,7 +188,7 @@ export class GenericStore {
     }
     const key = this.key(info, ns, meta.name);
     await this.log.write((tx) => {
-      if (tx.get(key)) throw alreadyExists(info.group, info.resource, meta.name);
+      if (tx.currentRv(key) !== undefined) throw alreadyExists(info.group, info.resource, meta.name);
       tx.put('ADDED', key, obj);
     });
     return this.present(info, obj);
@@ -251,11 +251,11 @@ export class GenericStore {
       if (ctx.dryRun) return obj;
       try {
         await this.log.write((tx) => {
-          const now = tx.get(key);
-          if (!now) throw notFound(info.group, info.resource, name);
-          if (now.rv !== current.rv) throw new RetryableConflict();
-          if (finishDeletion) tx.remove(key, obj, now);
-          else tx.put('MODIFIED', key, obj, now);
+          const rv = tx.currentRv(key);
+          if (rv === undefined) throw notFound(info.group, info.resource, name);
+          if (rv !== current.rv) throw new RetryableConflict();
+          if (finishDeletion) tx.remove(key, obj, current);
+          else tx.put('MODIFIED', key, obj, current);
         });
         return obj;
       } catch (e) {
@@ -348,11 +348,11 @@ export class GenericStore {
       if (ctx.dryRun) return { deleted: !graceful, object: next };
       try {
         await this.log.write((tx: WriteTx) => {
-          const now = tx.get(key);
-          if (!now) throw notFound(info.group, info.resource, name);
-          if (now.rv !== current.rv) throw new RetryableConflict();
-          if (graceful) tx.put('MODIFIED', key, next, now);
-          else tx.remove(key, next, now);
+          const rv = tx.currentRv(key);
+          if (rv === undefined) throw notFound(info.group, info.resource, name);
+          if (rv !== current.rv) throw new RetryableConflict();
+          if (graceful) tx.put('MODIFIED', key, next, current);
+          else tx.remove(key, next, current);
         });
         return { deleted: !graceful, object: next };
       } catch (e) {
@@ -455,6 +455,14 @@ function unchanged(obj: any, old: any): boolean {
   return deepEqual(obj, old);
 }
 
+let stampSecond = -1;
+let stampText = '';
+/** RFC 3339 with whole seconds, as metav1.Time serializes; formatted once per second. */
 export function nowTimestamp(): string {
-  return new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+  const sec = Math.floor(Date.now() / 1000);
+  if (sec !== stampSecond) {
+    stampSecond = sec;
+    stampText = new Date(sec * 1000).toISOString().replace('.000Z', 'Z');
+  }
+  return stampText;
 }

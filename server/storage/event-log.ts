@@ -44,6 +44,8 @@ interface PendingWrite {
 /** What a write function may do inside the shared transaction. */
 export interface WriteTx {
   get(key: Key): StoredObject | undefined;
+  /** The current resourceVersion of a key, or undefined if absent; no decoding. */
+  currentRv(key: Key): number | undefined;
   /** Stores obj as the new current version; sets obj.metadata.resourceVersion; returns the rv. */
   put(type: 'ADDED' | 'MODIFIED', key: Key, obj: any, prev?: StoredObject): number;
   /** Removes the object; obj is its final state (carried by the DELETED event). */
@@ -177,6 +179,7 @@ export class EventLog {
     const s = this.stmts;
     return {
       get: (key) => this.get(key),
+      currentRv: (key) => (s.rvOf.get(key.res, key.ns, key.name) as { rv: number } | undefined)?.rv,
       put: (type, key, obj, prev) => {
         const rv = ++this.lastRv;
         obj.metadata.resourceVersion = String(rv);
@@ -204,6 +207,7 @@ function prepare(db: Db) {
   const p = (sql: string): Database.Statement => db.prepare(sql);
   return {
     get: p('SELECT rv, uid, data FROM objects WHERE res = ? AND ns = ? AND name = ?'),
+    rvOf: p('SELECT rv FROM objects WHERE res = ? AND ns = ? AND name = ?'),
     listAll: p(`SELECT rv, uid, data FROM objects WHERE res = @res
       AND (@after = 0 OR ns > @ns OR (ns = @ns AND name > @name)) ORDER BY ns, name LIMIT @limit`),
     listNs: p(`SELECT rv, uid, data FROM objects WHERE res = @res AND ns = @ns
