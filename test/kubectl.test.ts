@@ -1,10 +1,11 @@
 // kubectl end to end, against a real server, with three kubectl versions.
-import { test, before, after, describe } from 'node:test';
+import { test, before, after, describe } from "node:test";
 import assert from 'node:assert/strict';
 import { writeFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import YAML from 'yaml';
+import { spawn } from 'node:child_process';
 import { startTestServer, availableKubectls, KUBECTL_VERSIONS, type TestServer } from './helpers/server.ts';
 
 let s: TestServer;
@@ -127,6 +128,21 @@ for (const { version, path } of kubectls) {
       assert.equal(await k('get', 'deploy', 'web', '-n', ns, '-o', 'jsonpath={.spec.replicas}'), '1');
     });
 
+    test('get -w --output-watch-events sees ADDED, MODIFIED, DELETED', async () => {
+      const watcher = spawn(path, ['--kubeconfig', s.kubeconfigPath, 'get', 'configmaps', '-n', ns, '-w', '--output-watch-events'], { stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      watcher.stdout.on('data', (d) => (out += d));
+      const seen = (re: RegExp) => waitUntil(() => re.test(out));
+      await k('create', 'configmap', 'watched', '-n', ns, '--from-literal=a=1');
+      await seen(/ADDED\s+watched\s+1/);
+      await k('label', 'configmap', 'watched', '-n', ns, 'x=y');
+      await seen(/MODIFIED\s+watched/);
+      await k('delete', 'configmap', 'watched', '-n', ns);
+      await seen(/DELETED\s+watched/);
+      watcher.kill();
+      assert.match(out, /^EVENT\s+NAME\s+DATA\s+AGE$/m);
+    });
+
     test('delete --all and namespace deletion wait until gone', async () => {
       for (const n of ['x1', 'x2']) await k('create', 'configmap', n, '-n', ns, '--from-literal=k=v');
       assert.match(await k('delete', 'configmaps', '--all', '-n', ns), /configmap "x1" deleted[\s\S]*configmap "x2" deleted/);
@@ -135,4 +151,12 @@ for (const { version, path } of kubectls) {
       assert.match(await kFail('get', 'namespace', ns), /not found/);
     });
   });
+}
+
+async function waitUntil(cond: () => boolean, ms = 10_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > end) assert.fail('timed out waiting for kubectl output');
+    await new Promise((r) => setTimeout(r, 50));
+  }
 }
