@@ -12,6 +12,7 @@ import { TypeModel } from './schema/model.ts';
 import { AdmissionChain } from './admission/chain.ts';
 import { namespaceLifecycle } from './admission/namespace-lifecycle.ts';
 import { GenericStore, type RequestContext } from './registry/store.ts';
+import { NamespaceIndex } from './registry/namespace-index.ts';
 import './registry/strategies/index.ts';
 import { setContinueSecret } from './registry/continue-token.ts';
 import { WatchService } from './http/watch.ts';
@@ -63,10 +64,11 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const catalog = ResourceCatalog.loadBuiltins();
   const model = TypeModel.loadBuiltins();
 
-  let store: GenericStore;
+  const admission = new AdmissionChain();
+  const store = new GenericStore(eventLog, model, admission);
   const nsInfo = catalog.lookup('', 'v1', 'namespaces')!;
-  const admission = new AdmissionChain([namespaceLifecycle((name) => store.tryGet(nsInfo, '', name))]);
-  store = new GenericStore(eventLog, model, admission);
+  const namespaces = new NamespaceIndex(eventLog, store.list(nsInfo, undefined).items);
+  admission.add(namespaceLifecycle((name) => namespaces.get(name)));
   const watch = new WatchService(eventLog, store);
 
   await bootstrapNamespaces(store, catalog);

@@ -9,6 +9,10 @@ export class AdmissionChain {
     this.plugins = plugins;
   }
 
+  add(plugin: AdmissionPlugin): void {
+    this.plugins.push(plugin);
+  }
+
   get names(): string[] {
     return this.plugins.map((p) => p.name);
   }

@@ -5,7 +5,7 @@ import { ApiError, forbidden, notFound } from '../errors.ts';
 
 export const IMMORTAL_NAMESPACES = new Set(['default', 'kube-system', 'kube-public']);
 
-export function namespaceLifecycle(getNamespace: (name: string) => any | undefined): AdmissionPlugin {
+export function namespaceLifecycle(getNamespace: (name: string) => { terminating: boolean } | undefined): AdmissionPlugin {
   return {
     name: 'NamespaceLifecycle',
     validate(a) {
@@ -17,7 +17,7 @@ export function namespaceLifecycle(getNamespace: (name: string) => any | undefin
       if (a.operation !== 'CREATE' || !info.namespaced || !a.namespace) return;
       const ns = getNamespace(a.namespace);
       if (!ns) throw notFound('', 'namespaces', a.namespace);
-      if (ns.metadata?.deletionTimestamp || ns.status?.phase === 'Terminating') {
+      if (ns.terminating) {
         throw new ApiError(
           403,
           'Forbidden',

@@ -1,5 +1,6 @@
 // Content negotiation: which representation a client asked for (Accept), how to read the
 // body it sent (Content-Type), and the encoders for JSON, YAML and CBOR.
+import type { IncomingMessage } from 'node:http';
 import YAML from 'yaml';
 import { Encoder } from 'cbor-x';
 import { badRequest, notAcceptable, unsupportedMediaType, requestEntityTooLarge } from '../errors.ts';
@@ -58,7 +59,21 @@ export function parseAccept(header: string | undefined): MediaRange[] {
  * Picks the output format. `allowed` lists the shapes this endpoint can produce (lists add
  * PartialObjectMetadataList; single objects PartialObjectMetadata; both Table).
  */
+const negotiated = new Map<string, OutputFormat | null>();
+
 export function negotiateOutput(header: string | undefined, allowed: Shape[]): OutputFormat {
+  // Clients send the same few Accept headers over and over: decide once per (header, shapes).
+  const key = `${header ?? ''}\u0000${allowed.join(',')}`;
+  let fmt = negotiated.get(key);
+  if (fmt === undefined) {
+    fmt = pickOutput(header, allowed);
+    if (negotiated.size < 1000) negotiated.set(key, fmt);
+  }
+  if (!fmt) throw notAcceptable(`only the following media types are accepted: ${SUPPORTED_MEDIA_TYPES.join(', ')}`);
+  return fmt;
+}
+
+function pickOutput(header: string | undefined, allowed: Shape[]): OutputFormat | null {
   for (const r of parseAccept(header)) {
     if (r.q <= 0) continue;
     let encoding: Encoding | undefined;
@@ -74,7 +89,7 @@ export function negotiateOutput(header: string | undefined, allowed: Shape[]): O
     const ct = `${contentTypeFor(encoding)};as=${as};g=meta.k8s.io;v=${r.params.v}`;
     return { encoding, shape: as as Shape, metaVersion: r.params.v, contentType: ct };
   }
-  throw notAcceptable(`only the following media types are accepted: ${SUPPORTED_MEDIA_TYPES.join(', ')}`);
+  return null;
 }
 
 export function contentTypeFor(e: Encoding): string {
@@ -149,15 +164,25 @@ export function mediaTypeOf(contentType: string | undefined): string {
 }
 
 /** Reads the whole request body, refusing more than MAX_BODY_BYTES with 413. */
-export async function readBody(req: NodeJS.ReadableStream & { headers?: Record<string, unknown> }): Promise<Buffer> {
-  const declared = Number((req as any).headers?.['content-length']);
-  if (declared > MAX_BODY_BYTES) throw requestEntityTooLarge(`the request body exceeds the limit of ${MAX_BODY_BYTES} bytes`);
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > MAX_BODY_BYTES) throw requestEntityTooLarge(`the request body exceeds the limit of ${MAX_BODY_BYTES} bytes`);
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks);
+export function readBody(req: IncomingMessage): Promise<Buffer> {
+  const tooLarge = () => requestEntityTooLarge(`the request body exceeds the limit of ${MAX_BODY_BYTES} bytes`);
+  if (Number(req.headers['content-length']) > MAX_BODY_BYTES) return Promise.reject(tooLarge());
+  if (req.readableEnded) return Promise.resolve(Buffer.alloc(0));
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > MAX_BODY_BYTES) {
+        req.off('data', onData);
+        req.resume();
+        reject(tooLarge());
+        return;
+      }
+      chunks.push(chunk);
+    };
+    req.on('data', onData);
+    req.once('end', () => resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)));
+    req.once('error', reject);
+  });
 }

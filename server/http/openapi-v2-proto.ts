@@ -12,9 +12,15 @@
 // Encoding is two passes over the same walk: the first measures every nested message (pre-order), the
 // second writes into one exactly-sized buffer. No intermediate buffers, nothing copied twice.
 
+/** What client-go puts in Accept (kube-openapi calls this spelling deprecated). */
 export const OPENAPI_V2_PROTOBUF = 'application/com.github.proto-openapi.spec.v2@v1.0+protobuf';
-/** The older spelling kube also accepts (and echoes back as the Content-Type when asked for it). */
+/**
+ * The other accepted spelling, and the Content-Type kube answers with for both: "@" is not a token
+ * character, so client-go's mime.ParseMediaType rejects a response labelled with the first spelling
+ * ("mime: unexpected content after media subtype").
+ */
 export const OPENAPI_V2_PROTOBUF_ALT = 'application/com.github.proto-openapi.spec.v2.v1.0+protobuf';
+export const OPENAPI_V2_PROTOBUF_CONTENT_TYPE = OPENAPI_V2_PROTOBUF_ALT;
 
 // ---------------------------------------------------------------------------------------------
 // Content negotiation
@@ -55,13 +61,14 @@ function parseAccept(accept: string): AcceptClause[] {
 /** What kube-openapi's /openapi/v2 handler offers, in its order of preference. */
 const OFFERS: { type: string; subtype: string; contentType: string | undefined }[] = [
   { type: 'application', subtype: 'json', contentType: undefined },
-  { type: 'application', subtype: OPENAPI_V2_PROTOBUF.slice('application/'.length), contentType: OPENAPI_V2_PROTOBUF },
-  { type: 'application', subtype: OPENAPI_V2_PROTOBUF_ALT.slice('application/'.length), contentType: OPENAPI_V2_PROTOBUF_ALT },
+  { type: 'application', subtype: OPENAPI_V2_PROTOBUF.slice('application/'.length), contentType: OPENAPI_V2_PROTOBUF_CONTENT_TYPE },
+  { type: 'application', subtype: OPENAPI_V2_PROTOBUF_ALT.slice('application/'.length), contentType: OPENAPI_V2_PROTOBUF_CONTENT_TYPE },
 ];
 
 /**
- * The protobuf Content-Type to answer with when the Accept header's best match is one of the protobuf
- * spellings (the spelling the client asked for), or undefined when JSON (or nothing) wins.
+ * The Content-Type to answer with (always OPENAPI_V2_PROTOBUF_CONTENT_TYPE) when the Accept header's best
+ * match is one of the protobuf spellings, or undefined when JSON (or nothing) wins. Like kube, answer
+ * with `Vary: Accept` either way.
  */
 export function openApiV2ProtobufContentType(accept: string | undefined): string | undefined {
   if (!accept) return undefined;
