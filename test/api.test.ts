@@ -396,3 +396,47 @@ test('watch from a resourceVersion replays the log; selectors turn changes into 
   const one = await collectWatch('/api/v1/namespaces?watch=1&fieldSelector=metadata.name%3Dw1', 1);
   assert.equal(one[0].object.metadata.name, 'w1');
 });
+
+test('discovery over HTTP: legacy, aggregated v2 with ETag/304, OpenAPI v3 by hash, version', async () => {
+  const legacy = (await s.request('GET', '/apis')).json();
+  assert.equal(legacy.kind, 'APIGroupList');
+  assert.ok(legacy.groups.some((g: any) => g.name === 'apps' && g.preferredVersion.version === 'v1'));
+  const accept = 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json';
+  const agg = await s.request('GET', '/apis', { headers: { accept } });
+  assert.equal(agg.status, 200);
+  assert.equal(agg.headers['content-type'], 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList');
+  const doc = agg.json();
+  assert.equal(doc.kind, 'APIGroupDiscoveryList');
+  const apps = doc.items.find((i: any) => i.metadata.name === 'apps');
+  const deployments = apps.versions[0].resources.find((r: any) => r.resource === 'deployments');
+  assert.equal(deployments.scope, 'Namespaced');
+  assert.deepEqual(deployments.subresources.map((x: any) => x.subresource).sort(), ['scale', 'status']);
+  const etag = String(agg.headers.etag);
+  assert.ok(etag);
+  const again = await s.request('GET', '/apis', { headers: { accept, 'if-none-match': etag } });
+  assert.equal(again.status, 304);
+  const core = (await s.request('GET', '/api', { headers: { accept } })).json();
+  assert.equal(core.items.length, 1);
+  assert.ok(core.items[0].versions[0].resources.some((r: any) => r.resource === 'pods'));
+  assert.equal((await s.request('GET', '/api/v1')).json().kind, 'APIResourceList');
+  assertStatus(await s.request('GET', '/apis/apps/v9'), 404, 'NotFound');
+
+  const index = (await s.request('GET', '/openapi/v3')).json();
+  const url = index.paths['apis/apps/v1'].serverRelativeURL as string;
+  assert.match(url, /^\/openapi\/v3\/apis\/apps\/v1\?hash=[0-9A-F]+$/);
+  const v3 = await s.request('GET', url);
+  assert.equal(v3.status, 200);
+  assert.match(String(v3.headers['cache-control']), /immutable/);
+  assert.ok(v3.json().components.schemas['io.k8s.api.apps.v1.Deployment']);
+  const v2 = (await s.request('GET', '/openapi/v2', { headers: { accept: 'application/json' } })).json();
+  assert.equal(v2.swagger, '2.0');
+
+  const version = (await s.request('GET', '/version')).json();
+  assert.match(version.gitVersion, /^v1\.\d+\.\d+$/);
+  assert.equal(`v${version.major}.${version.minor}.0`, version.gitVersion);
+});
+
+test('pretty output and HEAD', async () => {
+  const r = await s.request('GET', '/api/v1/namespaces/default?pretty=true');
+  assert.match(r.text, /^\{\n  "kind": "Namespace",/);
+});

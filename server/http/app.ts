@@ -13,6 +13,7 @@ import { authorizationMiddleware, type Authorizer } from '../authorization/autho
 import { registerHealthRoutes, wildcard, type HealthCheck } from './health.ts';
 import { Discovery, negotiateDiscovery } from './discovery.ts';
 import { OpenApi } from './openapi.ts';
+import { encodeOpenApiV2Document, openApiV2ProtobufContentType } from './openapi-v2-proto.ts';
 import { resourceHandler } from './resource-handlers.ts';
 import type { WatchService } from './watch.ts';
 import { ApiError, notAcceptable } from '../errors.ts';
@@ -83,8 +84,8 @@ function registerVersionRoute(router: Router, kubernetesVersion: string): void {
 }
 
 function json(ctx: Koa.Context, body: object | Buffer, contentType = 'application/json'): void {
-  ctx.type = contentType;
   ctx.body = Buffer.isBuffer(body) ? body : Buffer.from(JSON.stringify(body));
+  ctx.set('Content-Type', contentType);
 }
 
 /** Protobuf is not served yet: a client that accepts only protobuf gets 406. */
@@ -132,12 +133,23 @@ function registerDiscoveryRoutes(router: Router, deps: AppDeps): void {
     json(ctx, list);
   });
 
+  // Protobuf (gnostic openapi.v2.Document) for client-go's OpenAPISchema(), JSON otherwise; encoded once per document.
+  let v2Proto: { etag: string; body: Buffer } | undefined;
   router.get('/openapi/v2', (ctx) => {
-    if (!wantsJson(ctx.get('accept'))) throw notAcceptable('only the following media types are accepted: application/json');
+    const accept = ctx.get('accept');
+    const protoType = openApiV2ProtobufContentType(accept);
+    if (!protoType && !wantsJson(accept)) throw notAcceptable('only the following media types are accepted: application/json, application/com.github.proto-openapi.spec.v2.v1.0+protobuf');
     const { body, etag } = openapi.v2();
     ctx.set('ETag', `"${etag}"`);
+    ctx.set('Vary', 'Accept');
     if (ctx.get('if-none-match').replace(/"/g, '') === etag) {
       ctx.status = 304;
+      return;
+    }
+    if (protoType) {
+      if (v2Proto?.etag !== etag) v2Proto = { etag, body: encodeOpenApiV2Document(JSON.parse(body.toString('utf8'))) };
+      ctx.body = v2Proto.body;
+      ctx.set('Content-Type', protoType);
       return;
     }
     json(ctx, body);

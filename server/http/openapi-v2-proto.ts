@@ -166,6 +166,13 @@ class Writer {
       this.pos += varintSize(n) + n;
       return;
     }
+    if (s.length < 43) {
+      // At most 3 UTF-8 bytes per UTF-16 unit, so the length fits one varint byte: write the text first.
+      const n = this.buf.write(s, this.pos + 1, 'utf8');
+      this.buf[this.pos] = n;
+      this.pos += 1 + n;
+      return;
+    }
     const n = Buffer.byteLength(s, 'utf8');
     this.rawVarint(n);
     this.pos += this.buf.write(s, this.pos, n, 'utf8');

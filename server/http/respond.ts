@@ -5,8 +5,9 @@ import { encode, negotiateOutput, type OutputFormat } from './negotiation.ts';
 
 export function send(ctx: Koa.Context, code: number, body: unknown, fmt: OutputFormat, pretty = false): void {
   ctx.status = code;
-  ctx.type = fmt.contentType;
   ctx.body = encode(body, fmt.encoding, pretty);
+  // Set after the body (Koa would otherwise re-type it) and verbatim (no charset), as kube-apiserver answers.
+  ctx.set('Content-Type', fmt.contentType);
 }
 
 /** Outermost middleware: any thrown error becomes a Status in the client's encoding. */

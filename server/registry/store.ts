@@ -392,11 +392,9 @@ export class GenericStore {
     if (body.kind !== undefined && body.kind !== info.kind) {
       throw badRequest(`the kind in the data (${body.kind}) does not match the expected kind (${info.kind})`);
     }
-    body.apiVersion = gv;
-    body.kind = info.kind;
     if (body.metadata === undefined || body.metadata === null) body.metadata = {};
     if (!isPlainObject(body.metadata)) throw badRequest('metadata must be an object');
-    return body;
+    return canonicalOrder(body, info.kind, gv);
   }
 
   private ensureNamespace(info: ResourceInfo, ns: string, meta: any): void {
@@ -437,6 +435,22 @@ export class GenericStore {
 }
 
 class RetryableConflict extends Error {}
+
+/** ObjectMeta fields in the order kube-apiserver serializes them (Go struct order). */
+const META_ORDER = ['name', 'generateName', 'namespace', 'selfLink', 'uid', 'resourceVersion', 'generation', 'creationTimestamp', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'labels', 'annotations', 'ownerReferences', 'finalizers', 'managedFields'];
+
+/**
+ * Rebuilds an object with kind, apiVersion, metadata first and metadata in kube's order, so
+ * stored objects serialize as kube-apiserver's do; done once per write, never per read.
+ */
+function canonicalOrder(body: any, kind: string, apiVersion: string): any {
+  const meta: any = {};
+  for (const k of META_ORDER) if (body.metadata[k] !== undefined) meta[k] = body.metadata[k];
+  for (const k of Object.keys(body.metadata)) if (!(k in meta)) meta[k] = body.metadata[k];
+  const out: any = { kind, apiVersion, metadata: meta };
+  for (const k of Object.keys(body)) if (!(k in out)) out[k] = body[k];
+  return out;
+}
 
 function pendingFinalizers(strategy: Strategy, obj: any): string[] {
   const own: string[] = Array.isArray(obj.metadata?.finalizers) ? obj.metadata.finalizers : [];
