@@ -13,6 +13,7 @@ import { AdmissionChain } from './admission/chain.ts';
 import { namespaceLifecycle } from './admission/namespace-lifecycle.ts';
 import { GenericStore, type RequestContext } from './registry/store.ts';
 import { NamespaceIndex } from './registry/namespace-index.ts';
+import { registerServiceStrategy } from './registry/strategies/services.ts';
 import './registry/strategies/index.ts';
 import { setContinueSecret } from './registry/continue-token.ts';
 import { WatchService } from './http/watch.ts';
@@ -67,6 +68,8 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const admission = new AdmissionChain();
   const store = new GenericStore(eventLog, model, admission);
   const nsInfo = catalog.lookup('', 'v1', 'namespaces')!;
+  const servicesInfo = catalog.lookup('', 'v1', 'services')!;
+  registerServiceStrategy(() => store.list(servicesInfo, undefined).items);
   const namespaces = new NamespaceIndex(eventLog, store.list(nsInfo, undefined).items);
   admission.add(namespaceLifecycle((name) => namespaces.get(name)));
   const watch = new WatchService(eventLog, store);
@@ -121,6 +124,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     server.listen(opts.securePort, opts.bindAddress, () => resolve());
   });
   const port = (server.address() as AddressInfo).port;
+  await bootstrapKubernetesService(store, catalog, opts.bindAddress, port);
   const url = serverUrlFor(opts.bindAddress, port);
   const kubeconfigPath = writeAdminKubeconfig(opts.dataDir, pki, url);
   ready = true;
@@ -159,6 +163,33 @@ async function bootstrapNamespaces(store: GenericStore, catalog: ResourceCatalog
     if (store.tryGet(info, '', name)) continue;
     await store.create(info, '', { apiVersion: 'v1', kind: 'Namespace', metadata: { name } }, ctx);
   }
+}
+
+/** The default/kubernetes Service (10.96.0.1:443) with the API server as its endpoint, as kube-apiserver keeps it. */
+async function bootstrapKubernetesService(store: GenericStore, catalog: ResourceCatalog, bindAddress: string, port: number): Promise<void> {
+  const ctx: RequestContext = { user: LOOPBACK_USER, dryRun: false, fieldValidation: 'Ignore', warnings: [] };
+  const services = catalog.lookup('', 'v1', 'services')!;
+  if (!store.tryGet(services, 'default', 'kubernetes')) {
+    await store.create(services, 'default', {
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: 'kubernetes', labels: { component: 'apiserver', provider: 'kubernetes' } },
+      spec: { type: 'ClusterIP', clusterIP: '10.96.0.1', ports: [{ name: 'https', port: 443, protocol: 'TCP', targetPort: port }], sessionAffinity: 'None' },
+    }, ctx);
+  }
+  const address = bindAddress === '0.0.0.0' || bindAddress === '::' || !bindAddress ? '127.0.0.1' : bindAddress;
+  const slices = catalog.lookup('discovery.k8s.io', 'v1', 'endpointslices')!;
+  const slice = {
+    apiVersion: 'discovery.k8s.io/v1',
+    kind: 'EndpointSlice',
+    metadata: { name: 'kubernetes', labels: { 'kubernetes.io/service-name': 'kubernetes', 'endpointslice.kubernetes.io/managed-by': 'endpointslicemirroring-controller.k8s.io' } },
+    addressType: address.includes(':') ? 'IPv6' : 'IPv4',
+    endpoints: [{ addresses: [address], conditions: { ready: true } }],
+    ports: [{ name: 'https', port, protocol: 'TCP' }],
+  };
+  const current = store.tryGet(slices, 'default', 'kubernetes');
+  if (!current) await store.create(slices, 'default', slice, ctx);
+  else await store.update(slices, 'default', 'kubernetes', { ...slice, metadata: { ...current.metadata, labels: slice.metadata.labels } }, ctx);
 }
 
 function sqliteCheck(db: Db): string | undefined {

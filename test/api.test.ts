@@ -104,7 +104,7 @@ test('create errors: AlreadyExists, mismatches, missing namespace, malformed bod
   assertStatus(await s.request('POST', '/api/v1/namespaces/default/configmaps', { raw: '{}', headers: { 'content-type': 'text/plain' } }), 415, 'UnsupportedMediaType');
   const big = Buffer.alloc(3 * 1024 * 1024 + 10, 'a');
   assertStatus(await s.request('POST', '/api/v1/namespaces/default/configmaps', { raw: big, headers: { 'content-type': 'application/json' } }), 413, 'RequestEntityTooLarge');
-  assertStatus(await s.request('GET', '/api/v1/namespaces/default/configmaps', { headers: { accept: 'application/vnd.kubernetes.protobuf' } }), 406, 'NotAcceptable');
+  assertStatus(await s.request('GET', '/api/v1/namespaces/default/configmaps', { headers: { accept: 'application/xml' } }), 406, 'NotAcceptable');
   // None of the failures left an object behind.
   const names = (await s.request('GET', '/api/v1/namespaces/default/configmaps')).json().items.map((i: any) => i.metadata.name);
   assert.ok(!names.includes('x'));
@@ -153,6 +153,19 @@ test('YAML and CBOR requests and responses', async () => {
   assert.equal(res2.status, 201);
   assert.deepEqual([...res2.raw.subarray(0, 3)], [0xd9, 0xd9, 0xf7], 'self-described CBOR tag');
   assert.equal(cborDecode(res2.raw.subarray(3)).metadata.name, 'cbor-cm');
+});
+
+test('protobuf responses carry the k8s envelope; Table requests fall back to JSON', async () => {
+  const r = await s.request('GET', '/api/v1/namespaces/default', { headers: { accept: 'application/vnd.kubernetes.protobuf,application/json' } });
+  assert.equal(r.status, 200);
+  assert.equal(r.headers['content-type'], 'application/vnd.kubernetes.protobuf');
+  assert.deepEqual([...r.raw.subarray(0, 4)], [0x6b, 0x38, 0x73, 0x00], 'magic "k8s\\0"');
+  assert.ok(r.raw.includes(Buffer.from('Namespace')) && r.raw.includes(Buffer.from('default')));
+  const t = await s.request('GET', '/api/v1/namespaces', { headers: { accept: 'application/vnd.kubernetes.protobuf;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1;g=meta.k8s.io' } });
+  assert.equal(t.json().kind, 'Table');
+  const missing = await s.request('GET', '/api/v1/namespaces/nope', { headers: { accept: 'application/vnd.kubernetes.protobuf,application/json' } });
+  assert.equal(missing.status, 404);
+  assert.equal(missing.headers['content-type'], 'application/vnd.kubernetes.protobuf', 'errors are Status objects in the negotiated encoding');
 });
 
 test('Table and PartialObjectMetadata representations', async () => {

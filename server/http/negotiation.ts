@@ -2,10 +2,11 @@
 // body it sent (Content-Type), and the encoders for JSON, YAML and CBOR.
 import type { IncomingMessage } from 'node:http';
 import YAML from 'yaml';
+import { PROTOBUF_MEDIA_TYPE, decodeProtobuf, encodeProtobuf, definitionForKind } from './protobuf.ts';
 import { Encoder } from 'cbor-x';
 import { badRequest, notAcceptable, unsupportedMediaType, requestEntityTooLarge } from '../errors.ts';
 
-export type Encoding = 'json' | 'yaml' | 'cbor';
+export type Encoding = 'json' | 'yaml' | 'cbor' | 'protobuf';
 /** Alternate shapes kube-apiserver serves for the same objects. */
 export type Shape = 'object' | 'Table' | 'PartialObjectMetadata' | 'PartialObjectMetadataList';
 
@@ -23,9 +24,10 @@ const MEDIA: Record<string, Encoding> = {
   'application/json': 'json',
   'application/yaml': 'yaml',
   'application/cbor': 'cbor',
+  [PROTOBUF_MEDIA_TYPE]: 'protobuf',
 };
 
-export const SUPPORTED_MEDIA_TYPES = ['application/json', 'application/yaml', 'application/cbor'];
+export const SUPPORTED_MEDIA_TYPES = ['application/json', 'application/yaml', PROTOBUF_MEDIA_TYPE, 'application/cbor'];
 
 interface MediaRange {
   type: string;
@@ -86,6 +88,8 @@ function pickOutput(header: string | undefined, allowed: Shape[]): OutputFormat 
     }
     if (r.params.g !== 'meta.k8s.io' || !(r.params.v === 'v1' || r.params.v === 'v1beta1')) continue;
     if (!allowed.includes(as as Shape)) continue;
+    // Table has no protobuf form upstream either.
+    if (encoding === 'protobuf' && as === 'Table') continue;
     const ct = `${contentTypeFor(encoding)};as=${as};g=meta.k8s.io;v=${r.params.v}`;
     return { encoding, shape: as as Shape, metaVersion: r.params.v, contentType: ct };
   }
@@ -93,15 +97,28 @@ function pickOutput(header: string | undefined, allowed: Shape[]): OutputFormat 
 }
 
 export function contentTypeFor(e: Encoding): string {
-  return e === 'json' ? 'application/json' : e === 'yaml' ? 'application/yaml' : 'application/cbor';
+  switch (e) {
+    case 'json': return 'application/json';
+    case 'yaml': return 'application/yaml';
+    case 'cbor': return 'application/cbor';
+    case 'protobuf': return PROTOBUF_MEDIA_TYPE;
+  }
 }
+
+export const JSON_FORMAT: OutputFormat = { encoding: 'json', shape: 'object', metaVersion: 'v1', contentType: 'application/json' };
 
 // CBOR: RFC 8949 self-described (tag 55799) on output, as kube-apiserver does.
 const cbor = new Encoder({ useRecords: false, mapsAsObjects: true, variableMapSize: true });
 const SELF_DESCRIBED = Buffer.from([0xd9, 0xd9, 0xf7]);
 
-export function encode(value: unknown, encoding: Encoding, pretty = false): Buffer {
+/** Encodes a value; undefined when it has no form in that encoding (protobuf for custom resources, Table). */
+export function encode(value: unknown, encoding: Encoding, pretty = false): Buffer | undefined {
   switch (encoding) {
+    case 'protobuf': {
+      const v = value as any;
+      const def = definitionForKind(v?.apiVersion, v?.kind);
+      return def ? encodeProtobuf(v, def) : undefined;
+    }
     case 'json':
       return Buffer.from(pretty ? JSON.stringify(value, null, 2) + '\n' : JSON.stringify(value) + '\n');
     case 'yaml':
@@ -111,14 +128,6 @@ export function encode(value: unknown, encoding: Encoding, pretty = false): Buff
   }
 }
 
-/** Decodes a request body by its media type (without parameters). */
-export function decodeBody(body: Buffer, mediaType: string): unknown {
-  const enc = bodyEncoding(mediaType);
-  if (!enc) {
-    throw unsupportedMediaType(`the body of the request was in an unknown format - accepted media types include: ${SUPPORTED_MEDIA_TYPES.join(', ')}`);
-  }
-  return decodeAs(body, enc);
-}
 
 export function bodyEncoding(mediaType: string): Encoding | undefined {
   switch (mediaType) {
@@ -133,11 +142,15 @@ export function bodyEncoding(mediaType: string): Encoding | undefined {
     case 'application/cbor':
     case 'application/apply-patch+cbor':
       return 'cbor';
+    case PROTOBUF_MEDIA_TYPE:
+      return 'protobuf';
   }
   return undefined;
 }
 
-export function decodeAs(body: Buffer, enc: Encoding): unknown {
+/** Decodes a body; `definition` names the expected kind for protobuf bodies. */
+export function decodeAs(body: Buffer, enc: Encoding, definition?: string): unknown {
+  if (enc === 'protobuf') return decodeProtobuf(body, definition);
   try {
     switch (enc) {
       case 'json':

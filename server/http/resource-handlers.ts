@@ -8,7 +8,7 @@ import type { GenericStore, RequestContext, FieldValidation, DeleteOptions, List
 import { apiVersionOf } from '../registry/store.ts';
 import type { RequestInfo } from './request-info.ts';
 import { ApiError, badRequest, methodNotAllowed, unsupportedMediaType } from '../errors.ts';
-import { negotiateOutput, readBody, decodeAs, bodyEncoding, mediaTypeOf, type OutputFormat, type Shape } from './negotiation.ts';
+import { negotiateOutput, readBody, decodeAs, bodyEncoding, mediaTypeOf, SUPPORTED_MEDIA_TYPES, type OutputFormat, type Shape } from './negotiation.ts';
 import { applyPatch, PATCH_TYPES } from '../registry/patch/index.ts';
 import type { TypeModel } from '../schema/model.ts';
 import { printerFor } from './printers.ts';
@@ -55,13 +55,13 @@ export function resourceHandler(deps: ResourceHandlerDeps): Koa.Middleware {
         return deps.watch.serve(ctx, info, ri);
       case 'create': {
         const rc = requestContext(ctx);
-        const body = await readObjectBody(ctx);
+        const body = await readObjectBody(ctx, info.definition);
         const created = await store.create(info, ns, body, rc);
         return respondObject(ctx, info, created, 201, rc);
       }
       case 'update': {
         const rc = requestContext(ctx);
-        const body = await readObjectBody(ctx);
+        const body = await readObjectBody(ctx, ri.subresource === 'scale' ? 'io.k8s.api.autoscaling.v1.Scale' : info.definition);
         let updated: any;
         if (ri.subresource === 'scale') {
           updated = await store.patch(info, ns, ri.name, (cur) => applyScaleToObject(info, cur, body), rc, 'scale');
@@ -230,15 +230,15 @@ function pretty(ctx: Koa.Context): boolean {
   return p === 'true' || p === '1';
 }
 
-async function readObjectBody(ctx: Koa.Context): Promise<any> {
+async function readObjectBody(ctx: Koa.Context, definition: string | undefined): Promise<any> {
   const mediaType = mediaTypeOf(ctx.get('content-type'));
   const enc = bodyEncoding(mediaType);
   if (!enc || mediaType.includes('patch')) {
-    throw unsupportedMediaType(`the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/cbor`);
+    throw unsupportedMediaType(`the body of the request was in an unknown format - accepted media types include: ${SUPPORTED_MEDIA_TYPES.join(', ')}`);
   }
   const raw = await readBody(ctx.req);
   if (raw.length === 0) throw badRequest('the body of the request was empty');
-  return decodeAs(raw, enc);
+  return decodeAs(raw, enc, definition);
 }
 
 function requestContext(ctx: Koa.Context): RequestContext {
@@ -259,7 +259,7 @@ async function deleteOptions(ctx: Koa.Context): Promise<DeleteOptions> {
   let body: any = {};
   if (raw.length > 0) {
     const enc = bodyEncoding(mediaTypeOf(ctx.get('content-type')) || 'application/json') ?? 'json';
-    body = decodeAs(raw, enc) ?? {};
+    body = decodeAs(raw, enc, 'io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions') ?? {};
     if (typeof body !== 'object' || Array.isArray(body)) throw badRequest('the body of the request was not a DeleteOptions object');
   }
   const opts: DeleteOptions = {};

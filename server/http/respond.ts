@@ -1,11 +1,17 @@
 // Writing responses: one place encodes bodies and renders errors as Status objects.
 import type Koa from 'koa';
 import { ApiError, internalError } from '../errors.ts';
-import { encode, negotiateOutput, type OutputFormat } from './negotiation.ts';
+import { encode, negotiateOutput, JSON_FORMAT, type OutputFormat } from './negotiation.ts';
 
 export function send(ctx: Koa.Context, code: number, body: unknown, fmt: OutputFormat, pretty = false): void {
   ctx.status = code;
-  ctx.body = encode(body, fmt.encoding, pretty);
+  let bytes = encode(body, fmt.encoding, pretty);
+  if (!bytes) {
+    // No protobuf form (custom resources): answer JSON, which every protobuf client also accepts.
+    fmt = JSON_FORMAT;
+    bytes = encode(body, 'json', pretty)!;
+  }
+  ctx.body = bytes;
   // Set after the body (Koa would otherwise re-type it) and verbatim (no charset), as kube-apiserver answers.
   ctx.set('Content-Type', fmt.contentType);
 }
@@ -24,7 +30,7 @@ export function statusErrors(): Koa.Middleware {
       try {
         fmt = negotiateOutput(ctx.get('accept'), []);
       } catch {
-        fmt = { encoding: 'json', shape: 'object', metaVersion: 'v1', contentType: 'application/json' };
+        fmt = JSON_FORMAT;
       }
       send(ctx, err.code, err.toStatus(), fmt);
     }

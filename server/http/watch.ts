@@ -7,7 +7,8 @@ import type { EventLog, LogEvent } from '../storage/event-log.ts';
 import type { GenericStore } from '../registry/store.ts';
 import { apiVersionOf, qualifiedResourceOf } from '../registry/store.ts';
 import type { RequestInfo } from './request-info.ts';
-import { negotiateOutput, encode, type OutputFormat } from './negotiation.ts';
+import { negotiateOutput, encode } from './negotiation.ts';
+import { PROTOBUF_MEDIA_TYPE, definitionForKind, encodeWatchEventFrame } from './protobuf.ts';
 import { parseLabelSelector, parseFieldSelector, selectableFields, checkFieldSelectorSupported } from '../registry/selectors.ts';
 import { badRequest } from '../errors.ts';
 import { toTable, partialMetadata } from './resource-handlers.ts';
@@ -36,7 +37,7 @@ export class WatchService {
 
   async serve(ctx: Koa.Context, info: ResourceInfo, ri: RequestInfo): Promise<void> {
     const q = ctx.URL.searchParams;
-    const fmt = negotiateOutput(ctx.get('accept'), ['Table', 'PartialObjectMetadata']);
+    const fmt = { ...negotiateOutput(ctx.get('accept'), ['Table', 'PartialObjectMetadata']) };
     const labels = parseLabelSelector(q.get('labelSelector') ?? undefined);
     const fieldSel = q.get('fieldSelector') ?? undefined;
     const fields = parseFieldSelector(ri.name ? joinSelector(fieldSel, `metadata.name=${ri.name}`) : fieldSel);
@@ -62,7 +63,9 @@ export class WatchService {
     // Take over the response: a stream of events, flushed one by one.
     ctx.respond = false;
     const out = ctx.res;
-    const contentType = fmt.encoding === 'cbor' ? 'application/cbor-seq' : fmt.contentType;
+    // Custom resources have no protobuf form: their watches stream JSON.
+    if (fmt.encoding === 'protobuf' && !definitionForKind(apiVersionOf(info), info.kind)) fmt.encoding = 'json';
+    const contentType = fmt.encoding === 'cbor' ? 'application/cbor-seq' : fmt.encoding === 'protobuf' ? `${PROTOBUF_MEDIA_TYPE};stream=watch` : fmt.encoding === 'json' ? 'application/json' : fmt.contentType;
     out.writeHead(200, { 'Content-Type': contentType, 'Cache-Control': 'no-cache, private', 'Transfer-Encoding': 'chunked' });
     out.flushHeaders();
 
@@ -85,7 +88,13 @@ export class WatchService {
           payload = o;
         }
       }
-      const buf = fmt.encoding === 'json' ? Buffer.from(JSON.stringify({ type, object: payload }) + '\n') : encode({ type, object: payload }, fmt.encoding);
+      const buf =
+        fmt.encoding === 'json'
+          ? Buffer.from(JSON.stringify({ type, object: payload }) + '\n')
+          : fmt.encoding === 'protobuf'
+            ? encodeWatchEventFrame({ type, object: payload })
+            : encode({ type, object: payload }, fmt.encoding)!;
+      if (!buf) return;
       out.write(buf);
       if (out.writableLength > MAX_BUFFERED_BYTES) finish();
     };

@@ -10,6 +10,7 @@ import type { AdmissionChain } from '../admission/chain.ts';
 import type { AdmissionAttributes } from '../admission/types.ts';
 import type { UserInfo } from '../authentication/user.ts';
 import { strategyFor, type Strategy } from './strategy.ts';
+import { defaultsFor } from './strategies/defaulting.ts';
 import { validateObjectMeta, validateObjectMetaUpdate, nameRuleFor, generateNameFrom } from './metadata-validation.ts';
 import { parseLabelSelector, parseFieldSelector, selectableFields, checkFieldSelectorSupported } from './selectors.ts';
 import { ApiError, alreadyExists, badRequest, conflict, invalid, notFound } from '../errors.ts';
@@ -176,6 +177,7 @@ export class GenericStore {
     if (strategy.tracksGeneration) meta.generation = 1;
     else delete meta.generation;
     if (info.subresources?.status) delete obj.status;
+    if (info.definition) defaultsFor(info.definition)?.(obj);
     strategy.prepareForCreate?.(obj);
 
     const attrs = this.attrs('CREATE', info, '', meta.namespace ?? '', meta.name ?? '', obj, undefined, ctx);
@@ -236,6 +238,8 @@ export class GenericStore {
       if (!current) throw notFound(info.group, info.resource, name);
       const old = this.present(info, current.object);
       const desired = produce(structuredClone(old));
+      // Defaults first, so a PUT that omits defaulted fields is not a spec change.
+      if (info.definition) defaultsFor(info.definition)?.(desired);
       // A patch may carry its own resourceVersion precondition.
       const rvWanted = precondition ?? (isPatch && desired.metadata?.resourceVersion !== old.metadata.resourceVersion ? desired.metadata?.resourceVersion : undefined);
       if (rvWanted && rvWanted !== String(current.rv)) {

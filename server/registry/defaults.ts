@@ -1,0 +1,569 @@
+// Defaults kube-apiserver fills in built-in objects on every create and update (it decodes the
+// body through the versioned Go types, whose SetDefaults_* functions and +default markers run).
+// One table, keyed by OpenAPI definition name; applyDefaults walks the object alongside its
+// TypeNodes and calls the defaulter of every definition it meets, parents before children, so a
+// Deployment's pod template gets exactly the PodSpec and Container defaults a Pod gets.
+//
+// Go semantics carried over: a non-pointer field is "unset" when it holds its zero value ("" or
+// 0), a pointer field only when absent; `zero()` and `absent()` below say which rule a field uses.
+//
+// Not done (need resource.Quantity arithmetic): ResourceList rounding to milli-units, and the
+// pod-level resources defaults of the PodLevelResources feature.
+import type { TypeNode } from '../schema/types.ts';
+import { TypeModel } from '../schema/model.ts';
+
+type Obj = Record<string, any>;
+type Defaulter = (obj: Obj) => void;
+
+const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+/** A pointer (or slice/map) field: unset only when absent or null. */
+const absent = (v: unknown): boolean => v === undefined || v === null;
+/** A non-pointer scalar field: unset when it holds the Go zero value. */
+const zero = (v: unknown): boolean => v === undefined || v === null || v === '' || v === 0;
+
+function setPtr(o: Obj, key: string, value: unknown): void {
+  if (absent(o[key])) o[key] = value;
+}
+function setZero(o: Obj, key: string, value: unknown): void {
+  if (zero(o[key])) o[key] = value;
+}
+/** The object at o[key], created when absent (a non-pointer struct in Go); undefined when o[key] is not an object. */
+function struct(o: Obj, key: string): Obj | undefined {
+  if (absent(o[key])) o[key] = {};
+  return isObj(o[key]) ? o[key] : undefined;
+}
+const list = (v: unknown): any[] => (Array.isArray(v) ? v : []);
+const objects = (v: unknown): Obj[] => list(v).filter(isObj);
+const emptyMap = (v: unknown): boolean => !isObj(v) || Object.keys(v).length === 0;
+
+// ---------------------------------------------------------------------------------------------
+// core/v1
+
+/** parsers.ParseImageName's tag: "latest" when neither tag nor digest is given, "" when the reference does not parse. */
+export function imageTag(image: string): string {
+  const m = IMAGE_REF.exec(image);
+  if (!m || /^[a-f0-9]{64}$/.test(image)) return '';
+  const [, , tag, digest] = m;
+  if (tag) return tag;
+  return digest ? '' : 'latest';
+}
+// distribution/reference grammar: [domain/]path[:tag][@digest]; path components are lowercase.
+const DOMAIN_COMPONENT = '(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])';
+const DOMAIN = `(?:${DOMAIN_COMPONENT}(?:\\.${DOMAIN_COMPONENT})*|\\[[a-fA-F0-9:]+\\])(?::[0-9]+)?`;
+const PATH_COMPONENT = '[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*';
+const NAME = `(?:${DOMAIN}/)?${PATH_COMPONENT}(?:/${PATH_COMPONENT})*`;
+const IMAGE_REF = new RegExp(`^(${NAME})(?::([\\w][\\w.-]{0,127}))?(?:@([A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}))?$`);
+
+function pullPolicyFor(image: unknown): string {
+  return imageTag(typeof image === 'string' ? image : '') === 'latest' ? 'Always' : 'IfNotPresent';
+}
+
+function container(c: Obj): void {
+  setZero(c, 'imagePullPolicy', pullPolicyFor(c.image));
+  setZero(c, 'terminationMessagePath', '/dev/termination-log');
+  setZero(c, 'terminationMessagePolicy', 'File');
+}
+
+/** SetDefaults_Pod: only on Pods, never on templates. */
+function pod(p: Obj): void {
+  const spec = struct(p, 'spec');
+  if (!spec) return;
+  // Requests default to limits, for regular and init containers.
+  for (const c of [...objects(spec.containers), ...objects(spec.initContainers)]) {
+    const res = c.resources;
+    if (!isObj(res) || !isObj(res.limits)) continue;
+    const missing = Object.keys(res.limits).filter((k) => !isObj(res.requests) || !(k in res.requests));
+    if (!missing.length) continue;
+    if (!isObj(res.requests)) res.requests = {};
+    for (const k of missing) res.requests[k] = res.limits[k];
+  }
+  setPtr(spec, 'enableServiceLinks', true);
+  if (spec.hostNetwork === true) {
+    for (const c of [...objects(spec.containers), ...objects(spec.initContainers)]) {
+      for (const port of objects(c.ports)) if (zero(port.hostPort)) port.hostPort = port.containerPort;
+    }
+  }
+}
+
+function podSpec(s: Obj): void {
+  setZero(s, 'dnsPolicy', 'ClusterFirst');
+  setZero(s, 'restartPolicy', 'Always');
+  setPtr(s, 'securityContext', {});
+  setPtr(s, 'terminationGracePeriodSeconds', 30);
+  setZero(s, 'schedulerName', 'default-scheduler');
+}
+
+const VOLUME_SOURCES_IGNORED = new Set(['name']);
+function volume(v: Obj): void {
+  const hasSource = Object.keys(v).some((k) => !VOLUME_SOURCES_IGNORED.has(k) && !absent(v[k]));
+  if (!hasSource) v.emptyDir = {};
+  if (isObj(v.image) && zero(v.image.pullPolicy)) v.image.pullPolicy = pullPolicyFor(v.image.reference);
+}
+
+function service(svc: Obj): void {
+  const spec = struct(svc, 'spec');
+  if (!spec) return;
+  setZero(spec, 'sessionAffinity', 'None');
+  if (spec.sessionAffinity === 'None') delete spec.sessionAffinityConfig;
+  if (spec.sessionAffinity === 'ClientIP') {
+    const cfg = spec.sessionAffinityConfig;
+    if (!isObj(cfg) || !isObj(cfg.clientIP) || absent(cfg.clientIP.timeoutSeconds)) {
+      spec.sessionAffinityConfig = { clientIP: { timeoutSeconds: 10800 } };
+    }
+  }
+  setZero(spec, 'type', 'ClusterIP');
+  for (const p of objects(spec.ports)) {
+    setZero(p, 'protocol', 'TCP');
+    if (zero(p.targetPort)) p.targetPort = p.port;
+  }
+  const type = spec.type;
+  const externallyAccessible = type === 'LoadBalancer' || type === 'NodePort' || (type === 'ClusterIP' && list(spec.externalIPs).length > 0);
+  if (externallyAccessible) setZero(spec, 'externalTrafficPolicy', 'Cluster');
+  if (type === 'NodePort' || type === 'LoadBalancer' || type === 'ClusterIP') setPtr(spec, 'internalTrafficPolicy', 'Cluster');
+  if (type === 'LoadBalancer') {
+    setPtr(spec, 'allocateLoadBalancerNodePorts', true);
+    const ingress = isObj(svc.status) && isObj(svc.status.loadBalancer) ? objects(svc.status.loadBalancer.ingress) : [];
+    for (const ing of ingress) if (!zero(ing.ip)) setPtr(ing, 'ipMode', 'VIP');
+  }
+}
+
+function persistentVolume(pv: Obj): void {
+  const status = struct(pv, 'status');
+  if (status) setZero(status, 'phase', 'Pending');
+  const spec = struct(pv, 'spec');
+  if (!spec) return;
+  setZero(spec, 'persistentVolumeReclaimPolicy', 'Retain');
+  setPtr(spec, 'volumeMode', 'Filesystem');
+}
+
+function replicationController(rc: Obj): void {
+  const spec = struct(rc, 'spec');
+  if (!spec) return;
+  const labels = isObj(spec.template) && isObj(spec.template.metadata) ? spec.template.metadata.labels : undefined;
+  if (isObj(labels)) {
+    if (emptyMap(spec.selector)) spec.selector = { ...labels };
+    const meta = struct(rc, 'metadata');
+    if (meta && emptyMap(meta.labels)) meta.labels = { ...labels };
+  }
+  setPtr(spec, 'replicas', 1);
+}
+
+function limitRangeItem(item: Obj): void {
+  if (item.type !== 'Container') return;
+  if (absent(item.default)) item.default = {};
+  if (absent(item.defaultRequest)) item.defaultRequest = {};
+  const def = item.default;
+  const req = item.defaultRequest;
+  if (!isObj(def) || !isObj(req)) return;
+  if (isObj(item.max)) for (const [k, v] of Object.entries(item.max)) if (!(k in def)) def[k] = v;
+  for (const [k, v] of Object.entries(def)) if (!(k in req)) req[k] = v;
+  if (isObj(item.min)) for (const [k, v] of Object.entries(item.min)) if (!(k in req)) req[k] = v;
+}
+
+function rbd(s: Obj): void {
+  setZero(s, 'pool', 'rbd');
+  setZero(s, 'user', 'admin');
+  setZero(s, 'keyring', '/etc/ceph/keyring');
+}
+function scaleIO(s: Obj): void {
+  setZero(s, 'storageMode', 'ThinProvisioned');
+  setZero(s, 'fsType', 'xfs');
+}
+const defaultMode = (s: Obj): void => setPtr(s, 'defaultMode', 420);
+const protocolTCP = (p: Obj): void => setZero(p, 'protocol', 'TCP');
+
+// ---------------------------------------------------------------------------------------------
+// apps/v1, batch/v1
+
+function deployment(d: Obj): void {
+  const spec = struct(d, 'spec');
+  if (!spec) return;
+  setPtr(spec, 'replicas', 1);
+  const strategy = struct(spec, 'strategy');
+  if (strategy) {
+    setZero(strategy, 'type', 'RollingUpdate');
+    if (strategy.type === 'RollingUpdate') {
+      const ru = struct(strategy, 'rollingUpdate');
+      if (ru) {
+        setPtr(ru, 'maxUnavailable', '25%');
+        setPtr(ru, 'maxSurge', '25%');
+      }
+    }
+  }
+  setPtr(spec, 'revisionHistoryLimit', 10);
+  setPtr(spec, 'progressDeadlineSeconds', 600);
+}
+
+function daemonSet(ds: Obj): void {
+  const spec = struct(ds, 'spec');
+  if (!spec) return;
+  const us = struct(spec, 'updateStrategy');
+  if (us) {
+    setZero(us, 'type', 'RollingUpdate');
+    if (us.type === 'RollingUpdate') {
+      const ru = struct(us, 'rollingUpdate');
+      if (ru) {
+        setPtr(ru, 'maxUnavailable', 1);
+        setPtr(ru, 'maxSurge', 0);
+      }
+    }
+  }
+  setPtr(spec, 'revisionHistoryLimit', 10);
+}
+
+function statefulSet(ss: Obj): void {
+  const spec = struct(ss, 'spec');
+  if (!spec) return;
+  setZero(spec, 'podManagementPolicy', 'OrderedReady');
+  const us = struct(spec, 'updateStrategy');
+  if (us) {
+    if (zero(us.type)) {
+      us.type = 'RollingUpdate';
+      setPtr(us, 'rollingUpdate', {});
+    }
+    if (us.type === 'RollingUpdate' && isObj(us.rollingUpdate)) {
+      setPtr(us.rollingUpdate, 'partition', 0);
+      // MaxUnavailableStatefulSet: beta, enabled by default.
+      setPtr(us.rollingUpdate, 'maxUnavailable', 1);
+    }
+  }
+  // StatefulSetAutoDeletePVC: GA.
+  const retention = struct(spec, 'persistentVolumeClaimRetentionPolicy');
+  if (retention) {
+    setZero(retention, 'whenDeleted', 'Retain');
+    setZero(retention, 'whenScaled', 'Retain');
+  }
+  setPtr(spec, 'replicas', 1);
+  setPtr(spec, 'revisionHistoryLimit', 10);
+}
+
+function job(j: Obj): void {
+  const spec = struct(j, 'spec');
+  if (!spec) return;
+  if (absent(spec.completions) && absent(spec.parallelism)) {
+    spec.completions = 1;
+    spec.parallelism = 1;
+  }
+  setPtr(spec, 'parallelism', 1);
+  if (absent(spec.backoffLimit)) spec.backoffLimit = absent(spec.backoffLimitPerIndex) ? 6 : 2147483647;
+  const labels = isObj(spec.template) && isObj(spec.template.metadata) ? spec.template.metadata.labels : undefined;
+  if (isObj(labels)) {
+    const meta = struct(j, 'metadata');
+    if (meta && emptyMap(meta.labels)) meta.labels = { ...labels };
+  }
+  setPtr(spec, 'completionMode', 'NonIndexed');
+  setPtr(spec, 'suspend', false);
+  // JobPodReplacementPolicy: GA.
+  setPtr(spec, 'podReplacementPolicy', absent(spec.podFailurePolicy) ? 'TerminatingOrFailed' : 'Failed');
+  setPtr(spec, 'manualSelector', false);
+}
+
+function cronJob(cj: Obj): void {
+  const spec = struct(cj, 'spec');
+  if (!spec) return;
+  setZero(spec, 'concurrencyPolicy', 'Allow');
+  setPtr(spec, 'suspend', false);
+  setPtr(spec, 'successfulJobsHistoryLimit', 3);
+  setPtr(spec, 'failedJobsHistoryLimit', 1);
+}
+
+// ---------------------------------------------------------------------------------------------
+// autoscaling
+
+const HPA_SCALE_UP = () => ({
+  stabilizationWindowSeconds: 0,
+  selectPolicy: 'Max',
+  policies: [
+    { type: 'Pods', value: 4, periodSeconds: 15 },
+    { type: 'Percent', value: 100, periodSeconds: 15 },
+  ],
+});
+const HPA_SCALE_DOWN = () => ({ selectPolicy: 'Max', policies: [{ type: 'Percent', value: 100, periodSeconds: 15 }] });
+
+/** Unset fields of the user's rules come from the defaults (copyHPAScalingRules). */
+function scalingRules(given: unknown, defaults: Obj): Obj {
+  if (!isObj(given)) return defaults;
+  for (const k of ['selectPolicy', 'stabilizationWindowSeconds', 'policies', 'tolerance']) {
+    if (!absent(given[k])) defaults[k] = given[k];
+  }
+  return defaults;
+}
+
+function hpaV2(h: Obj): void {
+  const spec = struct(h, 'spec');
+  if (!spec) return;
+  setPtr(spec, 'minReplicas', 1);
+  if (list(spec.metrics).length === 0) {
+    spec.metrics = [{ type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 80 } } }];
+  }
+  if (isObj(spec.behavior)) {
+    spec.behavior.scaleUp = scalingRules(spec.behavior.scaleUp, HPA_SCALE_UP());
+    spec.behavior.scaleDown = scalingRules(spec.behavior.scaleDown, HPA_SCALE_DOWN());
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// admissionregistration/v1
+
+function webhook(w: Obj): void {
+  setPtr(w, 'failurePolicy', 'Fail');
+  setPtr(w, 'matchPolicy', 'Equivalent');
+  setPtr(w, 'namespaceSelector', {});
+  setPtr(w, 'objectSelector', {});
+  setPtr(w, 'timeoutSeconds', 10);
+}
+
+function matchResources(m: Obj): void {
+  setPtr(m, 'matchPolicy', 'Equivalent');
+  setPtr(m, 'namespaceSelector', {});
+  setPtr(m, 'objectSelector', {});
+}
+
+const ruleScope = (r: Obj): void => setPtr(r, 'scope', '*');
+const servicePort443 = (s: Obj): void => setPtr(s, 'port', 443);
+
+// ---------------------------------------------------------------------------------------------
+// The table
+
+const CORE = 'io.k8s.api.core.v1.';
+const TABLE: Record<string, Defaulter> = {
+  // core/v1
+  [`${CORE}Pod`]: pod,
+  [`${CORE}PodSpec`]: podSpec,
+  [`${CORE}Container`]: container,
+  [`${CORE}EphemeralContainer`]: container,
+  [`${CORE}ContainerPort`]: protocolTCP,
+  [`${CORE}Probe`]: (p) => {
+    setZero(p, 'timeoutSeconds', 1);
+    setZero(p, 'periodSeconds', 10);
+    setZero(p, 'successThreshold', 1);
+    setZero(p, 'failureThreshold', 3);
+  },
+  [`${CORE}HTTPGetAction`]: (a) => {
+    setZero(a, 'path', '/');
+    setZero(a, 'scheme', 'HTTP');
+  },
+  [`${CORE}GRPCAction`]: (a) => setPtr(a, 'service', ''),
+  [`${CORE}ObjectFieldSelector`]: (s) => setZero(s, 'apiVersion', 'v1'),
+  [`${CORE}Volume`]: volume,
+  [`${CORE}HostPathVolumeSource`]: (s) => setPtr(s, 'type', ''),
+  [`${CORE}SecretVolumeSource`]: defaultMode,
+  [`${CORE}ConfigMapVolumeSource`]: defaultMode,
+  [`${CORE}DownwardAPIVolumeSource`]: defaultMode,
+  [`${CORE}ProjectedVolumeSource`]: defaultMode,
+  [`${CORE}ServiceAccountTokenProjection`]: (s) => setPtr(s, 'expirationSeconds', 3600),
+  [`${CORE}ISCSIVolumeSource`]: (s) => setZero(s, 'iscsiInterface', 'default'),
+  [`${CORE}ISCSIPersistentVolumeSource`]: (s) => setZero(s, 'iscsiInterface', 'default'),
+  [`${CORE}RBDVolumeSource`]: rbd,
+  [`${CORE}RBDPersistentVolumeSource`]: rbd,
+  [`${CORE}AzureDiskVolumeSource`]: (s) => {
+    setPtr(s, 'cachingMode', 'ReadWrite');
+    setPtr(s, 'fsType', 'ext4');
+    setPtr(s, 'readOnly', false);
+    setPtr(s, 'kind', 'Shared');
+  },
+  [`${CORE}ScaleIOVolumeSource`]: scaleIO,
+  [`${CORE}ScaleIOPersistentVolumeSource`]: scaleIO,
+  [`${CORE}PersistentVolumeClaimSpec`]: (s) => setPtr(s, 'volumeMode', 'Filesystem'),
+  [`${CORE}PersistentVolumeClaim`]: (pvc) => {
+    const status = struct(pvc, 'status');
+    if (status) setZero(status, 'phase', 'Pending');
+  },
+  [`${CORE}PersistentVolume`]: persistentVolume,
+  [`${CORE}Service`]: service,
+  [`${CORE}ServicePort`]: protocolTCP,
+  [`${CORE}EndpointPort`]: protocolTCP,
+  [`${CORE}Secret`]: (s) => setZero(s, 'type', 'Opaque'),
+  [`${CORE}ReplicationController`]: replicationController,
+  [`${CORE}LimitRangeItem`]: limitRangeItem,
+  [`${CORE}NodeStatus`]: (s) => {
+    if (absent(s.allocatable) && isObj(s.capacity)) s.allocatable = { ...s.capacity };
+  },
+
+  // apps/v1
+  'io.k8s.api.apps.v1.Deployment': deployment,
+  'io.k8s.api.apps.v1.DaemonSet': daemonSet,
+  'io.k8s.api.apps.v1.StatefulSet': statefulSet,
+  'io.k8s.api.apps.v1.ReplicaSet': (rs) => {
+    const spec = struct(rs, 'spec');
+    if (spec) setPtr(spec, 'replicas', 1);
+  },
+
+  // batch/v1
+  'io.k8s.api.batch.v1.Job': job,
+  'io.k8s.api.batch.v1.CronJob': cronJob,
+  'io.k8s.api.batch.v1.PodFailurePolicyOnPodConditionsPattern': (p) => setZero(p, 'status', 'True'),
+
+  // autoscaling
+  'io.k8s.api.autoscaling.v2.HorizontalPodAutoscaler': hpaV2,
+  'io.k8s.api.autoscaling.v1.HorizontalPodAutoscaler': (h) => {
+    const spec = struct(h, 'spec');
+    if (spec) setPtr(spec, 'minReplicas', 1);
+  },
+
+  // networking/v1
+  'io.k8s.api.networking.v1.NetworkPolicy': (np) => {
+    const spec = struct(np, 'spec');
+    if (!spec || list(spec.policyTypes).length) return;
+    spec.policyTypes = list(spec.egress).length ? ['Ingress', 'Egress'] : ['Ingress'];
+  },
+  'io.k8s.api.networking.v1.NetworkPolicyPort': (p) => setPtr(p, 'protocol', 'TCP'),
+  'io.k8s.api.networking.v1.IngressClass': (ic) => {
+    if (isObj(ic.spec) && isObj(ic.spec.parameters)) setPtr(ic.spec.parameters, 'scope', 'Cluster');
+  },
+
+  // discovery/v1
+  'io.k8s.api.discovery.v1.EndpointPort': (p) => {
+    setPtr(p, 'name', '');
+    setPtr(p, 'protocol', 'TCP');
+  },
+
+  // rbac/v1
+  'io.k8s.api.rbac.v1.RoleBinding': (b) => {
+    if (isObj(b.roleRef)) setZero(b.roleRef, 'apiGroup', 'rbac.authorization.k8s.io');
+  },
+  'io.k8s.api.rbac.v1.ClusterRoleBinding': (b) => {
+    if (isObj(b.roleRef)) setZero(b.roleRef, 'apiGroup', 'rbac.authorization.k8s.io');
+  },
+  'io.k8s.api.rbac.v1.Subject': (s) => {
+    if (!zero(s.apiGroup)) return;
+    if (s.kind === 'ServiceAccount') s.apiGroup = '';
+    else if (s.kind === 'User' || s.kind === 'Group') s.apiGroup = 'rbac.authorization.k8s.io';
+  },
+
+  // storage/v1
+  'io.k8s.api.storage.v1.StorageClass': (sc) => {
+    setPtr(sc, 'reclaimPolicy', 'Delete');
+    setPtr(sc, 'volumeBindingMode', 'Immediate');
+  },
+  'io.k8s.api.storage.v1.CSIDriver': (d) => {
+    const spec = struct(d, 'spec');
+    if (!spec) return;
+    setPtr(spec, 'attachRequired', true);
+    setPtr(spec, 'podInfoOnMount', false);
+    setPtr(spec, 'storageCapacity', false);
+    setPtr(spec, 'fsGroupPolicy', 'ReadWriteOnceWithFSType');
+    if (list(spec.volumeLifecycleModes).length === 0) spec.volumeLifecycleModes = ['Persistent'];
+    setPtr(spec, 'requiresRepublish', false);
+    setPtr(spec, 'seLinuxMount', false);
+  },
+
+  // scheduling/v1
+  'io.k8s.api.scheduling.v1.PriorityClass': (pc) => setPtr(pc, 'preemptionPolicy', 'PreemptLowerPriority'),
+
+  // admissionregistration/v1 (Rule is embedded in the *RuleWithOperations definitions)
+  'io.k8s.api.admissionregistration.v1.ValidatingWebhook': webhook,
+  'io.k8s.api.admissionregistration.v1.MutatingWebhook': (w) => {
+    webhook(w);
+    setPtr(w, 'reinvocationPolicy', 'Never');
+  },
+  'io.k8s.api.admissionregistration.v1.RuleWithOperations': ruleScope,
+  'io.k8s.api.admissionregistration.v1.NamedRuleWithOperations': ruleScope,
+  'io.k8s.api.admissionregistration.v1.ServiceReference': servicePort443,
+  'io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicySpec': (s) => setPtr(s, 'failurePolicy', 'Fail'),
+  'io.k8s.api.admissionregistration.v1.MatchResources': matchResources,
+
+  // flowcontrol/v1
+  'io.k8s.api.flowcontrol.v1.FlowSchemaSpec': (s) => setZero(s, 'matchingPrecedence', 1000),
+  'io.k8s.api.flowcontrol.v1.ExemptPriorityLevelConfiguration': (e) => {
+    setPtr(e, 'nominalConcurrencyShares', 0);
+    setPtr(e, 'lendablePercent', 0);
+  },
+  'io.k8s.api.flowcontrol.v1.LimitedPriorityLevelConfiguration': (l) => {
+    setPtr(l, 'nominalConcurrencyShares', 30);
+    setPtr(l, 'lendablePercent', 0);
+  },
+  'io.k8s.api.flowcontrol.v1.QueuingConfiguration': (q) => {
+    setZero(q, 'handSize', 8);
+    setZero(q, 'queues', 64);
+    setZero(q, 'queueLengthLimit', 50);
+  },
+
+  // apiextensions.k8s.io/v1
+  'io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionSpec': (s) => {
+    if (isObj(s.names)) {
+      if (zero(s.names.singular) && typeof s.names.kind === 'string') s.names.singular = s.names.kind.toLowerCase();
+      if (zero(s.names.listKind) && typeof s.names.kind === 'string' && s.names.kind) s.names.listKind = `${s.names.kind}List`;
+    }
+    setPtr(s, 'conversion', { strategy: 'None' });
+  },
+  'io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.ServiceReference': servicePort443,
+};
+
+/** Definition names that have a defaulter (for tests and introspection). */
+export function defaultedDefinitions(): string[] {
+  return Object.keys(TABLE);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The walk
+
+/** Whether any node reachable from this one has a defaulter; memoised per node. */
+const reachCache = new WeakMap<TypeNode, boolean>();
+
+function children(n: TypeNode): TypeNode[] {
+  const out: TypeNode[] = [];
+  if (n.properties) out.push(...Object.values(n.properties));
+  if (n.items) out.push(n.items);
+  if (n.values) out.push(n.values);
+  return out;
+}
+
+function reachesDefaulter(root: TypeNode): boolean {
+  const cached = reachCache.get(root);
+  if (cached !== undefined) return cached;
+  const seen = new Set<TypeNode>();
+  const stack = [root];
+  let found = false;
+  while (stack.length) {
+    const n = stack.pop()!;
+    if (seen.has(n)) continue;
+    seen.add(n);
+    if ((n.definition && TABLE[n.definition]) || reachCache.get(n) === true) {
+      found = true;
+      break;
+    }
+    stack.push(...children(n));
+  }
+  reachCache.set(root, found);
+  return found;
+}
+
+function walk(node: TypeNode, value: unknown): void {
+  if (!reachesDefaulter(node)) return;
+  if (Array.isArray(value)) {
+    if (node.type === 'array' && node.items) for (const item of value) walk(node.items, item);
+    return;
+  }
+  if (!isObj(value)) return;
+  if (node.type === 'map' && node.values) {
+    for (const v of Object.values(value)) walk(node.values, v);
+    return;
+  }
+  if (node.type !== 'object') return;
+  const defaulter = node.definition ? TABLE[node.definition] : undefined;
+  if (defaulter) defaulter(value);
+  if (!node.properties) return;
+  for (const [key, child] of Object.entries(node.properties)) {
+    const v = value[key];
+    if (v !== undefined && v !== null) walk(child, v);
+  }
+}
+
+let model: TypeModel | undefined;
+function builtins(): TypeModel {
+  return (model ??= TypeModel.loadBuiltins());
+}
+
+/** Whether objects of this definition get any defaults at all. */
+export function hasDefaults(definitionName: string): boolean {
+  const m = builtins();
+  return m.has(definitionName) && reachesDefaulter(m.node(definitionName));
+}
+
+/** Fills, in place, every default kube-apiserver fills in an object of this definition. */
+export function applyDefaults(definitionName: string, obj: any): void {
+  const m = builtins();
+  if (!m.has(definitionName)) return;
+  walk(m.node(definitionName), obj);
+}
