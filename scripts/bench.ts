@@ -11,8 +11,8 @@ import { mkdtempSync, rmSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import https from 'node:https';
 import Database from 'better-sqlite3';
+import { LeanConnection, type TlsCredentials } from './bench-client.ts';
 
 const quick = process.argv.includes('--quick');
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -51,7 +51,9 @@ function rawSqliteInsertsPerSecond(seconds: number): number {
 interface Server {
   proc: ChildProcess;
   url: string;
-  agent: https.Agent;
+  creds: TlsCredentials;
+  /** CONCURRENCY keep-alive connections; conns[0] serves sequential requests. */
+  conns: LeanConnection[];
   dataDir: string;
 }
 
@@ -68,22 +70,20 @@ async function startHearth(): Promise<Server> {
     proc.on('exit', (c) => reject(new Error(`server exited with ${c}`)));
   });
   const read = (f: string) => readFileSync(join(dataDir, 'pki', f), 'utf8');
-  const agent = new https.Agent({ keepAlive: true, maxSockets: CONCURRENCY, ca: read('ca.crt'), cert: read('admin.crt'), key: read('admin.key') });
-  return { proc, url, agent, dataDir };
+  const creds = { ca: read('ca.crt'), cert: read('admin.crt'), key: read('admin.key') };
+  const conns = await Promise.all(Array.from({ length: CONCURRENCY }, () => LeanConnection.open(url, creds)));
+  return { proc, url, creds, conns, dataDir };
 }
 
-function request(s: Server, method: string, path: string, body?: unknown): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
-    const req = https.request(`${s.url}${path}`, { method, agent: s.agent, headers: payload ? { 'content-type': 'application/json', 'content-length': payload.length } : {} }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString() }));
-    });
-    req.on('error', reject);
-    if (payload) req.write(payload);
-    req.end();
-  });
+async function request(s: Server, method: string, path: string, body?: unknown, conn = s.conns[0]): Promise<{ status: number; body: string }> {
+  const r = await conn.request(method, path, body === undefined ? undefined : Buffer.from(JSON.stringify(body)));
+  return { status: r.status, body: r.body.toString() };
+}
+
+/** Server CPU seconds (user + system) from /proc. */
+function serverCpuSeconds(pid: number): number {
+  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(f[11]) + Number(f[12])) / 100;
 }
 
 async function createNamespace(s: Server, name: string) {
@@ -97,16 +97,16 @@ async function createMany(s: Server, ns: string, opts: { count?: number; seconds
   let done = 0;
   const start = performance.now();
   const deadline = opts.seconds ? start + opts.seconds * 1000 : Infinity;
-  const worker = async () => {
+  const worker = async (conn: LeanConnection) => {
     while (performance.now() < deadline) {
       const i = next++;
       if (opts.count !== undefined && i >= opts.count) return;
-      const r = await request(s, 'POST', `/api/v1/namespaces/${ns}/configmaps`, configMap(ns, `${opts.prefix}-${i}`));
+      const r = await request(s, 'POST', `/api/v1/namespaces/${ns}/configmaps`, configMap(ns, `${opts.prefix}-${i}`), conn);
       if (r.status !== 201) throw new Error(`create: ${r.status} ${r.body}`);
       done++;
     }
   };
-  await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+  await Promise.all(s.conns.map(worker));
   return { n: done, seconds: (performance.now() - start) / 1000 };
 }
 
@@ -127,7 +127,9 @@ async function main() {
   const s = await startHearth();
   try {
     await createNamespace(s, 'bench');
+    const cpuBefore = serverCpuSeconds(s.proc.pid!);
     const created = await createMany(s, 'bench', { seconds: CREATE_SECONDS, prefix: 'rate' });
+    const cpuPerCreateMs = ((serverCpuSeconds(s.proc.pid!) - cpuBefore) * 1000) / created.n;
     const rate = created.n / created.seconds;
 
     const lat: number[] = [];
@@ -164,11 +166,12 @@ async function main() {
     console.log(`durable creates/s (HTTPS, ${CONCURRENCY} clients, ${fmt(created.seconds)} s): ${fmt(rate, 0)}`);
     console.log(`raw better-sqlite3 durable single-row inserts/s (same run): ${fmt(rawRate, 0)}`);
     console.log(`ratio hearth creates / raw inserts: ${fmt(rate / rawRate, 2)}`);
+    console.log(`server CPU per create: ${fmt(cpuPerCreateMs, 3)} ms`);
     console.log(`GET one ConfigMap: p50 ${fmt(percentile(lat, 50), 2)} ms, p99 ${fmt(percentile(lat, 99), 2)} ms (${GET_SAMPLES} sequential)`);
     console.log(`list of ${LIST_SIZE} ConfigMaps: median ${fmt(percentile(listTimes, 50), 0)} ms (5 runs)`);
     console.log(`server RSS with ${Math.max(RSS_OBJECTS, stored)} ConfigMaps stored: ${fmt(rss, 0)} MB`);
   } finally {
-    s.agent.destroy();
+    for (const c of s.conns) c.close();
     s.proc.kill('SIGTERM');
     await new Promise((r) => s.proc.once('exit', r));
     rmSync(s.dataDir, { recursive: true, force: true });
