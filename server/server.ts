@@ -59,9 +59,10 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   if (opts.bindAddress && opts.bindAddress !== '0.0.0.0' && opts.bindAddress !== '::') extraSans.push(opts.bindAddress);
   const pki = await ensurePki(opts.dataDir, { extraSans });
 
-  const db = openDatabase(join(opts.dataDir, DATABASE_FILE), { synchronous: opts.synchronous });
+  const dbFile = join(opts.dataDir, DATABASE_FILE);
+  const db = openDatabase(dbFile, { synchronous: opts.synchronous });
   setContinueSecret(persistentSecret(db, 'continue-token-key'));
-  const eventLog = new EventLog(db);
+  const eventLog = new EventLog(db, { file: dbFile, synchronous: opts.synchronous });
   const catalog = ResourceCatalog.loadBuiltins();
   const model = TypeModel.loadBuiltins();
 
@@ -148,7 +149,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
           server.closeAllConnections();
         });
         // Let writes already queued commit before the file closes.
-        await new Promise((r) => setImmediate(r));
+        await eventLog.close();
         db.close();
       })();
       return closing;

@@ -19,9 +19,10 @@ export function openDatabase(file: string, opts: OpenOptions = {}): Db {
   db.pragma('journal_mode = WAL');
   db.pragma(`synchronous = ${(opts.synchronous ?? 'full').toUpperCase()}`);
   db.pragma('foreign_keys = ON');
+  db.pragma('busy_timeout = 5000');
   // Readers never wait on the single writer in WAL mode; keep checkpoints from growing the WAL without bound.
   db.pragma('wal_autocheckpoint = 4000');
-  db.pragma('cache_size = -65536');
+  db.pragma('cache_size = -16384');
   migrate(db);
   return db;
 }

@@ -1,10 +1,14 @@
 // The event log and the current-object table, written together in one transaction per
-// batch. Writes that arrive in the same tick share one commit (group commit): one fsync for
-// many writes, while each caller still waits for its own durability. Each write runs in its
-// own savepoint, so a failing write rolls back alone and emits nothing.
+// batch. Writes that arrive while the previous batch commits share the next commit (group
+// commit): one fsync for many writes, while each caller still waits for its own durability.
+// Write functions run here, on the main thread, against the committed state plus the batch so
+// far; a failing one is undone alone and emits nothing. The resulting row operations commit on
+// a writer thread, so the fsync never blocks request handling.
 import type { Db } from './database.ts';
 import { encodeObject, decodeObject } from './codec.ts';
 import type Database from 'better-sqlite3';
+import { Worker } from 'node:worker_threads';
+import type { RowOp, WriterRequest, WriterResponse } from './writer-protocol.ts';
 
 export type EventType = 'ADDED' | 'MODIFIED' | 'DELETED';
 const TYPE_CODE: Record<EventType, number> = { ADDED: 1, MODIFIED: 2, DELETED: 3 };
@@ -52,37 +56,47 @@ export interface WriteTx {
   remove(key: Key, obj: any, prev: StoredObject): number;
 }
 
+export interface EventLogOptions {
+  /** The SQLite file; the writer thread opens its own connection to it. */
+  file: string;
+  synchronous?: 'full' | 'normal' | 'off';
+}
+
 export class EventLog {
   private readonly db: Db;
+  private readonly writer: Worker;
+  /** Newest committed resourceVersion. */
   private lastRv: number;
   private pending: PendingWrite[] = [];
   private scheduled = false;
+  /** One batch at a time is with the writer; the next one gathers meanwhile. */
+  private inFlight = false;
+  private nextRequestId = 1;
+  private readonly replies = new Map<number, (r: WriterResponse) => void>();
   private readonly listeners = new Set<EventListener>();
   private readonly stmts: ReturnType<typeof prepare>;
-  private readonly runInSavepoint: (w: PendingWrite, tx: WriteTx) => unknown;
-  private readonly runBatch: (batch: PendingWrite[], tx: WriteTx, results: unknown[], failed: boolean[], emitted: LogEvent[]) => void;
+  private closed?: Promise<void>;
 
-  constructor(db: Db) {
+  /** db is the reading connection (this thread); writes go to a writer thread with its own connection. */
+  constructor(db: Db, opts: EventLogOptions) {
     this.db = db;
     this.stmts = prepare(db);
     const seq = db.prepare(`SELECT seq FROM sqlite_sequence WHERE name = 'events'`).get() as { seq: number } | undefined;
     this.lastRv = seq?.seq ?? 0;
-    // Nested better-sqlite3 transactions are savepoints.
-    this.runInSavepoint = db.transaction((w: PendingWrite, tx: WriteTx) => w.fn(tx));
-    this.runBatch = db.transaction((batch, tx, results, failed, emitted) => {
-      for (let i = 0; i < batch.length; i++) {
-        const rvBefore = this.lastRv;
-        const emittedBefore = emitted.length;
-        try {
-          results[i] = this.runInSavepoint(batch[i], tx);
-        } catch (e) {
-          this.lastRv = rvBefore;
-          emitted.length = emittedBefore;
-          results[i] = e;
-          failed[i] = true;
-        }
-      }
+    this.writer = startWriter({ file: opts.file, synchronous: opts.synchronous ?? 'full' });
+    this.writer.on('message', (r: WriterResponse) => {
+      const reply = this.replies.get(r.id);
+      this.replies.delete(r.id);
+      // Idle, the writer must not keep the process alive; awaiting a commit, it must.
+      if (this.replies.size === 0) this.writer.unref();
+      reply?.(r);
     });
+    this.writer.on('error', (e) => {
+      console.error('storage writer thread failed:', e);
+      for (const reply of this.replies.values()) reply({ id: 0, ok: false, error: `storage writer failed: ${e.message}` });
+      this.replies.clear();
+    });
+    this.writer.unref();
   }
 
   /** The newest resourceVersion written. */
@@ -129,78 +143,145 @@ export class EventLog {
   }
 
   /**
-   * Runs fn inside the next batch transaction. fn is synchronous: it reads and writes through tx
+   * Runs fn when the next batch is prepared. fn is synchronous: it reads and writes through tx
    * with nothing interleaving, so read-check-write is atomic. Resolves after the batch is durable.
    */
   write<T>(fn: (tx: WriteTx) => T): Promise<T> {
+    if (this.closed) return Promise.reject(new Error('storage is closed'));
     return new Promise<T>((resolve, reject) => {
       this.pending.push({ fn, resolve: resolve as (v: unknown) => void, reject });
-      if (!this.scheduled) {
-        this.scheduled = true;
-        setImmediate(() => this.flush());
-      }
+      this.schedule();
+    });
+  }
+
+  /** Waits for queued writes, then stops the writer thread. */
+  close(): Promise<void> {
+    this.closed ??= (async () => {
+      while (this.inFlight || this.pending.length) await new Promise((r) => setTimeout(r, 1));
+      await this.ask({ id: this.nextRequestId++, close: true });
+      await this.writer.terminate();
+    })();
+    return this.closed;
+  }
+
+  private schedule(): void {
+    if (this.scheduled || this.inFlight) return;
+    this.scheduled = true;
+    setImmediate(() => this.flush());
+  }
+
+  private ask(req: WriterRequest): Promise<WriterResponse> {
+    return new Promise((resolve) => {
+      this.replies.set(req.id, resolve);
+      this.writer.ref();
+      this.writer.postMessage(req);
     });
   }
 
   private flush(): void {
     this.scheduled = false;
+    if (this.inFlight || this.pending.length === 0) return;
     const batch = this.pending;
     this.pending = [];
-    if (batch.length === 0) return;
     const results: unknown[] = new Array(batch.length);
     const failed: boolean[] = new Array(batch.length).fill(false);
+    const ops: RowOp[] = [];
     const emitted: LogEvent[] = [];
-    const tx = this.makeTx(emitted);
-    try {
-      this.runBatch(batch, tx, results, failed, emitted);
-    } catch (e) {
-      // The commit itself failed (disk full, I/O error): nothing of this batch is durable.
-      const seq = this.db.prepare(`SELECT seq FROM sqlite_sequence WHERE name = 'events'`).get() as { seq: number } | undefined;
-      this.lastRv = seq?.seq ?? 0;
-      for (const w of batch) w.reject(e);
-      return;
-    }
-    if (emitted.length > 0) {
-      for (const l of this.listeners) {
-        try {
-          l(emitted);
-        } catch (e) {
-          console.error('event listener failed', e);
-        }
-      }
-    }
-    for (let i = 0; i < batch.length; i++) {
-      if (failed[i]) batch[i].reject(results[i]);
-      else batch[i].resolve(results[i]);
-    }
-  }
-
-  private makeTx(emitted: LogEvent[]): WriteTx {
-    const s = this.stmts;
-    return {
-      get: (key) => this.get(key),
-      currentRv: (key) => (s.rvOf.get(key.res, key.ns, key.name) as { rv: number } | undefined)?.rv,
+    // Writes earlier in this batch are not in the database yet: later ones see them here.
+    const overlay = new Map<string, StoredObject | null>();
+    let rv = this.lastRv;
+    const touched: [string, StoredObject | null | undefined][] = [];
+    const record = (key: Key, value: StoredObject | null) => {
+      const k = keyString(key);
+      touched.push([k, overlay.get(k)]);
+      overlay.set(k, value);
+    };
+    const tx: WriteTx = {
+      get: (key) => {
+        const o = overlay.get(keyString(key));
+        return o === undefined ? this.get(key) : o ?? undefined;
+      },
+      currentRv: (key) => {
+        const o = overlay.get(keyString(key));
+        if (o !== undefined) return o?.rv;
+        return (this.stmts.rvOf.get(key.res, key.ns, key.name) as { rv: number } | undefined)?.rv;
+      },
       put: (type, key, obj, prev) => {
-        const rv = ++this.lastRv;
-        obj.metadata.resourceVersion = String(rv);
-        const data = encodeObject(obj);
+        const r = ++rv;
+        obj.metadata.resourceVersion = String(r);
         const uid: string = obj.metadata.uid;
-        s.insertEvent.run(rv, TYPE_CODE[type], key.res, key.ns, key.name, uid, prev?.rv ?? null, data);
-        s.upsert.run(key.res, key.ns, key.name, rv, uid, data);
-        emitted.push({ type, rv, key, object: obj, prevObject: prev?.object });
-        return rv;
+        ops.push({ rv: r, type: TYPE_CODE[type], res: key.res, ns: key.ns, name: key.name, uid, prevRv: prev?.rv ?? null, data: encodeObject(obj) });
+        emitted.push({ type, rv: r, key, object: obj, prevObject: prev?.object });
+        record(key, { rv: r, uid, object: obj });
+        return r;
       },
       remove: (key, obj, prev) => {
-        const rv = ++this.lastRv;
-        obj.metadata.resourceVersion = String(rv);
-        const data = encodeObject(obj);
-        s.insertEvent.run(rv, TYPE_CODE.DELETED, key.res, key.ns, key.name, obj.metadata.uid, prev.rv, data);
-        s.remove.run(key.res, key.ns, key.name);
-        emitted.push({ type: 'DELETED', rv, key, object: obj, prevObject: prev.object });
-        return rv;
+        const r = ++rv;
+        obj.metadata.resourceVersion = String(r);
+        ops.push({ rv: r, type: TYPE_CODE.DELETED, res: key.res, ns: key.ns, name: key.name, uid: obj.metadata.uid, prevRv: prev.rv, data: encodeObject(obj) });
+        emitted.push({ type: 'DELETED', rv: r, key, object: obj, prevObject: prev.object });
+        record(key, null);
+        return r;
       },
     };
+    for (let i = 0; i < batch.length; i++) {
+      const marks = { rv, ops: ops.length, emitted: emitted.length, touched: touched.length };
+      try {
+        results[i] = batch[i].fn(tx);
+      } catch (e) {
+        // Undo this write's part of the batch; it emits nothing and takes no resourceVersion.
+        rv = marks.rv;
+        ops.length = marks.ops;
+        emitted.length = marks.emitted;
+        while (touched.length > marks.touched) {
+          const [k, before] = touched.pop()!;
+          if (before === undefined) overlay.delete(k);
+          else overlay.set(k, before);
+        }
+        results[i] = e;
+        failed[i] = true;
+      }
+    }
+    const settle = () => {
+      for (let i = 0; i < batch.length; i++) {
+        if (failed[i]) batch[i].reject(results[i]);
+        else batch[i].resolve(results[i]);
+      }
+    };
+    if (ops.length === 0) {
+      settle();
+      return;
+    }
+    this.inFlight = true;
+    void this.ask({ id: this.nextRequestId++, ops }).then((reply) => {
+      this.inFlight = false;
+      if (!reply.ok) {
+        // Nothing of this batch is durable.
+        const err = new Error(`storage write failed: ${reply.error}`);
+        for (const w of batch) w.reject(err);
+      } else {
+        this.lastRv = rv;
+        for (const l of this.listeners) {
+          try {
+            l(emitted);
+          } catch (e) {
+            console.error('event listener failed', e);
+          }
+        }
+        settle();
+      }
+      if (this.pending.length) this.schedule();
+    });
   }
+}
+
+function startWriter(workerData: { file: string; synchronous: string }): Worker {
+  // execArgv [] : the writer needs no TypeScript loader (its entry is plain JavaScript).
+  return new Worker(new URL('./writer-worker.js', import.meta.url), { workerData, execArgv: [] });
+}
+
+function keyString(k: Key): string {
+  return `${k.res}\u0000${k.ns}\u0000${k.name}`;
 }
 
 function prepare(db: Db) {
@@ -214,10 +295,6 @@ function prepare(db: Db) {
       AND (@after = 0 OR name > @name) ORDER BY name LIMIT @limit`),
     countAll: p('SELECT count(*) AS n FROM objects WHERE res = @res AND (ns > @ns OR (ns = @ns AND name > @name))'),
     countNs: p('SELECT count(*) AS n FROM objects WHERE res = @res AND ns = @ns AND name > @name'),
-    insertEvent: p('INSERT INTO events (rv, type, res, ns, name, uid, prev_rv, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?)'),
-    upsert: p(`INSERT INTO objects (res, ns, name, rv, uid, data) VALUES (?, ?, ?, ?, ?, ?)
-      ON CONFLICT (res, ns, name) DO UPDATE SET rv = excluded.rv, uid = excluded.uid, data = excluded.data`),
-    remove: p('DELETE FROM objects WHERE res = ? AND ns = ? AND name = ?'),
     eventsAfter: p(`SELECT e.rv, e.type, e.res, e.ns, e.name, e.data, p.data AS prev
       FROM events e LEFT JOIN events p ON p.rv = e.prev_rv WHERE e.rv > ? ORDER BY e.rv LIMIT ?`),
   };
