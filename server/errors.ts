@@ -34,17 +34,20 @@ export class ApiError extends Error {
   readonly details?: StatusDetails;
   /** Extra response headers, e.g. Retry-After. */
   readonly headers?: Record<string, string>;
+  /** ListMeta of the Status (a fresh continue token on an expired one). */
+  readonly statusMetadata?: Record<string, unknown>;
 
-  constructor(code: number, reason: string, message: string, details?: StatusDetails, headers?: Record<string, string>) {
+  constructor(code: number, reason: string, message: string, details?: StatusDetails, headers?: Record<string, string>, statusMetadata?: Record<string, unknown>) {
     super(message);
     this.code = code;
     this.reason = reason;
     this.details = details;
     this.headers = headers;
+    this.statusMetadata = statusMetadata;
   }
 
   toStatus(): Status {
-    const s: Status = { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: this.message, reason: this.reason, code: this.code };
+    const s: Status = { kind: 'Status', apiVersion: 'v1', metadata: this.statusMetadata ?? {}, status: 'Failure', message: this.message, reason: this.reason, code: this.code };
     if (this.details && Object.keys(this.details).length > 0) s.details = this.details;
     return s;
   }
@@ -110,8 +113,18 @@ export function requestEntityTooLarge(message: string): ApiError {
   return new ApiError(413, 'RequestEntityTooLarge', message);
 }
 
-export function gone(message: string): ApiError {
-  return new ApiError(410, 'Expired', message);
+export function gone(message: string, statusMetadata?: Record<string, unknown>): ApiError {
+  return new ApiError(410, 'Expired', message, undefined, undefined, statusMetadata);
+}
+
+/** 410 for a list or watch from a resourceVersion older than the compacted one. */
+export function tooOldResourceVersion(rv: number, compacted: number): ApiError {
+  return gone(`too old resource version: ${rv} (${compacted})`);
+}
+
+/** 504 after waiting for a resourceVersion the server has not reached. */
+export function tooLargeResourceVersion(rv: number, current: number): ApiError {
+  return new ApiError(504, 'Timeout', `Timeout: Too large resource version: ${rv}, current: ${current}`, { causes: [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }], retryAfterSeconds: 1 }, { 'Retry-After': '1' });
 }
 
 export function tooManyRequests(message: string, retryAfterSeconds: number): ApiError {

@@ -1,6 +1,7 @@
 // hearth's command line: flags named as kube-apiserver names them where one exists.
 import { resolve } from 'node:path';
 import { startServer } from './server.ts';
+import { parseDuration } from './storage/compactor.ts';
 
 interface Flags {
   dataDir: string;
@@ -8,12 +9,13 @@ interface Flags {
   bindAddress: string;
   tlsSans: string[];
   anonymousAuth: boolean;
+  compactionIntervalMs: number;
 }
 
-const USAGE = `usage: npm start -- [--data-dir DIR] [--secure-port PORT] [--bind-address ADDR] [--tls-san NAME_OR_IP]... [--anonymous-auth=false]`;
+const USAGE = `usage: npm start -- [--data-dir DIR] [--secure-port PORT] [--bind-address ADDR] [--tls-san NAME_OR_IP]... [--anonymous-auth=false] [--compaction-interval 5m]`;
 
 function parseFlags(argv: string[]): Flags {
-  const flags: Flags = { dataDir: './data', securePort: 6443, bindAddress: '127.0.0.1', tlsSans: [], anonymousAuth: true };
+  const flags: Flags = { dataDir: './data', securePort: 6443, bindAddress: '127.0.0.1', tlsSans: [], anonymousAuth: true, compactionIntervalMs: 5 * 60_000 };
   for (let i = 0; i < argv.length; i++) {
     let arg = argv[i];
     let value: string | undefined;
@@ -39,6 +41,13 @@ function parseFlags(argv: string[]): Flags {
       case '--bind-address': flags.bindAddress = take(); break;
       case '--tls-san': flags.tlsSans.push(take()); break;
       case '--anonymous-auth': flags.anonymousAuth = (value ?? 'true') !== 'false'; break;
+      case '--compaction-interval':
+        try {
+          flags.compactionIntervalMs = parseDuration(take());
+        } catch (e) {
+          fail((e as Error).message);
+        }
+        break;
       case '-h':
       case '--help':
         console.log(USAGE);
@@ -58,7 +67,14 @@ function fail(msg: string): never {
 const flags = parseFlags(process.argv.slice(2));
 const dataDir = resolve(flags.dataDir);
 try {
-  const server = await startServer({ dataDir, securePort: flags.securePort, bindAddress: flags.bindAddress, tlsSans: flags.tlsSans, anonymousAuth: flags.anonymousAuth });
+  const server = await startServer({
+    dataDir,
+    securePort: flags.securePort,
+    bindAddress: flags.bindAddress,
+    tlsSans: flags.tlsSans,
+    anonymousAuth: flags.anonymousAuth,
+    compactionIntervalMs: flags.compactionIntervalMs,
+  });
   console.log(`export KUBECONFIG=${server.kubeconfigPath}; kubectl get namespaces`);
   const stop = (signal: string) => {
     console.log(`hearth: ${signal} received, shutting down`);

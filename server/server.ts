@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { openDatabase, type Db } from './storage/database.ts';
 import { EventLog } from './storage/event-log.ts';
+import { Compactor } from './storage/compactor.ts';
 import { ResourceCatalog } from './schema/catalog.ts';
 import { TypeModel } from './schema/model.ts';
 import { AdmissionChain } from './admission/chain.ts';
@@ -35,6 +36,8 @@ export interface ServerOptions {
   anonymousAuth?: boolean;
   /** SQLite synchronous mode; "full" unless a benchmark asks otherwise. */
   synchronous?: 'full' | 'normal' | 'off';
+  /** How often history is compacted (0 disables); default 5 minutes. */
+  compactionIntervalMs?: number;
   log?: (line: string) => void;
 }
 
@@ -70,8 +73,8 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const store = new GenericStore(eventLog, model, admission);
   const nsInfo = catalog.lookup('', 'v1', 'namespaces')!;
   const servicesInfo = catalog.lookup('', 'v1', 'services')!;
-  registerServiceStrategy(() => store.list(servicesInfo, undefined).items);
-  const namespaces = new NamespaceIndex(eventLog, store.list(nsInfo, undefined).items);
+  registerServiceStrategy(() => store.listCurrent(servicesInfo, undefined));
+  const namespaces = new NamespaceIndex(eventLog, store.listCurrent(nsInfo, undefined));
   admission.add(namespaceLifecycle((name) => namespaces.get(name)));
   const watch = new WatchService(eventLog, store);
 
@@ -80,7 +83,12 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   nsController.start();
 
   let ready = false;
+  const compactor = new Compactor(eventLog, opts.compactionIntervalMs ?? 5 * 60_000, (r) =>
+    log(`compacted to resourceVersion ${r.compactedRv}: ${r.removed} events removed in ${r.slices} slices (longest ${r.longestSliceMs.toFixed(1)} ms)`),
+  );
+  compactor.start();
   const app = buildApp({
+    log: eventLog,
     catalog,
     model,
     store,
@@ -144,6 +152,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       closing ??= (async () => {
         ready = false;
         nsController.stop();
+        compactor.stop();
         await new Promise<void>((resolve) => {
           server.close(() => resolve());
           server.closeAllConnections();

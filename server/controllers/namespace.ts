@@ -29,7 +29,7 @@ export class NamespaceController {
 
   /** Picks up namespaces left Terminating by a previous run. */
   start(): void {
-    for (const ns of this.store.list(this.nsInfo, undefined).items) {
+    for (const ns of this.store.listCurrent(this.nsInfo, undefined)) {
       if (ns.metadata.deletionTimestamp) this.enqueue(ns.metadata.name);
     }
   }
@@ -74,7 +74,7 @@ export class NamespaceController {
     for (const info of this.namespacedResources()) {
       const deleted = await this.store.deleteCollection(info, name, {}, {}, ctx);
       // Objects held by finalizers stay until their owners remove them.
-      remaining += this.store.list(info, name).items.length;
+      remaining += this.store.listCurrent(info, name).length;
       void deleted;
     }
     if (remaining > 0) return false;

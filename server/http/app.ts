@@ -16,9 +16,12 @@ import { OpenApi } from './openapi.ts';
 import { encodeOpenApiV2Document, openApiV2ProtobufContentType } from './openapi-v2-proto.ts';
 import { resourceHandler } from './resource-handlers.ts';
 import type { WatchService } from './watch.ts';
+import type { EventLog } from '../storage/event-log.ts';
+import { registerAdminRoutes } from './admin.ts';
 import { ApiError, notAcceptable } from '../errors.ts';
 
 export interface AppDeps {
+  log: EventLog;
   catalog: ResourceCatalog;
   model: TypeModel;
   store: GenericStore;
@@ -48,6 +51,7 @@ export function buildApp(deps: AppDeps): Koa {
   registerHealthRoutes(router, deps.health);
   registerVersionRoute(router, deps.catalog.kubernetesVersion);
   registerDiscoveryRoutes(router, deps);
+  registerAdminRoutes(router, deps.log);
   app.use(router.routes());
   app.use(router.allowedMethods());
 

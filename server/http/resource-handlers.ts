@@ -48,9 +48,9 @@ export function resourceHandler(deps: ResourceHandlerDeps): Koa.Middleware {
     const ns = info.namespaced ? ri.namespace : '';
     switch (ri.verb) {
       case 'get':
-        return getOne(ctx, deps, info, ns, ri);
+        return await getOne(ctx, deps, info, ns, ri);
       case 'list':
-        return list(ctx, deps, info, ri);
+        return await list(ctx, deps, info, ri);
       case 'watch':
         return deps.watch.serve(ctx, info, ri);
       case 'create': {
@@ -114,8 +114,8 @@ export function resourceHandler(deps: ResourceHandlerDeps): Koa.Middleware {
   };
 }
 
-function getOne(ctx: Koa.Context, deps: ResourceHandlerDeps, info: ResourceInfo, ns: string, ri: RequestInfo) {
-  const obj = deps.store.get(info, ns, ri.name);
+async function getOne(ctx: Koa.Context, deps: ResourceHandlerDeps, info: ResourceInfo, ns: string, ri: RequestInfo) {
+  const obj = await deps.store.getAtLeast(info, ns, ri.name, ctx.URL.searchParams.get('resourceVersion') ?? undefined);
   if (ri.subresource === 'scale') {
     const fmt = negotiateOutput(ctx.get('accept'), []);
     return send(ctx, 200, scaleFromObject(info, obj), fmt, pretty(ctx));
@@ -125,15 +125,17 @@ function getOne(ctx: Koa.Context, deps: ResourceHandlerDeps, info: ResourceInfo,
   return send(ctx, 200, body, fmt, pretty(ctx));
 }
 
-function list(ctx: Koa.Context, deps: ResourceHandlerDeps, info: ResourceInfo, ri: RequestInfo) {
+async function list(ctx: Koa.Context, deps: ResourceHandlerDeps, info: ResourceInfo, ri: RequestInfo) {
   const q = ctx.URL.searchParams;
   const fmt = negotiateOutput(ctx.get('accept'), ['Table', 'PartialObjectMetadataList']);
   const limit = parseLimit(q.get('limit'));
-  const result = deps.store.list(info, info.namespaced ? ri.namespace || undefined : undefined, {
+  const result = await deps.store.list(info, info.namespaced ? ri.namespace || undefined : undefined, {
     labelSelector: q.get('labelSelector') ?? undefined,
     fieldSelector: q.get('fieldSelector') ?? undefined,
     limit,
     continue: q.get('continue') || undefined,
+    resourceVersion: q.get('resourceVersion') ?? undefined,
+    resourceVersionMatch: q.get('resourceVersionMatch') ?? undefined,
   });
   const body = shapeList(info, result, fmt, q.get('includeObject'));
   return send(ctx, 200, body, fmt, pretty(ctx));

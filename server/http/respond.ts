@@ -23,7 +23,7 @@ export function statusErrors(): Koa.Middleware {
       await next();
     } catch (e) {
       const err = toApiError(e);
-      if (err.code >= 500) console.error(`${ctx.method} ${ctx.url}:`, e);
+      if (err.code === 500) console.error(`${ctx.method} ${ctx.url}:`, e);
       if (err.headers) for (const [k, v] of Object.entries(err.headers)) ctx.set(k, v);
       if (ctx.headerSent || !ctx.writable) return;
       let fmt: OutputFormat;

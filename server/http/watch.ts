@@ -5,12 +5,12 @@ import type Koa from 'koa';
 import type { ResourceInfo } from '../schema/types.ts';
 import type { EventLog, LogEvent } from '../storage/event-log.ts';
 import type { GenericStore } from '../registry/store.ts';
-import { apiVersionOf, qualifiedResourceOf } from '../registry/store.ts';
+import { apiVersionOf, qualifiedResourceOf, parseResourceVersion } from '../registry/store.ts';
 import type { RequestInfo } from './request-info.ts';
 import { negotiateOutput, encode } from './negotiation.ts';
 import { PROTOBUF_MEDIA_TYPE, definitionForKind, encodeWatchEventFrame } from './protobuf.ts';
 import { parseLabelSelector, parseFieldSelector, selectableFields, checkFieldSelectorSupported } from '../registry/selectors.ts';
-import { badRequest } from '../errors.ts';
+import { badRequest, tooLargeResourceVersion, tooOldResourceVersion } from '../errors.ts';
 import { toTable, partialMetadata } from './resource-handlers.ts';
 
 /** A watcher whose socket buffer grows past this is closed; the client re-lists. */
@@ -19,6 +19,8 @@ const REPLAY_BATCH = 1000;
 const BOOKMARK_INTERVAL_MS = 60_000;
 /** kube-apiserver's default --min-request-timeout, randomized up to twice that. */
 const MIN_REQUEST_TIMEOUT_S = 1800;
+/** How long a watch from a resourceVersion the server has not reached waits for it. */
+const TOO_LARGE_RV_WAIT_MS = 3000;
 
 type WatchType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
 
@@ -43,10 +45,24 @@ export class WatchService {
     const fields = parseFieldSelector(ri.name ? joinSelector(fieldSel, `metadata.name=${ri.name}`) : fieldSel);
     checkFieldSelectorSupported(info.group, info.resource, fields);
     const rvParam = q.get('resourceVersion') ?? '';
-    if (rvParam !== '' && !/^\d+$/.test(rvParam)) throw badRequest(`invalid resource version: ${JSON.stringify(rvParam)}`);
+    const fromRv = rvParam && rvParam !== '0' ? parseResourceVersion(rvParam) : undefined;
     const timeoutSeconds = q.has('timeoutSeconds') ? Number(q.get('timeoutSeconds')) : MIN_REQUEST_TIMEOUT_S * (1 + Math.random());
     if (!Number.isFinite(timeoutSeconds) || timeoutSeconds < 0) throw badRequest(`invalid timeoutSeconds: ${q.get('timeoutSeconds')}`);
     const bookmarks = q.get('allowWatchBookmarks') === 'true';
+    const match = q.get('resourceVersionMatch') ?? '';
+    const sendInitial = q.get('sendInitialEvents');
+    if (sendInitial !== null) {
+      if (sendInitial !== 'true' && sendInitial !== 'false') throw badRequest(`sendInitialEvents: Invalid value: ${JSON.stringify(sendInitial)}`);
+      if (match !== 'NotOlderThan') throw badRequest('resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan');
+      if (sendInitial === 'true' && !bookmarks) throw badRequest('allowWatchBookmarks: Forbidden: sendInitialEvents requires setting allowWatchBookmarks to true');
+    } else if (match) {
+      throw badRequest('resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided');
+    }
+    // Initial state: always without a resourceVersion (or "0"); with sendInitialEvents=true, a state at least as new as rv.
+    const initialState = sendInitial === 'true' || (sendInitial === null && fromRv === undefined);
+    if (fromRv !== undefined && fromRv > this.log.currentRv && !(await this.log.waitForRv(fromRv, TOO_LARGE_RV_WAIT_MS))) {
+      throw tooLargeResourceVersion(fromRv, this.log.currentRv);
+    }
     const res = qualifiedResourceOf(info);
     const ns = info.namespaced ? ri.namespace : '';
     const scopeNs = info.namespaced && ri.namespace ? ri.namespace : undefined;
@@ -118,21 +134,29 @@ export class WatchService {
     const listener = (events: LogEvent[]) => {
       for (const e of events) deliver(e);
     };
-    if (rvParam === '' || rvParam === '0') {
-      const { items, resourceVersion } = this.store.list(info, scopeNs, {});
-      for (const item of items) if (matches(item)) write('ADDED', item);
-      lastRv = Number(resourceVersion);
+    if (initialState) {
+      lastRv = this.log.currentRv;
+      for (const item of this.store.listCurrent(info, scopeNs)) if (matches(item)) write('ADDED', item);
+    } else if (fromRv === undefined) {
+      lastRv = this.log.currentRv;
+    } else if (fromRv < this.log.compactedRv) {
+      // As kube-apiserver does: the stream opens, then says why it cannot go on.
+      write('ERROR', tooOldResourceVersion(fromRv, this.log.compactedRv).toStatus());
+      closed = true;
+      out.end();
+      return;
     } else {
-      let from = Number(rvParam);
+      let from = fromRv;
       lastRv = from;
       for (;;) {
-        const batch = this.log.eventsAfter(from, REPLAY_BATCH);
+        const batch = this.log.eventsAfter(from, REPLAY_BATCH, res);
         for (const e of batch) deliver(e);
         if (batch.length < REPLAY_BATCH) break;
         from = batch[batch.length - 1].rv;
       }
+      lastRv = Math.max(lastRv, this.log.currentRv);
     }
-    if (q.get('sendInitialEvents') === 'true' && bookmarks) {
+    if (sendInitial === 'true') {
       write('BOOKMARK', { kind: info.kind, apiVersion: apiVersionOf(info), metadata: { resourceVersion: String(lastRv || this.log.currentRv), annotations: { 'k8s.io/initial-events-end': 'true' } } });
     }
     this.watchers.add(listener);

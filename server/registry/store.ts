@@ -13,7 +13,7 @@ import { strategyFor, type Strategy } from './strategy.ts';
 import { defaultsFor } from './strategies/defaulting.ts';
 import { validateObjectMeta, validateObjectMetaUpdate, nameRuleFor, generateNameFrom } from './metadata-validation.ts';
 import { parseLabelSelector, parseFieldSelector, selectableFields, checkFieldSelectorSupported } from './selectors.ts';
-import { ApiError, alreadyExists, badRequest, conflict, invalid, notFound } from '../errors.ts';
+import { ApiError, alreadyExists, badRequest, conflict, gone, invalid, notFound, tooLargeResourceVersion, tooOldResourceVersion } from '../errors.ts';
 import { deepEqual, isPlainObject } from '../util/json.ts';
 import { encodeContinue, decodeContinue } from './continue-token.ts';
 
@@ -33,6 +33,19 @@ export interface ListOptions {
   fieldSelector?: string;
   limit?: number;
   continue?: string;
+  resourceVersion?: string;
+  resourceVersionMatch?: string;
+}
+
+/** How long a request for a resourceVersion the server has not reached yet waits for it. */
+const TOO_LARGE_RV_WAIT_MS = 3000;
+
+const EXPIRED_CONTINUE_MESSAGE =
+  'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.';
+
+export function parseResourceVersion(v: string): number {
+  if (!/^\d+$/.test(v)) throw badRequest(`invalid resource version: ${JSON.stringify(v)}`);
+  return Number(v);
 }
 
 export interface ListResult {
@@ -106,58 +119,90 @@ export class GenericStore {
     return cur ? this.present(info, cur.object) : undefined;
   }
 
-  list(info: ResourceInfo, ns: string | undefined, opts: ListOptions = {}): ListResult {
+  /** The current objects of a resource, no paging or selectors: for in-process callers. */
+  listCurrent(info: ResourceInfo, ns: string | undefined): any[] {
+    return this.log.list(qualifiedResourceOf(info), info.namespaced ? ns : undefined).map((r) => this.present(info, r.object));
+  }
+
+  /**
+   * A list with kube-apiserver's resourceVersion semantics: unset → the newest state; "0" or
+   * NotOlderThan X → a state at least as new as X (waiting briefly for X, else 504); Exact X →
+   * the state at X read from the log (410 below the compacted version). Every page of a
+   * chunked list is served at the first page's resourceVersion.
+   */
+  async list(info: ResourceInfo, ns: string | undefined, opts: ListOptions = {}): Promise<ListResult> {
     const labels = parseLabelSelector(opts.labelSelector);
     const fields = parseFieldSelector(opts.fieldSelector);
     checkFieldSelectorSupported(info.group, info.resource, fields);
+    const rvParam = opts.resourceVersion ?? '';
+    const match = opts.resourceVersionMatch ?? '';
+    if (match && match !== 'NotOlderThan' && match !== 'Exact') {
+      throw badRequest(`resourceVersionMatch: Unsupported value: "${match}": supported values: "Exact", "NotOlderThan"`);
+    }
+    if (match && !rvParam) throw badRequest('resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided');
+    if (opts.continue && rvParam && rvParam !== '0') throw badRequest('specifying resource version is not allowed when using continue');
+    if (match === 'Exact' && rvParam === '0') throw badRequest('resourceVersionMatch: Forbidden: resourceVersionMatch "exact" is forbidden for resourceVersion "0"');
+    const requested = rvParam && rvParam !== '0' ? parseResourceVersion(rvParam) : undefined;
+    if (requested !== undefined && requested > this.log.currentRv) {
+      if (!(await this.log.waitForRv(requested, TOO_LARGE_RV_WAIT_MS))) throw tooLargeResourceVersion(requested, this.log.currentRv);
+    }
+
     const res = qualifiedResourceOf(info);
     const scopeNs = info.namespaced ? ns : undefined;
-    const limit = opts.limit && opts.limit > 0 ? opts.limit : 0;
+    let snapshot = this.log.currentRv;
     let after: { ns: string; name: string } | undefined;
-    let listRv = this.log.currentRv;
     if (opts.continue) {
       const tok = decodeContinue(opts.continue);
       after = { ns: tok.ns, name: tok.name };
-      listRv = tok.rv;
+      if (tok.rv < this.log.compactedRv) {
+        const fresh = encodeContinue({ rv: this.log.currentRv, ns: tok.ns, name: tok.name });
+        throw gone(EXPIRED_CONTINUE_MESSAGE, { continue: fresh });
+      }
+      snapshot = tok.rv;
+    } else if (match === 'Exact' && requested !== undefined) {
+      if (requested < this.log.compactedRv) throw tooOldResourceVersion(requested, this.log.compactedRv);
+      snapshot = requested;
     }
+    // The current table is the snapshot when nothing of this resource changed since it.
+    const fromLog = snapshot !== this.log.currentRv && this.log.changedSince(res, snapshot);
+    const read = (from: { ns: string; name: string } | undefined, n: number) =>
+      fromLog ? this.log.listAt(res, scopeNs, snapshot, from, n) : this.log.list(res, scopeNs, from, n);
+
+    const limit = opts.limit && opts.limit > 0 ? opts.limit : 0;
     const items: any[] = [];
     const filtering = !labels.empty || !fields.empty;
-    let lastScanned: StoredObject | undefined;
-    let exhausted = false;
     const batch = limit ? Math.max(limit, 100) : -1;
-    while (true) {
-      const rows = this.log.list(res, scopeNs, after, batch);
-      if (rows.length === 0 || (batch > 0 && rows.length < batch)) exhausted = true;
+    for (;;) {
+      const rows = read(after, batch);
       for (const row of rows) {
-        lastScanned = row;
         const o = row.object;
+        after = { ns: o.metadata.namespace ?? '', name: o.metadata.name };
         if (filtering) {
           if (!labels.matches(o.metadata?.labels)) continue;
           if (!fields.empty && !fields.matches(selectableFields(info.group, info.resource, o, info.namespaced))) continue;
         }
         items.push(this.present(info, o));
-        if (limit && items.length === limit) break;
-      }
-      if (limit && items.length === limit) {
-        // Stop at the last returned item; there is more if rows remain after it.
-        const lastItem = items[items.length - 1];
-        const lastKey = { ns: lastItem.metadata.namespace ?? '', name: lastItem.metadata.name };
-        const more = this.log.list(res, scopeNs, lastKey, 1).length > 0;
-        const result: ListResult = { items, resourceVersion: String(listRv) };
-        if (more) {
-          result.continue = encodeContinue({ rv: listRv, ns: lastKey.ns, name: lastKey.name });
-          if (!filtering) result.remainingItemCount = this.countAfter(res, scopeNs, lastKey);
+        if (limit && items.length === limit) {
+          const result: ListResult = { items, resourceVersion: String(snapshot) };
+          if (read(after, 1).length > 0) {
+            result.continue = encodeContinue({ rv: snapshot, ns: after.ns, name: after.name });
+            if (!filtering) result.remainingItemCount = fromLog ? this.log.countAfterAt(res, scopeNs, snapshot, after) : this.log.countAfter(res, scopeNs, after);
+          }
+          return result;
         }
-        return result;
       }
-      if (exhausted || batch < 0) break;
-      after = { ns: lastScanned!.object.metadata.namespace ?? '', name: lastScanned!.object.metadata.name };
+      if (batch < 0 || rows.length < batch) break;
     }
-    return { items, resourceVersion: String(listRv) };
+    return { items, resourceVersion: String(snapshot) };
   }
 
-  private countAfter(res: string, ns: string | undefined, after: { ns: string; name: string }): number {
-    return this.log.countAfter(res, ns, after);
+  /** GET with resourceVersion: any state at least as new as the one asked for. */
+  async getAtLeast(info: ResourceInfo, ns: string, name: string, rvParam: string | undefined): Promise<any> {
+    if (rvParam && rvParam !== '0') {
+      const rv = parseResourceVersion(rvParam);
+      if (rv > this.log.currentRv && !(await this.log.waitForRv(rv, TOO_LARGE_RV_WAIT_MS))) throw tooLargeResourceVersion(rv, this.log.currentRv);
+    }
+    return this.get(info, ns, name);
   }
 
   // ---- writes ----
@@ -369,7 +414,7 @@ export class GenericStore {
 
   /** Deletes every object the list options select, one by one (each is its own event). */
   async deleteCollection(info: ResourceInfo, ns: string | undefined, listOpts: ListOptions, opts: DeleteOptions, ctx: RequestContext): Promise<any[]> {
-    const { items } = this.list(info, ns, { labelSelector: listOpts.labelSelector, fieldSelector: listOpts.fieldSelector });
+    const { items } = await this.list(info, ns, { labelSelector: listOpts.labelSelector, fieldSelector: listOpts.fieldSelector });
     const out: any[] = [];
     for (const item of items) {
       try {

@@ -39,6 +39,14 @@ export interface LogEvent {
 
 export type EventListener = (events: LogEvent[]) => void;
 
+export interface CompactionResult {
+  compactedRv: number;
+  removed: number;
+  slices: number;
+  /** The longest time one slice held the write lock: how long a writer could have waited. */
+  longestSliceMs: number;
+}
+
 interface PendingWrite {
   fn: (tx: WriteTx) => unknown;
   resolve: (v: unknown) => void;
@@ -76,6 +84,10 @@ export class EventLog {
   private readonly listeners = new Set<EventListener>();
   private readonly stmts: ReturnType<typeof prepare>;
   private closed?: Promise<void>;
+  /** Versions at or below this were compacted: lists and watches from them answer 410 Gone. */
+  private compacted: number;
+  private compacting?: Promise<CompactionResult>;
+  private readonly rvWaiters = new Set<{ rv: number; resolve: () => void }>();
 
   /** db is the reading connection (this thread); writes go to a writer thread with its own connection. */
   constructor(db: Db, opts: EventLogOptions) {
@@ -83,6 +95,8 @@ export class EventLog {
     this.stmts = prepare(db);
     const seq = db.prepare(`SELECT seq FROM sqlite_sequence WHERE name = 'events'`).get() as { seq: number } | undefined;
     this.lastRv = seq?.seq ?? 0;
+    const c = db.prepare(`SELECT value FROM meta WHERE key = 'compacted_rv'`).get() as { value: string } | undefined;
+    this.compacted = c ? Number(c.value) : 0;
     this.writer = startWriter({ file: opts.file, synchronous: opts.synchronous ?? 'full' });
     this.writer.on('message', (r: WriterResponse) => {
       const reply = this.replies.get(r.id);
@@ -125,9 +139,80 @@ export class EventLog {
     return row.n;
   }
 
-  /** Events after rv, oldest first (watch replay). */
-  eventsAfter(rv: number, limit: number): LogEvent[] {
-    const rows = this.stmts.eventsAfter.all(rv, limit) as { rv: number; type: number; res: string; ns: string; name: string; data: Buffer; prev: Buffer | null }[];
+  /** The newest compacted resourceVersion (0 before any compaction). */
+  get compactedRv(): number {
+    return this.compacted;
+  }
+
+  /**
+   * The objects of a resource as they were at rv, read from the log: for each key its newest
+   * event at or below rv, unless that is a deletion. Same order and paging as list().
+   */
+  listAt(res: string, ns: string | undefined, rv: number, after?: { ns: string; name: string }, limit = -1): StoredObject[] {
+    const params = { res, ns: ns ?? after?.ns ?? '', name: after?.name ?? '', after: after ? 1 : 0, limit, rv };
+    const rows = (ns === undefined ? this.stmts.listAllAt : this.stmts.listNsAt).all(params) as { rv: number; uid: string; data: Buffer }[];
+    return rows.map((r) => ({ rv: r.rv, uid: r.uid, object: decodeObject(r.data) }));
+  }
+
+  /** remainingItemCount for a snapshot page. */
+  countAfterAt(res: string, ns: string | undefined, rv: number, after: { ns: string; name: string }): number {
+    const params = { res, ns: ns ?? after.ns, name: after.name, after: 1, limit: -1, rv };
+    return ((ns === undefined ? this.stmts.countAllAt : this.stmts.countNsAt).get(params) as { n: number }).n;
+  }
+
+  /** Whether any object of the resource was written after rv (if not, the current table is the snapshot). */
+  changedSince(res: string, rv: number): boolean {
+    return this.stmts.changedSince.get(res, rv) !== undefined;
+  }
+
+  /** Resolves true once rv is committed, or false after timeoutMs. */
+  waitForRv(rv: number, timeoutMs: number): Promise<boolean> {
+    if (rv <= this.lastRv) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const w = { rv, resolve: () => resolve(true) };
+      this.rvWaiters.add(w);
+      setTimeout(() => {
+        if (this.rvWaiters.delete(w)) resolve(false);
+      }, timeoutMs).unref();
+    });
+  }
+
+  /**
+   * Removes history no list or watch at or above `upTo` can need: every event superseded by a
+   * newer event of its key at or below upTo, and deletion tombstones at or below it. The
+   * current version of every live object stays. Runs in small slices on the writer thread, so
+   * writers wait for one slice at most.
+   */
+  compact(upTo: number, sliceRows = 2000): Promise<CompactionResult> {
+    if (this.compacting) return this.compacting;
+    const target = Math.min(upTo, this.lastRv);
+    if (target <= this.compacted) return Promise.resolve({ compactedRv: this.compacted, removed: 0, slices: 0, longestSliceMs: 0 });
+    this.compacting = (async () => {
+      let removed = 0;
+      let slices = 0;
+      let longest = 0;
+      const first = (this.stmts.firstEvent.get() as { rv: number | null }).rv ?? target;
+      for (let from = Math.max(first - 1, 0); from < target; from += sliceRows) {
+        const to = Math.min(from + sliceRows, target);
+        const r = await this.ask({ id: this.nextRequestId++, compact: { from, to, cutoff: target } });
+        if (!r.ok) throw new Error(`compaction failed: ${r.error}`);
+        removed += r.removed ?? 0;
+        longest = Math.max(longest, r.ms ?? 0);
+        slices++;
+      }
+      const saved = await this.ask({ id: this.nextRequestId++, meta: ['compacted_rv', String(target)] });
+      if (!saved.ok) throw new Error(`compaction failed: ${saved.error}`);
+      this.compacted = target;
+      return { compactedRv: target, removed, slices, longestSliceMs: longest };
+    })().finally(() => {
+      this.compacting = undefined;
+    });
+    return this.compacting;
+  }
+
+  /** Events after rv, oldest first (watch replay); optionally of one resource only. */
+  eventsAfter(rv: number, limit: number, res?: string): LogEvent[] {
+    const rows = (res === undefined ? this.stmts.eventsAfter.all(rv, limit) : this.stmts.eventsAfterOf.all(res, rv, limit)) as { rv: number; type: number; res: string; ns: string; name: string; data: Buffer; prev: Buffer | null }[];
     return rows.map((r) => ({
       type: CODE_TYPE[r.type],
       rv: r.rv,
@@ -261,6 +346,12 @@ export class EventLog {
         for (const w of batch) w.reject(err);
       } else {
         this.lastRv = rv;
+        for (const w of this.rvWaiters) {
+          if (w.rv <= rv) {
+            this.rvWaiters.delete(w);
+            w.resolve();
+          }
+        }
         for (const l of this.listeners) {
           try {
             l(emitted);
@@ -297,5 +388,24 @@ function prepare(db: Db) {
     countNs: p('SELECT count(*) AS n FROM objects WHERE res = @res AND ns = @ns AND name > @name'),
     eventsAfter: p(`SELECT e.rv, e.type, e.res, e.ns, e.name, e.data, p.data AS prev
       FROM events e LEFT JOIN events p ON p.rv = e.prev_rv WHERE e.rv > ? ORDER BY e.rv LIMIT ?`),
+    eventsAfterOf: p(`SELECT e.rv, e.type, e.res, e.ns, e.name, e.data, p.data AS prev
+      FROM events e LEFT JOIN events p ON p.rv = e.prev_rv WHERE e.res = ? AND e.rv > ? ORDER BY e.rv LIMIT ?`),
+    changedSince: p('SELECT 1 FROM events WHERE res = ? AND rv > ? LIMIT 1'),
+    firstEvent: p('SELECT min(rv) AS rv FROM events'),
+    // The newest event of each key at or below @rv: no later event of the same key is <= @rv.
+    listNsAt: p(`SELECT e.rv, e.uid, e.data FROM events e WHERE e.res = @res AND e.ns = @ns AND e.rv <= @rv AND e.type != 3
+      AND (@after = 0 OR e.name > @name)
+      AND NOT EXISTS (SELECT 1 FROM events n WHERE n.res = e.res AND n.ns = e.ns AND n.name = e.name AND n.rv > e.rv AND n.rv <= @rv)
+      ORDER BY e.name LIMIT @limit`),
+    listAllAt: p(`SELECT e.rv, e.uid, e.data FROM events e WHERE e.res = @res AND e.rv <= @rv AND e.type != 3
+      AND (@after = 0 OR e.ns > @ns OR (e.ns = @ns AND e.name > @name))
+      AND NOT EXISTS (SELECT 1 FROM events n WHERE n.res = e.res AND n.ns = e.ns AND n.name = e.name AND n.rv > e.rv AND n.rv <= @rv)
+      ORDER BY e.ns, e.name LIMIT @limit`),
+    countNsAt: p(`SELECT count(*) AS n FROM events e WHERE e.res = @res AND e.ns = @ns AND e.rv <= @rv AND e.type != 3
+      AND (@after = 0 OR e.name > @name) AND @limit = @limit
+      AND NOT EXISTS (SELECT 1 FROM events n WHERE n.res = e.res AND n.ns = e.ns AND n.name = e.name AND n.rv > e.rv AND n.rv <= @rv)`),
+    countAllAt: p(`SELECT count(*) AS n FROM events e WHERE e.res = @res AND e.rv <= @rv AND e.type != 3
+      AND (@after = 0 OR e.ns > @ns OR (e.ns = @ns AND e.name > @name)) AND @limit = @limit
+      AND NOT EXISTS (SELECT 1 FROM events n WHERE n.res = e.res AND n.ns = e.ns AND n.name = e.name AND n.rv > e.rv AND n.rv <= @rv)`),
   };
 }

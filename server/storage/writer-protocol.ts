@@ -12,5 +12,10 @@ export interface RowOp {
   data: Uint8Array;
 }
 
-export type WriterRequest = { id: number; ops: RowOp[] } | { id: number; meta: [string, string] } | { id: number; close: true };
-export type WriterResponse = { id: number; ok: true } | { id: number; ok: false; error: string };
+export type WriterRequest =
+  | { id: number; ops: RowOp[] }
+  | { id: number; meta: [string, string] }
+  /** Delete superseded events and tombstones with rv in (from, to], given the compaction cutoff. */
+  | { id: number; compact: { from: number; to: number; cutoff: number } }
+  | { id: number; close: true };
+export type WriterResponse = { id: number; ok: true; removed?: number; ms?: number } | { id: number; ok: false; error: string };

@@ -31,6 +31,8 @@ const commitBatch = db.transaction((/** @type {RowOp[]} */ ops) => {
   }
 });
 const commitMeta = db.transaction((/** @type {[string, string]} */ kv) => setMeta.run(kv[0], kv[1]));
+const compactSlice = db.prepare(`DELETE FROM events WHERE rv > @from AND rv <= @to AND (type = 3 OR EXISTS (
+  SELECT 1 FROM events n WHERE n.res = events.res AND n.ns = events.ns AND n.name = events.name AND n.rv > events.rv AND n.rv <= @cutoff))`);
 
 const port = /** @type {import('node:worker_threads').MessagePort} */ (parentPort);
 
@@ -44,6 +46,12 @@ port.on('message', (/** @type {WriterRequest} */ msg) => {
     return;
   }
   try {
+    if ('compact' in msg) {
+      const started = performance.now();
+      const removed = db.transaction(() => compactSlice.run(msg.compact).changes)();
+      reply({ id: msg.id, ok: true, removed, ms: performance.now() - started });
+      return;
+    }
     if ('ops' in msg) commitBatch(msg.ops);
     else commitMeta(msg.meta);
     reply({ id: msg.id, ok: true });

@@ -1,0 +1,16 @@
+// Operator endpoints outside the Kubernetes API. Authorization applies as for any non-resource
+// path: only system:masters may use them.
+import type Router from '@koa/router';
+import type { EventLog } from '../storage/event-log.ts';
+import { badRequest } from '../errors.ts';
+
+export function registerAdminRoutes(router: Router, log: EventLog): void {
+  /** POST /admin/compact[?resourceVersion=N]: compact now, up to N (default: the newest). */
+  router.post('/admin/compact', async (ctx) => {
+    const v = ctx.URL.searchParams.get('resourceVersion');
+    if (v !== null && !/^\d+$/.test(v)) throw badRequest(`invalid resource version: ${JSON.stringify(v)}`);
+    const r = await log.compact(v === null ? log.currentRv : Number(v));
+    ctx.set('Content-Type', 'application/json');
+    ctx.body = JSON.stringify({ compactedResourceVersion: String(r.compactedRv), removedEvents: r.removed, slices: r.slices, longestSliceMs: Number(r.longestSliceMs.toFixed(3)) }) + '\n';
+  });
+}

@@ -1,0 +1,206 @@
+// resourceVersion semantics for list, get and watch; consistent chunked lists served from the
+// log; compaction and 410 Gone.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import https from 'node:https';
+import { startTestServer, type TestServer } from './helpers/server.ts';
+
+let s: TestServer;
+before(async () => {
+  s = await startTestServer();
+});
+after(async () => {
+  await s.stop();
+});
+
+const cm = (name: string, data: Record<string, string> = { v: '1' }) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data });
+
+async function makeNamespace(name: string) {
+  assert.equal((await s.request('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name } } })).status, 201);
+}
+
+async function createMany(ns: string, n: number, prefix = 'o') {
+  const names = Array.from({ length: n }, (_, i) => `${prefix}-${String(i).padStart(5, '0')}`);
+  for (let i = 0; i < names.length; i += 50) {
+    await Promise.all(names.slice(i, i + 50).map(async (name) => {
+      const r = await s.request('POST', `/api/v1/namespaces/${ns}/configmaps`, { body: cm(name) });
+      assert.equal(r.status, 201);
+    }));
+  }
+  return names;
+}
+
+function expectStatus(r: { status: number; json(): any }, code: number, reason: string) {
+  assert.equal(r.status, code, JSON.stringify(r.json()));
+  assert.equal(r.json().reason, reason);
+  return r.json();
+}
+
+/** Watch events until `until` says stop (or the stream ends). */
+function watch(path: string, until: (events: any[]) => boolean): Promise<{ events: any[]; status: number }> {
+  return new Promise((resolve, reject) => {
+    const events: any[] = [];
+    const req = https.request(`${s.url}${path}`, { ca: s.pki.caCertPem, cert: s.pki.adminCertPem, key: s.pki.adminKeyPem }, (res) => {
+      let buf = '';
+      const done = () => {
+        req.destroy();
+        resolve({ events, status: res.statusCode! });
+      };
+      if (res.statusCode !== 200) {
+        res.on('data', (d) => (buf += d));
+        res.on('end', () => {
+          events.push(JSON.parse(buf));
+          resolve({ events, status: res.statusCode! });
+        });
+        return;
+      }
+      res.on('data', (d) => {
+        buf += d;
+        let nl;
+        while ((nl = buf.indexOf('\n')) >= 0) {
+          events.push(JSON.parse(buf.slice(0, nl)));
+          buf = buf.slice(nl + 1);
+          if (until(events)) return done();
+        }
+      });
+      res.on('end', () => resolve({ events, status: res.statusCode! }));
+    });
+    req.on('error', (e) => (events.length ? undefined : reject(e)));
+    req.end();
+  });
+}
+
+test("the seed's chunking example: 1253 objects, limit 500 → 500/500/253 at one resourceVersion", async () => {
+  await makeNamespace('chunks');
+  await createMany('chunks', 1253);
+  const base = '/api/v1/namespaces/chunks/configmaps?limit=500';
+  const p1 = (await s.request('GET', base)).json();
+  assert.equal(p1.items.length, 500);
+  assert.equal(p1.metadata.remainingItemCount, 753);
+  // Writes between pages must not show up in later pages.
+  await s.request('POST', '/api/v1/namespaces/chunks/configmaps', { body: cm('zzz-late') });
+  await s.request('DELETE', '/api/v1/namespaces/chunks/configmaps/o-01000');
+  await s.request('PUT', '/api/v1/namespaces/chunks/configmaps/o-01100', { body: cm('o-01100', { v: 'changed' }) });
+  const p2 = (await s.request('GET', `${base}&continue=${encodeURIComponent(p1.metadata.continue)}`)).json();
+  assert.equal(p2.items.length, 500);
+  assert.equal(p2.metadata.remainingItemCount, 253);
+  const p3 = (await s.request('GET', `${base}&continue=${encodeURIComponent(p2.metadata.continue)}`)).json();
+  assert.equal(p3.items.length, 253);
+  assert.equal(p3.metadata.continue, undefined);
+  assert.equal(p3.metadata.remainingItemCount, undefined);
+  assert.equal(p1.metadata.resourceVersion, p2.metadata.resourceVersion);
+  assert.equal(p2.metadata.resourceVersion, p3.metadata.resourceVersion);
+  const all = [...p1.items, ...p2.items, ...p3.items];
+  const names = all.map((i: any) => i.metadata.name);
+  assert.equal(new Set(names).size, 1253);
+  assert.ok(!names.includes('zzz-late'), 'created after the first page');
+  assert.ok(names.includes('o-01000'), 'deleted after the first page, still in the snapshot');
+  assert.equal(all.find((i: any) => i.metadata.name === 'o-01100').data.v, '1', 'the snapshot version, not the update');
+  // The current list sees the writes.
+  const now = (await s.request('GET', '/api/v1/namespaces/chunks/configmaps')).json();
+  assert.equal(now.items.length, 1253);
+  assert.ok(Number(now.metadata.resourceVersion) > Number(p1.metadata.resourceVersion));
+});
+
+test('list with resourceVersionMatch=Exact reads the log as of that version', async () => {
+  await makeNamespace('exact');
+  await s.request('POST', '/api/v1/namespaces/exact/configmaps', { body: cm('a', { v: '1' }) });
+  const rv1 = (await s.request('GET', '/api/v1/namespaces/exact/configmaps')).json().metadata.resourceVersion;
+  await s.request('PUT', '/api/v1/namespaces/exact/configmaps/a', { body: cm('a', { v: '2' }) });
+  await s.request('POST', '/api/v1/namespaces/exact/configmaps', { body: cm('b') });
+  const then = (await s.request('GET', `/api/v1/namespaces/exact/configmaps?resourceVersion=${rv1}&resourceVersionMatch=Exact`)).json();
+  assert.equal(then.metadata.resourceVersion, rv1);
+  assert.deepEqual(then.items.map((i: any) => `${i.metadata.name}=${i.data.v}`), ['a=1']);
+  const notOlder = (await s.request('GET', `/api/v1/namespaces/exact/configmaps?resourceVersion=${rv1}&resourceVersionMatch=NotOlderThan`)).json();
+  assert.deepEqual(notOlder.items.map((i: any) => `${i.metadata.name}=${i.data.v}`), ['a=2', 'b=1']);
+  // All namespaces at an exact version.
+  const across = (await s.request('GET', `/api/v1/configmaps?resourceVersion=${rv1}&resourceVersionMatch=Exact&fieldSelector=metadata.namespace%3Dexact`)).json();
+  assert.equal(across.items.length, 1);
+});
+
+test('illegal combinations → 400; a version from the future → 504 Timeout with Retry-After', async () => {
+  const base = '/api/v1/namespaces/default/configmaps';
+  expectStatus(await s.request('GET', `${base}?resourceVersionMatch=Exact`), 400, 'BadRequest');
+  expectStatus(await s.request('GET', `${base}?resourceVersion=0&resourceVersionMatch=Exact`), 400, 'BadRequest');
+  expectStatus(await s.request('GET', `${base}?resourceVersion=1&resourceVersionMatch=Sometimes`), 400, 'BadRequest');
+  expectStatus(await s.request('GET', `${base}?resourceVersion=abc`), 400, 'BadRequest');
+  const p = (await s.request('GET', `${base}?limit=1`)).json();
+  expectStatus(await s.request('GET', `${base}?limit=1&resourceVersion=5&continue=${encodeURIComponent(p.metadata.continue)}`), 400, 'BadRequest');
+  expectStatus(await s.request('GET', `${base}?watch=1&resourceVersionMatch=NotOlderThan`), 400, 'BadRequest');
+  expectStatus(await s.request('GET', `${base}?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan`), 400, 'BadRequest');
+
+  const future = Number(p.metadata.resourceVersion) + 1_000_000;
+  const r = await s.request('GET', `${base}?resourceVersion=${future}`);
+  const st = expectStatus(r, 504, 'Timeout');
+  assert.match(st.message, /Too large resource version/);
+  assert.equal(st.details.causes[0].reason, 'ResourceVersionTooLarge');
+  assert.equal(r.headers['retry-after'], '1');
+});
+
+test('a get or list for a version just ahead is answered once it commits', async () => {
+  const rv = Number((await s.request('GET', '/api/v1/namespaces/default/configmaps')).json().metadata.resourceVersion);
+  const pending = s.request('GET', `/api/v1/namespaces/default/configmaps?resourceVersion=${rv + 1}`);
+  await new Promise((r) => setTimeout(r, 100));
+  await s.request('POST', '/api/v1/namespaces/default/configmaps', { body: cm('ahead') });
+  const r = await pending;
+  assert.equal(r.status, 200);
+  assert.ok(r.json().items.some((i: any) => i.metadata.name === 'ahead'));
+});
+
+test('sendInitialEvents: initial ADDED events end with an annotated BOOKMARK', async () => {
+  await makeNamespace('stream');
+  await createMany('stream', 3, 's');
+  const rv = (await s.request('GET', '/api/v1/namespaces/stream/configmaps')).json().metadata.resourceVersion;
+  const { events } = await watch(`/api/v1/namespaces/stream/configmaps?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&resourceVersion=${rv}`, (e) => e.some((x) => x.type === 'BOOKMARK'));
+  assert.deepEqual(events.map((e) => e.type), ['ADDED', 'ADDED', 'ADDED', 'BOOKMARK']);
+  const bm = events[3].object;
+  assert.equal(bm.metadata.annotations['k8s.io/initial-events-end'], 'true');
+  assert.ok(Number(bm.metadata.resourceVersion) >= Number(rv));
+});
+
+test('watch timeoutSeconds ends the stream cleanly, with a final bookmark when asked', async () => {
+  const started = Date.now();
+  const { events } = await watch('/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=1&timeoutSeconds=1&allowWatchBookmarks=true', () => false);
+  assert.ok(Date.now() - started >= 900);
+  assert.equal(events[events.length - 1].type, 'BOOKMARK');
+});
+
+test('compaction: old versions answer 410 Gone, current objects stay, continue tokens expire with a fresh hint', async () => {
+  await makeNamespace('compact');
+  await createMany('compact', 20, 'c');
+  for (let i = 0; i < 5; i++) await s.request('PUT', '/api/v1/namespaces/compact/configmaps/c-00000', { body: cm('c-00000', { v: String(i) }) });
+  await s.request('DELETE', '/api/v1/namespaces/compact/configmaps/c-00001');
+  const page = (await s.request('GET', '/api/v1/namespaces/compact/configmaps?limit=5')).json();
+  const oldRv = Number(page.metadata.resourceVersion) - 3;
+  await s.request('POST', '/api/v1/namespaces/compact/configmaps', { body: cm('c-extra') });
+  const before = (await s.request('GET', '/api/v1/namespaces/compact/configmaps')).json();
+
+  const anon = await s.request('POST', '/admin/compact', { anonymous: true });
+  expectStatus(anon, 403, 'Forbidden');
+  const res = await s.request('POST', '/admin/compact');
+  assert.equal(res.status, 200);
+  const result = res.json();
+  assert.ok(result.removedEvents >= 6, `removed ${result.removedEvents}`);
+  assert.ok(Number(result.compactedResourceVersion) > Number(page.metadata.resourceVersion));
+
+  const now = (await s.request('GET', '/api/v1/namespaces/compact/configmaps')).json();
+  assert.deepEqual(now.items.map((i: any) => [i.metadata.name, i.data.v]), before.items.map((i: any) => [i.metadata.name, i.data.v]));
+  const st = expectStatus(await s.request('GET', `/api/v1/namespaces/compact/configmaps?resourceVersion=${oldRv}&resourceVersionMatch=Exact`), 410, 'Expired');
+  assert.match(st.message, /too old resource version/);
+  const cont = expectStatus(await s.request('GET', `/api/v1/namespaces/compact/configmaps?limit=5&continue=${encodeURIComponent(page.metadata.continue)}`), 410, 'Expired');
+  assert.ok(cont.metadata.continue, 'a fresh continue token to go on inconsistently');
+  const rest = (await s.request('GET', `/api/v1/namespaces/compact/configmaps?limit=100&continue=${encodeURIComponent(cont.metadata.continue)}`)).json();
+  assert.equal(rest.items.length, before.items.length - 5);
+
+  const w = await watch(`/api/v1/namespaces/compact/configmaps?watch=1&resourceVersion=${oldRv}`, (e) => e.length > 0);
+  assert.equal(w.status, 200);
+  assert.equal(w.events[0].type, 'ERROR');
+  assert.equal(w.events[0].object.code, 410);
+  assert.equal(w.events[0].object.reason, 'Expired');
+  // From the compacted version itself, a watch still works.
+  const fromNow = now.metadata.resourceVersion;
+  const pending = watch(`/api/v1/namespaces/compact/configmaps?watch=1&resourceVersion=${fromNow}`, (e) => e.length > 0);
+  await new Promise((r) => setTimeout(r, 50));
+  await s.request('POST', '/api/v1/namespaces/compact/configmaps', { body: cm('after-compaction') });
+  assert.equal((await pending).events[0].object.metadata.name, 'after-compaction');
+});
