@@ -204,3 +204,32 @@ test('compaction: old versions answer 410 Gone, current objects stay, continue t
   await s.request('POST', '/api/v1/namespaces/compact/configmaps', { body: cm('after-compaction') });
   assert.equal((await pending).events[0].object.metadata.name, 'after-compaction');
 });
+
+test('a watcher that stops reading is closed instead of buffering without bound', async () => {
+  await makeNamespace('slow');
+  const rv = (await s.request('GET', '/api/v1/namespaces/slow/configmaps')).json().metadata.resourceVersion;
+  const ended = new Promise<{ bytes: number }>((resolve, reject) => {
+    const req = https.request(`${s.url}/api/v1/namespaces/slow/configmaps?watch=1&resourceVersion=${rv}`, { ca: s.pki.caCertPem, cert: s.pki.adminCertPem, key: s.pki.adminKeyPem }, (res) => {
+      res.pause(); // a reader that has stopped reading
+      let bytes = 0;
+      setTimeout(() => {
+        res.on('data', (d) => (bytes += d.length));
+        res.resume();
+      }, 3000);
+      res.on('end', () => resolve({ bytes }));
+      res.on('error', () => resolve({ bytes }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+  await new Promise((r) => setTimeout(r, 100));
+  const big = 'x'.repeat(512 * 1024);
+  const writes = 48; // 24 MiB of events: more than the server's per-watcher limit plus socket buffers
+  await s.request('POST', '/api/v1/namespaces/slow/configmaps', { body: cm('big', { v: big }) });
+  for (let i = 1; i < writes; i++) {
+    const r = await s.request('PUT', '/api/v1/namespaces/slow/configmaps/big', { body: cm('big', { v: big.slice(i) }) });
+    assert.equal(r.status, 200);
+  }
+  const { bytes } = await ended;
+  assert.ok(bytes < writes * 512 * 1024, `the server ended the stream early (got ${bytes} bytes)`);
+});

@@ -24,17 +24,40 @@ const TOO_LARGE_RV_WAIT_MS = 3000;
 
 type WatchType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
 
+/** Serialized forms of a log event, shared by all watchers; gone with the event. */
+const wireCache = new WeakMap<LogEvent, Map<string, Buffer | null>>();
+
 export class WatchService {
-  private readonly watchers = new Set<(events: LogEvent[]) => void>();
+  /** Watchers by qualified resource: a commit reaches only the watchers of what it changed. */
+  private readonly watchers = new Map<string, Set<(events: LogEvent[]) => void>>();
 
   constructor(private readonly log: EventLog, private readonly store: GenericStore) {
     log.onCommit((events) => {
-      for (const w of this.watchers) w(events);
+      const byRes = new Map<string, LogEvent[]>();
+      for (const e of events) {
+        if (!this.watchers.has(e.key.res)) continue;
+        const list = byRes.get(e.key.res);
+        if (list) list.push(e);
+        else byRes.set(e.key.res, [e]);
+      }
+      for (const [res, list] of byRes) for (const w of this.watchers.get(res) ?? []) w(list);
     });
   }
 
   get count(): number {
-    return this.watchers.size;
+    let n = 0;
+    for (const set of this.watchers.values()) n += set.size;
+    return n;
+  }
+
+  private subscribe(res: string, w: (events: LogEvent[]) => void): () => void {
+    let set = this.watchers.get(res);
+    if (!set) this.watchers.set(res, (set = new Set()));
+    set.add(w);
+    return () => {
+      set!.delete(w);
+      if (set!.size === 0) this.watchers.delete(res);
+    };
   }
 
   async serve(ctx: Koa.Context, info: ResourceInfo, ri: RequestInfo): Promise<void> {
@@ -88,8 +111,37 @@ export class WatchService {
     let firstTable = true;
     let lastRv = 0;
     let closed = false;
+    // Set once the initial state is written: only then does a growing buffer mean a slow reader.
+    let live = false;
+    let finish: () => void = () => {};
+    const overflowed = () => live && out.writableLength > MAX_BUFFERED_BYTES;
+    // Events from the log are shared by every watcher: their bytes are made once per
+    // representation and reused (a Table's first event differs only in carrying the columns).
+    const representation = `${fmt.encoding}|${fmt.shape}|${fmt.metaVersion}|${apiVersionOf(info)}|${includeObject ?? ''}`;
+    const writeShared = (type: WatchType, e: LogEvent) => {
+      if (closed) return;
+      const first = fmt.shape === 'Table' && firstTable;
+      const key = `${type}|${representation}|${first ? 1 : 0}`;
+      const cache = (wireCache.get(e) ?? wireCache.set(e, new Map()).get(e))!;
+      let buf = cache.get(key);
+      if (buf === undefined) {
+        buf = serialize(type, e.object) ?? null;
+        cache.set(key, buf);
+      } else if (first) {
+        firstTable = false;
+      }
+      if (!buf) return;
+      out.write(buf);
+      if (overflowed()) finish();
+    };
     const write = (type: WatchType, object: any) => {
       if (closed) return;
+      const buf = serialize(type, object);
+      if (!buf) return;
+      out.write(buf);
+      if (overflowed()) finish();
+    };
+    const serialize = (type: WatchType, object: any): Buffer | undefined => {
       let payload: unknown = object;
       if (type !== 'BOOKMARK' && type !== 'ERROR') {
         const o = { ...object, apiVersion: apiVersionOf(info), kind: info.kind };
@@ -104,15 +156,11 @@ export class WatchService {
           payload = o;
         }
       }
-      const buf =
-        fmt.encoding === 'json'
-          ? Buffer.from(JSON.stringify({ type, object: payload }) + '\n')
-          : fmt.encoding === 'protobuf'
-            ? encodeWatchEventFrame({ type, object: payload })
-            : encode({ type, object: payload }, fmt.encoding)!;
-      if (!buf) return;
-      out.write(buf);
-      if (out.writableLength > MAX_BUFFERED_BYTES) finish();
+      return fmt.encoding === 'json'
+        ? Buffer.from(JSON.stringify({ type, object: payload }) + '\n')
+        : fmt.encoding === 'protobuf'
+          ? encodeWatchEventFrame({ type, object: payload })
+          : encode({ type, object: payload }, fmt.encoding);
     };
     const bookmark = () => {
       write('BOOKMARK', { kind: info.kind, apiVersion: apiVersionOf(info), metadata: { resourceVersion: String(lastRv || this.log.currentRv) } });
@@ -124,10 +172,10 @@ export class WatchService {
       const now = e.type === 'DELETED' ? false : matches(e.object);
       const before = e.type === 'ADDED' ? false : matches(e.prevObject ?? (e.type === 'DELETED' ? e.object : undefined));
       if (e.type === 'DELETED') {
-        if (before || matches(e.object)) write('DELETED', e.object);
-      } else if (now && before) write('MODIFIED', e.object);
-      else if (now) write('ADDED', e.object);
-      else if (before) write('DELETED', e.object);
+        if (before || matches(e.object)) writeShared('DELETED', e);
+      } else if (now && before) writeShared('MODIFIED', e);
+      else if (now) writeShared('ADDED', e);
+      else if (before) writeShared('DELETED', e);
     };
 
     // Initial state and subscription happen in one synchronous step, so no commit falls between them.
@@ -159,14 +207,15 @@ export class WatchService {
     if (sendInitial === 'true') {
       write('BOOKMARK', { kind: info.kind, apiVersion: apiVersionOf(info), metadata: { resourceVersion: String(lastRv || this.log.currentRv), annotations: { 'k8s.io/initial-events-end': 'true' } } });
     }
-    this.watchers.add(listener);
+    const unsubscribe = this.subscribe(res, listener);
+    live = true;
 
     const timers: NodeJS.Timeout[] = [];
-    const finish = () => {
+    finish = () => {
       if (closed) return;
       if (bookmarks && out.writable) bookmark();
       closed = true;
-      this.watchers.delete(listener);
+      unsubscribe();
       for (const t of timers) clearTimeout(t);
       out.end();
     };
