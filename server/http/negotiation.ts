@@ -156,7 +156,7 @@ export function decodeAs(body: Buffer, enc: Encoding, definition?: string): unkn
       case 'json':
         return JSON.parse(body.toString('utf8'));
       case 'yaml': {
-        const docs = YAML.parseAllDocuments(body.toString('utf8'));
+        const docs = YAML.parseAllDocuments(body.toString('utf8'), { uniqueKeys: false });
         if (docs.length === 0) return null;
         if (docs[0].errors.length) throw docs[0].errors[0];
         return docs[0].toJS({ maxAliasCount: 100 });

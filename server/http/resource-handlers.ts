@@ -16,6 +16,7 @@ import { send } from './respond.ts';
 import type { UserInfo } from '../authentication/user.ts';
 import { SERVED_SUBRESOURCES } from './discovery.ts';
 import { scaleFromObject, applyScaleToObject } from '../registry/scale.ts';
+import { duplicateJsonFields, duplicateYamlFields } from './duplicate-fields.ts';
 import type { WatchService } from './watch.ts';
 
 export interface ResourceHandlerDeps {
@@ -55,13 +56,13 @@ export function resourceHandler(deps: ResourceHandlerDeps): Koa.Middleware {
         return deps.watch.serve(ctx, info, ri);
       case 'create': {
         const rc = requestContext(ctx);
-        const body = await readObjectBody(ctx, info.definition);
+        const body = await readObjectBody(ctx, info.definition, rc);
         const created = await store.create(info, ns, body, rc);
         return respondObject(ctx, info, created, 201, rc);
       }
       case 'update': {
         const rc = requestContext(ctx);
-        const body = await readObjectBody(ctx, ri.subresource === 'scale' ? 'io.k8s.api.autoscaling.v1.Scale' : info.definition);
+        const body = await readObjectBody(ctx, ri.subresource === 'scale' ? 'io.k8s.api.autoscaling.v1.Scale' : info.definition, rc);
         let updated: any;
         if (ri.subresource === 'scale') {
           updated = await store.patch(info, ns, ri.name, (cur) => applyScaleToObject(info, cur, body), rc, 'scale');
@@ -76,7 +77,9 @@ export function resourceHandler(deps: ResourceHandlerDeps): Koa.Middleware {
         if (!PATCH_TYPES.includes(mediaType)) {
           throw unsupportedMediaType(`the body of the request was in an unknown format - accepted media types include: ${PATCH_TYPES.join(', ')}`);
         }
-        const patchBody = decodeAs(await readBody(ctx.req), bodyEncoding(mediaType)!);
+        const rawPatch = await readBody(ctx.req);
+        const patchBody = decodeAs(rawPatch, bodyEncoding(mediaType)!);
+        if (mediaType !== 'application/json-patch+json') rc.duplicateFields = findDuplicates(rawPatch, bodyEncoding(mediaType)!);
         const node = info.definition ? deps.model.node(info.definition) : undefined;
         if (ri.subresource === 'scale') {
           const scaleNode = deps.model.node('io.k8s.api.autoscaling.v1.Scale');
@@ -232,7 +235,7 @@ function pretty(ctx: Koa.Context): boolean {
   return p === 'true' || p === '1';
 }
 
-async function readObjectBody(ctx: Koa.Context, definition: string | undefined): Promise<any> {
+async function readObjectBody(ctx: Koa.Context, definition: string | undefined, rc: RequestContext): Promise<any> {
   const mediaType = mediaTypeOf(ctx.get('content-type'));
   const enc = bodyEncoding(mediaType);
   if (!enc || mediaType.includes('patch')) {
@@ -240,7 +243,16 @@ async function readObjectBody(ctx: Koa.Context, definition: string | undefined):
   }
   const raw = await readBody(ctx.req);
   if (raw.length === 0) throw badRequest('the body of the request was empty');
-  return decodeAs(raw, enc, definition);
+  const body = decodeAs(raw, enc, definition);
+  rc.duplicateFields = findDuplicates(raw, enc);
+  return body;
+}
+
+/** Duplicate fields of a body already known to parse. */
+function findDuplicates(raw: Buffer, enc: string): string[] {
+  if (enc === 'json') return duplicateJsonFields(raw.toString('utf8'));
+  if (enc === 'yaml') return duplicateYamlFields(raw.toString('utf8'));
+  return [];
 }
 
 function requestContext(ctx: Koa.Context): RequestContext {

@@ -26,6 +26,8 @@ export interface RequestContext {
   fieldValidation: FieldValidation;
   /** Warnings to return in `Warning: 299` headers. */
   warnings: string[];
+  /** Paths of fields the request body set twice (reported per fieldValidation). */
+  duplicateFields?: string[];
 }
 
 export interface ListOptions {
@@ -460,15 +462,16 @@ export class GenericStore {
   private validate(info: ResourceInfo, strategy: Strategy, obj: any, old: any | undefined, ctx: RequestContext): void {
     const errors: FieldError[] = [];
     const type = this.typeOf(info);
+    const decodeProblems = (ctx.duplicateFields ?? []).map((f) => `duplicate field "${f}"`);
     if (type) {
       const r = validateObject(type, obj, { prune: true });
       errors.push(...r.errors.filter((e) => !e.field.startsWith('metadata.')));
-      if (r.unknownFields.length) {
-        if (ctx.fieldValidation === 'Strict') {
-          throw badRequest(`strict decoding error: ${r.unknownFields.map((f) => `unknown field "${f}"`).join(', ')}`);
-        }
-        if (ctx.fieldValidation === 'Warn') for (const f of r.unknownFields) ctx.warnings.push(`unknown field "${f}"`);
-      }
+      for (const f of r.unknownFields) decodeProblems.push(`unknown field "${f}"`);
+    }
+    if (decodeProblems.length) {
+      // Unknown fields are dropped in every mode; the mode decides whether the client hears of it.
+      if (ctx.fieldValidation === 'Strict') throw badRequest(`strict decoding error: ${decodeProblems.join(', ')}`);
+      if (ctx.fieldValidation === 'Warn') ctx.warnings.push(...decodeProblems);
     }
     const nameRule = nameRuleFor(info.group, info.resource);
     errors.push(...validateObjectMeta(obj.metadata, { namespaced: info.namespaced, nameRule, isCreate: !old }));
