@@ -93,8 +93,8 @@ export function resourceHandler(deps: ResourceHandlerDeps): Koa.Middleware {
         return respondObject(ctx, info, updated, 200, rc);
       }
       case 'delete': {
+        const opts = await deleteOptions(ctx); // may carry dryRun in the body
         const rc = requestContext(ctx);
-        const opts = await deleteOptions(ctx);
         const r = await store.delete(info, ns, ri.name, opts, rc);
         if (r.deleted) {
           const status = { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', details: { name: ri.name, group: info.group || undefined, kind: info.resource, uid: r.object.metadata.uid } };
@@ -103,8 +103,8 @@ export function resourceHandler(deps: ResourceHandlerDeps): Koa.Middleware {
         return respondObject(ctx, info, r.object, 200, rc);
       }
       case 'deletecollection': {
-        const rc = requestContext(ctx);
         const opts = await deleteOptions(ctx);
+        const rc = requestContext(ctx);
         const items = await store.deleteCollection(info, info.namespaced ? ri.namespace || undefined : undefined, {
           labelSelector: q.get('labelSelector') ?? undefined,
           fieldSelector: q.get('fieldSelector') ?? undefined,
