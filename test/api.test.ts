@@ -453,3 +453,23 @@ test('pretty output and HEAD', async () => {
   const r = await s.request('GET', '/api/v1/namespaces/default?pretty=true');
   assert.match(r.text, /^\{\n  "kind": "Namespace",/);
 });
+
+test('racing writers: concurrent patches all land; concurrent PUTs at one resourceVersion have one winner', async () => {
+  await s.request('POST', '/api/v1/namespaces/default/configmaps', { body: cm('race', {}) });
+  const patches = await Promise.all(
+    Array.from({ length: 30 }, (_, i) =>
+      s.request('PATCH', '/api/v1/namespaces/default/configmaps/race', { raw: JSON.stringify({ data: { [`k${i}`]: String(i) } }), headers: { 'content-type': 'application/merge-patch+json' } }),
+    ),
+  );
+  assert.ok(patches.every((p) => p.status === 200));
+  const after = (await s.request('GET', '/api/v1/namespaces/default/configmaps/race')).json();
+  assert.equal(Object.keys(after.data).length, 30);
+  const rvs = new Set(patches.map((p) => p.json().metadata.resourceVersion));
+  assert.equal(rvs.size, 30, 'each patch is its own version');
+
+  const puts = await Promise.all(
+    Array.from({ length: 10 }, (_, i) => s.request('PUT', '/api/v1/namespaces/default/configmaps/race', { body: { ...after, data: { only: String(i) } } })),
+  );
+  assert.equal(puts.filter((p) => p.status === 200).length, 1);
+  assert.equal(puts.filter((p) => p.status === 409).length, 9);
+});

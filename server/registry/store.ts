@@ -300,22 +300,11 @@ export class GenericStore {
       const finishDeletion = obj.metadata.deletionTimestamp && pendingFinalizers(strategy, obj).length === 0;
       if (!finishDeletion && unchanged(obj, old)) return old;
       if (ctx.dryRun) return obj;
-      try {
-        await this.log.write((tx) => {
-          const rv = tx.currentRv(key);
-          if (rv === undefined) throw notFound(info.group, info.resource, name);
-          if (rv !== current.rv) throw new RetryableConflict();
-          if (finishDeletion) tx.remove(key, obj, current);
-          else tx.put('MODIFIED', key, obj, current);
-        });
-        return obj;
-      } catch (e) {
-        if (e instanceof RetryableConflict) {
-          if (!rvWanted && attempt < MAX_CONFLICT_RETRIES) continue;
-          throw conflict(info.group, info.resource, name, 'the object has been modified; please apply your changes to the latest version and try again');
-        }
-        throw e;
-      }
+      const written = await this.writeIfUnchanged(info, key, current, (tx) => {
+        if (finishDeletion) tx.remove(key, obj, current);
+        else tx.put('MODIFIED', key, obj, current);
+      }, !rvWanted && attempt < MAX_CONFLICT_RETRIES);
+      if (written) return obj;
     }
   }
 
@@ -397,20 +386,11 @@ export class GenericStore {
         next = structuredClone(old);
       }
       if (ctx.dryRun) return { deleted: !graceful, object: next };
-      try {
-        await this.log.write((tx: WriteTx) => {
-          const rv = tx.currentRv(key);
-          if (rv === undefined) throw notFound(info.group, info.resource, name);
-          if (rv !== current.rv) throw new RetryableConflict();
-          if (graceful) tx.put('MODIFIED', key, next, current);
-          else tx.remove(key, next, current);
-        });
-        return { deleted: !graceful, object: next };
-      } catch (e) {
-        if (e instanceof RetryableConflict && attempt < MAX_CONFLICT_RETRIES) continue;
-        if (e instanceof RetryableConflict) throw conflict(info.group, info.resource, name, 'the object has been modified; please apply your changes to the latest version and try again');
-        throw e;
-      }
+      const written = await this.writeIfUnchanged(info, key, current, (tx) => {
+        if (graceful) tx.put('MODIFIED', key, next, current);
+        else tx.remove(key, next, current);
+      }, attempt < MAX_CONFLICT_RETRIES);
+      if (written) return { deleted: !graceful, object: next };
     }
   }
 
@@ -429,6 +409,26 @@ export class GenericStore {
       }
     }
     return out;
+  }
+
+  /**
+   * Writes only if the key still holds the version `current` was read at. Returns false when
+   * it changed meanwhile and the caller may retry; otherwise a change is a 409 Conflict.
+   */
+  private async writeIfUnchanged(info: ResourceInfo, key: Key, current: StoredObject, write: (tx: WriteTx) => void, mayRetry: boolean): Promise<boolean> {
+    try {
+      await this.log.write((tx) => {
+        const rv = tx.currentRv(key);
+        if (rv === undefined) throw notFound(info.group, info.resource, key.name);
+        if (rv !== current.rv) throw new RetryableConflict();
+        write(tx);
+      });
+      return true;
+    } catch (e) {
+      if (!(e instanceof RetryableConflict)) throw e;
+      if (mayRetry) return false;
+      throw conflict(info.group, info.resource, key.name, 'the object has been modified; please apply your changes to the latest version and try again');
+    }
   }
 
   // ---- shared checks ----
