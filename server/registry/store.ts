@@ -72,7 +72,9 @@ export interface DeleteResult {
 /** A function that produces the desired object from the current one (update and patch). */
 export type UpdateFn = (current: any) => any;
 
-const MAX_CONFLICT_RETRIES = 5;
+// Unconditional writes (no resourceVersion precondition) retry when another write got in first,
+// as kube-apiserver's guaranteed update does; only one write per key lands per batch.
+const MAX_CONFLICT_RETRIES = 200;
 const PROPAGATION_POLICIES = new Set(['Orphan', 'Background', 'Foreground']);
 
 export function qualifiedResourceOf(info: ResourceInfo): string {
