@@ -899,3 +899,9 @@ function decodeEnvelope(body: Buffer, definitionName: string | undefined): any {
 export function decodeProtobuf(body: Buffer, definitionName?: string): any {
   return decodeEnvelope(Buffer.isBuffer(body) ? body : Buffer.from(body), definitionName);
 }
+
+/** Whether a struct field is a Go pointer (absent when unset), from the same facts; for zero values. */
+export function goFieldShape(definition: string, field: string): { ptr?: boolean } | undefined {
+  const f = RAW[definition]?.fields?.[field] as { ptr?: boolean } | undefined;
+  return f ? { ptr: f.ptr } : undefined;
+}

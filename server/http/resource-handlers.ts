@@ -7,7 +7,8 @@ import type { ResourceInfo } from '../schema/types.ts';
 import type { GenericStore, RequestContext, FieldValidation, DeleteOptions, ListResult } from '../registry/store.ts';
 import { apiVersionOf } from '../registry/store.ts';
 import type { RequestInfo } from './request-info.ts';
-import { ApiError, badRequest, methodNotAllowed, unsupportedMediaType } from '../errors.ts';
+import { ApiError, badRequest, invalid, methodNotAllowed, unsupportedMediaType } from '../errors.ts';
+import type { FieldError } from '../schema/types.ts';
 import { negotiateOutput, readBody, decodeAs, bodyEncoding, mediaTypeOf, SUPPORTED_MEDIA_TYPES, type OutputFormat, type Shape } from './negotiation.ts';
 import { applyPatch, PATCH_TYPES } from '../registry/patch/index.ts';
 import type { TypeModel } from '../schema/model.ts';
@@ -74,9 +75,22 @@ export function resourceHandler(deps: ResourceHandlerDeps): Koa.Middleware {
       case 'patch': {
         const rc = requestContext(ctx);
         const mediaType = mediaTypeOf(ctx.get('content-type'));
-        if (!PATCH_TYPES.includes(mediaType)) {
-          throw unsupportedMediaType(`the body of the request was in an unknown format - accepted media types include: ${PATCH_TYPES.join(', ')}`);
+        const isApply = APPLY_TYPES.includes(mediaType);
+        if (!isApply && !PATCH_TYPES.includes(mediaType)) {
+          throw unsupportedMediaType(`the body of the request was in an unknown format - accepted media types include: ${[...PATCH_TYPES, ...APPLY_TYPES].join(', ')}`);
         }
+        const force = parseForce(q.get('force'));
+        if (isApply) {
+          if (!q.get('fieldManager')) throw patchOptionsInvalid('FieldValueRequired', 'fieldManager', 'Required value: is required for apply patch');
+          const raw = await readBody(ctx.req);
+          const enc = bodyEncoding(mediaType)!;
+          const config = decodeAs(raw, enc);
+          rc.duplicateFields = findDuplicates(raw, enc);
+          if (ri.subresource === 'scale') throw unsupportedMediaType('apply is not supported on the scale subresource');
+          const { object, created } = await store.apply(info, ns, ri.name, config, rc, { force: force ?? false, subresource: ri.subresource });
+          return respondObject(ctx, info, object, created ? 201 : 200, rc);
+        }
+        if (force !== undefined) throw patchOptionsInvalid('FieldValueForbidden', 'force', 'Forbidden: may not be specified for non-apply patch');
         const rawPatch = await readBody(ctx.req);
         const patchBody = decodeAs(rawPatch, bodyEncoding(mediaType)!);
         if (mediaType !== 'application/json-patch+json') rc.duplicateFields = findDuplicates(rawPatch, bodyEncoding(mediaType)!);
@@ -255,6 +269,33 @@ function findDuplicates(raw: Buffer, enc: string): string[] {
   return [];
 }
 
+const APPLY_TYPES = ['application/apply-patch+yaml', 'application/apply-patch+cbor'];
+const MAX_FIELD_MANAGER_LENGTH = 128;
+
+/** An invalid PatchOptions/CreateOptions parameter, as kube-apiserver reports it (422). */
+function patchOptionsInvalid(reason: FieldError['reason'], field: string, message: string): ApiError {
+  return invalid('meta.k8s.io', 'PatchOptions', '', [{ reason, field, message }]);
+}
+
+function parseForce(v: string | null): boolean | undefined {
+  if (v === null) return undefined;
+  if (v === 'true' || v === '1') return true;
+  if (v === 'false' || v === '0') return false;
+  throw badRequest(`force: Invalid value: ${JSON.stringify(v)}`);
+}
+
+/** The field manager: the parameter, else the User-Agent up to its first "/" (as kube-apiserver derives it). */
+function fieldManagerOf(ctx: Koa.Context): string {
+  const given = ctx.URL.searchParams.get('fieldManager');
+  if (given !== null && given !== '') {
+    if (given.length > MAX_FIELD_MANAGER_LENGTH) throw patchOptionsInvalid('FieldValueTooLong', 'fieldManager', `Too long: may not be more than ${MAX_FIELD_MANAGER_LENGTH} bytes`);
+    if (/[^\x20-\x7e]/.test(given)) throw patchOptionsInvalid('FieldValueInvalid', 'fieldManager', `Invalid value: ${JSON.stringify(given)}: must consist of printable characters`);
+    return given;
+  }
+  const ua = ctx.get('user-agent').split('/')[0].replace(/[^\x20-\x7e]/g, '');
+  return ua.slice(0, MAX_FIELD_MANAGER_LENGTH) || 'unknown';
+}
+
 function requestContext(ctx: Koa.Context): RequestContext {
   const q = ctx.URL.searchParams;
   const dry = q.getAll('dryRun');
@@ -263,7 +304,7 @@ function requestContext(ctx: Koa.Context): RequestContext {
   if (fv !== 'Ignore' && fv !== 'Warn' && fv !== 'Strict') {
     throw badRequest(`fieldValidation: Unsupported value: "${fv}": supported values: "Ignore", "Strict", "Warn"`);
   }
-  return { user: ctx.state.user as UserInfo, dryRun: dry.length > 0, fieldValidation: fv as FieldValidation, warnings: [] };
+  return { user: ctx.state.user as UserInfo, dryRun: dry.length > 0, fieldValidation: fv as FieldValidation, warnings: [], fieldManager: fieldManagerOf(ctx) };
 }
 
 /** DeleteOptions come from the body (if any) and from query parameters. */

@@ -11,6 +11,9 @@ import type { AdmissionAttributes } from '../admission/types.ts';
 import type { UserInfo } from '../authentication/user.ts';
 import { strategyFor, type Strategy } from './strategy.ts';
 import { defaultsFor } from './strategies/defaulting.ts';
+import { apply as applyEngine, update as recordManagedUpdate, zeroObject } from './apply/index.ts';
+import { UNTYPED } from './apply/fieldset.ts';
+import { goFieldShape } from '../http/protobuf.ts';
 import { validateObjectMeta, validateObjectMetaUpdate, nameRuleFor, generateNameFrom } from './metadata-validation.ts';
 import { parseLabelSelector, parseFieldSelector, selectableFields, checkFieldSelectorSupported } from './selectors.ts';
 import { ApiError, alreadyExists, badRequest, conflict, gone, invalid, notFound, tooLargeResourceVersion, tooOldResourceVersion } from '../errors.ts';
@@ -28,6 +31,13 @@ export interface RequestContext {
   warnings: string[];
   /** Paths of fields the request body set twice (reported per fieldValidation). */
   duplicateFields?: string[];
+  /** Who owns the fields this write sets: the fieldManager parameter, else from the User-Agent. */
+  fieldManager?: string;
+}
+
+export interface ApplyOptions {
+  force: boolean;
+  subresource?: string;
 }
 
 export interface ListOptions {
@@ -211,7 +221,7 @@ export class GenericStore {
 
   // ---- writes ----
 
-  async create(info: ResourceInfo, ns: string, body: any, ctx: RequestContext): Promise<any> {
+  async create(info: ResourceInfo, ns: string, body: any, ctx: RequestContext, managedFieldsDone = false): Promise<any> {
     const strategy = strategyFor(info);
     const obj = this.checkBody(info, body);
     const meta = obj.metadata;
@@ -231,6 +241,7 @@ export class GenericStore {
 
     const attrs = this.attrs('CREATE', info, '', meta.namespace ?? '', meta.name ?? '', obj, undefined, ctx);
     await this.admission.admit(attrs);
+    if (!managedFieldsDone) this.recordUpdate(info, undefined, obj, ctx, '');
     this.validate(info, strategy, obj, undefined, ctx);
     await this.admission.validate(attrs);
     if (ctx.dryRun) {
@@ -279,6 +290,7 @@ export class GenericStore {
     precondition: string | undefined,
     produce: UpdateFn,
     isPatch = false,
+    managedFieldsDone = false,
   ): Promise<any> {
     const strategy = strategyFor(info);
     const key = this.key(info, ns, name);
@@ -297,6 +309,7 @@ export class GenericStore {
       const obj = this.prepareUpdate(info, strategy, subresource, desired, old);
       const attrs = this.attrs('UPDATE', info, subresource, key.ns, name, obj, old, ctx);
       await this.admission.admit(attrs);
+      if (!managedFieldsDone) this.recordUpdate(info, old, obj, ctx, subresource);
       this.validate(info, strategy, obj, old, ctx);
       await this.admission.validate(attrs);
       const finishDeletion = obj.metadata.deletionTimestamp && pendingFinalizers(strategy, obj).length === 0;
@@ -348,6 +361,65 @@ export class GenericStore {
       delete meta.generation;
     }
     return obj;
+  }
+
+  /**
+   * Server-side apply: merge the configuration into the live object by the schema, with field
+   * ownership; creates the object when it does not exist (not through a subresource).
+   */
+  async apply(info: ResourceInfo, ns: string, name: string, body: any, ctx: RequestContext, opts: ApplyOptions): Promise<{ object: any; created: boolean }> {
+    const config = this.checkBody(info, body);
+    if (config.metadata.name && config.metadata.name !== name) {
+      throw badRequest(`the name of the object (${config.metadata.name}) does not match the name on the URL (${name})`);
+    }
+    config.metadata.name = name;
+    if (info.namespaced) this.ensureNamespace(info, ns, config.metadata);
+    const node = this.typeOf(info) ?? UNTYPED;
+    const subresource = opts.subresource ?? '';
+    const applyOpts = { ...this.managerOptions(info, ctx, subresource), force: opts.force };
+    for (let attempt = 0; ; attempt++) {
+      if (!subresource && !this.log.get(this.key(info, ns, name))) {
+        const { object } = applyEngine(node, undefined, config, applyOpts);
+        try {
+          return { object: await this.create(info, ns, object, ctx, true), created: true };
+        } catch (e) {
+          // Someone created it meanwhile: apply to theirs.
+          if (!(e instanceof ApiError && e.reason === 'AlreadyExists') || attempt > 3) throw e;
+          continue;
+        }
+      }
+      const object = await this.guaranteedUpdate(info, ns, name, subresource, ctx, undefined, (cur) => this.checkBody(info, applyEngine(node, cur, config, applyOpts).object), true, true);
+      return { object, created: false };
+    }
+  }
+
+  /** managedFields of a non-apply write: the manager takes what it changed. */
+  private recordUpdate(info: ResourceInfo, old: any | undefined, obj: any, ctx: RequestContext, subresource: string): void {
+    const node = this.typeOf(info) ?? UNTYPED;
+    const entries = recordManagedUpdate(node, old, obj, this.managerOptions(info, ctx, subresource));
+    if (entries.length) obj.metadata.managedFields = entries;
+    else delete obj.metadata.managedFields;
+  }
+
+  private managerOptions(info: ResourceInfo, ctx: RequestContext, subresource: string) {
+    return {
+      manager: ctx.fieldManager ?? 'unknown',
+      apiVersion: apiVersionOf(info),
+      subresource: subresource || undefined,
+      now: nowTimestamp(),
+      statusSubresource: !!info.subresources?.status,
+      emptyObject: this.zeroOf(info),
+    };
+  }
+
+  private readonly zeros = new Map<string, Record<string, unknown>>();
+  /** The kind's Go zero value, which creates are compared with (kube attributes fields against it). */
+  private zeroOf(info: ResourceInfo): Record<string, unknown> {
+    const def = info.definition;
+    if (!def) return {};
+    let z = this.zeros.get(def);
+    if (!z) this.zeros.set(def, (z = zeroObject(this.model.node(def), goFieldShape)));
+    return structuredClone(z);
   }
 
   async delete(info: ResourceInfo, ns: string, name: string, opts: DeleteOptions, ctx: RequestContext): Promise<DeleteResult> {

@@ -1,0 +1,41 @@
+// Server-Side Apply: field sets (FieldsV1), the schema-driven merge, and managedFields bookkeeping.
+// Pure functions over JSON objects and the typed schema view; no storage, no I/O.
+export {
+  FieldSet,
+  SchemaError,
+  compareValues,
+  fieldPath,
+  fieldsOf,
+  goJSON,
+  keyPE,
+  fieldPE,
+  valuePE,
+  indexPE,
+  pathString,
+  parsePathElement,
+  serializePathElement,
+  validateApplyConfiguration,
+  type FieldPath,
+  type PathElement,
+} from './fieldset.ts';
+export { applyMerge, compareObjects, removeFields, type Comparison } from './merge.ts';
+export {
+  ANCIENT_CHANGES_MANAGER,
+  BEFORE_FIRST_APPLY_MANAGER,
+  LAST_APPLIED_ANNOTATION,
+  MAX_UPDATE_MANAGERS,
+  apply,
+  conflictError,
+  decodeManagedFields,
+  encodeManagedFields,
+  isResetManagedFields,
+  managerIdentifier,
+  update,
+  upgradeManagedFields,
+  zeroObject,
+  type ApplyOptions,
+  type ApplyResult,
+  type FieldShapeLookup,
+  type ManagedFieldsEntry,
+  type UpdateOptions,
+} from './managed-fields.ts';

@@ -1,0 +1,737 @@
+// Field ownership: metadata.managedFields as kube-apiserver's field manager maintains it.
+//
+// apply() is a server-side apply (PATCH application/apply-patch+yaml): it merges the configuration
+// into the live object, records the applier as owner of exactly the fields in its configuration,
+// removes the fields the applier owned before, dropped now and nobody else owns, and refuses (409)
+// to change a field another manager owns unless forced. update() is every other write: the writer
+// takes the fields it changed or added from everybody else, removed fields leave every set.
+//
+// The layers follow kube's field manager: entries are keyed by manager, operation, subresource and
+// (for Update only) apiVersion; an Update only counts, and only gets a new time, when it changed
+// something; metadata bookkeeping fields are never owned; an object without managedFields gets its
+// current fields attributed to "before-first-apply" at its first apply; kubectl's first server-side
+// apply over a client-side-applied object may take the fields its last-applied annotation still
+// matches; more than ten Update entries are folded, oldest first, into "ancient-changes".
+import { ApiError, badRequest, type StatusCause } from '../../errors.ts';
+import type { TypeNode } from '../../schema/types.ts';
+import {
+  type FieldPath,
+  FieldSet,
+  SchemaError,
+  UNTYPED,
+  compareStrings,
+  fieldPath,
+  fieldsOf,
+  goJSON,
+  isPlainObject,
+  jsonEqual,
+  pathString,
+  resolveAtom,
+  ensureNamedFieldsAreMembers,
+  mapChildNode,
+  validateApplyConfiguration,
+} from './fieldset.ts';
+import { applyMerge, compareObjects, removeFields, type Comparison } from './merge.ts';
+
+export interface ManagedFieldsEntry {
+  manager: string;
+  operation: 'Apply' | 'Update';
+  apiVersion: string;
+  time?: string;
+  fieldsType: 'FieldsV1';
+  fieldsV1: object;
+  subresource?: string;
+}
+
+export const LAST_APPLIED_ANNOTATION = 'kubectl.kubernetes.io/last-applied-configuration';
+/** Update entries kept before the oldest are folded together (kube's DefaultMaxUpdateManagers). */
+export const MAX_UPDATE_MANAGERS = 10;
+export const ANCIENT_CHANGES_MANAGER = 'ancient-changes';
+export const BEFORE_FIRST_APPLY_MANAGER = 'before-first-apply';
+/** The only manager whose applies upgrade client-side-applied objects and keep last-applied in sync. */
+export const KUBECTL_MANAGER = 'kubectl';
+const CURRENT_OPERATION = 'current-operation';
+/** metav1 TotalAnnotationSizeLimitB */
+const TOTAL_ANNOTATION_SIZE_LIMIT = 256 * 1024;
+
+/** Fields no manager ever owns (kube's stripMetaManager; an exact-path difference). */
+const STRIPPED_FIELDS = FieldSet.of(
+  fieldPath('apiVersion'),
+  fieldPath('kind'),
+  fieldPath('metadata'),
+  fieldPath('metadata', 'name'),
+  fieldPath('metadata', 'namespace'),
+  fieldPath('metadata', 'creationTimestamp'),
+  fieldPath('metadata', 'selfLink'),
+  fieldPath('metadata', 'uid'),
+  fieldPath('metadata', 'clusterName'),
+  fieldPath('metadata', 'generation'),
+  fieldPath('metadata', 'managedFields'),
+  fieldPath('metadata', 'resourceVersion'),
+);
+
+interface VersionedSet {
+  set: FieldSet;
+  apiVersion: string;
+  applied: boolean;
+}
+
+/** Decoded managedFields: sets and times keyed by manager identifier. */
+interface Managed {
+  fields: Map<string, VersionedSet>;
+  times: Map<string, string | undefined>;
+}
+
+const emptyManaged = (): Managed => ({ fields: new Map(), times: new Map() });
+
+interface CommonOptions {
+  /** The field manager (fieldManager parameter, or the name derived from the user agent). */
+  manager: string;
+  /** The version of the request, e.g. "apps/v1". */
+  apiVersion: string;
+  /** "status", "scale"... for writes through a subresource. */
+  subresource?: string;
+  /** RFC3339 time of the write, e.g. "2024-05-01T10:00:00Z". */
+  now: string;
+  /** The kind has a status subresource: a write to the main resource does not own or conflict on status. */
+  statusSubresource?: boolean;
+  /** Fields the strategy resets on this endpoint (kube's GetResetFields), as field-name paths. Replaces the status default. */
+  resetFields?: string[][];
+  /** The object as it looks before it exists (kube compares creates with the kind's zero value); default {}. */
+  emptyObject?: unknown;
+}
+
+export interface ApplyOptions extends CommonOptions {
+  force: boolean;
+}
+
+export type UpdateOptions = CommonOptions;
+
+export interface ApplyResult {
+  /** The merged object, its managedFields set (absent when nobody owns anything). */
+  object: any;
+  managedFields: ManagedFieldsEntry[];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Manager identity and the wire form
+
+interface ManagerInfo {
+  manager?: string;
+  operation?: string;
+  apiVersion?: string;
+  subresource?: string;
+}
+
+/** The identity of an entry: its manager, operation, subresource and — for Update only — apiVersion (kube's JSON spelling). */
+export function managerIdentifier(info: ManagerInfo): string {
+  const parts: string[] = [];
+  if (info.manager) parts.push(`"manager":${goJSON(info.manager)}`);
+  if (info.operation) parts.push(`"operation":${goJSON(info.operation)}`);
+  if (info.apiVersion && info.operation !== 'Apply') parts.push(`"apiVersion":${goJSON(info.apiVersion)}`);
+  if (info.subresource) parts.push(`"subresource":${goJSON(info.subresource)}`);
+  return '{' + parts.join(',') + '}';
+}
+
+function parseIdentifier(id: string): ManagerInfo {
+  try {
+    const v = JSON.parse(id) as unknown;
+    return isPlainObject(v) ? (v as ManagerInfo) : {};
+  } catch {
+    return {};
+  }
+}
+
+const str = (v: unknown): string => (typeof v === 'string' ? v : '');
+
+/** Reads managedFields (kube's DecodeManagedFields); throws on an invalid entry. */
+export function decodeManagedFields(entries: unknown): Managed {
+  const managed = emptyManaged();
+  if (entries === undefined || entries === null) return managed;
+  if (!Array.isArray(entries)) throw new Error('managedFields must be a list');
+  entries.forEach((e, i) => {
+    if (!isPlainObject(e)) throw new Error(`managed fields entry ${i} is not an object`);
+    const operation = str(e.operation);
+    if (operation !== 'Apply' && operation !== 'Update') throw new Error('operation must be `Apply` or `Update`');
+    if (str(e.apiVersion).length < 1) throw new Error('apiVersion must not be empty');
+    const fieldsType = str(e.fieldsType);
+    if (fieldsType === '') throw new Error(`missing fieldsType in managed fields entry ${i}`);
+    if (fieldsType !== 'FieldsV1') throw new Error(`invalid fieldsType "${fieldsType}" in managed fields entry ${i}`);
+    const id = managerIdentifier({ manager: str(e.manager), operation, apiVersion: str(e.apiVersion), subresource: str(e.subresource) });
+    let set: FieldSet;
+    try {
+      set = e.fieldsV1 === undefined || e.fieldsV1 === null ? new FieldSet() : FieldSet.fromFieldsV1(e.fieldsV1);
+    } catch (err) {
+      throw new Error(`error decoding versioned set from entry ${i}: error decoding set: ${(err as Error).message}`);
+    }
+    managed.fields.set(id, { set, apiVersion: str(e.apiVersion), applied: operation === 'Apply' });
+    managed.times.set(id, typeof e.time === 'string' && e.time !== '' ? e.time : undefined);
+  });
+  return managed;
+}
+
+const seconds = (t: string | undefined): number => {
+  if (!t) return 0;
+  const ms = Date.parse(t);
+  return Number.isNaN(ms) ? 0 : Math.floor(ms / 1000);
+};
+
+/** Writes managedFields, sorted as kube sorts them: Apply before Update, then by time, manager, apiVersion, subresource. */
+export function encodeManagedFields(managed: Managed): ManagedFieldsEntry[] {
+  const out: ManagedFieldsEntry[] = [];
+  for (const [id, vs] of managed.fields) {
+    const info = parseIdentifier(id);
+    const time = managed.times.get(id);
+    // Key order as kube writes an entry: manager, operation, apiVersion, time, fieldsType, fieldsV1, subresource.
+    const entry: ManagedFieldsEntry = {
+      manager: info.manager ?? '',
+      operation: vs.applied || info.operation === 'Apply' ? 'Apply' : 'Update',
+      apiVersion: vs.apiVersion,
+      ...(time !== undefined ? { time } : {}),
+      fieldsType: 'FieldsV1',
+      fieldsV1: vs.set.toFieldsV1(),
+      ...(info.subresource ? { subresource: info.subresource } : {}),
+    };
+    out.push(entry);
+  }
+  out.sort((p, q) => {
+    if (p.operation !== q.operation) return p.operation < q.operation ? -1 : 1;
+    const ps = seconds(p.time);
+    const qs = seconds(q.time);
+    if (ps !== qs) return ps - qs;
+    if (p.manager !== q.manager) return compareStrings(p.manager, q.manager);
+    if (p.apiVersion !== q.apiVersion) return compareStrings(p.apiVersion, q.apiVersion);
+    return compareStrings(p.subresource ?? '', q.subresource ?? '');
+  });
+  return out;
+}
+
+/** True for managedFields that ask for a reset: an empty list, or a list of one empty entry. */
+export function isResetManagedFields(mf: unknown): boolean {
+  if (!Array.isArray(mf)) return false;
+  if (mf.length === 0) return true;
+  if (mf.length !== 1 || !isPlainObject(mf[0])) return false;
+  const e = mf[0];
+  return Object.keys(e).every((k) => {
+    const v = e[k];
+    if (k === 'fieldsV1') return v === undefined || v === null;
+    return v === undefined || v === null || v === '';
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Conflicts
+
+interface Conflict {
+  manager: string; // identifier
+  path: FieldPath;
+}
+
+class ApplyConflicts extends Error {
+  constructor(readonly conflicts: Conflict[]) {
+    super('conflicts');
+  }
+}
+
+function conflictsFromManagers(sets: Map<string, FieldSet>): Conflict[] {
+  const out: Conflict[] = [];
+  for (const id of [...sets.keys()].sort(compareStrings)) for (const path of sets.get(id)!.paths()) out.push({ manager: id, path });
+  return out;
+}
+
+/** `"kubectl"`, `"hpa" using apps/v1`, `"x" with subresource "status" using v1`. */
+function printManager(id: string): string {
+  let info: ManagerInfo;
+  try {
+    info = JSON.parse(id) as ManagerInfo;
+  } catch {
+    return JSON.stringify(id);
+  }
+  let s = JSON.stringify(info.manager ?? '');
+  if (info.subresource) s += ` with subresource ${JSON.stringify(info.subresource)}`;
+  if (info.operation === 'Update') s += ` using ${info.apiVersion ?? ''}`;
+  return s;
+}
+
+/** The 409 kube-apiserver answers for apply conflicts, with one FieldManagerConflict cause per field. */
+export function conflictError(conflicts: readonly Conflict[]): ApiError {
+  const causes: StatusCause[] = conflicts.map((c) => ({ reason: 'FieldManagerConflict', message: `conflict with ${printManager(c.manager)}`, field: pathString(c.path) }));
+  let message: string;
+  if (conflicts.length === 1) {
+    message = `Apply failed with 1 conflict: conflict with ${printManager(conflicts[0].manager)}: ${pathString(conflicts[0].path)}`;
+  } else {
+    const byManager = new Map<string, FieldPath[]>();
+    for (const c of conflicts) {
+      const list = byManager.get(c.manager) ?? [];
+      list.push(c.path);
+      byManager.set(c.manager, list);
+    }
+    const lines: string[] = [];
+    for (const id of [...byManager.keys()].sort(compareStrings)) {
+      lines.push(`conflicts with ${printManager(id)}:`);
+      for (const p of byManager.get(id)!) lines.push(`- ${pathString(p)}`);
+    }
+    message = `Apply failed with ${conflicts.length} conflicts: ${lines.join('\n')}`;
+  }
+  return new ApiError(409, 'Conflict', message, { causes });
+}
+
+// ---------------------------------------------------------------------------------------------
+// The structured-merge layer (kube's merge.Updater)
+
+function resetFieldSet(opts: CommonOptions): FieldSet {
+  if (opts.resetFields) return FieldSet.of(...opts.resetFields.map((p) => fieldPath(...p)));
+  if (!opts.subresource && opts.statusSubresource) return FieldSet.of(fieldPath('status'));
+  if (opts.subresource === 'status') return FieldSet.of(fieldPath('spec'));
+  return new FieldSet();
+}
+
+function excludeFields(c: Comparison, ignored: FieldSet): Comparison {
+  if (ignored.isEmpty()) return c;
+  return { added: c.added.recursiveDifference(ignored), modified: c.modified.recursiveDifference(ignored), removed: c.removed.recursiveDifference(ignored) };
+}
+
+/**
+ * Takes the fields changed from old to new away from every manager but `workflow` (or, unless
+ * forced, reports them as conflicts); fields that disappeared leave every set. Empty managers go.
+ */
+function updateSets(
+  node: TypeNode,
+  oldObj: unknown,
+  newObj: unknown,
+  managers: Map<string, VersionedSet>,
+  workflow: string,
+  force: boolean,
+  ignored: FieldSet,
+): { managers: Map<string, VersionedSet>; compare: Comparison } {
+  const compare = excludeFields(compareObjects(node, oldObj, newObj), ignored);
+  const changed = compare.modified.union(compare.added);
+  const conflicts = new Map<string, FieldSet>();
+  for (const [id, vs] of managers) {
+    if (id === workflow) continue;
+    const c = vs.set.intersection(changed);
+    if (!c.isEmpty()) conflicts.set(id, c);
+  }
+  if (!force && conflicts.size > 0) throw new ApplyConflicts(conflictsFromManagers(conflicts));
+  const out = new Map<string, VersionedSet>();
+  for (const [id, vs] of managers) {
+    let set = vs.set;
+    if (id !== workflow) {
+      const c = conflicts.get(id);
+      if (c) set = set.difference(c);
+      if (!compare.removed.isEmpty()) set = set.difference(compare.removed);
+    }
+    if (!set.isEmpty()) out.set(id, set === vs.set ? vs : { ...vs, set });
+  }
+  return { managers: out, compare };
+}
+
+/** Removes what the applier owned before, dropped now and nobody (the applier included) owns. */
+function prune(node: TypeNode, merged: unknown, managers: Map<string, VersionedSet>, lastSet: VersionedSet | undefined): unknown {
+  if (!lastSet || lastSet.set.isEmpty()) return merged;
+  const E = (s: FieldSet): FieldSet => ensureNamedFieldsAreMembers(node, s);
+  const last = E(lastSet.set);
+  let pruned = removeFields(node, merged, last);
+  // Add back whatever some manager owns.
+  let managed = new FieldSet();
+  for (const vs of managers.values()) managed = managed.union(vs.set);
+  const mergedSet = E(fieldsOf(node, merged));
+  pruned = removeFields(node, merged, mergedSet.difference(E(fieldsOf(node, pruned)).union(E(managed))));
+  // Only remove what the applier itself owned before.
+  return removeFields(node, merged, mergedSet.difference(E(fieldsOf(node, pruned))).intersection(last));
+}
+
+/**
+ * A manager's set after the schema changed a field between granular and atomic: owning part of a
+ * now-atomic field becomes owning the field; owning a now-granular field extends to its contents.
+ */
+function reconcileWithSchema(node: TypeNode, live: unknown, managers: Map<string, VersionedSet>): Map<string, VersionedSet> {
+  let liveSet: FieldSet | undefined;
+  const liveFields = (): FieldSet => (liveSet ??= safeFieldsOf(node, live));
+  const out = new Map<string, VersionedSet>();
+  for (const [id, vs] of managers) {
+    const toRemove = new FieldSet();
+    let toAdd = new FieldSet();
+    const walk = (n: TypeNode, set: FieldSet | undefined, path: FieldPath, isAtomic: boolean): void => {
+      if (n.type === 'any') return; // untyped values carry no atomic/granular marks
+      const atom = resolveAtom(n, undefined);
+      if (atom.kind === 'scalar') return;
+      const atomicNow = atom.kind === 'list' ? atom.relationship === 'atomic' : atom.atomic;
+      if (!isAtomic && atomicNow) {
+        if (set && !set.isEmpty() && path.length > 0) {
+          toRemove.add(path);
+          toAdd.add(path);
+        }
+        return;
+      }
+      if (isAtomic && !atomicNow && path.length > 0) {
+        toAdd = toAdd.union(granularSetAt(liveFields(), path));
+      }
+      if (!set) return;
+      const child = (pe: FieldPath[number]): TypeNode => {
+        if (atom.kind === 'list') return atom.elem;
+        return 'field' in pe ? mapChildNode(atom, pe.field) : UNTYPED;
+      };
+      for (const pe of set.childElements()) {
+        if (set.hasMember(pe)) continue;
+        walk(child(pe), set.withPrefix(pe), [...path, pe], false);
+      }
+      for (const pe of set.memberElements()) {
+        const sub = set.withPrefix(pe);
+        walk(child(pe), sub.isEmpty() ? undefined : sub, [...path, pe], sub.isEmpty());
+      }
+    };
+    walk(node, vs.set, [], false);
+    if (toRemove.isEmpty() && toAdd.isEmpty()) out.set(id, vs);
+    else out.set(id, { ...vs, set: vs.set.recursiveDifference(toRemove).union(toAdd) });
+  }
+  return out;
+}
+
+/** The path and everything the live object sets below it; nothing when nothing is set below it. */
+function granularSetAt(all: FieldSet, path: FieldPath): FieldSet {
+  let sub: FieldSet = all;
+  for (const pe of path) sub = sub.withPrefix(pe);
+  if (sub.isEmpty()) return new FieldSet();
+  const out = FieldSet.of(path);
+  for (const p of sub.paths()) out.add([...path, ...p]);
+  return out;
+}
+
+function safeFieldsOf(node: TypeNode, obj: unknown): FieldSet {
+  try {
+    return fieldsOf(node, obj);
+  } catch {
+    return new FieldSet();
+  }
+}
+
+function stripManagers(managers: Map<string, VersionedSet>, id: string): void {
+  const vs = managers.get(id);
+  if (!vs) return;
+  const set = vs.set.difference(STRIPPED_FIELDS);
+  if (set.isEmpty()) managers.delete(id);
+  else managers.set(id, { ...vs, set });
+}
+
+/** Folds the oldest Update entries into per-version "ancient-changes" entries beyond the cap. */
+function capUpdateManagers(managed: Managed, max = MAX_UPDATE_MANAGERS): void {
+  const updaters = [...managed.fields].filter(([, vs]) => !vs.applied).map(([id]) => id);
+  if (updaters.length <= max) return;
+  updaters.sort((a, b) => {
+    const d = seconds(managed.times.get(a)) - seconds(managed.times.get(b));
+    return d !== 0 ? d : compareStrings(a, b);
+  });
+  const firstOfVersion = new Map<string, string>();
+  let length = updaters.length;
+  for (let i = 0; i < updaters.length && length > max; i++) {
+    const id = updaters[i];
+    const vs = managed.fields.get(id);
+    if (!vs) continue;
+    const time = managed.times.get(id);
+    const bucket = managerIdentifier({ manager: ANCIENT_CHANGES_MANAGER, operation: 'Update', apiVersion: vs.apiVersion });
+    const first = firstOfVersion.get(vs.apiVersion);
+    if (first === undefined) {
+      firstOfVersion.set(vs.apiVersion, id);
+      continue;
+    }
+    if (!managed.fields.has(bucket)) {
+      const s = managed.fields.get(first)!;
+      managed.fields.delete(first);
+      managed.times.delete(first);
+      managed.fields.set(bucket, s);
+    }
+    managed.fields.set(bucket, { set: vs.set.union(managed.fields.get(bucket)!.set), apiVersion: vs.apiVersion, applied: false });
+    managed.fields.delete(id);
+    managed.times.delete(id);
+    length--;
+    managed.times.set(bucket, time);
+  }
+}
+
+/** A non-apply write through kube's layers: current-operation diff, strip, merge into the manager's entry, cap. */
+function recordUpdate(node: TypeNode, liveObj: unknown, newObj: unknown, managed: Managed, opts: CommonOptions, ignored: FieldSet): Managed {
+  let managers = reconcileWithSchema(node, liveObj, managed.fields);
+  const res = updateSets(node, liveObj, newObj, managers, CURRENT_OPERATION, true, ignored);
+  managers = res.managers;
+  const prev = managers.get(CURRENT_OPERATION)?.set ?? new FieldSet();
+  const own = prev.union(res.compare.modified).union(res.compare.added).difference(res.compare.removed).recursiveDifference(ignored);
+  if (own.isEmpty()) managers.delete(CURRENT_OPERATION);
+  else managers.set(CURRENT_OPERATION, { set: own, apiVersion: opts.apiVersion, applied: false });
+  stripManagers(managers, CURRENT_OPERATION);
+
+  const times = new Map(managed.times);
+  const current = managers.get(CURRENT_OPERATION);
+  if (current) {
+    managers.delete(CURRENT_OPERATION);
+    const id = managerIdentifier({ manager: opts.manager, operation: 'Update', apiVersion: opts.apiVersion, subresource: opts.subresource });
+    const previous = managers.get(id);
+    managers.set(id, { set: previous ? current.set.union(previous.set) : current.set, apiVersion: current.apiVersion, applied: false });
+    times.set(id, opts.now);
+  }
+  for (const id of times.keys()) if (!managers.has(id)) times.delete(id);
+  const result: Managed = { fields: managers, times };
+  capUpdateManagers(result);
+  return result;
+}
+
+function applyOnce(node: TypeNode, liveObj: unknown, config: unknown, managed: Managed, opts: ApplyOptions, ignored: FieldSet, force: boolean): { object: unknown; managed: Managed } {
+  const id = managerIdentifier({ manager: opts.manager, operation: 'Apply', subresource: opts.subresource });
+  let managers = reconcileWithSchema(node, liveObj, managed.fields);
+  let merged: unknown;
+  try {
+    merged = applyMerge(node, liveObj, config);
+  } catch (e) {
+    if (e instanceof SchemaError) throw new ApiError(500, '', `failed to merge config: ${e.message}`);
+    throw e;
+  }
+  const lastSet = managers.get(id);
+  managers = new Map(managers);
+  managers.set(id, { set: fieldsOf(node, config).recursiveDifference(ignored), apiVersion: opts.apiVersion, applied: true });
+  const pruned = prune(node, merged, managers, lastSet);
+  managers = updateSets(node, liveObj, pruned, managers, id, force, ignored).managers;
+  stripManagers(managers, id);
+  const times = new Map(managed.times);
+  for (const k of times.keys()) if (!managers.has(k)) times.delete(k);
+  const changed = !jsonEqual(liveObj, pruned);
+  if (changed) times.set(id, opts.now);
+  return { object: changed ? pruned : structuredClone(liveObj), managed: { fields: managers, times } };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Client-side apply upgrade
+
+/**
+ * The fields kubectl's first server-side apply may take over without a conflict: those its
+ * last-applied-configuration annotation sets to the values the object still has.
+ */
+function allowedConflictsFromLastApplied(node: TypeNode, liveObj: unknown, apiVersion: string): FieldSet | undefined {
+  const annotations = (liveObj as any)?.metadata?.annotations;
+  const lastApplied = isPlainObject(annotations) ? annotations[LAST_APPLIED_ANNOTATION] : undefined;
+  if (typeof lastApplied !== 'string' || lastApplied === '') return undefined;
+  let obj: unknown;
+  try {
+    obj = JSON.parse(lastApplied);
+  } catch {
+    return undefined;
+  }
+  if (!isPlainObject(obj) || obj.apiVersion !== apiVersion) return undefined;
+  try {
+    const set = fieldsOf(node, obj);
+    const cmp = compareObjects(node, obj, liveObj);
+    return set.difference(cmp.modified).difference(cmp.added).difference(cmp.removed);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The annotation kubectl keeps for client-side apply: the configuration as Go's JSON encoder writes it. */
+function buildLastApplied(config: Record<string, unknown>): string {
+  const copy = structuredClone(config);
+  const meta = copy.metadata;
+  if (isPlainObject(meta) && isPlainObject(meta.annotations)) delete meta.annotations[LAST_APPLIED_ANNOTATION];
+  return goJSON(copy) + '\n';
+}
+
+function setLastApplied(obj: any, value: string): void {
+  const annotations: Record<string, string> = { ...(obj.metadata.annotations ?? {}) };
+  annotations[LAST_APPLIED_ANNOTATION] = value;
+  let size = 0;
+  for (const [k, v] of Object.entries(annotations)) size += Buffer.byteLength(k) + Buffer.byteLength(String(v));
+  if (size > TOTAL_ANNOTATION_SIZE_LIMIT) delete annotations[LAST_APPLIED_ANNOTATION];
+  obj.metadata.annotations = annotations;
+}
+
+/**
+ * kubectl's client-side migration (client-go csaupgrade): the Update entries of the client-side
+ * apply managers are merged into the server-side manager's Apply entry (converting the most recent
+ * one when that entry does not exist yet), so a later apply does not leave stale owners behind.
+ */
+export function upgradeManagedFields(entries: readonly ManagedFieldsEntry[], csaManagers: readonly string[], ssaManager: string, subresource = ''): ManagedFieldsEntry[] {
+  let current = entries.map((e) => ({ ...e }));
+  const sub = (e: ManagedFieldsEntry): string => e.subresource ?? '';
+  for (const csa of csaManagers) {
+    const isCsa = (e: ManagedFieldsEntry): boolean => e.manager === csa && e.operation === 'Update' && sub(e) === subresource;
+    let target = current.findIndex((e) => e.manager === ssaManager && e.operation === 'Apply' && sub(e) === subresource);
+    if (target < 0) {
+      target = current.findIndex(isCsa);
+      if (target < 0) continue;
+      current[target] = { ...current[target], operation: 'Apply', manager: ssaManager };
+    }
+    const t = current[target];
+    const source = current.find((e) => isCsa(e) && e.apiVersion === t.apiVersion);
+    if (source) current[target] = { ...t, fieldsV1: FieldSet.fromFieldsV1(t.fieldsV1).union(FieldSet.fromFieldsV1(source.fieldsV1)).toFieldsV1() };
+    current = current.filter((e) => !isCsa(e));
+  }
+  return current;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Entry points
+
+function withoutManagedFields(obj: unknown): any {
+  const copy = structuredClone(obj ?? {}) as any;
+  if (isPlainObject(copy.metadata)) delete copy.metadata.managedFields;
+  return copy;
+}
+
+function objectName(config: any): string {
+  const meta = isPlainObject(config?.metadata) ? config.metadata : {};
+  const av = typeof config?.apiVersion === 'string' ? config.apiVersion : '';
+  const gv = av.includes('/') ? av : `/${av}`;
+  return `${str(meta.namespace)}/${str(meta.name)}; ${gv}, Kind=${str(config?.kind)}`;
+}
+
+/**
+ * Server-side apply of `config` to `live` (undefined: the object does not exist yet). Returns the
+ * merged object (with metadata.managedFields) and its managedFields, or throws: 400 when the
+ * configuration carries managedFields, 500 when it is not a valid typed object, 409 on conflicts.
+ */
+export function apply(node: TypeNode, live: unknown, config: unknown, opts: ApplyOptions): ApplyResult {
+  if (!isPlainObject(config)) throw badRequest('the apply configuration must be an object');
+  const cfgMeta = config.metadata;
+  if (isPlainObject(cfgMeta) && cfgMeta.managedFields !== undefined && cfgMeta.managedFields !== null) {
+    throw badRequest('metadata.managedFields must be nil');
+  }
+  const problems = validateApplyConfiguration(node, config);
+  if (problems.length > 0) {
+    const detail = problems.length === 1 ? problems[0] : 'errors:\n' + problems.map((p) => '  ' + p).join('\n');
+    throw new ApiError(500, '', `failed to create typed patch object (${objectName(config)}): ${detail}`);
+  }
+  const ignored = resetFieldSet(opts);
+
+  let managed: Managed;
+  try {
+    managed = decodeManagedFields((live as any)?.metadata?.managedFields);
+  } catch (e) {
+    throw new ApiError(500, '', `failed to decode managed fields: ${(e as Error).message}`);
+  }
+  const liveObj = withoutManagedFields(live ?? opts.emptyObject ?? {});
+  const emptyObj = withoutManagedFields(opts.emptyObject ?? {});
+
+  try {
+    // Nothing tracked yet: what the object holds now was set by someone before the first apply.
+    if (managed.fields.size === 0) {
+      managed = recordUpdate(node, emptyObj, liveObj, managed, { ...opts, manager: BEFORE_FIRST_APPLY_MANAGER }, ignored);
+    }
+    let result: { object: unknown; managed: Managed };
+    try {
+      result = applyOnce(node, liveObj, config, managed, opts, ignored, opts.force);
+    } catch (e) {
+      if (!(e instanceof ApplyConflicts) || opts.manager !== KUBECTL_MANAGER) throw e;
+      // kubectl upgrading from client-side apply: fields last-applied still matches are not conflicts.
+      const allowed = allowedConflictsFromLastApplied(node, liveObj, opts.apiVersion);
+      if (!allowed) throw e;
+      const remaining = e.conflicts.filter((c) => !allowed.has(c.path));
+      if (remaining.length > 0) throw new ApplyConflicts(remaining);
+      result = applyOnce(node, liveObj, config, managed, opts, ignored, true);
+    }
+
+    const object = result.object as Record<string, any>;
+    if (opts.manager === KUBECTL_MANAGER && isPlainObject(object?.metadata)) {
+      const la = isPlainObject(object.metadata.annotations) ? object.metadata.annotations[LAST_APPLIED_ANNOTATION] : undefined;
+      if (typeof la === 'string' && la !== '') setLastApplied(object, buildLastApplied(config));
+    }
+    const managedFields = encodeManagedFields(result.managed);
+    if (object && typeof object === 'object') {
+      if (managedFields.length > 0) {
+        if (!isPlainObject(object.metadata)) object.metadata = {};
+        object.metadata.managedFields = managedFields;
+      } else if (isPlainObject(object.metadata)) delete object.metadata.managedFields;
+    }
+    return { object, managedFields };
+  } catch (e) {
+    if (e instanceof ApplyConflicts) throw conflictError(e.conflicts);
+    if (e instanceof SchemaError) throw new ApiError(500, '', `failed to create typed live object (${objectName(live ?? config)}): ${e.message}`);
+    throw e;
+  }
+}
+
+/**
+ * managedFields after a create, update or non-apply patch (live undefined for a create). The
+ * writer takes every field it changed or added; removed fields leave every entry. managedFields
+ * the request itself carries replace the live ones (direct edits), `[]` or `[{}]` reset them; an
+ * existing object whose managedFields are empty stays untracked until its next apply. Never throws:
+ * on an internal problem the live object's managedFields are kept.
+ */
+export function update(node: TypeNode, live: unknown, next: unknown, opts: UpdateOptions): ManagedFieldsEntry[] {
+  const liveMF = (live as any)?.metadata?.managedFields;
+  const keepLive = (): ManagedFieldsEntry[] => (Array.isArray(liveMF) ? (structuredClone(liveMF) as ManagedFieldsEntry[]) : []);
+  const decodeOrEmpty = (mf: unknown): Managed => {
+    try {
+      return decodeManagedFields(mf);
+    } catch {
+      return emptyManaged();
+    }
+  };
+  let managed: Managed;
+  if (opts.subresource) managed = decodeOrEmpty(liveMF);
+  else {
+    const newMF = (next as any)?.metadata?.managedFields;
+    if (isResetManagedFields(newMF)) managed = emptyManaged();
+    else {
+      let fromRequest: Managed | undefined;
+      try {
+        fromRequest = decodeManagedFields(newMF);
+      } catch {
+        fromRequest = undefined;
+      }
+      managed = fromRequest && fromRequest.fields.size > 0 ? fromRequest : decodeOrEmpty(liveMF);
+    }
+  }
+  // An existing object nobody tracks stays untracked until it is applied to.
+  if (managed.fields.size === 0 && live !== undefined) return [];
+  try {
+    const liveObj = withoutManagedFields(live ?? opts.emptyObject ?? {});
+    const newObj = withoutManagedFields(next);
+    return encodeManagedFields(recordUpdate(node, liveObj, newObj, managed, opts, resetFieldSet(opts)));
+  } catch {
+    return keepLive();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The zero value of a kind
+
+/** Go shape of a struct field, as schemas/protobuf.json records it (only `ptr` matters here). */
+export type FieldShapeLookup = (definition: string, field: string) => { ptr?: boolean } | undefined;
+
+const NULL_STRUCTS = new Set(['io.k8s.apimachinery.pkg.apis.meta.v1.Time', 'io.k8s.apimachinery.pkg.apis.meta.v1.MicroTime']);
+
+/**
+ * The object kube compares a create with: the kind's Go zero value as JSON — non-pointer structs
+ * present (empty), required pointers, lists and maps null, required scalars at their zero value,
+ * optional ones absent. Pass it as `emptyObject` so created objects get kube's managedFields
+ * (e.g. `f:spec` without `.`, `f:labels` with it).
+ */
+export function zeroObject(node: TypeNode, shape: FieldShapeLookup): Record<string, unknown> {
+  return zeroStruct(node, shape, 0);
+}
+
+function zeroStruct(node: TypeNode, shape: FieldShapeLookup, depth: number): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  if (node.type !== 'object' || !node.properties || depth > 20) return out;
+  const required = new Set(node.required ?? []);
+  for (const [name, child] of Object.entries(node.properties)) {
+    // A field the shape table does not know is taken for a pointer (absent).
+    const info = node.definition ? shape(node.definition, name) : undefined;
+    const ptr = info ? info.ptr === true : true;
+    const req = required.has(name);
+    if (child.definition && NULL_STRUCTS.has(child.definition)) {
+      if (!ptr || req) out[name] = null;
+      continue;
+    }
+    if (child.type === 'object' && child.definition) {
+      if (!ptr) out[name] = zeroStruct(child, shape, depth + 1);
+      else if (req) out[name] = null;
+      continue;
+    }
+    if (!req) continue;
+    if (ptr || child.type === 'array' || child.type === 'map' || child.type === 'object' || child.type === 'any') out[name] = null;
+    else if (child.format === 'quantity') out[name] = '0';
+    else if (child.type === 'string') out[name] = '';
+    else if (child.type === 'boolean') out[name] = false;
+    else out[name] = 0;
+  }
+  return out;
+}
