@@ -105,3 +105,17 @@ test('Watch delivers ADDED, MODIFIED, DELETED for a namespace', async () => {
   req.abort();
   assert.deepEqual(seen, ['ADDED w 1', 'MODIFIED w 2', 'DELETED w 2']);
 });
+
+test('KubernetesObjectApi server-side apply with a field manager, conflicts and force', async () => {
+  const objects = k8s.KubernetesObjectApi.makeApiClient(kc);
+  const spec = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cn-ssa', namespace: 'default' }, data: { owner: 'one' } };
+  const created = await objects.patch(spec, undefined, undefined, 'manager-one', undefined, k8s.PatchStrategy.ServerSideApply);
+  assert.equal(created.metadata?.managedFields?.[0].manager, 'manager-one');
+  assert.equal(created.metadata?.managedFields?.[0].operation, 'Apply');
+  await assert.rejects(
+    objects.patch({ ...spec, data: { owner: 'two' } }, undefined, undefined, 'manager-two', undefined, k8s.PatchStrategy.ServerSideApply),
+    (e: any) => e.code === 409,
+  );
+  const forced = await objects.patch({ ...spec, data: { owner: 'two' } }, undefined, undefined, 'manager-two', true, k8s.PatchStrategy.ServerSideApply);
+  assert.equal((forced as any).data.owner, 'two');
+});

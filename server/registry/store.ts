@@ -330,6 +330,8 @@ export class GenericStore {
       obj = structuredClone(old);
       if (desired.status === undefined) delete obj.status;
       else obj.status = desired.status;
+      // Ownership an apply to /status computed; other writes recompute it from the live entries.
+      if (desired.metadata?.managedFields !== undefined) obj.metadata.managedFields = desired.metadata.managedFields;
     } else if (subresource && strategy.subresourceUpdate?.[subresource]) {
       obj = strategy.subresourceUpdate[subresource](desired, structuredClone(old));
     } else {

@@ -1,0 +1,170 @@
+// Server-Side Apply over HTTP and with kubectl: the seed's scenarios, conflicts, force,
+// managedFields on every write, resets, status, no-op applies.
+import { test, before, after, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { writeFileSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import YAML from 'yaml';
+import { startTestServer, availableKubectls, type TestServer } from './helpers/server.ts';
+
+let s: TestServer;
+before(async () => {
+  s = await startTestServer();
+});
+after(async () => {
+  await s.stop();
+});
+
+const deployment = (name: string, replicas?: number, image = 'nginx:1') => ({
+  apiVersion: 'apps/v1',
+  kind: 'Deployment',
+  metadata: { name },
+  spec: {
+    ...(replicas === undefined ? {} : { replicas }),
+    selector: { matchLabels: { app: name } },
+    template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'app', image }] } },
+  },
+});
+
+const apply = (path: string, body: unknown, manager: string | undefined, extra = '') =>
+  s.request('PATCH', `${path}?${manager === undefined ? '' : `fieldManager=${manager}`}${extra}`, { raw: YAML.stringify(body), headers: { 'content-type': 'application/apply-patch+yaml' } });
+
+const D = '/apis/apps/v1/namespaces/default/deployments';
+const managers = (o: any) => (o.metadata.managedFields ?? []).map((m: any) => `${m.manager}:${m.operation}${m.subresource ? '/' + m.subresource : ''}`).sort();
+
+test('apply creates (201), records an Apply entry in FieldsV1, and an unchanged re-apply writes nothing', async () => {
+  const r = await apply(`${D}/web`, deployment('web', 2), 'alice');
+  assert.equal(r.status, 201);
+  const o = r.json();
+  assert.deepEqual(managers(o), ['alice:Apply']);
+  const fields = o.metadata.managedFields[0].fieldsV1;
+  assert.deepEqual(fields['f:spec']['f:replicas'], {});
+  assert.ok(fields['f:spec']['f:template']['f:spec']['f:containers']['k:{"name":"app"}']['f:image']);
+  const again = await apply(`${D}/web`, deployment('web', 2), 'alice');
+  assert.equal(again.status, 200);
+  assert.equal(again.json().metadata.resourceVersion, o.metadata.resourceVersion, 'no-op apply keeps the resourceVersion');
+});
+
+test('conflicts → 409 naming field and manager, nothing written; same value shares; force takes over', async () => {
+  await apply(`${D}/shared`, deployment('shared', 2), 'alice');
+  const before = (await s.request('GET', `${D}/shared`)).json();
+  const c = await apply(`${D}/shared`, deployment('shared', 3), 'bob');
+  assert.equal(c.status, 409);
+  const st = c.json();
+  assert.equal(st.reason, 'Conflict');
+  assert.match(st.message, /^Apply failed with 1 conflict: conflict with "alice": \.spec\.replicas$/);
+  assert.deepEqual(st.details.causes, [{ reason: 'FieldManagerConflict', message: 'conflict with "alice"', field: '.spec.replicas' }]);
+  assert.equal((await s.request('GET', `${D}/shared`)).json().metadata.resourceVersion, before.metadata.resourceVersion);
+
+  const same = await apply(`${D}/shared`, deployment('shared', 2), 'bob');
+  assert.equal(same.status, 200, 'the same value is shared ownership, not a conflict');
+  const forced = await apply(`${D}/shared`, deployment('shared', 4), 'carol', '&force=true');
+  assert.equal(forced.status, 200);
+  assert.equal(forced.json().spec.replicas, 4);
+  const carol = forced.json().metadata.managedFields.find((m: any) => m.manager === 'carol');
+  assert.ok(carol.fieldsV1['f:spec']['f:replicas']);
+  for (const m of forced.json().metadata.managedFields.filter((x: any) => x.manager !== 'carol')) {
+    assert.equal(m.fieldsV1['f:spec']?.['f:replicas'], undefined, `${m.manager} lost .spec.replicas`);
+  }
+});
+
+test("the seed's HPA handover: a temporary manager takes replicas, then the user drops it", async () => {
+  // The user applies replicas; the HPA-like controller updates it; ownership moves without conflicts.
+  await apply(`${D}/nginx`, deployment('nginx', 3), 'handover-user');
+  // Move ownership of replicas to a temporary manager with the same value (shared), then release.
+  assert.equal((await apply(`${D}/nginx`, { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'nginx' }, spec: { replicas: 3 } }, 'handover-to-hpa')).status, 200);
+  const dropped = await apply(`${D}/nginx`, deployment('nginx'), 'handover-user');
+  assert.equal(dropped.status, 200);
+  assert.equal(dropped.json().spec.replicas, 3, 'still owned by the temporary manager, so not removed');
+  // The controller (an Update manager) now changes replicas without conflict for anyone.
+  const scaled = await s.request('PATCH', `${D}/nginx/scale?fieldManager=hpa-controller`, { raw: '{"spec":{"replicas":6}}', headers: { 'content-type': 'application/merge-patch+json' } });
+  assert.equal(scaled.status, 200);
+  const later = await apply(`${D}/nginx`, deployment('nginx', undefined, 'nginx:2'), 'handover-user');
+  assert.equal(later.status, 200, 'the user no longer manages replicas: no conflict');
+  assert.equal(later.json().spec.replicas, 6);
+});
+
+test('dropping a field removes it when nobody else owns it', async () => {
+  const withLabel = deployment('drop', 1) as any;
+  withLabel.metadata.labels = { team: 'a', keep: 'y' };
+  await apply(`${D}/drop`, withLabel, 'dropper');
+  delete withLabel.metadata.labels.team;
+  const r = await apply(`${D}/drop`, withLabel, 'dropper');
+  assert.deepEqual(r.json().metadata.labels, { keep: 'y' });
+});
+
+test('Update entries on POST/PUT/patch with fieldManager or the User-Agent; reset with [{}]; managedFields in an apply body → 400', async () => {
+  const created = await s.request('POST', '/api/v1/namespaces/default/configmaps?fieldManager=creator', { body: { metadata: { name: 'mf' }, data: { a: '1' } } });
+  assert.deepEqual(managers(created.json()), ['creator:Update']);
+  const ua = await s.request('PATCH', '/api/v1/namespaces/default/configmaps/mf', { raw: '{"data":{"b":"2"}}', headers: { 'content-type': 'application/merge-patch+json', 'user-agent': 'my-controller/v1.2 (linux)' } });
+  assert.deepEqual(managers(ua.json()), ['creator:Update', 'my-controller:Update']);
+  const reset = await s.request('PATCH', '/api/v1/namespaces/default/configmaps/mf', { raw: '{"metadata":{"managedFields":[{}]}}', headers: { 'content-type': 'application/merge-patch+json' } });
+  assert.equal(reset.json().metadata.managedFields, undefined);
+  const jp = await s.request('POST', '/api/v1/namespaces/default/configmaps?fieldManager=x', { body: { metadata: { name: 'mf2' }, data: { a: '1' } } });
+  assert.ok(jp.json().metadata.managedFields);
+  const reset2 = await s.request('PATCH', '/api/v1/namespaces/default/configmaps/mf2', { raw: '[{"op":"replace","path":"/metadata/managedFields","value":[{}]}]', headers: { 'content-type': 'application/json-patch+json' } });
+  assert.equal(reset2.json().metadata.managedFields, undefined);
+
+  const bad = await apply('/api/v1/namespaces/default/configmaps/mf', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'mf', managedFields: [{ manager: 'x' }] } }, 'x');
+  assert.equal(bad.status, 400);
+  assert.match(bad.json().message, /metadata.managedFields must be nil/);
+  const noManager = await apply('/api/v1/namespaces/default/configmaps/mf', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'mf' } }, undefined);
+  assert.equal(noManager.status, 422);
+  assert.match(noManager.json().message, /fieldManager: Required value: is required for apply patch/);
+  const forceOnMerge = await s.request('PATCH', '/api/v1/namespaces/default/configmaps/mf?force=true', { raw: '{}', headers: { 'content-type': 'application/merge-patch+json' } });
+  assert.equal(forceOnMerge.status, 422);
+});
+
+test('apply to /status changes only status and records the status subresource', async () => {
+  await apply(`${D}/st`, deployment('st', 1), 'owner');
+  const r = await apply(`${D}/st/status`, { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'st' }, status: { replicas: 1, readyReplicas: 1 }, spec: { replicas: 9 } }, 'status-writer');
+  assert.equal(r.status, 200);
+  assert.equal(r.json().status.readyReplicas, 1);
+  assert.equal(r.json().spec.replicas, 1);
+  assert.ok(managers(r.json()).includes('status-writer:Apply/status'));
+});
+
+const dir = mkdtempSync(join(tmpdir(), 'hearth-ssa-'));
+for (const { version, path } of availableKubectls()) {
+  describe(`kubectl ${version} server-side apply`, () => {
+    const name = `k-${version.replace('.', '-')}`;
+    const file = (replicas: number, image = 'nginx:1') => {
+      const f = join(dir, `${name}-${replicas}-${image.replace(':', '')}.yaml`);
+      writeFileSync(f, YAML.stringify({ ...deployment(name, replicas, image), metadata: { name, namespace: 'default' } }));
+      return f;
+    };
+    const k = (...args: string[]) => s.kubectl(args, { binary: path });
+    test('apply --server-side, conflicts, --force-conflicts, --field-manager, --dry-run=server, diff', async () => {
+      let r = await k('apply', '--server-side', '-f', file(2));
+      assert.equal(r.code, 0, r.stderr);
+      assert.match(r.stdout, /serverside-applied/);
+      r = await k('apply', '--server-side', '--field-manager=other', '-f', file(3));
+      assert.notEqual(r.code, 0);
+      assert.match(r.stderr, /conflict with "kubectl".*\.spec\.replicas/);
+      r = await k('apply', '--server-side', '--field-manager=other', '--dry-run=server', '--force-conflicts', '-f', file(4));
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal((await k('get', 'deploy', name, '-o', 'jsonpath={.spec.replicas}')).stdout, '2');
+      r = await k('diff', '--server-side', '--force-conflicts', '--field-manager=other', '-f', file(4));
+      assert.equal(r.code, 1, 'diff exits 1 when there are differences');
+      assert.match(r.stdout, /-  replicas: 2\n\+  replicas: 4/);
+      r = await k('apply', '--server-side', '--field-manager=other', '--force-conflicts', '-f', file(4));
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal((await k('get', 'deploy', name, '-o', 'jsonpath={.spec.replicas}')).stdout, '4');
+    });
+    test('upgrade from client-side apply and back without conflicts', async () => {
+      const csa = `${name}-csa`;
+      const f = join(dir, `${csa}.yaml`);
+      writeFileSync(f, YAML.stringify({ ...deployment(csa, 2), metadata: { name: csa, namespace: 'default' } }));
+      let r = await k('apply', '-f', f);
+      assert.equal(r.code, 0, r.stderr);
+      writeFileSync(f, YAML.stringify({ ...deployment(csa, 3), metadata: { name: csa, namespace: 'default' } }));
+      r = await k('apply', '--server-side', '-f', f);
+      assert.equal(r.code, 0, `upgrade to server-side apply must not conflict: ${r.stderr}`);
+      writeFileSync(f, YAML.stringify({ ...deployment(csa, 4), metadata: { name: csa, namespace: 'default' } }));
+      r = await k('apply', '-f', f);
+      assert.equal(r.code, 0, `downgrade to client-side apply: ${r.stderr}`);
+      assert.equal((await k('get', 'deploy', csa, '-o', 'jsonpath={.spec.replicas}')).stdout, '4');
+    });
+  });
+}
