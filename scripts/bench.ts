@@ -112,6 +112,57 @@ async function createMany(s: Server, ns: string, opts: { count?: number; seconds
   return { n: done, seconds: (performance.now() - start) / 1000 };
 }
 
+/** A realistic Deployment of about 60 fields; `i` varies what each apply sets. */
+function deploymentConfig(name: string, i: number) {
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name, labels: { app: name, tier: 'web', team: 'platform' }, annotations: { 'example.com/revision': String(i) } },
+    spec: {
+      replicas: 3,
+      revisionHistoryLimit: 5,
+      selector: { matchLabels: { app: name } },
+      strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: '25%', maxUnavailable: 1 } },
+      template: {
+        metadata: { labels: { app: name, tier: 'web' }, annotations: { 'prometheus.io/scrape': 'true' } },
+        spec: {
+          serviceAccountName: 'web',
+          terminationGracePeriodSeconds: 20,
+          containers: [
+            {
+              name: 'app',
+              image: `registry.example.com/web:${i % 7}`,
+              args: ['--port=8080', '--log-level=info'],
+              ports: [{ name: 'http', containerPort: 8080 }, { name: 'metrics', containerPort: 9090 }],
+              env: [{ name: 'MODE', value: 'production' }, { name: 'REGION', value: 'eu' }, { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } }],
+              resources: { requests: { cpu: '100m', memory: '128Mi' }, limits: { cpu: '1', memory: '512Mi' } },
+              readinessProbe: { httpGet: { path: '/ready', port: 8080 }, periodSeconds: 5 },
+              livenessProbe: { httpGet: { path: '/live', port: 8080 }, initialDelaySeconds: 10 },
+              volumeMounts: [{ name: 'config', mountPath: '/etc/web' }],
+            },
+            { name: 'sidecar', image: 'registry.example.com/proxy:2', ports: [{ containerPort: 15001 }] },
+          ],
+          volumes: [{ name: 'config', configMap: { name: `${name}-config` } }],
+        },
+      },
+    },
+  };
+}
+
+/** Requests per second for `seconds`, CONCURRENCY connections, each on its own object. */
+async function rateOf(s: Server, seconds: number, one: (conn: LeanConnection, worker: number, i: number) => Promise<void>): Promise<number> {
+  let n = 0;
+  const start = performance.now();
+  const deadline = start + seconds * 1000;
+  await Promise.all(s.conns.map(async (conn, w) => {
+    for (let i = 0; performance.now() < deadline; i++) {
+      await one(conn, w, i);
+      n++;
+    }
+  }));
+  return n / ((performance.now() - start) / 1000);
+}
+
 function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 }
@@ -166,6 +217,24 @@ async function main() {
 
     const rssAfterLists = rssMb(s.proc.pid!);
 
+    // Server-side apply of a ~60-field Deployment, alternating between 3 managers (each object
+    // is applied by 3 managers in turn, with force so the alternation always writes), next to
+    // PUT updates of the same shape.
+    await createNamespace(s, 'apply');
+    const managers = ['team-a', 'team-b', 'team-c'];
+    const applyPath = (w: number) => `/apis/apps/v1/namespaces/apply/deployments/d${w}`;
+    const applyRate = await rateOf(s, CREATE_SECONDS, async (conn, w, i) => {
+      const r = await conn.request('PATCH', `${applyPath(w)}?fieldManager=${managers[i % 3]}&force=true`, Buffer.from(JSON.stringify(deploymentConfig(`d${w}`, i))), 'application/apply-patch+yaml');
+      if (r.status !== 200 && r.status !== 201) throw new Error(`apply: ${r.status} ${r.body}`);
+    });
+    await createNamespace(s, 'put');
+    for (let w = 0; w < CONCURRENCY; w++) await request(s, 'POST', '/apis/apps/v1/namespaces/put/deployments', deploymentConfig(`d${w}`, 0));
+    const putRate = await rateOf(s, CREATE_SECONDS, async (conn, w, i) => {
+      // An unconditional PUT (no resourceVersion): every one a real change.
+      const r = await conn.request('PUT', `/apis/apps/v1/namespaces/put/deployments/d${w}`, Buffer.from(JSON.stringify(deploymentConfig(`d${w}`, i + 1))));
+      if (r.status !== 200) throw new Error(`put: ${r.status} ${r.body}`);
+    });
+
     const fmt = (n: number, d = 1) => n.toFixed(d);
     console.log('');
     console.log(`durable creates/s (HTTPS, ${CONCURRENCY} clients, ${fmt(created.seconds)} s): ${fmt(rate, 0)}`);
@@ -174,6 +243,8 @@ async function main() {
     console.log(`server CPU per create: ${fmt(cpuPerCreateMs, 3)} ms`);
     console.log(`GET one ConfigMap: p50 ${fmt(percentile(lat, 50), 2)} ms, p99 ${fmt(percentile(lat, 99), 2)} ms (${GET_SAMPLES} sequential)`);
     console.log(`list of ${LIST_SIZE} ConfigMaps: median ${fmt(percentile(listTimes, 50), 0)} ms (5 runs)`);
+    console.log(`server-side applies/s (~60-field Deployment, 3 managers alternating, ${CONCURRENCY} clients): ${fmt(applyRate, 0)}`);
+    console.log(`PUT updates/s of the same shape: ${fmt(putRate, 0)} (${fmt((putRate / rate) * 100, 0)}% of the create rate above)`);
     console.log(`server RSS with ${Math.max(RSS_OBJECTS, stored)} ConfigMaps stored: ${fmt(rssStored, 0)} MB (after the 5 lists of ${LIST_SIZE}: ${fmt(rssAfterLists, 0)} MB)`);
   } finally {
     for (const c of s.conns) c.close();

@@ -109,7 +109,7 @@ test('Watch delivers ADDED, MODIFIED, DELETED for a namespace', async () => {
 test('KubernetesObjectApi server-side apply with a field manager, conflicts and force', async () => {
   const objects = k8s.KubernetesObjectApi.makeApiClient(kc);
   const spec = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cn-ssa', namespace: 'default' }, data: { owner: 'one' } };
-  const created = await objects.patch(spec, undefined, undefined, 'manager-one', undefined, k8s.PatchStrategy.ServerSideApply);
+  const created: any = await objects.patch(spec, undefined, undefined, 'manager-one', undefined, k8s.PatchStrategy.ServerSideApply);
   assert.equal(created.metadata?.managedFields?.[0].manager, 'manager-one');
   assert.equal(created.metadata?.managedFields?.[0].operation, 'Apply');
   await assert.rejects(
