@@ -156,7 +156,16 @@ export function decodeAs(body: Buffer, enc: Encoding, definition?: string): unkn
       case 'json':
         return JSON.parse(body.toString('utf8'));
       case 'yaml': {
-        const docs = YAML.parseAllDocuments(body.toString('utf8'), { uniqueKeys: false });
+        const text = body.toString('utf8');
+        // JSON is YAML, and most programmatic clients send JSON: parse it as such (much faster).
+        if (/^\s*\{/.test(text)) {
+          try {
+            return JSON.parse(text);
+          } catch {
+            // Not JSON after all (flow-style YAML): the YAML parser decides.
+          }
+        }
+        const docs = YAML.parseAllDocuments(text, { uniqueKeys: false });
         if (docs.length === 0) return null;
         if (docs[0].errors.length) throw docs[0].errors[0];
         return docs[0].toJS({ maxAliasCount: 100 });
