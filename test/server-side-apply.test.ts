@@ -168,3 +168,27 @@ for (const { version, path } of availableKubectls()) {
     });
   });
 }
+
+test('apply-patch+cbor, and one watch event per effective apply (none for a no-op)', async () => {
+  const { Encoder } = await import('cbor-x');
+  const https = await import('node:https');
+  const enc = new Encoder({ useRecords: false, mapsAsObjects: true });
+  const cfg = (v: string) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cbor-apply' }, data: { v } });
+  const applyCbor = (v: string) =>
+    s.request('PATCH', '/api/v1/namespaces/default/configmaps/cbor-apply?fieldManager=cbor', { raw: Buffer.concat([Buffer.from([0xd9, 0xd9, 0xf7]), enc.encode(cfg(v))]), headers: { 'content-type': 'application/apply-patch+cbor' } });
+  const first = await applyCbor('1');
+  assert.equal(first.status, 201);
+  const rv = first.json().metadata.resourceVersion;
+  const events: any[] = [];
+  const req = https.request(`${s.url}/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=${rv}&fieldSelector=metadata.name%3Dcbor-apply`, { ca: s.pki.caCertPem, cert: s.pki.adminCertPem, key: s.pki.adminKeyPem }, (res) => {
+    res.on('data', (d) => String(d).split('\n').filter(Boolean).forEach((l) => events.push(JSON.parse(l))));
+  });
+  req.end();
+  await new Promise((r) => setTimeout(r, 100));
+  assert.equal((await applyCbor('1')).status, 200); // no-op
+  assert.equal((await applyCbor('2')).status, 200);
+  assert.equal((await applyCbor('2')).status, 200); // no-op
+  await new Promise((r) => setTimeout(r, 200));
+  req.destroy();
+  assert.deepEqual(events.map((e) => `${e.type} ${e.object.data.v}`), ['MODIFIED 2']);
+});
