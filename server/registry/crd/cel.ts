@@ -1,0 +1,1692 @@
+// x-kubernetes-validations: CEL rules compiled when a CRD is written and evaluated on custom objects.
+//
+// Parsing and evaluation use @bufbuild/cel. That library exports no type checker, so the static
+// checks kube-apiserver gets from cel-go's checker are done here over the parsed AST: `self`
+// (and `oldSelf`) are typed from the schema node the rule sits on (objects expose their declared
+// properties with kube's name escaping, maps their values, int-or-string is dyn, date/date-time
+// are timestamps, byte is bytes, duration is a duration). The checker reports undeclared
+// references, undefined fields, calls with no matching overload and rules that cannot be bool (or
+// messageExpressions that cannot be string), in cel-go's "ERROR: <input>:L:C: ..." shape. It is
+// permissive where a type is unknown (dyn).
+//
+// Kubernetes library functions added on top of the standard library and string extensions:
+// lists (isSorted, sum, min, max, indexOf, lastIndexOf), regex (find, findAll), url(), isURL()
+// and URL getters, ip(), isIP(), ip.isCanonical(), cidr(), isCIDR() and their methods,
+// quantity(), isQuantity() and Quantity methods, sets.contains/equivalent/intersects, and
+// optional hasValue()/value()/orValue() for oldSelf when optionalOldSelf is set.
+//
+// Cost: a static estimate in the spirit of cel-go's estimator, computed over the same AST with
+// sizes taken from the schema the way kube derives them (maxLength×4, maxItems, maxProperties;
+// unbounded values sized from the 3 MiB request limit and the minimum serialized size of their
+// elements). Per expression: base costs of 1 per identifier/select/call, 10 per list literal and
+// 30 per map literal; string traversals cost 0.1 per character (equality and comparisons on the
+// shorter operand; contains: the product of both traversal costs; matches: input traversal ×
+// 0.25 per pattern character, as cel-go's RegexStringLengthCostFactor); list functions and
+// `in` cost the list size; comprehensions cost range size × (condition + step). The estimate is
+// multiplied by the number of times the rule can run (product of maxItems/maxProperties above
+// it, or the request-size bound when unbounded) and compared with kube's limits: 10,000,000 per
+// expression and 100,000,000 for the whole schema. Runtime cost budgets are not enforced.
+import { parse, plan, celEnv, isCelError, CelScalar, celFunc, celMethod, listType, mapType, isCelMap, isCelList } from '@bufbuild/cel';
+import type { CelEnv } from '@bufbuild/cel';
+import { strings } from '@bufbuild/cel/ext';
+import { isIPv4, isIPv6 } from 'node:net';
+import type { FieldError } from '../../schema/types.ts';
+import { goQuote } from '../metadata-validation.ts';
+import {
+  childPath,
+  duplicateError,
+  forbiddenError,
+  goValue,
+  indexPath,
+  invalidError,
+  isObj,
+  re2Error,
+  requiredError,
+} from './schema-validator.ts';
+
+type Obj = Record<string, any>;
+
+export const StaticEstimatedCostLimit = 10_000_000;
+export const StaticEstimatedCRDCostLimit = 100_000_000;
+export const MaxRequestSizeBytes = 3 * 1024 * 1024;
+
+export interface ValidationRule {
+  rule: string;
+  message?: string;
+  messageExpression?: string;
+  reason?: string;
+  fieldPath?: string;
+  optionalOldSelf?: boolean;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Types ("DeclTypes") derived from schema nodes.
+
+type Kind =
+  | 'dyn'
+  | 'int'
+  | 'uint'
+  | 'double'
+  | 'string'
+  | 'bool'
+  | 'bytes'
+  | 'null'
+  | 'timestamp'
+  | 'duration'
+  | 'type'
+  | 'list'
+  | 'map'
+  | 'object'
+  | 'url'
+  | 'ip'
+  | 'cidr'
+  | 'quantity'
+  | 'optional';
+
+interface CT {
+  k: Kind;
+  /** list element / map value / optional value */
+  e?: CT;
+  /** map key */
+  key?: CT;
+  /** object fields by escaped name */
+  fields?: Map<string, CT>;
+  /** max elements (chars for strings, items for lists/maps) */
+  max?: number;
+  /** minimum serialized size in bytes */
+  min: number;
+}
+
+const T = {
+  dyn: { k: 'dyn', min: 1 } as CT,
+  int: { k: 'int', min: 1 } as CT,
+  uint: { k: 'uint', min: 1 } as CT,
+  double: { k: 'double', min: 1 } as CT,
+  string: { k: 'string', min: 2 } as CT,
+  bool: { k: 'bool', min: 4 } as CT,
+  bytes: { k: 'bytes', min: 2 } as CT,
+  null: { k: 'null', min: 4 } as CT,
+  timestamp: { k: 'timestamp', min: 21 } as CT,
+  duration: { k: 'duration', min: 4 } as CT,
+  type: { k: 'type', min: 1 } as CT,
+  url: { k: 'url', min: 2 } as CT,
+  ip: { k: 'ip', min: 2 } as CT,
+  cidr: { k: 'cidr', min: 2 } as CT,
+  quantity: { k: 'quantity', min: 2 } as CT,
+};
+const listOf = (e: CT, max?: number): CT => ({ k: 'list', e, max, min: 2 });
+const mapOf = (key: CT, e: CT, max?: number): CT => ({ k: 'map', key, e, max, min: 2 });
+const optionalOf = (e: CT): CT => ({ k: 'optional', e, min: e.min });
+
+function typeName(t: CT): string {
+  switch (t.k) {
+    case 'list':
+      return `list(${typeName(t.e ?? T.dyn)})`;
+    case 'map':
+      return `map(${typeName(t.key ?? T.dyn)}, ${typeName(t.e ?? T.dyn)})`;
+    case 'null':
+      return 'null_type';
+    case 'timestamp':
+      return 'google.protobuf.Timestamp';
+    case 'duration':
+      return 'google.protobuf.Duration';
+    case 'url':
+      return 'kubernetes.URL';
+    case 'ip':
+      return 'net.IP';
+    case 'cidr':
+      return 'net.CIDR';
+    case 'quantity':
+      return 'kubernetes.Quantity';
+    case 'optional':
+      return `optional_type(${typeName(t.e ?? T.dyn)})`;
+    default:
+      return t.k;
+  }
+}
+
+const CEL_RESERVED = new Set(['true', 'false', 'null', 'in', 'as', 'break', 'const', 'continue', 'else', 'for', 'function', 'if', 'import', 'let', 'loop', 'package', 'namespace', 'return', 'var', 'void', 'while']);
+
+/** kube's escaping of property names for CEL; undefined when the name cannot be expressed. */
+export function escapeCelName(name: string): string | undefined {
+  if (name.length === 0 || /^[0-9]/.test(name)) return undefined;
+  if (CEL_RESERVED.has(name)) return `__${name}__`;
+  if (!/^[a-zA-Z0-9_./-]+$/.test(name)) return undefined;
+  if (/^[a-zA-Z_][a-zA-Z0-9_]*$/.test(name) && !name.includes('__')) return name;
+  return name.replace(/__|[./-]/g, (m) => (m === '__' ? '__underscores__' : m === '.' ? '__dot__' : m === '-' ? '__dash__' : '__slash__'));
+}
+
+function withTypeAndObjectMeta(s: Obj): Obj {
+  const props = isObj(s.properties) ? s.properties : {};
+  const meta = isObj(props.metadata) ? props.metadata : undefined;
+  if (props.kind?.type === 'string' && props.apiVersion?.type === 'string' && meta?.type === 'object' && meta.properties?.name?.type === 'string' && meta.properties?.generateName?.type === 'string') return s;
+  return {
+    ...s,
+    properties: {
+      ...props,
+      kind: { type: 'string' },
+      apiVersion: { type: 'string' },
+      metadata: { type: 'object', properties: { name: { type: 'string' }, generateName: { type: 'string' } } },
+    },
+  };
+}
+
+/** The CEL type of a schema node, or undefined when rules cannot see it (kube's SchemaDeclType). */
+export function schemaDeclType(s: unknown, isResourceRoot: boolean): CT | undefined {
+  if (!isObj(s)) return undefined;
+  if (s['x-kubernetes-int-or-string'] === true) {
+    return { k: 'dyn', min: 1, max: typeof s.maxLength === 'number' ? Math.max(0, s.maxLength) * 4 : MaxRequestSizeBytes - 2 };
+  }
+  if (isResourceRoot) s = withTypeAndObjectMeta(s);
+  const sch = s as Obj;
+  switch (sch.type) {
+    case 'array': {
+      if (!isObj(sch.items)) return undefined;
+      const e = schemaDeclType(sch.items, sch.items['x-kubernetes-embedded-resource'] === true);
+      if (!e) return undefined;
+      const max = typeof sch.maxItems === 'number' ? Math.max(0, sch.maxItems) : Math.floor((MaxRequestSizeBytes - 2) / (e.min + 1));
+      return listOf(e, max);
+    }
+    case 'object': {
+      if (isObj(sch.additionalProperties)) {
+        const v = schemaDeclType(sch.additionalProperties, sch.additionalProperties['x-kubernetes-embedded-resource'] === true);
+        if (!v) return undefined;
+        const max = typeof sch.maxProperties === 'number' ? Math.max(0, sch.maxProperties) : Math.floor((MaxRequestSizeBytes - 2) / (v.min + 6));
+        return mapOf({ ...T.string }, v, max);
+      }
+      const fields = new Map<string, CT>();
+      const required = new Set(Array.isArray(sch.required) ? sch.required : []);
+      let min = 2;
+      for (const [name, prop] of Object.entries(isObj(sch.properties) ? sch.properties : {})) {
+        const ft = schemaDeclType(prop, isObj(prop) && prop['x-kubernetes-embedded-resource'] === true);
+        if (!ft) continue;
+        const esc = escapeCelName(name);
+        if (esc !== undefined) fields.set(esc, ft);
+        if (required.has(name) && isObj(prop) && prop.default === undefined) min += name.length + ft.min + 4;
+      }
+      return { k: 'object', fields, min };
+    }
+    case 'string': {
+      switch (sch.format) {
+        case 'byte':
+          return { k: 'bytes', min: 2, max: typeof sch.maxLength === 'number' ? Math.max(0, sch.maxLength) : MaxRequestSizeBytes - 2 };
+        case 'duration':
+          return { k: 'duration', min: 4, max: 32 };
+        case 'date':
+          return { k: 'timestamp', min: 12, max: 12 };
+        case 'date-time':
+          return { k: 'timestamp', min: 21, max: 32 };
+      }
+      let max = MaxRequestSizeBytes - 2;
+      if (typeof sch.maxLength === 'number') max = Math.max(0, sch.maxLength) * 4;
+      else if (Array.isArray(sch.enum) && sch.enum.length) max = Math.max(0, ...sch.enum.map((v: unknown) => (typeof v === 'string' ? v.length : 0)));
+      return { k: 'string', min: 2, max };
+    }
+    case 'boolean':
+      return T.bool;
+    case 'number':
+      return T.double;
+    case 'integer':
+      return T.int;
+  }
+  return undefined;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Runtime library (Kubernetes CEL extensions) on top of @bufbuild/cel.
+
+const DYN = CelScalar.DYN;
+const STRING = CelScalar.STRING;
+const BOOL = CelScalar.BOOL;
+const INT = CelScalar.INT;
+const DOUBLE = CelScalar.DOUBLE;
+const LIST = listType(DYN);
+const MAP = mapType(DYN, DYN);
+/** Marker key of the opaque values (URL, IP, CIDR, Quantity, optional) carried as CEL maps. */
+const TAG = '\u0000k8s';
+
+function tagged(kind: string, fields: Record<string, unknown>): Map<string, any> {
+  const m = new Map<string, any>([[TAG, kind]]);
+  for (const [k, v] of Object.entries(fields)) m.set(k, v);
+  return m;
+}
+function tagOf(v: unknown): string | undefined {
+  return isCelMap(v) ? (v.get(TAG) as string | undefined) : undefined;
+}
+function expectTag(v: unknown, kind: string, fn: string): any {
+  if (tagOf(v) !== kind) throw new Error(`no such overload: ${fn}`);
+  return v;
+}
+
+function compareCel(a: any, b: any): number {
+  if (typeof a === 'bigint' && typeof b === 'bigint') return a < b ? -1 : a > b ? 1 : 0;
+  if ((typeof a === 'number' || typeof a === 'bigint') && (typeof b === 'number' || typeof b === 'bigint')) {
+    const x = Number(a);
+    const y = Number(b);
+    return x < y ? -1 : x > y ? 1 : 0;
+  }
+  if (typeof a === 'string' && typeof b === 'string') return a < b ? -1 : a > b ? 1 : 0;
+  if (typeof a === 'boolean' && typeof b === 'boolean') return Number(a) - Number(b);
+  if (typeof a === 'object' && a?.value !== undefined && typeof b === 'object' && b?.value !== undefined) return a.value < b.value ? -1 : a.value > b.value ? 1 : 0;
+  throw new Error('no such overload: comparison');
+}
+
+function celEquals(a: any, b: any): boolean {
+  if (a === b) return true;
+  if (typeof a === 'bigint' || typeof b === 'bigint' || typeof a === 'number' || typeof b === 'number') {
+    return (typeof a === 'bigint' || typeof a === 'number') && (typeof b === 'bigint' || typeof b === 'number') && Number(a) === Number(b);
+  }
+  if (isCelList(a) && isCelList(b)) {
+    if (a.size !== b.size) return false;
+    for (let i = 0; i < a.size; i++) if (!celEquals(a.get(i), b.get(i))) return false;
+    return true;
+  }
+  if (isCelMap(a) && isCelMap(b)) {
+    if (a.size !== b.size) return false;
+    for (const [k, v] of a) if (!b.has(k) || !celEquals(v, b.get(k))) return false;
+    return true;
+  }
+  return false;
+}
+
+// --- quantity: exact rational values (k8s resource.Quantity) ---
+
+const BIN_SUFFIX: Record<string, bigint> = { Ki: 1n << 10n, Mi: 1n << 20n, Gi: 1n << 30n, Ti: 1n << 40n, Pi: 1n << 50n, Ei: 1n << 60n };
+const DEC_SUFFIX: Record<string, number> = { n: -9, u: -6, m: -3, '': 0, k: 3, M: 6, G: 9, T: 12, P: 15, E: 18 };
+
+interface Rational {
+  num: bigint;
+  den: bigint;
+}
+const gcd = (a: bigint, b: bigint): bigint => {
+  a = a < 0n ? -a : a;
+  b = b < 0n ? -b : b;
+  while (b) [a, b] = [b, a % b];
+  return a || 1n;
+};
+const norm = (r: Rational): Rational => {
+  const g = gcd(r.num, r.den);
+  return { num: r.num / g, den: r.den / g };
+};
+
+/** Parses a Kubernetes quantity ("1.5Gi", "100m", "1e3") into an exact rational; undefined if invalid. */
+export function parseQuantity(s: string): Rational | undefined {
+  const m = /^([+-]?)([0-9]+(?:\.[0-9]*)?|\.[0-9]+)(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE][+-]?[0-9]+)?$/.exec(s);
+  if (!m) return undefined;
+  const [, sign, digits, suffix = ''] = m;
+  const [ip, fp = ''] = digits.split('.');
+  let num = BigInt((ip || '0') + fp);
+  let den = 10n ** BigInt(fp.length);
+  if (sign === '-') num = -num;
+  if (suffix in BIN_SUFFIX) num *= BIN_SUFFIX[suffix];
+  else {
+    const exp = suffix in DEC_SUFFIX ? DEC_SUFFIX[suffix] : Number(suffix.slice(1));
+    if (!Number.isFinite(exp) || Math.abs(exp) > 1000) return undefined;
+    if (exp >= 0) num *= 10n ** BigInt(exp);
+    else den *= 10n ** BigInt(-exp);
+  }
+  return norm({ num, den });
+}
+const quantityValue = (r: Rational) => tagged('quantity', { num: r.num, den: r.den });
+const ratOf = (v: any): Rational => {
+  if (typeof v === 'bigint') return { num: v, den: 1n };
+  const q = expectTag(v, 'quantity', 'quantity');
+  return { num: q.get('num'), den: q.get('den') };
+};
+const cmpRat = (a: Rational, b: Rational): number => {
+  const l = a.num * b.den;
+  const r = b.num * a.den;
+  return l < r ? -1 : l > r ? 1 : 0;
+};
+
+// --- ip / cidr ---
+
+function expandV6(s: string): number[] | undefined {
+  if (!isIPv6(s)) return undefined;
+  let head = s;
+  const tail: number[] = [];
+  const v4 = /(\d+\.\d+\.\d+\.\d+)$/.exec(s);
+  if (v4) {
+    const parts = v4[1].split('.').map(Number);
+    tail.push((parts[0] << 8) | parts[1], (parts[2] << 8) | parts[3]);
+    head = s.slice(0, s.length - v4[1].length);
+    if (head.endsWith(':') && !head.endsWith('::')) head = head.slice(0, -1);
+  }
+  const [l, r] = head.split('::');
+  const parse16 = (x: string) => (x ? x.split(':').filter((p) => p !== '').map((p) => parseInt(p, 16)) : []);
+  const left = parse16(l);
+  const right = r === undefined ? [] : parse16(r);
+  const fill = 8 - tail.length - left.length - right.length;
+  if (r === undefined && fill !== 0) return undefined;
+  return [...left, ...Array(Math.max(0, fill)).fill(0), ...right, ...tail];
+}
+function ipBytes(s: string): { fam: 4 | 6; bytes: number[] } | undefined {
+  if (s.includes('%')) return undefined;
+  if (isIPv4(s)) return { fam: 4, bytes: s.split('.').map(Number) };
+  const g = expandV6(s);
+  if (!g) return undefined;
+  const bytes: number[] = [];
+  for (const x of g) bytes.push(x >> 8, x & 255);
+  // IPv4-mapped IPv6 addresses are not accepted by the Kubernetes ip library.
+  if (bytes.slice(0, 10).every((b) => b === 0) && bytes[10] === 255 && bytes[11] === 255) return undefined;
+  return { fam: 6, bytes };
+}
+function ipString(fam: 4 | 6, bytes: number[]): string {
+  if (fam === 4) return bytes.join('.');
+  const g: number[] = [];
+  for (let i = 0; i < 16; i += 2) g.push((bytes[i] << 8) | bytes[i + 1]);
+  let bestStart = -1;
+  let bestLen = 0;
+  for (let i = 0; i < 8; ) {
+    if (g[i] !== 0) {
+      i++;
+      continue;
+    }
+    let j = i;
+    while (j < 8 && g[j] === 0) j++;
+    if (j - i > bestLen && j - i > 1) {
+      bestStart = i;
+      bestLen = j - i;
+    }
+    i = j;
+  }
+  const hex = g.map((x) => x.toString(16));
+  if (bestStart < 0) return hex.join(':');
+  return `${hex.slice(0, bestStart).join(':')}::${hex.slice(bestStart + bestLen).join(':')}`;
+}
+const ipValue = (fam: 4 | 6, bytes: number[]) => tagged('ip', { family: BigInt(fam), addr: ipString(fam, bytes) });
+function parseIPValue(s: string): Map<string, any> {
+  const b = ipBytes(s);
+  if (!b) throw new Error(`IP Address ${goQuote(s)} parse error during conversion from string`);
+  return ipValue(b.fam, b.bytes);
+}
+function cidrParts(s: string): { fam: 4 | 6; bytes: number[]; bits: number } | undefined {
+  const slash = s.indexOf('/');
+  if (slash < 0) return undefined;
+  const b = ipBytes(s.slice(0, slash));
+  const bitsStr = s.slice(slash + 1);
+  if (!b || !/^\d{1,3}$/.test(bitsStr)) return undefined;
+  const bits = Number(bitsStr);
+  if (bits > (b.fam === 4 ? 32 : 128)) return undefined;
+  return { ...b, bits };
+}
+function maskBytes(bytes: number[], bits: number): number[] {
+  return bytes.map((x, i) => {
+    const keep = Math.max(0, Math.min(8, bits - i * 8));
+    return x & ((0xff << (8 - keep)) & 0xff);
+  });
+}
+const cidrValue = (fam: 4 | 6, bytes: number[], bits: number) => tagged('cidr', { family: BigInt(fam), addr: ipString(fam, bytes), bits: BigInt(bits) });
+function parseCIDRValue(s: string): Map<string, any> {
+  const c = cidrParts(s);
+  if (!c) throw new Error(`network address ${goQuote(s)} parse error during conversion from string`);
+  return cidrValue(c.fam, c.bytes, c.bits);
+}
+function cidrContains(c: any, ipStr: string, bits?: number): boolean {
+  const cp = cidrParts(`${c.get('addr')}/${c.get('bits')}`)!;
+  const b = ipBytes(ipStr);
+  if (!b || b.fam !== cp.fam) return false;
+  if (bits !== undefined && bits < cp.bits) return false;
+  const want = maskBytes(cp.bytes, cp.bits);
+  const got = maskBytes(b.bytes, cp.bits);
+  return want.every((x, i) => x === got[i]);
+}
+
+// --- url ---
+
+function parseURLValue(s: string): Map<string, any> {
+  if (s.startsWith('/')) {
+    const q = s.indexOf('?');
+    return tagged('url', { scheme: '', host: '', hostname: '', port: '', path: q < 0 ? s : s.slice(0, q), query: q < 0 ? '' : s.slice(q + 1) });
+  }
+  let u: URL;
+  try {
+    if (!/^[a-zA-Z][a-zA-Z0-9+.-]*:/.test(s) || /\s/.test(s)) throw new Error();
+    u = new URL(s);
+  } catch {
+    throw new Error(`URL parse error during conversion from string: parse ${goQuote(s)}: invalid URI for request`);
+  }
+  const hostname = u.hostname.startsWith('[') ? u.hostname.slice(1, -1) : u.hostname;
+  return tagged('url', { scheme: u.protocol.slice(0, -1), host: u.host, hostname, port: u.port, path: u.pathname, query: u.search.replace(/^\?/, '') });
+}
+function isURLString(s: string): boolean {
+  try {
+    parseURLValue(s);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function listItems(l: any): any[] {
+  return isCelList(l) ? [...l] : [];
+}
+
+const K8S_FUNCS = [
+  // lists
+  celMethod('isSorted', LIST, [], BOOL, function () {
+    const a = listItems(this);
+    for (let i = 1; i < a.length; i++) if (compareCel(a[i - 1], a[i]) > 0) return false;
+    return true;
+  }),
+  celMethod('sum', LIST, [], DYN, function () {
+    const a = listItems(this);
+    if (a.length === 0) return 0n;
+    if (a.every((x) => typeof x === 'bigint')) return a.reduce((s: bigint, x: bigint) => s + x, 0n);
+    return a.reduce((s: number, x: any) => s + Number(x), 0);
+  }),
+  celMethod('min', LIST, [], DYN, function () {
+    const a = listItems(this);
+    if (a.length === 0) throw new Error('min called on empty list');
+    return a.reduce((m, x) => (compareCel(x, m) < 0 ? x : m));
+  }),
+  celMethod('max', LIST, [], DYN, function () {
+    const a = listItems(this);
+    if (a.length === 0) throw new Error('max called on empty list');
+    return a.reduce((m, x) => (compareCel(x, m) > 0 ? x : m));
+  }),
+  celMethod('indexOf', LIST, [DYN], INT, function (v: any) {
+    const a = listItems(this);
+    return BigInt(a.findIndex((x) => celEquals(x, v)));
+  }),
+  celMethod('lastIndexOf', LIST, [DYN], INT, function (v: any) {
+    const a = listItems(this);
+    for (let i = a.length - 1; i >= 0; i--) if (celEquals(a[i], v)) return BigInt(i);
+    return -1n;
+  }),
+  // regex
+  celMethod('find', STRING, [STRING], STRING, function (re: string) {
+    const m = new RegExp(re, 'u').exec(this);
+    return m ? m[0] : '';
+  }),
+  celMethod('findAll', STRING, [STRING], listType(STRING), function (re: string) {
+    return [...this.matchAll(new RegExp(re, 'gu'))].map((m) => m[0]);
+  }),
+  celMethod('findAll', STRING, [STRING, INT], listType(STRING), function (re: string, n: bigint) {
+    const all = [...this.matchAll(new RegExp(re, 'gu'))].map((m) => m[0]);
+    return n < 0n ? all : all.slice(0, Number(n));
+  }),
+  // sets
+  celFunc('sets.contains', [LIST, LIST], BOOL, (a: any, b: any) => listItems(b).every((x) => listItems(a).some((y) => celEquals(x, y)))),
+  celFunc('sets.equivalent', [LIST, LIST], BOOL, (a: any, b: any) => listItems(b).every((x) => listItems(a).some((y) => celEquals(x, y))) && listItems(a).every((x) => listItems(b).some((y) => celEquals(x, y)))),
+  celFunc('sets.intersects', [LIST, LIST], BOOL, (a: any, b: any) => listItems(a).some((x) => listItems(b).some((y) => celEquals(x, y)))),
+  // url
+  celFunc('url', [STRING], MAP, (s: string) => parseURLValue(s)),
+  celFunc('isURL', [STRING], BOOL, (s: string) => isURLString(s)),
+  celMethod('getScheme', MAP, [], STRING, function () {
+    return expectTag(this, 'url', 'getScheme').get('scheme');
+  }),
+  celMethod('getHost', MAP, [], STRING, function () {
+    return expectTag(this, 'url', 'getHost').get('host');
+  }),
+  celMethod('getHostname', MAP, [], STRING, function () {
+    return expectTag(this, 'url', 'getHostname').get('hostname');
+  }),
+  celMethod('getPort', MAP, [], STRING, function () {
+    return expectTag(this, 'url', 'getPort').get('port');
+  }),
+  celMethod('getEscapedPath', MAP, [], STRING, function () {
+    return expectTag(this, 'url', 'getEscapedPath').get('path');
+  }),
+  celMethod('getQuery', MAP, [], MAP, function () {
+    const q = String(expectTag(this, 'url', 'getQuery').get('query'));
+    const out = new Map<string, string[]>();
+    for (const [k, v] of new URLSearchParams(q)) {
+      const l = out.get(k) ?? [];
+      l.push(v);
+      out.set(k, l);
+    }
+    return out;
+  }),
+  // ip
+  celFunc('ip', [STRING], MAP, (s: string) => parseIPValue(s)),
+  celFunc('isIP', [STRING], BOOL, (s: string) => ipBytes(s) !== undefined),
+  celFunc('ip.isCanonical', [STRING], BOOL, (s: string) => {
+    const b = ipBytes(s);
+    if (!b) throw new Error(`IP Address ${goQuote(s)} parse error during conversion from string`);
+    return ipString(b.fam, b.bytes) === s;
+  }),
+  celMethod('family', MAP, [], INT, function () {
+    return expectTag(this, 'ip', 'family').get('family');
+  }),
+  celMethod('isUnspecified', MAP, [], BOOL, function () {
+    const a = String(expectTag(this, 'ip', 'isUnspecified').get('addr'));
+    return a === '0.0.0.0' || a === '::';
+  }),
+  celMethod('isLoopback', MAP, [], BOOL, function () {
+    const a = String(expectTag(this, 'ip', 'isLoopback').get('addr'));
+    return a.startsWith('127.') || a === '::1';
+  }),
+  celMethod('isLinkLocalMulticast', MAP, [], BOOL, function () {
+    const a = String(expectTag(this, 'ip', 'isLinkLocalMulticast').get('addr'));
+    return a.startsWith('224.0.0.') || /^ff[0-9a-f]2:/.test(a);
+  }),
+  celMethod('isLinkLocalUnicast', MAP, [], BOOL, function () {
+    const a = String(expectTag(this, 'ip', 'isLinkLocalUnicast').get('addr'));
+    return a.startsWith('169.254.') || /^fe[89ab][0-9a-f]:/.test(a);
+  }),
+  celMethod('isGlobalUnicast', MAP, [], BOOL, function () {
+    const ipv = expectTag(this, 'ip', 'isGlobalUnicast');
+    const a = String(ipv.get('addr'));
+    const b = ipBytes(a)!;
+    if (b.fam === 4) return !(a === '0.0.0.0' || a === '255.255.255.255' || b.bytes[0] === 127 || b.bytes[0] >= 224 || (b.bytes[0] === 169 && b.bytes[1] === 254));
+    return !(a === '::' || a === '::1' || b.bytes[0] === 0xff || (b.bytes[0] === 0xfe && (b.bytes[1] & 0xc0) === 0x80));
+  }),
+  // cidr
+  celFunc('cidr', [STRING], MAP, (s: string) => parseCIDRValue(s)),
+  celFunc('isCIDR', [STRING], BOOL, (s: string) => cidrParts(s) !== undefined),
+  celMethod('containsIP', MAP, [DYN], BOOL, function (ip: any) {
+    const c = expectTag(this, 'cidr', 'containsIP');
+    const s = typeof ip === 'string' ? ip : String(expectTag(ip, 'ip', 'containsIP').get('addr'));
+    return cidrContains(c, s);
+  }),
+  celMethod('containsCIDR', MAP, [DYN], BOOL, function (other: any) {
+    const c = expectTag(this, 'cidr', 'containsCIDR');
+    const o = typeof other === 'string' ? parseCIDRValue(other) : expectTag(other, 'cidr', 'containsCIDR');
+    return cidrContains(c, String(o.get('addr')), Number(o.get('bits')));
+  }),
+  celMethod('ip', MAP, [], MAP, function () {
+    const c = expectTag(this, 'cidr', 'ip');
+    return parseIPValue(String(c.get('addr')));
+  }),
+  celMethod('masked', MAP, [], MAP, function () {
+    const c = expectTag(this, 'cidr', 'masked');
+    const p = cidrParts(`${c.get('addr')}/${c.get('bits')}`)!;
+    return cidrValue(p.fam, maskBytes(p.bytes, p.bits), p.bits);
+  }),
+  celMethod('prefixLength', MAP, [], INT, function () {
+    return expectTag(this, 'cidr', 'prefixLength').get('bits');
+  }),
+  celFunc('string', [MAP], STRING, (v: any) => {
+    const t = tagOf(v);
+    if (t === 'ip') return String(v.get('addr'));
+    if (t === 'cidr') return `${v.get('addr')}/${v.get('bits')}`;
+    throw new Error('no such overload: string');
+  }),
+  // quantity
+  celFunc('quantity', [STRING], MAP, (s: string) => {
+    const r = parseQuantity(s);
+    if (!r) throw new Error('quantities must match the regular expression \'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$\'');
+    return quantityValue(r);
+  }),
+  celFunc('isQuantity', [STRING], BOOL, (s: string) => parseQuantity(s) !== undefined),
+  celMethod('isInteger', MAP, [], BOOL, function () {
+    const r = ratOf(this);
+    return r.den === 1n && r.num >= -(2n ** 63n) && r.num < 2n ** 63n;
+  }),
+  celMethod('asInteger', MAP, [], INT, function () {
+    const r = ratOf(this);
+    if (r.den !== 1n || r.num < -(2n ** 63n) || r.num >= 2n ** 63n) throw new Error('cannot convert value to integer');
+    return r.num;
+  }),
+  celMethod('asApproximateFloat', MAP, [], DOUBLE, function () {
+    const r = ratOf(this);
+    return Number(r.num) / Number(r.den);
+  }),
+  celMethod('sign', MAP, [], INT, function () {
+    const r = ratOf(this);
+    return r.num > 0n ? 1n : r.num < 0n ? -1n : 0n;
+  }),
+  celMethod('add', MAP, [DYN], MAP, function (o: any) {
+    const a = ratOf(this);
+    const b = ratOf(o);
+    return quantityValue(norm({ num: a.num * b.den + b.num * a.den, den: a.den * b.den }));
+  }),
+  celMethod('sub', MAP, [DYN], MAP, function (o: any) {
+    const a = ratOf(this);
+    const b = ratOf(o);
+    return quantityValue(norm({ num: a.num * b.den - b.num * a.den, den: a.den * b.den }));
+  }),
+  celMethod('isGreaterThan', MAP, [MAP], BOOL, function (o: any) {
+    return cmpRat(ratOf(this), ratOf(o)) > 0;
+  }),
+  celMethod('isLessThan', MAP, [MAP], BOOL, function (o: any) {
+    return cmpRat(ratOf(this), ratOf(o)) < 0;
+  }),
+  celMethod('compareTo', MAP, [MAP], INT, function (o: any) {
+    return BigInt(cmpRat(ratOf(this), ratOf(o)));
+  }),
+  // optional (oldSelf with optionalOldSelf)
+  celMethod('hasValue', MAP, [], BOOL, function () {
+    return expectTag(this, 'optional', 'hasValue').get('has') === true;
+  }),
+  celMethod('value', MAP, [], DYN, function () {
+    const o = expectTag(this, 'optional', 'value');
+    if (o.get('has') !== true) throw new Error('optional.none() dereference');
+    return o.get('v');
+  }),
+  celMethod('orValue', MAP, [DYN], DYN, function (d: any) {
+    const o = expectTag(this, 'optional', 'orValue');
+    return o.get('has') === true ? o.get('v') : d;
+  }),
+];
+
+let baseEnv: CelEnv | undefined;
+function env(): CelEnv {
+  if (!baseEnv) baseEnv = celEnv({ funcs: [...strings, ...K8S_FUNCS], variables: { self: DYN, oldSelf: DYN } });
+  return baseEnv;
+}
+
+// Conversions of JSON strings to CEL timestamps/durations, done by CEL itself.
+let tsPlan: ((ctx: any) => any) | undefined;
+let durPlan: ((ctx: any) => any) | undefined;
+function toTimestamp(s: string): unknown {
+  tsPlan ??= plan(celEnv({ variables: { s: STRING } }), parse('timestamp(s)')) as (ctx: any) => any;
+  const r = tsPlan({ s });
+  return isCelError(r) ? s : r;
+}
+function toDuration(s: string): unknown {
+  durPlan ??= plan(celEnv({ variables: { s: STRING } }), parse('duration(s)')) as (ctx: any) => any;
+  const r = durPlan({ s });
+  return isCelError(r) ? s : r;
+}
+
+/** A JSON value as CEL sees it under schema node s (kube's UnstructuredToVal). */
+export function toCelValue(v: unknown, s: unknown, isResourceRoot = false): unknown {
+  if (v === null || v === undefined) return null;
+  const sch = isObj(s) ? s : {};
+  if (sch['x-kubernetes-int-or-string'] === true) return typeof v === 'number' && Number.isInteger(v) ? BigInt(v) : v;
+  switch (sch.type) {
+    case 'integer':
+      return typeof v === 'number' && Number.isInteger(v) ? BigInt(v) : v;
+    case 'number':
+      return v;
+    case 'string':
+      if (typeof v !== 'string') return v;
+      if (sch.format === 'byte') return new Uint8Array(Buffer.from(v, 'base64'));
+      if (sch.format === 'date-time') return toTimestamp(v);
+      if (sch.format === 'date') return toTimestamp(`${v}T00:00:00Z`);
+      if (sch.format === 'duration') return toDuration(v);
+      return v;
+    case 'array': {
+      if (!Array.isArray(v)) return v;
+      const items = isObj(sch.items) ? sch.items : undefined;
+      return v.map((x) => toCelValue(x, items, items?.['x-kubernetes-embedded-resource'] === true));
+    }
+    case 'object': {
+      if (!isObj(v)) return v;
+      if (isObj(sch.additionalProperties)) {
+        const addl = sch.additionalProperties;
+        const m = new Map<string, unknown>();
+        for (const [k, x] of Object.entries(v)) m.set(k, toCelValue(x, addl, addl['x-kubernetes-embedded-resource'] === true));
+        return m;
+      }
+      const props = isObj(sch.properties) ? sch.properties : {};
+      const embedded = isResourceRoot || sch['x-kubernetes-embedded-resource'] === true;
+      const out: Record<string, unknown> = {};
+      for (const [k, x] of Object.entries(v)) {
+        const esc = escapeCelName(k);
+        if (esc === undefined) continue;
+        if (isObj(props[k])) {
+          if (schemaDeclType(props[k], props[k]['x-kubernetes-embedded-resource'] === true) === undefined) continue;
+          out[esc] = toCelValue(x, props[k], props[k]['x-kubernetes-embedded-resource'] === true);
+        } else if (embedded && (k === 'apiVersion' || k === 'kind') && typeof x === 'string') {
+          out[k] = x;
+        } else if (embedded && k === 'metadata' && isObj(x)) {
+          const meta: Record<string, unknown> = {};
+          if (typeof x.name === 'string') meta.name = x.name;
+          if (typeof x.generateName === 'string') meta.generateName = x.generateName;
+          out.metadata = meta;
+        }
+      }
+      return out;
+    }
+    default:
+      return v;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Static checking and cost estimation over the parsed AST.
+
+interface Issue {
+  offset: number;
+  message: string;
+}
+
+interface Checked {
+  t: CT;
+  cost: number;
+}
+
+type Expr = any;
+
+const TYPE_IDENTS = new Set(['int', 'uint', 'double', 'string', 'bool', 'bytes', 'list', 'map', 'null_type', 'type']);
+const NUMERIC = new Set<Kind>(['int', 'uint', 'double']);
+const isDyn = (t: CT) => t.k === 'dyn';
+const sizeOf = (t: CT): number => t.max ?? (t.k === 'dyn' ? MaxRequestSizeBytes : 1);
+const strCost = (n: number, f = 0.1): number => Math.ceil(n * f);
+
+/** Whether values of a and b can meet in a comparison (dyn and null match anything). */
+function compatible(a: CT, b: CT): boolean {
+  if (isDyn(a) || isDyn(b) || a.k === 'null' || b.k === 'null') return true;
+  if (a.k !== b.k) return false;
+  if (a.k === 'list') return compatible(a.e ?? T.dyn, b.e ?? T.dyn);
+  if (a.k === 'map') return compatible(a.e ?? T.dyn, b.e ?? T.dyn);
+  return true;
+}
+function join(a: CT, b: CT): CT {
+  if (isDyn(a) || a.k === 'null') return b;
+  if (isDyn(b) || b.k === 'null') return a;
+  if (a.k === 'list' && b.k === 'list') return listOf(join(a.e ?? T.dyn, b.e ?? T.dyn), Math.max(sizeOf(a), sizeOf(b)));
+  return a.k === b.k ? { ...a, max: Math.max(sizeOf(a), sizeOf(b)) } : T.dyn;
+}
+
+const STRING_METHODS: Record<string, { args: Kind[][]; result: (recv: CT) => CT; cost: (recv: CT, args: CT[]) => number }> = {};
+function defStr(name: string, args: Kind[][], result: (recv: CT) => CT, cost?: (recv: CT, args: CT[]) => number): void {
+  STRING_METHODS[name] = { args, result, cost: cost ?? ((r) => 1 + strCost(sizeOf(r))) };
+}
+defStr('contains', [['string']], () => T.bool, (r, a) => 1 + strCost(sizeOf(r)) * strCost(sizeOf(a[0])));
+defStr('startsWith', [['string']], () => T.bool, (_r, a) => 1 + strCost(sizeOf(a[0])));
+defStr('endsWith', [['string']], () => T.bool, (_r, a) => 1 + strCost(sizeOf(a[0])));
+defStr('matches', [['string']], () => T.bool, (r, a) => 1 + strCost(sizeOf(r)) * strCost(sizeOf(a[0]), 0.25));
+defStr('size', [], () => T.int, () => 1);
+defStr('charAt', [['int']], (r) => ({ ...T.string, max: 1 }));
+defStr('indexOf', [['string'], ['string', 'int']], () => T.int);
+defStr('lastIndexOf', [['string'], ['string', 'int']], () => T.int);
+defStr('lowerAscii', [], (r) => ({ ...T.string, max: sizeOf(r) }));
+defStr('upperAscii', [], (r) => ({ ...T.string, max: sizeOf(r) }));
+defStr('trim', [], (r) => ({ ...T.string, max: sizeOf(r) }));
+defStr('replace', [['string', 'string'], ['string', 'string', 'int']], (r) => ({ ...T.string, max: sizeOf(r) * 2 }));
+defStr('split', [['string'], ['string', 'int']], (r) => listOf({ ...T.string, max: sizeOf(r) }, sizeOf(r)));
+defStr('substring', [['int'], ['int', 'int']], (r) => ({ ...T.string, max: sizeOf(r) }));
+defStr('format', [['list']], (r) => ({ ...T.string, max: sizeOf(r) * 2 }));
+defStr('find', [['string']], (r) => ({ ...T.string, max: sizeOf(r) }), (r, a) => 1 + strCost(sizeOf(r)) * strCost(sizeOf(a[0]), 0.25));
+defStr('findAll', [['string'], ['string', 'int']], (r) => listOf({ ...T.string, max: sizeOf(r) }, sizeOf(r)), (r, a) => 1 + strCost(sizeOf(r)) * strCost(sizeOf(a[0]), 0.25));
+
+const TIMESTAMP_GETTERS = new Set(['getFullYear', 'getMonth', 'getDayOfYear', 'getDayOfMonth', 'getDate', 'getDayOfWeek', 'getHours', 'getMinutes', 'getSeconds', 'getMilliseconds']);
+const DURATION_GETTERS = new Set(['getHours', 'getMinutes', 'getSeconds', 'getMilliseconds']);
+const URL_GETTERS = new Set(['getScheme', 'getHost', 'getHostname', 'getPort', 'getEscapedPath']);
+const IP_PREDICATES = new Set(['isUnspecified', 'isLoopback', 'isLinkLocalMulticast', 'isLinkLocalUnicast', 'isGlobalUnicast']);
+const LIST_METHODS = new Set(['size', 'join', 'isSorted', 'sum', 'min', 'max', 'indexOf', 'lastIndexOf']);
+const QUANTITY_METHODS = new Set(['isInteger', 'asInteger', 'asApproximateFloat', 'sign', 'add', 'sub', 'isGreaterThan', 'isLessThan', 'compareTo']);
+const CIDR_METHODS = new Set(['containsIP', 'containsCIDR', 'ip', 'masked', 'prefixLength']);
+const OPTIONAL_METHODS = new Set(['hasValue', 'value', 'orValue']);
+const ALL_METHODS = new Set([
+  ...Object.keys(STRING_METHODS),
+  ...TIMESTAMP_GETTERS,
+  ...URL_GETTERS,
+  'getQuery',
+  'family',
+  ...IP_PREDICATES,
+  ...LIST_METHODS,
+  ...QUANTITY_METHODS,
+  ...CIDR_METHODS,
+  ...OPTIONAL_METHODS,
+]);
+const GLOBALS = new Set([
+  'size',
+  'matches',
+  'int',
+  'uint',
+  'double',
+  'string',
+  'bytes',
+  'bool',
+  'dyn',
+  'type',
+  'duration',
+  'timestamp',
+  'url',
+  'isURL',
+  'ip',
+  'isIP',
+  'ip.isCanonical',
+  'cidr',
+  'isCIDR',
+  'quantity',
+  'isQuantity',
+  'sets.contains',
+  'sets.equivalent',
+  'sets.intersects',
+]);
+
+class Checker {
+  readonly issues: Issue[] = [];
+  usesOldSelf = false;
+  /** Regex constants to verify at compile time (cel-go precompiles them). */
+  readonly regexes: { offset: number; pattern: string }[] = [];
+
+  constructor(
+    private readonly positions: Record<string, number>,
+    private readonly macroCalls: Record<string, any>,
+  ) {}
+
+  private err(e: Expr, message: string): void {
+    this.issues.push({ offset: this.positions[String(e.id)] ?? 0, message });
+  }
+
+  private overload(e: Expr, fn: string, recv: CT | undefined, args: CT[]): Checked {
+    this.err(e, `found no matching overload for '${fn}' applied to '${recv ? typeName(recv) + '.' : ''}(${args.map(typeName).join(', ')})'`);
+    return { t: T.dyn, cost: 1 };
+  }
+
+  check(e: Expr, scope: Map<string, CT>): Checked {
+    const kind = e.exprKind;
+    switch (kind.case) {
+      case 'constExpr': {
+        const c = kind.value.constantKind;
+        switch (c.case) {
+          case 'int64Value':
+            return { t: T.int, cost: 0 };
+          case 'uint64Value':
+            return { t: T.uint, cost: 0 };
+          case 'doubleValue':
+            return { t: T.double, cost: 0 };
+          case 'stringValue':
+            return { t: { ...T.string, max: [...String(c.value)].length }, cost: 0 };
+          case 'bytesValue':
+            return { t: { ...T.bytes, max: c.value?.length ?? 0 }, cost: 0 };
+          case 'boolValue':
+            return { t: T.bool, cost: 0 };
+          case 'nullValue':
+            return { t: T.null, cost: 0 };
+          default:
+            return { t: T.dyn, cost: 0 };
+        }
+      }
+      case 'identExpr': {
+        const name = kind.value.name as string;
+        const t = scope.get(name);
+        if (t) {
+          if (name === 'oldSelf' && !scope.has('\u0000shadow:oldSelf')) this.usesOldSelf = true;
+          return { t, cost: 1 };
+        }
+        if (TYPE_IDENTS.has(name)) return { t: T.type, cost: 0 };
+        this.err(e, `undeclared reference to '${name}' (in container '')`);
+        return { t: T.dyn, cost: 1 };
+      }
+      case 'selectExpr': {
+        const sel = kind.value;
+        const operand = this.check(sel.operand, scope);
+        const ot = operand.t;
+        const field = sel.field as string;
+        if (sel.testOnly) {
+          if (ot.k === 'object' && !ot.fields!.has(field)) this.err(e, `undefined field '${field}'`);
+          else if (!['object', 'map', 'dyn'].includes(ot.k)) this.err(e, `type '${typeName(ot)}' does not support field selection`);
+          return { t: T.bool, cost: operand.cost + 1 };
+        }
+        if (ot.k === 'object') {
+          const ft = ot.fields!.get(field);
+          if (!ft) {
+            this.err(e, `undefined field '${field}'`);
+            return { t: T.dyn, cost: operand.cost + 1 };
+          }
+          return { t: ft, cost: operand.cost + 1 };
+        }
+        if (ot.k === 'map') return { t: ot.e ?? T.dyn, cost: operand.cost + 1 };
+        if (ot.k === 'dyn') return { t: T.dyn, cost: operand.cost + 1 };
+        this.err(e, `type '${typeName(ot)}' does not support field selection`);
+        return { t: T.dyn, cost: operand.cost + 1 };
+      }
+      case 'listExpr': {
+        let et: CT | undefined;
+        let cost = 10;
+        for (const el of kind.value.elements) {
+          const c = this.check(el, scope);
+          cost += c.cost;
+          et = et ? join(et, c.t) : c.t;
+        }
+        return { t: listOf(et ?? T.dyn, kind.value.elements.length), cost };
+      }
+      case 'structExpr': {
+        const st = kind.value;
+        if (st.messageName) {
+          this.err(e, `undeclared reference to '${st.messageName}' (in container '')`);
+          return { t: T.dyn, cost: 40 };
+        }
+        let kt: CT | undefined;
+        let vt: CT | undefined;
+        let cost = 30;
+        for (const entry of st.entries) {
+          if (entry.keyKind?.case === 'mapKey') {
+            const k = this.check(entry.keyKind.value, scope);
+            kt = kt ? join(kt, k.t) : k.t;
+            cost += k.cost;
+          }
+          const v = this.check(entry.value, scope);
+          vt = vt ? join(vt, v.t) : v.t;
+          cost += v.cost;
+        }
+        return { t: mapOf(kt ?? T.dyn, vt ?? T.dyn, st.entries.length), cost };
+      }
+      case 'comprehensionExpr':
+        return this.checkComprehension(e, scope);
+      case 'callExpr':
+        return this.checkCall(e, scope);
+      default:
+        return { t: T.dyn, cost: 1 };
+    }
+  }
+
+  private checkComprehension(e: Expr, scope: Map<string, CT>): Checked {
+    const c = e.exprKind.value;
+    const range = this.check(c.iterRange, scope);
+    const rt = range.t;
+    let iterT: CT = T.dyn;
+    let iter2T: CT | undefined;
+    if (rt.k === 'list') {
+      iterT = rt.e ?? T.dyn;
+      iter2T = iterT;
+      if (c.iterVar2) iterT = T.int;
+    } else if (rt.k === 'map') {
+      iterT = rt.key ?? T.dyn;
+      iter2T = rt.e ?? T.dyn;
+    } else if (!isDyn(rt)) {
+      this.err(c.iterRange, `expression of type '${typeName(rt)}' cannot be range of a comprehension (must be list, map, or dynamic)`);
+    }
+    const n = sizeOf(rt);
+    const accuInit = this.check(c.accuInit, scope);
+    const inner = new Map(scope);
+    inner.set(c.iterVar, iterT);
+    if (c.iterVar === 'oldSelf') inner.set('\u0000shadow:oldSelf', T.dyn);
+    if (c.iterVar2) inner.set(c.iterVar2, iter2T ?? T.dyn);
+    inner.set(c.accuVar, accuInit.t);
+    const cond = this.check(c.loopCondition, inner);
+    let step = this.check(c.loopStep, inner);
+    // map(): the accumulator starts as [] (list(dyn)); re-check with the element type learnt from the step.
+    let accuT = accuInit.t;
+    if (accuT.k === 'list' && step.t.k === 'list' && isDyn(accuT.e ?? T.dyn)) {
+      accuT = listOf(step.t.e ?? T.dyn, n);
+      inner.set(c.accuVar, accuT);
+      step = this.check(c.loopStep, inner);
+    }
+    const result = this.check(c.result, inner);
+    let rt2 = result.t;
+    const macro = this.macroCalls[String(e.id)]?.exprKind?.value?.function as string | undefined;
+    if (macro === 'all' || macro === 'exists' || macro === 'exists_one') rt2 = T.bool;
+    if (rt2.k === 'list') rt2 = { ...rt2, max: n };
+    return { t: rt2, cost: range.cost + accuInit.cost + n * (cond.cost + step.cost) + result.cost };
+  }
+
+  private checkCall(e: Expr, scope: Map<string, CT>): Checked {
+    const call = e.exprKind.value;
+    let fn = call.function as string;
+    let target: Expr | undefined = call.target;
+    // Namespaced functions parse as a call on an identifier: sets.contains(...), ip.isCanonical(...).
+    if (target && target.exprKind.case === 'identExpr' && !scope.has(target.exprKind.value.name) && GLOBALS.has(`${target.exprKind.value.name}.${fn}`)) {
+      fn = `${target.exprKind.value.name}.${fn}`;
+      target = undefined;
+    }
+    // Short-circuit operators and conditionals.
+    if (fn === '_&&_' || fn === '_||_') {
+      const a = this.check(call.args[0], scope);
+      const b = this.check(call.args[1], scope);
+      for (const x of [a, b]) if (x.t.k !== 'bool' && !isDyn(x.t)) return this.overload(e, fn, undefined, [a.t, b.t]);
+      return { t: T.bool, cost: a.cost + b.cost };
+    }
+    if (fn === '_?_:_') {
+      const c = this.check(call.args[0], scope);
+      const a = this.check(call.args[1], scope);
+      const b = this.check(call.args[2], scope);
+      if ((c.t.k !== 'bool' && !isDyn(c.t)) || !compatible(a.t, b.t)) return this.overload(e, fn, undefined, [c.t, a.t, b.t]);
+      return { t: join(a.t, b.t), cost: c.cost + Math.max(a.cost, b.cost) };
+    }
+    const recv = target ? this.check(target, scope) : undefined;
+    const args = (call.args as Expr[]).map((a) => this.check(a, scope));
+    const at = args.map((a) => a.t);
+    const argCost = args.reduce((s, a) => s + a.cost, recv?.cost ?? 0);
+    const res = (t: CT, cost = 1): Checked => ({ t, cost: argCost + cost });
+
+    if (!target) {
+      switch (fn) {
+        case '@not_strictly_false':
+          return { t: T.bool, cost: argCost };
+        case '!_':
+          return at[0].k === 'bool' || isDyn(at[0]) ? res(T.bool) : this.overload(e, fn, undefined, at);
+        case '-_':
+          return NUMERIC.has(at[0].k) || isDyn(at[0]) ? res(at[0]) : this.overload(e, fn, undefined, at);
+        case '_==_':
+        case '_!=_': {
+          if (!compatible(at[0], at[1])) return this.overload(e, fn, undefined, at);
+          const traversal = ['string', 'bytes'].includes(at[0].k) ? strCost(Math.min(sizeOf(at[0]), sizeOf(at[1]))) : ['list', 'map'].includes(at[0].k) ? Math.min(sizeOf(at[0]), sizeOf(at[1])) : 0;
+          return res(T.bool, 1 + traversal);
+        }
+        case '_<_':
+        case '_<=_':
+        case '_>_':
+        case '_>=_': {
+          const [a, b] = at;
+          const ok = isDyn(a) || isDyn(b) || (NUMERIC.has(a.k) && NUMERIC.has(b.k)) || (a.k === b.k && ['string', 'bytes', 'bool', 'timestamp', 'duration'].includes(a.k));
+          if (!ok) return this.overload(e, fn, undefined, at);
+          return res(T.bool, 1 + (a.k === 'string' ? strCost(Math.min(sizeOf(a), sizeOf(b))) : 0));
+        }
+        case '_+_': {
+          const [a, b] = at;
+          if (isDyn(a) || isDyn(b)) return res(isDyn(a) ? b : a);
+          if (a.k === b.k && NUMERIC.has(a.k)) return res(a);
+          if (a.k === b.k && (a.k === 'string' || a.k === 'bytes')) return res({ ...a, max: sizeOf(a) + sizeOf(b) }, 1 + strCost(sizeOf(a) + sizeOf(b)));
+          if (a.k === 'list' && b.k === 'list') return res(listOf(join(a.e ?? T.dyn, b.e ?? T.dyn), sizeOf(a) + sizeOf(b)), 1 + Math.ceil((sizeOf(a) + sizeOf(b)) * 0.1));
+          if ((a.k === 'timestamp' && b.k === 'duration') || (a.k === 'duration' && b.k === 'timestamp')) return res(T.timestamp);
+          if (a.k === 'duration' && b.k === 'duration') return res(T.duration);
+          return this.overload(e, fn, undefined, at);
+        }
+        case '_-_': {
+          const [a, b] = at;
+          if (isDyn(a) || isDyn(b)) return res(isDyn(a) ? b : a);
+          if (a.k === b.k && NUMERIC.has(a.k)) return res(a);
+          if (a.k === 'timestamp' && b.k === 'timestamp') return res(T.duration);
+          if (a.k === 'timestamp' && b.k === 'duration') return res(T.timestamp);
+          if (a.k === 'duration' && b.k === 'duration') return res(T.duration);
+          return this.overload(e, fn, undefined, at);
+        }
+        case '_*_':
+        case '_/_':
+        case '_%_': {
+          const [a, b] = at;
+          if (isDyn(a) || isDyn(b)) return res(isDyn(a) ? b : a);
+          if (a.k === b.k && NUMERIC.has(a.k) && !(fn === '_%_' && a.k === 'double')) return res(a);
+          return this.overload(e, fn, undefined, at);
+        }
+        case '_[_]': {
+          const [c, i] = at;
+          if (isDyn(c)) return res(T.dyn);
+          if (c.k === 'list' && (i.k === 'int' || i.k === 'uint' || isDyn(i))) return res(c.e ?? T.dyn);
+          if (c.k === 'map' && compatible(c.key ?? T.dyn, i)) return res(c.e ?? T.dyn);
+          return this.overload(e, fn, undefined, at);
+        }
+        case '@in': {
+          const [x, c] = at;
+          if (isDyn(c)) return res(T.bool);
+          if (c.k === 'list' && compatible(x, c.e ?? T.dyn)) return res(T.bool, 1 + sizeOf(c));
+          if (c.k === 'map' && compatible(x, c.key ?? T.dyn)) return res(T.bool);
+          return this.overload(e, fn, undefined, at);
+        }
+        case 'size':
+          return at.length === 1 && ['string', 'bytes', 'list', 'map', 'dyn'].includes(at[0].k) ? res(T.int) : this.overload(e, fn, undefined, at);
+        case 'matches':
+          if (at.length === 2 && [0, 1].every((i) => at[i].k === 'string' || isDyn(at[i]))) {
+            this.noteRegex(call.args[1]);
+            return res(T.bool, 1 + strCost(sizeOf(at[0])) * strCost(sizeOf(at[1]), 0.25));
+          }
+          return this.overload(e, fn, undefined, at);
+        case 'int':
+          return at.length === 1 && ['int', 'uint', 'double', 'string', 'timestamp', 'dyn'].includes(at[0].k) ? res(T.int) : this.overload(e, fn, undefined, at);
+        case 'uint':
+          return at.length === 1 && ['int', 'uint', 'double', 'string', 'dyn'].includes(at[0].k) ? res(T.uint) : this.overload(e, fn, undefined, at);
+        case 'double':
+          return at.length === 1 && ['int', 'uint', 'double', 'string', 'dyn'].includes(at[0].k) ? res(T.double) : this.overload(e, fn, undefined, at);
+        case 'string':
+          return at.length === 1 && !['list', 'map', 'object', 'url', 'quantity', 'optional', 'type'].includes(at[0].k) ? res({ ...T.string, max: sizeOf(at[0]) }, 1 + strCost(sizeOf(at[0]))) : this.overload(e, fn, undefined, at);
+        case 'bytes':
+          return at.length === 1 && ['string', 'bytes', 'dyn'].includes(at[0].k) ? res(T.bytes) : this.overload(e, fn, undefined, at);
+        case 'bool':
+          return at.length === 1 && ['string', 'bool', 'dyn'].includes(at[0].k) ? res(T.bool) : this.overload(e, fn, undefined, at);
+        case 'dyn':
+          return at.length === 1 ? res(T.dyn) : this.overload(e, fn, undefined, at);
+        case 'type':
+          return at.length === 1 ? res(T.type) : this.overload(e, fn, undefined, at);
+        case 'duration':
+          return at.length === 1 && ['string', 'duration', 'dyn'].includes(at[0].k) ? res(T.duration) : this.overload(e, fn, undefined, at);
+        case 'timestamp':
+          return at.length === 1 && ['string', 'int', 'timestamp', 'dyn'].includes(at[0].k) ? res(T.timestamp) : this.overload(e, fn, undefined, at);
+        case 'url':
+        case 'ip':
+        case 'cidr':
+        case 'quantity':
+          return at.length === 1 && (at[0].k === 'string' || isDyn(at[0])) ? res(T[fn], 1 + strCost(sizeOf(at[0]))) : this.overload(e, fn, undefined, at);
+        case 'isURL':
+        case 'isIP':
+        case 'isCIDR':
+        case 'isQuantity':
+        case 'ip.isCanonical':
+          return at.length === 1 && (at[0].k === 'string' || isDyn(at[0])) ? res(T.bool, 1 + strCost(sizeOf(at[0]))) : this.overload(e, fn, undefined, at);
+        case 'sets.contains':
+        case 'sets.equivalent':
+        case 'sets.intersects':
+          return at.length === 2 && at.every((t) => t.k === 'list' || isDyn(t)) ? res(T.bool, 1 + sizeOf(at[0]) * sizeOf(at[1])) : this.overload(e, fn, undefined, at);
+      }
+      if (ALL_METHODS.has(fn)) return this.overload(e, fn, undefined, at);
+      this.err(e, `undeclared reference to '${fn}' (in container '')`);
+      return res(T.dyn);
+    }
+
+    // Receiver-style calls.
+    const r = recv!.t;
+    const mismatch = () => this.overload(e, fn, r, at);
+    if (isDyn(r)) {
+      if (!ALL_METHODS.has(fn)) {
+        this.err(e, `undeclared reference to '${fn}' (in container '')`);
+      }
+      if (fn === 'matches' || fn === 'find' || fn === 'findAll') this.noteRegex(call.args[0]);
+      const known = STRING_METHODS[fn];
+      return res(known && !['size', 'indexOf', 'lastIndexOf', 'min', 'max', 'sum'].includes(fn) ? known.result(T.dyn) : T.dyn, 1 + strCost(MaxRequestSizeBytes));
+    }
+    switch (r.k) {
+      case 'string': {
+        const m = STRING_METHODS[fn];
+        if (!m) break;
+        const okArgs = m.args.some((sig) => sig.length === at.length && sig.every((k, i) => at[i].k === k || isDyn(at[i]) || (k === 'list' && at[i].k === 'list')));
+        if (!okArgs && !(m.args.length === 0 && at.length === 0)) return mismatch();
+        if (fn === 'matches' || fn === 'find' || fn === 'findAll') this.noteRegex(call.args[0]);
+        return res(m.result(r), m.cost(r, at));
+      }
+      case 'bytes':
+        if (fn === 'size' && at.length === 0) return res(T.int);
+        break;
+      case 'map':
+        if (fn === 'size' && at.length === 0) return res(T.int);
+        break;
+      case 'list': {
+        if (!LIST_METHODS.has(fn)) break;
+        const e0 = r.e ?? T.dyn;
+        const n = sizeOf(r);
+        const per = e0.k === 'string' ? 1 + strCost(sizeOf(e0)) : 1;
+        switch (fn) {
+          case 'size':
+            return at.length === 0 ? res(T.int) : mismatch();
+          case 'join':
+            if (!(e0.k === 'string' || isDyn(e0)) || at.length > 1 || (at.length === 1 && at[0].k !== 'string' && !isDyn(at[0]))) return mismatch();
+            return res({ ...T.string, max: n * sizeOf(e0) }, 1 + Math.ceil(n * per));
+          case 'isSorted':
+            if (at.length !== 0 || !(isDyn(e0) || ['int', 'uint', 'double', 'string', 'bool', 'bytes', 'timestamp', 'duration'].includes(e0.k))) return mismatch();
+            return res(T.bool, 1 + Math.ceil(n * per));
+          case 'sum':
+            if (at.length !== 0 || !(isDyn(e0) || ['int', 'uint', 'double', 'duration'].includes(e0.k))) return mismatch();
+            return res(e0, 1 + n);
+          case 'min':
+          case 'max':
+            if (at.length !== 0 || !(isDyn(e0) || ['int', 'uint', 'double', 'string', 'bool', 'bytes', 'timestamp', 'duration'].includes(e0.k))) return mismatch();
+            return res(e0, 1 + Math.ceil(n * per));
+          case 'indexOf':
+          case 'lastIndexOf':
+            if (at.length !== 1 || !compatible(at[0], e0)) return mismatch();
+            return res(T.int, 1 + Math.ceil(n * per));
+        }
+        break;
+      }
+      case 'timestamp':
+        if (TIMESTAMP_GETTERS.has(fn)) return at.length === 0 || (at.length === 1 && (at[0].k === 'string' || isDyn(at[0]))) ? res(T.int) : mismatch();
+        break;
+      case 'duration':
+        if (DURATION_GETTERS.has(fn)) return at.length === 0 ? res(T.int) : mismatch();
+        break;
+      case 'url':
+        if (URL_GETTERS.has(fn)) return at.length === 0 ? res(T.string) : mismatch();
+        if (fn === 'getQuery') return at.length === 0 ? res(mapOf(T.string, listOf(T.string))) : mismatch();
+        break;
+      case 'ip':
+        if (fn === 'family') return at.length === 0 ? res(T.int) : mismatch();
+        if (IP_PREDICATES.has(fn)) return at.length === 0 ? res(T.bool) : mismatch();
+        break;
+      case 'cidr':
+        if (fn === 'containsIP') return at.length === 1 && ['ip', 'string', 'dyn'].includes(at[0].k) ? res(T.bool) : mismatch();
+        if (fn === 'containsCIDR') return at.length === 1 && ['cidr', 'string', 'dyn'].includes(at[0].k) ? res(T.bool) : mismatch();
+        if (fn === 'ip') return at.length === 0 ? res(T.ip) : mismatch();
+        if (fn === 'masked') return at.length === 0 ? res(T.cidr) : mismatch();
+        if (fn === 'prefixLength') return at.length === 0 ? res(T.int) : mismatch();
+        break;
+      case 'quantity':
+        if (!QUANTITY_METHODS.has(fn)) break;
+        switch (fn) {
+          case 'isInteger':
+            return at.length === 0 ? res(T.bool) : mismatch();
+          case 'asInteger':
+          case 'sign':
+            return at.length === 0 ? res(T.int) : mismatch();
+          case 'asApproximateFloat':
+            return at.length === 0 ? res(T.double) : mismatch();
+          case 'add':
+          case 'sub':
+            return at.length === 1 && ['quantity', 'int', 'dyn'].includes(at[0].k) ? res(T.quantity) : mismatch();
+          case 'isGreaterThan':
+          case 'isLessThan':
+            return at.length === 1 && ['quantity', 'dyn'].includes(at[0].k) ? res(T.bool) : mismatch();
+          case 'compareTo':
+            return at.length === 1 && ['quantity', 'dyn'].includes(at[0].k) ? res(T.int) : mismatch();
+        }
+        break;
+      case 'optional':
+        if (fn === 'hasValue') return at.length === 0 ? res(T.bool) : mismatch();
+        if (fn === 'value') return at.length === 0 ? res(r.e ?? T.dyn) : mismatch();
+        if (fn === 'orValue') return at.length === 1 && compatible(at[0], r.e ?? T.dyn) ? res(join(r.e ?? T.dyn, at[0])) : mismatch();
+        break;
+    }
+    if (ALL_METHODS.has(fn) || GLOBALS.has(fn)) return mismatch();
+    this.err(e, `undeclared reference to '${fn}' (in container '')`);
+    return res(T.dyn);
+  }
+
+  private noteRegex(arg: Expr | undefined): void {
+    const c = arg?.exprKind?.case === 'constExpr' ? arg.exprKind.value.constantKind : undefined;
+    if (c?.case === 'stringValue') this.regexes.push({ offset: this.positions[String(arg.id)] ?? 0, pattern: c.value });
+  }
+}
+
+/** cel-go's issue rendering: "ERROR: <input>:L:C: msg\n | source line\n | ....^". */
+function renderIssues(src: string, issues: Issue[]): string {
+  const lines = src.split('\n');
+  const seen = new Set<string>();
+  const out: string[] = [];
+  for (const is of [...issues].sort((a, b) => a.offset - b.offset)) {
+    let line = 0;
+    let col = is.offset;
+    while (line < lines.length - 1 && col > lines[line].length) {
+      col -= lines[line].length + 1;
+      line++;
+    }
+    const text = `ERROR: <input>:${line + 1}:${col + 1}: ${is.message}\n | ${lines[line]}\n | ${'.'.repeat(col)}^`;
+    if (seen.has(text)) continue;
+    seen.add(text);
+    out.push(text);
+  }
+  return out.join('\n');
+}
+
+interface CompiledExpr {
+  program?: (ctx: any) => unknown;
+  error?: string;
+  resultType?: CT;
+  cost: number;
+  usesOldSelf: boolean;
+}
+
+/** Parses, checks and plans one expression with self/oldSelf of the given types. */
+function compileExpr(src: string, selfT: CT, oldSelfT: CT): CompiledExpr {
+  let parsed: any;
+  try {
+    parsed = parse(src);
+  } catch (e: any) {
+    const loc = e?.location?.start;
+    const offset = typeof loc?.offset === 'number' ? loc.offset : 0;
+    const raw = String(e?.message ?? e).replace(/^<input>:\d+:\d+:\s*/, '');
+    return { error: renderIssues(src, [{ offset, message: `Syntax error: ${raw}` }]), cost: 0, usesOldSelf: false };
+  }
+  const checker = new Checker(parsed.sourceInfo?.positions ?? {}, parsed.sourceInfo?.macroCalls ?? {});
+  const scope = new Map<string, CT>([
+    ['self', selfT],
+    ['oldSelf', oldSelfT],
+  ]);
+  const checked = checker.check(parsed.expr, scope);
+  if (checker.issues.length) return { error: renderIssues(src, checker.issues), cost: checked.cost, usesOldSelf: checker.usesOldSelf };
+  for (const r of checker.regexes) {
+    const err = re2Error(r.pattern);
+    if (err) return { error: `program instantiation failed: ${err}`, cost: 0, usesOldSelf: checker.usesOldSelf, resultType: checked.t };
+  }
+  const program = plan(env(), parsed) as (ctx: any) => unknown;
+  return { program, resultType: checked.t, cost: checked.cost, usesOldSelf: checker.usesOldSelf };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Field paths of rules (kube's ValidFieldPath).
+
+/** Validates a rule's fieldPath against the node schema; returns the normalized path or an error. */
+export function validFieldPath(jsonPath: string, schema: unknown): { path?: string; error?: string } {
+  const tokens: string[] = [];
+  for (let i = 0; i < jsonPath.length; ) {
+    const ch = jsonPath[i];
+    if (ch === '.' || ch === '[' || ch === ']') {
+      tokens.push(ch);
+      i++;
+    } else if (ch === "'") {
+      let j = i + 1;
+      while (j < jsonPath.length && !(jsonPath[j] === "'" && jsonPath[j - 1] !== '\\')) j++;
+      tokens.push(jsonPath.slice(i, Math.min(j + 1, jsonPath.length)));
+      i = j + 1;
+    } else {
+      let j = i;
+      while (j < jsonPath.length && !'.[]'.includes(jsonPath[j])) j++;
+      tokens.push(jsonPath.slice(i, j));
+      i = j;
+    }
+  }
+  let s: any = schema;
+  let path = '';
+  const append = (name: string, named: boolean): string | undefined => {
+    if (named) {
+      path = path === '' ? name : `${path}.${name}`;
+      const p = isObj(s?.properties) ? s.properties[name] : undefined;
+      if (!isObj(p)) return 'does not refer to a valid field';
+      s = p;
+    } else {
+      path = `${path}[${name}]`;
+      s = isObj(s?.additionalProperties) ? s.additionalProperties : undefined;
+    }
+    return undefined;
+  };
+  const namedHere = (): boolean | undefined => (isObj(s?.properties) ? true : s?.additionalProperties !== undefined ? false : undefined);
+  for (let i = 0; i < tokens.length; i++) {
+    const tok = tokens[i];
+    if (tok === '[') {
+      const q = tokens[++i];
+      if (q === undefined) return { error: 'unexpected end of JSON path' };
+      if (q.length < 2 || q[0] !== "'" || q[q.length - 1] !== "'") return { error: `expected single quoted string but got ${q}` };
+      let bad: string | undefined;
+      const unescaped = q.slice(1, -1).replace(/\\./g, (m) => {
+        const map: Record<string, string> = { a: '\x07', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t', v: '\v', "'": "'", '\\': '\\' };
+        if (!(m[1] in map)) bad = `invalid escape char ${m}`;
+        return map[m[1]] ?? '';
+      });
+      if (bad) return { error: `invalid string literal: ${bad}` };
+      const named = namedHere();
+      if (named === undefined) return { error: 'does not refer to a valid field' };
+      const err = append(unescaped, named);
+      if (err) return { error: err };
+      const close = tokens[++i];
+      if (close === undefined) return { error: 'unexpected end of JSON path' };
+      if (close !== ']') return { error: `expected ] but got ${close}` };
+    } else if (tok === '.') {
+      const name = tokens[++i];
+      if (name === undefined) return { error: 'unexpected end of JSON path' };
+      const named = namedHere();
+      if (named === undefined) return { error: 'does not refer to a valid field' };
+      const err = append(name, named);
+      if (err) return { error: err };
+    } else {
+      return { error: `expected [ or . but got: ${tok}` };
+    }
+  }
+  return { path };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Compilation of a whole schema.
+
+interface CompiledRule {
+  rule: ValidationRule;
+  program: (ctx: any) => unknown;
+  messageProgram?: (ctx: any) => unknown;
+  transition: boolean;
+  fieldPath: string;
+}
+
+/** Compiled rules of one schema node and, recursively, of its properties, items and map values. */
+export interface CelNode {
+  schema: Obj;
+  isResourceRoot: boolean;
+  rules: CompiledRule[];
+  properties?: Map<string, CelNode>;
+  items?: CelNode;
+  additionalProperties?: CelNode;
+}
+
+export interface CompiledSchemaRules {
+  /** Undefined when the schema has no x-kubernetes-validations anywhere. */
+  root?: CelNode;
+  /** Compile and cost errors, with paths under basePath. */
+  errors: FieldError[];
+  /** Sum of the estimated costs of all rules and messageExpressions (× cardinality). */
+  totalCost: number;
+}
+
+export interface CompileRulesOptions {
+  /** Path of the schema in the CRD, e.g. "spec.validation.openAPIV3Schema". */
+  basePath: string;
+  /** The schema is a resource root (default true). */
+  isResourceRoot?: boolean;
+  /** Nodes (by path) whose rules must not be compiled, e.g. because their schema is invalid. */
+  skipNode?: (path: string) => boolean;
+}
+
+export function hasValidationRules(s: unknown): boolean {
+  if (!isObj(s)) return false;
+  if (Array.isArray(s['x-kubernetes-validations']) && s['x-kubernetes-validations'].length > 0) return true;
+  if (isObj(s.properties) && Object.values(s.properties).some(hasValidationRules)) return true;
+  return hasValidationRules(s.items) || hasValidationRules(s.additionalProperties);
+}
+
+/** Go's %#v of an apiextensions.ValidationRule, as kube prints the bad value of a rule error. */
+export function goValidationRule(r: ValidationRule): string {
+  const ptr = (set: boolean, type: string) => (set ? `(${type})(0xc000000000)` : `(${type})(nil)`);
+  return (
+    `apiextensions.ValidationRule{Rule:${goQuote(r.rule ?? '')}, Message:${goQuote(r.message ?? '')}, ` +
+    `MessageExpression:${goQuote(r.messageExpression ?? '')}, Reason:${ptr(r.reason !== undefined, '*apiextensions.FieldValueErrorReason')}, ` +
+    `FieldPath:${goQuote(r.fieldPath ?? '')}, OptionalOldSelf:${ptr(r.optionalOldSelf !== undefined, '*bool')}}`
+  );
+}
+
+export function costErrorMessage(costName: string, cost: number, limit: number): string {
+  const f = cost / limit;
+  const factor = f > 100 ? 'more than 100x' : f < 1.5 ? `${f.toFixed(6)}x` : `${f.toFixed(1)}x`;
+  return `${costName} exceeds budget by factor of ${factor} (try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared)`;
+}
+
+function asRules(v: unknown): ValidationRule[] {
+  if (!Array.isArray(v)) return [];
+  return v.map((r) => (isObj(r) ? (r as ValidationRule) : { rule: '' }));
+}
+
+/**
+ * Compiles every x-kubernetes-validations rule of a schema (call once per CRD version and keep
+ * the result). Errors are the ones kube-apiserver reports when the CRD is written: compilation
+ * failures, non-bool rules, messageExpression failures, estimated cost over budget, oldSelf on
+ * uncorrelatable parts of the schema, optionalOldSelf without oldSelf, and the total cost.
+ */
+export function compileSchemaRules(schema: unknown, opts: CompileRulesOptions): CompiledSchemaRules {
+  const errors: FieldError[] = [];
+  const costs: { path: string; cost: number }[] = [];
+  let total = 0;
+  const observe = (path: string, cost: number) => {
+    total += cost;
+    if (cost >= StaticEstimatedCRDCostLimit / 100) costs.push({ path, cost });
+  };
+
+  const walk = (s: unknown, path: string, isResourceRoot: boolean, cardinality: number | null, uncorrelatable: string | undefined): CelNode | undefined => {
+    if (!isObj(s)) return undefined;
+    const node: CelNode = { schema: s, isResourceRoot, rules: [] };
+    const rules = asRules(s['x-kubernetes-validations']);
+    if (rules.length > 0 && !(opts.skipNode?.(path) ?? false)) {
+      const vpath = childPath(path, 'x-kubernetes-validations');
+      const declType = schemaDeclType(s, isResourceRoot);
+      if (!declType) {
+        errors.push({
+          reason: 'InternalError',
+          field: vpath,
+          message: `Internal error: rule declared on schema that does not support validation rules type: '${typeof s.type === 'string' ? s.type : ''}' x-kubernetes-preserve-unknown-fields: '${s['x-kubernetes-preserve-unknown-fields'] === true}'`,
+        });
+      } else {
+        const card = cardinality ?? Math.floor(MaxRequestSizeBytes / (declType.min + 1));
+        rules.forEach((rule, i) => {
+          const rpath = `${vpath}[${i}]`;
+          if (typeof rule.rule !== 'string' || rule.rule.trim() === '') return;
+          const optional = rule.optionalOldSelf === true;
+          const compiled = compileExpr(rule.rule, declType, optional ? optionalOf(declType) : declType);
+          const cost = compiled.error ? 0 : compiled.cost * card;
+          if (cost > StaticEstimatedCostLimit) errors.push(forbiddenError(`${rpath}.rule`, costErrorMessage('estimated rule cost', cost, StaticEstimatedCostLimit)));
+          observe(`${rpath}.rule`, cost);
+          if (compiled.error) {
+            errors.push(invalidError(`${rpath}.rule`, goValidationRule(rule), `compilation failed: ${compiled.error}`.replace(/^compilation failed: program instantiation failed/, 'program instantiation failed')));
+          } else if (compiled.resultType && compiled.resultType.k !== 'bool' && compiled.resultType.k !== 'dyn') {
+            errors.push(invalidError(`${rpath}.rule`, goValidationRule(rule), 'cel expression must evaluate to a bool'));
+            compiled.program = undefined;
+          }
+          let messageProgram: ((ctx: any) => unknown) | undefined;
+          let messageOk = true;
+          if (compiled.program && typeof rule.messageExpression === 'string' && rule.messageExpression.trim() !== '') {
+            const m = compileExpr(rule.messageExpression, declType, optional ? optionalOf(declType) : declType);
+            if (m.error) {
+              messageOk = false;
+              errors.push(invalidError(`${rpath}.messageExpression`, goValidationRule(rule), m.error.startsWith('program instantiation failed') ? m.error.replace(/^program/, 'messageExpression') : `messageExpression compilation failed: ${m.error}`));
+            } else if (m.resultType && m.resultType.k !== 'string' && m.resultType.k !== 'dyn') {
+              messageOk = false;
+              errors.push(invalidError(`${rpath}.messageExpression`, goValidationRule(rule), 'messageExpression must evaluate to a string'));
+            } else {
+              const mcost = m.cost * card;
+              if (mcost > StaticEstimatedCostLimit) errors.push(forbiddenError(`${rpath}.messageExpression`, costErrorMessage('estimated messageExpression cost', mcost, StaticEstimatedCostLimit)));
+              observe(`${rpath}.messageExpression`, mcost);
+              messageProgram = m.program;
+            }
+          }
+          if (compiled.program) {
+            if (compiled.usesOldSelf) {
+              if (uncorrelatable !== undefined) errors.push(invalidError(`${rpath}.rule`, goQuote(rule.rule), `oldSelf cannot be used on the uncorrelatable portion of the schema within ${uncorrelatable}`));
+            } else if (rule.optionalOldSelf !== undefined) {
+              errors.push(invalidError(`${rpath}.optionalOldSelf`, String(rule.optionalOldSelf), 'may not be set if oldSelf is not used in rule'));
+            }
+          }
+          if (compiled.program && messageOk) {
+            const fp = typeof rule.fieldPath === 'string' && rule.fieldPath.trim() !== '' ? (validFieldPath(rule.fieldPath, s).path ?? '') : '';
+            node.rules.push({ rule, program: compiled.program, messageProgram, transition: compiled.usesOldSelf, fieldPath: fp });
+          }
+        });
+      }
+    }
+    const correlatableMap = s['x-kubernetes-map-type'] !== 'atomic';
+    if (isObj(s.properties)) {
+      for (const [k, p] of Object.entries(s.properties)) {
+        if (!hasValidationRules(p)) continue;
+        const child = walk(p, `${path}.properties[${k}]`, isObj(p) && p['x-kubernetes-embedded-resource'] === true, cardinality, uncorrelatable ?? (correlatableMap ? undefined : path));
+        if (child) (node.properties ??= new Map()).set(k, child);
+      }
+    }
+    if (isObj(s.items) && hasValidationRules(s.items)) {
+      const card = cardinality === null || typeof s.maxItems !== 'number' ? null : cardinality * Math.max(0, s.maxItems);
+      const listMap = s['x-kubernetes-list-type'] === 'map';
+      node.items = walk(s.items, `${path}.items`, s.items['x-kubernetes-embedded-resource'] === true, card, uncorrelatable ?? (listMap ? undefined : path));
+    }
+    if (isObj(s.additionalProperties) && hasValidationRules(s.additionalProperties)) {
+      const card = cardinality === null || typeof s.maxProperties !== 'number' ? null : cardinality * Math.max(0, s.maxProperties);
+      node.additionalProperties = walk(s.additionalProperties, `${path}.additionalProperties`, s.additionalProperties['x-kubernetes-embedded-resource'] === true, card, uncorrelatable);
+    }
+    return node;
+  };
+
+  const root = hasValidationRules(schema) ? walk(schema, opts.basePath, opts.isResourceRoot !== false, 1, undefined) : undefined;
+  if (total > StaticEstimatedCRDCostLimit) {
+    costs.sort((a, b) => b.cost - a.cost);
+    for (const c of costs.slice(0, 4)) errors.push(forbiddenError(c.path, 'contributed to estimated rule cost total exceeding cost limit for entire OpenAPIv3 schema'));
+    errors.push(forbiddenError(opts.basePath, costErrorMessage('x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema', total, StaticEstimatedCRDCostLimit)));
+  }
+  return { root, errors, totalCost: total };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Evaluation.
+
+/** cel-go's wording for runtime errors @bufbuild/cel words differently. */
+function runtimeErrorText(msg: string): string {
+  let m: RegExpExecArray | null;
+  if ((m = /^field not found: (.*)$/.exec(msg))) return `no such key: ${m[1]}`;
+  if ((m = /^index (-?\d+) out of bounds \[0, (-?\d+)\)$/.exec(msg))) return `index '${m[1]}' out of range in list size '${Math.max(0, Number(m[2]))}'`;
+  if (/divide by zero/.test(msg)) return 'division by zero';
+  if (/modulus by zero/.test(msg)) return 'modulus by zero';
+  if (/overflow/.test(msg)) return 'integer overflow';
+  return msg;
+}
+const isOverloadError = (msg: string) => /no such overload|no matching overload|unbound function/.test(msg);
+
+function ruleErrorString(r: ValidationRule): string {
+  return typeof r.message === 'string' && r.message.trim() !== '' ? r.message.trim() : String(r.rule ?? '').trim();
+}
+function ruleMessageOrDefault(r: ValidationRule): string {
+  return typeof r.message === 'string' && r.message.trim() !== '' ? r.message.trim() : `failed rule: ${String(r.rule ?? '').trim()}`;
+}
+
+function schemaTypeText(s: Obj): string {
+  return goQuote(typeof s.type === 'string' ? s.type : '');
+}
+
+function fieldErrorForReason(path: string, valueText: string | null, detail: string, reason: string | undefined): FieldError {
+  switch (reason) {
+    case 'FieldValueForbidden':
+      return forbiddenError(path, detail);
+    case 'FieldValueRequired':
+      return requiredError(path, detail);
+    case 'FieldValueDuplicate':
+      return duplicateError(path, valueText);
+    default:
+      return invalidError(path, valueText, detail);
+  }
+}
+
+function evalNodeRules(node: CelNode, path: string, obj: unknown, old: unknown, errs: FieldError[]): void {
+  if (node.rules.length === 0) return;
+  const self = toCelValue(obj, node.schema, node.isResourceRoot);
+  const hasOld = old !== undefined && old !== null;
+  const oldSelf = hasOld ? toCelValue(old, node.schema, node.isResourceRoot) : null;
+  for (const r of node.rules) {
+    const optional = r.rule.optionalOldSelf === true;
+    if (r.transition && !hasOld && !optional) continue;
+    const ctx = { self, oldSelf: optional ? tagged('optional', hasOld ? { has: true, v: oldSelf } : { has: false }) : oldSelf };
+    let result: unknown;
+    try {
+      result = r.program(ctx);
+    } catch (e: any) {
+      result = { __thrown: String(e?.message ?? e) };
+    }
+    if (result === true) continue;
+    const thrown = isObj(result) && typeof (result as any).__thrown === 'string' ? (result as any).__thrown : undefined;
+    if (isCelError(result) || thrown !== undefined) {
+      const msg = thrown ?? (result as Error).message;
+      const at = path || '<nil>';
+      if (isOverloadError(msg)) errs.push(invalidError(at, schemaTypeText(node.schema), `'no such overload': call arguments did not match a supported operator, function or macro signature for rule: ${ruleErrorString(r.rule)}`));
+      else errs.push(invalidError(at, schemaTypeText(node.schema), `${runtimeErrorText(msg)} evaluating rule: ${ruleErrorString(r.rule)}`));
+      continue;
+    }
+    // kube validates with a nil root path: errors on the object itself print as "<nil>".
+    const target = (r.fieldPath ? childPath(path, r.fieldPath) : path) || '<nil>';
+    let detail: string | undefined;
+    if (r.messageProgram) {
+      let m: unknown;
+      try {
+        m = r.messageProgram(ctx);
+      } catch {
+        m = undefined;
+      }
+      if (typeof m === 'string') {
+        const t = m.trim();
+        if (t !== '' && !/\n/.test(t) && t.length <= 5120) detail = t;
+      }
+    }
+    detail ??= ruleMessageOrDefault(r.rule);
+    const t = node.schema.type;
+    const valueText = t === 'object' || t === 'array' ? null : goValue(obj);
+    errs.push(fieldErrorForReason(target, valueText, detail, r.rule.reason));
+  }
+}
+
+function listMapKey(item: unknown, keys: string[]): string | undefined {
+  if (!isObj(item)) return undefined;
+  return JSON.stringify(keys.map((k) => item[k] ?? null));
+}
+
+function evalNode(node: CelNode, path: string, obj: unknown, old: unknown, errs: FieldError[]): void {
+  if (obj === null || obj === undefined) return;
+  evalNodeRules(node, path, obj, old, errs);
+  const s = node.schema;
+  if (Array.isArray(obj)) {
+    if (!node.items) return;
+    let oldByKey: Map<string, unknown> | undefined;
+    const keys = Array.isArray(s['x-kubernetes-list-map-keys']) ? (s['x-kubernetes-list-map-keys'] as string[]) : [];
+    if (s['x-kubernetes-list-type'] === 'map' && Array.isArray(old)) {
+      oldByKey = new Map();
+      for (const o of old) {
+        const k = listMapKey(o, keys);
+        if (k !== undefined) oldByKey.set(k, o);
+      }
+    }
+    obj.forEach((item, i) => {
+      const k = oldByKey ? listMapKey(item, keys) : undefined;
+      evalNode(node.items!, indexPath(path, i), item, k !== undefined ? oldByKey!.get(k) : undefined, errs);
+    });
+    return;
+  }
+  if (!isObj(obj)) return;
+  const oldObj = isObj(old) && s['x-kubernetes-map-type'] !== 'atomic' ? old : undefined;
+  if (node.additionalProperties) {
+    for (const [k, v] of Object.entries(obj)) evalNode(node.additionalProperties, indexPath(path, k), v, oldObj?.[k], errs);
+  }
+  if (node.properties) {
+    for (const [k, v] of Object.entries(obj)) {
+      const child = node.properties.get(k);
+      if (child) evalNode(child, childPath(path, k), v, oldObj?.[k], errs);
+    }
+  }
+}
+
+export interface EvaluateOptions {
+  /** Path of obj in the request ("" for a whole custom object). */
+  basePath?: string;
+}
+
+/**
+ * Evaluates the compiled rules against obj (and oldObj on updates). Transition rules (those
+ * using oldSelf) run only where an old value correlates (object fields, map entries, list-type
+ * map items by key) unless optionalOldSelf is set. Failures use `message`, the evaluated
+ * `messageExpression`, or "failed rule: <rule>", with the rule's reason and fieldPath.
+ */
+export function evaluateRules(compiled: CompiledSchemaRules, obj: unknown, oldObj?: unknown, opts: EvaluateOptions = {}): FieldError[] {
+  const errs: FieldError[] = [];
+  if (compiled.root) evalNode(compiled.root, opts.basePath ?? '', obj, oldObj, errs);
+  return errs;
+}

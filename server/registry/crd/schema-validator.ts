@@ -1,0 +1,919 @@
+// Validation, pruning and defaulting of custom objects against one CRD version's
+// openAPIV3Schema, compiled once per version (the caller caches the result).
+//
+// Validation runs the schema through ajv (configured for OpenAPI v3 as Kubernetes reads it:
+// `nullable`, boolean exclusiveMinimum/Maximum, x-kubernetes-int-or-string, only the formats
+// apiextensions-apiserver validates, RE2 patterns) and translates ajv's errors into the field
+// errors kube-apiserver derives from kube-openapi results, e.g.
+//   spec.replicas: Invalid value: "string": spec.replicas in body must be of type integer: "string"
+//   spec.size: Unsupported value: "x": supported values: "a", "b"
+//   spec.count: Invalid value: 11: spec.count in body should be less than or equal to 10
+// Paths inside those messages use kube-openapi's names: "spec.items[0].name", map values
+// "spec.labels.key". List-type set/map uniqueness and embedded-resource apiVersion/kind are
+// checked afterwards, as the CR strategy does, with apimachinery paths ("spec.ports[1]").
+//
+// Pruning and defaulting follow apiextensions-apiserver's structural algorithms: unknown fields
+// go except under x-kubernetes-preserve-unknown-fields; embedded resources keep apiVersion,
+// kind and metadata; defaults fill absent (or non-nullable null) properties of objects that
+// exist, recursing into what was defaulted.
+import { createRequire } from 'node:module';
+import { isIP, isIPv4, isIPv6 } from 'node:net';
+import { parse, plan, celEnv, isCelError, CelScalar } from '@bufbuild/cel';
+import type { FieldError, TypeNode } from '../../schema/types.ts';
+import { TypeModel } from '../../schema/model.ts';
+import { goQuote, isDNS1035Label, validateAnnotations, validateLabels, isPathSegmentName } from '../metadata-validation.ts';
+
+type Obj = Record<string, any>;
+
+export const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+// ---------------------------------------------------------------------------------------------
+// Go-flavoured rendering of values in field errors (apimachinery field.Error.ErrorBody).
+
+/** strconv.FormatFloat(f, 'g', -1, 64) as fmt's %v prints a float64. */
+export function goFloat(n: number): string {
+  if (Number.isNaN(n)) return 'NaN';
+  if (!Number.isFinite(n)) return n > 0 ? '+Inf' : '-Inf';
+  if (n === 0) return Object.is(n, -0) ? '-0' : '0';
+  // Shortest digits; %e form when the exponent is < -4 or >= 6 (strconv's rule for shortest %g).
+  const [mant, e] = n.toExponential().split('e');
+  const exp = Number(e);
+  if (exp < -4 || exp >= 6) return `${mant}e${exp < 0 ? '-' : '+'}${String(Math.abs(exp)).padStart(2, '0')}`;
+  return String(n);
+}
+
+/** A JSON number as Go decodes it for unstructured objects: integral values are int64, the rest float64. */
+export function goNumber(n: number): string {
+  if (Number.isInteger(n) && Math.abs(n) < 1e21) return BigInt(n).toString();
+  return goFloat(n);
+}
+
+/** %#v of an unstructured value: map[string]interface {}{"a":1}, []interface {}{"x"}. */
+export function goSharpV(v: unknown): string {
+  if (v === null || v === undefined) return 'interface {}(nil)';
+  if (typeof v === 'string') return goQuote(v);
+  if (typeof v === 'number') return goNumber(v);
+  if (typeof v === 'boolean' || typeof v === 'bigint') return String(v);
+  if (Array.isArray(v)) return `[]interface {}{${v.map(goSharpV).join(', ')}}`;
+  if (isObj(v)) {
+    const keys = Object.keys(v).sort();
+    return `map[string]interface {}{${keys.map((k) => `${goQuote(k)}:${goSharpV(v[k])}`).join(', ')}}`;
+  }
+  return String(v);
+}
+
+/** The value part of "Invalid value: <value>": strings quoted, numbers and booleans bare, the rest %#v. */
+export function goValue(v: unknown): string {
+  if (v === null || v === undefined) return 'null';
+  if (typeof v === 'string') return goQuote(v);
+  if (typeof v === 'number') return goNumber(v);
+  if (typeof v === 'boolean' || typeof v === 'bigint') return String(v);
+  return goSharpV(v);
+}
+
+export function invalidError(field: string, valueText: string | null, detail: string): FieldError {
+  const head = valueText === null ? 'Invalid value' : `Invalid value: ${valueText}`;
+  return { reason: 'FieldValueInvalid', field, message: detail ? `${head}: ${detail}` : head };
+}
+export function requiredError(field: string, detail = ''): FieldError {
+  return { reason: 'FieldValueRequired', field, message: detail ? `Required value: ${detail}` : 'Required value' };
+}
+export function forbiddenError(field: string, detail = ''): FieldError {
+  return { reason: 'FieldValueForbidden', field, message: detail ? `Forbidden: ${detail}` : 'Forbidden' };
+}
+export function notSupportedError(field: string, valueText: string, supported: string[]): FieldError {
+  const detail = supported.length ? `: supported values: ${supported.map(goQuote).join(', ')}` : '';
+  return { reason: 'FieldValueNotSupported', field, message: `Unsupported value: ${valueText}${detail}` };
+}
+export function duplicateError(field: string, valueText: string | null): FieldError {
+  return { reason: 'FieldValueDuplicate', field, message: valueText === null ? 'Duplicate value' : `Duplicate value: ${valueText}` };
+}
+export function typeInvalidError(field: string, valueText: string, detail: string): FieldError {
+  return { reason: 'FieldValueTypeInvalid', field, message: `Invalid value: ${valueText}: ${detail}` };
+}
+export function tooLongError(field: string, max: number): FieldError {
+  return { reason: 'FieldValueTooLong', field, message: `Too long: may not be more than ${max} ${max === 1 ? 'byte' : 'bytes'}` };
+}
+export function tooManyError(field: string, actual: number, max: number): FieldError {
+  return { reason: 'FieldValueTooMany', field, message: `Too many: ${actual}: must have at most ${max} items` };
+}
+
+/** apimachinery field.Path joins: child names with ".", indexes and keys in brackets. */
+export const childPath = (base: string, name: string): string => (base ? `${base}.${name}` : name);
+export const indexPath = (base: string, i: number | string): string => `${base}[${i}]`;
+
+// ---------------------------------------------------------------------------------------------
+// RE2 through @bufbuild/cel's `matches` (Go's regexp syntax: what kube-apiserver compiles).
+
+const re2Plan = plan(celEnv({ variables: { s: CelScalar.STRING, p: CelScalar.STRING } }), parse('s.matches(p)'));
+
+/** The RE2 compile error for pattern ("error parsing regexp: ..."), or undefined when it compiles. */
+export function re2Error(pattern: string): string | undefined {
+  const r = re2Plan({ s: '', p: pattern });
+  return isCelError(r) ? r.message : undefined;
+}
+
+/** Whether the RE2 pattern matches somewhere in s. */
+export function re2Test(pattern: string, s: string): boolean {
+  const r = re2Plan({ s, p: pattern });
+  return r === true;
+}
+
+/** Go-only syntax that JS RegExp lacks or reads differently. */
+const GO_ONLY_SYNTAX = /\(\?[^:]|\[\[:|\\[AzCQEpP]/;
+interface Matcher {
+  test(s: string): boolean;
+  toString(): string;
+}
+const regexCache = new Map<string, Matcher>();
+
+/** A matcher with RE2 semantics: a JS RegExp when the pattern means the same there, else RE2. */
+export function re2Matcher(pattern: string): Matcher {
+  const cached = regexCache.get(pattern);
+  if (cached) return cached;
+  let js: RegExp | undefined;
+  if (!GO_ONLY_SYNTAX.test(pattern)) {
+    try {
+      js = new RegExp(pattern, 'u');
+    } catch {
+      js = undefined;
+    }
+  }
+  // ajv keys compiled patterns by toString(): keep it distinct per pattern.
+  const toString = () => `re2:${pattern}`;
+  const m: Matcher = js ? { test: (s: string) => js!.test(s), toString } : { test: (s: string) => re2Test(pattern, s), toString };
+  if (regexCache.size > 4096) regexCache.clear();
+  regexCache.set(pattern, m);
+  return m;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Formats: the set apiextensions-apiserver validates (names compared without '-'); others are ignored.
+
+const HEX = /^[0-9a-fA-F]+$/;
+
+function isDate(s: string): boolean {
+  const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(s);
+  if (!m) return false;
+  const y = Number(m[1]);
+  const mo = Number(m[2]);
+  const d = Number(m[3]);
+  if (mo < 1 || mo > 12 || d < 1) return false;
+  const days = [31, y % 4 === 0 && (y % 100 !== 0 || y % 400 === 0) ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+  return d <= days[mo - 1];
+}
+
+/** strfmt's date-time check: a full-date, "t", hh:mm:ss[.frac](z|±hh:mm), case-insensitively. */
+function isDateTime(str: string): boolean {
+  if (str.length < 4) return false;
+  const parts = str.toLowerCase().split('t');
+  if (parts.length < 2 || !isDate(parts[0])) return false;
+  const m = /^([0-9]{2}):([0-9]{2}):([0-9]{2})(.[0-9]+)?(z|([+-][0-9]{2}:[0-9]{2}))$/.exec(parts[1]);
+  if (!m) return false;
+  return Number(m[1]) <= 23 && Number(m[2]) <= 59 && Number(m[3]) <= 59;
+}
+
+const GO_DURATION = /^[-+]?((\d+(\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h))+$/;
+const WORD_DURATION = /^\s*(\d+)\s*(ns|nanoseconds?|us|µs|microseconds?|ms|milliseconds?|s|seconds?|m|minutes?|h|hours?|d|days?|w|weeks?)\s*$/i;
+const isDuration = (s: string): boolean => s === '0' || GO_DURATION.test(s) || WORD_DURATION.test(s);
+
+function isHostname(s: string): boolean {
+  if (s.length === 0 || s.length > 255) return false;
+  const labels = s.split('.');
+  const labelRe = /^[\p{L}\p{S}0-9]([\p{L}\p{S}0-9-]{0,61}[\p{L}\p{S}0-9])?$/u;
+  for (const l of labels) if (!labelRe.test(l)) return false;
+  if (labels.length > 1 && !/^[\p{L}0-9-]{2,63}$/u.test(labels[labels.length - 1])) return false;
+  return true;
+}
+
+function isURI(s: string): boolean {
+  if (s.length === 0 || /[\x00-\x1f\x7f]/.test(s)) return false;
+  if (s.startsWith('/')) return true;
+  const m = /^([a-zA-Z][a-zA-Z0-9+.-]*):(.*)$/.exec(s);
+  if (!m) return false;
+  const rest = m[2];
+  if (rest.startsWith('//')) {
+    const authority = rest.slice(2).split(/[/?]/, 1)[0];
+    const host = authority.includes('@') ? authority.slice(authority.lastIndexOf('@') + 1) : authority;
+    if (/\s/.test(host)) return false;
+  }
+  return true;
+}
+
+function isEmail(s: string): boolean {
+  const addr = /^[^<>]*<([^<>]+)>$/.exec(s)?.[1] ?? s;
+  return /^[^\s@<>()\[\]\\,;:"]+@[^\s@<>()\[\]\\,;:"]+$/.test(addr);
+}
+
+function isCIDRString(s: string): boolean {
+  const slash = s.indexOf('/');
+  if (slash < 0) return false;
+  const ip = s.slice(0, slash);
+  const bits = s.slice(slash + 1);
+  if (!/^\d{1,3}$/.test(bits)) return false;
+  const fam = isIP(ip);
+  if (fam === 0 || ip.includes('%')) return false;
+  return Number(bits) <= (fam === 4 ? 32 : 128);
+}
+
+function isMAC(s: string): boolean {
+  if (/^([0-9a-fA-F]{2}[:-]){5,19}[0-9a-fA-F]{2}$/.test(s)) {
+    const sep = s[2];
+    const n = s.split(sep).length;
+    return (n === 6 || n === 8 || n === 20) && s.split(sep).every((p) => p.length === 2);
+  }
+  if (/^([0-9a-fA-F]{4}\.){2,9}[0-9a-fA-F]{4}$/.test(s)) {
+    const n = s.split('.').length * 2;
+    return n === 6 || n === 8 || n === 20;
+  }
+  return false;
+}
+
+function isbn10(s: string): boolean {
+  const d = s.replace(/[\s-]/g, '');
+  if (!/^[0-9]{9}[0-9X]$/.test(d)) return false;
+  let sum = 0;
+  for (let i = 0; i < 10; i++) sum += (d[i] === 'X' ? 10 : Number(d[i])) * (10 - i);
+  return sum % 11 === 0;
+}
+function isbn13(s: string): boolean {
+  const d = s.replace(/[\s-]/g, '');
+  if (!/^[0-9]{13}$/.test(d)) return false;
+  let sum = 0;
+  for (let i = 0; i < 12; i++) sum += Number(d[i]) * (i % 2 === 0 ? 1 : 3);
+  return (10 - (sum % 10)) % 10 === Number(d[12]);
+}
+function isCreditCard(s: string): boolean {
+  const d = s.replace(/[^0-9]/g, '');
+  if (!/^(?:4[0-9]{12}(?:[0-9]{3})?|5[1-5][0-9]{14}|6(?:011|5[0-9][0-9])[0-9]{12}|3[47][0-9]{13}|3(?:0[0-5]|[68][0-9])[0-9]{11}|(?:2131|1800|35\d{3})\d{11})$/.test(d)) return false;
+  let sum = 0;
+  for (let i = 0; i < d.length; i++) {
+    let n = Number(d[d.length - 1 - i]);
+    if (i % 2 === 1) {
+      n *= 2;
+      if (n > 9) n -= 9;
+    }
+    sum += n;
+  }
+  return sum % 10 === 0;
+}
+const BYTE = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+const RGB_PART = '\\s*(0|[1-9]\\d?|1\\d\\d?|2[0-4]\\d|25[0-5])\\s*';
+const RGB = new RegExp(`^rgb\\(${RGB_PART},${RGB_PART},${RGB_PART}\\)$`);
+
+/** Format checks keyed by the format name with '-' removed, as apiextensions normalizes it. */
+export const FORMAT_CHECKS: Record<string, (s: string) => boolean> = {
+  bsonobjectid: (s) => s.length === 24 && HEX.test(s),
+  uri: isURI,
+  email: isEmail,
+  hostname: isHostname,
+  ipv4: (s) => isIPv4(s) || (isIPv6(s) && s.includes('.') && !s.includes('%')),
+  ipv6: (s) => isIPv6(s) && !s.includes('%'),
+  cidr: isCIDRString,
+  mac: isMAC,
+  uuid: (s) => /^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}$/i.test(s),
+  uuid3: (s) => /^[0-9a-f]{8}-?[0-9a-f]{4}-?3[0-9a-f]{3}-?[0-9a-f]{4}-?[0-9a-f]{12}$/i.test(s),
+  uuid4: (s) => /^[0-9a-f]{8}-?[0-9a-f]{4}-?4[0-9a-f]{3}-?[89ab][0-9a-f]{3}-?[0-9a-f]{12}$/i.test(s),
+  uuid5: (s) => /^[0-9a-f]{8}-?[0-9a-f]{4}-?5[0-9a-f]{3}-?[89ab][0-9a-f]{3}-?[0-9a-f]{12}$/i.test(s),
+  isbn: (s) => isbn10(s) || isbn13(s),
+  isbn10,
+  isbn13,
+  creditcard: isCreditCard,
+  ssn: (s) => /^\d{3}[- ]?\d{2}[- ]?\d{4}$/.test(s),
+  hexcolor: (s) => /^#?([0-9a-fA-F]{3}|[0-9a-fA-F]{6})$/.test(s),
+  rgbcolor: (s) => RGB.test(s),
+  byte: (s) => BYTE.test(s.replace(/[\r\n]/g, '')),
+  password: () => true,
+  date: isDate,
+  duration: isDuration,
+  datetime: isDateTime,
+};
+
+/** Whether kube validates `format` (int32, int64, float, double and unknown names are ignored). */
+export function isSupportedFormat(format: unknown): format is string {
+  return typeof format === 'string' && format.length > 0 && Object.prototype.hasOwnProperty.call(FORMAT_CHECKS, format.replaceAll('-', ''));
+}
+
+// ---------------------------------------------------------------------------------------------
+// ajv, configured once.
+
+const require = createRequire(import.meta.url);
+// eslint-disable-next-line @typescript-eslint/no-var-requires
+const AjvClass: any = require('ajv');
+const AjvCtor: new (opts: object) => any = AjvClass.default ?? AjvClass;
+
+const re2Engine: any = (pattern: string) => re2Matcher(pattern);
+re2Engine.code = 'RE2 via @bufbuild/cel';
+
+let sharedAjv: any;
+const registeredFormats = new Set<string>();
+
+function ajvInstance(): any {
+  if (!sharedAjv) {
+    sharedAjv = new AjvCtor({
+      allErrors: true,
+      strict: false,
+      verbose: true,
+      validateFormats: true,
+      validateSchema: false,
+      logger: false,
+      code: { regExp: re2Engine },
+    });
+  }
+  return sharedAjv;
+}
+
+function registerFormat(name: string): void {
+  if (registeredFormats.has(name)) return;
+  const check = FORMAT_CHECKS[name.replaceAll('-', '')];
+  ajvInstance().addFormat(name, { type: 'string', validate: check });
+  registeredFormats.add(name);
+}
+
+/** The x-kubernetes-int-or-string anyOf pattern kube treats as part of the type. */
+function isIntOrStringAnyOf(v: unknown): boolean {
+  if (!Array.isArray(v) || v.length !== 2) return false;
+  const only = (x: unknown, t: string) => isObj(x) && Object.keys(x).length === 1 && x.type === t;
+  return only(v[0], 'integer') && only(v[1], 'string');
+}
+
+/** A CRD schema node as the JSON Schema ajv reads (OpenAPI v3.0 semantics). */
+function toAjvSchema(s: unknown): Obj {
+  if (!isObj(s)) return {};
+  const out: Obj = {};
+  const intOrString = s['x-kubernetes-int-or-string'] === true;
+  if (intOrString) out.type = ['integer', 'string'];
+  else if (typeof s.type === 'string' && s.type) out.type = s.type;
+  if (s.nullable === true && out.type !== undefined) out.nullable = true;
+  for (const k of ['maxLength', 'minLength', 'maxItems', 'minItems', 'maxProperties', 'minProperties', 'multipleOf']) {
+    if (typeof s[k] === 'number') out[k] = s[k];
+  }
+  if (typeof s.pattern === 'string') out.pattern = s.pattern;
+  if (Array.isArray(s.required)) out.required = s.required.filter((r) => typeof r === 'string');
+  if (Array.isArray(s.enum) && s.enum.length > 0) out.enum = s.enum; // kube-openapi skips an empty enum
+  if (typeof s.maximum === 'number') {
+    if (s.exclusiveMaximum === true) out.exclusiveMaximum = s.maximum;
+    else out.maximum = s.maximum;
+  }
+  if (typeof s.minimum === 'number') {
+    if (s.exclusiveMinimum === true) out.exclusiveMinimum = s.minimum;
+    else out.minimum = s.minimum;
+  }
+  if (isSupportedFormat(s.format)) {
+    registerFormat(s.format);
+    out.format = s.format;
+  }
+  if (isObj(s.properties)) {
+    out.properties = {};
+    for (const [k, v] of Object.entries(s.properties)) out.properties[k] = toAjvSchema(v);
+  }
+  if (isObj(s.items)) out.items = toAjvSchema(s.items);
+  if (isObj(s.additionalProperties)) out.additionalProperties = toAjvSchema(s.additionalProperties);
+  for (const k of ['allOf', 'oneOf', 'anyOf'] as const) {
+    if (!Array.isArray(s[k]) || s[k].length === 0) continue;
+    if (k === 'anyOf' && intOrString && isIntOrStringAnyOf(s[k])) continue;
+    let list = s[k] as unknown[];
+    if (k === 'allOf' && intOrString && isObj(list[0]) && isIntOrStringAnyOf(list[0].anyOf)) {
+      list = [{ ...list[0], anyOf: undefined }, ...list.slice(1)];
+    }
+    out[k] = list.map(toAjvSchema);
+  }
+  if (isObj(s.not)) out.not = toAjvSchema(s.not);
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Translation of ajv errors into kube-apiserver field errors.
+
+interface AjvError {
+  keyword: string;
+  instancePath: string;
+  schemaPath: string;
+  params: Obj;
+  data?: unknown;
+  schema?: unknown;
+  parentSchema?: Obj;
+}
+
+/** kube-openapi's JSON type name for a value (int64 → integer, float64 → number). */
+export function jsonTypeName(v: unknown): string {
+  if (v === null || v === undefined) return 'null';
+  if (Array.isArray(v)) return 'array';
+  switch (typeof v) {
+    case 'string':
+      return 'string';
+    case 'boolean':
+      return 'boolean';
+    case 'number':
+      return Number.isInteger(v) ? 'integer' : 'number';
+    case 'bigint':
+      return 'integer';
+    default:
+      return 'object';
+  }
+}
+
+function decodePointer(p: string): string[] {
+  if (p === '') return [];
+  return p
+    .slice(1)
+    .split('/')
+    .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
+}
+
+/** kube-openapi's name for a location: "spec.items[0].name", map values as ".key". */
+function openapiName(root: unknown, pointer: string, prefix: string): string {
+  let name = prefix;
+  let cur: any = root;
+  for (const seg of decodePointer(pointer)) {
+    if (Array.isArray(cur)) {
+      name = `${name}[${seg}]`;
+      cur = cur[Number(seg)];
+    } else {
+      name = name ? `${name}.${seg}` : seg;
+      cur = isObj(cur) ? cur[seg] : undefined;
+    }
+  }
+  return name;
+}
+
+function limitText(limit: unknown, parent: Obj | undefined): string {
+  if (typeof limit !== 'number') return String(limit);
+  const integerType = parent?.type === 'integer' || (Array.isArray(parent?.type) && parent!.type[0] === 'integer');
+  if (integerType && Number.isInteger(limit)) return BigInt(limit).toString();
+  return goFloat(limit);
+}
+
+function translate(e: AjvError, root: unknown, prefix: string, fieldFor: (name: string) => string): FieldError | undefined {
+  const name = openapiName(root, e.instancePath, prefix);
+  const field = fieldFor(name);
+  const data = e.data;
+  switch (e.keyword) {
+    case 'type': {
+      const expected = Array.isArray(e.params.type) ? e.params.type.join(',') : String(e.params.type);
+      const actual = jsonTypeName(data);
+      return typeInvalidError(field, goQuote(actual), `${name} in body must be of type ${expected}: ${goQuote(actual)}`);
+    }
+    case 'required':
+      return requiredError(fieldFor(name ? `${name}.${e.params.missingProperty}` : String(e.params.missingProperty)));
+    case 'enum': {
+      const allowed = Array.isArray(e.schema) ? e.schema : [];
+      return notSupportedError(field, goValue(data), allowed.map((a) => (typeof a === 'string' ? a : JSON.stringify(a))));
+    }
+    case 'maxLength':
+      return tooLongError(field, Number(e.params.limit));
+    case 'minLength':
+      return invalidError(field, goValue(data), `${name} in body should be at least ${e.params.limit} chars long`);
+    case 'pattern':
+      return invalidError(field, goValue(data), `${name} in body should match '${e.params.pattern}'`);
+    case 'format':
+      return typeInvalidError(field, goValue(data), `${name} in body must be of type ${e.params.format}: ${goQuote(String(data))}`);
+    case 'maximum':
+      return invalidError(field, goValue(data), `${name} in body should be less than or equal to ${limitText(e.params.limit, e.parentSchema)}`);
+    case 'exclusiveMaximum':
+      return invalidError(field, goValue(data), `${name} in body should be less than ${limitText(e.params.limit, e.parentSchema)}`);
+    case 'minimum':
+      return invalidError(field, goValue(data), `${name} in body should be greater than or equal to ${limitText(e.params.limit, e.parentSchema)}`);
+    case 'exclusiveMinimum':
+      return invalidError(field, goValue(data), `${name} in body should be greater than ${limitText(e.params.limit, e.parentSchema)}`);
+    case 'multipleOf':
+      return invalidError(field, goValue(data), `${name} in body should be a multiple of ${limitText(e.params.multipleOf, e.parentSchema)}`);
+    case 'maxItems':
+      return tooManyError(field, Array.isArray(data) ? data.length : 0, Number(e.params.limit));
+    case 'minItems':
+      return invalidError(field, String(Array.isArray(data) ? data.length : 0), `${name} in body should have at least ${e.params.limit} items`);
+    case 'maxProperties':
+      // kube-openapi reports the limit as the value (TooManyProperties keeps n = maxProperties).
+      return tooManyError(field, Number(e.params.limit), Number(e.params.limit));
+    case 'minProperties':
+      return invalidError(field, String(e.params.limit), `${name} in body should have at least ${e.params.limit} properties`);
+    default:
+      return invalidError(field, '""', `${name} in body is invalid: ${e.keyword}`);
+  }
+}
+
+const COMPOSITE = new Set(['anyOf', 'oneOf', 'not']);
+
+/**
+ * Groups ajv's flat error list the way kube-openapi reports composites: a failing anyOf/oneOf
+ * yields its own error plus the errors of its best (fewest-errors) branch; allOf adds
+ * `must validate all the schemas (allOf)` after the errors of its failing clauses.
+ */
+function arrangeErrors(errors: AjvError[], ajvSchema: Obj, root: unknown, prefix: string, fieldFor: (name: string) => string, compositeField: string): FieldError[] {
+  // Drop branch errors of failed anyOf/oneOf except the best branch.
+  const dropped = new Set<AjvError>();
+  /** Kept branch errors → their composite, which kube-openapi reports before them. */
+  const compositeOf = new Map<AjvError, AjvError>();
+  for (const c of errors) {
+    if (c.keyword !== 'anyOf' && c.keyword !== 'oneOf') continue;
+    const base = c.schemaPath + '/';
+    const branches = new Map<string, AjvError[]>();
+    for (const e of errors) {
+      if (e === c || !e.schemaPath.startsWith(base)) continue;
+      const idx = e.schemaPath.slice(base.length).split('/', 1)[0];
+      let l = branches.get(idx);
+      if (!l) branches.set(idx, (l = []));
+      l.push(e);
+    }
+    let best: string | undefined;
+    for (const [idx, l] of branches) if (best === undefined || l.length < branches.get(best)!.length) best = idx;
+    for (const [idx, l] of branches) for (const e of l) idx !== best ? dropped.add(e) : compositeOf.has(e) || compositeOf.set(e, c);
+  }
+  const emitted = new Set<AjvError>();
+  const out: FieldError[] = [];
+  // Strings validate maxLength, then minLength, then pattern, stopping at the first failure.
+  const stringFailed = new Set<string>();
+  const seenAllOf = new Map<string, { clauses: Set<string>; count: number; name: string }>();
+  const pendingAllOf: string[] = [];
+  const ordered: AjvError[] = [];
+  for (const e of errors) {
+    if (dropped.has(e) || emitted.has(e)) continue;
+    const c = compositeOf.get(e);
+    if (c && !emitted.has(c)) {
+      const chain: AjvError[] = [];
+      for (let x: AjvError | undefined = c; x && !emitted.has(x); x = compositeOf.get(x)) chain.unshift(x);
+      for (const x of chain) {
+        emitted.add(x);
+        ordered.push(x);
+      }
+    }
+    emitted.add(e);
+    ordered.push(e);
+  }
+  for (const e of ordered) {
+    const name = openapiName(root, e.instancePath, prefix);
+    for (const allOfMatch of e.schemaPath.matchAll(/\/allOf\/(\d+)\//g)) {
+      const allOfPath = e.schemaPath.slice(0, allOfMatch.index! + '/allOf'.length);
+      const at = instancePrefix(e.instancePath, allOfPath);
+      const key = `${allOfPath}|${at}`;
+      let rec = seenAllOf.get(key);
+      if (!rec) {
+        seenAllOf.set(key, (rec = { clauses: new Set(), count: allOfClauseCount(ajvSchema, allOfPath), name: openapiName(root, at, prefix) }));
+        pendingAllOf.push(key);
+      }
+      rec.clauses.add(allOfMatch[1]);
+    }
+    if (COMPOSITE.has(e.keyword)) {
+      let msg: string;
+      if (e.keyword === 'anyOf') msg = `${goQuote(name)} must validate at least one schema (anyOf)`;
+      else if (e.keyword === 'not') msg = `${goQuote(name)} must not validate the schema (not)`;
+      else {
+        const passing = e.params.passingSchemas;
+        const extra = Array.isArray(passing) ? `Found ${passing.length} valid alternatives` : 'Found none valid';
+        msg = `${goQuote(name)} must validate one and only one schema (oneOf). ${extra}`;
+      }
+      out.push(invalidError(compositeField, '""', msg));
+      continue;
+    }
+    if (e.keyword === 'maxLength' || e.keyword === 'minLength' || e.keyword === 'pattern') {
+      const key = `${e.instancePath}|${e.schemaPath.replace(/\/[^/]+$/, '')}`;
+      if (stringFailed.has(key)) continue;
+      stringFailed.add(key);
+    }
+    const fe = translate(e, root, prefix, fieldFor);
+    if (fe) out.push(fe);
+  }
+  for (const key of pendingAllOf) {
+    const rec = seenAllOf.get(key)!;
+    const none = rec.count > 0 && rec.clauses.size >= rec.count;
+    out.push(invalidError(compositeField, '""', `${goQuote(rec.name)} must validate all the schemas (allOf)${none ? '. None validated' : ''}`));
+  }
+  return out;
+}
+
+/** The instance location of the schema at schemaPath, as a prefix of an error's instancePath. */
+function instancePrefix(instancePath: string, schemaPath: string): string {
+  const segs = schemaPath.replace(/^#\/?/, '').split('/').filter(Boolean);
+  let depth = 0;
+  for (let i = 0; i < segs.length; i++) {
+    const s = segs[i];
+    if (s === 'properties') {
+      depth++;
+      i++;
+    } else if (s === 'items' || s === 'additionalProperties') depth++;
+    else if (s === 'allOf' || s === 'anyOf' || s === 'oneOf') i++;
+  }
+  const parts = instancePath === '' ? [] : instancePath.slice(1).split('/');
+  return parts.length === 0 || depth === 0 ? '' : '/' + parts.slice(0, depth).join('/');
+}
+
+/** Number of clauses of the allOf at a schema path ("#/properties/spec/allOf"). */
+function allOfClauseCount(ajvSchema: Obj, allOfPath: string): number {
+  let cur: any = ajvSchema;
+  for (const seg of allOfPath.replace(/^#\/?/, '').split('/').filter(Boolean)) cur = cur?.[seg.replace(/~1/g, '/').replace(/~0/g, '~')];
+  return Array.isArray(cur) ? cur.length : 0;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Post-schema checks: list-type set/map uniqueness, embedded resources' apiVersion/kind/metadata.
+
+const canonical = (v: unknown): string => JSON.stringify(v, (_k, x) => (isObj(x) ? Object.fromEntries(Object.keys(x).sort().map((k) => [k, x[k]])) : x));
+
+function checkStructure(s: unknown, v: unknown, path: string, errs: FieldError[]): void {
+  if (!isObj(s) || v === null || v === undefined) return;
+  if (Array.isArray(v)) {
+    const lt = s['x-kubernetes-list-type'];
+    if (lt === 'set') {
+      const seen = new Set<string>();
+      v.forEach((item, i) => {
+        const c = canonical(item);
+        if (seen.has(c)) errs.push(duplicateError(indexPath(path, i), goValue(item)));
+        seen.add(c);
+      });
+    } else if (lt === 'map' && Array.isArray(s['x-kubernetes-list-map-keys'])) {
+      const keys = (s['x-kubernetes-list-map-keys'] as unknown[]).filter((k): k is string => typeof k === 'string');
+      const itemProps = isObj(s.items) && isObj(s.items.properties) ? s.items.properties : {};
+      const seen = new Set<string>();
+      v.forEach((item, i) => {
+        if (!isObj(item)) return;
+        const keyVals: Obj = {};
+        for (const k of keys) {
+          let kv = item[k];
+          if (kv === undefined && isObj(itemProps[k]) && itemProps[k].default !== undefined) kv = itemProps[k].default;
+          if (kv !== undefined) keyVals[k] = kv;
+        }
+        const c = canonical(keyVals);
+        if (seen.has(c)) errs.push(duplicateError(indexPath(path, i), goSharpV(keyVals)));
+        seen.add(c);
+      });
+    }
+    if (isObj(s.items)) v.forEach((item, i) => checkStructure(s.items, item, indexPath(path, i), errs));
+    return;
+  }
+  if (!isObj(v)) return;
+  if (s['x-kubernetes-embedded-resource'] === true) errs.push(...validateEmbeddedResource(v, path));
+  const props = isObj(s.properties) ? s.properties : undefined;
+  for (const k of Object.keys(v)) {
+    if (props && isObj(props[k])) {
+      if (s['x-kubernetes-embedded-resource'] === true && (k === 'apiVersion' || k === 'kind' || k === 'metadata')) continue;
+      checkStructure(props[k], v[k], childPath(path, k), errs);
+    } else if (isObj(s.additionalProperties)) {
+      checkStructure(s.additionalProperties, v[k], indexPath(path, k), errs);
+    }
+  }
+}
+
+/** apimachinery's ParseGroupVersion error, if any. */
+function groupVersionError(gv: string): string | undefined {
+  if (gv === '' || gv === '/') return undefined;
+  const n = gv.split('/').length - 1;
+  if (n === 0 || n === 1) return undefined;
+  return `unexpected GroupVersion string: ${gv}`;
+}
+
+/** What objectmeta.Validate checks on an x-kubernetes-embedded-resource object. */
+export function validateEmbeddedResource(x: Obj, path: string): FieldError[] {
+  const errs: FieldError[] = [];
+  if (!('apiVersion' in x)) errs.push(requiredError(childPath(path, 'apiVersion'), 'must not be empty'));
+  if (!('kind' in x)) errs.push(requiredError(childPath(path, 'kind'), 'must not be empty'));
+  for (const k of Object.keys(x)) {
+    const v = x[k];
+    if (k === 'apiVersion') {
+      if (typeof v !== 'string') errs.push(invalidError(childPath(path, k), goValue(v), 'must be a string'));
+      else if (v.length === 0) errs.push(invalidError(childPath(path, k), goQuote(v), 'must not be empty'));
+      else {
+        const gvErr = groupVersionError(v);
+        if (gvErr) errs.push(invalidError(childPath(path, k), goQuote(v), gvErr));
+      }
+    } else if (k === 'kind') {
+      if (typeof v !== 'string') errs.push(invalidError(childPath(path, k), goValue(v), 'must be a string'));
+      else if (v.length === 0) errs.push(invalidError(childPath(path, k), goQuote(v), 'must not be empty'));
+      else {
+        const le = isDNS1035Label(v.toLowerCase());
+        if (le.length) errs.push(invalidError(childPath(path, k), goQuote(v), 'may have mixed case, but should otherwise match: ' + le.join(',')));
+      }
+    } else if (k === 'metadata' && isObj(v)) {
+      const mp = childPath(path, 'metadata');
+      if (typeof v.name === 'string' && v.name !== '') {
+        for (const msg of isPathSegmentName(v.name)) errs.push(invalidError(childPath(mp, 'name'), goQuote(v.name), msg));
+      }
+      if (typeof v.generateName === 'string' && v.generateName !== '') {
+        for (const msg of isPathSegmentName(v.generateName)) errs.push(invalidError(childPath(mp, 'generateName'), goQuote(v.generateName), msg));
+      }
+      errs.push(...validateLabels(v.labels, childPath(mp, 'labels')));
+      errs.push(...validateAnnotations(v.annotations, childPath(mp, 'annotations')));
+    }
+  }
+  return errs;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Pruning.
+
+/** ObjectMeta's JSON fields: unknown keys in an embedded resource's metadata are dropped. */
+const OBJECT_META_FIELDS = new Set([
+  'name',
+  'generateName',
+  'namespace',
+  'selfLink',
+  'uid',
+  'resourceVersion',
+  'generation',
+  'creationTimestamp',
+  'deletionTimestamp',
+  'deletionGracePeriodSeconds',
+  'labels',
+  'annotations',
+  'ownerReferences',
+  'finalizers',
+  'managedFields',
+]);
+
+function pruneEmbeddedMeta(meta: Obj, path: string, pruned: string[]): void {
+  for (const k of Object.keys(meta)) {
+    if (!OBJECT_META_FIELDS.has(k)) {
+      pruned.push(childPath(path, k));
+      delete meta[k];
+    }
+  }
+}
+
+/**
+ * Removes fields the schema does not specify, in place, appending their paths to `pruned`.
+ * `isResourceRoot` treats the node as a resource root (apiVersion/kind/metadata kept; root
+ * metadata is left to ObjectMeta handling).
+ */
+export function pruneValue(s: unknown, x: unknown, path: string, pruned: string[], isResourceRoot = false): void {
+  const schema = isObj(s) ? s : undefined;
+  if (schema && schema['x-kubernetes-preserve-unknown-fields'] === true) return skipPrune(schema, x, path, pruned, isResourceRoot);
+  if (Array.isArray(x)) {
+    const items = schema && isObj(schema.items) ? schema.items : undefined;
+    x.forEach((v, i) => pruneValue(items, v, indexPath(path, i), pruned));
+    return;
+  }
+  if (!isObj(x)) return;
+  if (!schema) {
+    for (const k of Object.keys(x)) {
+      pruned.push(childPath(path, k));
+      delete x[k];
+    }
+    return;
+  }
+  const embedded = isResourceRoot || schema['x-kubernetes-embedded-resource'] === true;
+  const props = isObj(schema.properties) ? schema.properties : undefined;
+  for (const k of Object.keys(x)) {
+    const v = x[k];
+    if (embedded) {
+      if ((k === 'apiVersion' || k === 'kind') && typeof v === 'string') continue;
+      if (k === 'metadata' && isObj(v)) {
+        if (!isResourceRoot) pruneEmbeddedMeta(v, childPath(path, k), pruned);
+        continue;
+      }
+    }
+    if (props && Object.prototype.hasOwnProperty.call(props, k)) {
+      pruneValue(props[k], v, childPath(path, k), pruned);
+    } else if (schema.additionalProperties !== undefined && schema.additionalProperties !== false) {
+      pruneValue(isObj(schema.additionalProperties) ? schema.additionalProperties : undefined, v, childPath(path, k), pruned);
+    } else {
+      if (!(isResourceRoot && path === '' && (k === 'apiVersion' || k === 'kind' || k === 'metadata'))) pruned.push(childPath(path, k));
+      delete x[k];
+    }
+  }
+}
+
+/** Under x-kubernetes-preserve-unknown-fields: unknown fields stay, known ones are still pruned inside. */
+function skipPrune(schema: Obj, x: unknown, path: string, pruned: string[], isResourceRoot: boolean): void {
+  if (Array.isArray(x)) {
+    if (isObj(schema.items)) x.forEach((v, i) => pruneValue(schema.items, v, indexPath(path, i), pruned));
+    return;
+  }
+  if (!isObj(x)) return;
+  const embedded = isResourceRoot || schema['x-kubernetes-embedded-resource'] === true;
+  const props = isObj(schema.properties) ? schema.properties : undefined;
+  for (const k of Object.keys(x)) {
+    const v = x[k];
+    if (embedded && k === 'metadata' && isObj(v)) {
+      if (!isResourceRoot) pruneEmbeddedMeta(v, childPath(path, k), pruned);
+      continue;
+    }
+    if (embedded && (k === 'apiVersion' || k === 'kind')) continue;
+    if (props && Object.prototype.hasOwnProperty.call(props, k)) pruneValue(props[k], v, childPath(path, k), pruned);
+    else if (isObj(schema.additionalProperties)) pruneValue(schema.additionalProperties, v, childPath(path, k), pruned);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Defaulting.
+
+const clone = <T>(v: T): T => (v === undefined ? v : (JSON.parse(JSON.stringify(v)) as T));
+
+/**
+ * Structural defaulting, in place: null values of non-nullable fields without a default are
+ * dropped; absent (or non-nullable null) properties with a default get a copy of it; defaults
+ * apply inside objects and list items that exist (including ones just defaulted).
+ */
+export function defaultValue(s: unknown, x: unknown): void {
+  if (!isObj(s)) return;
+  if (Array.isArray(x)) {
+    const items = isObj(s.items) ? s.items : undefined;
+    if (!items) return;
+    for (let i = 0; i < x.length; i++) {
+      if (x[i] === null && items.default !== undefined && items.nullable !== true) x[i] = clone(items.default);
+      defaultValue(items, x[i]);
+    }
+    return;
+  }
+  if (!isObj(x)) return;
+  const props = isObj(s.properties) ? s.properties : undefined;
+  const addl = isObj(s.additionalProperties) ? s.additionalProperties : undefined;
+  // PruneNonNullableNullsWithoutDefaults
+  for (const k of Object.keys(x)) {
+    if (x[k] !== null) continue;
+    const ps = props && isObj(props[k]) ? props[k] : !props || !(k in props) ? addl : undefined;
+    if (ps && ps.nullable !== true && ps.default === undefined) delete x[k];
+  }
+  if (props) {
+    for (const k of Object.keys(props)) {
+      const p = props[k];
+      if (!isObj(p) || p.default === undefined) continue;
+      if (!(k in x) || (x[k] === null && p.nullable !== true)) x[k] = clone(p.default);
+    }
+  }
+  for (const k of Object.keys(x)) {
+    if (props && isObj(props[k])) defaultValue(props[k], x[k]);
+    else if (addl) {
+      if (x[k] === null && addl.default !== undefined && addl.nullable !== true) x[k] = clone(addl.default);
+      defaultValue(addl, x[k]);
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The compiled schema.
+
+export interface ValidateOptions {
+  /**
+   * Name prefix for paths (kube-openapi's root name), e.g. the CRD path of a default value.
+   * With a prefix, errors about the whole value and composite (anyOf...) errors carry the prefix
+   * as their field; without one they carry "<nil>", as kube-apiserver reports them for objects.
+   */
+  pathPrefix?: string;
+  /** Skip embedded-resource and list-type checks (plain schema validation only). */
+  schemaOnly?: boolean;
+}
+
+export interface CompiledSchema {
+  readonly schema: Obj;
+  /** Schema violations of obj (not modified), in kube-apiserver's wording. */
+  validate(obj: unknown, opts?: ValidateOptions): FieldError[];
+  /** Removes unknown fields in place; returns their paths ("spec.foo", "spec.items[0].bar"). */
+  prune(obj: unknown): string[];
+  /** Applies schema defaults in place (and drops non-nullable nulls without default). */
+  applyDefaults(obj: unknown): void;
+  /** The schema as the shared TypeNode view (for patch/apply/tables), built on first use. */
+  readonly typeNode: TypeNode;
+}
+
+export interface CompileOptions {
+  /** The schema is a resource root (a CRD version's openAPIV3Schema): default true. */
+  isResourceRoot?: boolean;
+}
+
+/** Compiles one CRD version's openAPIV3Schema. Throws if ajv cannot build a validator. */
+export function compileVersionSchema(schema: unknown, opts: CompileOptions = {}): CompiledSchema {
+  const root: Obj = isObj(schema) ? schema : {};
+  const isResourceRoot = opts.isResourceRoot !== false;
+  const ajvSchema = toAjvSchema(root);
+  const ajv = ajvInstance();
+  const validateFn = ajv.compile(ajvSchema);
+  // The caller keeps the compiled schema; do not let ajv's cache grow with every CRD write.
+  ajv.removeSchema(ajvSchema);
+  let typeNode: TypeNode | undefined;
+  return {
+    schema: root,
+    validate(obj: unknown, vopts: ValidateOptions = {}): FieldError[] {
+      const prefix = vopts.pathPrefix ?? '';
+      const fieldFor = (name: string): string => (name === '' ? prefix || '<nil>' : name);
+      const errs: FieldError[] = [];
+      if (!validateFn(obj)) {
+        errs.push(...arrangeErrors(validateFn.errors as AjvError[], ajvSchema, obj, prefix, fieldFor, prefix || '<nil>'));
+      }
+      if (!vopts.schemaOnly) {
+        const structural: FieldError[] = [];
+        if (isObj(obj) && isResourceRoot) {
+          for (const k of Object.keys(obj)) {
+            if (k === 'apiVersion' || k === 'kind' || k === 'metadata') continue;
+            const props = isObj(root.properties) ? root.properties : {};
+            if (isObj(props[k])) checkStructure(props[k], obj[k], childPath(prefix, k), structural);
+          }
+        } else {
+          checkStructure(root, obj, prefix, structural);
+        }
+        errs.push(...structural);
+      }
+      return errs;
+    },
+    prune(obj: unknown): string[] {
+      const pruned: string[] = [];
+      pruneValue(root, obj, '', pruned, isResourceRoot);
+      return pruned;
+    },
+    applyDefaults(obj: unknown): void {
+      defaultValue(root, obj);
+    },
+    get typeNode(): TypeNode {
+      if (!typeNode) typeNode = new TypeModel({}).fromSchema(root);
+      return typeNode;
+    },
+  };
+}
