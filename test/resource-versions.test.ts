@@ -233,3 +233,23 @@ test('a watcher that stops reading is closed instead of buffering without bound'
   const { bytes } = await ended;
   assert.ok(bytes < writes * 512 * 1024, `the server ended the stream early (got ${bytes} bytes)`);
 });
+
+test('watch streams in CBOR (a sequence of self-described items) and as PartialObjectMetadata', async () => {
+  const { decodeMultiple } = await import('cbor-x');
+  await makeNamespace('wfmt');
+  const rv = (await s.request('GET', '/api/v1/namespaces/wfmt/configmaps')).json().metadata.resourceVersion;
+  await s.request('POST', '/api/v1/namespaces/wfmt/configmaps', { body: cm('one') });
+  await s.request('POST', '/api/v1/namespaces/wfmt/configmaps', { body: cm('two') });
+  const path = `/api/v1/namespaces/wfmt/configmaps?watch=1&resourceVersion=${rv}&timeoutSeconds=1`;
+  const cbor = await s.request('GET', path, { headers: { accept: 'application/cbor' } });
+  assert.equal(cbor.headers['content-type'], 'application/cbor-seq');
+  const items: any[] = [];
+  decodeMultiple(cbor.raw, (v: any) => {
+    items.push(v);
+  });
+  assert.deepEqual(items.map((e) => `${e.type} ${e.object.metadata.name}`), ['ADDED one', 'ADDED two']);
+  const pom = await s.request('GET', path, { headers: { accept: 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1' } });
+  const events = pom.text.trim().split('\n').map((l) => JSON.parse(l));
+  assert.deepEqual(events.map((e) => e.object.kind), ['PartialObjectMetadata', 'PartialObjectMetadata']);
+  assert.equal(events[0].object.data, undefined);
+});
