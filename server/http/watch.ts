@@ -180,7 +180,10 @@ export class WatchService {
 
     // Initial state and subscription happen in one synchronous step, so no commit falls between them.
     const listener = (events: LogEvent[]) => {
+      // One commit's events leave in one write (one TLS record run, one syscall) per watcher.
+      out.cork();
       for (const e of events) deliver(e);
+      process.nextTick(() => out.uncork());
     };
     if (initialState) {
       lastRv = this.log.currentRv;

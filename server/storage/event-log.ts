@@ -39,6 +39,9 @@ export interface LogEvent {
 
 export type EventListener = (events: LogEvent[]) => void;
 
+/** How long one compaction slice may hold the write lock. */
+const SLICE_TARGET_MS = 8;
+
 export interface CompactionResult {
   compactedRv: number;
   removed: number;
@@ -183,7 +186,7 @@ export class EventLog {
    * current version of every live object stays. Runs in small slices on the writer thread, so
    * writers wait for one slice at most.
    */
-  compact(upTo: number, sliceRows = 2000): Promise<CompactionResult> {
+  compact(upTo: number): Promise<CompactionResult> {
     if (this.compacting) return this.compacting;
     const target = Math.min(upTo, this.lastRv);
     if (target <= this.compacted) return Promise.resolve({ compactedRv: this.compacted, removed: 0, slices: 0, longestSliceMs: 0 });
@@ -192,13 +195,21 @@ export class EventLog {
       let slices = 0;
       let longest = 0;
       const first = (this.stmts.firstEvent.get() as { rv: number | null }).rv ?? target;
-      for (let from = Math.max(first - 1, 0); from < target; from += sliceRows) {
+      // Slices sized to take about SLICE_TARGET_MS each, with a pause between them, so a write
+      // batch waits for one short slice at most.
+      let sliceRows = 256;
+      for (let from = Math.max(first - 1, 0); from < target; ) {
         const to = Math.min(from + sliceRows, target);
         const r = await this.ask({ id: this.nextRequestId++, compact: { from, to, cutoff: target } });
         if (!r.ok) throw new Error(`compaction failed: ${r.error}`);
         removed += r.removed ?? 0;
-        longest = Math.max(longest, r.ms ?? 0);
+        const ms = r.ms ?? 0;
+        longest = Math.max(longest, ms);
         slices++;
+        from = to;
+        if (ms > SLICE_TARGET_MS) sliceRows = Math.max(16, Math.floor(sliceRows / 2));
+        else if (ms < SLICE_TARGET_MS / 4) sliceRows = Math.min(8192, sliceRows * 2);
+        await new Promise((resolve) => setTimeout(resolve, 1));
       }
       const saved = await this.ask({ id: this.nextRequestId++, meta: ['compacted_rv', String(target)] });
       if (!saved.ok) throw new Error(`compaction failed: ${saved.error}`);

@@ -16,6 +16,7 @@ db.pragma('journal_mode = WAL');
 db.pragma(`synchronous = ${synchronous.toUpperCase()}`);
 db.pragma('wal_autocheckpoint = 4000');
 db.pragma('busy_timeout = 5000');
+db.pragma('cache_size = -16384');
 
 const insertEvent = db.prepare('INSERT INTO events (rv, type, res, ns, name, uid, prev_rv, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?)');
 const upsert = db.prepare(`INSERT INTO objects (res, ns, name, rv, uid, data) VALUES (?, ?, ?, ?, ?, ?)

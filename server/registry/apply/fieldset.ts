@@ -9,6 +9,11 @@
 //
 // The schema-aware half of this file turns an object into the set of fields it sets (fieldsOf),
 // the way ownership is recorded for an applied configuration.
+//
+// Performance notes (this code runs on every write): a trie level is one Map keyed by the
+// element's FieldsV1 name, so names are computed once per element (interned for field names and
+// scalar-keyed list elements) and never again per operation; set operations share unchanged
+// subtrees copy-on-write instead of cloning them; schema atoms are computed once per TypeNode.
 import type { TypeNode } from '../../schema/types.ts';
 
 export type PathElement =
@@ -22,9 +27,18 @@ export type FieldPath = readonly PathElement[];
 // ---------------------------------------------------------------------------------------------
 // Values: the JSON encoding kube uses inside k:/v: names, ordering and human-readable form.
 
+const GO_ESCAPE = /[<>&\u2028\u2029]/;
+const GO_ESCAPE_ALL = /[<>&\u2028\u2029]/g;
+const goEscape = (c: string): string => '\\u' + c.charCodeAt(0).toString(16).padStart(4, '0');
+
 /** Compact JSON as Go's encoding/json writes it: object keys sorted, <, >, & and U+2028/9 escaped. */
 export function goJSON(v: unknown): string {
-  return JSON.stringify(sortKeys(v)).replace(/[<>&\u2028\u2029]/g, (c) => '\\u' + c.charCodeAt(0).toString(16).padStart(4, '0'));
+  if (typeof v === 'string') {
+    const s = JSON.stringify(v);
+    return GO_ESCAPE.test(s) ? s.replace(GO_ESCAPE_ALL, goEscape) : s;
+  }
+  if (typeof v === 'number' || typeof v === 'boolean' || v === null) return JSON.stringify(v);
+  return JSON.stringify(sortKeys(v)).replace(GO_ESCAPE_ALL, goEscape);
 }
 
 function sortKeys(v: unknown): unknown {
@@ -41,9 +55,25 @@ export function isPlainObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
+const hasOwn = (o: object, k: string): boolean => Object.prototype.hasOwnProperty.call(o, k);
+
 /** Byte-wise (UTF-8) string order, as Go's strings.Compare. */
 export function compareStrings(a: string, b: string): number {
   if (a === b) return 0;
+  const n = a.length < b.length ? a.length : b.length;
+  for (let i = 0; i < n; i++) {
+    const ca = a.charCodeAt(i);
+    const cb = b.charCodeAt(i);
+    if (ca !== cb) {
+      // Below the surrogates code units order like code points (and UTF-8 bytes).
+      if (ca < 0xd800 && cb < 0xd800) return ca < cb ? -1 : 1;
+      return compareCodePoints(a, b);
+    }
+  }
+  return a.length < b.length ? -1 : a.length > b.length ? 1 : 0;
+}
+
+function compareCodePoints(a: string, b: string): number {
   const n = Math.min(a.length, b.length);
   for (let i = 0; i < n; i++) {
     const ca = a.codePointAt(i)!;
@@ -96,19 +126,17 @@ export function compareValues(a: unknown, b: unknown): number {
 /** Deep equality of JSON values (object key order ignored). */
 export function jsonEqual(a: unknown, b: unknown): boolean {
   if (a === b) return true;
+  if (typeof a !== 'object' || a === null || typeof b !== 'object' || b === null) return false;
   if (Array.isArray(a)) {
     if (!Array.isArray(b) || a.length !== b.length) return false;
     for (let i = 0; i < a.length; i++) if (!jsonEqual(a[i], b[i])) return false;
     return true;
   }
-  if (isPlainObject(a)) {
-    if (!isPlainObject(b)) return false;
-    const ka = Object.keys(a);
-    if (ka.length !== Object.keys(b).length) return false;
-    for (const k of ka) if (!Object.prototype.hasOwnProperty.call(b, k) || !jsonEqual(a[k], b[k])) return false;
-    return true;
-  }
-  return false;
+  if (Array.isArray(b)) return false;
+  const ka = Object.keys(a);
+  if (ka.length !== Object.keys(b).length) return false;
+  for (const k of ka) if (!hasOwn(b, k) || !jsonEqual((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k])) return false;
+  return true;
 }
 
 /** Go's value.ToString: how a key or set value appears in a path such as `[name="nginx"]`. */
@@ -120,6 +148,8 @@ function valueToString(v: unknown): string {
   if (isPlainObject(v)) return '{' + Object.keys(v).map((k) => `${k}=${valueToString(v[k])}`).join(',') + '}';
   return String(v);
 }
+
+const isScalarValue = (v: unknown): boolean => v === null || typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean';
 
 // ---------------------------------------------------------------------------------------------
 // Path elements
@@ -138,6 +168,7 @@ export function keyPE(fields: Record<string, unknown>): PathElement {
 const kindRank = (pe: PathElement): number => ('field' in pe ? 0 : 'key' in pe ? 1 : 'value' in pe ? 2 : 3);
 
 export function comparePathElements(a: PathElement, b: PathElement): number {
+  if ('field' in a && 'field' in b) return compareStrings(a.field, b.field);
   const ra = kindRank(a);
   const rb = kindRank(b);
   if (ra !== rb) return ra < rb ? -1 : 1;
@@ -161,12 +192,51 @@ export function comparePathElements(a: PathElement, b: PathElement): number {
   return ia < ib ? -1 : ia > ib ? 1 : 0;
 }
 
+/** Names of k:/v: elements, computed once per element object. */
+const NAMES = new WeakMap<object, string>();
+
+function computeName(pe: PathElement): string {
+  if ('key' in pe) return 'k:{' + pe.key.map(([k, v]) => goJSON(k) + ':' + goJSON(v)).join(',') + '}';
+  if ('value' in pe) return 'v:' + goJSON(pe.value);
+  return 'i:' + (pe as { index: number }).index;
+}
+
 /** The FieldsV1 name of a path element: `f:name`, `k:{"name":"c"}`, `v:"x"`, `i:0`. */
 export function serializePathElement(pe: PathElement): string {
   if ('field' in pe) return 'f:' + pe.field;
-  if ('key' in pe) return 'k:{' + pe.key.map(([k, v]) => goJSON(k) + ':' + goJSON(v)).join(',') + '}';
-  if ('value' in pe) return 'v:' + goJSON(pe.value);
-  return 'i:' + pe.index;
+  let name = NAMES.get(pe);
+  if (name === undefined) {
+    name = computeName(pe);
+    NAMES.set(pe, name);
+  }
+  return name;
+}
+
+/** A path element together with its FieldsV1 name. */
+export interface Named {
+  readonly pe: PathElement;
+  readonly name: string;
+}
+
+/** Bounded intern tables: the same field names and list keys recur in every object of a kind. */
+const INTERN_LIMIT = 50_000;
+const FIELDS = new Map<string, Named>();
+const ELEMENTS = new Map<string, Named>();
+
+/** The field (or map key) element `f:<name>`, interned. */
+export function fieldNamed(field: string): Named {
+  let n = FIELDS.get(field);
+  if (n === undefined) {
+    if (FIELDS.size >= INTERN_LIMIT) FIELDS.clear();
+    n = { pe: { field }, name: 'f:' + field };
+    FIELDS.set(field, n);
+  }
+  return n;
+}
+
+function namedElement(pe: PathElement): Named {
+  if ('field' in pe) return fieldNamed(pe.field);
+  return { pe, name: serializePathElement(pe) };
 }
 
 /** Parses a FieldsV1 name; undefined for an unknown element type (kube drops those silently). */
@@ -193,6 +263,24 @@ export function parsePathElement(s: string): PathElement | undefined {
   }
 }
 
+/** Parsed FieldsV1 names (null: an unknown element type), keyed by the name as written. */
+const PARSED = new Map<string, Named | null>();
+
+function parseNamed(s: string): Named | undefined {
+  const hit = PARSED.get(s);
+  if (hit !== undefined) return hit ?? undefined;
+  const pe = parsePathElement(s); // throws on malformed names; those are not remembered
+  let n: Named | null = null;
+  if (pe !== undefined) {
+    n = 'field' in pe ? fieldNamed(pe.field) : { pe, name: serializePathElement(pe) };
+    // Elements holding structured values are not shared between sets read at different times.
+    if ('key' in pe ? !pe.key.every(([, v]) => isScalarValue(v)) : 'value' in pe && !isScalarValue(pe.value)) return n;
+  }
+  if (PARSED.size >= INTERN_LIMIT) PARSED.clear();
+  PARSED.set(s, n);
+  return n ?? undefined;
+}
+
 /** `.spec`, `[name="nginx"]`, `[=value]`, `[0]` — how kube prints a path element. */
 export function pathElementString(pe: PathElement): string {
   if ('field' in pe) return '.' + pe.field;
@@ -214,14 +302,29 @@ export function fieldPath(...names: string[]): FieldPath {
 // ---------------------------------------------------------------------------------------------
 // The set
 
-interface Child {
-  pe: PathElement;
-  set: FieldSet;
+/**
+ * One element at one level of the trie: a member itself, a prefix of deeper members (sub), or
+ * both. Invariant: every entry is a member or has a non-empty sub.
+ */
+interface Entry {
+  readonly name: string;
+  readonly pe: PathElement;
+  member: boolean;
+  sub: FieldSet | undefined;
 }
 
+const byElement = (a: Entry, b: Entry): number => comparePathElements(a.pe, b.pe);
+
 export class FieldSet {
-  private readonly members = new Map<string, PathElement>();
-  private readonly children = new Map<string, Child>();
+  /** @internal The level, keyed by FieldsV1 name. */
+  _m = new Map<string, Entry>();
+  /**
+   * @internal A frozen set is shared (by another set, or a cache) and never changes again; writes
+   * through a parent replace a frozen child by a copy of its level first (copy-on-write).
+   */
+  _frozen = false;
+  /** @internal The entries sorted by element, while the level's names do not change. */
+  _sorted: Entry[] | undefined = undefined;
 
   static of(...paths: FieldPath[]): FieldSet {
     const s = new FieldSet();
@@ -232,115 +335,119 @@ export class FieldSet {
   /** Adds a path (mutates). Parents are not added; the empty path (the whole object) is never tracked. */
   add(path: FieldPath): this {
     if (path.length === 0) return this;
+    if (this._frozen) throw new Error('FieldSet is shared and cannot be modified');
     let s: FieldSet = this;
-    for (let i = 0; i < path.length - 1; i++) s = s.descend(path[i]);
-    const last = path[path.length - 1];
-    s.members.set(serializePathElement(last), last);
+    for (let i = 0; i < path.length - 1; i++) {
+      const n = namedElement(path[i]);
+      s = s._child(n.name, n.pe);
+    }
+    const last = namedElement(path[path.length - 1]);
+    s._member(last.name, last.pe);
     return this;
   }
 
-  private descend(pe: PathElement): FieldSet {
-    const name = serializePathElement(pe);
-    let c = this.children.get(name);
-    if (!c) this.children.set(name, (c = { pe, set: new FieldSet() }));
-    return c.set;
+  /** @internal The writable child level under name, created when missing (the caller adds to it). */
+  _child(name: string, pe: PathElement): FieldSet {
+    const e = this._m.get(name);
+    if (e === undefined) {
+      const sub = new FieldSet();
+      this._m.set(name, { name, pe, member: false, sub });
+      this._sorted = undefined;
+      return sub;
+    }
+    let sub = e.sub;
+    if (sub === undefined) e.sub = sub = new FieldSet();
+    else if (sub._frozen) e.sub = sub = sub._thaw();
+    return sub;
+  }
+
+  /** @internal Marks name a member of this (writable) level. */
+  _member(name: string, pe: PathElement): void {
+    const e = this._m.get(name);
+    if (e === undefined) {
+      this._m.set(name, { name, pe, member: true, sub: undefined });
+      this._sorted = undefined;
+    } else e.member = true;
+  }
+
+  /** @internal A writable copy of this level; the levels below are shared (frozen). */
+  _thaw(): FieldSet {
+    const out = new FieldSet();
+    for (const [k, e] of this._m) out._m.set(k, { name: e.name, pe: e.pe, member: e.member, sub: e.sub ? freeze(e.sub) : undefined });
+    return out;
+  }
+
+  /** @internal The (possibly shared) level below name. */
+  _sub(name: string): FieldSet | undefined {
+    return this._m.get(name)?.sub;
+  }
+
+  /** @internal Entries sorted by element (kube's order). */
+  _entries(): Entry[] {
+    let s = this._sorted;
+    if (s === undefined) {
+      s = [...this._m.values()];
+      if (s.length > 1) s.sort(byElement);
+      this._sorted = s;
+    }
+    return s;
   }
 
   has(path: FieldPath): boolean {
     if (path.length === 0) return false;
     let s: FieldSet | undefined = this;
-    for (let i = 0; i < path.length - 1 && s; i++) s = s.children.get(serializePathElement(path[i]))?.set;
-    return s ? s.members.has(serializePathElement(path[path.length - 1])) : false;
+    for (let i = 0; i < path.length - 1 && s; i++) s = s._m.get(serializePathElement(path[i]))?.sub;
+    return s ? s._m.get(serializePathElement(path[path.length - 1]))?.member === true : false;
   }
 
   /** The paths below pe, without the prefix (empty when none). */
   withPrefix(pe: PathElement): FieldSet {
-    return this.children.get(serializePathElement(pe))?.set ?? new FieldSet();
+    return this._m.get(serializePathElement(pe))?.sub ?? new FieldSet();
   }
 
   hasMember(pe: PathElement): boolean {
-    return this.members.has(serializePathElement(pe));
+    return this._m.get(serializePathElement(pe))?.member === true;
   }
 
   isEmpty(): boolean {
-    if (this.members.size > 0) return false;
-    for (const c of this.children.values()) if (!c.set.isEmpty()) return false;
-    return true;
+    return this._m.size === 0;
   }
 
   /** Number of member paths. */
   size(): number {
-    let n = this.members.size;
-    for (const c of this.children.values()) n += c.set.size();
+    let n = 0;
+    for (const e of this._m.values()) {
+      if (e.member) n++;
+      if (e.sub) n += e.sub.size();
+    }
     return n;
   }
 
   union(o: FieldSet): FieldSet {
-    const out = new FieldSet();
-    for (const [k, pe] of this.members) out.members.set(k, pe);
-    for (const [k, pe] of o.members) out.members.set(k, pe);
-    for (const [k, c] of this.children) {
-      const oc = o.children.get(k);
-      out.children.set(k, { pe: c.pe, set: oc ? c.set.union(oc.set) : c.set.clone() });
-    }
-    for (const [k, c] of o.children) if (!this.children.has(k)) out.children.set(k, { pe: c.pe, set: c.set.clone() });
-    return out;
+    return unionSets(this, o, true);
   }
 
   intersection(o: FieldSet): FieldSet {
-    const out = new FieldSet();
-    for (const [k, pe] of this.members) if (o.members.has(k)) out.members.set(k, pe);
-    for (const [k, c] of this.children) {
-      const oc = o.children.get(k);
-      if (!oc) continue;
-      const r = c.set.intersection(oc.set);
-      if (!r.isEmpty()) out.children.set(k, { pe: c.pe, set: r });
-    }
-    return out;
+    return intersectSets(this, o) ?? new FieldSet();
   }
 
   /** Members of this set not in o. A parent in o does not remove its children (structured-merge-diff's Difference). */
   difference(o: FieldSet): FieldSet {
-    const out = new FieldSet();
-    for (const [k, pe] of this.members) if (!o.members.has(k)) out.members.set(k, pe);
-    for (const [k, c] of this.children) {
-      const oc = o.children.get(k);
-      if (!oc) {
-        out.children.set(k, { pe: c.pe, set: c.set.clone() });
-        continue;
-      }
-      const d = c.set.difference(oc.set);
-      if (!d.isEmpty()) out.children.set(k, { pe: c.pe, set: d });
-    }
-    return out;
+    return subtractSets(this, o, false, true) ?? new FieldSet();
   }
 
   /** Like difference, but a member of o also removes everything below it. */
   recursiveDifference(o: FieldSet): FieldSet {
-    const out = new FieldSet();
-    for (const [k, pe] of this.members) if (!o.members.has(k)) out.members.set(k, pe);
-    for (const [k, c] of this.children) {
-      if (o.members.has(k)) continue;
-      const oc = o.children.get(k);
-      if (!oc) {
-        out.children.set(k, { pe: c.pe, set: c.set.clone() });
-        continue;
-      }
-      const d = c.set.recursiveDifference(oc.set);
-      if (!d.isEmpty()) out.children.set(k, { pe: c.pe, set: d });
-    }
-    return out;
+    return subtractSets(this, o, true, true) ?? new FieldSet();
   }
 
   equals(o: FieldSet): boolean {
-    if (this.members.size !== o.members.size) return false;
-    for (const k of this.members.keys()) if (!o.members.has(k)) return false;
-    const mine = [...this.children].filter(([, c]) => !c.set.isEmpty());
-    const theirs = [...o.children].filter(([, c]) => !c.set.isEmpty());
-    if (mine.length !== theirs.length) return false;
-    for (const [k, c] of mine) {
-      const oc = o.children.get(k);
-      if (!oc || !c.set.equals(oc.set)) return false;
+    if (this === o) return true;
+    if (this._m.size !== o._m.size) return false;
+    for (const [k, e] of this._m) {
+      const oe = o._m.get(k);
+      if (oe === undefined || oe.member !== e.member) return false;
+      if (e.sub === undefined ? oe.sub !== undefined : oe.sub === undefined || !e.sub.equals(oe.sub)) return false;
     }
     return true;
   }
@@ -348,19 +455,16 @@ export class FieldSet {
   /** Only the leaf paths: members that have no members below them. */
   leaves(): FieldSet {
     const out = new FieldSet();
-    for (const [k, pe] of this.members) {
-      const c = this.children.get(k);
-      if (!c || c.set.isEmpty()) out.members.set(k, pe);
-    }
-    for (const [k, c] of this.children) {
-      const l = c.set.leaves();
-      if (!l.isEmpty()) out.children.set(k, { pe: c.pe, set: l });
+    for (const [k, e] of this._m) {
+      const l = e.sub ? e.sub.leaves() : undefined;
+      const member = e.member && !e.sub;
+      if (member || (l && !l.isEmpty())) out._m.set(k, { name: e.name, pe: e.pe, member, sub: l && !l.isEmpty() ? l : undefined });
     }
     return out;
   }
 
   clone(): FieldSet {
-    return this.union(new FieldSet());
+    return this._thaw();
   }
 
   /** Every member path, in kube's iteration order: this level's members sorted, then each child's. */
@@ -371,18 +475,23 @@ export class FieldSet {
   }
 
   private collect(prefix: PathElement[], out: FieldPath[]): void {
-    for (const pe of sortedElements(this.members.values())) out.push([...prefix, pe]);
-    for (const c of sortedChildren(this.children.values())) c.set.collect([...prefix, c.pe], out);
+    const entries = this._entries();
+    for (const e of entries) if (e.member) out.push([...prefix, e.pe]);
+    for (const e of entries) if (e.sub) e.sub.collect([...prefix, e.pe], out);
   }
 
   /** Member path elements at this level, sorted. */
   memberElements(): PathElement[] {
-    return sortedElements(this.members.values());
+    return this._entries()
+      .filter((e) => e.member)
+      .map((e) => e.pe);
   }
 
   /** Child path elements (those with paths below them) at this level, sorted. */
   childElements(): PathElement[] {
-    return sortedChildren(this.children.values()).map((c) => c.pe);
+    return this._entries()
+      .filter((e) => e.sub)
+      .map((e) => e.pe);
   }
 
   toString(): string {
@@ -396,71 +505,168 @@ export class FieldSet {
 
   private emit(includeSelf: boolean): Record<string, unknown> {
     const out: Record<string, unknown> = {};
-    const members = sortedElements(this.members.values());
-    const children = sortedChildren([...this.children.values()].filter((c) => !c.set.isEmpty()));
-    if (includeSelf && (members.length > 0 || children.length > 0)) out['.'] = {};
-    let mi = 0;
-    let ci = 0;
-    while (mi < members.length || ci < children.length) {
-      const m = members[mi];
-      const c = children[ci];
-      const cmp = m === undefined ? 1 : c === undefined ? -1 : comparePathElements(m, c.pe);
-      if (cmp < 0) {
-        out[serializePathElement(m)] = {};
-        mi++;
-      } else if (cmp > 0) {
-        out[serializePathElement(c.pe)] = c.set.emit(false);
-        ci++;
-      } else {
-        out[serializePathElement(c.pe)] = c.set.emit(true);
-        mi++;
-        ci++;
-      }
-    }
+    if (includeSelf && this._m.size > 0) out['.'] = {};
+    for (const e of this._entries()) out[e.name] = e.sub ? e.sub.emit(e.member) : {};
     return out;
   }
 
   /** Reads a FieldsV1 object. Throws on malformed input; unknown element types are dropped. */
   static fromFieldsV1(fields: unknown): FieldSet {
     if (!isPlainObject(fields)) throw new Error('FieldsV1 must be a JSON object');
-    return FieldSet.readLevel(fields).children ?? new FieldSet();
+    return readLevel(fields).children ?? new FieldSet();
   }
+}
 
-  private static readLevel(obj: Record<string, unknown>): { children: FieldSet | undefined; isMember: boolean } {
-    let children: FieldSet | undefined;
-    let isMember = false;
-    for (const key of Object.keys(obj)) {
-      const v = obj[key];
-      if (key === '.') {
-        isMember = true;
-        continue;
-      }
-      const pe = parsePathElement(key);
-      if (pe === undefined) continue;
-      if (!isPlainObject(v)) throw new Error(`expected an object for ${key}`);
-      const sub = FieldSet.readLevel(v);
-      if (sub.isMember) {
-        children ??= new FieldSet();
-        children.add([pe]);
-      }
-      if (sub.children) {
-        children ??= new FieldSet();
-        const name = serializePathElement(pe);
-        const existing = children.children.get(name);
-        children.children.set(name, { pe, set: existing ? existing.set.union(sub.children) : sub.children });
-      }
+function freeze(s: FieldSet): FieldSet {
+  s._frozen = true;
+  return s;
+}
+
+function readLevel(obj: Record<string, unknown>): { children: FieldSet | undefined; isMember: boolean } {
+  let children: FieldSet | undefined;
+  let isMember = false;
+  for (const key of Object.keys(obj)) {
+    if (key === '.') {
+      isMember = true;
+      continue;
     }
-    if (!children) isMember = true;
-    return { children, isMember };
+    const n = parseNamed(key);
+    if (n === undefined) continue;
+    const v = obj[key];
+    if (!isPlainObject(v)) throw new Error(`expected an object for ${key}`);
+    const sub = readLevel(v);
+    if (!sub.isMember && !sub.children) continue;
+    children ??= new FieldSet();
+    const e = children._m.get(n.name);
+    if (e === undefined) {
+      children._m.set(n.name, { name: n.name, pe: n.pe, member: sub.isMember, sub: sub.children });
+      continue;
+    }
+    if (sub.isMember) e.member = true;
+    if (sub.children) e.sub = e.sub ? unionSets(e.sub, sub.children, true) : sub.children;
+  }
+  if (!children) isMember = true;
+  return { children, isMember };
+}
+
+/** a ∪ b; levels found in only one of them are shared, not copied. `fresh`: never return a or b itself. */
+function unionSets(a: FieldSet, b: FieldSet, fresh: boolean): FieldSet {
+  if (!fresh) {
+    if (a === b || b._m.size === 0) return freeze(a);
+    if (a._m.size === 0) return freeze(b);
+  }
+  const out = new FieldSet();
+  const om = out._m;
+  for (const [k, e] of a._m) {
+    const oe = b._m.get(k);
+    if (oe === undefined) om.set(k, { name: k, pe: e.pe, member: e.member, sub: e.sub ? freeze(e.sub) : undefined });
+    else {
+      const sub = e.sub ? (oe.sub ? unionSets(e.sub, oe.sub, false) : freeze(e.sub)) : oe.sub ? freeze(oe.sub) : undefined;
+      om.set(k, { name: k, pe: oe.member && !e.member ? oe.pe : e.pe, member: e.member || oe.member, sub });
+    }
+  }
+  for (const [k, oe] of b._m) if (!a._m.has(k)) om.set(k, { name: k, pe: oe.pe, member: oe.member, sub: oe.sub ? freeze(oe.sub) : undefined });
+  return out;
+}
+
+/** a ∩ b, undefined when empty. */
+function intersectSets(a: FieldSet, b: FieldSet): FieldSet | undefined {
+  if (a === b) return a._m.size === 0 ? undefined : a._thaw();
+  let out: FieldSet | undefined;
+  const aSmall = a._m.size <= b._m.size;
+  const small = aSmall ? a._m : b._m;
+  const large = aSmall ? b._m : a._m;
+  for (const [k, se] of small) {
+    const le = large.get(k);
+    if (le === undefined) continue;
+    const e = aSmall ? se : le;
+    const oe = aSmall ? le : se;
+    const member = e.member && oe.member;
+    const sub = e.sub && oe.sub ? (e.sub === oe.sub ? freeze(e.sub) : intersectSets(e.sub, oe.sub)) : undefined;
+    if (!member && !sub) continue;
+    out ??= new FieldSet();
+    out._m.set(k, { name: k, pe: e.pe, member, sub });
+  }
+  return out;
+}
+
+/** a − b (recursive: a member of b also removes what is below it); undefined when empty. `fresh`: never return a itself. */
+function subtractSets(a: FieldSet, b: FieldSet, recursive: boolean, fresh: boolean): FieldSet | undefined {
+  if (a === b || a._m.size === 0) return undefined;
+  if (!fresh && b._m.size === 0) return freeze(a);
+  let out: FieldSet | undefined;
+  let changed = false;
+  for (const [k, e] of a._m) {
+    const oe = b._m.get(k);
+    if (oe === undefined) {
+      (out ??= new FieldSet())._m.set(k, { name: k, pe: e.pe, member: e.member, sub: e.sub ? freeze(e.sub) : undefined });
+      continue;
+    }
+    if (recursive && oe.member) {
+      changed = true;
+      continue;
+    }
+    const member = e.member && !oe.member;
+    const sub = e.sub ? (oe.sub ? subtractSets(e.sub, oe.sub, recursive, false) : freeze(e.sub)) : undefined;
+    if (member !== e.member || sub !== e.sub) changed = true;
+    if (!member && !sub) continue;
+    (out ??= new FieldSet())._m.set(k, { name: k, pe: e.pe, member, sub });
+  }
+  if (!changed && !fresh) return freeze(a);
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Building sets while walking objects
+
+/** The path of a walk: names and elements by depth, and a stamp per push so builders know their levels. */
+export class PathStack {
+  names: string[] = [];
+  pes: PathElement[] = [];
+  stamps: number[] = [0];
+  depth = 0;
+  private counter = 0;
+
+  push(n: Named): void {
+    this.names[this.depth] = n.name;
+    this.pes[this.depth] = n.pe;
+    this.depth++;
+    this.stamps[this.depth] = ++this.counter;
+  }
+
+  pop(): void {
+    this.depth--;
+  }
+
+  path(): PathElement[] {
+    return this.pes.slice(0, this.depth);
   }
 }
 
-function sortedElements(it: Iterable<PathElement>): PathElement[] {
-  return [...it].sort(comparePathElements);
-}
+/** Adds the current path of a walk to a set, creating the levels on the way only when needed. */
+export class SetBuilder {
+  readonly root = new FieldSet();
+  private readonly levels: FieldSet[] = [this.root];
+  private readonly stamps: number[] = [0];
 
-function sortedChildren(it: Iterable<Child>): Child[] {
-  return [...it].sort((a, b) => comparePathElements(a.pe, b.pe));
+  constructor(private readonly stack: PathStack) {}
+
+  private level(d: number): FieldSet {
+    if (d === 0) return this.root;
+    const st = this.stack;
+    if (this.stamps[d] === st.stamps[d]) return this.levels[d];
+    const s = this.level(d - 1)._child(st.names[d - 1], st.pes[d - 1]);
+    this.levels[d] = s;
+    this.stamps[d] = st.stamps[d];
+    return s;
+  }
+
+  /** Adds the stack's current path (nothing at the root). */
+  add(): void {
+    const d = this.stack.depth;
+    if (d === 0) return;
+    this.level(d - 1)._member(this.stack.names[d - 1], this.stack.pes[d - 1]);
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -488,8 +694,13 @@ export function listRelationship(node: TypeNode): { relationship: 'atomic' | 'se
   return { relationship: 'atomic', keys: [] };
 }
 
-/** The atom a node has, deducing it from the value where the schema says nothing ('any'). */
-export function resolveAtom(node: TypeNode, value: unknown): Atom {
+const SCALAR_ATOM: Atom = { kind: 'scalar' };
+const UNTYPED_LIST: Atom = { kind: 'list', relationship: 'atomic', keys: [], elem: UNTYPED };
+const UNTYPED_MAP: Atom = { kind: 'map', atomic: false, fields: undefined, elem: UNTYPED };
+/** Atoms of typed nodes, which do not depend on the value. */
+const ATOMS = new WeakMap<TypeNode, Atom>();
+
+function typedAtom(node: TypeNode): Atom {
   switch (node.type) {
     case 'object':
       return { kind: 'map', atomic: node.mapType === 'atomic', fields: node.properties ?? {}, elem: UNTYPED };
@@ -499,23 +710,34 @@ export function resolveAtom(node: TypeNode, value: unknown): Atom {
       const { relationship, keys } = listRelationship(node);
       return { kind: 'list', relationship, keys, elem: node.items ?? UNTYPED };
     }
-    case 'any':
-      if (Array.isArray(value)) return { kind: 'list', relationship: 'atomic', keys: [], elem: UNTYPED };
-      if (isPlainObject(value)) return { kind: 'map', atomic: false, fields: undefined, elem: UNTYPED };
-      return { kind: 'scalar' };
     default:
-      return { kind: 'scalar' };
+      return SCALAR_ATOM;
   }
+}
+
+/** The atom a node has, deducing it from the value where the schema says nothing ('any'). */
+export function resolveAtom(node: TypeNode, value: unknown): Atom {
+  if (node.type === 'any') {
+    if (Array.isArray(value)) return UNTYPED_LIST;
+    if (isPlainObject(value)) return UNTYPED_MAP;
+    return SCALAR_ATOM;
+  }
+  let a = ATOMS.get(node);
+  if (a === undefined) {
+    a = typedAtom(node);
+    ATOMS.set(node, a);
+  }
+  return a;
 }
 
 /** The node of a map/struct entry. */
 export function mapChildNode(atom: Atom & { kind: 'map' }, key: string): TypeNode {
-  if (atom.fields && Object.prototype.hasOwnProperty.call(atom.fields, key)) return atom.fields[key];
+  if (atom.fields && hasOwn(atom.fields, key)) return atom.fields[key];
   return atom.elem;
 }
 
 export function isDeclaredField(atom: Atom & { kind: 'map' }, key: string): boolean {
-  return !!atom.fields && Object.prototype.hasOwnProperty.call(atom.fields, key);
+  return !!atom.fields && hasOwn(atom.fields, key);
 }
 
 /** A schema problem in an object, reported with its path as structured-merge-diff does. */
@@ -544,7 +766,7 @@ export function listItemPathElement(atom: Atom & { kind: 'list' }, index: number
     if (!isPlainObject(item)) throw new Error('associative list with keys may not have non-map elements');
     const fields: Record<string, unknown> = {};
     for (const k of atom.keys) {
-      if (Object.prototype.hasOwnProperty.call(item, k)) {
+      if (hasOwn(item, k)) {
         fields[k] = item[k];
         continue;
       }
@@ -563,6 +785,136 @@ export function listItemPathElement(atom: Atom & { kind: 'list' }, index: number
   return indexPE(index);
 }
 
+/** How a list-map's key fields are written: sorted by name, each with its JSON name prefix. */
+interface KeyLayout {
+  /** Positions in atom.keys, in name order. */
+  order: number[];
+  /** `"name":` for each key in atom.keys. */
+  prefixes: string[];
+}
+const KEY_LAYOUTS = new WeakMap<object, KeyLayout>();
+
+function keyLayout(atom: Atom & { kind: 'list' }): KeyLayout {
+  let l = KEY_LAYOUTS.get(atom);
+  if (l === undefined) {
+    const order = atom.keys.map((_, i) => i).sort((i, j) => compareStrings(atom.keys[i], atom.keys[j]));
+    l = { order, prefixes: atom.keys.map((k) => goJSON(k) + ':') };
+    KEY_LAYOUTS.set(atom, l);
+  }
+  return l;
+}
+
+/**
+ * listItemPathElement with the element's name, interned for scalar keys and values. Schema
+ * problems throw plain Errors (wrapped by the caller); naming an undefined value throws a TypeError
+ * as serializing it always did.
+ */
+function listItemNamed(atom: Atom & { kind: 'list' }, index: number, item: unknown): Named {
+  if (atom.relationship === 'map') {
+    if (item === null) throw new Error('associative list with keys may not have a null element');
+    if (!isPlainObject(item)) throw new Error('associative list with keys may not have non-map elements');
+    const keys = atom.keys;
+    if (keys.length === 1) {
+      const k = keys[0];
+      const v = hasOwn(item, k) ? item[k] : keyDefault(atom, k);
+      return keyElement('k:{' + keyLayout(atom).prefixes[0] + goJSONOrThrow(v) + '}', isScalarValue(v), () => ({ key: [[k, v]] }));
+    }
+    const vals: unknown[] = [];
+    let scalar = true;
+    for (const k of keys) {
+      const v = hasOwn(item, k) ? item[k] : keyDefault(atom, k);
+      vals.push(v);
+      if (!isScalarValue(v)) scalar = false;
+    }
+    const layout = keyLayout(atom);
+    let name = 'k:{';
+    for (let i = 0; i < layout.order.length; i++) {
+      const j = layout.order[i];
+      if (i > 0) name += ',';
+      name += layout.prefixes[j] + goJSONOrThrow(vals[j]);
+    }
+    name += '}';
+    return keyElement(name, scalar, () => ({ key: layout.order.map((j) => [keys[j], vals[j]] as const) }));
+  }
+  if (atom.relationship === 'set') {
+    if (item === null) throw new Error("associative list without keys has an element that's an explicit null");
+    if (isPlainObject(item)) throw new Error("associative list without keys has an element that's a map type");
+    if (Array.isArray(item)) throw new Error('not supported: associative list with lists as elements');
+    return keyElement('v:' + goJSONOrThrow(item), isScalarValue(item), () => ({ value: item }));
+  }
+  return { pe: { index }, name: 'i:' + index };
+}
+
+function keyDefault(atom: Atom & { kind: 'list' }, k: string): unknown {
+  const def = atom.elem.definition ? KEY_DEFAULTS[atom.elem.definition]?.[k] : undefined;
+  if (def === undefined) throw new Error(`associative list with keys has an element that omits key field ${JSON.stringify(k)} (and doesn't have default value)`);
+  return def;
+}
+
+/** Marks the TypeError of naming an undefined value, so that the caller does not wrap it. */
+class NamingError extends Error {
+  constructor(readonly inner: unknown) {
+    super('naming');
+  }
+}
+
+function goJSONOrThrow(v: unknown): string {
+  try {
+    return goJSON(v);
+  } catch (e) {
+    throw new NamingError(e);
+  }
+}
+
+function keyElement(name: string, intern: boolean, make: () => PathElement): Named {
+  if (!intern) {
+    const pe = make();
+    NAMES.set(pe, name);
+    return { pe, name };
+  }
+  let n = ELEMENTS.get(name);
+  if (n === undefined) {
+    if (ELEMENTS.size >= INTERN_LIMIT) ELEMENTS.clear();
+    const pe = make();
+    NAMES.set(pe, name);
+    n = { pe, name };
+    ELEMENTS.set(name, n);
+  }
+  return n;
+}
+
+/** The element of list item i, with a schema problem reported at the list's path. */
+export function listItem(atom: Atom & { kind: 'list' }, i: number, item: unknown, path: () => FieldPath): Named {
+  try {
+    return listItemNamed(atom, i, item);
+  } catch (e) {
+    if (e instanceof NamingError) throw e.inner;
+    throw new SchemaError(path(), `element ${i}: ${(e as Error).message}`);
+  }
+}
+
+export interface IndexedItem {
+  pe: PathElement;
+  name: string;
+  item: unknown;
+}
+
+/** Path elements of a list's elements; with `strict`, a repeated element is an error. */
+export function indexItems(atom: Atom & { kind: 'list' }, list: unknown[], path: () => FieldPath, strict: boolean): IndexedItem[] {
+  const out: IndexedItem[] = new Array(list.length);
+  const seen = strict ? new Set<string>() : undefined;
+  for (let i = 0; i < list.length; i++) {
+    const item = list[i];
+    const n = listItem(atom, i, item, path);
+    if (seen) {
+      if (seen.has(n.name)) throw new SchemaError(path(), `duplicate entries for key ${pathElementString(n.pe)}`);
+      seen.add(n.name);
+    }
+    out[i] = { pe: n.pe, name: n.name, item };
+  }
+  return out;
+}
+
 /** Path elements of a list's elements; with `strict`, a repeated element is an error. */
 export function indexList(
   atom: Atom & { kind: 'list' },
@@ -570,21 +922,7 @@ export function indexList(
   path: FieldPath,
   strict: boolean,
 ): { pe: PathElement; name: string; item: unknown }[] {
-  const out: { pe: PathElement; name: string; item: unknown }[] = [];
-  const seen = new Set<string>();
-  list.forEach((item, i) => {
-    let pe: PathElement;
-    try {
-      pe = listItemPathElement(atom, i, item);
-    } catch (e) {
-      throw new SchemaError(path, `element ${i}: ${(e as Error).message}`);
-    }
-    const name = serializePathElement(pe);
-    if (strict && seen.has(name)) throw new SchemaError(path, `duplicate entries for key ${pathElementString(pe)}`);
-    seen.add(name);
-    out.push({ pe, name, item });
-  });
-  return out;
+  return indexItems(atom, list, () => path, strict);
 }
 
 /**
@@ -593,41 +931,59 @@ export function indexList(
  * an empty or null map contribute nothing. `strict` rejects repeated list elements (apply configs).
  */
 export function fieldsOf(node: TypeNode, obj: unknown, strict = false): FieldSet {
-  const set = new FieldSet();
-  walkFields(node, obj, [], set, strict);
-  return set;
+  const stack = new PathStack();
+  const b = new SetBuilder(stack);
+  walkFields(node, obj, stack, b, strict);
+  return b.root;
 }
 
-function walkFields(node: TypeNode, value: unknown, path: PathElement[], set: FieldSet, strict: boolean): void {
+function walkFields(node: TypeNode, value: unknown, stack: PathStack, set: SetBuilder, strict: boolean): void {
   const atom = resolveAtom(node, value);
   if (atom.kind === 'scalar') {
-    set.add(path);
+    set.add();
     return;
   }
   if (atom.kind === 'list') {
     if (atom.relationship === 'atomic' || !Array.isArray(value)) {
-      if (atom.relationship === 'atomic' || (value !== null && value !== undefined)) set.add(path);
+      if (atom.relationship === 'atomic' || (value !== null && value !== undefined)) set.add();
       return;
     }
-    for (const { pe, item } of indexList(atom, value, path, strict)) {
-      const p = [...path, pe];
-      walkFields(atom.elem, item, p, set, strict);
-      set.add(p);
+    const seen = strict ? new Set<string>() : undefined;
+    const path = (): FieldPath => stack.path();
+    // Every element is named (and checked) before any is walked.
+    const names: Named[] = new Array(value.length);
+    for (let i = 0; i < value.length; i++) {
+      const n = listItem(atom, i, value[i], path);
+      if (seen) {
+        if (seen.has(n.name)) throw new SchemaError(path(), `duplicate entries for key ${pathElementString(n.pe)}`);
+        seen.add(n.name);
+      }
+      names[i] = n;
+    }
+    for (let i = 0; i < value.length; i++) {
+      stack.push(names[i]);
+      walkFields(atom.elem, value[i], stack, set, strict);
+      set.add();
+      stack.pop();
     }
     return;
   }
   if (atom.atomic) {
-    set.add(path);
+    set.add();
     return;
   }
   if (!isPlainObject(value)) {
-    if (value !== null && value !== undefined) set.add(path); // not a map at all: a leaf
+    if (value !== null && value !== undefined) set.add(); // not a map at all: a leaf
     return;
   }
-  for (const key of Object.keys(value)) {
-    const p = [...path, fieldPE(key)];
-    walkFields(mapChildNode(atom, key), value[key], p, set, strict);
-    if (!isDeclaredField(atom, key)) set.add(p);
+  const fields = atom.fields;
+  for (const key in value) {
+    if (!hasOwn(value, key)) continue;
+    stack.push(fieldNamed(key));
+    const declared = fields !== undefined && hasOwn(fields, key);
+    walkFields(declared ? fields[key] : atom.elem, value[key], stack, set, strict);
+    if (!declared) set.add();
+    stack.pop();
   }
 }
 
@@ -636,24 +992,51 @@ function walkFields(node: TypeNode, value: unknown, path: PathElement[], set: Fi
  * so that owning `.spec.replicas` also protects `.spec` itself when fields are pruned.
  */
 export function ensureNamedFieldsAreMembers(node: TypeNode | undefined, set: FieldSet): FieldSet {
-  const out = new FieldSet();
+  return ensureNamed(node, set, true);
+}
+
+/** ensureNamedFieldsAreMembers for sets that are only read: the set itself (shared) when it has nothing to add. */
+export function ensureNamedShared(node: TypeNode | undefined, set: FieldSet): FieldSet {
+  return ensureNamed(node, set, false);
+}
+
+/** ensureNamedFieldsAreMembers; unless `fresh`, the set itself (shared) when it has nothing to add. */
+function ensureNamed(node: TypeNode | undefined, set: FieldSet, fresh: boolean): FieldSet {
   const props = node?.type === 'object' ? node.properties : undefined;
-  for (const pe of set.memberElements()) out.add([pe]);
-  for (const pe of set.childElements()) {
-    let child: TypeNode | undefined;
-    if ('field' in pe) {
-      if (props && Object.prototype.hasOwnProperty.call(props, pe.field)) {
-        out.add([pe]);
-        child = props[pe.field];
-      } else if (node?.type === 'map') child = node.values ?? UNTYPED;
-      else if (node?.type === 'object' || node?.type === 'any') child = UNTYPED;
-    } else if ('key' in pe && node?.type === 'array') {
-      child = node.items;
+  let out: FieldSet | undefined;
+  const m = set._m;
+  if (fresh) out = new FieldSet();
+  let i = 0;
+  for (const e of m.values()) {
+    let member = e.member;
+    let sub: FieldSet | undefined;
+    if (e.sub) {
+      let child: TypeNode | undefined;
+      const pe = e.pe;
+      if ('field' in pe) {
+        if (props && hasOwn(props, pe.field)) {
+          member = true;
+          child = props[pe.field];
+        } else if (node?.type === 'map') child = node.values ?? UNTYPED;
+        else if (node?.type === 'object' || node?.type === 'any') child = UNTYPED;
+      } else if ('key' in pe && node?.type === 'array') {
+        child = node.items;
+      }
+      sub = ensureNamed(child, e.sub, false);
     }
-    const sub = ensureNamedFieldsAreMembers(child, set.withPrefix(pe));
-    for (const p of sub.paths()) out.add([pe, ...p]);
+    if (out === undefined && (member !== e.member || sub !== e.sub)) {
+      // First difference: copy the entries before this one.
+      out = new FieldSet();
+      let j = 0;
+      for (const p of m.values()) {
+        if (j++ >= i) break;
+        out._m.set(p.name, { name: p.name, pe: p.pe, member: p.member, sub: p.sub ? freeze(p.sub) : undefined });
+      }
+    }
+    if (out !== undefined) out._m.set(e.name, { name: e.name, pe: e.pe, member, sub });
+    i++;
   }
-  return out;
+  return out ?? freeze(set);
 }
 
 /**
@@ -673,35 +1056,51 @@ function checkValue(node: TypeNode, value: unknown, path: PathElement[], errors:
   if (atom.kind === 'list') {
     if (!Array.isArray(value)) return;
     if (atom.relationship === 'atomic') {
-      value.forEach((item, i) => checkValue(atom.elem, item, [...path, indexPE(i)], errors));
+      for (let i = 0; i < value.length; i++) {
+        const item = value[i];
+        if (resolveAtom(atom.elem, item).kind === 'scalar') continue;
+        path.push(indexPE(i));
+        checkValue(atom.elem, item, path, errors);
+        path.pop();
+      }
       return;
     }
     const seen = new Set<string>();
-    value.forEach((item, i) => {
-      let pe: PathElement;
+    for (let i = 0; i < value.length; i++) {
+      const item = value[i];
+      let n: Named;
       try {
-        pe = listItemPathElement(atom, i, item);
+        n = listItemNamed(atom, i, item);
       } catch (e) {
+        if (e instanceof NamingError) throw e.inner;
         errors.push(new SchemaError(path, `element ${i}: ${(e as Error).message}`).message);
-        return;
+        continue;
       }
-      const name = serializePathElement(pe);
-      if (seen.has(name)) {
-        errors.push(new SchemaError(path, `duplicate entries for key ${pathElementString(pe)}`).message);
-        return;
+      if (seen.has(n.name)) {
+        errors.push(new SchemaError(path, `duplicate entries for key ${pathElementString(n.pe)}`).message);
+        continue;
       }
-      seen.add(name);
-      checkValue(atom.elem, item, [...path, pe], errors);
-    });
+      seen.add(n.name);
+      path.push(n.pe);
+      checkValue(atom.elem, item, path, errors);
+      path.pop();
+    }
     return;
   }
   if (!isPlainObject(value)) return;
+  const fields = atom.fields;
   for (const key of Object.keys(value)) {
-    const p = [...path, fieldPE(key)];
-    if (atom.fields && !isDeclaredField(atom, key) && !node.preserveUnknownFields) {
-      errors.push(new SchemaError(p, 'field not declared in schema').message);
+    const declared = fields !== undefined && hasOwn(fields, key);
+    if (fields && !declared && !node.preserveUnknownFields) {
+      path.push(fieldNamed(key).pe);
+      errors.push(new SchemaError(path, 'field not declared in schema').message);
+      path.pop();
       continue;
     }
-    checkValue(mapChildNode(atom, key), value[key], p, errors);
+    const child = declared ? fields![key] : atom.elem;
+    if (resolveAtom(child, value[key]).kind === 'scalar') continue;
+    path.push(fieldNamed(key).pe);
+    checkValue(child, value[key], path, errors);
+    path.pop();
   }
 }

@@ -27,11 +27,11 @@ import {
   jsonEqual,
   pathString,
   resolveAtom,
-  ensureNamedFieldsAreMembers,
+  ensureNamedShared,
   mapChildNode,
   validateApplyConfiguration,
 } from './fieldset.ts';
-import { applyMerge, compareObjects, removeFields, type Comparison } from './merge.ts';
+import { applyMerge, cloneJSON, compareObjects, removeFieldsShared, type Comparison } from './merge.ts';
 
 export interface ManagedFieldsEntry {
   manager: string;
@@ -329,16 +329,20 @@ function updateSets(
 /** Removes what the applier owned before, dropped now and nobody (the applier included) owns. */
 function prune(node: TypeNode, merged: unknown, managers: Map<string, VersionedSet>, lastSet: VersionedSet | undefined): unknown {
   if (!lastSet || lastSet.set.isEmpty()) return merged;
-  const E = (s: FieldSet): FieldSet => ensureNamedFieldsAreMembers(node, s);
+  // merged is a private copy: removals may share what they keep with it.
+  const E = (s: FieldSet): FieldSet => ensureNamedShared(node, s);
   const last = E(lastSet.set);
-  let pruned = removeFields(node, merged, last);
+  let pruned = removeFieldsShared(node, merged, last);
   // Add back whatever some manager owns.
   let managed = new FieldSet();
   for (const vs of managers.values()) managed = managed.union(vs.set);
   const mergedSet = E(fieldsOf(node, merged));
-  pruned = removeFields(node, merged, mergedSet.difference(E(fieldsOf(node, pruned)).union(E(managed))));
+  const lost = mergedSet.difference(E(fieldsOf(node, pruned)).union(E(managed)));
+  // Nothing lost that nobody owns: removing nothing keeps everything, and so does the last step.
+  if (lost.isEmpty()) return merged;
+  pruned = removeFieldsShared(node, merged, lost);
   // Only remove what the applier itself owned before.
-  return removeFields(node, merged, mergedSet.difference(E(fieldsOf(node, pruned))).intersection(last));
+  return removeFieldsShared(node, merged, mergedSet.difference(E(fieldsOf(node, pruned))).intersection(last));
 }
 
 /**
@@ -350,42 +354,52 @@ function reconcileWithSchema(node: TypeNode, live: unknown, managers: Map<string
   const liveFields = (): FieldSet => (liveSet ??= safeFieldsOf(node, live));
   const out = new Map<string, VersionedSet>();
   for (const [id, vs] of managers) {
-    const toRemove = new FieldSet();
-    let toAdd = new FieldSet();
-    const walk = (n: TypeNode, set: FieldSet | undefined, path: FieldPath, isAtomic: boolean): void => {
-      if (n.type === 'any') return; // untyped values carry no atomic/granular marks
-      const atom = resolveAtom(n, undefined);
-      if (atom.kind === 'scalar') return;
-      const atomicNow = atom.kind === 'list' ? atom.relationship === 'atomic' : atom.atomic;
-      if (!isAtomic && atomicNow) {
-        if (set && !set.isEmpty() && path.length > 0) {
-          toRemove.add(path);
-          toAdd.add(path);
-        }
-        return;
-      }
-      if (isAtomic && !atomicNow && path.length > 0) {
-        toAdd = toAdd.union(granularSetAt(liveFields(), path));
-      }
-      if (!set) return;
-      const child = (pe: FieldPath[number]): TypeNode => {
-        if (atom.kind === 'list') return atom.elem;
-        return 'field' in pe ? mapChildNode(atom, pe.field) : UNTYPED;
-      };
-      for (const pe of set.childElements()) {
-        if (set.hasMember(pe)) continue;
-        walk(child(pe), set.withPrefix(pe), [...path, pe], false);
-      }
-      for (const pe of set.memberElements()) {
-        const sub = set.withPrefix(pe);
-        walk(child(pe), sub.isEmpty() ? undefined : sub, [...path, pe], sub.isEmpty());
-      }
-    };
-    walk(node, vs.set, [], false);
+    const plan = reconcilePlan(node, vs.set);
+    if (plan === NOTHING_TO_RECONCILE) {
+      out.set(id, vs);
+      continue;
+    }
+    const toRemove = FieldSet.of(...plan.atomic);
+    let toAdd = FieldSet.of(...plan.atomic);
+    for (const p of plan.granular) toAdd = toAdd.union(granularSetAt(liveFields(), p));
     if (toRemove.isEmpty() && toAdd.isEmpty()) out.set(id, vs);
     else out.set(id, { ...vs, set: vs.set.recursiveDifference(toRemove).union(toAdd) });
   }
   return out;
+}
+
+/** Where a set disagrees with the schema: parts of atomic fields, and whole granular fields (whose contents depend on the object). */
+interface ReconcilePlan {
+  atomic: FieldPath[];
+  granular: FieldPath[];
+}
+const NOTHING_TO_RECONCILE: ReconcilePlan = { atomic: [], granular: [] };
+
+function reconcilePlan(node: TypeNode, set: FieldSet): ReconcilePlan {
+  let plan: ReconcilePlan | undefined;
+  const path: FieldPath[number][] = [];
+  const walk = (n: TypeNode, s: FieldSet | undefined, isAtomic: boolean): void => {
+    if (n.type === 'any') return; // untyped values carry no atomic/granular marks
+    const atom = resolveAtom(n, undefined);
+    if (atom.kind === 'scalar') return;
+    const atomicNow = atom.kind === 'list' ? atom.relationship === 'atomic' : atom.atomic;
+    if (!isAtomic && atomicNow) {
+      if (s && !s.isEmpty() && path.length > 0) (plan ??= { atomic: [], granular: [] }).atomic.push(path.slice());
+      return;
+    }
+    if (isAtomic && !atomicNow && path.length > 0) (plan ??= { atomic: [], granular: [] }).granular.push(path.slice());
+    if (!s) return;
+    for (const e of s._m.values()) {
+      const pe = e.pe;
+      const child = atom.kind === 'list' ? atom.elem : 'field' in pe ? mapChildNode(atom, pe.field) : UNTYPED;
+      path.push(pe);
+      if (e.sub) walk(child, e.sub, false);
+      else walk(child, undefined, true);
+      path.pop();
+    }
+  };
+  walk(node, set, false);
+  return plan ?? NOTHING_TO_RECONCILE;
 }
 
 /** The path and everything the live object sets below it; nothing when nothing is set below it. */
@@ -495,7 +509,7 @@ function applyOnce(node: TypeNode, liveObj: unknown, config: unknown, managed: M
   for (const k of times.keys()) if (!managers.has(k)) times.delete(k);
   const changed = !jsonEqual(liveObj, pruned);
   if (changed) times.set(id, opts.now);
-  return { object: changed ? pruned : structuredClone(liveObj), managed: { fields: managers, times } };
+  return { object: changed ? pruned : cloneJSON(liveObj), managed: { fields: managers, times } };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -569,10 +583,15 @@ export function upgradeManagedFields(entries: readonly ManagedFieldsEntry[], csa
 // ---------------------------------------------------------------------------------------------
 // Entry points
 
+/** The object without metadata.managedFields; a shallow copy (the engine never modifies its inputs). */
 function withoutManagedFields(obj: unknown): any {
-  const copy = structuredClone(obj ?? {}) as any;
-  if (isPlainObject(copy.metadata)) delete copy.metadata.managedFields;
-  return copy;
+  const o = obj ?? {};
+  if (!isPlainObject(o) || Object.getPrototypeOf(o) !== Object.prototype) return structuredClone(o);
+  const meta = o.metadata;
+  if (!isPlainObject(meta) || !Object.prototype.hasOwnProperty.call(meta, 'managedFields')) return o;
+  const m = { ...meta };
+  delete m.managedFields;
+  return { ...o, metadata: m };
 }
 
 function objectName(config: any): string {

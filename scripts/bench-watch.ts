@@ -1,0 +1,932 @@
+// npm run bench:watch [-- --quick]
+// Watch, snapshot-list and compaction benchmarks, each against a hearth server in its own process
+// on loopback with a temporary data dir:
+//   1. delivery latency p50/p99 (write sent → event received) for 1,000 concurrent watchers of one
+//      collection while ~500 creates/s arrive, and a check that every watcher got every event in
+//      resourceVersion order with no gaps or duplicates
+//   2. server RSS per idle watcher (0 vs 1,000 open watches)
+//   3. exact-resourceVersion list of 10,000 ConfigMaps read from the log (median of 5)
+//   4. the longest writer stall while 1,000,000 log rows are compacted (log built directly in the
+//      SQLite file, then POST /admin/compact under a steady stream of creates)
+// The watchers live in a child process (this file with --watcher-child) on raw TLS sockets that
+// de-chunk the stream and parse only each event's type, resourceVersion and send timestamp, so
+// the client costs little next to the server. Both processes stamp times as
+// performance.timeOrigin + performance.now(); their offset is measured over IPC and corrected.
+// --quick: 200 watchers for 5 s, 200,000 log rows, short RSS settling (the per-watcher RSS figure is
+// then within GC noise: use the full run for it). BENCH_WATCH_DEBUG=1 prints progress.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { randomUUID } from 'node:crypto';
+import tls from 'node:tls';
+import Database from 'better-sqlite3';
+import { LeanConnection, type TlsCredentials } from './bench-client.ts';
+import { encodeObject } from '../server/storage/codec.ts';
+
+const SELF = fileURLToPath(import.meta.url);
+const ROOT = join(dirname(SELF), '..');
+const quick = process.argv.includes('--quick');
+const COMMAND = `node --import tsx scripts/bench-watch.ts${quick ? ' --quick' : ''}`;
+
+const WATCHERS = quick ? 200 : 1000;
+const WRITE_RATE = 500;
+const WRITE_SECONDS = quick ? 5 : 10;
+const WRITE_CONNS = 32;
+const LIST_SIZE = 10_000;
+const LIST_UPDATES = 2_000;
+const COMPACT_ROWS = quick ? 200_000 : 1_000_000;
+const COMPACT_KEYS = 2_000;
+const CREATE_CONCURRENCY = 16;
+const RSS_SETTLE_MS = quick ? 6_000 : 30_000;
+/** The whole run stops by itself after this long. */
+const RUN_DEADLINE_MS = 9.5 * 60_000;
+
+const debug = process.env.BENCH_WATCH_DEBUG ? (...a: unknown[]) => console.error(`[debug ${(performance.now() / 1000).toFixed(1)}s]`, ...a) : () => {};
+const clock = () => performance.timeOrigin + performance.now();
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const fmt = (n: number, d = 1) => n.toFixed(d);
+
+// ───────────────────────────── histogram (shared by both roles) ─────────────────────────────
+
+const BUCKET_MS = 0.05;
+const BUCKETS = 60_000 / BUCKET_MS; // up to 60 s
+
+class Histogram {
+  readonly counts = new Uint32Array(BUCKETS + 1);
+  n = 0;
+  max = 0;
+  negative = 0;
+  add(ms: number): void {
+    if (ms < 0) {
+      this.negative++;
+      ms = 0;
+    }
+    if (ms > this.max) this.max = ms;
+    this.counts[Math.min(BUCKETS, Math.floor(ms / BUCKET_MS))]++;
+    this.n++;
+  }
+  percentile(p: number): number {
+    const want = Math.ceil((p / 100) * this.n);
+    let seen = 0;
+    for (let i = 0; i <= BUCKETS; i++) {
+      seen += this.counts[i];
+      if (seen >= want && seen > 0) return (i + 1) * BUCKET_MS;
+    }
+    return this.max;
+  }
+}
+
+// ───────────────────────────── watcher child process ─────────────────────────────
+
+type ChildRequest =
+  | { op: 'clock' }
+  | { op: 'open'; url: string; creds: TlsCredentials; path: string; count: number; offsetMs: number }
+  | { op: 'progress' }
+  | { op: 'cpu' }
+  | { op: 'verify'; expected: number[] };
+
+interface VerifyResult {
+  watchers: number;
+  events: number;
+  bytes: number;
+  p50: number;
+  p99: number;
+  p999: number;
+  max: number;
+  negative: number;
+  failures: string[];
+  cpuSeconds: number;
+  wallSeconds: number;
+}
+
+const CRLF = Buffer.from('\r\n');
+// Events are scanned as latin1 strings: V8's string search is far cheaper per call than
+// Buffer#indexOf with a multi-byte needle (a native call that builds a skip table each time).
+const TYPE_NEEDLE = '"type":"';
+const RV_NEEDLE = '"resourceVersion":"';
+const T_NEEDLE = '"bench-t":"';
+/** One read buffer for every watcher socket (tls onread): reads are handled synchronously, leftovers copied. */
+const READ_BUF = Buffer.allocUnsafe(256 * 1024);
+
+class RawWatcher {
+  private socket!: tls.TLSSocket;
+  private headDone = false;
+  private rest: Buffer | null = null;
+  /** Bytes of the (reused) read buffer must be copied to outlive the callback. */
+  private keep(b: Buffer): Buffer {
+    return Buffer.from(b);
+  }
+
+  /** Data bytes of the current chunk still to come; then `skip` bytes of CRLF. */
+  private chunkLeft = 0;
+  private skip = 0;
+  private line = '';
+  rvs = new Uint32Array(1024);
+  n = 0;
+  last = 0;
+  bytes = 0;
+  ended = false;
+  failures: string[] = [];
+
+  constructor(private readonly hist: Histogram, private readonly offsetMs: number) {}
+
+  open(host: string, port: number, secureContext: tls.SecureContext, head: string): Promise<void> {
+    return new Promise((resolve, reject) => {
+      // onread: decrypted bytes land in one reused buffer and reach onData without a Buffer and a
+      // stream 'data' event per TLS record.
+      const onread = {
+        buffer: READ_BUF,
+        callback: (nread: number, buf: Buffer) => {
+          try {
+            this.onData(buf.subarray(0, nread), resolve, reject);
+          } catch (e) {
+            this.fail(`client parse error: ${(e as Error).message}`);
+          }
+          return true;
+        },
+      };
+      const options = { host, port, secureContext, servername: 'localhost', onread };
+      this.socket = tls.connect(options as tls.ConnectionOptions, () => {
+        this.socket.setNoDelay(true);
+        this.socket.write(head);
+      });
+      this.socket.once('error', reject);
+      this.socket.on('close', () => {
+        if (!this.ended) this.fail('connection closed by the server before the end of the stream');
+        this.ended = true;
+      });
+    });
+  }
+
+  close(): void {
+    this.ended = true;
+    this.socket.destroy();
+  }
+
+  private fail(msg: string): void {
+    if (this.failures.length < 5) this.failures.push(msg);
+  }
+
+  private onData(d: Buffer, opened: () => void, refused: (e: Error) => void): void {
+    const now = clock();
+    this.bytes += d.length;
+    let buf = this.rest ? Buffer.concat([this.rest, d]) : d;
+    this.rest = null;
+    let pos = 0;
+    if (!this.headDone) {
+      const end = buf.indexOf('\r\n\r\n');
+      if (end < 0) {
+        this.rest = this.keep(buf);
+        return;
+      }
+      const head = buf.toString('latin1', 0, end);
+      if (head.slice(9, 12) !== '200' || !/transfer-encoding:\s*chunked/i.test(head)) {
+        refused(new Error(`watch refused: ${head.split('\r\n')[0]}`));
+        return;
+      }
+      this.headDone = true;
+      opened();
+      pos = end + 4;
+    }
+    while (pos < buf.length) {
+      if (this.skip > 0) {
+        const s = Math.min(this.skip, buf.length - pos);
+        pos += s;
+        this.skip -= s;
+        continue;
+      }
+      if (this.chunkLeft > 0) {
+        const take = Math.min(this.chunkLeft, buf.length - pos);
+        this.body(buf, pos, pos + take, now);
+        pos += take;
+        this.chunkLeft -= take;
+        if (this.chunkLeft === 0) this.skip = 2;
+        continue;
+      }
+      const eol = buf.indexOf(CRLF, pos);
+      if (eol < 0) {
+        this.rest = this.keep(buf.subarray(pos));
+        return;
+      }
+      const size = parseInt(buf.toString('latin1', pos, eol), 16);
+      pos = eol + 2;
+      if (!(size > 0)) {
+        this.ended = true;
+        this.fail('stream ended (zero-length chunk) before the benchmark did');
+        return;
+      }
+      this.chunkLeft = size;
+    }
+  }
+
+  /** Event-stream bytes [start, end) of buf: newline-terminated JSON events. */
+  private body(buf: Buffer, start: number, end: number, now: number): void {
+    const text = this.line + buf.toString('latin1', start, end);
+    let s = 0;
+    for (;;) {
+      const nl = text.indexOf('\n', s);
+      if (nl < 0) break;
+      this.event(text.slice(s, nl), now);
+      s = nl + 1;
+    }
+    this.line = s === 0 ? text : text.slice(s);
+  }
+
+  private event(ev: string, now: number): void {
+    const ti = ev.indexOf(TYPE_NEEDLE);
+    if (ti < 0 || ev.charCodeAt(ti + TYPE_NEEDLE.length) !== 0x41 /* A(DDED) */) {
+      this.fail(`unexpected event: ${ev.slice(0, 300)}`);
+      return;
+    }
+    const ri = ev.indexOf(RV_NEEDLE);
+    let rv = 0;
+    for (let i = ri + RV_NEEDLE.length; ri >= 0 && i < ev.length; i++) {
+      const c = ev.charCodeAt(i);
+      if (c < 0x30 || c > 0x39) break;
+      rv = rv * 10 + (c - 0x30);
+    }
+    if (rv <= this.last) this.fail(`resourceVersion ${rv} after ${this.last} (duplicate or out of order)`);
+    this.last = Math.max(this.last, rv);
+    if (this.n === this.rvs.length) {
+      const bigger = new Uint32Array(this.rvs.length * 2);
+      bigger.set(this.rvs);
+      this.rvs = bigger;
+    }
+    this.rvs[this.n++] = rv;
+    const tStart = ev.indexOf(T_NEEDLE);
+    if (tStart < 0) {
+      this.fail(`event without a send timestamp at rv ${rv}`);
+      return;
+    }
+    const from = tStart + T_NEEDLE.length;
+    const t = Number(ev.slice(from, ev.indexOf('"', from)));
+    this.hist.add(now - this.offsetMs - t);
+  }
+}
+
+async function watcherChild(): Promise<void> {
+  const hist = new Histogram();
+  let watchers: RawWatcher[] = [];
+  const cpu0 = process.cpuUsage();
+  const wall0 = performance.now();
+  const send = (m: unknown) => process.send!(m);
+  process.on('disconnect', () => process.exit(0));
+  process.on('message', async (m: ChildRequest) => {
+    try {
+      if (m.op === 'clock') send({ op: 'clock', t: clock() });
+      else if (m.op === 'cpu') {
+        const u = process.cpuUsage();
+        send({ op: 'cpu', seconds: (u.user + u.system) / 1e6 });
+      } else if (m.op === 'open') {
+        const u = new URL(m.url);
+        const head = `GET ${m.path} HTTP/1.1\r\nHost: ${u.host}\r\nAccept: application/json\r\n\r\n`;
+        watchers = Array.from({ length: m.count }, () => new RawWatcher(hist, m.offsetMs));
+        const started = performance.now();
+        // One secure context for all: parsing the PEMs per connection would dominate opening.
+        const secureContext = tls.createSecureContext({ ca: m.creds.ca, cert: m.creds.cert, key: m.creds.key });
+        let next = 0;
+        // A bounded number of TLS handshakes at a time.
+        await Promise.all(
+          Array.from({ length: 32 }, async () => {
+            while (next < watchers.length) await watchers[next++].open(u.hostname, Number(u.port), secureContext, head);
+          }),
+        );
+        send({ op: 'open', ms: performance.now() - started });
+      } else if (m.op === 'progress') {
+        let min = Infinity;
+        let ended = 0;
+        for (const w of watchers) {
+          min = Math.min(min, w.n);
+          if (w.ended) ended++;
+        }
+        send({ op: 'progress', min, ended });
+      } else if (m.op === 'verify') {
+        const failures: string[] = [];
+        let events = 0;
+        let bytes = 0;
+        const exp = m.expected;
+        watchers.forEach((w, i) => {
+          events += w.n;
+          bytes += w.bytes;
+          const problems = [...w.failures];
+          if (w.n !== exp.length) problems.push(`received ${w.n} events, expected ${exp.length}`);
+          for (let j = 0; j < Math.min(w.n, exp.length); j++) {
+            if (w.rvs[j] !== exp[j]) {
+              problems.push(`event #${j}: resourceVersion ${w.rvs[j]}, expected ${exp[j]}`);
+              break;
+            }
+          }
+          if (problems.length && failures.length < 20) failures.push(`watcher ${i}: ${problems.join('; ')}`);
+        });
+        const cpu = process.cpuUsage(cpu0);
+        const result: VerifyResult = {
+          watchers: watchers.length,
+          events,
+          bytes,
+          p50: hist.percentile(50),
+          p99: hist.percentile(99),
+          p999: hist.percentile(99.9),
+          max: hist.max,
+          negative: hist.negative,
+          failures,
+          cpuSeconds: (cpu.user + cpu.system) / 1e6,
+          wallSeconds: (performance.now() - wall0) / 1000,
+        };
+        for (const w of watchers) w.close();
+        send({ op: 'verify', result });
+      }
+    } catch (e) {
+      send({ op: 'error', message: (e as Error).message });
+    }
+  });
+  send({ op: 'ready' });
+}
+
+// ───────────────────────────── server process helpers ─────────────────────────────
+
+interface Server {
+  proc: ChildProcess;
+  url: string;
+  creds: TlsCredentials;
+  conns: LeanConnection[];
+  dataDir: string;
+}
+
+const children = new Set<ChildProcess>();
+/** Servers being stopped on purpose; any other exit is reported. */
+const stopping = new WeakSet<ChildProcess>();
+/** Temporary data dirs, removed even when the run is aborted. */
+const tempDirs = new Set<string>();
+
+function tempDir(prefix: string): string {
+  const d = mkdtempSync(join(tmpdir(), prefix));
+  tempDirs.add(d);
+  return d;
+}
+
+async function startHearth(dataDir: string, connections: number): Promise<Server> {
+  // Started as `main.ts` from server/ (the same program as server/main.ts): on a shared machine a
+  // `pkill -f server/main.ts` aimed at someone else's server must not end this one mid-run.
+  const proc = spawn(process.execPath, ['--import', 'tsx', 'main.ts', '--data-dir', dataDir, '--secure-port', '0', '--compaction-interval', '0'], {
+    cwd: join(ROOT, 'server'),
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  children.add(proc);
+  proc.on('exit', () => children.delete(proc));
+  const url = await new Promise<string>((resolve, reject) => {
+    let buf = '';
+    proc.stdout!.on('data', (d) => {
+      debug(`server: ${String(d).trim()}`);
+      buf += d;
+      const m = /at (https:\/\/\S+)/.exec(buf);
+      if (m) resolve(m[1]);
+    });
+    proc.on('exit', (c) => reject(new Error(`server exited with ${c}`)));
+  });
+  proc.on('exit', (code, signal) => {
+    // Requests on its connections would wait forever: stop the run here.
+    if (!stopping.has(proc)) abort(`the server (pid ${proc.pid}) exited unexpectedly (code ${code}, signal ${signal})`);
+  });
+  const read = (f: string) => readFileSync(join(dataDir, 'pki', f), 'utf8');
+  const creds = { ca: read('ca.crt'), cert: read('admin.crt'), key: read('admin.key') };
+  const conns = await Promise.all(Array.from({ length: connections }, () => LeanConnection.open(url, creds)));
+  return { proc, url, creds, conns, dataDir };
+}
+
+/** Replaces the server's client connections: the server closes keep-alive connections idle for 65 s. */
+async function freshConnections(s: Server, n = s.conns.length): Promise<void> {
+  for (const c of s.conns) c.close();
+  s.conns = await Promise.all(Array.from({ length: n }, () => LeanConnection.open(s.url, s.creds)));
+}
+
+function abort(why: string): never {
+  console.error(`bench-watch: ${why}; stopping`);
+  for (const c of children) c.kill('SIGKILL');
+  for (const d of tempDirs) rmSync(d, { recursive: true, force: true });
+  process.exit(3);
+}
+
+async function stopHearth(s: Server): Promise<void> {
+  for (const c of s.conns) c.close();
+  if (s.proc.exitCode === null) {
+    const exited = new Promise((r) => s.proc.once('exit', r));
+    stopping.add(s.proc);
+    s.proc.kill('SIGTERM');
+    await exited;
+  }
+}
+
+async function request(s: Server, method: string, path: string, body?: unknown, conn = s.conns[0], contentType?: string): Promise<{ status: number; body: string }> {
+  const r = await conn.request(method, path, body === undefined ? undefined : Buffer.from(JSON.stringify(body)), contentType);
+  return { status: r.status, body: r.body.toString() };
+}
+
+async function createNamespace(s: Server, name: string): Promise<void> {
+  const r = await request(s, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
+  if (r.status !== 201) throw new Error(`namespace create: ${r.status} ${r.body}`);
+}
+
+function configMap(ns: string, name: string, data: Record<string, string>) {
+  return { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: ns, labels: { app: 'bench' } }, data };
+}
+
+async function listRv(s: Server, ns: string): Promise<number> {
+  const r = await request(s, 'GET', `/api/v1/namespaces/${ns}/configmaps?limit=1`);
+  if (r.status !== 200) throw new Error(`list: ${r.status} ${r.body}`);
+  return Number(JSON.parse(r.body).metadata.resourceVersion);
+}
+
+/** Creates ConfigMaps with CREATE_CONCURRENCY clients until `count` are made or `until()` says stop; records each create's latency. */
+async function createMany(
+  s: Server,
+  ns: string,
+  opts: { count?: number; until?: () => boolean; prefix: string; record?: (start: number, end: number) => void },
+): Promise<number> {
+  let next = 0;
+  let done = 0;
+  const worker = async (conn: LeanConnection) => {
+    for (;;) {
+      if (opts.until?.()) return;
+      const i = next++;
+      if (opts.count !== undefined && i >= opts.count) return;
+      const start = performance.now();
+      const r = await request(s, 'POST', `/api/v1/namespaces/${ns}/configmaps`, configMap(ns, `${opts.prefix}-${i}`, { 'config.yaml': 'x'.repeat(200), mode: 'fast' }), conn);
+      opts.record?.(start, performance.now());
+      if (r.status !== 201) throw new Error(`create: ${r.status} ${r.body}`);
+      done++;
+    }
+  };
+  await Promise.all(s.conns.slice(0, CREATE_CONCURRENCY).map(worker));
+  return done;
+}
+
+function rssKb(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
+}
+
+/**
+ * RSS once the process has been idle for a while: V8 gives garbage pages back in steps, the last
+ * (its memory reducer) about 25 s after allocation stops, so both RSS readings wait the same
+ * fixed time, then take the median of 5 samples.
+ */
+async function settledRssKb(pid: number): Promise<number> {
+  await sleep(RSS_SETTLE_MS);
+  const samples: number[] = [];
+  for (let i = 0; i < 5; i++) {
+    samples.push(rssKb(pid));
+    await sleep(200);
+  }
+  return samples.sort((a, b) => a - b)[2];
+}
+
+function serverCpuSeconds(pid: number): number {
+  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(f[11]) + Number(f[12])) / 100;
+}
+
+function percentile(sorted: number[], p: number): number {
+  return sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] : NaN;
+}
+
+// ───────────────────────────── the watcher child, seen from the main process ─────────────────────────────
+
+class WatcherPool {
+  private constructor(private readonly proc: ChildProcess) {}
+
+  static async start(): Promise<WatcherPool> {
+    const proc = spawn(process.execPath, ['--import', 'tsx', SELF, '--watcher-child'], { cwd: ROOT, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    children.add(proc);
+    proc.on('exit', () => children.delete(proc));
+    const pool = new WatcherPool(proc);
+    await pool.next('ready');
+    return pool;
+  }
+
+  get pid(): number {
+    return this.proc.pid!;
+  }
+
+  private next(op: string): Promise<any> {
+    return new Promise((resolve, reject) => {
+      const onMessage = (m: any) => {
+        if (m.op === op || m.op === 'error') {
+          this.proc.off('message', onMessage);
+          this.proc.off('exit', onExit);
+          if (m.op === 'error') reject(new Error(`watcher process: ${m.message}`));
+          else resolve(m);
+        }
+      };
+      const onExit = (c: number) => reject(new Error(`watcher process exited with ${c}`));
+      this.proc.on('message', onMessage);
+      this.proc.once('exit', onExit);
+    });
+  }
+
+  ask(m: ChildRequest): Promise<any> {
+    const reply = this.next(m.op);
+    this.proc.send(m);
+    return reply;
+  }
+
+  /** childClock - mainClock, from the IPC round trip with the smallest delay. */
+  async clockOffset(): Promise<{ offset: number; rtt: number }> {
+    let best = { offset: 0, rtt: Infinity };
+    for (let i = 0; i < 50; i++) {
+      const t0 = clock();
+      const { t } = await this.ask({ op: 'clock' });
+      const t1 = clock();
+      if (t1 - t0 < best.rtt) best = { offset: t - (t0 + t1) / 2, rtt: t1 - t0 };
+    }
+    return best;
+  }
+
+  async stop(): Promise<void> {
+    if (this.proc.exitCode !== null) return;
+    const exited = new Promise((r) => this.proc.once('exit', r));
+    this.proc.disconnect();
+    await exited;
+  }
+}
+
+// ───────────────────────────── 1 + 2: watch fan-out and idle watcher memory ─────────────────────────────
+
+interface WatchFigures {
+  watchers: number;
+  rssBaseKb: number;
+  rssWatchersKb: number;
+  openMs: number;
+  writes: number;
+  writeSeconds: number;
+  createP50: number;
+  deliveryWaitMs: number;
+  /** Watcher process CPU from the first write until every event was received, per second of that window. */
+  clientCpuPerSecond: number;
+  result: VerifyResult;
+  offset: { offset: number; rtt: number };
+  serverCpuPerSecond: number;
+}
+
+async function watchBench(s: Server): Promise<WatchFigures> {
+  await createNamespace(s, 'w');
+  await createNamespace(s, 'warm');
+  // Warm the create path so the baseline is a steady-state server, not a fresh one.
+  const warmEnd = performance.now() + 1500;
+  await createMany(s, 'warm', { prefix: 'warm', until: () => performance.now() > warmEnd });
+
+  const pool = await WatcherPool.start();
+  try {
+    const offset = await pool.clockOffset();
+    debug('baseline RSS');
+    const rssBaseKb = await settledRssKb(s.proc.pid!);
+    const fromRv = await listRv(s, 'w');
+    const path = `/api/v1/namespaces/w/configmaps?watch=1&resourceVersion=${fromRv}`;
+    debug('opening watchers');
+    const opened = await pool.ask({ op: 'open', url: s.url, creds: s.creds, path, count: WATCHERS, offsetMs: offset.offset });
+    debug('watchers open; RSS');
+    const rssWatchersKb = await settledRssKb(s.proc.pid!);
+    debug('writes');
+    await freshConnections(s);
+
+    // ~WRITE_RATE creates/s, paced; each carries its send time in data["bench-t"].
+    const rvs: number[] = [];
+    const createLat: number[] = [];
+    const free = s.conns.slice(0, WRITE_CONNS);
+    let sent = 0;
+    let inFlight = 0;
+    let failure: Error | undefined;
+    const clientCpu0: number = (await pool.ask({ op: 'cpu' })).seconds;
+    const start = performance.now();
+    const end = start + WRITE_SECONDS * 1000;
+    const cpu0 = serverCpuSeconds(s.proc.pid!);
+    const launch = (conn: LeanConnection) => {
+      const i = sent++;
+      inFlight++;
+      const t = clock();
+      const body = Buffer.from(JSON.stringify(configMap('w', `w-${i}`, { 'bench-t': String(t), mode: 'watched' })));
+      conn.request('POST', '/api/v1/namespaces/w/configmaps', body).then(
+        (r) => {
+          inFlight--;
+          createLat.push(clock() - t);
+          if (r.status !== 201) failure ??= new Error(`create: ${r.status} ${r.body}`);
+          else rvs.push(Number(JSON.parse(r.body.toString()).metadata.resourceVersion));
+          free.push(conn);
+          pump();
+        },
+        (e) => {
+          inFlight--;
+          failure ??= e;
+        },
+      );
+    };
+    const pump = () => {
+      const now = performance.now();
+      if (now >= end) return;
+      const due = Math.floor(((now - start) / 1000) * WRITE_RATE);
+      while (sent < due && free.length) launch(free.pop()!);
+    };
+    const timer = setInterval(pump, 1);
+    await sleep(WRITE_SECONDS * 1000);
+    clearInterval(timer);
+    while (inFlight > 0) await sleep(5);
+    const writeSeconds = (performance.now() - start) / 1000;
+    const serverCpuPerSecond = (serverCpuSeconds(s.proc.pid!) - cpu0) / writeSeconds;
+    if (failure) throw failure;
+    rvs.sort((a, b) => a - b);
+
+    // Let every watcher catch up (bounded), then check each one's sequence against the writes.
+    debug(`writes done: ${rvs.length}`);
+    const waitStart = performance.now();
+    for (;;) {
+      const p = await pool.ask({ op: 'progress' });
+      debug('progress', p);
+      if (p.min >= rvs.length || p.ended === WATCHERS || performance.now() - waitStart > 120_000) break;
+      await sleep(100);
+    }
+    const deliveryWaitMs = performance.now() - waitStart;
+    const clientCpuPerSecond = ((await pool.ask({ op: 'cpu' })).seconds - clientCpu0) / ((performance.now() - start) / 1000);
+    const { result } = await pool.ask({ op: 'verify', expected: rvs });
+    createLat.sort((a, b) => a - b);
+    return {
+      watchers: WATCHERS,
+      rssBaseKb,
+      rssWatchersKb,
+      openMs: opened.ms,
+      writes: rvs.length,
+      writeSeconds,
+      createP50: percentile(createLat, 50),
+      deliveryWaitMs,
+      clientCpuPerSecond,
+      result,
+      offset,
+      serverCpuPerSecond,
+    };
+  } finally {
+    await pool.stop();
+  }
+}
+
+// ───────────────────────────── 3: exact-resourceVersion list from the log ─────────────────────────────
+
+interface ListFigures {
+  exactMedian: number;
+  exactAll: number[];
+  currentMedian: number;
+  failures: string[];
+}
+
+async function exactListBench(s: Server): Promise<ListFigures> {
+  const ns = 'snap';
+  await freshConnections(s);
+  await createNamespace(s, ns);
+  await createMany(s, ns, { count: LIST_SIZE, prefix: 's' });
+  const oldRv = await listRv(s, ns);
+  // Update LIST_UPDATES of them: the snapshot at oldRv now differs from the current table.
+  let next = 0;
+  await Promise.all(
+    s.conns.slice(0, CREATE_CONCURRENCY).map(async (conn) => {
+      for (;;) {
+        const i = next++;
+        if (i >= LIST_UPDATES) return;
+        const name = `s-${Math.floor((i * LIST_SIZE) / LIST_UPDATES)}`;
+        const r = await request(s, 'PATCH', `/api/v1/namespaces/${ns}/configmaps/${name}`, { data: { mode: 'updated' } }, conn, 'application/merge-patch+json');
+        if (r.status !== 200) throw new Error(`patch: ${r.status} ${r.body}`);
+      }
+    }),
+  );
+  const failures: string[] = [];
+  const timeList = async (query: string, check: boolean): Promise<number> => {
+    const t = performance.now();
+    const r = await s.conns[0].request('GET', `/api/v1/namespaces/${ns}/configmaps${query}`);
+    const ms = performance.now() - t;
+    if (r.status !== 200) {
+      failures.push(`list${query}: ${r.status} ${r.body.toString().slice(0, 200)}`);
+      return ms;
+    }
+    if (check) {
+      const list = JSON.parse(r.body.toString());
+      const items: any[] = list.items;
+      const names = new Set(items.map((o) => o.metadata.name));
+      const newer = items.filter((o) => Number(o.metadata.resourceVersion) > oldRv).length;
+      const updated = items.filter((o) => o.data?.mode !== 'fast').length;
+      if (list.metadata.resourceVersion !== String(oldRv)) failures.push(`exact list answered resourceVersion ${list.metadata.resourceVersion}, asked ${oldRv}`);
+      if (items.length !== LIST_SIZE || names.size !== LIST_SIZE || newer || updated) {
+        failures.push(`exact list: ${items.length} items, ${names.size} names, ${newer} newer than ${oldRv}, ${updated} updated (want ${LIST_SIZE}, ${LIST_SIZE}, 0, 0)`);
+      }
+    }
+    return ms;
+  };
+  const exactAll: number[] = [];
+  const current: number[] = [];
+  for (let i = 0; i < 5; i++) {
+    exactAll.push(await timeList(`?resourceVersion=${oldRv}&resourceVersionMatch=Exact`, i === 0));
+    current.push(await timeList('', false));
+  }
+  const sorted = [...exactAll].sort((a, b) => a - b);
+  return { exactMedian: sorted[2], exactAll, currentMedian: [...current].sort((a, b) => a - b)[2], failures: [...new Set(failures)] };
+}
+
+// ───────────────────────────── 4: writer stall during compaction ─────────────────────────────
+
+interface CompactionFigures {
+  rows: number;
+  buildSeconds: number;
+  compactSeconds: number;
+  removedEvents: number;
+  slices: number;
+  longestSliceMs: number;
+  baseline: { n: number; p50: number; p99: number; max: number };
+  during: { n: number; p50: number; p99: number; max: number };
+  stallMs: number;
+  failures: string[];
+}
+
+function buildLog(file: string, rows: number): void {
+  const db = new Database(file);
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = OFF');
+  db.pragma('cache_size = -262144');
+  const seq = (db.prepare(`SELECT seq FROM sqlite_sequence WHERE name = 'events'`).get() as { seq: number } | undefined)?.seq ?? 0;
+  const insertEvent = db.prepare('INSERT INTO events (rv, type, res, ns, name, uid, prev_rv, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?)');
+  const upsert = db.prepare(`INSERT INTO objects (res, ns, name, rv, uid, data) VALUES (?, ?, ?, ?, ?, ?)
+    ON CONFLICT (res, ns, name) DO UPDATE SET rv = excluded.rv, uid = excluded.uid, data = excluded.data`);
+  const uids = Array.from({ length: COMPACT_KEYS }, () => randomUUID());
+  const created = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+  const objectAt = (i: number, rv: number) => {
+    const k = i % COMPACT_KEYS;
+    return {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: `c-${k}`, namespace: 'compact', uid: uids[k], resourceVersion: String(rv), creationTimestamp: created, labels: { app: 'bench' } },
+      data: { n: String(i) },
+    };
+  };
+  const insertRange = db.transaction((from: number, to: number) => {
+    for (let i = from; i < to; i++) {
+      const rv = seq + 1 + i;
+      const k = i % COMPACT_KEYS;
+      insertEvent.run(rv, i < COMPACT_KEYS ? 1 : 2, 'configmaps', 'compact', `c-${k}`, uids[k], i < COMPACT_KEYS ? null : rv - COMPACT_KEYS, encodeObject(objectAt(i, rv)));
+    }
+  });
+  for (let from = 0; from < rows; from += 50_000) insertRange(from, Math.min(rows, from + 50_000));
+  db.transaction(() => {
+    // The newest version of each key is its current object.
+    for (let i = Math.max(0, rows - COMPACT_KEYS); i < rows; i++) {
+      const rv = seq + 1 + i;
+      const k = i % COMPACT_KEYS;
+      upsert.run('configmaps', 'compact', `c-${k}`, rv, uids[k], encodeObject(objectAt(i, rv)));
+    }
+    const last = seq + rows;
+    // AUTOINCREMENT's high-water mark: the server reads its resourceVersion from here.
+    if (db.prepare(`UPDATE sqlite_sequence SET seq = ? WHERE name = 'events'`).run(last).changes === 0) {
+      db.prepare(`INSERT INTO sqlite_sequence (name, seq) VALUES ('events', ?)`).run(last);
+    }
+  })();
+  db.pragma('wal_checkpoint(TRUNCATE)');
+  db.close();
+}
+
+async function compactionBench(): Promise<CompactionFigures> {
+  const dataDir = tempDir('hearth-bench-compact-');
+  try {
+    // First start: PKI, schema (migrations) and the namespaces; then build the log offline.
+    let s = await startHearth(dataDir, 1);
+    await createNamespace(s, 'compact');
+    await createNamespace(s, 'cw');
+    await stopHearth(s);
+    const t0 = performance.now();
+    buildLog(join(dataDir, 'hearth.db'), COMPACT_ROWS);
+    const buildSeconds = (performance.now() - t0) / 1000;
+
+    s = await startHearth(dataDir, CREATE_CONCURRENCY + 1);
+    const failures: string[] = [];
+    const count = await s.conns[0].request('GET', '/api/v1/namespaces/compact/configmaps?limit=1');
+    const remaining = Number(JSON.parse(count.body.toString()).metadata.remainingItemCount ?? 0) + 1;
+    if (remaining !== COMPACT_KEYS) failures.push(`built log: ${remaining} ConfigMaps served, expected ${COMPACT_KEYS}`);
+    // Steady creates: warm-up, a baseline window, then compaction while they continue.
+    const samples: { start: number; end: number }[] = [];
+    let phase: 'warm' | 'base' | 'compact' | 'stop' = 'warm';
+    const creates = createMany(
+      { ...s, conns: s.conns.slice(1) },
+      'cw',
+      { prefix: 'cw', until: () => phase === 'stop', record: (start, end) => phase !== 'warm' && samples.push({ start, end }) },
+    );
+    await sleep(2000);
+    phase = 'base';
+    const baseStart = performance.now();
+    await sleep(3000);
+    const compactStart = performance.now();
+    phase = 'compact';
+    const r = await s.conns[0].request('POST', '/admin/compact');
+    const compactEnd = performance.now();
+    await sleep(300);
+    phase = 'stop';
+    await creates;
+    if (r.status !== 200) throw new Error(`compact: ${r.status} ${r.body}`);
+    const c = JSON.parse(r.body.toString());
+    if (c.removedEvents < COMPACT_ROWS - COMPACT_KEYS) failures.push(`compaction removed ${c.removedEvents} events, expected at least ${COMPACT_ROWS - COMPACT_KEYS}`);
+    await stopHearth(s);
+
+    const stats = (lat: number[]) => {
+      lat.sort((a, b) => a - b);
+      return { n: lat.length, p50: percentile(lat, 50), p99: percentile(lat, 99), max: lat[lat.length - 1] ?? NaN };
+    };
+    const baseline = stats(samples.filter((x) => x.start >= baseStart && x.end <= compactStart).map((x) => x.end - x.start));
+    const during = stats(samples.filter((x) => x.end > compactStart && x.start < compactEnd).map((x) => x.end - x.start));
+    return {
+      rows: COMPACT_ROWS,
+      buildSeconds,
+      compactSeconds: (compactEnd - compactStart) / 1000,
+      removedEvents: c.removedEvents,
+      slices: c.slices,
+      longestSliceMs: c.longestSliceMs,
+      baseline,
+      during,
+      stallMs: during.max - baseline.p50,
+      failures,
+    };
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+// ───────────────────────────── main ─────────────────────────────
+
+async function main(): Promise<void> {
+  console.log(`hearth watch/list/compaction benchmark${quick ? ' (quick)' : ''} — node ${process.version}, loopback`);
+  console.log(`command: ${COMMAND}`);
+  const failures: string[] = [];
+
+  const dataDir = tempDir('hearth-bench-watch-');
+  let w: WatchFigures;
+  let l: ListFigures;
+  const s = await startHearth(dataDir, WRITE_CONNS);
+  try {
+    console.log(`\n[1+2] ${WATCHERS} watchers, ~${WRITE_RATE} creates/s for ${WRITE_SECONDS} s …`);
+    w = await watchBench(s);
+    failures.push(...w.result.failures.map((f) => `watch: ${f}`));
+    const r = w.result;
+    console.log(`  watches opened in ${fmt(w.openMs, 0)} ms; clock offset watcher-main ${fmt(w.offset.offset, 3)} ms (IPC rtt ${fmt(w.offset.rtt, 3)} ms)`);
+    console.log(`  writes: ${w.writes} in ${fmt(w.writeSeconds, 1)} s = ${fmt(w.writes / w.writeSeconds, 0)}/s (create p50 ${fmt(w.createP50, 1)} ms); server CPU ${fmt(w.serverCpuPerSecond * 100, 0)}% of a core`);
+    console.log(`  delivered ${r.events} events (${fmt(r.bytes / 1e6, 1)} MB); catch-up wait after the last write ${fmt(w.deliveryWaitMs, 0)} ms; watcher process CPU ${fmt(w.clientCpuPerSecond * 100, 0)}% of a core meanwhile`);
+    console.log(`  delivery latency p50 ${fmt(r.p50, 2)} ms, p99 ${fmt(r.p99, 2)} ms, p99.9 ${fmt(r.p999, 2)} ms, max ${fmt(r.max, 1)} ms${r.negative ? ` (${r.negative} negative, clamped)` : ''}`);
+    console.log(`  order/gap/duplicate check: ${r.failures.length ? `FAILED for ${r.failures.length}${r.failures.length >= 20 ? '+' : ''} watchers` : `ok (every watcher got all ${w.writes} events in order)`}`);
+    for (const f of r.failures.slice(0, 5)) console.log(`    ${f}`);
+    console.log(`  server RSS: ${fmt(w.rssBaseKb / 1024, 1)} MB idle → ${fmt(w.rssWatchersKb / 1024, 1)} MB with ${WATCHERS} idle watchers`);
+
+    console.log(`\n[3] exact-resourceVersion list of ${LIST_SIZE} after ${LIST_UPDATES} updates …`);
+    l = await exactListBench(s);
+    failures.push(...l.failures.map((f) => `list: ${f}`));
+    console.log(`  exact list: median ${fmt(l.exactMedian, 0)} ms (runs ${l.exactAll.map((x) => fmt(x, 0)).join(', ')}); current-table list median ${fmt(l.currentMedian, 0)} ms`);
+    for (const f of l.failures) console.log(`    ${f}`);
+  } finally {
+    await stopHearth(s);
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+
+  console.log(`\n[4] compaction of ${COMPACT_ROWS} log rows under 16 concurrent creators …`);
+  const c = await compactionBench();
+  failures.push(...c.failures.map((f) => `compaction: ${f}`));
+  console.log(`  log built in ${fmt(c.buildSeconds, 1)} s; compaction took ${fmt(c.compactSeconds, 1)} s: ${c.removedEvents} events removed in ${c.slices} slices, longest slice ${fmt(c.longestSliceMs, 2)} ms`);
+  console.log(`  create latency before: p50 ${fmt(c.baseline.p50, 2)} ms, p99 ${fmt(c.baseline.p99, 2)} ms, max ${fmt(c.baseline.max, 1)} ms (${c.baseline.n} creates)`);
+  console.log(`  create latency during: p50 ${fmt(c.during.p50, 2)} ms, p99 ${fmt(c.during.p99, 2)} ms, max ${fmt(c.during.max, 1)} ms (${c.during.n} creates)`);
+  for (const f of c.failures) console.log(`    ${f}`);
+
+  const perWatcherKb = (w.rssWatchersKb - w.rssBaseKb) / WATCHERS;
+  const mark = (ok: boolean) => (ok ? 'ok  ' : 'MISS');
+  console.log(`\n──── summary (${COMMAND}) ────`);
+  console.log(`${mark(w.result.p99 <= 50)} watch delivery, ${WATCHERS} watchers @ ${fmt(w.writes / w.writeSeconds, 0)} writes/s: p50 ${fmt(w.result.p50, 2)} ms, p99 ${fmt(w.result.p99, 2)} ms (target p99 ≤ 50 ms)`);
+  console.log(`${mark(w.result.failures.length === 0)} watch completeness/order: ${w.result.failures.length ? `${w.result.failures.length} watchers failed` : 'every watcher, every event, in order'}`);
+  console.log(`${quick ? 'info' : mark(perWatcherKb <= 10)} server RSS per idle watcher: ${fmt(perWatcherKb, 1)} KB (target ≤ 10 KB)${quick ? ' — quick run: within GC noise, see the full run' : ''}`);
+  console.log(`${mark(l.exactMedian <= 300 && l.failures.length === 0)} exact-rv list of ${LIST_SIZE} from the log: median ${fmt(l.exactMedian, 0)} ms (target ≤ 300 ms)`);
+  console.log(`${mark(c.longestSliceMs <= 20)} compaction of ${COMPACT_ROWS} rows, longest slice (server): ${fmt(c.longestSliceMs, 2)} ms (target ≤ 20 ms)`);
+  console.log(`${mark(c.stallMs <= 20)} compaction writer stall (client: worst create during − p50 before): ${fmt(c.during.max, 1)} − ${fmt(c.baseline.p50, 1)} = ${fmt(c.stallMs, 1)} ms (target ≤ 20 ms)`);
+  if (failures.length) {
+    console.log(`\nFAILED checks:`);
+    for (const f of failures.slice(0, 20)) console.log(`  ${f}`);
+    process.exitCode = 1;
+  }
+}
+
+process.on('exit', (code) => {
+  // Node's code for "the event loop emptied with the top-level await unsettled": a request whose connection closed silently.
+  if (code === 13) console.error('bench-watch: stalled with work pending (a connection closed without answering?)');
+});
+
+if (process.argv.includes('--watcher-child')) {
+  await watcherChild();
+} else {
+  const deadline = setTimeout(() => abort(`still running after ${RUN_DEADLINE_MS / 60_000} min`), RUN_DEADLINE_MS);
+  deadline.unref();
+  process.on('SIGINT', () => abort('interrupted'));
+  process.on('SIGTERM', () => abort('terminated'));
+  try {
+    await main();
+  } catch (e) {
+    console.error(e);
+    for (const c of children) c.kill('SIGKILL');
+    process.exitCode = 1;
+  }
+}
