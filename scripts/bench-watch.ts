@@ -23,6 +23,7 @@ import { randomUUID } from 'node:crypto';
 import tls from 'node:tls';
 import Database from 'better-sqlite3';
 import { LeanConnection, type TlsCredentials } from './bench-client.ts';
+import { startHearth, stopHearth, request, createNamespace, serverCpuSeconds, rssKb, percentile, configMap, type Server } from './bench-kit.ts';
 import { encodeObject } from '../server/storage/codec.ts';
 
 const SELF = fileURLToPath(import.meta.url);
@@ -346,17 +347,7 @@ async function watcherChild(): Promise<void> {
 
 // ───────────────────────────── server process helpers ─────────────────────────────
 
-interface Server {
-  proc: ChildProcess;
-  url: string;
-  creds: TlsCredentials;
-  conns: LeanConnection[];
-  dataDir: string;
-}
-
 const children = new Set<ChildProcess>();
-/** Servers being stopped on purpose; any other exit is reported. */
-const stopping = new WeakSet<ChildProcess>();
 /** Temporary data dirs, removed even when the run is aborted. */
 const tempDirs = new Set<string>();
 
@@ -366,33 +357,11 @@ function tempDir(prefix: string): string {
   return d;
 }
 
-async function startHearth(dataDir: string, connections: number): Promise<Server> {
-  // Started as `main.ts` from server/ (the same program as server/main.ts): on a shared machine a
-  // `pkill -f server/main.ts` aimed at someone else's server must not end this one mid-run.
-  const proc = spawn(process.execPath, ['--import', 'tsx', 'main.ts', '--data-dir', dataDir, '--secure-port', '0', '--compaction-interval', '0'], {
-    cwd: join(ROOT, 'server'),
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  children.add(proc);
-  proc.on('exit', () => children.delete(proc));
-  const url = await new Promise<string>((resolve, reject) => {
-    let buf = '';
-    proc.stdout!.on('data', (d) => {
-      debug(`server: ${String(d).trim()}`);
-      buf += d;
-      const m = /at (https:\/\/\S+)/.exec(buf);
-      if (m) resolve(m[1]);
-    });
-    proc.on('exit', (c) => reject(new Error(`server exited with ${c}`)));
-  });
-  proc.on('exit', (code, signal) => {
-    // Requests on its connections would wait forever: stop the run here.
-    if (!stopping.has(proc)) abort(`the server (pid ${proc.pid}) exited unexpectedly (code ${code}, signal ${signal})`);
-  });
-  const read = (f: string) => readFileSync(join(dataDir, 'pki', f), 'utf8');
-  const creds = { ca: read('ca.crt'), cert: read('admin.crt'), key: read('admin.key') };
-  const conns = await Promise.all(Array.from({ length: connections }, () => LeanConnection.open(url, creds)));
-  return { proc, url, creds, conns, dataDir };
+async function startBenchServer(dataDir: string, connections: number): Promise<Server> {
+  const s = await startHearth(dataDir, { connections, args: ['--compaction-interval', '0'], onUnexpectedExit: abort, onOutput: (l) => debug(`server: ${l}`) });
+  children.add(s.proc);
+  s.proc.on('exit', () => children.delete(s.proc));
+  return s;
 }
 
 /** Replaces the server's client connections: the server closes keep-alive connections idle for 65 s. */
@@ -406,30 +375,6 @@ function abort(why: string): never {
   for (const c of children) c.kill('SIGKILL');
   for (const d of tempDirs) rmSync(d, { recursive: true, force: true });
   process.exit(3);
-}
-
-async function stopHearth(s: Server): Promise<void> {
-  for (const c of s.conns) c.close();
-  if (s.proc.exitCode === null) {
-    const exited = new Promise((r) => s.proc.once('exit', r));
-    stopping.add(s.proc);
-    s.proc.kill('SIGTERM');
-    await exited;
-  }
-}
-
-async function request(s: Server, method: string, path: string, body?: unknown, conn = s.conns[0], contentType?: string): Promise<{ status: number; body: string }> {
-  const r = await conn.request(method, path, body === undefined ? undefined : Buffer.from(JSON.stringify(body)), contentType);
-  return { status: r.status, body: r.body.toString() };
-}
-
-async function createNamespace(s: Server, name: string): Promise<void> {
-  const r = await request(s, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
-  if (r.status !== 201) throw new Error(`namespace create: ${r.status} ${r.body}`);
-}
-
-function configMap(ns: string, name: string, data: Record<string, string>) {
-  return { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: ns, labels: { app: 'bench' } }, data };
 }
 
 async function listRv(s: Server, ns: string): Promise<number> {
@@ -462,11 +407,6 @@ async function createMany(
   return done;
 }
 
-function rssKb(pid: number): number {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
-}
-
 /**
  * RSS once the process has been idle for a while: V8 gives garbage pages back in steps, the last
  * (its memory reducer) about 25 s after allocation stops, so both RSS readings wait the same
@@ -480,15 +420,6 @@ async function settledRssKb(pid: number): Promise<number> {
     await sleep(200);
   }
   return samples.sort((a, b) => a - b)[2];
-}
-
-function serverCpuSeconds(pid: number): number {
-  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(f[11]) + Number(f[12])) / 100;
-}
-
-function percentile(sorted: number[], p: number): number {
-  return sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] : NaN;
 }
 
 // ───────────────────────────── the watcher child, seen from the main process ─────────────────────────────
@@ -792,7 +723,7 @@ async function compactionBench(): Promise<CompactionFigures> {
   const dataDir = tempDir('hearth-bench-compact-');
   try {
     // First start: PKI, schema (migrations) and the namespaces; then build the log offline.
-    let s = await startHearth(dataDir, 1);
+    let s = await startBenchServer(dataDir, 1);
     await createNamespace(s, 'compact');
     await createNamespace(s, 'cw');
     await stopHearth(s);
@@ -800,7 +731,7 @@ async function compactionBench(): Promise<CompactionFigures> {
     buildLog(join(dataDir, 'hearth.db'), COMPACT_ROWS);
     const buildSeconds = (performance.now() - t0) / 1000;
 
-    s = await startHearth(dataDir, CREATE_CONCURRENCY + 1);
+    s = await startBenchServer(dataDir, CREATE_CONCURRENCY + 1);
     const failures: string[] = [];
     const count = await s.conns[0].request('GET', '/api/v1/namespaces/compact/configmaps?limit=1');
     const remaining = Number(JSON.parse(count.body.toString()).metadata.remainingItemCount ?? 0) + 1;
@@ -862,7 +793,7 @@ async function main(): Promise<void> {
   const dataDir = tempDir('hearth-bench-watch-');
   let w: WatchFigures;
   let l: ListFigures;
-  const s = await startHearth(dataDir, WRITE_CONNS);
+  const s = await startBenchServer(dataDir, WRITE_CONNS);
   try {
     console.log(`\n[1+2] ${WATCHERS} watchers, ~${WRITE_RATE} creates/s for ${WRITE_SECONDS} s …`);
     w = await watchBench(s);

@@ -6,16 +6,14 @@
 //   - list of 10,000 ConfigMaps (median of 5)
 //   - server RSS with 100,000 ConfigMaps stored
 // The server runs in its own process (as users run it) on loopback with a temporary data dir.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, readFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, dirname } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { LeanConnection, type TlsCredentials } from './bench-client.ts';
+import type { LeanConnection } from './bench-client.ts';
+import { startHearth, stopHearth, request, createNamespace, serverCpuSeconds, rssKb, percentile, configMap, deploymentConfig, type Server } from './bench-kit.ts';
 
 const quick = process.argv.includes('--quick');
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const CONCURRENCY = 16;
 const CREATE_SECONDS = quick ? 3 : 10;
 /** Creates before the measured window, so the JIT has compiled the write path (steady state). */
@@ -23,10 +21,6 @@ const WARMUP_SECONDS = quick ? 2 : 5;
 const GET_SAMPLES = quick ? 500 : 3000;
 const LIST_SIZE = 10_000;
 const RSS_OBJECTS = quick ? 20_000 : 100_000;
-
-function configMap(ns: string, name: string) {
-  return { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: ns, labels: { app: 'bench', tier: 'cache' } }, data: { 'config.yaml': 'x'.repeat(200), mode: 'fast' } };
-}
 
 function rawSqliteInsertsPerSecond(seconds: number): number {
   const dir = mkdtempSync(join(tmpdir(), 'hearth-bench-raw-'));
@@ -50,49 +44,6 @@ function rawSqliteInsertsPerSecond(seconds: number): number {
   }
 }
 
-interface Server {
-  proc: ChildProcess;
-  url: string;
-  creds: TlsCredentials;
-  /** CONCURRENCY keep-alive connections; conns[0] serves sequential requests. */
-  conns: LeanConnection[];
-  dataDir: string;
-}
-
-async function startHearth(): Promise<Server> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'hearth-bench-'));
-  const proc = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'server/main.ts'), '--data-dir', dataDir, '--secure-port', '0'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
-  const url = await new Promise<string>((resolve, reject) => {
-    let buf = '';
-    proc.stdout!.on('data', (d) => {
-      buf += d;
-      const m = /at (https:\/\/\S+)/.exec(buf);
-      if (m) resolve(m[1]);
-    });
-    proc.on('exit', (c) => reject(new Error(`server exited with ${c}`)));
-  });
-  const read = (f: string) => readFileSync(join(dataDir, 'pki', f), 'utf8');
-  const creds = { ca: read('ca.crt'), cert: read('admin.crt'), key: read('admin.key') };
-  const conns = await Promise.all(Array.from({ length: CONCURRENCY }, () => LeanConnection.open(url, creds)));
-  return { proc, url, creds, conns, dataDir };
-}
-
-async function request(s: Server, method: string, path: string, body?: unknown, conn = s.conns[0]): Promise<{ status: number; body: string }> {
-  const r = await conn.request(method, path, body === undefined ? undefined : Buffer.from(JSON.stringify(body)));
-  return { status: r.status, body: r.body.toString() };
-}
-
-/** Server CPU seconds (user + system) from /proc. */
-function serverCpuSeconds(pid: number): number {
-  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(f[11]) + Number(f[12])) / 100;
-}
-
-async function createNamespace(s: Server, name: string) {
-  const r = await request(s, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
-  if (r.status !== 201) throw new Error(`namespace create: ${r.status} ${r.body}`);
-}
-
 /** Creates ConfigMaps with 16 concurrent clients until `count` are made or `seconds` pass. */
 async function createMany(s: Server, ns: string, opts: { count?: number; seconds?: number; prefix: string }): Promise<{ n: number; seconds: number }> {
   let next = 0;
@@ -112,43 +63,6 @@ async function createMany(s: Server, ns: string, opts: { count?: number; seconds
   return { n: done, seconds: (performance.now() - start) / 1000 };
 }
 
-/** A realistic Deployment of about 60 fields; `i` varies what each apply sets. */
-function deploymentConfig(name: string, i: number) {
-  return {
-    apiVersion: 'apps/v1',
-    kind: 'Deployment',
-    metadata: { name, labels: { app: name, tier: 'web', team: 'platform' }, annotations: { 'example.com/revision': String(i) } },
-    spec: {
-      replicas: 3,
-      revisionHistoryLimit: 5,
-      selector: { matchLabels: { app: name } },
-      strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: '25%', maxUnavailable: 1 } },
-      template: {
-        metadata: { labels: { app: name, tier: 'web' }, annotations: { 'prometheus.io/scrape': 'true' } },
-        spec: {
-          serviceAccountName: 'web',
-          terminationGracePeriodSeconds: 20,
-          containers: [
-            {
-              name: 'app',
-              image: `registry.example.com/web:${i % 7}`,
-              args: ['--port=8080', '--log-level=info'],
-              ports: [{ name: 'http', containerPort: 8080 }, { name: 'metrics', containerPort: 9090 }],
-              env: [{ name: 'MODE', value: 'production' }, { name: 'REGION', value: 'eu' }, { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } }],
-              resources: { requests: { cpu: '100m', memory: '128Mi' }, limits: { cpu: '1', memory: '512Mi' } },
-              readinessProbe: { httpGet: { path: '/ready', port: 8080 }, periodSeconds: 5 },
-              livenessProbe: { httpGet: { path: '/live', port: 8080 }, initialDelaySeconds: 10 },
-              volumeMounts: [{ name: 'config', mountPath: '/etc/web' }],
-            },
-            { name: 'sidecar', image: 'registry.example.com/proxy:2', ports: [{ containerPort: 15001 }] },
-          ],
-          volumes: [{ name: 'config', configMap: { name: `${name}-config` } }],
-        },
-      },
-    },
-  };
-}
-
 /** Requests per second for `seconds`, CONCURRENCY connections, each on its own object. */
 async function rateOf(s: Server, seconds: number, one: (conn: LeanConnection, worker: number, i: number) => Promise<void>): Promise<number> {
   let n = 0;
@@ -163,21 +77,12 @@ async function rateOf(s: Server, seconds: number, one: (conn: LeanConnection, wo
   return n / ((performance.now() - start) / 1000);
 }
 
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
-}
-
-function rssMb(pid: number): number {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
-  return kb / 1024;
-}
-
 async function main() {
   console.log(`hearth benchmark${quick ? ' (quick)' : ''} — node ${process.version}, loopback, 2-core machine expected`);
   const rawRate = rawSqliteInsertsPerSecond(CREATE_SECONDS);
 
-  const s = await startHearth();
+  const dataDir = mkdtempSync(join(tmpdir(), 'hearth-bench-'));
+  const s = await startHearth(dataDir, { connections: CONCURRENCY });
   try {
     await createNamespace(s, 'bench');
     await createNamespace(s, 'warmup');
@@ -204,7 +109,7 @@ async function main() {
       await createMany(s, 'rss', { count: RSS_OBJECTS - stored, prefix: 'r' });
     }
     await new Promise((r) => setTimeout(r, 2000));
-    const rssStored = rssMb(s.proc.pid!);
+    const rssStored = rssKb(s.proc.pid!) / 1024;
     const listTimes: number[] = [];
     for (let i = 0; i < 5; i++) {
       const t = performance.now();
@@ -215,7 +120,7 @@ async function main() {
     }
     listTimes.sort((a, b) => a - b);
 
-    const rssAfterLists = rssMb(s.proc.pid!);
+    const rssAfterLists = rssKb(s.proc.pid!) / 1024;
 
     // Server-side apply of a ~60-field Deployment, alternating between 3 managers (each object
     // is applied by 3 managers in turn, with force so the alternation always writes), next to
@@ -247,10 +152,8 @@ async function main() {
     console.log(`PUT updates/s of the same shape: ${fmt(putRate, 0)} (${fmt((putRate / rate) * 100, 0)}% of the create rate above)`);
     console.log(`server RSS with ${Math.max(RSS_OBJECTS, stored)} ConfigMaps stored: ${fmt(rssStored, 0)} MB (after the 5 lists of ${LIST_SIZE}: ${fmt(rssAfterLists, 0)} MB)`);
   } finally {
-    for (const c of s.conns) c.close();
-    s.proc.kill('SIGTERM');
-    await new Promise((r) => s.proc.once('exit', r));
-    rmSync(s.dataDir, { recursive: true, force: true });
+    await stopHearth(s);
+    rmSync(dataDir, { recursive: true, force: true });
   }
 }
 

@@ -1,0 +1,125 @@
+// What every benchmark needs: a hearth in its own process on loopback with a temporary data
+// directory, lean keep-alive connections to it, /proc readings, percentiles, and fixtures.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join, dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { LeanConnection, type TlsCredentials } from './bench-client.ts';
+
+export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+
+export interface Server {
+  proc: ChildProcess;
+  url: string;
+  creds: TlsCredentials;
+  /** Keep-alive connections; conns[0] serves sequential requests. */
+  conns: LeanConnection[];
+  dataDir: string;
+}
+
+const stopping = new WeakSet<ChildProcess>();
+
+/**
+ * Starts `server/main.ts` on a free port. It is started as `main.ts` from server/ (the same
+ * program): a `pkill -f server/main.ts` aimed at another server must not end a run midway.
+ * An exit not asked for by stopHearth calls onUnexpectedExit (requests would hang otherwise).
+ */
+export async function startHearth(dataDir: string, opts: { connections: number; args?: string[]; onUnexpectedExit?: (why: string) => void; onOutput?: (line: string) => void }): Promise<Server> {
+  const proc = spawn(process.execPath, ['--import', 'tsx', 'main.ts', '--data-dir', dataDir, '--secure-port', '0', ...(opts.args ?? [])], {
+    cwd: join(ROOT, 'server'),
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const url = await new Promise<string>((resolve, reject) => {
+    let buf = '';
+    proc.stdout!.on('data', (d) => {
+      opts.onOutput?.(String(d).trim());
+      buf += d;
+      const m = /at (https:\/\/\S+)/.exec(buf);
+      if (m) resolve(m[1]);
+    });
+    proc.on('exit', (c) => reject(new Error(`server exited with ${c}`)));
+  });
+  proc.on('exit', (code, signal) => {
+    if (!stopping.has(proc)) opts.onUnexpectedExit?.(`the server (pid ${proc.pid}) exited unexpectedly (code ${code}, signal ${signal})`);
+  });
+  const read = (f: string) => readFileSync(join(dataDir, 'pki', f), 'utf8');
+  const creds = { ca: read('ca.crt'), cert: read('admin.crt'), key: read('admin.key') };
+  const conns = await Promise.all(Array.from({ length: opts.connections }, () => LeanConnection.open(url, creds)));
+  return { proc, url, creds, conns, dataDir };
+}
+
+export async function stopHearth(s: Server): Promise<void> {
+  for (const c of s.conns) c.close();
+  if (s.proc.exitCode === null) {
+    const exited = new Promise((r) => s.proc.once('exit', r));
+    stopping.add(s.proc);
+    s.proc.kill('SIGTERM');
+    await exited;
+  }
+}
+
+export async function request(s: Server, method: string, path: string, body?: unknown, conn = s.conns[0], contentType?: string): Promise<{ status: number; body: string }> {
+  const r = await conn.request(method, path, body === undefined ? undefined : Buffer.from(JSON.stringify(body)), contentType);
+  return { status: r.status, body: r.body.toString() };
+}
+
+export async function createNamespace(s: Server, name: string): Promise<void> {
+  const r = await request(s, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
+  if (r.status !== 201) throw new Error(`namespace create: ${r.status} ${r.body}`);
+}
+
+/** Server CPU seconds (user + system) from /proc. */
+export function serverCpuSeconds(pid: number): number {
+  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(f[11]) + Number(f[12])) / 100;
+}
+
+export function rssKb(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
+}
+
+export function percentile(sorted: number[], p: number): number {
+  return sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] : NaN;
+}
+
+export function configMap(ns: string, name: string, data: Record<string, string> = { 'config.yaml': 'x'.repeat(200), mode: 'fast' }) {
+  return { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: ns, labels: { app: 'bench', tier: 'cache' } }, data };
+}
+
+/** A realistic Deployment of about 60 fields; `i` varies what each write sets. */
+export function deploymentConfig(name: string, i: number) {
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name, labels: { app: name, tier: 'web', team: 'platform' }, annotations: { 'example.com/revision': String(i) } },
+    spec: {
+      replicas: 3,
+      revisionHistoryLimit: 5,
+      selector: { matchLabels: { app: name } },
+      strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: '25%', maxUnavailable: 1 } },
+      template: {
+        metadata: { labels: { app: name, tier: 'web' }, annotations: { 'prometheus.io/scrape': 'true' } },
+        spec: {
+          serviceAccountName: 'web',
+          terminationGracePeriodSeconds: 20,
+          containers: [
+            {
+              name: 'app',
+              image: `registry.example.com/web:${i % 7}`,
+              args: ['--port=8080', '--log-level=info'],
+              ports: [{ name: 'http', containerPort: 8080 }, { name: 'metrics', containerPort: 9090 }],
+              env: [{ name: 'MODE', value: 'production' }, { name: 'REGION', value: 'eu' }, { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } }],
+              resources: { requests: { cpu: '100m', memory: '128Mi' }, limits: { cpu: '1', memory: '512Mi' } },
+              readinessProbe: { httpGet: { path: '/ready', port: 8080 }, periodSeconds: 5 },
+              livenessProbe: { httpGet: { path: '/live', port: 8080 }, initialDelaySeconds: 10 },
+              volumeMounts: [{ name: 'config', mountPath: '/etc/web' }],
+            },
+            { name: 'sidecar', image: 'registry.example.com/proxy:2', ports: [{ containerPort: 15001 }] },
+          ],
+          volumes: [{ name: 'config', configMap: { name: `${name}-config` } }],
+        },
+      },
+    },
+  };
+}
