@@ -10,10 +10,13 @@
 // The schema-aware half of this file turns an object into the set of fields it sets (fieldsOf),
 // the way ownership is recorded for an applied configuration.
 //
-// Performance notes (this code runs on every write): a trie level is one Map keyed by the
-// element's FieldsV1 name, so names are computed once per element (interned for field names and
-// scalar-keyed list elements) and never again per operation; set operations share unchanged
-// subtrees copy-on-write instead of cloning them; schema atoms are computed once per TypeNode.
+// Performance notes (this code runs on every write): a trie level is an array of entries keyed by
+// the element's FieldsV1 name (indexed by a Map when large), so names are computed once per
+// element (interned for field names and scalar-keyed list elements) and never again per
+// operation; levels remember whether they are in kube's order, so only new ones are sorted; set
+// operations share unchanged levels copy-on-write (frozen) instead of cloning them, and frozen
+// levels remember what is derived from them; schema atoms are computed once per TypeNode; walks
+// build their sets bottom-up, without paths.
 import type { TypeNode } from '../../schema/types.ts';
 
 export type PathElement =
@@ -55,7 +58,10 @@ export function isPlainObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-const hasOwn = (o: object, k: string): boolean => Object.prototype.hasOwnProperty.call(o, k);
+const ownProperty = Object.prototype.hasOwnProperty;
+function hasOwn(o: object, k: string): boolean {
+  return ownProperty.call(o, k);
+}
 
 /** Byte-wise (UTF-8) string order, as Go's strings.Compare. */
 export function compareStrings(a: string, b: string): number {
@@ -149,7 +155,9 @@ function valueToString(v: unknown): string {
   return String(v);
 }
 
-const isScalarValue = (v: unknown): boolean => v === null || typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean';
+function isScalarValue(v: unknown): boolean {
+  return v === null || typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean';
+}
 
 // ---------------------------------------------------------------------------------------------
 // Path elements
@@ -219,9 +227,8 @@ export interface Named {
 }
 
 /** Bounded intern tables: the same field names and list keys recur in every object of a kind. */
-const INTERN_LIMIT = 50_000;
+const INTERN_LIMIT = 20_000;
 const FIELDS = new Map<string, Named>();
-const ELEMENTS = new Map<string, Named>();
 
 /** The field (or map key) element `f:<name>`, interned. */
 export function fieldNamed(field: string): Named {
@@ -306,25 +313,69 @@ export function fieldPath(...names: string[]): FieldPath {
  * One element at one level of the trie: a member itself, a prefix of deeper members (sub), or
  * both. Invariant: every entry is a member or has a non-empty sub.
  */
-interface Entry {
+export interface Entry {
   readonly name: string;
   readonly pe: PathElement;
   member: boolean;
   sub: FieldSet | undefined;
 }
 
-const byElement = (a: Entry, b: Entry): number => comparePathElements(a.pe, b.pe);
+function byElement(a: Entry, b: Entry): number {
+  // Field names (the most) order as their names do.
+  const x = a.name;
+  const y = b.name;
+  if (x.charCodeAt(0) === 102 && y.charCodeAt(0) === 102) {
+    // Past the common "f:": the field names' own order.
+    const n = x.length < y.length ? x.length : y.length;
+    for (let i = 2; i < n; i++) {
+      const a = x.charCodeAt(i);
+      const b = y.charCodeAt(i);
+      if (a !== b) return a < 0xd800 && b < 0xd800 ? (a < b ? -1 : 1) : compareCodePoints(x, y);
+    }
+    return x.length - y.length;
+  }
+  return comparePathElements(a.pe, b.pe);
+}
+
+/** Sorts a level's entries into kube's order: small levels (the most) by insertion. */
+function sortEntries(e: Entry[]): void {
+  const n = e.length;
+  if (n > 16) {
+    e.sort(byElement);
+    return;
+  }
+  for (let i = 1; i < n; i++) {
+    const x = e[i];
+    let j = i - 1;
+    while (j >= 0 && byElement(e[j], x) > 0) {
+      e[j + 1] = e[j];
+      j--;
+    }
+    e[j + 1] = x;
+  }
+}
+
+/** Levels up to this many entries are searched in order; larger ones get an index by name. */
+const INDEX_AT = 8;
 
 export class FieldSet {
-  /** @internal The level, keyed by FieldsV1 name. */
-  _m = new Map<string, Entry>();
+  /** @internal The level's entries. */
+  _e: Entry[] = [];
+  /** @internal Entries by FieldsV1 name, for large levels. */
+  _idx: Map<string, Entry> | undefined = undefined;
   /**
    * @internal A frozen set is shared (by another set, or a cache) and never changes again; writes
    * through a parent replace a frozen child by a copy of its level first (copy-on-write).
    */
   _frozen = false;
-  /** @internal The entries sorted by element, while the level's names do not change. */
-  _sorted: Entry[] | undefined = undefined;
+  /** @internal The entries are in kube's order (as read, sorted, or kept so by a subset). */
+  _ordered = true;
+  /** @internal For frozen sets: schemaMismatches below this level, and the node they are for. */
+  _mm: SchemaMismatches | undefined = undefined;
+  _mmNode: TypeNode | undefined = undefined;
+  /** @internal For frozen sets: ensureNamedFieldsAreMembers of this level, and the node (null: none) it is for. */
+  _en: FieldSet | undefined = undefined;
+  _enNode: TypeNode | null | undefined = undefined;
 
   static of(...paths: FieldPath[]): FieldSet {
     const s = new FieldSet();
@@ -346,13 +397,34 @@ export class FieldSet {
     return this;
   }
 
+  /** @internal The entry named name. */
+  _get(name: string): Entry | undefined {
+    let idx = this._idx;
+    if (idx !== undefined) return idx.get(name);
+    const e = this._e;
+    if (e.length > INDEX_AT) {
+      idx = this._idx = new Map();
+      for (let i = 0; i < e.length; i++) idx.set(e[i].name, e[i]);
+      return idx.get(name);
+    }
+    for (let i = 0; i < e.length; i++) if (e[i].name === name) return e[i];
+    return undefined;
+  }
+
+  /** @internal Appends an entry for a name the level does not have. */
+  _push(en: Entry): void {
+    const e = this._e;
+    e.push(en);
+    if (this._idx !== undefined) this._idx.set(en.name, en);
+    if (e.length > 1) this._ordered = false;
+  }
+
   /** @internal The writable child level under name, created when missing (the caller adds to it). */
   _child(name: string, pe: PathElement): FieldSet {
-    const e = this._m.get(name);
+    const e = this._get(name);
     if (e === undefined) {
       const sub = new FieldSet();
-      this._m.set(name, { name, pe, member: false, sub });
-      this._sorted = undefined;
+      this._push({ name, pe, member: false, sub });
       return sub;
     }
     let sub = e.sub;
@@ -363,60 +435,69 @@ export class FieldSet {
 
   /** @internal Marks name a member of this (writable) level. */
   _member(name: string, pe: PathElement): void {
-    const e = this._m.get(name);
-    if (e === undefined) {
-      this._m.set(name, { name, pe, member: true, sub: undefined });
-      this._sorted = undefined;
-    } else e.member = true;
+    const e = this._get(name);
+    if (e === undefined) this._push({ name, pe, member: true, sub: undefined });
+    else e.member = true;
   }
 
   /** @internal A writable copy of this level; the levels below are shared (frozen). */
   _thaw(): FieldSet {
     const out = new FieldSet();
-    for (const [k, e] of this._m) out._m.set(k, { name: e.name, pe: e.pe, member: e.member, sub: e.sub ? freeze(e.sub) : undefined });
+    const src = this._e;
+    const e: Entry[] = new Array(src.length);
+    for (let i = 0; i < src.length; i++) {
+      const x = src[i];
+      e[i] = { name: x.name, pe: x.pe, member: x.member, sub: x.sub ? freeze(x.sub) : undefined };
+    }
+    out._adopt(e, this._ordered);
     return out;
+  }
+
+  /** @internal Takes entries (distinct names) as this empty level's. */
+  _adopt(e: Entry[], ordered: boolean): void {
+    this._e = e;
+    this._ordered = ordered || e.length <= 1;
   }
 
   /** @internal The (possibly shared) level below name. */
   _sub(name: string): FieldSet | undefined {
-    return this._m.get(name)?.sub;
+    return this._get(name)?.sub;
   }
 
-  /** @internal Entries sorted by element (kube's order). */
+  /** @internal Entries in kube's order (sorted in place when needed: the order of a level is not observable). */
   _entries(): Entry[] {
-    let s = this._sorted;
-    if (s === undefined) {
-      s = [...this._m.values()];
-      if (s.length > 1) s.sort(byElement);
-      this._sorted = s;
+    const e = this._e;
+    if (!this._ordered) {
+      sortEntries(e);
+      this._ordered = true;
     }
-    return s;
+    return e;
   }
 
   has(path: FieldPath): boolean {
     if (path.length === 0) return false;
     let s: FieldSet | undefined = this;
-    for (let i = 0; i < path.length - 1 && s; i++) s = s._m.get(serializePathElement(path[i]))?.sub;
-    return s ? s._m.get(serializePathElement(path[path.length - 1]))?.member === true : false;
+    for (let i = 0; i < path.length - 1 && s; i++) s = s._get(serializePathElement(path[i]))?.sub;
+    return s ? s._get(serializePathElement(path[path.length - 1]))?.member === true : false;
   }
 
   /** The paths below pe, without the prefix (empty when none). */
   withPrefix(pe: PathElement): FieldSet {
-    return this._m.get(serializePathElement(pe))?.sub ?? new FieldSet();
+    return this._get(serializePathElement(pe))?.sub ?? new FieldSet();
   }
 
   hasMember(pe: PathElement): boolean {
-    return this._m.get(serializePathElement(pe))?.member === true;
+    return this._get(serializePathElement(pe))?.member === true;
   }
 
   isEmpty(): boolean {
-    return this._m.size === 0;
+    return this._e.length === 0;
   }
 
   /** Number of member paths. */
   size(): number {
     let n = 0;
-    for (const e of this._m.values()) {
+    for (const e of this._e) {
       if (e.member) n++;
       if (e.sub) n += e.sub.size();
     }
@@ -443,9 +524,9 @@ export class FieldSet {
 
   equals(o: FieldSet): boolean {
     if (this === o) return true;
-    if (this._m.size !== o._m.size) return false;
-    for (const [k, e] of this._m) {
-      const oe = o._m.get(k);
+    if (this._e.length !== o._e.length) return false;
+    for (const e of this._e) {
+      const oe = o._get(e.name);
       if (oe === undefined || oe.member !== e.member) return false;
       if (e.sub === undefined ? oe.sub !== undefined : oe.sub === undefined || !e.sub.equals(oe.sub)) return false;
     }
@@ -454,13 +535,16 @@ export class FieldSet {
 
   /** Only the leaf paths: members that have no members below them. */
   leaves(): FieldSet {
-    const out = new FieldSet();
-    for (const [k, e] of this._m) {
+    const out: Entry[] = [];
+    for (const e of this._e) {
       const l = e.sub ? e.sub.leaves() : undefined;
       const member = e.member && !e.sub;
-      if (member || (l && !l.isEmpty())) out._m.set(k, { name: e.name, pe: e.pe, member, sub: l && !l.isEmpty() ? l : undefined });
+      const sub = l && !l.isEmpty() ? l : undefined;
+      if (member || sub) out.push({ name: e.name, pe: e.pe, member, sub });
     }
-    return out;
+    const s = new FieldSet();
+    s._adopt(out, this._ordered);
+    return s;
   }
 
   clone(): FieldSet {
@@ -482,16 +566,16 @@ export class FieldSet {
 
   /** Member path elements at this level, sorted. */
   memberElements(): PathElement[] {
-    return this._entries()
-      .filter((e) => e.member)
-      .map((e) => e.pe);
+    const out: PathElement[] = [];
+    for (const e of this._entries()) if (e.member) out.push(e.pe);
+    return out;
   }
 
   /** Child path elements (those with paths below them) at this level, sorted. */
   childElements(): PathElement[] {
-    return this._entries()
-      .filter((e) => e.sub)
-      .map((e) => e.pe);
+    const out: PathElement[] = [];
+    for (const e of this._entries()) if (e.sub) out.push(e.pe);
+    return out;
   }
 
   toString(): string {
@@ -505,15 +589,19 @@ export class FieldSet {
 
   private emit(includeSelf: boolean): Record<string, unknown> {
     const out: Record<string, unknown> = {};
-    if (includeSelf && this._m.size > 0) out['.'] = {};
-    for (const e of this._entries()) out[e.name] = e.sub ? e.sub.emit(e.member) : {};
+    if (includeSelf && this._e.length > 0) out['.'] = {};
+    const entries = this._entries();
+    for (let i = 0; i < entries.length; i++) {
+      const e = entries[i];
+      out[e.name] = e.sub ? e.sub.emit(e.member) : {};
+    }
     return out;
   }
 
   /** Reads a FieldsV1 object. Throws on malformed input; unknown element types are dropped. */
   static fromFieldsV1(fields: unknown): FieldSet {
     if (!isPlainObject(fields)) throw new Error('FieldsV1 must be a JSON object');
-    return readLevel(fields).children ?? new FieldSet();
+    return readLevel(fields) ?? new FieldSet();
   }
 }
 
@@ -522,7 +610,75 @@ function freeze(s: FieldSet): FieldSet {
   return s;
 }
 
-function readLevel(obj: Record<string, unknown>): { children: FieldSet | undefined; isMember: boolean } {
+/** The set, made immutable (to be shared: by a cache, or as part of other sets). */
+export function frozen(s: FieldSet): FieldSet {
+  return freeze(s);
+}
+
+/**
+ * Whether FieldSet.fromFieldsV1(raw) would read exactly this set; false (read it then) also when
+ * raw is not written as kube writes it.
+ */
+export function describesExactly(raw: unknown, set: FieldSet): boolean {
+  if (raw === undefined || raw === null) return set.isEmpty();
+  return isPlainObject(raw) && matchesLevel(raw, set);
+}
+
+function matchesLevel(raw: Record<string, unknown>, set: FieldSet): boolean {
+  let n = 0;
+  const keys = Object.keys(raw);
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i];
+    if (key === '.') continue;
+    const e = set._get(key);
+    if (e === undefined) return false;
+    const v = raw[key];
+    if (!isPlainObject(v)) return false;
+    if (e.sub === undefined) {
+      // A member with nothing below: `{}` or `{".":{}}`.
+      for (const k in v) if (k !== '.' && hasOwn(v, k)) return false;
+    } else if (e.member !== hasOwn(v, '.') || !matchesLevel(v, e.sub)) return false;
+    n++;
+  }
+  return n === set._e.length;
+}
+
+/** The second result of readLevel: whether the level's own path is a member. */
+let readMember = false;
+
+/**
+ * The set below a FieldsV1 object (undefined: nothing below), readMember telling whether its own
+ * path is a member. Names written as kube writes them (canonical, sorted) take the fast way.
+ */
+function readLevel(obj: Record<string, unknown>): FieldSet | undefined {
+  let entries: Entry[] | undefined;
+  let isMember = false;
+  let prev: Entry | undefined;
+  let ordered = true;
+  const keys = Object.keys(obj);
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i];
+    if (key === '.') {
+      isMember = true;
+      continue;
+    }
+    const n = parseNamed(key);
+    if (n === undefined) continue;
+    if (n.name !== key) return readLevelSlowly(obj);
+    const v = obj[key];
+    if (!isPlainObject(v)) throw new Error(`expected an object for ${key}`);
+    const sub = readLevel(v);
+    const e: Entry = { name: key, pe: n.pe, member: readMember, sub };
+    if (ordered && prev !== undefined && byElement(prev, e) >= 0) ordered = false;
+    (entries ??= []).push(e);
+    prev = e;
+  }
+  readMember = isMember || entries === undefined;
+  return entries === undefined ? undefined : level(entries, ordered);
+}
+
+/** readLevel for names that are not in kube's spelling: two may name the same element. */
+function readLevelSlowly(obj: Record<string, unknown>): FieldSet | undefined {
   let children: FieldSet | undefined;
   let isMember = false;
   for (const key of Object.keys(obj)) {
@@ -535,71 +691,87 @@ function readLevel(obj: Record<string, unknown>): { children: FieldSet | undefin
     const v = obj[key];
     if (!isPlainObject(v)) throw new Error(`expected an object for ${key}`);
     const sub = readLevel(v);
-    if (!sub.isMember && !sub.children) continue;
+    const member = readMember;
     children ??= new FieldSet();
-    const e = children._m.get(n.name);
+    const e = children._get(n.name);
     if (e === undefined) {
-      children._m.set(n.name, { name: n.name, pe: n.pe, member: sub.isMember, sub: sub.children });
+      children._push({ name: n.name, pe: n.pe, member, sub });
       continue;
     }
-    if (sub.isMember) e.member = true;
-    if (sub.children) e.sub = e.sub ? unionSets(e.sub, sub.children, true) : sub.children;
+    if (member) e.member = true;
+    if (sub) e.sub = e.sub ? unionSets(e.sub, sub, true) : sub;
   }
-  if (!children) isMember = true;
-  return { children, isMember };
+  readMember = isMember || children === undefined;
+  return children;
+}
+
+function shareEntry(e: Entry): Entry {
+  return { name: e.name, pe: e.pe, member: e.member, sub: e.sub ? freeze(e.sub) : undefined };
+}
+
+/** @internal A level made of entries with distinct names. */
+export function level(e: Entry[], ordered: boolean): FieldSet {
+  const s = new FieldSet();
+  s._adopt(e, ordered);
+  return s;
 }
 
 /** a ∪ b; levels found in only one of them are shared, not copied. `fresh`: never return a or b itself. */
 function unionSets(a: FieldSet, b: FieldSet, fresh: boolean): FieldSet {
   if (!fresh) {
-    if (a === b || b._m.size === 0) return freeze(a);
-    if (a._m.size === 0) return freeze(b);
+    if (a === b || b._e.length === 0) return freeze(a);
+    if (a._e.length === 0) return freeze(b);
   }
-  const out = new FieldSet();
-  const om = out._m;
-  for (const [k, e] of a._m) {
-    const oe = b._m.get(k);
-    if (oe === undefined) om.set(k, { name: k, pe: e.pe, member: e.member, sub: e.sub ? freeze(e.sub) : undefined });
+  const ae = a._e;
+  const out: Entry[] = [];
+  let fromB = 0;
+  for (let i = 0; i < ae.length; i++) {
+    const e = ae[i];
+    const oe = b._get(e.name);
+    if (oe === undefined) out.push(shareEntry(e));
     else {
+      fromB++;
       const sub = e.sub ? (oe.sub ? unionSets(e.sub, oe.sub, false) : freeze(e.sub)) : oe.sub ? freeze(oe.sub) : undefined;
-      om.set(k, { name: k, pe: oe.member && !e.member ? oe.pe : e.pe, member: e.member || oe.member, sub });
+      out.push({ name: e.name, pe: oe.member && !e.member ? oe.pe : e.pe, member: e.member || oe.member, sub });
     }
   }
-  for (const [k, oe] of b._m) if (!a._m.has(k)) om.set(k, { name: k, pe: oe.pe, member: oe.member, sub: oe.sub ? freeze(oe.sub) : undefined });
-  return out;
+  const be = b._e;
+  const fromA = out.length;
+  if (fromB < be.length) for (let i = 0; i < be.length; i++) if (a._get(be[i].name) === undefined) out.push(shareEntry(be[i]));
+  // Still in order when one side brought every name.
+  return level(out, out.length === fromA ? a._ordered : fromA === 0 ? b._ordered : false);
 }
 
 /** a ∩ b, undefined when empty. */
 function intersectSets(a: FieldSet, b: FieldSet): FieldSet | undefined {
-  if (a === b) return a._m.size === 0 ? undefined : a._thaw();
-  let out: FieldSet | undefined;
-  const aSmall = a._m.size <= b._m.size;
-  const small = aSmall ? a._m : b._m;
-  const large = aSmall ? b._m : a._m;
-  for (const [k, se] of small) {
-    const le = large.get(k);
+  if (a === b) return a._e.length === 0 ? undefined : a._thaw();
+  const aSmall = a._e.length <= b._e.length;
+  const small = aSmall ? a : b;
+  const large = aSmall ? b : a;
+  let out: Entry[] | undefined;
+  for (const se of small._e) {
+    const le = large._get(se.name);
     if (le === undefined) continue;
     const e = aSmall ? se : le;
     const oe = aSmall ? le : se;
     const member = e.member && oe.member;
     const sub = e.sub && oe.sub ? (e.sub === oe.sub ? freeze(e.sub) : intersectSets(e.sub, oe.sub)) : undefined;
     if (!member && !sub) continue;
-    out ??= new FieldSet();
-    out._m.set(k, { name: k, pe: e.pe, member, sub });
+    (out ??= []).push({ name: e.name, pe: e.pe, member, sub });
   }
-  return out;
+  return out === undefined ? undefined : level(out, small._ordered);
 }
 
 /** a − b (recursive: a member of b also removes what is below it); undefined when empty. `fresh`: never return a itself. */
 function subtractSets(a: FieldSet, b: FieldSet, recursive: boolean, fresh: boolean): FieldSet | undefined {
-  if (a === b || a._m.size === 0) return undefined;
-  if (!fresh && b._m.size === 0) return freeze(a);
-  let out: FieldSet | undefined;
+  if (a === b || a._e.length === 0) return undefined;
+  if (!fresh && b._e.length === 0) return freeze(a);
+  const out: Entry[] = [];
   let changed = false;
-  for (const [k, e] of a._m) {
-    const oe = b._m.get(k);
+  for (const e of a._e) {
+    const oe = b._get(e.name);
     if (oe === undefined) {
-      (out ??= new FieldSet())._m.set(k, { name: k, pe: e.pe, member: e.member, sub: e.sub ? freeze(e.sub) : undefined });
+      out.push(shareEntry(e));
       continue;
     }
     if (recursive && oe.member) {
@@ -610,10 +782,10 @@ function subtractSets(a: FieldSet, b: FieldSet, recursive: boolean, fresh: boole
     const sub = e.sub ? (oe.sub ? subtractSets(e.sub, oe.sub, recursive, false) : freeze(e.sub)) : undefined;
     if (member !== e.member || sub !== e.sub) changed = true;
     if (!member && !sub) continue;
-    (out ??= new FieldSet())._m.set(k, { name: k, pe: e.pe, member, sub });
+    out.push({ name: e.name, pe: e.pe, member, sub });
   }
   if (!changed && !fresh) return freeze(a);
-  return out;
+  return out.length === 0 ? undefined : level(out, a._ordered);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -643,6 +815,13 @@ export class PathStack {
   }
 }
 
+/** Where a walk is, for error messages: its stack, or the path elements so far (copied when an error is made). */
+export type PathSource = PathStack | readonly PathElement[];
+
+function snapshot(src: PathSource): FieldPath {
+  return src instanceof PathStack ? src.path() : src.slice();
+}
+
 /** Adds the current path of a walk to a set, creating the levels on the way only when needed. */
 export class SetBuilder {
   readonly root = new FieldSet();
@@ -651,10 +830,14 @@ export class SetBuilder {
 
   constructor(private readonly stack: PathStack) {}
 
+  /** The (writable) level below the first d elements of the current path. */
   private level(d: number): FieldSet {
     if (d === 0) return this.root;
     const st = this.stack;
-    if (this.stamps[d] === st.stamps[d]) return this.levels[d];
+    if (this.stamps[d] === st.stamps[d]) {
+      const l = this.levels[d];
+      if (!l._frozen) return l;
+    }
     const s = this.level(d - 1)._child(st.names[d - 1], st.pes[d - 1]);
     this.levels[d] = s;
     this.stamps[d] = st.stamps[d];
@@ -667,6 +850,38 @@ export class SetBuilder {
     if (d === 0) return;
     this.level(d - 1)._member(this.stack.names[d - 1], this.stack.pes[d - 1]);
   }
+
+  /** Whether something was added below the current path since it was pushed. */
+  hasBelow(): boolean {
+    const d = this.stack.depth;
+    return d === 0 ? !this.root.isEmpty() : this.stamps[d] === this.stack.stamps[d];
+  }
+
+  /** What was added below the current path since it was pushed. */
+  below(): FieldSet | undefined {
+    const d = this.stack.depth;
+    if (d === 0) return this.root;
+    return this.stamps[d] === this.stack.stamps[d] ? this.levels[d] : undefined;
+  }
+
+  /**
+   * Puts a (non-empty) set below the current path, shared; false when the path already has
+   * something below it (then the caller adds its paths one by one).
+   */
+  attach(sub: FieldSet): boolean {
+    const st = this.stack;
+    const d = st.depth;
+    if (d === 0 || this.stamps[d] === st.stamps[d]) return false;
+    const parent = this.level(d - 1);
+    const name = st.names[d - 1];
+    const e = parent._get(name);
+    if (e?.sub) return false;
+    if (e) e.sub = freeze(sub);
+    else parent._push({ name, pe: st.pes[d - 1], member: false, sub: freeze(sub) });
+    this.levels[d] = sub;
+    this.stamps[d] = st.stamps[d];
+    return true;
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -677,7 +892,7 @@ export const UNTYPED: TypeNode = { type: 'any' };
 
 export type Atom =
   | { kind: 'scalar' }
-  | { kind: 'map'; atomic: boolean; fields: Record<string, TypeNode> | undefined; elem: TypeNode }
+  | { kind: 'map'; atomic: boolean; fields: Record<string, TypeNode> | undefined; elem: TypeNode; declared?: Map<string, TypeNode> }
   | { kind: 'list'; relationship: 'atomic' | 'set' | 'map'; keys: string[]; elem: TypeNode };
 
 /** The list semantics of an array node: x-kubernetes-list-type, else a merge patch strategy, else atomic. */
@@ -702,8 +917,12 @@ const ATOMS = new WeakMap<TypeNode, Atom>();
 
 function typedAtom(node: TypeNode): Atom {
   switch (node.type) {
-    case 'object':
-      return { kind: 'map', atomic: node.mapType === 'atomic', fields: node.properties ?? {}, elem: UNTYPED };
+    case 'object': {
+      const fields = node.properties ?? {};
+      const declared = new Map<string, TypeNode>();
+      for (const k of Object.getOwnPropertyNames(fields)) declared.set(k, fields[k]);
+      return { kind: 'map', atomic: node.mapType === 'atomic', fields, elem: UNTYPED, declared };
+    }
     case 'map':
       return { kind: 'map', atomic: node.mapType === 'atomic', fields: undefined, elem: node.values ?? UNTYPED };
     case 'array': {
@@ -732,12 +951,21 @@ export function resolveAtom(node: TypeNode, value: unknown): Atom {
 
 /** The node of a map/struct entry. */
 export function mapChildNode(atom: Atom & { kind: 'map' }, key: string): TypeNode {
+  const declared = atom.declared;
+  if (declared !== undefined) return declared.get(key) ?? atom.elem;
   if (atom.fields && hasOwn(atom.fields, key)) return atom.fields[key];
   return atom.elem;
 }
 
+/** The declared node of a struct field; undefined for map keys and undeclared fields. */
+export function declaredField(atom: Atom & { kind: 'map' }, key: string): TypeNode | undefined {
+  const declared = atom.declared;
+  if (declared !== undefined) return declared.get(key);
+  return atom.fields && hasOwn(atom.fields, key) ? atom.fields[key] : undefined;
+}
+
 export function isDeclaredField(atom: Atom & { kind: 'map' }, key: string): boolean {
-  return !!atom.fields && hasOwn(atom.fields, key);
+  return declaredField(atom, key) !== undefined;
 }
 
 /** A schema problem in an object, reported with its path as structured-merge-diff does. */
@@ -797,15 +1025,37 @@ const KEY_LAYOUTS = new WeakMap<object, KeyLayout>();
 function keyLayout(atom: Atom & { kind: 'list' }): KeyLayout {
   let l = KEY_LAYOUTS.get(atom);
   if (l === undefined) {
-    const order = atom.keys.map((_, i) => i).sort((i, j) => compareStrings(atom.keys[i], atom.keys[j]));
+    // A key named twice is written once (as an object's key would be).
+    const order = atom.keys
+      .map((_, i) => i)
+      .filter((i) => atom.keys.indexOf(atom.keys[i]) === i)
+      .sort((i, j) => compareStrings(atom.keys[i], atom.keys[j]));
     l = { order, prefixes: atom.keys.map((k) => goJSON(k) + ':') };
     KEY_LAYOUTS.set(atom, l);
   }
   return l;
 }
 
+/** Names of list elements by their scalar key values (or set values), per list atom. */
+interface ElementCache {
+  /** For one key (or a set): value → element; for several keys, nested by key in atom.keys order. */
+  root: Map<unknown, unknown>;
+  size: number;
+}
+const ELEMENT_CACHES = new WeakMap<object, ElementCache>();
+const ELEMENT_CACHE_LIMIT = 10_000;
+
+function elementCache(atom: object): ElementCache {
+  let c = ELEMENT_CACHES.get(atom);
+  if (c === undefined) {
+    c = { root: new Map(), size: 0 };
+    ELEMENT_CACHES.set(atom, c);
+  }
+  return c;
+}
+
 /**
- * listItemPathElement with the element's name, interned for scalar keys and values. Schema
+ * listItemPathElement with the element's name, shared for scalar keys and values. Schema
  * problems throw plain Errors (wrapped by the caller); naming an undefined value throws a TypeError
  * as serializing it always did.
  */
@@ -817,32 +1067,85 @@ function listItemNamed(atom: Atom & { kind: 'list' }, index: number, item: unkno
     if (keys.length === 1) {
       const k = keys[0];
       const v = hasOwn(item, k) ? item[k] : keyDefault(atom, k);
-      return keyElement('k:{' + keyLayout(atom).prefixes[0] + goJSONOrThrow(v) + '}', isScalarValue(v), () => ({ key: [[k, v]] }));
+      if (!isScalarValue(v)) return namedKey(atom, [v]);
+      const cache = elementCache(atom);
+      const hit = cache.root.get(v) as Named | undefined;
+      if (hit !== undefined) return hit;
+      const n = namedKey(atom, [v]);
+      remember(cache, cache.root, v, n);
+      return n;
     }
-    const vals: unknown[] = [];
+    const vals: unknown[] = new Array(keys.length);
     let scalar = true;
-    for (const k of keys) {
+    for (let i = 0; i < keys.length; i++) {
+      const k = keys[i];
       const v = hasOwn(item, k) ? item[k] : keyDefault(atom, k);
-      vals.push(v);
+      vals[i] = v;
       if (!isScalarValue(v)) scalar = false;
     }
-    const layout = keyLayout(atom);
-    let name = 'k:{';
-    for (let i = 0; i < layout.order.length; i++) {
-      const j = layout.order[i];
-      if (i > 0) name += ',';
-      name += layout.prefixes[j] + goJSONOrThrow(vals[j]);
+    if (!scalar) return namedKey(atom, vals);
+    const cache = elementCache(atom);
+    let level = cache.root;
+    for (let i = 0; i < vals.length - 1; i++) {
+      let next = level.get(vals[i]) as Map<unknown, unknown> | undefined;
+      if (next === undefined) level.set(vals[i], (next = new Map()));
+      level = next;
     }
-    name += '}';
-    return keyElement(name, scalar, () => ({ key: layout.order.map((j) => [keys[j], vals[j]] as const) }));
+    const last = vals[vals.length - 1];
+    const hit = level.get(last) as Named | undefined;
+    if (hit !== undefined) return hit;
+    const n = namedKey(atom, vals);
+    remember(cache, level, last, n);
+    return n;
   }
   if (atom.relationship === 'set') {
     if (item === null) throw new Error("associative list without keys has an element that's an explicit null");
     if (isPlainObject(item)) throw new Error("associative list without keys has an element that's a map type");
     if (Array.isArray(item)) throw new Error('not supported: associative list with lists as elements');
-    return keyElement('v:' + goJSONOrThrow(item), isScalarValue(item), () => ({ value: item }));
+    if (!isScalarValue(item)) return namedValue(item);
+    const cache = elementCache(atom);
+    const hit = cache.root.get(item) as Named | undefined;
+    if (hit !== undefined) return hit;
+    const n = namedValue(item);
+    remember(cache, cache.root, item, n);
+    return n;
   }
   return { pe: { index }, name: 'i:' + index };
+}
+
+function remember(cache: ElementCache, level: Map<unknown, unknown>, v: unknown, n: Named): void {
+  if (cache.size >= ELEMENT_CACHE_LIMIT) {
+    cache.root.clear();
+    cache.size = 0;
+    return;
+  }
+  level.set(v, n);
+  cache.size++;
+}
+
+/** The k: element of a list-map item whose key values (in atom.keys order) are vals. */
+function namedKey(atom: Atom & { kind: 'list' }, vals: unknown[]): Named {
+  const layout = keyLayout(atom);
+  const keys = atom.keys;
+  let name = 'k:{';
+  const key: (readonly [string, unknown])[] = new Array(layout.order.length);
+  for (let i = 0; i < layout.order.length; i++) {
+    const j = layout.order[i];
+    if (i > 0) name += ',';
+    name += layout.prefixes[j] + goJSONOrThrow(vals[j]);
+    key[i] = [keys[j], vals[j]];
+  }
+  name += '}';
+  const pe: PathElement = { key };
+  NAMES.set(pe, name);
+  return { pe, name };
+}
+
+function namedValue(v: unknown): Named {
+  const name = 'v:' + goJSONOrThrow(v);
+  const pe: PathElement = { value: v };
+  NAMES.set(pe, name);
+  return { pe, name };
 }
 
 function keyDefault(atom: Atom & { kind: 'list' }, k: string): unknown {
@@ -866,30 +1169,13 @@ function goJSONOrThrow(v: unknown): string {
   }
 }
 
-function keyElement(name: string, intern: boolean, make: () => PathElement): Named {
-  if (!intern) {
-    const pe = make();
-    NAMES.set(pe, name);
-    return { pe, name };
-  }
-  let n = ELEMENTS.get(name);
-  if (n === undefined) {
-    if (ELEMENTS.size >= INTERN_LIMIT) ELEMENTS.clear();
-    const pe = make();
-    NAMES.set(pe, name);
-    n = { pe, name };
-    ELEMENTS.set(name, n);
-  }
-  return n;
-}
-
 /** The element of list item i, with a schema problem reported at the list's path. */
-export function listItem(atom: Atom & { kind: 'list' }, i: number, item: unknown, path: () => FieldPath): Named {
+export function listItem(atom: Atom & { kind: 'list' }, i: number, item: unknown, path: PathSource): Named {
   try {
     return listItemNamed(atom, i, item);
   } catch (e) {
     if (e instanceof NamingError) throw e.inner;
-    throw new SchemaError(path(), `element ${i}: ${(e as Error).message}`);
+    throw new SchemaError(snapshot(path), `element ${i}: ${(e as Error).message}`);
   }
 }
 
@@ -900,14 +1186,14 @@ export interface IndexedItem {
 }
 
 /** Path elements of a list's elements; with `strict`, a repeated element is an error. */
-export function indexItems(atom: Atom & { kind: 'list' }, list: unknown[], path: () => FieldPath, strict: boolean): IndexedItem[] {
+export function indexItems(atom: Atom & { kind: 'list' }, list: unknown[], path: PathSource, strict: boolean): IndexedItem[] {
   const out: IndexedItem[] = new Array(list.length);
   const seen = strict ? new Set<string>() : undefined;
   for (let i = 0; i < list.length; i++) {
     const item = list[i];
     const n = listItem(atom, i, item, path);
     if (seen) {
-      if (seen.has(n.name)) throw new SchemaError(path(), `duplicate entries for key ${pathElementString(n.pe)}`);
+      if (seen.has(n.name)) throw new SchemaError(snapshot(path), `duplicate entries for key ${pathElementString(n.pe)}`);
       seen.add(n.name);
     }
     out[i] = { pe: n.pe, name: n.name, item };
@@ -922,7 +1208,7 @@ export function indexList(
   path: FieldPath,
   strict: boolean,
 ): { pe: PathElement; name: string; item: unknown }[] {
-  return indexItems(atom, list, () => path, strict);
+  return indexItems(atom, list, path, strict);
 }
 
 /**
@@ -931,60 +1217,155 @@ export function indexList(
  * an empty or null map contribute nothing. `strict` rejects repeated list elements (apply configs).
  */
 export function fieldsOf(node: TypeNode, obj: unknown, strict = false): FieldSet {
-  const stack = new PathStack();
-  const b = new SetBuilder(stack);
-  walkFields(node, obj, stack, b, strict);
-  return b.root;
+  const w: Walk = { path: [], strict, ensure: false, memo: undefined };
+  return rootLevel(walkFields(node, obj, w, false));
 }
 
-function walkFields(node: TypeNode, value: unknown, stack: PathStack, set: SetBuilder, strict: boolean): void {
+/**
+ * What a walk of one object found below each container (map or list) it went through: a later
+ * walk of an object that shares those containers takes their sets instead of walking them again.
+ * Only for objects nobody modifies in between (the private copies apply() works on).
+ */
+export type FieldsMemo = Map<object, { node: TypeNode; set: FieldSet | undefined }>;
+
+/**
+ * ensureNamedFieldsAreMembers(node, fieldsOf(node, obj)) in one walk. With a memo, containers
+ * another walk recorded are taken from it, and (`record`) containers walked are recorded.
+ */
+export function ensuredFieldsOf(node: TypeNode, obj: unknown, memo?: FieldsMemo, record = false): FieldSet {
+  const w: Walk = { path: [], strict: false, ensure: true, memo };
+  return rootLevel(walkFields(node, obj, w, record && memo !== undefined));
+}
+
+/** A walk for ensuredFieldsOf that records what it finds in memo. */
+export function ensuringWalk(memo: FieldsMemo): Walk {
+  return { path: [], strict: false, ensure: true, memo };
+}
+
+/** walkFields for other walks that build sets the same way (applyMerge); then walkedSelf() is its second result. */
+export function walkFieldsBelow(node: TypeNode, value: unknown, w: Walk, record: boolean): FieldSet | undefined {
+  return walkFields(node, value, w, record);
+}
+
+export function walkedSelf(): boolean {
+  return selfMember;
+}
+
+export function rootLevel(s: FieldSet | undefined): FieldSet {
+  return s === undefined ? new FieldSet() : s._frozen ? s._thaw() : s;
+}
+
+export interface Walk {
+  /** The path so far, for error messages. */
+  path: PathElement[];
+  strict: boolean;
+  /** Also add declared struct fields that have members below them (ensureNamedFieldsAreMembers). */
+  ensure: boolean;
+  memo: FieldsMemo | undefined;
+}
+
+/** The second result of walkFields: whether the value's path itself is a field. */
+let selfMember = false;
+
+/** The fields below a value's path (undefined: none); selfMember tells whether the path itself is one. */
+function walkFields(node: TypeNode, value: unknown, w: Walk, record: boolean): FieldSet | undefined {
   const atom = resolveAtom(node, value);
   if (atom.kind === 'scalar') {
-    set.add();
-    return;
+    selfMember = true;
+    return undefined;
   }
   if (atom.kind === 'list') {
     if (atom.relationship === 'atomic' || !Array.isArray(value)) {
-      if (atom.relationship === 'atomic' || (value !== null && value !== undefined)) set.add();
-      return;
+      selfMember = atom.relationship === 'atomic' || (value !== null && value !== undefined);
+      return undefined;
     }
-    const seen = strict ? new Set<string>() : undefined;
-    const path = (): FieldPath => stack.path();
+    const path = w.path;
+    const memo = w.memo;
+    if (memo !== undefined && !record && path.length > 0) {
+      const hit = memo.get(value);
+      if (hit !== undefined && hit.node === node) {
+        selfMember = false;
+        return hit.set === undefined ? undefined : freeze(hit.set);
+      }
+    }
+    const strict = w.strict;
     // Every element is named (and checked) before any is walked.
     const names: Named[] = new Array(value.length);
+    let seen: Set<string> | undefined;
+    let repeated = false;
     for (let i = 0; i < value.length; i++) {
       const n = listItem(atom, i, value[i], path);
-      if (seen) {
-        if (seen.has(n.name)) throw new SchemaError(path(), `duplicate entries for key ${pathElementString(n.pe)}`);
+      if (i > 0) {
+        if (seen === undefined) {
+          seen = new Set();
+          for (let j = 0; j < i; j++) seen.add(names[j].name);
+        }
+        if (seen.has(n.name)) {
+          if (strict) throw new SchemaError(path.slice(), `duplicate entries for key ${pathElementString(n.pe)}`);
+          repeated = true;
+        }
         seen.add(n.name);
       }
       names[i] = n;
     }
+    const entries: Entry[] = [];
+    // Repeated elements share their path: no element's set is its own to remember.
+    const recordItems = record && !repeated;
     for (let i = 0; i < value.length; i++) {
-      stack.push(names[i]);
-      walkFields(atom.elem, value[i], stack, set, strict);
-      set.add();
-      stack.pop();
+      const n = names[i];
+      path.push(n.pe);
+      const sub = walkFields(atom.elem, value[i], w, recordItems);
+      path.pop();
+      if (repeated) {
+        let e: Entry | undefined;
+        for (let j = 0; j < entries.length; j++) if (entries[j].name === n.name) e = entries[j];
+        if (e !== undefined) {
+          if (sub !== undefined) e.sub = e.sub === undefined ? sub : unionSets(e.sub, sub, true);
+          continue;
+        }
+      }
+      entries.push({ name: n.name, pe: n.pe, member: true, sub });
     }
-    return;
+    const out = entries.length > 0 ? level(entries, false) : undefined;
+    if (record) memo!.set(value, { node, set: out });
+    selfMember = false;
+    return out;
   }
   if (atom.atomic) {
-    set.add();
-    return;
+    selfMember = true;
+    return undefined;
   }
   if (!isPlainObject(value)) {
-    if (value !== null && value !== undefined) set.add(); // not a map at all: a leaf
-    return;
+    selfMember = value !== null && value !== undefined; // not a map at all: a leaf
+    return undefined;
   }
-  const fields = atom.fields;
+  const path = w.path;
+  const memo = w.memo;
+  if (memo !== undefined && !record && path.length > 0) {
+    const hit = memo.get(value);
+    if (hit !== undefined && hit.node === node) {
+      selfMember = false;
+      return hit.set === undefined ? undefined : freeze(hit.set);
+    }
+  }
+  const declared = atom.declared;
+  const elem = atom.elem;
+  const ensure = w.ensure;
+  const entries: Entry[] = [];
   for (const key in value) {
     if (!hasOwn(value, key)) continue;
-    stack.push(fieldNamed(key));
-    const declared = fields !== undefined && hasOwn(fields, key);
-    walkFields(declared ? fields[key] : atom.elem, value[key], stack, set, strict);
-    if (!declared) set.add();
-    stack.pop();
+    const n = fieldNamed(key);
+    const child = declared !== undefined ? declared.get(key) : atom.fields && hasOwn(atom.fields, key) ? atom.fields[key] : undefined;
+    path.push(n.pe);
+    const sub = walkFields(child ?? elem, value[key], w, record);
+    path.pop();
+    const member = child === undefined || selfMember || (ensure && sub !== undefined);
+    if (member || sub !== undefined) entries.push({ name: n.name, pe: n.pe, member, sub });
   }
+  const out = entries.length > 0 ? level(entries, false) : undefined;
+  if (record) memo!.set(value, { node, set: out });
+  selfMember = false;
+  return out;
 }
 
 /**
@@ -1001,42 +1382,150 @@ export function ensureNamedShared(node: TypeNode | undefined, set: FieldSet): Fi
 }
 
 /** ensureNamedFieldsAreMembers; unless `fresh`, the set itself (shared) when it has nothing to add. */
-function ensureNamed(node: TypeNode | undefined, set: FieldSet, fresh: boolean): FieldSet {
-  const props = node?.type === 'object' ? node.properties : undefined;
-  let out: FieldSet | undefined;
-  const m = set._m;
-  if (fresh) out = new FieldSet();
-  let i = 0;
-  for (const e of m.values()) {
+function ensureNamed(node: TypeNode | undefined, set: FieldSet, fresh: boolean, immutable = set._frozen): FieldSet {
+  if (!fresh && immutable) {
+    freeze(set);
+    if (set._enNode === (node ?? null)) return set._en!;
+    const en = freeze(ensureLevel(node, set, false, true));
+    set._en = en;
+    set._enNode = node ?? null;
+    return en;
+  }
+  return ensureLevel(node, set, fresh, false);
+}
+
+/** ensureNamed of one level (`immutable`: the level is frozen, and so everything below). */
+function ensureLevel(node: TypeNode | undefined, set: FieldSet, fresh: boolean, immutable: boolean): FieldSet {
+  let out: Entry[] | undefined;
+  const m = set._e;
+  if (fresh) out = [];
+  for (let i = 0; i < m.length; i++) {
+    const e = m[i];
     let member = e.member;
     let sub: FieldSet | undefined;
     if (e.sub) {
-      let child: TypeNode | undefined;
       const pe = e.pe;
-      if ('field' in pe) {
-        if (props && hasOwn(props, pe.field)) {
-          member = true;
-          child = props[pe.field];
-        } else if (node?.type === 'map') child = node.values ?? UNTYPED;
-        else if (node?.type === 'object' || node?.type === 'any') child = UNTYPED;
-      } else if ('key' in pe && node?.type === 'array') {
-        child = node.items;
-      }
-      sub = ensureNamed(child, e.sub, false);
+      if (!member && declaredStructField(node, pe)) member = true;
+      sub = ensureNamed(ensureChild(node, pe), e.sub, false, immutable || e.sub._frozen);
     }
     if (out === undefined && (member !== e.member || sub !== e.sub)) {
       // First difference: copy the entries before this one.
-      out = new FieldSet();
-      let j = 0;
-      for (const p of m.values()) {
-        if (j++ >= i) break;
-        out._m.set(p.name, { name: p.name, pe: p.pe, member: p.member, sub: p.sub ? freeze(p.sub) : undefined });
-      }
+      out = [];
+      for (let j = 0; j < i; j++) out.push(shareEntry(m[j]));
     }
-    if (out !== undefined) out._m.set(e.name, { name: e.name, pe: e.pe, member, sub });
-    i++;
+    if (out !== undefined) out.push({ name: e.name, pe: e.pe, member, sub });
   }
-  return out ?? freeze(set);
+  return out === undefined ? freeze(set) : level(out, set._ordered);
+}
+
+/** Whether ensureNamedFieldsAreMembers makes pe (with members below it) a member: a field the struct node declares. */
+function declaredStructField(node: TypeNode | undefined, pe: PathElement): boolean {
+  if (node === undefined || node.type !== 'object' || !('field' in pe)) return false;
+  return declaredField(resolveAtom(node, undefined) as Atom & { kind: 'map' }, pe.field) !== undefined;
+}
+
+/** The node ensureNamedFieldsAreMembers looks below pe with (undefined: no struct fields below). */
+function ensureChild(node: TypeNode | undefined, pe: PathElement): TypeNode | undefined {
+  if (node === undefined) return undefined;
+  if ('field' in pe) {
+    switch (node.type) {
+      case 'object':
+        return declaredField(resolveAtom(node, undefined) as Atom & { kind: 'map' }, pe.field) ?? UNTYPED;
+      case 'map':
+        return node.values ?? UNTYPED;
+      case 'any':
+        return UNTYPED;
+      default:
+        return undefined;
+    }
+  }
+  return 'key' in pe && node.type === 'array' ? node.items : undefined;
+}
+
+/** a − ensureNamedFieldsAreMembers(node, m), without building the latter; for sets that are only read. */
+export function differenceEnsured(a: FieldSet, m: FieldSet, node: TypeNode | undefined): FieldSet {
+  return subtractEnsured(a, m, node) ?? new FieldSet();
+}
+
+function subtractEnsured(a: FieldSet, m: FieldSet, node: TypeNode | undefined): FieldSet | undefined {
+  if (a._e.length === 0) return undefined;
+  if (m._e.length === 0) return freeze(a);
+  const out: Entry[] = [];
+  let changed = false;
+  for (const e of a._e) {
+    const oe = m._get(e.name);
+    if (oe === undefined) {
+      out.push(shareEntry(e));
+      continue;
+    }
+    const oMember = oe.member || (oe.sub !== undefined && declaredStructField(node, oe.pe));
+    const member = e.member && !oMember;
+    const sub = e.sub ? (oe.sub ? subtractEnsured(e.sub, oe.sub, ensureChild(node, oe.pe)) : freeze(e.sub)) : undefined;
+    if (member !== e.member || sub !== e.sub) changed = true;
+    if (!member && !sub) continue;
+    out.push({ name: e.name, pe: e.pe, member, sub });
+  }
+  if (!changed) return freeze(a);
+  return out.length === 0 ? undefined : level(out, a._ordered);
+}
+
+/**
+ * Where a set disagrees with the schema (after the schema changed a field between granular and
+ * atomic): `atomic` paths of atomic fields the set has parts of, `granular` paths of granular
+ * fields the set owns whole.
+ */
+export interface SchemaMismatches {
+  atomic: FieldPath[];
+  granular: FieldPath[];
+}
+
+export const NO_MISMATCHES: SchemaMismatches = { atomic: [], granular: [] };
+const ATOMIC_HERE: SchemaMismatches = { atomic: [[]], granular: [] };
+
+export function schemaMismatches(node: TypeNode, set: FieldSet): SchemaMismatches {
+  if (node.type === 'any' || set.isEmpty()) return NO_MISMATCHES; // untyped values carry no atomic/granular marks
+  const atom = resolveAtom(node, undefined);
+  if (atom.kind === 'scalar' || (atom.kind === 'list' ? atom.relationship === 'atomic' : atom.atomic)) return NO_MISMATCHES;
+  return mismatchesBelow(node, set, set._frozen);
+}
+
+/**
+ * The mismatches of a non-empty level at node, relative to the level's path; remembered on frozen
+ * levels (`immutable`: below a frozen level, which makes this one unchangeable too).
+ */
+function mismatchesBelow(n: TypeNode, s: FieldSet, immutable: boolean): SchemaMismatches {
+  if (n.type === 'any') return NO_MISMATCHES;
+  const atom = resolveAtom(n, undefined);
+  if (atom.kind === 'scalar') return NO_MISMATCHES;
+  if (atom.kind === 'list' ? atom.relationship === 'atomic' : atom.atomic) return ATOMIC_HERE;
+  if (immutable) freeze(s);
+  else immutable = s._frozen;
+  if (immutable && s._mmNode === n) return s._mm!;
+  let out: SchemaMismatches | undefined;
+  for (const e of s._e) {
+    const pe = e.pe;
+    const child = atom.kind === 'list' ? atom.elem : 'field' in pe ? mapChildNode(atom, pe.field) : UNTYPED;
+    if (e.sub) {
+      const r = mismatchesBelow(child, e.sub, immutable);
+      if (r === NO_MISMATCHES) continue;
+      out ??= { atomic: [], granular: [] };
+      for (const p of r.atomic) out.atomic.push([pe, ...p]);
+      for (const p of r.granular) out.granular.push([pe, ...p]);
+    } else if (granular(child)) (out ??= { atomic: [], granular: [] }).granular.push([pe]);
+  }
+  const result = out ?? NO_MISMATCHES;
+  if (immutable) {
+    s._mm = result;
+    s._mmNode = n;
+  }
+  return result;
+}
+
+/** A granular map, struct or list (owning it whole extends to what it holds). */
+function granular(n: TypeNode): boolean {
+  if (n.type === 'any') return false;
+  const atom = resolveAtom(n, undefined);
+  return atom.kind === 'map' ? !atom.atomic : atom.kind === 'list' && atom.relationship !== 'atomic';
 }
 
 /**
@@ -1045,16 +1534,34 @@ function ensureNamed(node: TypeNode | undefined, set: FieldSet, fresh: boolean):
  * fields, repeated keys or set values.
  */
 export function validateApplyConfiguration(node: TypeNode, obj: unknown): string[] {
-  const errors: string[] = [];
-  checkValue(node, obj, [], errors);
-  return errors;
+  return checkedFieldsOf(node, obj).problems;
 }
 
-function checkValue(node: TypeNode, value: unknown, path: PathElement[], errors: string[]): void {
+/**
+ * validateApplyConfiguration, and in the same walk the fields the configuration sets —
+ * fieldsOf(node, obj) — when it has no problems.
+ */
+export function checkedFieldsOf(node: TypeNode, obj: unknown): { problems: string[]; fields: FieldSet | undefined } {
+  const problems: string[] = [];
+  const fields = checkValue(node, obj, [], problems);
+  return { problems, fields: problems.length > 0 ? undefined : rootLevel(fields) };
+}
+
+/**
+ * Checks a value, returning (with selfMember) what walkFields returns for it — meaningful only
+ * when no problem is found, for then the two walks go the same way.
+ */
+function checkValue(node: TypeNode, value: unknown, path: PathElement[], errors: string[]): FieldSet | undefined {
   const atom = resolveAtom(node, value);
-  if (atom.kind === 'scalar') return;
+  if (atom.kind === 'scalar') {
+    selfMember = true;
+    return undefined;
+  }
   if (atom.kind === 'list') {
-    if (!Array.isArray(value)) return;
+    if (!Array.isArray(value)) {
+      selfMember = atom.relationship === 'atomic' || (value !== null && value !== undefined);
+      return undefined;
+    }
     if (atom.relationship === 'atomic') {
       for (let i = 0; i < value.length; i++) {
         const item = value[i];
@@ -1063,9 +1570,11 @@ function checkValue(node: TypeNode, value: unknown, path: PathElement[], errors:
         checkValue(atom.elem, item, path, errors);
         path.pop();
       }
-      return;
+      selfMember = true;
+      return undefined;
     }
-    const seen = new Set<string>();
+    const entries: Entry[] = [];
+    let seen: Set<string> | undefined;
     for (let i = 0; i < value.length; i++) {
       const item = value[i];
       let n: Named;
@@ -1076,31 +1585,47 @@ function checkValue(node: TypeNode, value: unknown, path: PathElement[], errors:
         errors.push(new SchemaError(path, `element ${i}: ${(e as Error).message}`).message);
         continue;
       }
-      if (seen.has(n.name)) {
-        errors.push(new SchemaError(path, `duplicate entries for key ${pathElementString(n.pe)}`).message);
-        continue;
+      if (entries.length > 0) {
+        if (seen === undefined) {
+          seen = new Set();
+          for (const x of entries) seen.add(x.name);
+        }
+        if (seen.has(n.name)) {
+          errors.push(new SchemaError(path, `duplicate entries for key ${pathElementString(n.pe)}`).message);
+          continue;
+        }
       }
-      seen.add(n.name);
+      seen?.add(n.name);
       path.push(n.pe);
-      checkValue(atom.elem, item, path, errors);
+      const sub = checkValue(atom.elem, item, path, errors);
       path.pop();
+      entries.push({ name: n.name, pe: n.pe, member: true, sub });
     }
-    return;
+    selfMember = false;
+    return entries.length > 0 ? level(entries, false) : undefined;
   }
-  if (!isPlainObject(value)) return;
+  if (!isPlainObject(value)) {
+    selfMember = atom.atomic || (value !== null && value !== undefined);
+    return undefined;
+  }
   const fields = atom.fields;
+  const entries: Entry[] = [];
   for (const key of Object.keys(value)) {
-    const declared = fields !== undefined && hasOwn(fields, key);
-    if (fields && !declared && !node.preserveUnknownFields) {
+    const child = fields !== undefined ? declaredField(atom, key) : undefined;
+    if (fields && child === undefined && !node.preserveUnknownFields) {
       path.push(fieldNamed(key).pe);
       errors.push(new SchemaError(path, 'field not declared in schema').message);
       path.pop();
       continue;
     }
-    const child = declared ? fields![key] : atom.elem;
-    if (resolveAtom(child, value[key]).kind === 'scalar') continue;
-    path.push(fieldNamed(key).pe);
-    checkValue(child, value[key], path, errors);
+    const n = fieldNamed(key);
+    path.push(n.pe);
+    const sub = checkValue(child ?? atom.elem, value[key], path, errors);
     path.pop();
+    const member = child === undefined || selfMember;
+    if (member || sub !== undefined) entries.push({ name: n.name, pe: n.pe, member, sub });
   }
+  // An atomic map or struct is one field, whatever it holds.
+  selfMember = atom.atomic;
+  return atom.atomic || entries.length === 0 ? undefined : level(entries, false);
 }

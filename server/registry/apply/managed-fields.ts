@@ -18,20 +18,28 @@ import {
   type FieldPath,
   FieldSet,
   SchemaError,
-  UNTYPED,
   compareStrings,
   fieldPath,
   fieldsOf,
   goJSON,
   isPlainObject,
   jsonEqual,
+  listItem,
   pathString,
+  serializePathElement,
   resolveAtom,
   ensureNamedShared,
+  ensuredFieldsOf,
+  NO_MISMATCHES,
+  schemaMismatches,
+  describesExactly,
+  differenceEnsured,
+  frozen,
+  type FieldsMemo,
   mapChildNode,
-  validateApplyConfiguration,
+  checkedFieldsOf,
 } from './fieldset.ts';
-import { applyMerge, cloneJSON, compareObjects, removeFieldsShared, type Comparison } from './merge.ts';
+import { applyMerge, applyMergeWithFields, cloneJSON, compareObjects, removeFieldsShared, type Comparison } from './merge.ts';
 
 export interface ManagedFieldsEntry {
   manager: string;
@@ -125,6 +133,20 @@ interface ManagerInfo {
 
 /** The identity of an entry: its manager, operation, subresource and — for Update only — apiVersion (kube's JSON spelling). */
 export function managerIdentifier(info: ManagerInfo): string {
+  const key = `${info.manager ?? ''}\u0000${info.operation ?? ''}\u0000${info.apiVersion ?? ''}\u0000${info.subresource ?? ''}`;
+  let id = IDENTIFIER_OF.get(key);
+  if (id === undefined) {
+    id = writeIdentifier(info);
+    if (IDENTIFIER_OF.size >= 4096) IDENTIFIER_OF.clear();
+    IDENTIFIER_OF.set(key, id);
+  }
+  return id;
+}
+
+/** Identifiers by their parts (manager, operation, apiVersion, subresource), bounded. */
+const IDENTIFIER_OF = new Map<string, string>();
+
+function writeIdentifier(info: ManagerInfo): string {
   const parts: string[] = [];
   if (info.manager) parts.push(`"manager":${goJSON(info.manager)}`);
   if (info.operation) parts.push(`"operation":${goJSON(info.operation)}`);
@@ -133,23 +155,110 @@ export function managerIdentifier(info: ManagerInfo): string {
   return '{' + parts.join(',') + '}';
 }
 
+/** Parsed identifiers (only read), bounded. */
+const IDENTIFIERS = new Map<string, ManagerInfo>();
+
 function parseIdentifier(id: string): ManagerInfo {
+  let info = IDENTIFIERS.get(id);
+  if (info !== undefined) return info;
   try {
     const v = JSON.parse(id) as unknown;
-    return isPlainObject(v) ? (v as ManagerInfo) : {};
+    info = isPlainObject(v) ? (v as ManagerInfo) : {};
   } catch {
-    return {};
+    info = {};
   }
+  if (IDENTIFIERS.size >= 4096) IDENTIFIERS.clear();
+  IDENTIFIERS.set(id, info);
+  return info;
 }
 
 const str = (v: unknown): string => (typeof v === 'string' ? v : '');
 
 /** Reads managedFields (kube's DecodeManagedFields); throws on an invalid entry. */
 export function decodeManagedFields(entries: unknown): Managed {
+  return decodeEntries(entries, undefined);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sets recently written or read, by object (uid) and manager. The same managers write the same
+// objects again and again: a set whose FieldsV1 has not changed since is taken as it is (after
+// checking that the FieldsV1 describes exactly that set), with what was derived from it (schema
+// reconciliation, ensureNamedFieldsAreMembers). Cached sets are frozen: nothing changes them.
+
+const RECENT_SETS = new Map<string, FieldSet[]>();
+/** At most this many objects and managers, and about this many set entries in all. */
+const RECENT_SETS_LIMIT = 1024;
+const RECENT_ENTRIES_LIMIT = 200_000;
+let recentEntries = 0;
+const RECENT_WEIGHT = new WeakMap<FieldSet, number>();
+/** Sets kept per object and manager: the last written, and the one before (a write may be retried on the same live object). */
+const RECENT_PER_KEY = 2;
+
+function recentKey(uid: string | undefined, id: string): string | undefined {
+  return uid ? uid + '\n' + id : undefined;
+}
+
+function rememberSet(key: string, set: FieldSet): FieldSet {
+  const sets = RECENT_SETS.get(key);
+  if (sets !== undefined) {
+    RECENT_SETS.delete(key); // most recently used last
+    // The same set again (often rebuilt from the one read: it shares most levels) keeps its first copy.
+    let at = -1;
+    for (let i = 0; i < sets.length && at < 0; i++) if (sets[i] === set || sets[i].equals(set)) at = i;
+    if (at >= 0) set = sets.splice(at, 1)[0];
+    else recentEntries += weigh(set);
+    sets.unshift(set);
+    while (sets.length > RECENT_PER_KEY) recentEntries -= weigh(sets.pop()!);
+    RECENT_SETS.set(key, sets);
+  } else {
+    recentEntries += weigh(set);
+    RECENT_SETS.set(key, [set]);
+  }
+  // Forget the least recently used beyond the limits (never the one just remembered).
+  while (RECENT_SETS.size > 1 && (RECENT_SETS.size > RECENT_SETS_LIMIT || recentEntries > RECENT_ENTRIES_LIMIT)) {
+    const oldest = RECENT_SETS.keys().next().value!;
+    for (const s of RECENT_SETS.get(oldest)!) recentEntries -= weigh(s);
+    RECENT_SETS.delete(oldest);
+  }
+  return set;
+}
+
+/** The entries of a set (levels shared with other sets counted again), remembered. */
+function weigh(set: FieldSet): number {
+  let w = RECENT_WEIGHT.get(set);
+  if (w === undefined) {
+    w = countEntries(set);
+    RECENT_WEIGHT.set(set, w);
+  }
+  return w;
+}
+
+function countEntries(set: FieldSet): number {
+  let n = set._e.length;
+  for (const e of set._e) if (e.sub) n += countEntries(e.sub);
+  return n;
+}
+
+/** A recent set the FieldsV1 describes exactly. */
+function recentSet(key: string | undefined, raw: unknown): FieldSet | undefined {
+  const sets = key === undefined ? undefined : RECENT_SETS.get(key);
+  if (sets !== undefined) for (const s of sets) if (describesExactly(raw, s)) return s;
+  return undefined;
+}
+
+function uidOf(obj: unknown): string | undefined {
+  const meta = isPlainObject(obj) ? obj.metadata : undefined;
+  const uid = isPlainObject(meta) ? meta.uid : undefined;
+  return typeof uid === 'string' && uid !== '' ? uid : undefined;
+}
+
+/** Reads managedFields; with the object's uid, through the recent sets (and then the sets are frozen). */
+function decodeEntries(entries: unknown, uid: string | undefined): Managed {
   const managed = emptyManaged();
   if (entries === undefined || entries === null) return managed;
   if (!Array.isArray(entries)) throw new Error('managedFields must be a list');
-  entries.forEach((e, i) => {
+  for (let i = 0; i < entries.length; i++) {
+    const e: unknown = entries[i];
     if (!isPlainObject(e)) throw new Error(`managed fields entry ${i} is not an object`);
     const operation = str(e.operation);
     if (operation !== 'Apply' && operation !== 'Update') throw new Error('operation must be `Apply` or `Update`');
@@ -158,15 +267,19 @@ export function decodeManagedFields(entries: unknown): Managed {
     if (fieldsType === '') throw new Error(`missing fieldsType in managed fields entry ${i}`);
     if (fieldsType !== 'FieldsV1') throw new Error(`invalid fieldsType "${fieldsType}" in managed fields entry ${i}`);
     const id = managerIdentifier({ manager: str(e.manager), operation, apiVersion: str(e.apiVersion), subresource: str(e.subresource) });
-    let set: FieldSet;
-    try {
-      set = e.fieldsV1 === undefined || e.fieldsV1 === null ? new FieldSet() : FieldSet.fromFieldsV1(e.fieldsV1);
-    } catch (err) {
-      throw new Error(`error decoding versioned set from entry ${i}: error decoding set: ${(err as Error).message}`);
+    const key = recentKey(uid, id);
+    let set = recentSet(key, e.fieldsV1);
+    if (set === undefined) {
+      try {
+        set = e.fieldsV1 === undefined || e.fieldsV1 === null ? new FieldSet() : FieldSet.fromFieldsV1(e.fieldsV1);
+      } catch (err) {
+        throw new Error(`error decoding versioned set from entry ${i}: error decoding set: ${(err as Error).message}`);
+      }
+      if (key !== undefined) rememberSet(key, (set = frozen(set)));
     }
     managed.fields.set(id, { set, apiVersion: str(e.apiVersion), applied: operation === 'Apply' });
     managed.times.set(id, typeof e.time === 'string' && e.time !== '' ? e.time : undefined);
-  });
+  }
   return managed;
 }
 
@@ -176,10 +289,15 @@ const seconds = (t: string | undefined): number => {
   return Number.isNaN(ms) ? 0 : Math.floor(ms / 1000);
 };
 
-/** Writes managedFields, sorted as kube sorts them: Apply before Update, then by time, manager, apiVersion, subresource. */
-export function encodeManagedFields(managed: Managed): ManagedFieldsEntry[] {
+/**
+ * Writes managedFields, sorted as kube sorts them: Apply before Update, then by time, manager,
+ * apiVersion, subresource. With the object's uid, the sets are remembered as its recent ones.
+ */
+export function encodeManagedFields(managed: Managed, uid?: string): ManagedFieldsEntry[] {
   const out: ManagedFieldsEntry[] = [];
   for (const [id, vs] of managed.fields) {
+    const key = recentKey(uid, id);
+    const set = key !== undefined ? rememberSet(key, frozen(vs.set)) : vs.set;
     const info = parseIdentifier(id);
     const time = managed.times.get(id);
     // Key order as kube writes an entry: manager, operation, apiVersion, time, fieldsType, fieldsV1, subresource.
@@ -189,7 +307,7 @@ export function encodeManagedFields(managed: Managed): ManagedFieldsEntry[] {
       apiVersion: vs.apiVersion,
       ...(time !== undefined ? { time } : {}),
       fieldsType: 'FieldsV1',
-      fieldsV1: vs.set.toFieldsV1(),
+      fieldsV1: set.toFieldsV1(),
       ...(info.subresource ? { subresource: info.subresource } : {}),
     };
     out.push(entry);
@@ -279,11 +397,16 @@ export function conflictError(conflicts: readonly Conflict[]): ApiError {
 // ---------------------------------------------------------------------------------------------
 // The structured-merge layer (kube's merge.Updater)
 
+const RESET_STATUS = frozen(FieldSet.of(fieldPath('status')));
+const RESET_SPEC = frozen(FieldSet.of(fieldPath('spec')));
+const RESET_NOTHING = frozen(new FieldSet());
+
+/** The fields reset on this endpoint (only read: the common ones are shared). */
 function resetFieldSet(opts: CommonOptions): FieldSet {
   if (opts.resetFields) return FieldSet.of(...opts.resetFields.map((p) => fieldPath(...p)));
-  if (!opts.subresource && opts.statusSubresource) return FieldSet.of(fieldPath('status'));
-  if (opts.subresource === 'status') return FieldSet.of(fieldPath('spec'));
-  return new FieldSet();
+  if (!opts.subresource && opts.statusSubresource) return RESET_STATUS;
+  if (opts.subresource === 'status') return RESET_SPEC;
+  return RESET_NOTHING;
 }
 
 function excludeFields(c: Comparison, ignored: FieldSet): Comparison {
@@ -326,23 +449,29 @@ function updateSets(
   return { managers: out, compare };
 }
 
+/** The fields of a merged object (ensured), found while merging, and its containers' (undefined fields: not found). */
+interface MergedFields {
+  fields: FieldSet | undefined;
+  memo: FieldsMemo;
+}
+
 /** Removes what the applier owned before, dropped now and nobody (the applier included) owns. */
-function prune(node: TypeNode, merged: unknown, managers: Map<string, VersionedSet>, lastSet: VersionedSet | undefined): unknown {
+function prune(node: TypeNode, merged: unknown, managers: Map<string, VersionedSet>, lastSet: VersionedSet | undefined, found?: MergedFields): unknown {
   if (!lastSet || lastSet.set.isEmpty()) return merged;
-  // merged is a private copy: removals may share what they keep with it.
-  const E = (s: FieldSet): FieldSet => ensureNamedShared(node, s);
-  const last = E(lastSet.set);
+  // merged is a private copy: removals share what they keep with it, and the fields of what they
+  // keep are taken from the walk of merged (memo) instead of being walked again.
+  const memo: FieldsMemo = found?.fields ? found.memo : new Map();
+  const last = ensureNamedShared(node, lastSet.set);
   let pruned = removeFieldsShared(node, merged, last);
-  // Add back whatever some manager owns.
-  let managed = new FieldSet();
-  for (const vs of managers.values()) managed = managed.union(vs.set);
-  const mergedSet = E(fieldsOf(node, merged));
-  const lost = mergedSet.difference(E(fieldsOf(node, pruned)).union(E(managed)));
+  const mergedSet = found?.fields ?? ensuredFieldsOf(node, merged, memo, true);
+  // What removing that loses, except what some manager owns: E(a ∪ b) = E(a) ∪ E(b).
+  let lost = mergedSet.difference(ensuredFieldsOf(node, pruned, memo));
+  for (const vs of managers.values()) lost = differenceEnsured(lost, vs.set, node);
   // Nothing lost that nobody owns: removing nothing keeps everything, and so does the last step.
   if (lost.isEmpty()) return merged;
   pruned = removeFieldsShared(node, merged, lost);
   // Only remove what the applier itself owned before.
-  return removeFieldsShared(node, merged, mergedSet.difference(E(fieldsOf(node, pruned))).intersection(last));
+  return removeFieldsShared(node, merged, mergedSet.difference(ensuredFieldsOf(node, pruned, memo)).intersection(last));
 }
 
 /**
@@ -351,55 +480,67 @@ function prune(node: TypeNode, merged: unknown, managers: Map<string, VersionedS
  */
 function reconcileWithSchema(node: TypeNode, live: unknown, managers: Map<string, VersionedSet>): Map<string, VersionedSet> {
   let liveSet: FieldSet | undefined;
-  const liveFields = (): FieldSet => (liveSet ??= safeFieldsOf(node, live));
   const out = new Map<string, VersionedSet>();
   for (const [id, vs] of managers) {
-    const plan = reconcilePlan(node, vs.set);
-    if (plan === NOTHING_TO_RECONCILE) {
+    const plan = schemaMismatches(node, vs.set);
+    if (plan === NO_MISMATCHES) {
       out.set(id, vs);
       continue;
     }
     const toRemove = FieldSet.of(...plan.atomic);
     let toAdd = FieldSet.of(...plan.atomic);
-    for (const p of plan.granular) toAdd = toAdd.union(granularSetAt(liveFields(), p));
+    for (const p of plan.granular) {
+      // Most such fields hold nothing (an emptyDir: {}): no need to find the fields of the whole object.
+      if (!liveMayHaveFieldsBelow(node, live, p)) continue;
+      toAdd = toAdd.union(granularSetAt((liveSet ??= safeFieldsOf(node, live)), p));
+    }
     if (toRemove.isEmpty() && toAdd.isEmpty()) out.set(id, vs);
     else out.set(id, { ...vs, set: vs.set.recursiveDifference(toRemove).union(toAdd) });
   }
   return out;
 }
 
-/** Where a set disagrees with the schema: parts of atomic fields, and whole granular fields (whose contents depend on the object). */
-interface ReconcilePlan {
-  atomic: FieldPath[];
-  granular: FieldPath[];
-}
-const NOTHING_TO_RECONCILE: ReconcilePlan = { atomic: [], granular: [] };
-
-function reconcilePlan(node: TypeNode, set: FieldSet): ReconcilePlan {
-  let plan: ReconcilePlan | undefined;
-  const path: FieldPath[number][] = [];
-  const walk = (n: TypeNode, s: FieldSet | undefined, isAtomic: boolean): void => {
-    if (n.type === 'any') return; // untyped values carry no atomic/granular marks
-    const atom = resolveAtom(n, undefined);
-    if (atom.kind === 'scalar') return;
-    const atomicNow = atom.kind === 'list' ? atom.relationship === 'atomic' : atom.atomic;
-    if (!isAtomic && atomicNow) {
-      if (s && !s.isEmpty() && path.length > 0) (plan ??= { atomic: [], granular: [] }).atomic.push(path.slice());
-      return;
+/**
+ * False when fieldsOf(live) certainly has nothing below path (the walk does not get there, finds
+ * nothing below it, or fails, which leaves it empty); true when it may.
+ */
+function liveMayHaveFieldsBelow(node: TypeNode, live: unknown, path: FieldPath): boolean {
+  let n = node;
+  let v = live;
+  for (const pe of path) {
+    const atom = resolveAtom(n, v);
+    if ('field' in pe) {
+      if (atom.kind !== 'map' || atom.atomic || !isPlainObject(v) || !Object.prototype.hasOwnProperty.call(v, pe.field)) return false;
+      n = mapChildNode(atom, pe.field);
+      v = v[pe.field];
+      continue;
     }
-    if (isAtomic && !atomicNow && path.length > 0) (plan ??= { atomic: [], granular: [] }).granular.push(path.slice());
-    if (!s) return;
-    for (const e of s._m.values()) {
-      const pe = e.pe;
-      const child = atom.kind === 'list' ? atom.elem : 'field' in pe ? mapChildNode(atom, pe.field) : UNTYPED;
-      path.push(pe);
-      if (e.sub) walk(child, e.sub, false);
-      else walk(child, undefined, true);
-      path.pop();
+    if (!('key' in pe || 'value' in pe) || atom.kind !== 'list' || atom.relationship === 'atomic' || !Array.isArray(v)) return false;
+    const name = serializePathElement(pe);
+    let found: unknown;
+    let count = 0;
+    for (let i = 0; i < v.length; i++) {
+      let item: string;
+      try {
+        item = listItem(atom, i, v[i], []).name;
+      } catch {
+        return false;
+      }
+      if (item === name) {
+        found = v[i];
+        count++;
+      }
     }
-  };
-  walk(node, set, false);
-  return plan ?? NOTHING_TO_RECONCILE;
+    if (count === 0) return false;
+    if (count > 1) return true; // repeated elements: let the whole walk tell
+    n = atom.elem;
+    v = found;
+  }
+  try {
+    return !fieldsOf(n, v).isEmpty();
+  } catch {
+    return false;
+  }
 }
 
 /** The path and everything the live object sets below it; nothing when nothing is set below it. */
@@ -489,20 +630,36 @@ function recordUpdate(node: TypeNode, liveObj: unknown, newObj: unknown, managed
   return result;
 }
 
-function applyOnce(node: TypeNode, liveObj: unknown, config: unknown, managed: Managed, opts: ApplyOptions, ignored: FieldSet, force: boolean): { object: unknown; managed: Managed } {
+function applyOnce(
+  node: TypeNode,
+  liveObj: unknown,
+  config: unknown,
+  configFields: FieldSet,
+  managed: Managed,
+  opts: ApplyOptions,
+  ignored: FieldSet,
+  force: boolean,
+): { object: unknown; managed: Managed } {
   const id = managerIdentifier({ manager: opts.manager, operation: 'Apply', subresource: opts.subresource });
   let managers = reconcileWithSchema(node, liveObj, managed.fields);
+  const lastSet = managers.get(id);
+  // Pruning needs the fields of the merged object: found while merging.
+  const found = lastSet !== undefined && !lastSet.set.isEmpty();
   let merged: unknown;
+  let mergedFields: MergedFields | undefined;
   try {
-    merged = applyMerge(node, liveObj, config);
+    if (found) {
+      const m = applyMergeWithFields(node, liveObj, config);
+      merged = m.merged;
+      mergedFields = m;
+    } else merged = applyMerge(node, liveObj, config);
   } catch (e) {
     if (e instanceof SchemaError) throw new ApiError(500, '', `failed to merge config: ${e.message}`);
     throw e;
   }
-  const lastSet = managers.get(id);
   managers = new Map(managers);
-  managers.set(id, { set: fieldsOf(node, config).recursiveDifference(ignored), apiVersion: opts.apiVersion, applied: true });
-  const pruned = prune(node, merged, managers, lastSet);
+  managers.set(id, { set: configFields.recursiveDifference(ignored), apiVersion: opts.apiVersion, applied: true });
+  const pruned = prune(node, merged, managers, lastSet, mergedFields);
   managers = updateSets(node, liveObj, pruned, managers, id, force, ignored).managers;
   stripManagers(managers, id);
   const times = new Map(managed.times);
@@ -612,7 +769,7 @@ export function apply(node: TypeNode, live: unknown, config: unknown, opts: Appl
   if (isPlainObject(cfgMeta) && cfgMeta.managedFields !== undefined && cfgMeta.managedFields !== null) {
     throw badRequest('metadata.managedFields must be nil');
   }
-  const problems = validateApplyConfiguration(node, config);
+  const { problems, fields: configFields } = checkedFieldsOf(node, config);
   if (problems.length > 0) {
     const detail = problems.length === 1 ? problems[0] : 'errors:\n' + problems.map((p) => '  ' + p).join('\n');
     throw new ApiError(500, '', `failed to create typed patch object (${objectName(config)}): ${detail}`);
@@ -621,7 +778,7 @@ export function apply(node: TypeNode, live: unknown, config: unknown, opts: Appl
 
   let managed: Managed;
   try {
-    managed = decodeManagedFields((live as any)?.metadata?.managedFields);
+    managed = decodeEntries((live as any)?.metadata?.managedFields, uidOf(live));
   } catch (e) {
     throw new ApiError(500, '', `failed to decode managed fields: ${(e as Error).message}`);
   }
@@ -635,7 +792,7 @@ export function apply(node: TypeNode, live: unknown, config: unknown, opts: Appl
     }
     let result: { object: unknown; managed: Managed };
     try {
-      result = applyOnce(node, liveObj, config, managed, opts, ignored, opts.force);
+      result = applyOnce(node, liveObj, config, configFields!, managed, opts, ignored, opts.force);
     } catch (e) {
       if (!(e instanceof ApplyConflicts) || opts.manager !== KUBECTL_MANAGER) throw e;
       // kubectl upgrading from client-side apply: fields last-applied still matches are not conflicts.
@@ -643,7 +800,7 @@ export function apply(node: TypeNode, live: unknown, config: unknown, opts: Appl
       if (!allowed) throw e;
       const remaining = e.conflicts.filter((c) => !allowed.has(c.path));
       if (remaining.length > 0) throw new ApplyConflicts(remaining);
-      result = applyOnce(node, liveObj, config, managed, opts, ignored, true);
+      result = applyOnce(node, liveObj, config, configFields!, managed, opts, ignored, true);
     }
 
     const object = result.object as Record<string, any>;
@@ -651,7 +808,7 @@ export function apply(node: TypeNode, live: unknown, config: unknown, opts: Appl
       const la = isPlainObject(object.metadata.annotations) ? object.metadata.annotations[LAST_APPLIED_ANNOTATION] : undefined;
       if (typeof la === 'string' && la !== '') setLastApplied(object, buildLastApplied(config));
     }
-    const managedFields = encodeManagedFields(result.managed);
+    const managedFields = encodeManagedFields(result.managed, uidOf(object));
     if (object && typeof object === 'object') {
       if (managedFields.length > 0) {
         if (!isPlainObject(object.metadata)) object.metadata = {};
@@ -675,27 +832,20 @@ export function apply(node: TypeNode, live: unknown, config: unknown, opts: Appl
  */
 export function update(node: TypeNode, live: unknown, next: unknown, opts: UpdateOptions): ManagedFieldsEntry[] {
   const liveMF = (live as any)?.metadata?.managedFields;
-  const keepLive = (): ManagedFieldsEntry[] => (Array.isArray(liveMF) ? (structuredClone(liveMF) as ManagedFieldsEntry[]) : []);
-  const decodeOrEmpty = (mf: unknown): Managed => {
-    try {
-      return decodeManagedFields(mf);
-    } catch {
-      return emptyManaged();
-    }
-  };
+  const uid = uidOf(live) ?? uidOf(next);
   let managed: Managed;
-  if (opts.subresource) managed = decodeOrEmpty(liveMF);
+  if (opts.subresource) managed = decodeOrEmpty(liveMF, uid);
   else {
     const newMF = (next as any)?.metadata?.managedFields;
     if (isResetManagedFields(newMF)) managed = emptyManaged();
     else {
       let fromRequest: Managed | undefined;
       try {
-        fromRequest = decodeManagedFields(newMF);
+        fromRequest = decodeEntries(newMF, uid);
       } catch {
         fromRequest = undefined;
       }
-      managed = fromRequest && fromRequest.fields.size > 0 ? fromRequest : decodeOrEmpty(liveMF);
+      managed = fromRequest && fromRequest.fields.size > 0 ? fromRequest : decodeOrEmpty(liveMF, uid);
     }
   }
   // An existing object nobody tracks stays untracked until it is applied to.
@@ -703,9 +853,17 @@ export function update(node: TypeNode, live: unknown, next: unknown, opts: Updat
   try {
     const liveObj = withoutManagedFields(live ?? opts.emptyObject ?? {});
     const newObj = withoutManagedFields(next);
-    return encodeManagedFields(recordUpdate(node, liveObj, newObj, managed, opts, resetFieldSet(opts)));
+    return encodeManagedFields(recordUpdate(node, liveObj, newObj, managed, opts, resetFieldSet(opts)), uid);
   } catch {
-    return keepLive();
+    return Array.isArray(liveMF) ? (structuredClone(liveMF) as ManagedFieldsEntry[]) : [];
+  }
+}
+
+function decodeOrEmpty(mf: unknown, uid: string | undefined): Managed {
+  try {
+    return decodeEntries(mf, uid);
+  } catch {
+    return emptyManaged();
   }
 }
 

@@ -8,7 +8,8 @@
 import type { TypeNode } from '../../schema/types.ts';
 import {
   type Atom,
-  type FieldPath,
+  type Entry,
+  type FieldsMemo,
   FieldSet,
   type IndexedItem,
   type PathElement,
@@ -18,8 +19,16 @@ import {
   indexItems,
   isPlainObject,
   jsonEqual,
+  level,
+  listItem,
   mapChildNode,
   resolveAtom,
+  rootLevel,
+  type Walk,
+  walkFieldsBelow,
+  walkedSelf,
+  declaredField,
+  ensuringWalk,
 } from './fieldset.ts';
 
 /** A deep copy of a JSON value (structuredClone for anything that is not plain JSON data). */
@@ -36,22 +45,38 @@ export function cloneJSON<T>(v: T): T {
   const proto = Object.getPrototypeOf(v);
   if (proto !== Object.prototype && proto !== null) return structuredClone(v);
   const out: Record<string, unknown> = {};
-  for (const k of Object.keys(v)) out[k] = cloneJSON((v as Record<string, unknown>)[k]);
+  for (const k of Object.keys(v)) {
+    const x = cloneJSON((v as Record<string, unknown>)[k]);
+    // An own "__proto__" key stays one (as structuredClone keeps it).
+    if (k === '__proto__') Object.defineProperty(out, k, { value: x, enumerable: true, writable: true, configurable: true });
+    else out[k] = x;
+  }
   return out as T;
 }
 
 const clone = cloneJSON;
-const share = <T>(v: T): T => v;
+function share<T>(v: T): T {
+  return v;
+}
 
-const hasOwn = (o: object, k: string): boolean => Object.prototype.hasOwnProperty.call(o, k);
-const emptyMap = (m: Record<string, unknown> | undefined): boolean => {
+const ownProperty = Object.prototype.hasOwnProperty;
+function hasOwn(o: object, k: string): boolean {
+  return ownProperty.call(o, k);
+}
+function emptyMap(m: Record<string, unknown> | undefined): boolean {
   if (m === undefined) return true;
   for (const k in m) if (hasOwn(m, k)) return false;
   return true;
-};
-const emptyList = (l: unknown[] | undefined): boolean => l === undefined || l.length === 0;
-const asMap = (v: unknown): Record<string, unknown> | undefined => (isPlainObject(v) ? v : undefined);
-const asList = (v: unknown): unknown[] | undefined => (Array.isArray(v) ? v : undefined);
+}
+function emptyList(l: unknown[] | undefined): boolean {
+  return l === undefined || l.length === 0;
+}
+function asMap(v: unknown): Record<string, unknown> | undefined {
+  return isPlainObject(v) ? v : undefined;
+}
+function asList(v: unknown): unknown[] | undefined {
+  return Array.isArray(v) ? v : undefined;
+}
 
 // ---------------------------------------------------------------------------------------------
 // Merge
@@ -63,33 +88,71 @@ const asList = (v: unknown): unknown[] | undefined => (Array.isArray(v) ? v : un
  */
 export function applyMerge(node: TypeNode, live: unknown, config: unknown): any {
   if (live === undefined && config === undefined) return undefined;
-  return mergeValue(node, live, config, []);
+  return mergeValue(node, live, config, [], undefined);
 }
 
-function mergeValue(node: TypeNode, lhs: unknown, rhs: unknown, path: PathElement[]): unknown {
+/**
+ * applyMerge, finding on the way what ensuredFieldsOf(node, merged, memo, true) would: the fields
+ * of the result (ensureNamedFieldsAreMembers applied) and a memo of its containers. `fields` is
+ * undefined when the result is one the walk would fail on (or find repeated list elements in):
+ * walk it then.
+ */
+export function applyMergeWithFields(node: TypeNode, live: unknown, config: unknown): { merged: any; fields: FieldSet | undefined; memo: FieldsMemo } {
+  const memo: FieldsMemo = new Map();
+  if (live === undefined && config === undefined) return { merged: undefined, fields: undefined, memo };
+  const f: Fields = { w: ensuringWalk(memo), failed: false };
+  const merged = mergeValue(node, live, config, [], f);
+  if (merged === undefined || f.failed) return { merged, fields: undefined, memo: new Map() };
+  return { merged, fields: rootLevel(mergedSub), memo };
+}
+
+/** State of a merge that also finds the fields of its result. */
+interface Fields {
+  w: Walk;
+  failed: boolean;
+}
+
+/** With Fields: what walkFields finds below the value mergeValue returned, and whether its path is a field itself. */
+let mergedSub: FieldSet | undefined;
+let mergedSelf = false;
+
+/** The fields of a value the merge copied whole. */
+function leafFields(node: TypeNode, v: unknown, f: Fields | undefined): void {
+  if (f === undefined || f.failed) return;
+  try {
+    mergedSub = walkFieldsBelow(node, v, f.w, true);
+    mergedSelf = walkedSelf();
+  } catch {
+    f.failed = true;
+  }
+}
+
+function mergeValue(node: TypeNode, lhs: unknown, rhs: unknown, path: PathElement[], f: Fields | undefined): unknown {
   const al = lhs === undefined ? undefined : resolveAtom(node, lhs);
   const ar = rhs === undefined ? undefined : resolveAtom(node, rhs);
   if (al && ar && al.kind !== ar.kind) lhs = undefined; // untyped value changing shape: the config's wins
   const atom = (ar ?? al)!;
 
-  if (atom.kind === 'scalar') return clone(rhs !== undefined ? rhs : lhs);
+  if (atom.kind === 'scalar') return leafValue(node, rhs !== undefined ? rhs : lhs, f);
 
   if (atom.kind === 'map') {
     const lm = asMap(lhs);
     const rm = asMap(rhs);
-    if (atom.atomic || (emptyMap(lm) && emptyMap(rm))) return clone(rhs !== undefined ? rhs : lhs);
-    if ((lhs !== undefined && lhs !== null && !lm) || (rhs !== undefined && rhs !== null && !rm)) return clone(rhs !== undefined ? rhs : lhs);
+    if (atom.atomic || (emptyMap(lm) && emptyMap(rm))) return leafValue(node, rhs !== undefined ? rhs : lhs, f);
+    if ((lhs !== undefined && lhs !== null && !lm) || (rhs !== undefined && rhs !== null && !rm)) return leafValue(node, rhs !== undefined ? rhs : lhs, f);
     const out: Record<string, unknown> = {};
     let any = false;
+    const entries: Entry[] | undefined = f !== undefined ? [] : undefined;
     if (lm) {
       for (const k of Object.keys(lm)) {
         const r = rm && hasOwn(rm, k) ? rm[k] : undefined;
         path.push(fieldNamed(k).pe);
-        const v = mergeValue(mapChildNode(atom, k), lm[k], r, path);
+        const v = mergeValue(mapChildNode(atom, k), lm[k], r, path, f);
         path.pop();
         if (v !== undefined) {
           out[k] = v;
           any = true;
+          if (entries !== undefined) mapEntry(atom, k, entries);
         }
       }
     }
@@ -97,22 +160,51 @@ function mergeValue(node: TypeNode, lhs: unknown, rhs: unknown, path: PathElemen
       for (const k of Object.keys(rm)) {
         if (lm && hasOwn(lm, k)) continue;
         path.push(fieldNamed(k).pe);
-        const v = mergeValue(mapChildNode(atom, k), undefined, rm[k], path);
+        const v = mergeValue(mapChildNode(atom, k), undefined, rm[k], path, f);
         path.pop();
         if (v !== undefined) {
           out[k] = v;
           any = true;
+          if (entries !== undefined) mapEntry(atom, k, entries);
         }
       }
     }
-    return any ? out : undefined;
+    if (!any) return undefined;
+    if (entries !== undefined) containerFields(node, out, entries, f!);
+    return out;
   }
 
   const ll = asList(lhs);
   const rl = asList(rhs);
-  if (atom.relationship === 'atomic' || (emptyList(ll) && emptyList(rl))) return clone(rhs !== undefined ? rhs : lhs);
-  if ((lhs !== undefined && lhs !== null && !ll) || (rhs !== undefined && rhs !== null && !rl)) return clone(rhs !== undefined ? rhs : lhs);
-  return mergeList(atom, ll ?? [], rl ?? [], path);
+  if (atom.relationship === 'atomic' || (emptyList(ll) && emptyList(rl))) return leafValue(node, rhs !== undefined ? rhs : lhs, f);
+  if ((lhs !== undefined && lhs !== null && !ll) || (rhs !== undefined && rhs !== null && !rl)) return leafValue(node, rhs !== undefined ? rhs : lhs, f);
+  return mergeList(node, atom, ll ?? [], rl ?? [], path, f);
+}
+
+/** A copy of the value (which the merge takes whole), and its fields. */
+function leafValue(node: TypeNode, v: unknown, f: Fields | undefined): unknown {
+  const out = clone(v);
+  if (f !== undefined && out !== undefined) leafFields(node, out, f);
+  return out;
+}
+
+/** The entry of a merged map key, from the fields its value was found to have. */
+function mapEntry(atom: Atom & { kind: 'map' }, k: string, entries: Entry[]): void {
+  const sub = mergedSub;
+  const member = declaredField(atom, k) === undefined || mergedSelf || sub !== undefined;
+  if (member || sub !== undefined) {
+    const n = fieldNamed(k);
+    entries.push({ name: n.name, pe: n.pe, member, sub });
+  }
+}
+
+/** The fields of a merged map or list, from its entries; remembered for later walks. */
+function containerFields(node: TypeNode, value: object, entries: Entry[], f: Fields): void {
+  if (f.failed) return;
+  const sub = entries.length > 0 ? level(entries, false) : undefined;
+  f.w.memo!.set(value, { node, set: sub });
+  mergedSub = sub;
+  mergedSelf = false;
 }
 
 /**
@@ -120,12 +212,12 @@ function mergeValue(node: TypeNode, lhs: unknown, rhs: unknown, path: PathElemen
  * elements in the configuration come in the configuration's order, and a new element is placed
  * before the next element the two lists share.
  */
-function mergeList(atom: Atom & { kind: 'list' }, lhs: unknown[], rhs: unknown[], path: PathElement[]): unknown[] | undefined {
-  const at = (): FieldPath => path.slice();
-  const r = indexItems(atom, rhs, at, true);
-  const l = indexItems(atom, lhs, at, false);
+function mergeList(node: TypeNode, atom: Atom & { kind: 'list' }, lhs: unknown[], rhs: unknown[], path: PathElement[], f: Fields | undefined): unknown[] | undefined {
+  const r = indexItems(atom, rhs, path, true);
+  const l = indexItems(atom, lhs, path, false);
   const rItems = new Set<string>();
   for (const e of r) rItems.add(e.name);
+  // How often each name occurs live, and its first item.
   const lCount = new Map<string, number>();
   const lFirst = new Map<string, unknown>();
   for (const e of l) {
@@ -135,25 +227,13 @@ function mergeList(atom: Atom & { kind: 'list' }, lhs: unknown[], rhs: unknown[]
       lFirst.set(e.name, e.item);
     } else lCount.set(e.name, c + 1);
   }
-  // A live element repeated under one key is replaced by the configuration's, not merged.
-  const liveFor = (name: string): unknown => (lCount.get(name) === 1 ? lFirst.get(name) : undefined);
-
   const shared: string[] = [];
   for (const e of r) if (lCount.has(e.name)) shared.push(e.name);
   let si = 0;
   let nextShared: string | undefined = shared[0];
-  const advance = (): void => {
-    si++;
-    nextShared = shared[si];
-  };
   const merged = new Set<string>();
   const out: unknown[] = [];
-  const emit = (pe: PathElement, lv: unknown, rv: unknown): void => {
-    path.push(pe);
-    const v = mergeValue(atom.elem, lv, rv, path);
-    path.pop();
-    if (v !== undefined) out.push(v);
-  };
+  const m: MergedItems = { out, entries: f !== undefined ? [] : undefined };
 
   let li = 0;
   let ri = 0;
@@ -162,10 +242,10 @@ function mergeList(atom: Atom & { kind: 'list' }, lhs: unknown[], rhs: unknown[]
       const le = l[li];
       if (le.name === r[ri].name && !merged.has(le.name)) {
         merged.add(le.name);
-        emit(le.pe, liveFor(le.name), r[ri].item);
+        mergeItem(atom, le, liveFor(lCount, lFirst, le.name), r[ri].item, path, m, f);
         li++;
         ri++;
-        advance();
+        nextShared = shared[++si];
         continue;
       }
       if (rItems.has(le.name) && nextShared !== undefined && nextShared !== le.name) {
@@ -176,7 +256,7 @@ function mergeList(atom: Atom & { kind: 'list' }, lhs: unknown[], rhs: unknown[]
     if (li < l.length) {
       const le = l[li];
       if (!rItems.has(le.name)) {
-        emit(le.pe, le.item, undefined);
+        mergeItem(atom, le, le.item, undefined, path, m, f);
         li++;
         continue;
       }
@@ -188,14 +268,68 @@ function mergeList(atom: Atom & { kind: 'list' }, lhs: unknown[], rhs: unknown[]
     if (ri < r.length) {
       const re = r[ri];
       merged.add(re.name);
-      emit(re.pe, liveFor(re.name), re.item);
+      mergeItem(atom, re, liveFor(lCount, lFirst, re.name), re.item, path, m, f);
       ri++;
-      if (nextShared === re.name) advance();
+      if (nextShared === re.name) nextShared = shared[++si];
       continue;
     }
     li++; // only reachable with inconsistent input; never loop forever
   }
-  return out.length > 0 ? out : undefined;
+  if (out.length === 0) return undefined;
+  if (f !== undefined && !f.failed) listFields(node, atom, out, m.entries!, f);
+  return out;
+}
+
+interface MergedItems {
+  out: unknown[];
+  /** With Fields: an entry per merged element, named as it was merged. */
+  entries: Entry[] | undefined;
+}
+
+/** A live element repeated under one key is replaced by the configuration's, not merged. */
+function liveFor(lCount: Map<string, number>, lFirst: Map<string, unknown>, name: string): unknown {
+  return lCount.get(name) === 1 ? lFirst.get(name) : undefined;
+}
+
+function mergeItem(atom: Atom & { kind: 'list' }, e: IndexedItem, lv: unknown, rv: unknown, path: PathElement[], m: MergedItems, f: Fields | undefined): void {
+  path.push(e.pe);
+  const v = mergeValue(atom.elem, lv, rv, path, f);
+  path.pop();
+  if (v === undefined) return;
+  m.out.push(v);
+  m.entries?.push({ name: e.name, pe: e.pe, member: true, sub: mergedSub });
+}
+
+/**
+ * The fields of a merged list, when its elements are named as they were merged, once each (else
+ * the walk of the result decides).
+ */
+function listFields(node: TypeNode, atom: Atom & { kind: 'list' }, out: unknown[], entries: Entry[], f: Fields): void {
+  let seen: Set<string> | undefined;
+  try {
+    for (let i = 0; i < out.length; i++) {
+      const name = listItem(atom, i, out[i], []).name;
+      if (name !== entries[i].name || seen?.has(name)) {
+        f.failed = true;
+        return;
+      }
+      if (i > 0) {
+        if (seen === undefined) {
+          seen = new Set();
+          for (let j = 0; j < i; j++) seen.add(entries[j].name);
+        }
+        if (seen.has(name)) {
+          f.failed = true;
+          return;
+        }
+        seen.add(name);
+      }
+    }
+  } catch {
+    f.failed = true;
+    return;
+  }
+  containerFields(node, out, entries, f);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -221,17 +355,32 @@ interface Comparing {
 export function compareObjects(node: TypeNode, lhs: unknown, rhs: unknown): Comparison {
   const stack = new PathStack();
   const c: Comparing = { stack, added: new SetBuilder(stack), modified: new SetBuilder(stack), removed: new SetBuilder(stack) };
-  // Equal objects (a no-op write) are the common case: nothing to look into.
-  if ((lhs !== undefined || rhs !== undefined) && !jsonEqual(lhs, rhs)) compareValue(node, lhs, rhs, c);
+  if (lhs !== undefined || rhs !== undefined) compareValue(node, lhs, rhs, c);
   return { added: c.added.root, modified: c.modified.root, removed: c.removed.root };
 }
 
-// Values that are equal (jsonEqual) compare as unchanged without being looked into, so problems
-// inside them (list elements without keys...) are never reported. Maps are looked into directly
-// (an equal map yields no changes) and such a problem is checked against equality where it surfaces.
+// Values that are equal (jsonEqual) compare as unchanged without being looked into (so problems
+// inside them, such as list elements without keys, are never reported).
 function compareValue(node: TypeNode, lhs: unknown, rhs: unknown, c: Comparing): void {
-  const both = lhs !== undefined && rhs !== undefined;
-  if (both && lhs === rhs) return;
+  // For two maps: how many of the live map's first keys hold equal values (no need to look at them again).
+  let equalPrefix = 0;
+  if (lhs !== undefined && rhs !== undefined) {
+    if (lhs === rhs) return;
+    if (isPlainObject(lhs) && isPlainObject(rhs)) {
+      equalPrefix = equalKeys(lhs, rhs);
+      if (equalPrefix < 0) return;
+    } else if (jsonEqual(lhs, rhs)) return;
+  }
+  // A value on one side only: everything in it was added (removed); built as a whole and put in place.
+  if ((lhs === undefined) !== (rhs === undefined) && c.stack.depth > 0) {
+    const added = lhs === undefined;
+    const b = added ? c.added : c.removed;
+    const sub = oneSided(node, added ? rhs : lhs, c.stack);
+    if (sub === undefined || b.attach(sub)) {
+      b.add();
+      return;
+    }
+  }
   const al = lhs === undefined ? undefined : resolveAtom(node, lhs);
   const ar = rhs === undefined ? undefined : resolveAtom(node, rhs);
   if (al && ar && al.kind !== ar.kind) return leaf(lhs, rhs, c);
@@ -242,18 +391,8 @@ function compareValue(node: TypeNode, lhs: unknown, rhs: unknown, c: Comparing):
     const lm = asMap(lhs);
     const rm = asMap(rhs);
     if (atom.atomic || (emptyMap(lm) && emptyMap(rm))) return leaf(lhs, rhs, c);
-    if (both) {
-      const depth = c.stack.depth;
-      try {
-        compareMaps(atom, lm, rm, c);
-      } catch (e) {
-        c.stack.depth = depth;
-        if (jsonEqual(lhs, rhs)) return;
-        throw e;
-      }
-    } else compareMaps(atom, lm, rm, c);
+    compareMaps(atom, lm, rm, c, lm && rm ? equalPrefix : 0);
   } else {
-    if (both && jsonEqual(lhs, rhs)) return;
     const ll = asList(lhs);
     const rl = asList(rhs);
     if (atom.relationship === 'atomic' || (emptyList(ll) && emptyList(rl))) return leaf(lhs, rhs, c);
@@ -263,15 +402,104 @@ function compareValue(node: TypeNode, lhs: unknown, rhs: unknown, c: Comparing):
   else if (rhs === undefined) c.removed.add();
 }
 
+/**
+ * What compareValue adds below a value's path when the value is on one side only (it always adds
+ * the path itself); undefined when nothing.
+ */
+function oneSided(node: TypeNode, v: unknown, stack: PathStack): FieldSet | undefined {
+  const atom = resolveAtom(node, v);
+  if (atom.kind === 'scalar') return undefined;
+  if (atom.kind === 'map') {
+    const m = asMap(v);
+    if (atom.atomic || emptyMap(m)) return undefined;
+    const entries: Entry[] = [];
+    for (const k of Object.keys(m!)) {
+      const x = m![k];
+      const n = fieldNamed(k);
+      if (x === undefined) bothUndefined();
+      stack.push(n);
+      const sub = oneSided(mapChildNode(atom, k), x, stack);
+      stack.pop();
+      entries.push({ name: n.name, pe: n.pe, member: true, sub });
+    }
+    return level(entries, false);
+  }
+  const l = asList(v);
+  if (atom.relationship === 'atomic' || emptyList(l)) return undefined;
+  const items = indexItems(atom, l!, stack, false);
+  const entries: Entry[] = [];
+  const first: unknown[] = [];
+  let byName: Map<string, Entry> | undefined;
+  let repeated: Set<string> | undefined;
+  for (let i = 0; i < items.length; i++) {
+    const it = items[i];
+    let dup: Entry | undefined;
+    if (byName !== undefined) dup = byName.get(it.name);
+    else for (let j = 0; j < entries.length; j++) if (entries[j].name === it.name) dup = entries[j];
+    if (dup !== undefined) {
+      (repeated ??= new Set()).add(it.name);
+      continue;
+    }
+    const e: Entry = { name: it.name, pe: it.pe, member: true, sub: undefined };
+    entries.push(e);
+    first.push(it.item);
+    if (byName !== undefined) byName.set(e.name, e);
+    else if (entries.length > 16) {
+      byName = new Map();
+      for (const x of entries) byName.set(x.name, x);
+    }
+  }
+  // An element repeated on its side is added (removed) as a whole; a single one with its fields.
+  for (let i = 0; i < entries.length; i++) {
+    const e = entries[i];
+    if (repeated?.has(e.name)) continue;
+    stack.push(e);
+    e.sub = oneSided(atom.elem, first[i], stack);
+    stack.pop();
+  }
+  return level(entries, false);
+}
+
+/** Comparing a key both sides hold as undefined fails as it always did. */
+function bothUndefined(): never {
+  const atom = undefined as unknown as { kind: string };
+  atom.kind.toString();
+  throw new TypeError('undefined');
+}
+
 function leaf(lhs: unknown, rhs: unknown, c: Comparing): void {
   if (lhs === undefined) c.added.add();
   else if (rhs === undefined) c.removed.add();
   else if (!jsonEqual(lhs, rhs)) c.modified.add();
 }
 
-function compareMaps(atom: Atom & { kind: 'map' }, lm: Record<string, unknown> | undefined, rm: Record<string, unknown> | undefined, c: Comparing): void {
+/**
+ * -1 when the maps are equal (jsonEqual); else how many of a's first keys (Object.keys order) b
+ * holds with equal values.
+ */
+function equalKeys(a: Record<string, unknown>, b: Record<string, unknown>): number {
+  const ka = Object.keys(a);
+  for (let i = 0; i < ka.length; i++) {
+    const k = ka[i];
+    const v = a[k];
+    // (an undefined value is compared, and fails, as it always was)
+    if (v === undefined || !hasOwn(b, k) || !jsonEqual(v, b[k])) return i;
+  }
+  return ka.length === Object.keys(b).length ? -1 : ka.length;
+}
+
+function compareMaps(
+  atom: Atom & { kind: 'map' },
+  lm: Record<string, unknown> | undefined,
+  rm: Record<string, unknown> | undefined,
+  c: Comparing,
+  equalPrefix: number,
+): void {
   if (lm) {
-    for (const k of Object.keys(lm)) {
+    const keys = Object.keys(lm);
+    // The first equalPrefix keys compare as unchanged, without looking into them.
+    for (let i = equalPrefix; i < keys.length; i++) {
+      const k = keys[i];
       const rv = rm && hasOwn(rm, k) ? rm[k] : undefined;
       c.stack.push(fieldNamed(k));
       compareValue(mapChildNode(atom, k), lm[k], rv, c);
@@ -305,29 +533,27 @@ function groupItems(items: IndexedItem[]): Map<string, Group> {
 }
 
 function compareList(atom: Atom & { kind: 'list' }, lhs: unknown[], rhs: unknown[], c: Comparing): void {
-  const at = (): FieldPath => c.stack.path();
-  const lg = groupItems(indexItems(atom, lhs, at, false));
-  const rg = groupItems(indexItems(atom, rhs, at, false));
-  const one = (name: string, l: Group | undefined, r: Group | undefined): void => {
-    const g = (l ?? r)!;
-    const ln = l?.items.length ?? 0;
-    const rn = r?.items.length ?? 0;
-    c.stack.push(g);
-    if (ln <= 1 && rn <= 1) compareValue(atom.elem, l?.items[0], r?.items[0], c);
-    else if (ln >= 2 && rn >= 2) {
-      if (!jsonEqual(l!.items, r!.items)) c.modified.add();
-    } else if (ln >= 2) {
-      if (rn === 1) compareValue(atom.elem, undefined, r!.items[0], c);
-      c.removed.add();
-    } else {
-      if (ln === 1) compareValue(atom.elem, l!.items[0], undefined, c);
-      c.added.add();
-    }
-    c.stack.pop();
-    void name;
-  };
-  for (const [name, l] of lg) one(name, l, rg.get(name));
-  for (const [name, r] of rg) if (!lg.has(name)) one(name, undefined, r);
+  const lg = groupItems(indexItems(atom, lhs, c.stack, false));
+  const rg = groupItems(indexItems(atom, rhs, c.stack, false));
+  for (const [name, l] of lg) compareGroup(atom, l, rg.get(name), c);
+  for (const [name, r] of rg) if (!lg.has(name)) compareGroup(atom, undefined, r, c);
+}
+
+function compareGroup(atom: Atom & { kind: 'list' }, l: Group | undefined, r: Group | undefined, c: Comparing): void {
+  const ln = l?.items.length ?? 0;
+  const rn = r?.items.length ?? 0;
+  c.stack.push((l ?? r)!);
+  if (ln <= 1 && rn <= 1) compareValue(atom.elem, l?.items[0], r?.items[0], c);
+  else if (ln >= 2 && rn >= 2) {
+    if (!jsonEqual(l!.items, r!.items)) c.modified.add();
+  } else if (ln >= 2) {
+    if (rn === 1) compareValue(atom.elem, undefined, r!.items[0], c);
+    c.removed.add();
+  } else {
+    if (ln === 1) compareValue(atom.elem, l!.items[0], undefined, c);
+    c.added.add();
+  }
+  c.stack.pop();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -360,8 +586,8 @@ function removeValue(node: TypeNode, value: unknown, toRemove: FieldSet, path: P
   if (atom.kind === 'list') {
     if (!Array.isArray(value) || value.length === 0 || atom.relationship === 'atomic') return copy(value);
     const out: unknown[] = [];
-    for (const { pe, name, item } of indexItems(atom, value, () => path.slice(), false)) {
-      const e = toRemove._m.get(name);
+    for (const { pe, name, item } of indexItems(atom, value, path, false)) {
+      const e = toRemove._get(name);
       if (e?.member) continue;
       let v: unknown;
       if (e?.sub) {
@@ -378,7 +604,7 @@ function removeValue(node: TypeNode, value: unknown, toRemove: FieldSet, path: P
   let any = false;
   for (const k of Object.keys(value)) {
     const n = fieldNamed(k);
-    const e = toRemove._m.get(n.name);
+    const e = toRemove._get(n.name);
     if (e?.member) continue;
     let v: unknown;
     if (e?.sub) {
