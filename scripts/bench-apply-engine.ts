@@ -6,6 +6,7 @@
 //   (d) a no-op update() (the object written back unchanged)
 // Prints µs per call (median of several timed rounds, after warm-up).
 import { TypeModel } from '../server/schema/model.ts';
+import { deploymentConfig } from './bench-kit.ts';
 import { goFieldShape } from '../server/http/protobuf.ts';
 import { apply, update, zeroObject, type ApplyOptions, type UpdateOptions } from '../server/registry/apply/index.ts';
 
@@ -23,55 +24,6 @@ function base(manager: string): UpdateOptions {
   return { manager, apiVersion: 'apps/v1', now: NOW, statusSubresource: true, emptyObject };
 }
 
-/** A realistic Deployment of about 60 fields; `i` varies the image and an annotation. */
-function deployment(name: string, i: number): any {
-  return {
-    apiVersion: 'apps/v1',
-    kind: 'Deployment',
-    metadata: {
-      name,
-      namespace: 'bench',
-      labels: { app: name, tier: 'web', team: 'platform' },
-      annotations: { 'example.com/revision': String(i % 5) },
-    },
-    spec: {
-      replicas: 3,
-      revisionHistoryLimit: 5,
-      selector: { matchLabels: { app: name } },
-      strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: '25%', maxUnavailable: 1 } },
-      template: {
-        metadata: { labels: { app: name, tier: 'web' }, annotations: { 'prometheus.io/scrape': 'true' } },
-        spec: {
-          serviceAccountName: 'web',
-          terminationGracePeriodSeconds: 20,
-          containers: [
-            {
-              name: 'app',
-              image: `registry.example.com/web:${i % 7}`,
-              args: ['--port=8080', '--log-level=info'],
-              ports: [{ name: 'http', containerPort: 8080 }, { name: 'metrics', containerPort: 9090 }],
-              env: [{ name: 'MODE', value: 'production' }, { name: 'REGION', value: 'eu' }, { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } }],
-              resources: { requests: { cpu: '100m', memory: '128Mi' }, limits: { cpu: '1', memory: '512Mi' } },
-              readinessProbe: { httpGet: { path: '/ready', port: 8080 }, periodSeconds: 5 },
-              livenessProbe: { httpGet: { path: '/live', port: 8080 }, initialDelaySeconds: 10 },
-              volumeMounts: [{ name: 'config', mountPath: '/etc/web' }],
-            },
-            {
-              name: 'sidecar',
-              image: 'registry.example.com/proxy:2',
-              ports: [{ containerPort: 15001 }],
-              resources: { requests: { cpu: '50m', memory: '64Mi' } },
-              volumeMounts: [{ name: 'tmp', mountPath: '/tmp' }],
-            },
-          ],
-          volumes: [{ name: 'config', configMap: { name: `${name}-config` } }, { name: 'tmp', emptyDir: {} }],
-        },
-      },
-    },
-  };
-}
-
-/** The object as the store holds it: server-set metadata and the managedFields of its create. */
 function stored(obj: any, manager: string): any {
   const o = structuredClone(obj);
   Object.assign(o.metadata, { uid: '0b7c6a3e-1111-2222-3333-444455556666', resourceVersion: '42', generation: 1, creationTimestamp: NOW });
@@ -123,7 +75,7 @@ function time<T>(label: string, fn: (arg: T, i: number) => void, prepare?: (i: n
 }
 
 // (a) create
-const created = stored(deployment('web', 0), 'kubectl-create');
+const created = stored(deploymentConfig('web', 0) as any, 'kubectl-create');
 const createBody = structuredClone(created);
 delete createBody.metadata.managedFields;
 time('(a) update() create', () => {
@@ -142,7 +94,7 @@ time('(b) update() PUT, one image changed', (_, i) => {
 
 // (c) apply, 3 managers alternating with force, each result the next live object
 const managers = ['team-a', 'team-b', 'team-c'];
-const applyConfigs = Array.from({ length: 21 }, (_, i) => deployment('web', i));
+const applyConfigs = Array.from({ length: 21 }, (_, i) => deploymentConfig('web', i) as any);
 // The live object as the store keeps it: with the metadata the server sets, which nobody owns.
 let live: any = apply(node, undefined, applyConfigs[0], { ...base(managers[0]), force: true }).object;
 Object.assign(live.metadata, { uid: '0b7c6a3e-1111-2222-3333-444455556666', resourceVersion: '42', generation: 1, creationTimestamp: NOW });
