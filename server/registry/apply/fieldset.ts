@@ -816,10 +816,12 @@ export class PathStack {
 }
 
 /** Where a walk is, for error messages: its stack, or the path elements so far (copied when an error is made). */
-export type PathSource = PathStack | readonly PathElement[];
+export type PathSource = PathStack | readonly (PathElement | string)[];
 
+/** The path a source stands for (a string stands for a field). */
 function snapshot(src: PathSource): FieldPath {
-  return src instanceof PathStack ? src.path() : src.slice();
+  if (src instanceof PathStack) return src.path();
+  return src.map((x) => (typeof x === 'string' ? fieldPE(x) : x));
 }
 
 /** Adds the current path of a walk to a set, creating the levels on the way only when needed. */

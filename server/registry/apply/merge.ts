@@ -106,6 +106,9 @@ export function applyMergeWithFields(node: TypeNode, live: unknown, config: unkn
   return { merged, fields: rootLevel(mergedSub), memo };
 }
 
+/** Where a merge is, for error messages: path elements, and field names standing for theirs. */
+type MergePath = (PathElement | string)[];
+
 /** State of a merge that also finds the fields of its result. */
 interface Fields {
   w: Walk;
@@ -127,7 +130,7 @@ function leafFields(node: TypeNode, v: unknown, f: Fields | undefined): void {
   }
 }
 
-function mergeValue(node: TypeNode, lhs: unknown, rhs: unknown, path: PathElement[], f: Fields | undefined): unknown {
+function mergeValue(node: TypeNode, lhs: unknown, rhs: unknown, path: MergePath, f: Fields | undefined): unknown {
   const al = lhs === undefined ? undefined : resolveAtom(node, lhs);
   const ar = rhs === undefined ? undefined : resolveAtom(node, rhs);
   if (al && ar && al.kind !== ar.kind) lhs = undefined; // untyped value changing shape: the config's wins
@@ -143,29 +146,32 @@ function mergeValue(node: TypeNode, lhs: unknown, rhs: unknown, path: PathElemen
     const out: Record<string, unknown> = {};
     let any = false;
     const entries: Entry[] | undefined = f !== undefined ? [] : undefined;
+    const elem = atom.elem;
     if (lm) {
       for (const k of Object.keys(lm)) {
         const r = rm && hasOwn(rm, k) ? rm[k] : undefined;
-        path.push(fieldNamed(k).pe);
-        const v = mergeValue(mapChildNode(atom, k), lm[k], r, path, f);
+        const declared = declaredField(atom, k);
+        path.push(k);
+        const v = mergeValue(declared ?? elem, lm[k], r, path, f);
         path.pop();
         if (v !== undefined) {
           out[k] = v;
           any = true;
-          if (entries !== undefined) mapEntry(atom, k, entries);
+          if (entries !== undefined) mapEntry(declared !== undefined, k, entries);
         }
       }
     }
     if (rm) {
       for (const k of Object.keys(rm)) {
         if (lm && hasOwn(lm, k)) continue;
-        path.push(fieldNamed(k).pe);
-        const v = mergeValue(mapChildNode(atom, k), undefined, rm[k], path, f);
+        const declared = declaredField(atom, k);
+        path.push(k);
+        const v = mergeValue(declared ?? elem, undefined, rm[k], path, f);
         path.pop();
         if (v !== undefined) {
           out[k] = v;
           any = true;
-          if (entries !== undefined) mapEntry(atom, k, entries);
+          if (entries !== undefined) mapEntry(declared !== undefined, k, entries);
         }
       }
     }
@@ -189,9 +195,9 @@ function leafValue(node: TypeNode, v: unknown, f: Fields | undefined): unknown {
 }
 
 /** The entry of a merged map key, from the fields its value was found to have. */
-function mapEntry(atom: Atom & { kind: 'map' }, k: string, entries: Entry[]): void {
+function mapEntry(declared: boolean, k: string, entries: Entry[]): void {
   const sub = mergedSub;
-  const member = declaredField(atom, k) === undefined || mergedSelf || sub !== undefined;
+  const member = !declared || mergedSelf || sub !== undefined;
   if (member || sub !== undefined) {
     const n = fieldNamed(k);
     entries.push({ name: n.name, pe: n.pe, member, sub });
@@ -212,26 +218,16 @@ function containerFields(node: TypeNode, value: object, entries: Entry[], f: Fie
  * elements in the configuration come in the configuration's order, and a new element is placed
  * before the next element the two lists share.
  */
-function mergeList(node: TypeNode, atom: Atom & { kind: 'list' }, lhs: unknown[], rhs: unknown[], path: PathElement[], f: Fields | undefined): unknown[] | undefined {
+function mergeList(node: TypeNode, atom: Atom & { kind: 'list' }, lhs: unknown[], rhs: unknown[], path: MergePath, f: Fields | undefined): unknown[] | undefined {
   const r = indexItems(atom, rhs, path, true);
   const l = indexItems(atom, lhs, path, false);
-  const rItems = new Set<string>();
-  for (const e of r) rItems.add(e.name);
-  // How often each name occurs live, and its first item.
-  const lCount = new Map<string, number>();
-  const lFirst = new Map<string, unknown>();
-  for (const e of l) {
-    const c = lCount.get(e.name);
-    if (c === undefined) {
-      lCount.set(e.name, 1);
-      lFirst.set(e.name, e.item);
-    } else lCount.set(e.name, c + 1);
-  }
+  const rItems = new Names(r);
+  const lItems = new Names(l);
   const shared: string[] = [];
-  for (const e of r) if (lCount.has(e.name)) shared.push(e.name);
+  for (const e of r) if (lItems.count(e.name) > 0) shared.push(e.name);
   let si = 0;
   let nextShared: string | undefined = shared[0];
-  const merged = new Set<string>();
+  const merged = new Names([]);
   const out: unknown[] = [];
   const m: MergedItems = { out, entries: f !== undefined ? [] : undefined };
 
@@ -240,27 +236,27 @@ function mergeList(node: TypeNode, atom: Atom & { kind: 'list' }, lhs: unknown[]
   while (li < l.length || ri < r.length) {
     if (li < l.length && ri < r.length) {
       const le = l[li];
-      if (le.name === r[ri].name && !merged.has(le.name)) {
+      if (le.name === r[ri].name && merged.count(le.name) === 0) {
         merged.add(le.name);
-        mergeItem(atom, le, liveFor(lCount, lFirst, le.name), r[ri].item, path, m, f);
+        mergeItem(atom, le, lItems.single(le.name), r[ri].item, path, m, f);
         li++;
         ri++;
         nextShared = shared[++si];
         continue;
       }
-      if (rItems.has(le.name) && nextShared !== undefined && nextShared !== le.name) {
+      if (rItems.count(le.name) > 0 && nextShared !== undefined && nextShared !== le.name) {
         li++; // a shared element, merged when the configuration reaches it
         continue;
       }
     }
     if (li < l.length) {
       const le = l[li];
-      if (!rItems.has(le.name)) {
+      if (rItems.count(le.name) === 0) {
         mergeItem(atom, le, le.item, undefined, path, m, f);
         li++;
         continue;
       }
-      if (merged.has(le.name)) {
+      if (merged.count(le.name) > 0) {
         li++;
         continue;
       }
@@ -268,7 +264,7 @@ function mergeList(node: TypeNode, atom: Atom & { kind: 'list' }, lhs: unknown[]
     if (ri < r.length) {
       const re = r[ri];
       merged.add(re.name);
-      mergeItem(atom, re, liveFor(lCount, lFirst, re.name), re.item, path, m, f);
+      mergeItem(atom, re, lItems.single(re.name), re.item, path, m, f);
       ri++;
       if (nextShared === re.name) nextShared = shared[++si];
       continue;
@@ -286,12 +282,57 @@ interface MergedItems {
   entries: Entry[] | undefined;
 }
 
-/** A live element repeated under one key is replaced by the configuration's, not merged. */
-function liveFor(lCount: Map<string, number>, lFirst: Map<string, unknown>, name: string): unknown {
-  return lCount.get(name) === 1 ? lFirst.get(name) : undefined;
+/** The names of a list's elements: how often each occurs (searched in order while few). */
+class Names {
+  private readonly names: string[] = [];
+  private readonly items: unknown[] = [];
+  private counts: Map<string, number> | undefined;
+  private firsts: Map<string, unknown> | undefined;
+
+  constructor(list: readonly IndexedItem[]) {
+    for (const e of list) this.add(e.name, e.item);
+  }
+
+  add(name: string, item?: unknown): void {
+    this.names.push(name);
+    this.items.push(item);
+    if (this.counts !== undefined) this.index(name, item);
+    else if (this.names.length > 16) {
+      this.counts = new Map();
+      this.firsts = new Map();
+      for (let i = 0; i < this.names.length; i++) this.index(this.names[i], this.items[i]);
+    }
+  }
+
+  private index(name: string, item: unknown): void {
+    const c = this.counts!.get(name);
+    if (c === undefined) {
+      this.counts!.set(name, 1);
+      this.firsts!.set(name, item);
+    } else this.counts!.set(name, c + 1);
+  }
+
+  count(name: string): number {
+    if (this.counts !== undefined) return this.counts.get(name) ?? 0;
+    let n = 0;
+    for (let i = 0; i < this.names.length; i++) if (this.names[i] === name) n++;
+    return n;
+  }
+
+  /** The element named so, when it is the only one (a live element repeated under one key is replaced by the configuration's, not merged). */
+  single(name: string): unknown {
+    if (this.counts !== undefined) return this.counts.get(name) === 1 ? this.firsts!.get(name) : undefined;
+    let found: unknown;
+    let n = 0;
+    for (let i = 0; i < this.names.length; i++) {
+      if (this.names[i] !== name) continue;
+      if (n++ === 0) found = this.items[i];
+    }
+    return n === 1 ? found : undefined;
+  }
 }
 
-function mergeItem(atom: Atom & { kind: 'list' }, e: IndexedItem, lv: unknown, rv: unknown, path: PathElement[], m: MergedItems, f: Fields | undefined): void {
+function mergeItem(atom: Atom & { kind: 'list' }, e: IndexedItem, lv: unknown, rv: unknown, path: MergePath, m: MergedItems, f: Fields | undefined): void {
   path.push(e.pe);
   const v = mergeValue(atom.elem, lv, rv, path, f);
   path.pop();
