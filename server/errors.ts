@@ -85,8 +85,9 @@ export function conflict(group: string, resource: string, name: string, message:
 
 /** 422 with one cause per field; the message lists them the way kube-apiserver does. */
 export function invalid(group: string, kind: string, name: string, errors: FieldError[]): ApiError {
-  const causes = errors.map((e) => ({ reason: e.reason, message: fieldErrorText(e), field: e.field }));
-  const list = causes.map((c) => c.message);
+  // A cause's message is the error without its field (kube's ErrorBody); the summary has both.
+  const causes = errors.map((e) => ({ reason: e.reason, message: e.message, field: e.field }));
+  const list = errors.map(fieldErrorText);
   const summary = list.length === 1 ? list[0] : `[${list.join(', ')}]`;
   const what = group ? `${kind}.${group}` : kind;
   return new ApiError(422, 'Invalid', `${what} "${name}" is invalid: ${summary}`, { name, group: group || undefined, kind, causes });

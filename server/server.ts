@@ -14,7 +14,7 @@ import { AdmissionChain } from './admission/chain.ts';
 import { namespaceLifecycle } from './admission/namespace-lifecycle.ts';
 import { GenericStore, type RequestContext } from './registry/store.ts';
 import { NamespaceIndex } from './registry/namespace-index.ts';
-import { registerServiceStrategy } from './registry/strategies/services.ts';
+import { createServiceStrategy } from './registry/strategies/services.ts';
 import './registry/strategies/index.ts';
 import { setContinueSecret } from './registry/continue-token.ts';
 import { WatchService } from './http/watch.ts';
@@ -24,6 +24,9 @@ import { systemMastersAuthorizer, publicInfoAuthorizer } from './authorization/a
 import { ensurePki, type ServerPki } from './pki/certificates.ts';
 import { serverUrlFor, writeAdminKubeconfig } from './pki/kubeconfig.ts';
 import { NamespaceController } from './controllers/namespace.ts';
+import { CrdController } from './controllers/crd.ts';
+import { crdDefinitions } from './registry/crd/crd-openapi.ts';
+import { forgetConverter } from './registry/crd/conversion.ts';
 import { LOOPBACK_USER } from './authentication/user.ts';
 
 export interface ServerOptions {
@@ -67,13 +70,14 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   setContinueSecret(persistentSecret(db, 'continue-token-key'));
   const eventLog = new EventLog(db, { file: dbFile, synchronous: opts.synchronous });
   const catalog = ResourceCatalog.loadBuiltins();
-  const model = TypeModel.loadBuiltins();
+  // Built-in definitions are shared; CRD schemas go into this server's overlay.
+  const model = TypeModel.loadBuiltins().overlay();
 
   const admission = new AdmissionChain();
   const store = new GenericStore(eventLog, model, admission);
   const nsInfo = catalog.lookup('', 'v1', 'namespaces')!;
   const servicesInfo = catalog.lookup('', 'v1', 'services')!;
-  registerServiceStrategy(() => store.listCurrent(servicesInfo, undefined));
+  store.setStrategy('', 'services', createServiceStrategy(() => store.listCurrent(servicesInfo, undefined)));
   const namespaces = new NamespaceIndex(eventLog, store.listCurrent(nsInfo, undefined));
   admission.add(namespaceLifecycle((name) => namespaces.get(name)));
   const watch = new WatchService(eventLog, store);
@@ -81,6 +85,18 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   await bootstrapNamespaces(store, catalog);
   const nsController = new NamespaceController(store, catalog, eventLog);
   nsController.start();
+  const crdController = new CrdController(store, catalog, eventLog, {
+    onRegister(crd, infos) {
+      const defs = crdDefinitions(crd);
+      model.setDefinitions(crd.metadata.name, defs.definitions, defs.v2Definitions);
+      for (const info of infos) info.definition = defs.byVersion[info.version]?.definition;
+    },
+    onUnregister(name) {
+      model.removeDefinitions(name);
+      forgetConverter(name);
+    },
+  });
+  crdController.start();
 
   let ready = false;
   const compactor = new Compactor(eventLog, opts.compactionIntervalMs ?? 5 * 60_000, (r) =>
@@ -152,6 +168,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       closing ??= (async () => {
         ready = false;
         nsController.stop();
+        crdController.stop();
         compactor.stop();
         await new Promise<void>((resolve) => {
           server.close(() => resolve());

@@ -6,7 +6,6 @@ import {
   labelSelectorFromObject,
   parseFieldSelector,
   selectableFields,
-  crdSelectableFields,
   checkFieldSelectorSupported,
 } from '../server/registry/selectors.ts';
 
@@ -340,13 +339,4 @@ test('custom resources: scope and selectableFields', () => {
   assert.doesNotThrow(() =>
     checkFieldSelectorSupported('example.com', 'widgets', parseFieldSelector('spec.color=red'), { namespaced: true, selectableFields: ['.spec.color'] }),
   );
-  const obj = { metadata: { name: 'w', namespace: 'd' }, spec: { color: 'red', size: 3, shiny: true, tags: ['x'] } };
-  assert.deepEqual(crdSelectableFields(obj, true, ['.spec.color', '.spec.size', '.spec.shiny', '.spec.tags', '.spec.missing']), {
-    'spec.color': 'red',
-    'spec.size': '3',
-    'spec.shiny': 'true',
-    'metadata.name': 'w',
-    'metadata.namespace': 'd',
-  });
-  assert.equal(parseFieldSelector('spec.color=red').matches(crdSelectableFields(obj, true, ['.spec.color'])), true);
 });

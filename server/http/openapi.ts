@@ -1,15 +1,20 @@
 // OpenAPI documents: /openapi/v2 (Swagger 2.0) and /openapi/v3 (an index plus one OpenAPI 3.0 document
 // per group-version). Paths are synthesized from the catalog, so resources added later (CRDs) get the
 // same operations, parameters and extensions as the built-ins; schemas come from the type model.
-// Everything is built lazily on first request and cached per catalog.generation; bodies are
-// serialized once.
+// Everything is built lazily on first request and cached per catalog generation and definitions
+// object (a CRD's schema can change without its resources changing); bodies are serialized once.
 import { createHash } from 'node:crypto';
 import type { ResourceInfo } from '../schema/types.ts';
 import { type CatalogView, servedSubresources } from './discovery.ts';
 
 /** What the builders need from the type model (TypeModel satisfies it). */
 export interface ModelView {
+  /** Every definition; a new object whenever the set changes (documents rebuild then), the same one otherwise. */
   definitions(): Record<string, unknown>;
+  /** The /openapi/v2 form of a definition when it differs from definitions()[name] (CRD schemas, stripped as kube does). */
+  v2Definition?(name: string): unknown;
+  /** The owner (CRD name) of a definition added at run time; undefined for built-ins. */
+  ownerOf?(name: string): string | undefined;
 }
 
 export interface OpenApiDocument {
@@ -193,15 +198,45 @@ function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
+type Target = 'v2' | 'v3';
+
+/** $ref targets named in a definition, by definition object: definitions are immutable, so this outlives a context. */
+const refsByDefinition = new WeakMap<object, string[]>();
+
+function referencedNames(def: unknown): string[] {
+  if (!isRecord(def)) return [];
+  let names = refsByDefinition.get(def);
+  if (!names) {
+    const found = new Set<string>();
+    const walk = (node: unknown): void => {
+      if (Array.isArray(node)) {
+        for (const n of node) walk(n);
+      } else if (isRecord(node)) {
+        for (const [k, v] of Object.entries(node)) {
+          if (k === '$ref' && typeof v === 'string') found.add(refName(v));
+          else walk(v);
+        }
+      }
+    };
+    walk(def);
+    names = [...found];
+    refsByDefinition.set(def, names);
+  }
+  return names;
+}
+
 class SchemaContext {
   readonly defs: Record<string, unknown>;
+  private readonly model: ModelView;
   private readonly gvkIndex = new Map<string, string>();
   private readonly v2Cache = new Map<string, unknown>();
   private readonly v3Cache = new Map<string, unknown>();
-  private readonly refsCache = new Map<string, string[]>();
+  private readonly refsCache = { v2: new Map<string, string[]>(), v3: new Map<string, string[]>() };
 
-  constructor(defs: Record<string, unknown>) {
+  constructor(model: ModelView) {
+    const defs = model.definitions();
     this.defs = defs;
+    this.model = model;
     for (const [name, def] of Object.entries(defs)) {
       if (!isRecord(def)) continue;
       const gvks = def['x-kubernetes-group-version-kind'];
@@ -225,6 +260,20 @@ class SchemaContext {
     return this.has(name) ? name : undefined;
   }
 
+  /** Whether a definition was added at run time (a CRD's), not built in. */
+  isCustom(name: SchemaName): boolean {
+    return name !== undefined && this.model.ownerOf?.(name) !== undefined;
+  }
+
+  /** A definition as one document kind publishes it: CRD definitions have their own v2 form. */
+  private raw(name: string, target: Target): unknown {
+    if (target === 'v2') {
+      const v2 = this.model.v2Definition?.(name);
+      if (v2 !== undefined) return v2;
+    }
+    return this.defs[name];
+  }
+
   byGVK(group: string, version: string, kind: string): SchemaName {
     return this.gvkIndex.get(`${group}/${version}/${kind}`);
   }
@@ -246,36 +295,25 @@ class SchemaContext {
   }
 
   /** Definitions referenced directly by one definition. */
-  private refsOf(name: string): string[] {
-    let refs = this.refsCache.get(name);
+  private refsOf(name: string, target: Target): string[] {
+    const cache = this.refsCache[target];
+    let refs = cache.get(name);
     if (!refs) {
-      const found = new Set<string>();
-      const walk = (node: unknown): void => {
-        if (Array.isArray(node)) {
-          for (const n of node) walk(n);
-        } else if (isRecord(node)) {
-          for (const [k, v] of Object.entries(node)) {
-            if (k === '$ref' && typeof v === 'string') found.add(refName(v));
-            else walk(v);
-          }
-        }
-      };
-      walk(this.defs[name]);
-      refs = [...found].filter((n) => this.has(n));
-      this.refsCache.set(name, refs);
+      refs = referencedNames(this.raw(name, target)).filter((n) => this.has(n));
+      cache.set(name, refs);
     }
     return refs;
   }
 
   /** The roots plus every definition reachable from them, sorted by name. */
-  closure(roots: Iterable<string>): string[] {
+  closure(roots: Iterable<string>, target: Target): string[] {
     const seen = new Set<string>();
     const stack = [...roots].filter((n) => this.has(n));
     while (stack.length) {
       const n = stack.pop()!;
       if (seen.has(n)) continue;
       seen.add(n);
-      for (const r of this.refsOf(n)) if (!seen.has(r)) stack.push(r);
+      for (const r of this.refsOf(n, target)) if (!seen.has(r)) stack.push(r);
     }
     return [...seen].sort();
   }
@@ -285,7 +323,7 @@ class SchemaContext {
     const cache = target === 'v2' ? this.v2Cache : this.v3Cache;
     let out = cache.get(name);
     if (out === undefined) {
-      out = this.convert(this.defs[name], target);
+      out = this.convert(this.raw(name, target), target);
       cache.set(name, out);
     }
     return out;
@@ -323,7 +361,42 @@ function titleWord(s: string): string {
   return s ? s[0]!.toUpperCase() + s.slice(1) : s;
 }
 
-function resourcePaths(r: ResourceInfo, ctx: SchemaContext): PathSpec[] {
+/** Everything a resource's paths take from the definitions; with the resource's own fields it determines them. */
+interface ResolvedSchemas {
+  kindDef: SchemaName;
+  listDef: SchemaName;
+  status: SchemaName;
+  deleteOptions: SchemaName;
+  patchDef: SchemaName;
+  builtin: boolean;
+  /** Schema of each served subresource. */
+  subDefs: Record<string, SchemaName>;
+}
+
+function resolveSchemas(r: ResourceInfo, ctx: SchemaContext): ResolvedSchemas {
+  const kindDef = ctx.kindDef(r);
+  const subDefs: Record<string, SchemaName> = {};
+  for (const [sub, info] of servedSubresources(r)) {
+    subDefs[sub] = info.kind ? ctx.byGVK(info.group ?? r.group, info.version ?? r.version, info.kind) : kindDef;
+  }
+  return {
+    kindDef,
+    listDef: ctx.listDef(r),
+    status: ctx.known(DEF_STATUS),
+    deleteOptions: ctx.known(DEF_DELETE_OPTIONS),
+    patchDef: ctx.known(DEF_PATCH),
+    // By the definition's origin, not its name: a CRD in a *.k8s.io group gets an io.k8s.* name too.
+    builtin: (r.definition ?? kindDef ?? '').startsWith('io.k8s.') && !ctx.isCustom(kindDef),
+    subDefs,
+  };
+}
+
+/** The fields of a resource its paths depend on, with what they resolve to: equal keys give equal paths. */
+function resourceKey(r: ResourceInfo, resolved: ResolvedSchemas): string {
+  return JSON.stringify([r.group, r.version, r.resource, r.kind, r.namespaced, r.verbs, servedSubresources(r), resolved]);
+}
+
+function resourcePaths(r: ResourceInfo, resolved: ResolvedSchemas): PathSpec[] {
   const out: PathSpec[] = [];
   const base = resourceBase(r.group, r.version);
   const scoped = r.namespaced ? `${base}/namespaces/{namespace}` : base;
@@ -334,12 +407,7 @@ function resourcePaths(r: ResourceInfo, ctx: SchemaContext): PathSpec[] {
   const ns = r.namespaced ? 'Namespaced' : '';
   const kind = r.kind;
   const gvk = { group: r.group, version: r.version, kind };
-  const kindDef = ctx.kindDef(r);
-  const listDef = ctx.listDef(r);
-  const status = ctx.known(DEF_STATUS);
-  const deleteOptions = ctx.known(DEF_DELETE_OPTIONS);
-  const patchDef = ctx.known(DEF_PATCH);
-  const builtin = (r.definition ?? kindDef ?? '').startsWith('io.k8s.');
+  const { kindDef, listDef, status, deleteOptions, patchDef, builtin } = resolved;
   const patchTypes = builtin ? PATCH_TYPES_BUILTIN : PATCH_TYPES_CUSTOM;
   const has = (verb: string): boolean => r.verbs.includes(verb);
   const scopeParams = r.namespaced ? [P.namespace, P.pretty] : [P.pretty];
@@ -459,7 +527,7 @@ function resourcePaths(r: ResourceInfo, ctx: SchemaContext): PathSpec[] {
     const subGroup = info.kind ? (info.group ?? r.group) : r.group;
     const subVersion = info.kind ? (info.version ?? r.version) : r.version;
     const subGvk = { group: subGroup, version: subVersion, kind: subKind };
-    const subDef = info.kind ? ctx.byGVK(subGroup, subVersion, subKind) : kindDef;
+    const subDef = resolved.subDefs[sub];
     const suffix = `${gv}${ns}${kind}${titleWord(sub)}`;
     const ops: Operation[] = [];
     if (info.verbs.includes('get')) {
@@ -662,10 +730,19 @@ function document(body: unknown): OpenApiDocument {
 
 // ---------------------------------------------------------------------------------------------
 
+interface DocSpecs {
+  /** What the specs were built from (see planSpecs). */
+  key: string;
+  specs: PathSpec[];
+}
+
 interface State {
   generation: number;
+  /** The model's definitions() the state was built against. */
+  defs: Record<string, unknown>;
   ctx?: SchemaContext;
-  specs: Map<string, PathSpec[] | null>;
+  byGroupVersion?: Map<string, ResourceInfo[]>;
+  specs: Map<string, DocSpecs | null>;
   docs: Map<string, OpenApiDocument | null>;
   v2?: OpenApiDocument;
   index?: object;
@@ -678,24 +755,29 @@ export class OpenApi {
   private state: State;
   /** Per-document result of the last build, kept across generations with what it was built from. */
   private readonly reuse = new Map<string, { signature: string; doc: OpenApiDocument }>();
-  private readonly defsIds = new WeakMap<object, number>();
-  private defsCounter = 0;
+  private readonly specReuse = new Map<string, DocSpecs>();
+  /** Identity numbers of definition objects: a document is reused while every schema it holds is the same object. */
+  private readonly defIds = new WeakMap<object, number>();
+  private defCounter = 0;
 
   constructor(catalog: CatalogView, model: ModelView, kubernetesVersion: string) {
     this.catalog = catalog;
     this.model = model;
     this.kubernetesVersion = kubernetesVersion;
-    this.state = { generation: catalog.generation, specs: new Map(), docs: new Map() };
+    this.state = { generation: catalog.generation, defs: model.definitions(), specs: new Map(), docs: new Map() };
   }
 
   private current(): State {
-    if (this.state.generation !== this.catalog.generation) this.state = { generation: this.catalog.generation, specs: new Map(), docs: new Map() };
+    const defs = this.model.definitions();
+    if (this.state.generation !== this.catalog.generation || this.state.defs !== defs) {
+      this.state = { generation: this.catalog.generation, defs, specs: new Map(), docs: new Map() };
+    }
     return this.state;
   }
 
   private context(): SchemaContext {
     const s = this.current();
-    if (!s.ctx) s.ctx = new SchemaContext(this.model.definitions());
+    if (!s.ctx) s.ctx = new SchemaContext(this.model);
     return s.ctx;
   }
 
@@ -713,20 +795,30 @@ export class OpenApi {
     return [...new Set(names)].sort();
   }
 
-  /** The path specs of one /openapi/v3 document, or null when there is no such document. */
-  private specsFor(name: string): PathSpec[] | null {
+  /** The path specs of one /openapi/v3 document with the key they were built from, or null when there is no such document. */
+  private specsFor(name: string): DocSpecs | null {
     const s = this.current();
     if (s.specs.has(name)) return s.specs.get(name)!;
-    const specs = this.buildSpecs(name);
-    s.specs.set(name, specs);
-    return specs;
+    const plan = this.planSpecs(name);
+    let out: DocSpecs | null = null;
+    if (plan) {
+      // Paths are a function of the key: a document whose resources and schemas resolve as before keeps its specs.
+      const prior = this.specReuse.get(name);
+      out = prior && prior.key === plan.key ? prior : { key: plan.key, specs: plan.build() };
+      this.specReuse.set(name, out);
+    } else {
+      this.specReuse.delete(name);
+    }
+    s.specs.set(name, out);
+    return out;
   }
 
-  private buildSpecs(name: string): PathSpec[] | null {
+  private planSpecs(name: string): { key: string; build: () => PathSpec[] } | null {
     const ctx = this.context();
-    if (name === 'api') return [discoveryOp('/api/', 'getCoreAPIVersions', 'get available API versions', 'core', ctx.known(DEF_API_VERSIONS))];
-    if (name === 'apis') return [discoveryOp('/apis/', 'getAPIVersions', 'get available API versions', 'apis', ctx.known(DEF_API_GROUP_LIST))];
-    if (name === 'version') return [discoveryOp('/version/', 'getCodeVersion', 'get the version information for this server', 'version', ctx.known(DEF_VERSION_INFO), ['application/json'])];
+    const fixed = (specs: PathSpec[]) => ({ key: JSON.stringify(specs), build: () => specs });
+    if (name === 'api') return fixed([discoveryOp('/api/', 'getCoreAPIVersions', 'get available API versions', 'core', ctx.known(DEF_API_VERSIONS))]);
+    if (name === 'apis') return fixed([discoveryOp('/apis/', 'getAPIVersions', 'get available API versions', 'apis', ctx.known(DEF_API_GROUP_LIST))]);
+    if (name === 'version') return fixed([discoveryOp('/version/', 'getCodeVersion', 'get the version information for this server', 'version', ctx.known(DEF_VERSION_INFO), ['application/json'])]);
     const parts = name.split('/');
     let group: string;
     let version: string | undefined;
@@ -742,15 +834,39 @@ export class OpenApi {
     const g = this.catalog.groups().find((x) => x.name === group);
     if (!g) return null;
     if (version === undefined) {
-      return [discoveryOp(`/apis/${group}/`, `get${operationGroupVersion(group)}APIGroup`, 'get information of a group', operationTag(group), ctx.known(DEF_API_GROUP))];
+      return fixed([discoveryOp(`/apis/${group}/`, `get${operationGroupVersion(group)}APIGroup`, 'get information of a group', operationTag(group), ctx.known(DEF_API_GROUP))]);
     }
     if (!version || !g.versions.includes(version)) return null;
-    const specs: PathSpec[] = [
-      discoveryOp(`${resourceBase(group, version)}/`, `get${operationGroupVersion(group, version)}APIResources`, 'get available resources', operationTag(group, version), ctx.known(DEF_API_RESOURCE_LIST)),
-    ];
     const v = version;
-    for (const r of this.catalog.resources()) if (r.group === group && r.version === v) specs.push(...resourcePaths(r, ctx));
-    return specs;
+    const resourceList = ctx.known(DEF_API_RESOURCE_LIST);
+    const resources = this.resourcesByGroupVersion().get(`${group}/${version}`) ?? [];
+    const resolved = resources.map((r) => resolveSchemas(r, ctx));
+    return {
+      key: JSON.stringify([resourceList, ...resources.map((r, i) => resourceKey(r, resolved[i]!))]),
+      build: () => {
+        const specs: PathSpec[] = [
+          discoveryOp(`${resourceBase(group, v)}/`, `get${operationGroupVersion(group, v)}APIResources`, 'get available resources', operationTag(group, v), resourceList),
+        ];
+        resources.forEach((r, i) => specs.push(...resourcePaths(r, resolved[i]!)));
+        return specs;
+      },
+    };
+  }
+
+  /** catalog.resources() by "group/version", in catalog order; once per state. */
+  private resourcesByGroupVersion(): Map<string, ResourceInfo[]> {
+    const s = this.current();
+    if (!s.byGroupVersion) {
+      const m = new Map<string, ResourceInfo[]>();
+      for (const r of this.catalog.resources()) {
+        const k = `${r.group}/${r.version}`;
+        let list = m.get(k);
+        if (!list) m.set(k, (list = []));
+        list.push(r);
+      }
+      s.byGroupVersion = m;
+    }
+    return s.byGroupVersion;
   }
 
   private render(specs: PathSpec[], target: 'v2' | 'v3'): Record<string, unknown> {
@@ -761,10 +877,10 @@ export class OpenApi {
     return paths;
   }
 
-  private schemas(specs: PathSpec[], target: 'v2' | 'v3'): Record<string, unknown> {
+  private schemas(specs: PathSpec[], target: Target, closure = this.context().closure(rootSchemas(specs), target)): Record<string, unknown> {
     const ctx = this.context();
     const out: Record<string, unknown> = {};
-    for (const n of ctx.closure(rootSchemas(specs))) out[n] = ctx.converted(n, target);
+    for (const n of closure) out[n] = ctx.converted(n, target);
     return out;
   }
 
@@ -773,7 +889,7 @@ export class OpenApi {
     const s = this.current();
     if (!s.v2) {
       const specs: PathSpec[] = [];
-      for (const name of this.documentNames()) specs.push(...(this.specsFor(name) ?? []));
+      for (const name of this.documentNames()) specs.push(...(this.specsFor(name)?.specs ?? []));
       s.v2 = document({
         swagger: '2.0',
         info: { title: 'Kubernetes', version: this.kubernetesVersion },
@@ -805,12 +921,14 @@ export class OpenApi {
     const name = path.replace(/^\/+/, '').replace(/\/+$/, '');
     const s = this.current();
     if (!s.docs.has(name)) {
-      const specs = this.specsFor(name);
+      const planned = this.specsFor(name);
       let doc: OpenApiDocument | null = null;
-      if (specs) {
-        // A catalog change elsewhere leaves this document as it was: reuse it rather than rebuild.
+      if (planned) {
+        // A catalog or schema change elsewhere leaves this document as it was: reuse it rather than rebuild.
+        const { specs, key } = planned;
         const ctx = this.context();
-        const signature = `${this.definitionsId(ctx.defs)}\n${JSON.stringify(specs)}\n${JSON.stringify([...rootSchemas(specs)].map((n) => ctx.defs[n]))}`;
+        const closure = ctx.closure(rootSchemas(specs), 'v3');
+        const signature = `${key}\n${closure.map((n) => `${n}#${this.definitionId(ctx.defs[n])}`).join('\n')}`;
         const prior = this.reuse.get(name);
         if (prior && prior.signature === signature) {
           doc = prior.doc;
@@ -819,7 +937,7 @@ export class OpenApi {
             openapi: '3.0.0',
             info: { title: 'Kubernetes', version: this.kubernetesVersion },
             paths: this.render(specs, 'v3'),
-            components: { schemas: this.schemas(specs, 'v3'), securitySchemes: { BearerToken: SECURITY_SCHEME } },
+            components: { schemas: this.schemas(specs, 'v3', closure), securitySchemes: { BearerToken: SECURITY_SCHEME } },
           });
           this.reuse.set(name, { signature, doc });
         }
@@ -831,9 +949,10 @@ export class OpenApi {
     return s.docs.get(name) ?? undefined;
   }
 
-  private definitionsId(defs: object): number {
-    let id = this.defsIds.get(defs);
-    if (id === undefined) this.defsIds.set(defs, (id = ++this.defsCounter));
-    return id;
+  private definitionId(def: unknown): string {
+    if (typeof def !== 'object' || def === null) return JSON.stringify(def) ?? 'undefined';
+    let id = this.defIds.get(def);
+    if (id === undefined) this.defIds.set(def, (id = ++this.defCounter));
+    return String(id);
   }
 }

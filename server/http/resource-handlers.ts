@@ -45,6 +45,8 @@ export function resourceHandler(deps: ResourceHandlerDeps): Koa.Middleware {
     if (ri.extraParts.length) throw NOT_FOUND;
     const verbs = ri.subresource ? info.subresources![ri.subresource].verbs : info.verbs;
     if (!verbs.includes(ri.verb)) throw methodNotAllowed(`the server does not allow this method on the requested resource`);
+    // Every request to a deprecated custom resource version hears of it.
+    if (info.custom?.deprecationWarning) setWarnings(ctx, [info.custom.deprecationWarning]);
 
     const q = ctx.URL.searchParams;
     const ns = info.namespaced ? ri.namespace : '';
@@ -57,13 +59,13 @@ export function resourceHandler(deps: ResourceHandlerDeps): Koa.Middleware {
         return deps.watch.serve(ctx, info, ri);
       case 'create': {
         const rc = requestContext(ctx);
-        const body = await readObjectBody(ctx, info.definition, rc);
+        const body = await readObjectBody(ctx, info, info.definition, rc);
         const created = await store.create(info, ns, body, rc);
         return respondObject(ctx, info, created, 201, rc);
       }
       case 'update': {
         const rc = requestContext(ctx);
-        const body = await readObjectBody(ctx, ri.subresource === 'scale' ? 'io.k8s.api.autoscaling.v1.Scale' : info.definition, rc);
+        const body = await readObjectBody(ctx, info, ri.subresource === 'scale' ? 'io.k8s.api.autoscaling.v1.Scale' : info.definition, rc);
         let updated: any;
         if (ri.subresource === 'scale') {
           updated = await store.patch(info, ns, ri.name, (cur) => applyScaleToObject(info, cur, body), rc, 'scale');
@@ -76,8 +78,10 @@ export function resourceHandler(deps: ResourceHandlerDeps): Koa.Middleware {
         const rc = requestContext(ctx);
         const mediaType = mediaTypeOf(ctx.get('content-type'));
         const isApply = APPLY_TYPES.includes(mediaType);
-        if (!isApply && !PATCH_TYPES.includes(mediaType)) {
-          throw unsupportedMediaType(`the body of the request was in an unknown format - accepted media types include: ${[...PATCH_TYPES, ...APPLY_TYPES].join(', ')}`);
+        // Custom resources have no patch strategies: strategic merge patch is not offered for them.
+        const patchTypes = info.custom ? CUSTOM_PATCH_TYPES : PATCH_TYPES;
+        if (!isApply && !patchTypes.includes(mediaType)) {
+          throw unsupportedMediaType(`the body of the request was in an unknown format - accepted media types include: ${[...patchTypes, ...APPLY_TYPES].join(', ')}`);
         }
         const force = parseForce(q.get('force'));
         if (isApply) {
@@ -94,7 +98,7 @@ export function resourceHandler(deps: ResourceHandlerDeps): Koa.Middleware {
         const rawPatch = await readBody(ctx.req);
         const patchBody = decodeAs(rawPatch, bodyEncoding(mediaType)!);
         if (mediaType !== 'application/json-patch+json') rc.duplicateFields = findDuplicates(rawPatch, bodyEncoding(mediaType)!);
-        const node = info.definition ? deps.model.node(info.definition) : undefined;
+        const node = info.definition ? deps.model.node(info.definition) : info.custom?.typeNode();
         if (ri.subresource === 'scale') {
           const scaleNode = deps.model.node('io.k8s.api.autoscaling.v1.Scale');
           const updated = await store.patch(info, ns, ri.name, (cur) => {
@@ -208,7 +212,7 @@ export function toTable(info: ResourceInfo, items: any[], metadata: Record<strin
   if (mode !== 'None' && mode !== 'Metadata' && mode !== 'Object') {
     throw badRequest(`includeObject: Unsupported value: "${mode}": supported values: "None", "Metadata", "Object"`);
   }
-  const printer = printerFor(info.group, info.resource);
+  const printer = info.custom ? info.custom.printer() : printerFor(info.group, info.resource);
   const now = Date.now();
   return {
     kind: 'Table',
@@ -240,8 +244,12 @@ function respondScale(ctx: Koa.Context, info: ResourceInfo, obj: any, rc: Reques
 /** `Warning: 299 - "text"` headers, one per warning, as kube-apiserver sends them. */
 export function setWarnings(ctx: Koa.Context, warnings: string[]): void {
   if (!warnings.length) return;
-  const unique = [...new Set(warnings)];
-  ctx.set('Warning', unique.map((w) => `299 - ${JSON.stringify(w)}`));
+  const sent: string[] = (ctx.state.warningsSent ??= []);
+  for (const w of warnings) {
+    if (sent.includes(w)) continue;
+    sent.push(w);
+    ctx.append('Warning', `299 - ${JSON.stringify(w)}`);
+  }
 }
 
 function pretty(ctx: Koa.Context): boolean {
@@ -249,11 +257,14 @@ function pretty(ctx: Koa.Context): boolean {
   return p === 'true' || p === '1';
 }
 
-async function readObjectBody(ctx: Koa.Context, definition: string | undefined, rc: RequestContext): Promise<any> {
+async function readObjectBody(ctx: Koa.Context, info: ResourceInfo, definition: string | undefined, rc: RequestContext): Promise<any> {
   const mediaType = mediaTypeOf(ctx.get('content-type'));
   const enc = bodyEncoding(mediaType);
-  if (!enc || mediaType.includes('patch')) {
-    throw unsupportedMediaType(`the body of the request was in an unknown format - accepted media types include: ${SUPPORTED_MEDIA_TYPES.join(', ')}`);
+  // Custom objects have no protobuf form (their Scale has).
+  const noProtobuf = !!info.custom && definition === info.definition;
+  const accepted = noProtobuf ? SUPPORTED_MEDIA_TYPES.filter((t) => bodyEncoding(t) !== 'protobuf') : SUPPORTED_MEDIA_TYPES;
+  if (!enc || mediaType.includes('patch') || (noProtobuf && enc === 'protobuf')) {
+    throw unsupportedMediaType(`the body of the request was in an unknown format - accepted media types include: ${accepted.join(', ')}`);
   }
   const raw = await readBody(ctx.req);
   if (raw.length === 0) throw badRequest('the body of the request was empty');
@@ -270,6 +281,7 @@ function findDuplicates(raw: Buffer, enc: string): string[] {
 }
 
 const APPLY_TYPES = ['application/apply-patch+yaml', 'application/apply-patch+cbor'];
+const CUSTOM_PATCH_TYPES = PATCH_TYPES.filter((t) => t !== 'application/strategic-merge-patch+json');
 const MAX_FIELD_MANAGER_LENGTH = 128;
 
 /** An invalid PatchOptions/CreateOptions parameter, as kube-apiserver reports it (422). */

@@ -9,7 +9,7 @@ import { apiVersionOf, qualifiedResourceOf, parseResourceVersion } from '../regi
 import type { RequestInfo } from './request-info.ts';
 import { negotiateOutput, encode } from './negotiation.ts';
 import { PROTOBUF_MEDIA_TYPE, definitionForKind, encodeWatchEventFrame } from './protobuf.ts';
-import { parseLabelSelector, parseFieldSelector, selectableFields, checkFieldSelectorSupported } from '../registry/selectors.ts';
+import { parseLabelSelector, parseFieldSelector, fieldsOf, checkFieldSelectorFor } from '../registry/selectors.ts';
 import { badRequest, tooLargeResourceVersion, tooOldResourceVersion } from '../errors.ts';
 import { toTable, partialMetadata } from './resource-handlers.ts';
 
@@ -66,7 +66,7 @@ export class WatchService {
     const labels = parseLabelSelector(q.get('labelSelector') ?? undefined);
     const fieldSel = q.get('fieldSelector') ?? undefined;
     const fields = parseFieldSelector(ri.name ? joinSelector(fieldSel, `metadata.name=${ri.name}`) : fieldSel);
-    checkFieldSelectorSupported(info.group, info.resource, fields);
+    checkFieldSelectorFor(info, fields);
     const rvParam = q.get('resourceVersion') ?? '';
     const fromRv = rvParam && rvParam !== '0' ? parseResourceVersion(rvParam) : undefined;
     const timeoutSeconds = q.has('timeoutSeconds') ? Number(q.get('timeoutSeconds')) : MIN_REQUEST_TIMEOUT_S * (1 + Math.random());
@@ -95,7 +95,7 @@ export class WatchService {
       if (!o) return false;
       if (scopeNs !== undefined && (o.metadata?.namespace ?? '') !== scopeNs) return false;
       if (!labels.empty && !labels.matches(o.metadata?.labels)) return false;
-      if (!fields.empty && !fields.matches(selectableFields(info.group, info.resource, o, info.namespaced))) return false;
+      if (!fields.empty && !fields.matches(fieldsOf(info, o))) return false;
       return true;
     };
 

@@ -26,14 +26,18 @@ export function selectorString(sel: any): string {
 
 export function scaleFromObject(info: ResourceInfo, obj: any): any {
   const meta = obj.metadata;
-  const selector = selectorString(obj.spec?.selector);
-  const status: Record<string, unknown> = { replicas: obj.status?.replicas ?? 0 };
-  if (selector) status.selector = selector;
+  const paths = info.custom?.scale;
+  // Custom resources name their fields in the CRD; their selector is already a string there.
+  const specReplicas = paths ? paths.specReplicas.getInt64(obj).value : obj.spec?.replicas;
+  const statusReplicas = paths ? paths.statusReplicas.getInt64(obj).value : obj.status?.replicas;
+  const selector = paths ? paths.labelSelector?.getString(obj).value : selectorString(obj.spec?.selector);
+  const status: Record<string, unknown> = { replicas: typeof statusReplicas === 'number' ? statusReplicas : 0 };
+  if (typeof selector === 'string' && selector) status.selector = selector;
   return {
     kind: 'Scale',
     apiVersion: 'autoscaling/v1',
     metadata: { name: meta.name, namespace: meta.namespace, uid: meta.uid, resourceVersion: meta.resourceVersion, creationTimestamp: meta.creationTimestamp },
-    spec: { replicas: obj.spec?.replicas ?? 0 },
+    spec: { replicas: typeof specReplicas === 'number' ? specReplicas : 0 },
     status,
   };
 }
@@ -47,7 +51,9 @@ export function applyScaleToObject(info: ResourceInfo, cur: any, scale: any): an
     throw badRequest(`spec.replicas: Invalid value: ${JSON.stringify(replicas)}: must be greater than or equal to 0`);
   }
   const next = structuredClone(cur);
-  next.spec = { ...(next.spec ?? {}), replicas: replicas ?? 0 };
+  const paths = info.custom?.scale;
+  if (paths) paths.specReplicas.set(next, replicas ?? 0);
+  else next.spec = { ...(next.spec ?? {}), replicas: replicas ?? 0 };
   const rv = scale.metadata?.resourceVersion;
   if (rv) next.metadata.resourceVersion = rv;
   return next;

@@ -1,6 +1,7 @@
 // Label and field selectors: parsing the query-string forms the way apimachinery's labels and
 // fields packages do (same grammar, same error texts), compiling them once per request into
 // matchers, and the per-kind field sets objects expose to field selectors.
+import type { ResourceInfo } from '../schema/types.ts';
 import { badRequest } from '../errors.ts';
 import { goQuote, goStringSlice, isQualifiedName, isValidLabelValue } from './metadata-validation.ts';
 
@@ -789,32 +790,11 @@ const kindKey = (group: string, resource: string) => (group ? `${resource}.${gro
 
 /**
  * The field set an object exposes to field selectors (the registry's GetAttrs): metadata.name,
- * metadata.namespace for namespaced kinds, and the kind's own fields. CRD-backed kinds get the
- * metadata fields only here; see crdSelectableFields for their spec.selectableFields.
+ * metadata.namespace for namespaced kinds, and the kind's own fields. CRD-backed kinds: see fieldsOf.
  */
 export function selectableFields(group: string, resource: string, obj: any, namespaced: boolean): Record<string, string> {
   const kind = KINDS[kindKey(group, resource)];
   const out: Record<string, string> = kind?.fields ? kind.fields(obj) : {};
-  const meta = obj?.metadata ?? {};
-  out['metadata.name'] = s(meta.name);
-  if (namespaced) out['metadata.namespace'] = s(meta.namespace);
-  return out;
-}
-
-/** Field set of a custom resource: metadata fields plus the CRD's selectableFields JSON paths (".spec.color"). */
-export function crdSelectableFields(obj: any, namespaced: boolean, jsonPaths: readonly string[]): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const p of jsonPaths) {
-    const name = p.startsWith('.') ? p.slice(1) : p;
-    let cur: any = obj;
-    for (const seg of name.split('.')) {
-      cur = cur !== null && typeof cur === 'object' && !Array.isArray(cur) && hasOwn.call(cur, seg) ? cur[seg] : undefined;
-      if (cur === undefined) break;
-    }
-    if (typeof cur === 'string') out[name] = cur;
-    else if (typeof cur === 'boolean') out[name] = cur ? 'true' : 'false';
-    else if (typeof cur === 'number' && Number.isInteger(cur)) out[name] = String(cur);
-  }
   const meta = obj?.metadata ?? {};
   out['metadata.name'] = s(meta.name);
   if (namespaced) out['metadata.namespace'] = s(meta.namespace);
@@ -858,4 +838,15 @@ export function checkFieldSelectorSupported(group: string, resource: string, sel
     if (custom) continue;
     throw badRequest(`field label not supported: ${field}`);
   }
+}
+
+/** The field set of an object of any resource, built-in or custom. */
+export function fieldsOf(info: ResourceInfo, obj: any): Record<string, string> {
+  return info.custom ? info.custom.fields(obj) : selectableFields(info.group, info.resource, obj, info.namespaced);
+}
+
+/** 400 for a field selector the resource cannot serve. */
+export function checkFieldSelectorFor(info: ResourceInfo, sel: FieldSelector): void {
+  if (info.custom) checkFieldSelectorSupported(info.group, info.resource, sel, { namespaced: info.namespaced, selectableFields: info.custom.selectableFields, version: info.version });
+  else checkFieldSelectorSupported(info.group, info.resource, sel);
 }

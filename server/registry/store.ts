@@ -15,8 +15,8 @@ import { apply as applyEngine, update as recordManagedUpdate, zeroObject } from 
 import { UNTYPED } from './apply/fieldset.ts';
 import { goFieldShape } from '../http/protobuf.ts';
 import { validateObjectMeta, validateObjectMetaUpdate, nameRuleFor, generateNameFrom } from './metadata-validation.ts';
-import { parseLabelSelector, parseFieldSelector, selectableFields, checkFieldSelectorSupported } from './selectors.ts';
-import { ApiError, alreadyExists, badRequest, conflict, gone, invalid, notFound, tooLargeResourceVersion, tooOldResourceVersion } from '../errors.ts';
+import { parseLabelSelector, parseFieldSelector, fieldsOf, checkFieldSelectorFor } from './selectors.ts';
+import { ApiError, alreadyExists, badRequest, conflict, gone, invalid, methodNotAllowed, notFound, tooLargeResourceVersion, tooOldResourceVersion } from '../errors.ts';
 import { deepEqual, isPlainObject } from '../util/json.ts';
 import { encodeContinue, decodeContinue } from './continue-token.ts';
 
@@ -33,6 +33,8 @@ export interface RequestContext {
   duplicateFields?: string[];
   /** Who owns the fields this write sets: the fieldManager parameter, else from the User-Agent. */
   fieldManager?: string;
+  /** Unknown fields pruned from a custom object (reported per fieldValidation). */
+  prunedFields?: string[];
 }
 
 export interface ApplyOptions {
@@ -96,11 +98,23 @@ export function apiVersionOf(info: ResourceInfo): string {
 }
 
 export class GenericStore {
+  /** Strategies that hold this server's state (the Service IP allocator), by qualified resource. */
+  private readonly ownStrategies = new Map<string, Strategy>();
+
   constructor(
     private readonly log: EventLog,
     private readonly model: TypeModel,
     private readonly admission: AdmissionChain,
   ) {}
+
+  /** A strategy for this store only; wins over the process-wide one. */
+  setStrategy(group: string, resource: string, strategy: Strategy): void {
+    this.ownStrategies.set(group ? `${resource}.${group}` : resource, strategy);
+  }
+
+  private strategyFor(info: ResourceInfo): Strategy {
+    return (!info.custom && this.ownStrategies.get(qualifiedResourceOf(info))) || strategyFor(info);
+  }
 
   get currentResourceVersion(): number {
     return this.log.currentRv;
@@ -111,14 +125,49 @@ export class GenericStore {
   }
 
   private typeOf(info: ResourceInfo): TypeNode | undefined {
-    return info.definition ? this.model.node(info.definition) : undefined;
+    // A CRD version's published definition types metadata and embedded resources too.
+    return info.definition ? this.model.node(info.definition) : info.custom?.typeNode();
   }
 
-  /** Stored objects carry their own apiVersion; serve them in the version asked for. */
+  /**
+   * Stored objects carry their own apiVersion; serve them in the version asked for. Custom
+   * objects also get their schema's defaults, which may be newer than the stored object.
+   */
   private present(info: ResourceInfo, obj: any): any {
     obj.apiVersion = apiVersionOf(info);
     obj.kind = info.kind;
+    if (info.custom) info.custom.compiled().applyDefaults(obj);
     return obj;
+  }
+
+  /** Converts stored custom objects to the requested version first when that takes a webhook. */
+  private async presentAll(info: ResourceInfo, objs: any[]): Promise<any[]> {
+    const cr = info.custom;
+    if (cr && !cr.converter.trivial) {
+      const want = apiVersionOf(info);
+      if (objs.some((o) => o.apiVersion !== want)) objs = await cr.converter.convert(objs, info.version);
+    }
+    return objs.map((o) => this.present(info, o));
+  }
+
+  /** The form written to storage: custom objects are stored in their CRD's storage version. */
+  private async toStorage(info: ResourceInfo, obj: any): Promise<any> {
+    const cr = info.custom;
+    if (!cr || cr.storageVersion === info.version) return obj;
+    if (cr.converter.trivial) return { ...obj, apiVersion: `${info.group}/${cr.storageVersion}` };
+    const [stored] = await cr.converter.convert([obj], cr.storageVersion);
+    return stored;
+  }
+
+  /** Unknown fields of a custom object are pruned (and reported) before its schema's defaults apply. */
+  private pruneAndDefault(info: ResourceInfo, obj: any, ctx: RequestContext): void {
+    if (info.custom) {
+      const compiled = info.custom.compiled();
+      ctx.prunedFields = compiled.prune(obj);
+      compiled.applyDefaults(obj);
+    } else if (info.definition) {
+      defaultsFor(info.definition)?.(obj);
+    }
   }
 
   get(info: ResourceInfo, ns: string, name: string): any {
@@ -147,7 +196,7 @@ export class GenericStore {
   async list(info: ResourceInfo, ns: string | undefined, opts: ListOptions = {}): Promise<ListResult> {
     const labels = parseLabelSelector(opts.labelSelector);
     const fields = parseFieldSelector(opts.fieldSelector);
-    checkFieldSelectorSupported(info.group, info.resource, fields);
+    checkFieldSelectorFor(info, fields);
     const rvParam = opts.resourceVersion ?? '';
     const match = opts.resourceVersionMatch ?? '';
     if (match && match !== 'NotOlderThan' && match !== 'Exact') {
@@ -193,11 +242,11 @@ export class GenericStore {
         after = { ns: o.metadata.namespace ?? '', name: o.metadata.name };
         if (filtering) {
           if (!labels.matches(o.metadata?.labels)) continue;
-          if (!fields.empty && !fields.matches(selectableFields(info.group, info.resource, o, info.namespaced))) continue;
+          if (!fields.empty && !fields.matches(fieldsOf(info, o))) continue;
         }
-        items.push(this.present(info, o));
+        items.push(o);
         if (limit && items.length === limit) {
-          const result: ListResult = { items, resourceVersion: String(snapshot) };
+          const result: ListResult = { items: await this.presentAll(info, items), resourceVersion: String(snapshot) };
           if (read(after, 1).length > 0) {
             result.continue = encodeContinue({ rv: snapshot, ns: after.ns, name: after.name });
             if (!filtering) result.remainingItemCount = fromLog ? this.log.countAfterAt(res, scopeNs, snapshot, after) : this.log.countAfter(res, scopeNs, after);
@@ -207,7 +256,7 @@ export class GenericStore {
       }
       if (batch < 0 || rows.length < batch) break;
     }
-    return { items, resourceVersion: String(snapshot) };
+    return { items: await this.presentAll(info, items), resourceVersion: String(snapshot) };
   }
 
   /** GET with resourceVersion: any state at least as new as the one asked for. */
@@ -216,13 +265,15 @@ export class GenericStore {
       const rv = parseResourceVersion(rvParam);
       if (rv > this.log.currentRv && !(await this.log.waitForRv(rv, TOO_LARGE_RV_WAIT_MS))) throw tooLargeResourceVersion(rv, this.log.currentRv);
     }
-    return this.get(info, ns, name);
+    const cur = this.log.get(this.key(info, ns, name));
+    if (!cur) throw notFound(info.group, info.resource, name);
+    return (await this.presentAll(info, [cur.object]))[0];
   }
 
   // ---- writes ----
 
   async create(info: ResourceInfo, ns: string, body: any, ctx: RequestContext, managedFieldsDone = false): Promise<any> {
-    const strategy = strategyFor(info);
+    const strategy = this.strategyFor(info);
     const obj = this.checkBody(info, body);
     const meta = obj.metadata;
     this.ensureNamespace(info, ns, meta);
@@ -236,7 +287,8 @@ export class GenericStore {
     if (strategy.tracksGeneration) meta.generation = 1;
     else delete meta.generation;
     if (info.subresources?.status) delete obj.status;
-    if (info.definition) defaultsFor(info.definition)?.(obj);
+    if (info.custom?.terminating) throw methodNotAllowed(`create not allowed while custom resource definition is terminating`);
+    this.pruneAndDefault(info, obj, ctx);
     strategy.prepareForCreate?.(obj);
 
     const attrs = this.attrs('CREATE', info, '', meta.namespace ?? '', meta.name ?? '', obj, undefined, ctx);
@@ -249,10 +301,12 @@ export class GenericStore {
       return this.present(info, obj);
     }
     const key = this.key(info, ns, meta.name);
+    const stored = await this.toStorage(info, obj);
     await this.log.write((tx) => {
       if (tx.currentRv(key) !== undefined) throw alreadyExists(info.group, info.resource, meta.name);
-      tx.put('ADDED', key, obj);
+      tx.put('ADDED', key, stored);
     });
+    meta.resourceVersion = stored.metadata.resourceVersion;
     return this.present(info, obj);
   }
 
@@ -292,15 +346,15 @@ export class GenericStore {
     isPatch = false,
     managedFieldsDone = false,
   ): Promise<any> {
-    const strategy = strategyFor(info);
+    const strategy = this.strategyFor(info);
     const key = this.key(info, ns, name);
     for (let attempt = 0; ; attempt++) {
       const current = this.log.get(key);
       if (!current) throw notFound(info.group, info.resource, name);
-      const old = this.present(info, current.object);
+      const [old] = await this.presentAll(info, [current.object]);
       const desired = produce(structuredClone(old));
       // Defaults first, so a PUT that omits defaulted fields is not a spec change.
-      if (info.definition) defaultsFor(info.definition)?.(desired);
+      this.pruneAndDefault(info, desired, ctx);
       // A patch may carry its own resourceVersion precondition.
       const rvWanted = precondition ?? (isPatch && desired.metadata?.resourceVersion !== old.metadata.resourceVersion ? desired.metadata?.resourceVersion : undefined);
       if (rvWanted && rvWanted !== String(current.rv)) {
@@ -315,10 +369,12 @@ export class GenericStore {
       const finishDeletion = obj.metadata.deletionTimestamp && pendingFinalizers(strategy, obj).length === 0;
       if (!finishDeletion && unchanged(obj, old)) return old;
       if (ctx.dryRun) return obj;
+      const stored = await this.toStorage(info, obj);
       const written = await this.writeIfUnchanged(info, key, current, (tx) => {
-        if (finishDeletion) tx.remove(key, obj, current);
-        else tx.put('MODIFIED', key, obj, current);
+        if (finishDeletion) tx.remove(key, stored, current);
+        else tx.put('MODIFIED', key, stored, current);
       }, !rvWanted && attempt < MAX_CONFLICT_RETRIES);
+      obj.metadata.resourceVersion = stored.metadata.resourceVersion;
       if (written) return obj;
     }
   }
@@ -358,7 +414,9 @@ export class GenericStore {
     if (!subresource) strategy.prepareForUpdate?.(obj, old);
     if (strategy.tracksGeneration) {
       meta.generation = oldMeta.generation ?? 1;
-      if (!deepEqual(specOf(obj), specOf(old))) meta.generation++;
+      // Custom objects without a status subresource count status changes too, as kube does.
+      const countsStatus = info.custom && !info.custom.hasStatus;
+      if (countsStatus ? !deepEqual(withoutMeta(obj), withoutMeta(old)) : !deepEqual(specOf(obj), specOf(old))) meta.generation++;
     } else {
       delete meta.generation;
     }
@@ -418,7 +476,8 @@ export class GenericStore {
   /** The kind's Go zero value, which creates are compared with (kube attributes fields against it). */
   private zeroOf(info: ResourceInfo): Record<string, unknown> {
     const def = info.definition;
-    if (!def) return {};
+    // Custom objects have no Go struct: kube compares them with an empty object.
+    if (!def || info.custom) return {};
     let z = this.zeros.get(def);
     if (!z) this.zeros.set(def, (z = zeroObject(this.model.node(def), goFieldShape)));
     return structuredClone(z);
@@ -428,12 +487,12 @@ export class GenericStore {
     if (opts.propagationPolicy !== undefined && !PROPAGATION_POLICIES.has(opts.propagationPolicy)) {
       throw badRequest(`propagationPolicy: Unsupported value: "${opts.propagationPolicy}": supported values: "Foreground", "Background", "Orphan"`);
     }
-    const strategy = strategyFor(info);
+    const strategy = this.strategyFor(info);
     const key = this.key(info, ns, name);
     for (let attempt = 0; ; attempt++) {
       const current = this.log.get(key);
       if (!current) throw notFound(info.group, info.resource, name);
-      const old = this.present(info, current.object);
+      const [old] = await this.presentAll(info, [current.object]);
       const pre = opts.preconditions;
       if (pre?.uid && pre.uid !== old.metadata.uid) {
         throw conflict(info.group, info.resource, name, `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${old.metadata.uid}`);
@@ -462,10 +521,12 @@ export class GenericStore {
         next = structuredClone(old);
       }
       if (ctx.dryRun) return { deleted: !graceful, object: next };
+      const stored = await this.toStorage(info, next);
       const written = await this.writeIfUnchanged(info, key, current, (tx) => {
-        if (graceful) tx.put('MODIFIED', key, next, current);
-        else tx.remove(key, next, current);
+        if (graceful) tx.put('MODIFIED', key, stored, current);
+        else tx.remove(key, stored, current);
       }, attempt < MAX_CONFLICT_RETRIES);
+      next.metadata.resourceVersion = stored.metadata.resourceVersion;
       if (written) return { deleted: !graceful, object: next };
     }
   }
@@ -539,7 +600,10 @@ export class GenericStore {
     const errors: FieldError[] = [];
     const type = this.typeOf(info);
     const decodeProblems = (ctx.duplicateFields ?? []).map((f) => `duplicate field "${f}"`);
-    if (type) {
+    if (info.custom) {
+      for (const f of ctx.prunedFields ?? []) decodeProblems.push(`unknown field "${f}"`);
+      errors.push(...info.custom.validate(obj, old));
+    } else if (type) {
       const r = validateObject(type, obj, { prune: true });
       errors.push(...r.errors.filter((e) => !e.field.startsWith('metadata.')));
       for (const f of r.unknownFields) decodeProblems.push(`unknown field "${f}"`);
@@ -552,8 +616,8 @@ export class GenericStore {
     const nameRule = nameRuleFor(info.group, info.resource);
     errors.push(...validateObjectMeta(obj.metadata, { namespaced: info.namespaced, nameRule, isCreate: !old }));
     if (old) errors.push(...validateObjectMetaUpdate(obj.metadata, old.metadata));
-    if (strategy.validate) errors.push(...strategy.validate(obj));
     if (old && strategy.validateUpdate) errors.push(...strategy.validateUpdate(obj, old));
+    else if (strategy.validate) errors.push(...strategy.validate(obj));
     if (errors.length) throw invalid(info.group, info.kind, obj.metadata.name ?? '', errors);
   }
 
@@ -589,6 +653,11 @@ function pendingFinalizers(strategy: Strategy, obj: any): string[] {
 /** Everything but metadata and status: what a generation counts. */
 function specOf(obj: any): Record<string, unknown> {
   const { metadata: _m, status: _s, apiVersion: _a, kind: _k, ...rest } = obj;
+  return rest;
+}
+
+function withoutMeta(obj: any): Record<string, unknown> {
+  const { metadata: _m, apiVersion: _a, kind: _k, ...rest } = obj;
   return rest;
 }
 

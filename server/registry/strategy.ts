@@ -9,7 +9,9 @@ export interface Strategy {
   prepareForCreate?(obj: any): void;
   /** Adjusts an update of the main resource (after the generic status carry-over). */
   prepareForUpdate?(obj: any, old: any): void;
+  /** Create validation (and update validation when there is no validateUpdate). */
   validate?(obj: any): FieldError[];
+  /** Update validation; replaces validate on updates. */
   validateUpdate?(obj: any, old: any): FieldError[];
   /** Finalizers beyond metadata.finalizers that hold deletion (namespaces: spec.finalizers). */
   pendingFinalizers?(obj: any): string[];
@@ -29,7 +31,11 @@ export function registerStrategy(group: string, resource: string, s: Strategy): 
   strategies.set(group ? `${resource}.${group}` : resource, s);
 }
 
+/** Custom objects always count generation (spec changes, or any change without a status subresource). */
+const CUSTOM_RESOURCE_STRATEGY: Strategy = { tracksGeneration: true };
+
 export function strategyFor(info: ResourceInfo): Strategy {
+  if (info.custom) return CUSTOM_RESOURCE_STRATEGY;
   const key = info.group ? `${info.resource}.${info.group}` : info.resource;
   let s = resolved.get(key);
   if (!s) {

@@ -1,5 +1,7 @@
 // The typed view of the OpenAPI definitions: TypeNodes with $refs resolved and field-level
 // extensions merged in, built lazily once per definition and shared by every consumer.
+// The built-ins are one process-wide model; each server layers an overlay on top of it for the
+// definitions CustomResourceDefinitions add at run time (see TypeModel.overlay()).
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { TypeNode } from './types.ts';
@@ -39,7 +41,7 @@ let builtins: TypeModel | undefined;
 
 export class TypeModel {
   private readonly defs: Record<string, unknown>;
-  private readonly cache = new Map<string, TypeNode>();
+  protected readonly cache = new Map<string, TypeNode>();
   /** Definition nodes whose children are still being built (cycles). */
   private readonly building = new Set<TypeNode>();
   /** Nodes derived from a definition node while it was being built: get items/values when it completes. */
@@ -53,6 +55,43 @@ export class TypeModel {
   static loadBuiltins(): TypeModel {
     if (!builtins) builtins = new TypeModel(JSON.parse(readFileSync(DEFINITIONS_FILE, 'utf8')) as Record<string, unknown>);
     return builtins;
+  }
+
+  /**
+   * A per-server model that sees these definitions plus the ones added with setDefinitions().
+   * Nodes of the definitions underneath stay shared and cached; only this model's own are rebuilt.
+   */
+  overlay(): TypeModel {
+    return new OverlayTypeModel(this);
+  }
+
+  /** Bumps whenever the set of definitions changes (only overlays change). */
+  get generation(): number {
+    return 0;
+  }
+
+  /**
+   * Adds or replaces the definitions one owner (a CRD name) contributes, e.g. crdDefinitions(crd).definitions.
+   * `v2` optionally carries the Swagger 2.0 form /openapi/v2 publishes instead (kube strips what v2 cannot say).
+   * Only overlays accept definitions: the built-in model is shared by every server in the process.
+   */
+  setDefinitions(_owner: string, _defs: Record<string, unknown>, _v2?: Record<string, unknown>): void {
+    throw new Error('definitions can only be added to an overlay: TypeModel.loadBuiltins().overlay()');
+  }
+
+  /** Removes everything one owner contributed. */
+  removeDefinitions(_owner: string): void {
+    throw new Error('definitions can only be removed from an overlay: TypeModel.loadBuiltins().overlay()');
+  }
+
+  /** The owner (CRD name) of a definition added at run time; undefined for built-ins. */
+  ownerOf(_definitionName: string): string | undefined {
+    return undefined;
+  }
+
+  /** The /openapi/v2 form of a definition when it differs from definitions()[name], else undefined. */
+  v2Definition(_definitionName: string): unknown {
+    return undefined;
   }
 
   /** The stripped definitions as loaded. Do not mutate. */
@@ -82,7 +121,7 @@ export class TypeModel {
     return this.build(schema, undefined);
   }
 
-  private build(schema: Schema, definitionName: string | undefined): TypeNode {
+  protected build(schema: Schema, definitionName: string | undefined): TypeNode {
     const ref = refOf(schema);
     if (ref !== undefined) {
       const target = this.node(ref);
@@ -202,4 +241,151 @@ function applyExtensions(node: TypeNode, schema: Schema): void {
   if (schema['x-kubernetes-preserve-unknown-fields'] === true) node.preserveUnknownFields = true;
   if (schema['x-kubernetes-embedded-resource'] === true) node.embeddedResource = true;
   if (Array.isArray(schema.enum)) node.enum = schema.enum;
+}
+
+interface OwnedDefinitions {
+  defs: Record<string, unknown>;
+  v2?: Record<string, unknown>;
+}
+
+/**
+ * Built-ins plus definitions owned by CRDs. Lookups of names the overlay does not own go to the base
+ * model (whose nodes every server shares); the overlay's own nodes are cached here and dropped when
+ * their definition, or any overlay definition they reach, is replaced or removed.
+ */
+class OverlayTypeModel extends TypeModel {
+  private readonly base: TypeModel;
+  /** Owners in the order they were last changed: on a name clash the later one wins. */
+  private readonly owners = new Map<string, OwnedDefinitions>();
+  /** Definition name -> owner currently providing it. */
+  private readonly providers = new Map<string, string>();
+  private merged: Record<string, unknown> | undefined;
+  private gen = 0;
+  /** Overlay definitions being built, innermost last: whoever is on top depends on what it resolves. */
+  private readonly stack: string[] = [];
+  /** name -> overlay names its node reached; and the reverse, to invalidate dependents. */
+  private readonly deps = new Map<string, Set<string>>();
+  private readonly dependents = new Map<string, Set<string>>();
+
+  constructor(base: TypeModel) {
+    super({});
+    this.base = base;
+  }
+
+  override overlay(): TypeModel {
+    throw new Error('an overlay cannot be layered again; overlay the built-in model instead');
+  }
+
+  override get generation(): number {
+    return this.gen;
+  }
+
+  override setDefinitions(owner: string, defs: Record<string, unknown>, v2?: Record<string, unknown>): void {
+    const prev = this.owners.get(owner);
+    // Re-publishing the same schemas (a CRD status write, say) keeps nodes, caches and hashes.
+    if (prev && sameDefinitions(prev.defs, defs) && sameDefinitions(prev.v2 ?? {}, v2 ?? {})) return;
+    this.owners.delete(owner);
+    this.owners.set(owner, { defs: { ...defs }, v2: v2 ? { ...v2 } : undefined });
+    this.changed(new Set([...Object.keys(prev?.defs ?? {}), ...Object.keys(defs)]));
+  }
+
+  override removeDefinitions(owner: string): void {
+    const prev = this.owners.get(owner);
+    if (!prev) return;
+    this.owners.delete(owner);
+    this.changed(new Set(Object.keys(prev.defs)));
+  }
+
+  override ownerOf(definitionName: string): string | undefined {
+    return this.providers.get(definitionName);
+  }
+
+  override v2Definition(definitionName: string): unknown {
+    const owner = this.providers.get(definitionName);
+    return owner === undefined ? undefined : this.owners.get(owner)!.v2?.[definitionName];
+  }
+
+  /** Built-ins plus the overlay's definitions; the same object until the next change. */
+  override definitions(): Record<string, unknown> {
+    if (!this.merged) {
+      const out: Record<string, unknown> = { ...this.base.definitions() };
+      for (const [name, owner] of this.providers) out[name] = this.owners.get(owner)!.defs[name];
+      this.merged = out;
+    }
+    return this.merged;
+  }
+
+  override has(definitionName: string): boolean {
+    return this.providers.has(definitionName) || this.base.has(definitionName);
+  }
+
+  override node(definitionName: string): TypeNode {
+    const owner = this.providers.get(definitionName);
+    if (owner === undefined) return this.base.node(definitionName);
+    const parent = this.stack.at(-1);
+    if (parent !== undefined) this.addDependency(parent, definitionName);
+    const cached = this.cache.get(definitionName);
+    if (cached) return cached;
+    const schema = this.owners.get(owner)!.defs[definitionName];
+    if (!isSchema(schema)) throw new Error(`unknown definition ${definitionName}`);
+    this.stack.push(definitionName);
+    try {
+      return this.build(schema, definitionName);
+    } catch (err) {
+      this.invalidate([definitionName]);
+      throw err;
+    } finally {
+      this.stack.pop();
+    }
+  }
+
+  private addDependency(from: string, to: string): void {
+    if (from === to) return;
+    let out = this.deps.get(from);
+    if (!out) this.deps.set(from, (out = new Set()));
+    out.add(to);
+    let back = this.dependents.get(to);
+    if (!back) this.dependents.set(to, (back = new Set()));
+    back.add(from);
+  }
+
+  /** Re-resolves which owner provides each name and drops the nodes built from what changed. */
+  private changed(names: Set<string>): void {
+    for (const name of names) {
+      let provider: string | undefined;
+      for (const [owner, o] of this.owners) if (Object.prototype.hasOwnProperty.call(o.defs, name)) provider = owner;
+      if (provider === undefined) this.providers.delete(name);
+      else this.providers.set(name, provider);
+    }
+    this.invalidate(names);
+    this.merged = undefined;
+    this.gen++;
+  }
+
+  private invalidate(names: Iterable<string>): void {
+    const work = [...names];
+    const seen = new Set<string>();
+    while (work.length) {
+      const n = work.pop()!;
+      if (seen.has(n)) continue;
+      seen.add(n);
+      this.cache.delete(n);
+      const back = this.dependents.get(n);
+      if (back) for (const d of back) work.push(d);
+      this.dependents.delete(n);
+      const out = this.deps.get(n);
+      if (out) for (const r of out) this.dependents.get(r)?.delete(n);
+      this.deps.delete(n);
+    }
+  }
+}
+
+function sameDefinitions(a: Record<string, unknown>, b: Record<string, unknown>): boolean {
+  const ka = Object.keys(a);
+  if (ka.length !== Object.keys(b).length) return false;
+  for (const k of ka) {
+    if (!Object.prototype.hasOwnProperty.call(b, k)) return false;
+    if (a[k] !== b[k] && JSON.stringify(a[k]) !== JSON.stringify(b[k])) return false;
+  }
+  return true;
 }

@@ -1,6 +1,7 @@
 // Shared shapes of the generated schemas (schemas/*.json) and of the typed view
 // the server derives from them once at start. Patch, validation, apply, tables,
 // discovery and OpenAPI all read these; nothing re-parses the raw documents per request.
+import type { CustomResourceVersion } from '../registry/crd/runtime.ts';
 
 /** One REST resource as the server serves it (built-in from schemas/resources.json, or a CRD later). */
 export interface ResourceInfo {
@@ -20,6 +21,8 @@ export interface ResourceInfo {
   definition?: string;
   /** Versions of the same group/resource; storage happens in one of them. */
   storageVersion?: string;
+  /** Set for resources a CustomResourceDefinition serves. */
+  custom?: CustomResourceVersion;
 }
 
 export interface SubresourceInfo {

@@ -1,2 +1,3 @@
 // Importing this registers every per-kind strategy.
 import './namespaces.ts';
+import './crds.ts';

@@ -12,7 +12,7 @@ import { isIPv6 } from 'node:net';
 import type { FieldError } from '../../schema/types.ts';
 import { invalid, internalError } from '../../errors.ts';
 import { goQuote } from '../metadata-validation.ts';
-import { registerStrategy, type Strategy } from '../strategy.ts';
+import type { Strategy } from '../strategy.ts';
 
 export interface ServiceAllocatorOptions {
   /** IPv4 service CIDR (kube-apiserver --service-cluster-ip-range). */
@@ -469,9 +469,4 @@ function validateIPFamiliesUpdate(spec: Obj, oldSpec: Obj): FieldError[] {
     return [fieldInvalid('spec.ipFamilies[0]', now, 'may not change once set')];
   }
   return [];
-}
-
-/** Registers the Service strategy; call once at start-up, before the first request. */
-export function registerServiceStrategy(listAllServices: () => any[], opts?: ServiceAllocatorOptions): void {
-  registerStrategy('', 'services', createServiceStrategy(listAllServices, opts));
 }

@@ -1,0 +1,183 @@
+// The CRD controller: keeps the catalog serving exactly the established CustomResourceDefinitions
+// and cleans up after deleted ones. Registration happens inside the commit notification, before
+// the write that changed the CRD is answered, so a client that created a CRD can use the new
+// resource with its next request. Deletion is a queue: delete every custom object, then remove
+// the cleanup finalizer so the CRD itself goes.
+import type { GenericStore, RequestContext } from '../registry/store.ts';
+import type { ResourceCatalog } from '../schema/catalog.ts';
+import type { EventLog } from '../storage/event-log.ts';
+import type { ResourceInfo } from '../schema/types.ts';
+import { LOOPBACK_USER } from '../authentication/user.ts';
+import { ApiError } from '../errors.ts';
+import { CRD_CLEANUP_FINALIZER, customResourceInfos, isEstablished, setCondition } from '../registry/crd/runtime.ts';
+import { nowTimestamp } from '../registry/store.ts';
+
+const CRD_RESOURCE = 'customresourcedefinitions.apiextensions.k8s.io';
+const RETRY_MS = 1000;
+
+/** What a CRD's versions were registered with, for removing them again. */
+export interface CrdServing {
+  onRegister?(crd: any, infos: ResourceInfo[]): void;
+  onUnregister?(crdName: string): void;
+}
+
+export class CrdController {
+  private readonly crdInfo: ResourceInfo;
+  private readonly registered = new Map<string, ResourceInfo[]>();
+  private readonly cleanup = new Set<string>();
+  private running = false;
+  private stopped = false;
+  private timer?: NodeJS.Timeout;
+
+  constructor(
+    private readonly store: GenericStore,
+    private readonly catalog: ResourceCatalog,
+    log: EventLog,
+    private readonly hooks: CrdServing = {},
+  ) {
+    this.crdInfo = catalog.lookup('apiextensions.k8s.io', 'v1', 'customresourcedefinitions')!;
+    log.onCommit((events) => {
+      for (const e of events) {
+        if (e.key.res !== CRD_RESOURCE) continue;
+        if (e.type === 'DELETED') this.unregister(e.key.name);
+        else this.sync(e.object);
+      }
+    });
+  }
+
+  /** Serves the CRDs already in the file; resumes cleanups a previous run left. */
+  start(): void {
+    for (const crd of this.store.listCurrent(this.crdInfo, undefined)) this.sync(crd);
+  }
+
+  stop(): void {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+  }
+
+  /** The resources a CRD serves right now (empty when none). */
+  servedBy(crdName: string): ResourceInfo[] {
+    return this.registered.get(crdName) ?? [];
+  }
+
+  private sync(crd: any): void {
+    const name: string = crd.metadata.name;
+    if (crd.metadata.deletionTimestamp) this.enqueueCleanup(name);
+    const conflict = this.namesConflict(crd);
+    if (conflict) {
+      this.unregister(name);
+      void this.reportConflict(name, conflict);
+      return;
+    }
+    if (!isEstablished(crd)) {
+      this.unregister(name);
+      return;
+    }
+    const infos = customResourceInfos(crd);
+    const before = this.registered.get(name) ?? [];
+    for (const old of before) {
+      if (!infos.some((i) => i.version === old.version && i.resource === old.resource)) this.catalog.remove(old.group, old.version, old.resource);
+    }
+    this.hooks.onRegister?.(crd, infos);
+    for (const info of infos) this.catalog.add(info);
+    this.registered.set(name, infos);
+  }
+
+  private unregister(name: string): void {
+    const infos = this.registered.get(name);
+    if (!infos) return;
+    this.registered.delete(name);
+    for (const info of infos) this.catalog.remove(info.group, info.version, info.resource);
+    this.hooks.onUnregister?.(name);
+  }
+
+  /** Another served CRD of the group already uses one of this CRD's names. */
+  private namesConflict(crd: any): string | undefined {
+    const group = crd.spec?.group;
+    const names = crd.spec?.names ?? {};
+    const mine = new Map<string, string>();
+    if (names.singular) mine.set(names.singular, 'SingularConflict');
+    if (names.kind) mine.set(`kind:${names.kind}`, 'KindConflict');
+    if (names.listKind) mine.set(`kind:${names.listKind}`, 'ListKindConflict');
+    for (const s of names.shortNames ?? []) mine.set(s, 'ShortNamesConflict');
+    for (const [other, infos] of this.registered) {
+      if (other === crd.metadata.name || infos.length === 0 || infos[0].group !== group) continue;
+      const info = infos[0];
+      const theirs = [info.resource, info.singularName, `kind:${info.kind}`, `kind:${info.listKind}`, ...(info.shortNames ?? [])];
+      for (const t of theirs) {
+        const reason = mine.get(t);
+        if (reason) return `${reason}|${JSON.stringify(t.replace(/^kind:/, ''))} is already in use`;
+      }
+      if (mine.has(info.resource)) return `PluralConflict|${JSON.stringify(info.resource)} is already in use`;
+    }
+    return undefined;
+  }
+
+  private async reportConflict(name: string, conflict: string): Promise<void> {
+    const [reason, message] = conflict.split('|');
+    const crd = this.store.tryGet(this.crdInfo, '', name);
+    if (!crd) return;
+    const conditions = structuredClone(crd.status?.conditions ?? []);
+    const now = nowTimestamp();
+    setCondition(conditions, { type: 'NamesAccepted', status: 'False', reason, message }, now);
+    setCondition(conditions, { type: 'Established', status: 'False', reason: 'NotAccepted', message: 'not all names are accepted' }, now);
+    if (JSON.stringify(conditions) === JSON.stringify(crd.status?.conditions)) return;
+    try {
+      await this.store.update(this.crdInfo, '', name, { ...crd, status: { ...crd.status, conditions, acceptedNames: { plural: '', kind: '' } } }, this.ctx(), 'status');
+    } catch (e) {
+      if (!(e instanceof ApiError)) console.error(`crd controller: ${name}:`, e);
+    }
+  }
+
+  private ctx(): RequestContext {
+    return { user: LOOPBACK_USER, dryRun: false, fieldValidation: 'Ignore', warnings: [] };
+  }
+
+  private enqueueCleanup(name: string): void {
+    this.cleanup.add(name);
+    if (!this.running) setImmediate(() => void this.drain());
+  }
+
+  private async drain(): Promise<void> {
+    if (this.running || this.stopped) return;
+    this.running = true;
+    try {
+      while (this.cleanup.size && !this.stopped) {
+        const [name] = this.cleanup;
+        this.cleanup.delete(name);
+        const done = await this.finalize(name).catch((e) => {
+          console.error(`crd controller: ${name}:`, e);
+          return false;
+        });
+        if (!done && !this.stopped) {
+          if (this.timer) clearTimeout(this.timer);
+          this.timer = setTimeout(() => this.enqueueCleanup(name), RETRY_MS);
+        }
+      }
+    } finally {
+      this.running = false;
+    }
+  }
+
+  /** Deletes the CRD's objects; once none remain, releases the CRD. True when nothing is left to do. */
+  private async finalize(name: string): Promise<boolean> {
+    const crd = this.store.tryGet(this.crdInfo, '', name);
+    if (!crd || !crd.metadata.deletionTimestamp) return true;
+    // Storage is shared by all versions: any one of them reaches every object.
+    const info = this.registered.get(name)?.[0] ?? customResourceInfos(crd)[0];
+    if (info) {
+      await this.store.deleteCollection(info, undefined, {}, {}, this.ctx());
+      // Objects held by finalizers stay until their owners remove them.
+      if (this.store.listCurrent(info, undefined).length > 0) return false;
+    }
+    const finalizers: string[] = crd.metadata.finalizers ?? [];
+    if (!finalizers.includes(CRD_CLEANUP_FINALIZER)) return true;
+    try {
+      await this.store.update(this.crdInfo, '', name, { ...crd, metadata: { ...crd.metadata, finalizers: finalizers.filter((f) => f !== CRD_CLEANUP_FINALIZER) } }, this.ctx());
+    } catch (e) {
+      if (e instanceof ApiError && (e.code === 404 || e.code === 409)) return e.code === 404;
+      throw e;
+    }
+    return true;
+  }
+}

@@ -1,0 +1,659 @@
+// Custom resource version conversion (spec.conversion of a CustomResourceDefinition), as
+// kube-apiserver's apiextensions converters do it:
+//
+// - strategy None: only apiVersion changes (nopConverter).
+// - strategy Webhook: a ConversionReview (v1, or v1beta1 when the CRD lists that first) is POSTed
+//   over HTTPS to clientConfig.url, verified against caBundle (else the default roots), with the
+//   webhook client's fixed 30 s timeout, and the answer is checked the way webhook_converter.go
+//   checks it (uid, result, count, apiVersion/kind, name/namespace/uid); the converted metadata is
+//   replaced by the original except labels and annotations (restoreObjectMeta).
+//
+// Before either, the generic CR checks run (both versions must be versions of the CRD).
+//
+// Errors: kube returns these as plain Go errors, which reach the client through the storage
+// layer as a Status with code 500, no reason (StatusReasonUnknown) and the error text as message,
+// e.g. `conversion webhook for example.com/v1, Kind=Widget failed: Post "https://...": ...`.
+// ConversionError renders exactly that.
+//
+// Messages follow kube's two shapes: one object in = its single-object conversion (what kube
+// does for every get, write and per-item list decode); several = its UnstructuredList conversion
+// (one review for all items needing it, messages naming `<group>/<version>, Kind=<ListKind>`).
+import * as https from 'node:https';
+import * as path from 'node:path';
+import { randomUUID, X509Certificate } from 'node:crypto';
+import { ApiError, fieldErrorText, internalError, type Status } from '../../errors.ts';
+import type { FieldError } from '../../schema/types.ts';
+import { validateAnnotations, validateLabels } from '../metadata-validation.ts';
+
+type Obj = Record<string, any>;
+const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+export interface ConverterOptions {
+  /**
+   * Webhook deadline in ms. kube-apiserver fixes it at 30 s (setGlobalDefaults in
+   * apiserver/pkg/util/webhook sets rest.Config.Timeout; apiextensions v1 has no timeoutSeconds
+   * for conversion webhooks). Only tests pass a shorter one.
+   */
+  timeoutMs?: number;
+}
+
+export interface Converter {
+  readonly strategy: 'None' | 'Webhook';
+  /** True when conversion needs no I/O (None): callers may then use convertSync. */
+  readonly trivial: boolean;
+  /**
+   * Converts objects (each with its own apiVersion) to `${group}/${toVersion}`. Objects already
+   * at that version come back as the same object; the inputs are never modified (results of
+   * None share nested values with their inputs). Rejects with a ConversionError (or, for a
+   * caBundle kube cannot load, a 500 InternalError).
+   */
+  convert(objects: any[], toVersion: string): Promise<any[]>;
+  /** Present only when trivial. Throws what convert would reject with. */
+  convertSync?(objects: any[], toVersion: string): any[];
+}
+
+/**
+ * A failed conversion as kube-apiserver serves it: a plain error reaching the handler, so code
+ * 500, reason StatusReasonUnknown (omitted from the Status) and the converter's text verbatim.
+ */
+export class ConversionError extends ApiError {
+  constructor(message: string) {
+    super(500, '', message);
+  }
+
+  override toStatus(): Status {
+    const s = super.toStatus();
+    delete s.reason;
+    return s;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Group/version/kind, printed as apimachinery's schema package prints them.
+
+interface GVK {
+  group: string;
+  version: string;
+  kind: string;
+}
+
+/** schema.ParseGroupVersion on an object's apiVersion; unparsable gives the empty GVK, as Unstructured does. */
+function gvkOf(obj: unknown): GVK {
+  const av = isObj(obj) && typeof obj.apiVersion === 'string' ? obj.apiVersion : '';
+  const kind = isObj(obj) && typeof obj.kind === 'string' ? obj.kind : '';
+  if (av === '') return { group: '', version: '', kind };
+  const parts = av.split('/');
+  if (parts.length === 1) return { group: '', version: av, kind };
+  if (parts.length === 2) return { group: parts[0]!, version: parts[1]!, kind };
+  return { group: '', version: '', kind: '' };
+}
+
+const gvString = (g: { group: string; version: string }): string => (g.group ? `${g.group}/${g.version}` : g.version);
+const gvkString = (g: GVK): string => `${g.group}/${g.version}, Kind=${g.kind}`;
+
+/** Go's time.Duration.String() for a whole number of milliseconds. */
+export function goDuration(ms: number): string {
+  if (ms === 0) return '0s';
+  if (ms < 1000) return `${ms}ms`;
+  const h = Math.floor(ms / 3_600_000);
+  const m = Math.floor((ms % 3_600_000) / 60_000);
+  const s = ((ms % 60_000) / 1000).toFixed(3).replace(/\.?0+$/, '');
+  return (h ? `${h}h` : '') + (h || m ? `${m}m` : '') + `${s}s`;
+}
+
+/** %T of a decoded JSON value, as Go names the types Unstructured holds. */
+function goType(v: unknown): string {
+  if (v === null || v === undefined) return '<nil>';
+  if (typeof v === 'string') return 'string';
+  if (typeof v === 'boolean') return 'bool';
+  if (typeof v === 'number') return Number.isInteger(v) ? 'int64' : 'float64';
+  if (Array.isArray(v)) return '[]interface {}';
+  return 'map[string]interface {}';
+}
+
+/** utilerrors.Aggregate's text: one error as is, several deduplicated in brackets. */
+function aggregate(errs: FieldError[]): string {
+  const msgs = [...new Set(errs.map(fieldErrorText))];
+  return msgs.length === 1 ? msgs[0]! : `[${msgs.join(', ')}]`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// converterFor
+
+interface CrdFacts {
+  name: string;
+  group: string;
+  listKind: string;
+  versions: Set<string>;
+}
+
+const byCrdName = new Map<string, { fingerprint: string; converter: Converter }>();
+
+/**
+ * The converter of a CRD (apiextensions.k8s.io/v1). Cheap to call on every CRD change (a small
+ * fingerprint and a map lookup): a revision whose group, list kind, version names and conversion
+ * did not change gets the converter it had. Webhook clients (and their keep-alive connections)
+ * are shared per URL origin and caBundle, as kube caches its webhook REST clients.
+ */
+export function converterFor(crd: any, opts: ConverterOptions = {}): Converter {
+  const spec = isObj(crd?.spec) ? crd.spec : {};
+  const names = isObj(crd?.status?.acceptedNames) && crd.status.acceptedNames.kind ? crd.status.acceptedNames : isObj(spec.names) ? spec.names : {};
+  const versions: string[] = (Array.isArray(spec.versions) ? spec.versions : []).map((v: any) => String(v?.name ?? ''));
+  const conversion = isObj(spec.conversion) ? spec.conversion : { strategy: 'None' };
+  const name = String(crd?.metadata?.name ?? '');
+  const kind = typeof names.kind === 'string' ? names.kind : '';
+  const listKind = typeof names.listKind === 'string' && names.listKind ? names.listKind : `${kind}List`;
+  const fingerprint = JSON.stringify([spec.group, listKind, versions, conversion, opts.timeoutMs ?? null]);
+
+  const cached = byCrdName.get(name);
+  let converter: Converter;
+  if (cached && cached.fingerprint === fingerprint) converter = cached.converter;
+  else {
+    const facts: CrdFacts = { name, group: String(spec.group ?? ''), listKind, versions: new Set(versions) };
+    converter = conversion.strategy === 'Webhook' ? new WebhookConverter(facts, conversion.webhook, opts) : new NoneConverter(facts);
+    byCrdName.set(name, { fingerprint, converter });
+  }
+  return converter;
+}
+
+/** Forget a deleted CRD's converter. */
+export function forgetConverter(crdName: string): void {
+  byCrdName.delete(crdName);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Checks every strategy shares (crConverter.ConvertToVersion).
+
+function checkVersions(facts: CrdFacts, objects: any[], toVersion: string): void {
+  const to = { group: facts.group, version: toVersion };
+  const valid = (g: { group: string; version: string }) => g.group === facts.group && facts.versions.has(g.version);
+  if (objects.length === 1) {
+    const from = gvkOf(objects[0]);
+    if (from.group !== facts.group) {
+      throw new ConversionError(`${gvkString(from)} is unstructured and is not suitable for converting to "${gvString(to)}"`);
+    }
+    if (!valid(to)) throw new ConversionError(`request to convert CR to an invalid group/version: ${gvString(to)}`);
+    if (!valid(from)) throw new ConversionError(`request to convert CR from an invalid group/version: ${gvString(from)}`);
+    return;
+  }
+  // A list is created in the requested version, so only the target and the items are checked.
+  if (!valid(to)) throw new ConversionError(`request to convert CR to an invalid group/version: ${gvString(to)}`);
+  objects.forEach((item, i) => {
+    const gv = gvkOf(item);
+    if (!valid(gv)) throw new ConversionError(`request to convert CR list failed, list index ${i} has invalid group/version: ${gvString(gv)}`);
+  });
+}
+
+function withApiVersion(obj: any, apiVersion: string): any {
+  return obj.apiVersion === apiVersion ? obj : { ...obj, apiVersion };
+}
+
+class NoneConverter implements Converter {
+  readonly strategy = 'None' as const;
+  readonly trivial = true;
+  constructor(private readonly facts: CrdFacts) {}
+
+  convertSync(objects: any[], toVersion: string): any[] {
+    checkVersions(this.facts, objects, toVersion);
+    const apiVersion = `${this.facts.group}/${toVersion}`;
+    return objects.map((o) => withApiVersion(o, apiVersion));
+  }
+
+  async convert(objects: any[], toVersion: string): Promise<any[]> {
+    return this.convertSync(objects, toVersion);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Webhook clients: one keep-alive agent per (URL origin, caBundle), like kube's client cache.
+
+const DEFAULT_TIMEOUT_MS = 30_000;
+const MAX_AGENTS = 200; // kube's webhook client LRU size
+const agents = new Map<string, https.Agent>();
+
+function agentFor(origin: string, caPem: string | undefined): https.Agent {
+  const key = `${origin}\n${caPem ?? ''}`;
+  let agent = agents.get(key);
+  if (agent) {
+    agents.delete(key); // move to the back: most recently used
+    agents.set(key, agent);
+    return agent;
+  }
+  // Evicted agents are only forgotten: a converter may still be using one, and their idle
+  // sockets are unref'd and closed by the webhook's own keep-alive timeout.
+  if (agents.size >= MAX_AGENTS) agents.delete(agents.keys().next().value!);
+  // http/1.1 only, as kube forces for webhooks; idle sockets are unref'd by Node's Agent.
+  agent = new https.Agent({ keepAlive: true, ca: caPem, ALPNProtocols: ['http/1.1'] });
+  agents.set(key, agent);
+  return agent;
+}
+
+/** Close every webhook connection (server shutdown, tests). */
+export function closeConversionClients(): void {
+  for (const a of agents.values()) a.destroy();
+  agents.clear();
+}
+
+interface Endpoint {
+  /** What Go's url.Error prints: scheme://host + cleaned path + ?timeout=. */
+  display: string;
+  hostname: string;
+  port: number;
+  path: string;
+  origin: string;
+}
+
+/** The request URL kube's REST client builds: the URL's path cleaned (path.Join), its query replaced by ?timeout=. */
+function endpointFor(rawUrl: string, timeoutMs: number): Endpoint | string {
+  let u: URL;
+  try {
+    u = new URL(rawUrl);
+  } catch {
+    return `Unparsable URL: parse ${JSON.stringify(rawUrl)}: invalid URI for request`;
+  }
+  if (u.protocol !== 'https:') return `unsupported protocol scheme ${JSON.stringify(u.protocol.replace(/:$/, ''))}`;
+  // Go keeps the authority as written (an explicit :443 included); WHATWG drops default ports.
+  const authority = /^https:\/\/(?:[^@/?#]*@)?([^/?#]*)/i.exec(rawUrl)?.[1] ?? u.host;
+  let p = path.posix.normalize(`/${u.pathname}`);
+  if (p.length > 1 && p.endsWith('/')) p = p.slice(0, -1);
+  const reqPath = `${p}?timeout=${goDuration(timeoutMs)}`;
+  const hostname = u.hostname.startsWith('[') ? u.hostname.slice(1, -1) : u.hostname;
+  return { display: `https://${authority}${reqPath}`, hostname, port: u.port ? Number(u.port) : 443, path: reqPath, origin: u.origin };
+}
+
+/** caBundle (base64 of PEM) → PEM, undefined when empty, or an error when no certificate parses. */
+function caPemFrom(caBundle: unknown): { pem?: string; error?: string } {
+  if (typeof caBundle !== 'string' || caBundle === '') return {};
+  const pem = Buffer.from(caBundle, 'base64').toString('utf8');
+  const blocks = pem.match(/-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g) ?? [];
+  let ok = 0;
+  for (const b of blocks) {
+    try {
+      new X509Certificate(b);
+      ok++;
+    } catch {
+      // Go's AppendCertsFromPEM skips unparsable blocks too
+    }
+  }
+  if (ok === 0) return { error: blocks.length === 0 ? 'unable to load root certificates: unable to parse bytes as PEM block' : 'unable to load root certificates: no valid certificate authority data seen' };
+  return { pem };
+}
+
+interface HttpAnswer {
+  status: number;
+  contentType: string;
+  body: Buffer;
+}
+
+class DeadlineExceeded extends Error {}
+
+function post(agent: https.Agent, ep: Endpoint, body: Buffer, timeoutMs: number): Promise<HttpAnswer> {
+  return new Promise((resolve, reject) => {
+    let settled = false;
+    const finish = (err: Error | undefined, answer?: HttpAnswer) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      if (err) reject(err);
+      else resolve(answer!);
+    };
+    const req = https.request({
+      agent,
+      hostname: ep.hostname,
+      port: ep.port,
+      path: ep.path,
+      method: 'POST',
+      headers: {
+        'Content-Type': 'application/json',
+        Accept: 'application/json, */*',
+        'User-Agent': 'kube-apiserver-admission',
+        'Content-Length': body.length,
+      },
+    });
+    // One deadline over connect, send and the whole answer, like the REST client's context.
+    const timer = setTimeout(() => {
+      finish(new DeadlineExceeded());
+      req.destroy();
+    }, timeoutMs);
+    req.on('error', (e) => finish(e));
+    req.on('response', (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('error', (e) => finish(e));
+      res.on('end', () => finish(undefined, { status: res.statusCode ?? 0, contentType: String(res.headers['content-type'] ?? ''), body: Buffer.concat(chunks) }));
+      res.on('aborted', () => finish(Object.assign(new Error('unexpected EOF'), { code: 'ERR_UNEXPECTED_EOF' })));
+    });
+    req.end(body);
+  });
+}
+
+/** A Node request error in the words Go's net/http and crypto/tls would use. */
+function goNetError(e: any, ep: Endpoint): string {
+  if (e instanceof DeadlineExceeded) return 'context deadline exceeded';
+  const code: string = e?.code ?? '';
+  const addr = e?.address ? (e.address.includes(':') ? `[${e.address}]:${e.port}` : `${e.address}:${e.port}`) : `${ep.hostname}:${ep.port}`;
+  switch (code) {
+    case 'ECONNREFUSED':
+      return `dial tcp ${addr}: connect: connection refused`;
+    case 'EHOSTUNREACH':
+      return `dial tcp ${addr}: connect: no route to host`;
+    case 'ENETUNREACH':
+      return `dial tcp ${addr}: connect: network is unreachable`;
+    case 'ETIMEDOUT':
+      return `dial tcp ${addr}: connect: connection timed out`;
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+    case 'EAI_NONAME':
+      return `dial tcp: lookup ${ep.hostname}: no such host`;
+    case 'ECONNRESET':
+      return e.message === 'socket hang up' ? 'EOF' : 'read: connection reset by peer';
+    case 'ERR_UNEXPECTED_EOF':
+      return 'unexpected EOF';
+    case 'UNABLE_TO_VERIFY_LEAF_SIGNATURE':
+    case 'UNABLE_TO_GET_ISSUER_CERT':
+    case 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY':
+    case 'SELF_SIGNED_CERT_IN_CHAIN':
+    case 'DEPTH_ZERO_SELF_SIGNED_CERT':
+    case 'CERT_SIGNATURE_FAILURE':
+      return 'tls: failed to verify certificate: x509: certificate signed by unknown authority';
+    case 'CERT_HAS_EXPIRED':
+    case 'CERT_NOT_YET_VALID':
+      return 'tls: failed to verify certificate: x509: certificate has expired or is not yet valid';
+    case 'ERR_TLS_CERT_ALTNAME_INVALID':
+      return `tls: failed to verify certificate: ${hostMismatch(e, ep.hostname)}`;
+    case 'ERR_SSL_WRONG_VERSION_NUMBER':
+    case 'EPROTO':
+      return /wrong version number/i.test(e.message) ? 'http: server gave HTTP response to HTTPS client' : String(e.message);
+  }
+  return String(e?.message ?? e);
+}
+
+/** crypto/x509 HostnameError text from Node's peer certificate. */
+function hostMismatch(e: any, host: string): string {
+  const sans = String(e?.cert?.subjectaltname ?? '')
+    .split(', ')
+    .filter(Boolean);
+  // Node spells IPv6 SANs in full (0:0:0:0:0:0:0:1); Go's net.IP prints the short form.
+  const canonical = (ip: string) => (ip.includes(':') ? new URL(`http://[${ip}]/`).hostname.slice(1, -1) : ip);
+  const ips = sans.filter((s) => s.startsWith('IP Address:')).map((s) => canonical(s.slice('IP Address:'.length)));
+  const dns = sans.filter((s) => s.startsWith('DNS:')).map((s) => s.slice(4));
+  if (/^[\d.]+$|:/.test(host)) {
+    if (ips.length === 0) return `x509: cannot validate certificate for ${host} because it doesn't contain any IP SANs`;
+    return `x509: certificate is valid for ${ips.join(', ')}, not ${host}`;
+  }
+  if (dns.length === 0) return `x509: certificate is not valid for any names, but wanted to match ${host}`;
+  return `x509: certificate is valid for ${dns.join(', ')}, not ${host}`;
+}
+
+/** client-go's error for a non-2xx answer: a Failure Status in the body, else NewGenericServerResponse's text. */
+function httpStatusError(ans: HttpAnswer): string {
+  try {
+    const s = JSON.parse(ans.body.toString('utf8'));
+    if (isObj(s) && s.kind === 'Status' && s.status === 'Failure') return typeof s.message === 'string' ? s.message : '';
+  } catch {
+    // not a Status
+  }
+  const isText = /^text\//i.test(ans.contentType.trim());
+  let serverMessage = 'unknown';
+  if (isText) serverMessage = ans.body.subarray(0, 1024 * 4).toString('utf8').trim();
+  switch (ans.status) {
+    case 409:
+      return 'the server reported a conflict';
+    case 404:
+      return 'the server could not find the requested resource';
+    case 400:
+      return 'the server rejected our request for an unknown reason';
+    case 401:
+      return 'the server has asked for the client to provide credentials';
+    case 403:
+    case 415:
+      return serverMessage;
+    case 406:
+      return serverMessage === '' || serverMessage === 'unknown' ? 'the server was unable to respond with a content type that the client supports' : serverMessage;
+    case 405:
+      return 'the server does not allow this method on the requested resource';
+    case 422:
+      return 'the server rejected our request due to an error in our request';
+    case 503:
+      return 'the server is currently unable to handle the request';
+    case 504:
+      return 'the server was unable to return a response in the time allotted, but may still be processing the request';
+    case 429:
+      return 'the server has received too many requests and has asked us to try again later';
+  }
+  if (ans.status >= 500) return `an error on the server (${JSON.stringify(serverMessage)}) has prevented the request from succeeding`;
+  return `the server responded with the status code ${ans.status} but did not return more information`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// WebhookConverter
+
+class WebhookConverter implements Converter {
+  readonly strategy = 'Webhook' as const;
+  readonly trivial = false;
+  private readonly reviewVersion: 'v1' | 'v1beta1' | undefined;
+  private readonly timeoutMs: number;
+  private readonly clientConfig: Obj;
+  private client?: { agent: https.Agent; ep: Endpoint } | { error: ApiError | string };
+
+  constructor(
+    private readonly facts: CrdFacts,
+    webhook: unknown,
+    opts: ConverterOptions,
+  ) {
+    const w = isObj(webhook) ? webhook : {};
+    this.clientConfig = isObj(w.clientConfig) ? w.clientConfig : {};
+    // The first version in the CRD's list that kube speaks.
+    const listed: unknown[] = Array.isArray(w.conversionReviewVersions) ? w.conversionReviewVersions : [];
+    this.reviewVersion = listed.find((v): v is 'v1' | 'v1beta1' => v === 'v1' || v === 'v1beta1');
+    this.timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  }
+
+  /** Built on first use, so that installing a CRD never fails on its webhook settings. */
+  private clientOrError(): { agent: https.Agent; ep: Endpoint } | { error: ApiError | string } {
+    if (this.client) return this.client;
+    const cc = this.clientConfig;
+    if (isObj(cc.service)) {
+      const s = cc.service;
+      const port = typeof s.port === 'number' ? s.port : 443;
+      const svcPath = typeof s.path === 'string' ? s.path : '';
+      const ep = endpointFor(`https://${s.name}.${s.namespace}.svc:${port}${svcPath}`, this.timeoutMs);
+      const shown = typeof ep === 'string' ? `https://${s.name}.${s.namespace}.svc:${port}` : ep.display;
+      // hearth is one process with no cluster network: Services have no endpoints it could dial.
+      return (this.client = {
+        error: `Post "${shown}": service ${s.namespace}/${s.name} cannot be reached by this server: only spec.conversion.webhook.clientConfig.url is supported`,
+      });
+    }
+    if (typeof cc.url !== 'string' || cc.url === '') return (this.client = { error: 'webhook configuration must have either service or URL' });
+    const ep = endpointFor(cc.url, this.timeoutMs);
+    if (typeof ep === 'string') return (this.client = { error: ep });
+    const ca = caPemFrom(cc.caBundle);
+    // kube fails to build the REST client, so every request for the resource answers this.
+    if (ca.error) return (this.client = { error: internalError('error resolving resource') });
+    return (this.client = { agent: agentFor(ep.origin, ca.pem), ep });
+  }
+
+  async convert(objects: any[], toVersion: string): Promise<any[]> {
+    checkVersions(this.facts, objects, toVersion);
+    const isList = objects.length !== 1;
+    const desired = `${this.facts.group}/${toVersion}`;
+    // The GVK kube names in its messages: the object's, or the list's (created in the requested version).
+    const inGvk = isList ? gvkString({ group: this.facts.group, version: toVersion, kind: this.facts.listKind }) : gvkString(gvkOf(objects[0]));
+
+    // An object with nothing but apiVersion and kind converts without the webhook.
+    if (!isList && isEmptyObject(objects[0])) return [withApiVersion(objects[0], desired)];
+
+    const toSend = isList ? objects.filter((o) => o?.apiVersion !== desired) : gvString(gvkOf(objects[0])) !== desired ? objects : [];
+    if (!this.reviewVersion) throw new ConversionError('no supported conversion review versions');
+    if (toSend.length === 0) return objects;
+
+    const client = this.clientOrError();
+    if ('error' in client) throw typeof client.error === 'string' ? new ConversionError(`conversion webhook for ${inGvk} failed: ${client.error}`) : client.error;
+    const { agent, ep } = client;
+
+    const uid = randomUUID();
+    const reviewApiVersion = `apiextensions.k8s.io/${this.reviewVersion}`;
+    // Field order and the empty response are what Go's encoding of the request struct gives.
+    const review = {
+      kind: 'ConversionReview',
+      apiVersion: reviewApiVersion,
+      request: { uid, desiredAPIVersion: desired, objects: toSend },
+      response: { uid: '', convertedObjects: null, result: { metadata: {} } },
+    };
+    const failed = (msg: string) => new ConversionError(`conversion webhook for ${inGvk} failed: ${msg}`);
+
+    let ans: HttpAnswer;
+    try {
+      ans = await post(agent, ep, Buffer.from(JSON.stringify(review)), this.timeoutMs);
+    } catch (e) {
+      throw failed(`Post "${ep.display}": ${goNetError(e, ep)}`);
+    }
+    if (ans.status < 200 || ans.status > 206) throw failed(httpStatusError(ans));
+    const converted = this.readResponse(ans, uid, reviewApiVersion, failed);
+
+    if (converted.length !== toSend.length) {
+      throw new ConversionError(`conversion webhook for ${inGvk} returned ${converted.length} objects, expected ${toSend.length}`);
+    }
+
+    if (isList) {
+      const out = objects.slice();
+      let next = 0;
+      for (let i = 0; i < objects.length; i++) {
+        const original = objects[i];
+        if (original?.apiVersion === desired) continue; // not sent, already right
+        const raw = converted[next];
+        const bad = (msg: string, idx: number) => new ConversionError(`conversion webhook for ${inGvk} returned invalid converted object at index ${idx}: ${msg}`);
+        const rawErr = rawObjectError(raw);
+        if (rawErr) throw bad(rawErr, next);
+        next++;
+        // kube reports these two with the index already advanced.
+        const got = gvkOf(raw);
+        if (gvString(got) !== desired) throw bad(`invalid groupVersion (expected ${desired}, received ${gvString(got)})`, next);
+        if (got.kind !== gvkOf(original).kind) throw bad(`invalid kind (expected ${gvkOf(original).kind}, received ${got.kind})`, next);
+        const sameErr = sameIdentityError(original, raw);
+        if (sameErr) throw bad(sameErr, next);
+        const metaErr = restoreObjectMeta(original, raw);
+        if (metaErr) throw new ConversionError(`conversion webhook for ${inGvk} returned invalid metadata in object at index ${next}: ${metaErr}`);
+        out[i] = raw;
+      }
+      return out;
+    }
+
+    const original = objects[0];
+    const raw = converted[0];
+    const rawErr = rawObjectError(raw);
+    if (rawErr) throw new ConversionError(rawErr); // kube returns this one unwrapped
+    const got = gvkOf(raw);
+    if (gvString(got) !== desired) {
+      throw new ConversionError(`conversion webhook for ${inGvk} returned invalid object at index 0: invalid groupVersion (expected ${desired}, received ${gvString(got)})`);
+    }
+    if (got.kind !== gvkOf(original).kind) {
+      throw new ConversionError(`conversion webhook for ${inGvk} returned invalid object at index 0: invalid kind (expected ${gvkOf(original).kind}, received ${got.kind})`);
+    }
+    const sameErr = sameIdentityError(original, raw);
+    if (sameErr) throw new ConversionError(`conversion webhook for ${inGvk} returned invalid object: ${sameErr}`);
+    const metaErr = restoreObjectMeta(original, raw);
+    if (metaErr) throw new ConversionError(`conversion webhook for ${inGvk} returned invalid metadata: ${metaErr}`);
+    return [raw];
+  }
+
+  /** Decodes the ConversionReview answer and checks it as getConvertedObjectsFromResponse does. */
+  private readResponse(ans: HttpAnswer, uid: string, reviewApiVersion: string, failed: (m: string) => ConversionError): any[] {
+    if (ans.body.length === 0) throw failed(`0-length response with status code: ${ans.status} and content type: ${ans.contentType}`);
+    let doc: unknown;
+    try {
+      doc = JSON.parse(ans.body.toString('utf8'));
+    } catch (e) {
+      throw failed(`couldn't get version/kind; json parse error: ${(e as Error).message}`);
+    }
+    if (!isObj(doc)) throw failed(`couldn't get version/kind; json parse error: json: cannot unmarshal ${Array.isArray(doc) ? 'array' : typeof doc} into Go value of type struct { APIVersion string "json:\\"apiVersion,omitempty\\""; Kind string "json:\\"kind,omitempty\\"" }`);
+    if (typeof doc.kind !== 'string' || doc.kind === '') throw failed(`Object 'Kind' is missing in '${ans.body.toString('utf8')}'`);
+    if (doc.kind === 'Status' && doc.status !== 'Success') throw failed(typeof doc.message === 'string' ? doc.message : '');
+    if (this.reviewVersion === 'v1') {
+      // v1 answers must be v1 ConversionReviews (v1beta1 processing never checked the GVK or uid).
+      if (doc.apiVersion !== reviewApiVersion || doc.kind !== 'ConversionReview') {
+        throw failed(`expected webhook response of ${reviewApiVersion}, Kind=ConversionReview, got ${gvkString(gvkOf(doc))}`);
+      }
+    }
+    const response = doc.response;
+    if (!isObj(response)) throw failed('no response provided');
+    if (this.reviewVersion === 'v1') {
+      const got = typeof response.uid === 'string' ? response.uid : '';
+      if (got !== uid) throw failed(`expected response.uid=${JSON.stringify(uid)}, got ${JSON.stringify(got)}`);
+    }
+    const result = isObj(response.result) ? response.result : {};
+    if (result.status !== 'Success') {
+      if (typeof result.message === 'string' && result.message.length > 0) throw failed(result.message);
+      throw failed(`response.result.status was '${typeof result.status === 'string' ? result.status : ''}', not 'Success'`);
+    }
+    return Array.isArray(response.convertedObjects) ? response.convertedObjects : [];
+  }
+}
+
+function isEmptyObject(o: unknown): boolean {
+  if (!isObj(o)) return false;
+  const keys = Object.keys(o);
+  return keys.length === 2 && 'kind' in o && 'apiVersion' in o;
+}
+
+/** What decoding one convertedObjects entry as Unstructured fails with, if it does. */
+function rawObjectError(raw: unknown): string | undefined {
+  if (raw === null || raw === undefined) return 'unexpected end of JSON input';
+  if (!isObj(raw)) return `json: cannot unmarshal ${Array.isArray(raw) ? 'array' : typeof raw === 'string' ? 'string' : typeof raw === 'boolean' ? 'bool' : 'number'} into Go value of type map[string]interface {}`;
+  if (typeof raw.kind !== 'string' || raw.kind === '') return `Object 'Kind' is missing in '${JSON.stringify(raw)}'`;
+  return undefined;
+}
+
+const metaString = (o: any, field: string): string => (isObj(o?.metadata) && typeof o.metadata[field] === 'string' ? o.metadata[field] : '');
+
+/** validateConvertedObject: kind, name, namespace and uid must survive conversion. */
+function sameIdentityError(original: any, converted: any): string | undefined {
+  const k1 = typeof original?.kind === 'string' ? original.kind : '';
+  const k2 = typeof converted?.kind === 'string' ? converted.kind : '';
+  if (k1 !== k2) return `must have the same kind: ${k1} != ${k2}`;
+  for (const [field, label] of [
+    ['name', 'name'],
+    ['namespace', 'namespace'],
+    ['uid', 'UID'],
+  ] as const) {
+    const a = metaString(original, field);
+    const b = metaString(converted, field);
+    if (a !== b) return `must have the same ${label}: ${a} != ${b}`;
+  }
+  return undefined;
+}
+
+/**
+ * restoreObjectMeta: the converted object gets a copy of the original metadata, keeping only the
+ * webhook's labels and annotations (validated when they changed). Mutates `converted`.
+ */
+function restoreObjectMeta(original: any, converted: Obj): string | undefined {
+  if (!('metadata' in converted)) return 'missing metadata in converted object';
+  const response = converted.metadata;
+  if (!isObj(response)) return `invalid metadata of type ${goType(response)} in converted object`;
+  const meta: Obj = isObj(original?.metadata) ? structuredClone(original.metadata) : {};
+  converted.metadata = meta;
+  for (const field of ['labels', 'annotations'] as const) {
+    const fromWebhook = response[field];
+    if (fromWebhook === undefined || fromWebhook === null) {
+      delete meta[field];
+      continue;
+    }
+    if (!isObj(fromWebhook)) return `invalid metadata.${field} of type ${goType(fromWebhook)} in converted object`;
+    const before = meta[field];
+    if (before !== undefined && before !== null && !isObj(before)) return `invalid metadata.${field} of type ${goType(before)} in original object`;
+    const prior: Obj = isObj(before) ? before : {};
+    let changed = Object.keys(prior).length !== Object.keys(fromWebhook).length;
+    for (const [k, v] of Object.entries(fromWebhook)) {
+      if (typeof v !== 'string') return `metadata.${field}[${k}] must be a string, but is ${goType(v)} in converted object`;
+      if (prior[k] !== v) changed = true;
+    }
+    if (changed) {
+      // kube validates annotations under the path "metadata.annotation".
+      const errs = field === 'labels' ? validateLabels(fromWebhook, 'metadata.labels') : validateAnnotations(fromWebhook, 'metadata.annotation');
+      if (errs.length > 0) return aggregate(errs);
+    }
+    meta[field] = fromWebhook;
+  }
+  return undefined;
+}

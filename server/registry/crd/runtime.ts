@@ -1,0 +1,239 @@
+// What serving one version of a CustomResourceDefinition needs at request time: the REST
+// resource (a ResourceInfo the catalog indexes like a built-in) plus the compiled schema, CEL
+// rules, printer, selectable fields, scale paths, deprecation warning and converter. Schemas
+// and rules compile on first use and are shared by every later request (and by later CRD
+// revisions whose spec did not change), so installing many CRDs costs little at start-up.
+import type { ResourceInfo, TypeNode, FieldError } from '../../schema/types.ts';
+import type { TablePrinter } from '../../http/printers.ts';
+import { TypeModel } from '../../schema/model.ts';
+import { compareKubeVersions } from '../../schema/catalog.ts';
+import { compileVersionSchema, type CompiledSchema } from './schema-validator.ts';
+import { compileSchemaRules, evaluateRules, hasValidationRules, type CompiledSchemaRules } from './cel.ts';
+import { crdTablePrinter } from '../../http/crd-printer.ts';
+import { converterFor, type Converter } from './conversion.ts';
+import { compileSelectableFields, compileSimpleJsonPath, type SimpleJsonPath } from './jsonpath.ts';
+
+type Obj = Record<string, any>;
+const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+export const CRD_CLEANUP_FINALIZER = 'customresourcecleanup.apiextensions.k8s.io';
+const OBJECT_META = 'io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta';
+const ALL_VERBS = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
+const SUBRESOURCE_VERBS = ['get', 'patch', 'update'];
+
+/** Schema errors that keep CEL rules from running (kube's hasBlockingErr). */
+const BLOCKING_REASONS = new Set<FieldError['reason']>(['FieldValueNotSupported', 'FieldValueRequired', 'FieldValueTooLong', 'FieldValueTooMany', 'FieldValueTypeInvalid']);
+const RULES_NOT_CHECKED: FieldError = {
+  reason: 'FieldValueInvalid',
+  field: '<nil>',
+  message: 'Invalid value: "null": some validation rules were not checked because the object was invalid; correct the existing errors to complete validation',
+};
+
+/** The scale subresource's paths, compiled. */
+export interface ScalePaths {
+  specReplicas: SimpleJsonPath;
+  statusReplicas: SimpleJsonPath;
+  labelSelector?: SimpleJsonPath;
+}
+
+/** One served version of a CRD, attached to its ResourceInfo as `custom`. */
+export interface CustomResourceVersion {
+  crdName: string;
+  group: string;
+  version: string;
+  kind: string;
+  storageVersion: string;
+  /** The CRD is being deleted: reads and deletes work, creates are refused. */
+  terminating: boolean;
+  hasStatus: boolean;
+  scale?: ScalePaths;
+  /** spec.versions[].selectableFields JSON paths (".spec.color"). */
+  selectableFields: string[];
+  /** The object's field set for field selectors: metadata fields plus the selectable fields. */
+  fields(obj: any): Record<string, string>;
+  deprecationWarning?: string;
+  converter: Converter;
+  /** openAPIV3Schema validator/pruner/defaulter of this version. */
+  compiled(): CompiledSchema;
+  /** x-kubernetes-validations of this version (undefined when there are none). */
+  rules(): CompiledSchemaRules | undefined;
+  /** The schema as a TypeNode with metadata typed as ObjectMeta (for patch, apply, field validation). */
+  typeNode(): TypeNode;
+  printer(): TablePrinter;
+  /** Schema, CEL and list-type errors of obj (old on updates, for transition rules). */
+  validate(obj: any, old: any | undefined): FieldError[];
+}
+
+interface Compiled {
+  compiled?: CompiledSchema;
+  rules?: CompiledSchemaRules | null;
+  typeNode?: TypeNode;
+  printer?: TablePrinter;
+}
+
+/** Compiled artefacts by schema text: CRD revisions that leave a version's schema alone reuse them. */
+const compiledBySchema = new Map<string, Compiled>();
+const MAX_COMPILED = 2000;
+
+function compiledFor(key: string): Compiled {
+  let c = compiledBySchema.get(key);
+  if (!c) {
+    if (compiledBySchema.size >= MAX_COMPILED) compiledBySchema.delete(compiledBySchema.keys().next().value!);
+    compiledBySchema.set(key, (c = {}));
+  }
+  return c;
+}
+
+export function servedVersions(crd: any): Obj[] {
+  return (Array.isArray(crd?.spec?.versions) ? crd.spec.versions : []).filter((v: unknown) => isObj(v) && v.served === true);
+}
+
+export function storageVersionOf(crd: any): string {
+  const v = (crd?.spec?.versions ?? []).find((x: any) => isObj(x) && x.storage === true);
+  return v?.name ?? '';
+}
+
+/** The names a CRD is served under: the accepted ones once the CRD is established, else the spec's. */
+function namesOf(crd: any): Obj {
+  const accepted = crd?.status?.acceptedNames;
+  return isObj(accepted) && accepted.plural ? accepted : crd?.spec?.names ?? {};
+}
+
+/** The REST resources a CRD serves, one per served version. */
+export function customResourceInfos(crd: any): ResourceInfo[] {
+  const spec = crd.spec ?? {};
+  const group: string = spec.group;
+  const names = namesOf(crd);
+  const storageVersion = storageVersionOf(crd);
+  const terminating = !!crd.metadata?.deletionTimestamp;
+  const served = servedVersions(crd);
+  const converter = converterFor(crd);
+  return served.map((v) => {
+    const schema: Obj | undefined = isObj(v.schema?.openAPIV3Schema) ? v.schema.openAPIV3Schema : undefined;
+    const columns = Array.isArray(v.additionalPrinterColumns) ? v.additionalPrinterColumns : [];
+    const cache = compiledFor(JSON.stringify([schema ?? null, columns]));
+    const sub = isObj(v.subresources) ? v.subresources : {};
+    const scaleSpec = isObj(sub.scale) ? sub.scale : undefined;
+    const scale: ScalePaths | undefined = scaleSpec && {
+      specReplicas: compileSimpleJsonPath(scaleSpec.specReplicasPath),
+      statusReplicas: compileSimpleJsonPath(scaleSpec.statusReplicasPath),
+      labelSelector: scaleSpec.labelSelectorPath ? compileSimpleJsonPath(scaleSpec.labelSelectorPath) : undefined,
+    };
+    const selectable = (Array.isArray(v.selectableFields) ? v.selectableFields : []).map((f: any) => String(f?.jsonPath ?? '')).filter(Boolean);
+    const namespaced = spec.scope === 'Namespaced';
+    const selectableOf = compileSelectableFields(selectable);
+    const subresources: ResourceInfo['subresources'] = {};
+    if (isObj(sub.status)) subresources.status = { verbs: SUBRESOURCE_VERBS };
+    if (scale) subresources.scale = { verbs: SUBRESOURCE_VERBS, kind: 'Scale', group: 'autoscaling', version: 'v1' };
+    const custom: CustomResourceVersion = {
+      crdName: crd.metadata.name,
+      group,
+      version: v.name,
+      kind: names.kind,
+      storageVersion,
+      terminating,
+      hasStatus: isObj(sub.status),
+      scale,
+      selectableFields: selectable,
+      fields(obj) {
+        const out = selectableOf(obj);
+        out['metadata.name'] = obj?.metadata?.name ?? '';
+        if (namespaced) out['metadata.namespace'] = obj?.metadata?.namespace ?? '';
+        return out;
+      },
+      deprecationWarning: v.deprecated === true ? (typeof v.deprecationWarning === 'string' ? v.deprecationWarning : defaultDeprecationWarning(group, names.kind, v.name, served)) : undefined,
+      converter,
+      compiled() {
+        return (cache.compiled ??= compileVersionSchema(schema ?? { type: 'object', 'x-kubernetes-preserve-unknown-fields': true }));
+      },
+      rules() {
+        if (cache.rules === undefined) cache.rules = schema && hasValidationRules(schema) ? compileSchemaRules(schema, { basePath: '' }) : null;
+        return cache.rules ?? undefined;
+      },
+      typeNode() {
+        return (cache.typeNode ??= typeNodeOf(schema));
+      },
+      printer() {
+        return (cache.printer ??= crdTablePrinter(columns));
+      },
+      validate(obj, old) {
+        const errs = this.compiled().validate(obj);
+        const rules = this.rules();
+        if (!rules) return errs;
+        // As kube: CEL rules only run on objects whose shape the schema accepted.
+        if (errs.some((e) => BLOCKING_REASONS.has(e.reason))) errs.push(RULES_NOT_CHECKED);
+        else errs.push(...evaluateRules(rules, obj, old));
+        return errs;
+      },
+    };
+    return {
+      group,
+      version: v.name,
+      resource: names.plural,
+      kind: names.kind,
+      listKind: names.listKind ?? `${names.kind}List`,
+      singularName: names.singular ?? String(names.kind ?? '').toLowerCase(),
+      namespaced,
+      verbs: ALL_VERBS,
+      ...(Array.isArray(names.shortNames) && names.shortNames.length ? { shortNames: names.shortNames } : {}),
+      ...(Array.isArray(names.categories) && names.categories.length ? { categories: names.categories } : {}),
+      ...(Object.keys(subresources).length ? { subresources } : {}),
+      storageVersion,
+      custom,
+    };
+  });
+}
+
+/** kube's default: the version is deprecated; name the newest served version at least as stable, if any. */
+function defaultDeprecationWarning(group: string, kind: string, version: string, served: Obj[]): string {
+  const base = `${group}/${version} ${kind} is deprecated`;
+  const level = (v: string) => (/^v\d+$/.test(v) ? 2 : /beta/.test(v) ? 1 : /alpha/.test(v) ? 0 : -1);
+  const candidates = served
+    .map((v) => String(v.name))
+    .filter((n) => n !== version && level(n) >= level(version) && compareKubeVersions(n, version) < 0)
+    .filter((n) => served.find((v) => v.name === n)?.deprecated !== true)
+    .sort(compareKubeVersions);
+  return candidates.length ? `${base}; use ${group}/${candidates[0]} ${kind}` : base;
+}
+
+/** The version's schema for patch/apply/field validation, with metadata as the built-in ObjectMeta. */
+function typeNodeOf(schema: Obj | undefined): TypeNode {
+  const root: Obj = schema ? { ...schema } : { type: 'object', 'x-kubernetes-preserve-unknown-fields': true };
+  root.properties = {
+    ...(isObj(root.properties) ? root.properties : {}),
+    apiVersion: { type: 'string' },
+    kind: { type: 'string' },
+    metadata: { $ref: `#/definitions/${OBJECT_META}` },
+  };
+  if (root.type === undefined) root.type = 'object';
+  return TypeModel.loadBuiltins().fromSchema(root);
+}
+
+/** Status a freshly written CRD carries: names accepted, established, storage version recorded. */
+export function establishedStatus(crd: any, previous: any | undefined, now: string): Obj {
+  const status: Obj = isObj(previous) ? structuredClone(previous) : {};
+  const names = { ...(crd.spec?.names ?? {}) };
+  status.acceptedNames = names;
+  const conditions: Obj[] = Array.isArray(status.conditions) ? status.conditions.filter(isObj) : [];
+  setCondition(conditions, { type: 'NamesAccepted', status: 'True', reason: 'NoConflicts', message: 'no conflicts found' }, now);
+  setCondition(conditions, { type: 'Established', status: 'True', reason: 'InitialNamesAccepted', message: 'the initial names have been accepted' }, now);
+  status.conditions = conditions;
+  const stored: string[] = Array.isArray(status.storedVersions) ? status.storedVersions.filter((s: unknown) => typeof s === 'string') : [];
+  const storage = storageVersionOf(crd);
+  if (storage && !stored.includes(storage)) stored.push(storage);
+  status.storedVersions = stored;
+  return status;
+}
+
+/** Sets a condition, keeping lastTransitionTime when the status does not change. */
+export function setCondition(conditions: Obj[], c: { type: string; status: string; reason: string; message: string }, now: string): void {
+  const i = conditions.findIndex((x) => x.type === c.type);
+  const existing = i >= 0 ? conditions[i] : undefined;
+  const next = { type: c.type, status: c.status, lastTransitionTime: existing && existing.status === c.status ? existing.lastTransitionTime : now, reason: c.reason, message: c.message };
+  if (i >= 0) conditions[i] = next;
+  else conditions.push(next);
+}
+
+export function isEstablished(crd: any): boolean {
+  return (crd?.status?.conditions ?? []).some((c: any) => c?.type === 'Established' && c.status === 'True');
+}
