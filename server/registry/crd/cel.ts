@@ -147,8 +147,18 @@ function typeName(t: CT): string {
 
 const CEL_RESERVED = new Set(['true', 'false', 'null', 'in', 'as', 'break', 'const', 'continue', 'else', 'for', 'function', 'if', 'import', 'let', 'loop', 'package', 'namespace', 'return', 'var', 'void', 'while']);
 
+const escapedNames = new Map<string, string | undefined>();
+
 /** kube's escaping of property names for CEL; undefined when the name cannot be expressed. */
 export function escapeCelName(name: string): string | undefined {
+  if (escapedNames.has(name)) return escapedNames.get(name);
+  const esc = escapeName(name);
+  // Property names come from schemas and objects: bound the cache, objects may carry any key.
+  if (escapedNames.size < 10_000) escapedNames.set(name, esc);
+  return esc;
+}
+
+function escapeName(name: string): string | undefined {
   if (name.length === 0 || /^[0-9]/.test(name)) return undefined;
   if (CEL_RESERVED.has(name)) return `__${name}__`;
   if (!/^[a-zA-Z0-9_./-]+$/.test(name)) return undefined;
@@ -681,6 +691,14 @@ function toDuration(s: string): unknown {
   return isCelError(r) ? s : r;
 }
 
+/** Whether rules can see a property (it has a CEL type); schemas are immutable once compiled. */
+const visibility = new WeakMap<Obj, boolean>();
+function celVisible(prop: Obj): boolean {
+  let v = visibility.get(prop);
+  if (v === undefined) visibility.set(prop, (v = schemaDeclType(prop, prop['x-kubernetes-embedded-resource'] === true) !== undefined));
+  return v;
+}
+
 /** A JSON value as CEL sees it under schema node s (kube's UnstructuredToVal). */
 export function toCelValue(v: unknown, s: unknown, isResourceRoot = false): unknown {
   if (v === null || v === undefined) return null;
@@ -718,7 +736,7 @@ export function toCelValue(v: unknown, s: unknown, isResourceRoot = false): unkn
         const esc = escapeCelName(k);
         if (esc === undefined) continue;
         if (isObj(props[k])) {
-          if (schemaDeclType(props[k], props[k]['x-kubernetes-embedded-resource'] === true) === undefined) continue;
+          if (!celVisible(props[k])) continue;
           out[esc] = toCelValue(x, props[k], props[k]['x-kubernetes-embedded-resource'] === true);
         } else if (embedded && (k === 'apiVersion' || k === 'kind') && typeof x === 'string') {
           out[k] = x;
