@@ -420,3 +420,48 @@ test('defaults added to a CRD later apply when older objects are read', async ()
   assert.equal((await s.request('GET', `${P}/old`)).json().spec.color, 'green');
   assert.equal((await s.request('GET', P)).json().items[0].spec.color, 'green');
 });
+
+test('rules that do not compile or exceed the cost budget are refused when the CRD is written', async () => {
+  const crd = widgetCrd({ plural: 'dials', kind: 'Dial' });
+  const specSchema = (crd.spec.versions[1].schema.openAPIV3Schema.properties.spec as any);
+  specSchema['x-kubernetes-validations'] = [{ rule: 'self.size ==' }];
+  const r = await s.request('POST', CRDS, { body: crd });
+  assert.equal(r.status, 422, r.text);
+  assert.match(r.json().details.causes[0].message, /compilation failed/);
+
+  const costly = widgetCrd({ plural: 'dials', kind: 'Dial' });
+  for (const v of costly.spec.versions) {
+    const props = (v.schema.openAPIV3Schema.properties.spec as any).properties;
+    props.names = { type: 'array', items: { type: 'string' } };
+    (v.schema.openAPIV3Schema.properties.spec as any)['x-kubernetes-validations'] = [{ rule: 'self.names.all(a, self.names.all(b, self.names.all(c, a + b + c != "")))' }];
+  }
+  const c = await s.request('POST', CRDS, { body: costly });
+  assert.equal(c.status, 422, c.text);
+  assert.match(c.text, /exceeds budget/);
+  assert.equal((await s.request('GET', `${CRDS}/dials.${GROUP}`)).status, 404);
+});
+
+test('aggregated discovery and OpenAPI v3 follow CRD updates', async () => {
+  const agg = await s.request('GET', '/apis', { headers: { accept: 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList' } });
+  assert.equal(agg.status, 200, agg.text);
+  const group = agg.json().items.find((g: any) => g.metadata.name === GROUP);
+  const v1 = group.versions.find((v: any) => v.version === 'v1');
+  assert.ok(v1.resources.some((r: any) => r.resource === 'widgets' && r.responseKind.kind === 'Widget'));
+
+  const crd = widgetCrd({ plural: 'knobs', kind: 'Knob' });
+  assert.equal((await s.request('POST', CRDS, { body: crd })).status, 201);
+  const doc = async () => (await s.request('GET', `/openapi/v3/apis/${GROUP}/v1`)).json();
+  const schemaOf = (d: any) => Object.entries(d.components.schemas).find(([k]) => k.endsWith('.v1.Knob'))?.[1] as any;
+  const before = schemaOf(await doc());
+  assert.ok(before.properties.spec.properties.size);
+  assert.equal(before.properties.spec.properties.weight, undefined);
+  const cur = (await s.request('GET', `${CRDS}/knobs.${GROUP}`)).json();
+  for (const v of cur.spec.versions) v.schema.openAPIV3Schema.properties.spec.properties.weight = { type: 'integer' };
+  assert.equal((await s.request('PUT', `${CRDS}/knobs.${GROUP}`, { body: cur })).status, 200);
+  const after = schemaOf(await doc());
+  assert.equal(after.properties.spec.properties.weight.type, 'integer');
+  // The new field is known now: it is kept rather than pruned.
+  const k = await s.request('POST', `/apis/${GROUP}/v1/namespaces/default/knobs`, { body: { apiVersion: `${GROUP}/v1`, kind: 'Knob', metadata: { name: 'k' }, spec: { size: 'small', weight: 3 } } });
+  assert.equal(k.status, 201, k.text);
+  assert.equal(k.json().spec.weight, 3);
+});
