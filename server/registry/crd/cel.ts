@@ -691,6 +691,85 @@ function toDuration(s: string): unknown {
   return isCelError(r) ? s : r;
 }
 
+/**
+ * An object with properties as CEL sees it, converted field by field as rules read it: a rule on
+ * a large object usually reads a few fields (`self.min <= self.max`), so converting the whole
+ * subtree up front would dominate its cost. @bufbuild/cel takes any Map as a CEL map.
+ */
+class LazyObject extends Map<string, unknown> {
+  private index?: Map<string, string>;
+  private readonly converted = new Map<string, unknown>();
+
+  constructor(private readonly src: Obj, private readonly props: Obj, private readonly embedded: boolean) {
+    super();
+  }
+
+  /** CEL name → property name, for the properties rules can see. */
+  private fieldIndex(): Map<string, string> {
+    if (this.index) return this.index;
+    const index = new Map<string, string>();
+    for (const k of Object.keys(this.src)) {
+      const x = this.src[k];
+      if (x === undefined) continue;
+      const esc = escapeCelName(k);
+      if (esc === undefined) continue;
+      const p = this.props[k];
+      if (isObj(p)) {
+        if (celVisible(p)) index.set(esc, k);
+      } else if (this.embedded && (((k === 'apiVersion' || k === 'kind') && typeof x === 'string') || (k === 'metadata' && isObj(x)))) {
+        index.set(k, k);
+      }
+    }
+    return (this.index = index);
+  }
+
+  override get size(): number {
+    return this.fieldIndex().size;
+  }
+
+  override has(name: string): boolean {
+    return this.fieldIndex().has(name);
+  }
+
+  override get(name: string): unknown {
+    const k = this.fieldIndex().get(name);
+    if (k === undefined) return undefined;
+    if (this.converted.has(k)) return this.converted.get(k);
+    const x = this.src[k];
+    const p = this.props[k];
+    let value: unknown;
+    if (isObj(p)) value = toCelValue(x, p, p['x-kubernetes-embedded-resource'] === true);
+    else if (k === 'metadata') {
+      const meta = new Map<string, unknown>();
+      if (typeof x.name === 'string') meta.set('name', x.name);
+      if (typeof x.generateName === 'string') meta.set('generateName', x.generateName);
+      value = meta;
+    } else value = x;
+    this.converted.set(k, value);
+    return value;
+  }
+
+  override keys(): MapIterator<string> {
+    return this.fieldIndex().keys();
+  }
+
+  override *entries(): MapIterator<[string, unknown]> {
+    for (const name of this.fieldIndex().keys()) yield [name, this.get(name)];
+  }
+
+  override *values(): MapIterator<unknown> {
+    for (const name of this.fieldIndex().keys()) yield this.get(name);
+  }
+
+  override forEach(fn: (value: unknown, key: string, map: Map<string, unknown>) => void, thisArg?: unknown): void {
+    for (const name of this.fieldIndex().keys()) fn.call(thisArg, this.get(name), name, this);
+  }
+
+  override [Symbol.iterator](): MapIterator<[string, unknown]> {
+    return this.entries();
+  }
+}
+
 /** Whether rules can see a property (it has a CEL type); schemas are immutable once compiled. */
 const visibility = new WeakMap<Obj, boolean>();
 function celVisible(prop: Obj): boolean {
@@ -729,25 +808,7 @@ export function toCelValue(v: unknown, s: unknown, isResourceRoot = false): unkn
         for (const [k, x] of Object.entries(v)) m.set(k, toCelValue(x, addl, addl['x-kubernetes-embedded-resource'] === true));
         return m;
       }
-      const props = isObj(sch.properties) ? sch.properties : {};
-      const embedded = isResourceRoot || sch['x-kubernetes-embedded-resource'] === true;
-      const out: Record<string, unknown> = {};
-      for (const [k, x] of Object.entries(v)) {
-        const esc = escapeCelName(k);
-        if (esc === undefined) continue;
-        if (isObj(props[k])) {
-          if (!celVisible(props[k])) continue;
-          out[esc] = toCelValue(x, props[k], props[k]['x-kubernetes-embedded-resource'] === true);
-        } else if (embedded && (k === 'apiVersion' || k === 'kind') && typeof x === 'string') {
-          out[k] = x;
-        } else if (embedded && k === 'metadata' && isObj(x)) {
-          const meta: Record<string, unknown> = {};
-          if (typeof x.name === 'string') meta.name = x.name;
-          if (typeof x.generateName === 'string') meta.generateName = x.generateName;
-          out.metadata = meta;
-        }
-      }
-      return out;
+      return new LazyObject(v, isObj(sch.properties) ? sch.properties : {}, isResourceRoot || sch['x-kubernetes-embedded-resource'] === true);
     }
     default:
       return v;
