@@ -10,6 +10,7 @@ import { EventLog } from './storage/event-log.ts';
 import { Compactor } from './storage/compactor.ts';
 import { ResourceCatalog } from './schema/catalog.ts';
 import { TypeModel } from './schema/model.ts';
+import type { ResourceInfo } from './schema/types.ts';
 import { AdmissionChain } from './admission/chain.ts';
 import { namespaceLifecycle } from './admission/namespace-lifecycle.ts';
 import { GenericStore, type RequestContext } from './registry/store.ts';
@@ -85,11 +86,20 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   await bootstrapNamespaces(store, catalog);
   const nsController = new NamespaceController(store, catalog, eventLog);
   nsController.start();
+  // CRDs already in the file publish their schemas right after start, in the background (as
+  // kube's OpenAPI controller does): building 100 definitions would double the start time.
+  // Until then their objects are typed from the compiled schema (registry/crd/runtime.ts).
+  let deferDefinitions = true;
+  const deferred = new Set<string>();
+  const publishDefinitions = (crd: any, infos: ResourceInfo[]) => {
+    const defs = crdDefinitions(crd);
+    model.setDefinitions(crd.metadata.name, defs.definitions, defs.v2Definitions);
+    for (const info of infos) info.definition = defs.byVersion[info.version]?.definition;
+  };
   const crdController = new CrdController(store, catalog, eventLog, {
     onRegister(crd, infos) {
-      const defs = crdDefinitions(crd);
-      model.setDefinitions(crd.metadata.name, defs.definitions, defs.v2Definitions);
-      for (const info of infos) info.definition = defs.byVersion[info.version]?.definition;
+      if (deferDefinitions) deferred.add(crd.metadata.name);
+      else publishDefinitions(crd, infos);
     },
     onUnregister(name) {
       model.removeDefinitions(name);
@@ -97,6 +107,19 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     },
   });
   crdController.start();
+  deferDefinitions = false;
+  const crdInfo = catalog.lookup('apiextensions.k8s.io', 'v1', 'customresourcedefinitions')!;
+  const publishDeferred = () => {
+    const [name] = deferred;
+    if (name === undefined || closed) return;
+    deferred.delete(name);
+    const crd = store.tryGet(crdInfo, '', name);
+    const infos = crdController.servedBy(name);
+    // A CRD written since start was published by its own write.
+    if (crd && infos.length && infos[0].definition === undefined) publishDefinitions(crd, infos);
+    setImmediate(publishDeferred);
+  };
+  let closed = false;
 
   let ready = false;
   const compactor = new Compactor(eventLog, opts.compactionIntervalMs ?? 5 * 60_000, (r) =>
@@ -153,6 +176,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const url = serverUrlFor(opts.bindAddress, port);
   const kubeconfigPath = writeAdminKubeconfig(opts.dataDir, pki, url);
   ready = true;
+  setImmediate(publishDeferred);
   log(`hearth serving the Kubernetes ${catalog.kubernetesVersion} API at ${url}`);
 
   let closing: Promise<void> | undefined;
@@ -167,6 +191,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     close() {
       closing ??= (async () => {
         ready = false;
+        closed = true;
         nsController.stop();
         crdController.stop();
         compactor.stop();

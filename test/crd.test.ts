@@ -399,6 +399,16 @@ test('CRDs and their objects are served again after a restart', async () => {
       assert.equal(got.status, 200, got.text);
       assert.equal(got.json().spec.size, 'large');
       assert.ok((await one.request('GET', `/apis/${GROUP}/v1`)).json().resources.some((r: any) => r.name === 'widgets'));
+      // Schemas of CRDs found at start are published just after it.
+      let published = false;
+      for (let i = 0; i < 40 && !published; i++) {
+        const doc = (await one.request('GET', `/openapi/v3/apis/${GROUP}/v1`)).json();
+        published = Object.keys(doc.components?.schemas ?? {}).some((k) => k.endsWith('.v1.Widget'));
+        if (!published) await new Promise((r) => setTimeout(r, 50));
+      }
+      assert.ok(published, 'the Widget schema is in OpenAPI v3 after a restart');
+      const apply = await one.request('PATCH', `${W}/kept?fieldManager=m&force=true`, { raw: 'spec:\n  size: small\n', headers: { 'content-type': 'application/apply-patch+yaml' } });
+      assert.equal(apply.status, 200, apply.text);
     } finally {
       await one.stop();
     }
