@@ -92,7 +92,7 @@ function decode(v: Version, obj: any): { obj: any; pruned: string[] } {
 
 /** Validation as customResourceStrategy.Validate/ValidateUpdate runs it. */
 function validate(v: Version, obj: any, old?: any): string[] {
-  const errs = v.compiled.validate(obj);
+  const errs = v.compiled.validate(obj, old === undefined ? {} : { oldObject: old });
   if (!v.rules.root) return fmt(errs);
   if (errs.some((e) => BLOCKING.has(e.reason))) return [...fmt(errs), RULES_SKIPPED];
   return [...fmt(errs), ...fmt(evaluateRules(v.rules, obj, old))];
@@ -203,6 +203,104 @@ for (const file of FIXTURES) {
     }
   });
 }
+
+// ---------------------------------------------------------------------------------------------
+// Cases the samples leave out (the samples' root metadata is always valid, and each file keeps
+// a few invalid documents): embedded resources without apiVersion/kind or with bad ObjectMeta,
+// values repeated three times in list-type sets and maps, and selectableFields the CRD itself
+// must reject. They start from a valid sample and change one thing.
+
+describe('fixture cases beyond the samples', () => {
+  const sampleObject = (file: string, name: string): any => {
+    const s = loadFixture(file).samples.find((x) => x.name === name);
+    assert.ok(s, `${file}: no sample ${name}`);
+    return clone(s.object);
+  };
+  /** Decodes and validates a changed sample as a create, like the sample tests. */
+  const errorsOf = (file: string, obj: any): string[] => {
+    const v = versionOf(loadFixture(file), obj);
+    return validate(v, decode(v, obj).obj);
+  };
+  const label1123 =
+    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
+
+  it('compositions: embedded resources without apiVersion and kind (empty counts as missing) block the CEL rules', () => {
+    const obj = sampleObject('compositions', 'valid-resources');
+    delete obj.spec.resources[0].base.apiVersion;
+    delete obj.spec.resources[0].base.kind;
+    obj.spec.namespaceTemplate.apiVersion = '';
+    obj.spec.namespaceTemplate.kind = '';
+    assertSameErrors(
+      errorsOf('compositions', obj),
+      [
+        'spec.resources[0].base.apiVersion: Required value',
+        'spec.resources[0].base.kind: Required value',
+        'spec.namespaceTemplate.apiVersion: Required value',
+        'spec.namespaceTemplate.kind: Required value',
+        RULES_SKIPPED,
+      ],
+      'errors',
+    );
+  });
+
+  it('compositions: embedded metadata gets the full ObjectMeta validation', () => {
+    const obj = sampleObject('compositions', 'valid-resources');
+    obj.spec.resources[0].base.metadata = {
+      generateName: 'bucket/',
+      namespace: '$$$',
+      finalizers: ['orphan', 'foregroundDeletion'],
+      ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'owner' }],
+    };
+    obj.spec.namespaceTemplate.metadata.namespace = 'Tenant';
+    // Invalid-value errors do not block the CEL rules, which pass on this object.
+    assertSameErrors(
+      errorsOf('compositions', obj),
+      [
+        "spec.resources[0].base.metadata.generateName: Invalid value: \"bucket/\": may not contain '/'",
+        `spec.resources[0].base.metadata.namespace: Invalid value: "$$$": ${label1123}`,
+        'spec.resources[0].base.metadata.ownerReferences.uid: Invalid value: "": must not be empty',
+        'spec.resources[0].base.metadata.finalizers: Invalid value: []string{"orphan", "foregroundDeletion"}: finalizer orphan and foregroundDeletion cannot be both set',
+        `spec.namespaceTemplate.metadata.namespace: Invalid value: "Tenant": ${label1123}`,
+      ],
+      'errors',
+    );
+  });
+
+  it('certificates: a set reports the first repeat of each value only', () => {
+    const obj = sampleObject('certificates', 'valid-minimal');
+    obj.spec.dnsNames = ['a.hearth.test', 'a.hearth.test', 'a.hearth.test', 'b.hearth.test', 'b.hearth.test', 'b.hearth.test'];
+    assertSameErrors(errorsOf('certificates', obj), ['spec.dnsNames[1]: Duplicate value: "a.hearth.test"', 'spec.dnsNames[4]: Duplicate value: "b.hearth.test"'], 'errors');
+  });
+
+  it('metricstores: a list-type map reports the first repeat of each key only', () => {
+    const obj = sampleObject('metricstores', 'valid-full');
+    const c = obj.spec.containers[0];
+    obj.spec.containers = [c, clone(c), clone(c)];
+    assertSameErrors(errorsOf('metricstores', obj), [`spec.containers[1]: Duplicate value: map[string]interface {}{"name":${JSON.stringify(c.name)}}`], 'errors');
+  });
+
+  it('compositions: selectableFields must be simple paths to string, boolean or integer fields outside metadata', () => {
+    const crd = clone(loadFixture('compositions').crd);
+    const v1 = crd.spec.versions.findIndex((v: any) => v.name === 'v1');
+    crd.spec.versions[v1].selectableFields = [
+      { jsonPath: '.spec.compositeTypeRef.kind' },
+      { jsonPath: '.spec.resources' },
+      { jsonPath: '.spec.resources[0].name' },
+      { jsonPath: '.metadata.name' },
+      { jsonPath: '.spec.compositeTypeRef.kind' },
+      { jsonPath: 'spec.mode' },
+    ];
+    // The versions' schemas differ, so kube reports per version.
+    const p = `spec.versions[${v1}].selectableFields`;
+    assert.deepEqual(fmt(validateCustomResourceDefinition(crd)), [
+      `${p}[1].jsonPath: Invalid value: ".spec.resources": must point to a field of type string, boolean or integer. Enum string fields and strings with formats are allowed.`,
+      `${p}[2].jsonPath: Invalid value: ".spec.resources[0].name": is an invalid path: array notation is not allowed`,
+      `${p}[3].jsonPath: Invalid value: ".metadata.name": is an invalid path: does not refer to a valid field`,
+      `${p}[4].jsonPath: Duplicate value: ".spec.compositeTypeRef.kind"`,
+      `${p}[5].jsonPath: Invalid value: "spec.mode": is an invalid path: expected [ or . but got: spec`,
+    ]);
+  });
+});
 
 // ---------------------------------------------------------------------------------------------
 // Shape checks: the fixtures stay the size and shape issue #5 asks for.

@@ -5,7 +5,8 @@
 // subresources or printer columns, conversion from v1 moves them to the top-level fields
 // spec.validation, spec.subresources and spec.additionalPrinterColumns, and errors are reported
 // there (e.g. "spec.validation.openAPIV3Schema.properties[spec].type"); only CRDs whose versions
-// differ get "spec.versions[1].schema.openAPIV3Schema..." paths. Conversion webhooks are
+// differ get "spec.versions[1].schema.openAPIV3Schema..." paths. selectableFields move up to
+// spec.selectableFields only together with an identical schema. Conversion webhooks are
 // reported under spec.conversion.webhookClientConfig / spec.conversion.conversionReviewVersions.
 //
 // Not covered here: generic ObjectMeta checks (the caller's validateObjectMeta), and the
@@ -23,7 +24,10 @@ import {
   pruneValue,
   re2Error,
   requiredError,
-  validateEmbeddedResource,
+  tooManyError,
+  duplicateError,
+  embeddedTypeMetaError,
+  validateEmbeddedResources,
 } from './schema-validator.ts';
 
 type Obj = Record<string, any>;
@@ -496,13 +500,20 @@ function validateDefaults(s: Obj, path: string, insideMeta: boolean, isRoot: boo
     const dpath = `${path}.default`;
     const value = s.default;
     const before = errs.length;
+    // kube: the pruning check stands alone; then TypeMeta coercion, else embedded ObjectMeta
+    // validation (nested embedded resources too), else the schema.
+    let metaOk = true;
     if (!insideMeta) {
       const pruned = JSON.parse(JSON.stringify(value));
       pruneValue(s, pruned, '', [], false);
       if (!semanticEqualStrict(pruned, value)) errs.push(invalidError(dpath, goValue(value), 'must not have unknown fields'));
-      if (s['x-kubernetes-embedded-resource'] === true && isObj(value)) errs.push(...validateEmbeddedResource(value, dpath));
+      const embedded = s['x-kubernetes-embedded-resource'] === true;
+      const coerceErr = embeddedTypeMetaError(s, value, dpath, embedded);
+      const metaErrs = coerceErr ? [coerceErr] : validateEmbeddedResources(s, value, dpath, embedded);
+      errs.push(...metaErrs);
+      metaOk = metaErrs.length === 0;
     }
-    if (errs.length === before) {
+    if (metaOk) {
       try {
         errs.push(...compileVersionSchema(s, { isResourceRoot: false }).validate(value, { pathPrefix: dpath, schemaOnly: true }));
       } catch {
@@ -675,6 +686,107 @@ function openAPISchema(s: unknown, path: string, ssv: SSV, isRoot: boolean, errs
 }
 
 // ---------------------------------------------------------------------------------------------
+// Selectable fields.
+
+export const MaxSelectableFields = 8;
+
+/** How kube's ValidFieldPath splits a path: ".", "[" and "]" alone, a leading-quote token up to its closing quote. */
+function fieldPathTokens(p: string): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < p.length; ) {
+    if (p[i] === "'") {
+      let j = i + 1;
+      while (j < p.length && !(p[j] === "'" && p[j - 1] !== '\\')) j++;
+      out.push(p.slice(i, Math.min(j + 1, p.length)));
+      i = j + 1;
+    } else if (p[i] === '.' || p[i] === '[' || p[i] === ']') {
+      out.push(p[i++]);
+    } else {
+      let j = i;
+      while (j < p.length && p[j] !== '.' && p[j] !== '[' && p[j] !== ']') j++;
+      out.push(p.slice(i, j));
+      i = j;
+    }
+  }
+  return out;
+}
+
+/**
+ * kube's ValidFieldPath with array notation disallowed (selectable fields): the normalized path
+ * (field.Path form), its first segment and the schema it reaches, or the error text.
+ */
+function selectableFieldPath(jsonPath: string, schema: unknown): { path: string; root: string; schema: unknown } | { error: string } {
+  const tokens = fieldPathTokens(jsonPath);
+  let s: unknown = schema;
+  let path = '';
+  let root = '';
+  for (let i = 0; i < tokens.length; i++) {
+    const tok = tokens[i];
+    if (tok === '[') return { error: 'array notation is not allowed' };
+    if (tok !== '.') return { error: `expected [ or . but got: ${tok}` };
+    const name = tokens[++i];
+    if (name === undefined) return { error: 'unexpected end of JSON path' };
+    if (isObj(s) && isObj(s.properties)) {
+      const p = s.properties[name];
+      if (!isObj(p)) return { error: 'does not refer to a valid field' };
+      path = path === '' ? name : `${path}.${name}`;
+      s = p;
+    } else if (isObj(s) && s.additionalProperties !== undefined && s.additionalProperties !== false) {
+      path = `${path}[${name}]`;
+      s = isObj(s.additionalProperties) ? s.additionalProperties : undefined;
+    } else {
+      return { error: 'does not refer to a valid field' };
+    }
+    if (root === '') root = path;
+  }
+  return { path, root, schema: s };
+}
+
+/** kube's ValidateCustomResourceSelectableFields against the version's (or the shared) schema. */
+function validateSelectableFields(fields: unknown[], schema: unknown, path: string): FieldError[] {
+  const errs: FieldError[] = [];
+  const unique = new Set<string>();
+  fields.forEach((f, i) => {
+    const jp = str(isObj(f) ? f.jsonPath : undefined);
+    const fp = `${path}[${i}].jsonPath`;
+    if (jp === '') {
+      errs.push(requiredError(fp));
+      return;
+    }
+    const r = selectableFieldPath(jp, schema);
+    if ('error' in r) {
+      errs.push(invalidError(fp, q(jp), `is an invalid path: ${r.error}`));
+      return;
+    }
+    if (r.root === 'metadata') errs.push(invalidError(fp, q(jp), 'must not point to fields in metadata'));
+    const type = isObj(r.schema) ? r.schema.type : undefined;
+    if (type !== 'string' && type !== 'boolean' && type !== 'integer') {
+      errs.push(invalidError(fp, q(jp), 'must point to a field of type string, boolean or integer. Enum string fields and strings with formats are allowed.'));
+    }
+    if (unique.has(r.path)) errs.push(duplicateError(fp, q(jp)));
+    else unique.add(r.path);
+  });
+  if (unique.size > MaxSelectableFields) errs.push(tooManyError(path, unique.size, MaxSelectableFields));
+  return errs;
+}
+
+/** selectableFields of a version (or the hoisted ones), with kube's checks that a schema exists. */
+function validateSelectableFieldsOf(fields: unknown[], container: unknown, topLevel: boolean, path: string, schemaPath: string): FieldError[] {
+  if (fields.length === 0) return [];
+  // kube's wording (sic); the top level only asks for spec.validation itself
+  if (topLevel && !isObj(container)) return [invalidError(path, '""', 'selectableFields may only be set when validations.schema is included')];
+  if (!topLevel && !(isObj(container) && isObj(container.openAPIV3Schema))) {
+    return [invalidError(path, '""', 'selectableFields may only be set when version.schema.openAPIV3Schema is not included')];
+  }
+  const errs: FieldError[] = [];
+  const schema = isObj(container) ? container.openAPIV3Schema : undefined;
+  const initErr = isObj(schema) ? structuralInitError(schema) : undefined;
+  if (initErr) errs.push(invalidError(schemaPath, '""', initErr));
+  errs.push(...validateSelectableFields(fields, initErr ? undefined : schema, path));
+  return errs;
+}
+
+// ---------------------------------------------------------------------------------------------
 // One schema (spec.validation or spec.versions[i].schema).
 
 function validateCRValidation(container: unknown, statusEnabled: boolean, path: string, errsOut: FieldError[]): void {
@@ -816,6 +928,8 @@ export function validateCustomResourceDefinition(crd: any, old?: any): FieldErro
   const subresourcesHoisted = identical('subresources');
   const topColumns = identical('additionalPrinterColumns') ? arr(versions[0]?.additionalPrinterColumns) : [];
   const columnsHoisted = identical('additionalPrinterColumns');
+  // selectableFields move up only together with the schema they refer to
+  const selectableHoisted = schemaHoisted && identical('selectableFields');
   const versionSchema = (v: Obj) => (schemaHoisted ? undefined : v.schema);
   const versionSubresources = (v: Obj) => (subresourcesHoisted ? undefined : v.subresources);
   const hasTopSchema = isObj(topValidation) && isObj(topValidation.openAPIV3Schema);
@@ -863,6 +977,9 @@ export function validateCustomResourceDefinition(crd: any, old?: any): FieldErro
     validateCRValidation(versionSchema(v), hasStatus(subresources), `${vp}.schema`, errs);
     errs.push(...validateSubresources(versionSubresources(v), `${vp}.subresources`));
     if (!columnsHoisted) arr(v.additionalPrinterColumns).forEach((col, j) => errs.push(...validateColumn(col, `${vp}.additionalPrinterColumns[${j}]`)));
+    // With identical schemas but different selectableFields the schema moved to spec.validation
+    // and the versions' fields have none left to refer to: kube rejects them (as here).
+    if (!selectableHoisted) errs.push(...validateSelectableFieldsOf(arr(v.selectableFields), versionSchema(v), false, `${vp}.selectableFields`, `${vp}.schema.openAPIV3Schema`));
   });
   if (!unique) errs.push(invalidError('spec.versions', versionsValue(spec.versions), 'must contain unique version names'));
   if (storageCount !== 1) errs.push(invalidError('spec.versions', versionsValue(spec.versions), 'must have exactly one version marked as storage version'));
@@ -884,6 +1001,10 @@ export function validateCustomResourceDefinition(crd: any, old?: any): FieldErro
   if (schemaHoisted) validateCRValidation(topValidation, anyStatus, 'spec.validation', errs);
   if (subresourcesHoisted) errs.push(...validateSubresources(topSubresources, 'spec.subresources'));
   if (columnsHoisted) topColumns.forEach((col, j) => errs.push(...validateColumn(col, `spec.additionalPrinterColumns[${j}]`)));
+  if (selectableHoisted) {
+    // kube reports a schema it cannot read at "spec.schema.openAPIV3Schema" here (sic)
+    errs.push(...validateSelectableFieldsOf(arr(versions[0]?.selectableFields), topValidation, true, 'spec.selectableFields', 'spec.schema.openAPIV3Schema'));
+  }
 
   // conversion
   errs.push(...validateConversion(spec.conversion, 'spec.conversion', preserveUnknownFields));
