@@ -30,6 +30,8 @@ function crdNamed(i: number): any {
   const plural = `widgets${i}`;
   crd.metadata.name = `${plural}.${crd.spec.group}`;
   crd.spec.names = { plural, singular: `widget${i}`, kind: `Widget${i}`, listKind: `Widget${i}List` };
+  // A schema of its own, so no compiled schema of an earlier CRD is reused.
+  for (const v of crd.spec.versions) v.schema.openAPIV3Schema.properties.spec.properties[`field${i}`] = { type: 'string', maxLength: 10 + i };
   return crd;
 }
 

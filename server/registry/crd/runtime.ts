@@ -157,7 +157,8 @@ export function customResourceInfos(crd: any): ResourceInfo[] {
         return (cache.printer ??= crdTablePrinter(columns));
       },
       validate(obj, old) {
-        const errs = this.compiled().validate(obj);
+        // With the stored object, list-type duplicates already there are tolerated (kube's ratcheting).
+        const errs = this.compiled().validate(obj, old === undefined ? {} : { oldObject: old });
         const rules = this.rules();
         if (!rules) return errs;
         // As kube: CEL rules only run on objects whose shape the schema accepted.

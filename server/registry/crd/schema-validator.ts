@@ -9,8 +9,9 @@
 //   spec.size: Unsupported value: "x": supported values: "a", "b"
 //   spec.count: Invalid value: 11: spec.count in body should be less than or equal to 10
 // Paths inside those messages use kube-openapi's names: "spec.items[0].name", map values
-// "spec.labels.key". List-type set/map uniqueness and embedded-resource apiVersion/kind are
-// checked afterwards, as the CR strategy does, with apimachinery paths ("spec.ports[1]").
+// "spec.labels.key". Embedded resources (apiVersion, kind, full ObjectMeta) and then list-type
+// set/map uniqueness are checked afterwards, as the CR strategy does, with apimachinery paths
+// ("spec.ports[1]").
 //
 // Pruning and defaulting follow apiextensions-apiserver's structural algorithms: unknown fields
 // go except under x-kubernetes-preserve-unknown-fields; embedded resources keep apiVersion,
@@ -21,7 +22,7 @@ import { isIP, isIPv4, isIPv6 } from 'node:net';
 import { parse, plan, celEnv, isCelError, CelScalar } from '@bufbuild/cel';
 import type { FieldError, TypeNode } from '../../schema/types.ts';
 import { TypeModel } from '../../schema/model.ts';
-import { goQuote, isDNS1035Label, validateAnnotations, validateLabels, isPathSegmentName } from '../metadata-validation.ts';
+import { goQuote, isDNS1035Label, validateObjectMeta } from '../metadata-validation.ts';
 
 type Obj = Record<string, any>;
 
@@ -605,52 +606,177 @@ function allOfClauseCount(ajvSchema: Obj, allOfPath: string): number {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Post-schema checks: list-type set/map uniqueness, embedded resources' apiVersion/kind/metadata.
+// Post-schema checks, as the custom-resource strategy runs them after the OpenAPI validator:
+// first every embedded resource (objectmeta.Validate), then list-type set/map uniqueness
+// (listtype.ValidateListSetsAndMaps). Both walk the value along the schema.
 
-const canonical = (v: unknown): string => JSON.stringify(v, (_k, x) => (isObj(x) ? Object.fromEntries(Object.keys(x).sort().map((k) => [k, x[k]])) : x));
+/** A set element's identity: scalars by value, objects and lists by their key-sorted JSON. */
+const sortedKeys = (_k: string, x: unknown): unknown => (isObj(x) ? Object.fromEntries(Object.keys(x).sort().map((k) => [k, x[k]])) : x);
+const canonical = (v: unknown): string => (v !== null && typeof v === 'object' ? JSON.stringify(v, sortedKeys) : (JSON.stringify(v) ?? 'undefined'));
 
-function checkStructure(s: unknown, v: unknown, path: string, errs: FieldError[]): void {
-  if (!isObj(s) || v === null || v === undefined) return;
+/**
+ * kube's validateListSet: the index of the first repeat of each value (a third or later copy is
+ * not reported again).
+ */
+function firstRepeats(items: unknown[], key: (x: unknown) => string = canonical): number[] {
+  if (items.length <= 1) return [];
+  const seen = new Map<string, number>();
+  const out: number[] = [];
+  items.forEach((x, i) => {
+    const c = key(x);
+    const n = seen.get(c) ?? 0;
+    if (n === 1) out.push(i);
+    seen.set(c, n + 1);
+  });
+  return out;
+}
+
+/** A list-type map's duplicate keys (kube's validateListMap). */
+function listMapErrors(s: Obj, v: unknown[], path: string): FieldError[] {
+  // only null and objects are allowed; the first other item ends the check
+  for (let i = 0; i < v.length; i++) {
+    const x = v[i];
+    if (x !== null && !isObj(x)) return [invalidError(indexPath(path, i), goValue(x), 'must be an object for an array of list-type map')];
+  }
+  if (v.length <= 1) return [];
+  const keyFields = (Array.isArray(s['x-kubernetes-list-map-keys']) ? s['x-kubernetes-list-map-keys'] : []).filter((k: unknown): k is string => typeof k === 'string');
+  if (keyFields.length === 1) {
+    // One key: an item without it (or a null item) has the "unspecified" key, distinct from null.
+    const k = keyFields[0];
+    const UNSPECIFIED = '\u0000unspecified';
+    const keys = v.map((x) => (isObj(x) && Object.prototype.hasOwnProperty.call(x, k) ? canonical(x[k]) : UNSPECIFIED));
+    return firstRepeats(keys, (c) => c as string).map((i) => {
+      const x = v[i];
+      const shown = isObj(x) && Object.prototype.hasOwnProperty.call(x, k) ? { [k]: x[k] } : {};
+      return duplicateError(indexPath(path, i), goSharpV(shown));
+    });
+  }
+  const keys = v.map((x) => {
+    const key: Obj = {};
+    if (isObj(x)) for (const k of keyFields) if (Object.prototype.hasOwnProperty.call(x, k)) key[k] = x[k];
+    return key;
+  });
+  return firstRepeats(keys).map((i) => duplicateError(indexPath(path, i), goSharpV(keys[i])));
+}
+
+/**
+ * The part of a schema a post-schema walk needs: only the nodes on a path to one that matters
+ * (an embedded resource, a list-type set/map), so values under plain subtrees are never visited.
+ * Built once per schema node (schemas are not changed once compiled) and dropped with it.
+ */
+interface WalkPlan {
+  node: Obj;
+  props?: [string, WalkPlan][];
+  items?: WalkPlan;
+  addl?: WalkPlan;
+}
+
+function walkPlan(s: Obj, here: (s: Obj) => boolean, cache: WeakMap<Obj, WalkPlan | null>): WalkPlan | null {
+  const hit = cache.get(s);
+  if (hit !== undefined) return hit;
+  let props: [string, WalkPlan][] | undefined;
+  if (isObj(s.properties)) {
+    for (const [k, p] of Object.entries(s.properties)) {
+      const c = isObj(p) ? walkPlan(p, here, cache) : null;
+      if (c) (props ??= []).push([k, c]);
+    }
+  }
+  const items = isObj(s.items) ? walkPlan(s.items, here, cache) : null;
+  const addl = isObj(s.additionalProperties) ? walkPlan(s.additionalProperties, here, cache) : null;
+  const plan = here(s) || props || items || addl ? { node: s, props, items: items ?? undefined, addl: addl ?? undefined } : null;
+  cache.set(s, plan);
+  return plan;
+}
+
+const isEmbedded = (s: Obj): boolean => s['x-kubernetes-embedded-resource'] === true;
+const hasListType = (s: Obj): boolean => s['x-kubernetes-list-type'] === 'set' || s['x-kubernetes-list-type'] === 'map';
+const embeddedPlans = new WeakMap<Obj, WalkPlan | null>();
+const listPlans = new WeakMap<Obj, WalkPlan | null>();
+const hasOwn = (o: Obj, k: string): boolean => Object.prototype.hasOwnProperty.call(o, k);
+
+/** kube's listtype.ValidateListSetsAndMaps over a value and its schema. */
+export function validateListSetsAndMaps(s: unknown, v: unknown, path: string): FieldError[] {
+  const errs: FieldError[] = [];
+  const plan = isObj(s) ? walkPlan(s, hasListType, listPlans) : null;
+  if (plan) listWalk(plan, v, path, errs);
+  return errs;
+}
+
+function listWalk(plan: WalkPlan, v: unknown, path: string, errs: FieldError[]): void {
+  const s = plan.node;
   if (Array.isArray(v)) {
     const lt = s['x-kubernetes-list-type'];
     if (lt === 'set') {
-      const seen = new Set<string>();
-      v.forEach((item, i) => {
-        const c = canonical(item);
-        if (seen.has(c)) errs.push(duplicateError(indexPath(path, i), goValue(item)));
-        seen.add(c);
-      });
-    } else if (lt === 'map' && Array.isArray(s['x-kubernetes-list-map-keys'])) {
-      const keys = (s['x-kubernetes-list-map-keys'] as unknown[]).filter((k): k is string => typeof k === 'string');
-      const itemProps = isObj(s.items) && isObj(s.items.properties) ? s.items.properties : {};
-      const seen = new Set<string>();
-      v.forEach((item, i) => {
-        if (!isObj(item)) return;
-        const keyVals: Obj = {};
-        for (const k of keys) {
-          let kv = item[k];
-          if (kv === undefined && isObj(itemProps[k]) && itemProps[k].default !== undefined) kv = itemProps[k].default;
-          if (kv !== undefined) keyVals[k] = kv;
-        }
-        const c = canonical(keyVals);
-        if (seen.has(c)) errs.push(duplicateError(indexPath(path, i), goSharpV(keyVals)));
-        seen.add(c);
-      });
+      for (const i of firstRepeats(v)) errs.push(duplicateError(indexPath(path, i), goValue(v[i])));
+    } else if (lt === 'map') {
+      errs.push(...listMapErrors(s, v, path));
     }
-    if (isObj(s.items)) v.forEach((item, i) => checkStructure(s.items, item, indexPath(path, i), errs));
+    if (plan.items) for (let i = 0; i < v.length; i++) listWalk(plan.items, v[i], indexPath(path, i), errs);
     return;
   }
   if (!isObj(v)) return;
-  if (s['x-kubernetes-embedded-resource'] === true) errs.push(...validateEmbeddedResource(v, path));
-  const props = isObj(s.properties) ? s.properties : undefined;
-  for (const k of Object.keys(v)) {
-    if (props && isObj(props[k])) {
-      if (s['x-kubernetes-embedded-resource'] === true && (k === 'apiVersion' || k === 'kind' || k === 'metadata')) continue;
-      checkStructure(props[k], v[k], childPath(path, k), errs);
-    } else if (isObj(s.additionalProperties)) {
-      checkStructure(s.additionalProperties, v[k], indexPath(path, k), errs);
-    }
+  // kube applies additionalProperties to every key and properties to the keys they name
+  if (plan.addl) for (const k of Object.keys(v)) listWalk(plan.addl, v[k], indexPath(path, k), errs);
+  if (plan.props) for (const [k, p] of plan.props) if (hasOwn(v, k)) listWalk(p, v[k], childPath(path, k), errs);
+}
+
+/**
+ * kube's objectmeta.Validate: every x-kubernetes-embedded-resource object in the value gets its
+ * apiVersion, kind and metadata checked. `isResourceRoot` treats the value itself as one.
+ */
+export function validateEmbeddedResources(s: unknown, v: unknown, path: string, isResourceRoot = false): FieldError[] {
+  const errs: FieldError[] = [];
+  const schema = isObj(s) ? s : isResourceRoot ? {} : undefined;
+  if (!schema) return errs;
+  if (isResourceRoot && isObj(v) && !isEmbedded(schema)) errs.push(...validateEmbeddedResource(v, path));
+  const plan = walkPlan(schema, isEmbedded, embeddedPlans);
+  if (plan) embeddedWalk(plan, v, path, errs);
+  return errs;
+}
+
+function embeddedWalk(plan: WalkPlan, v: unknown, path: string, errs: FieldError[]): void {
+  const s = plan.node;
+  if (Array.isArray(v)) {
+    if (plan.items) for (let i = 0; i < v.length; i++) embeddedWalk(plan.items, v[i], indexPath(path, i), errs);
+    return;
   }
+  if (!isObj(v)) return;
+  if (isEmbedded(s)) errs.push(...validateEmbeddedResource(v, path));
+  if (plan.props) for (const [k, p] of plan.props) if (hasOwn(v, k)) embeddedWalk(p, v[k], childPath(path, k), errs);
+  // additionalProperties apply to the keys properties do not name
+  if (plan.addl) {
+    const props = isObj(s.properties) ? s.properties : undefined;
+    for (const k of Object.keys(v)) if (!(props && isObj(props[k]))) embeddedWalk(plan.addl, v[k], indexPath(path, k), errs);
+  }
+}
+
+/**
+ * kube's objectmeta.Coerce as CRD default validation runs it: the first embedded apiVersion or
+ * kind that is not a string (decoding a custom object rejects those before validation).
+ */
+export function embeddedTypeMetaError(s: unknown, v: unknown, path: string, isResourceRoot = false): FieldError | undefined {
+  const walk = (sch: unknown, x: unknown, p: string, embedded: boolean): FieldError | undefined => {
+    if (!isObj(sch)) return undefined;
+    if (Array.isArray(x)) {
+      if (!isObj(sch.items)) return undefined;
+      for (let i = 0; i < x.length; i++) {
+        const e = walk(sch.items, x[i], indexPath(p, i), sch.items['x-kubernetes-embedded-resource'] === true);
+        if (e) return e;
+      }
+      return undefined;
+    }
+    if (!isObj(x)) return undefined;
+    const props = isObj(sch.properties) ? sch.properties : undefined;
+    for (const k of Object.keys(x)) {
+      if (embedded && (k === 'apiVersion' || k === 'kind') && typeof x[k] !== 'string') return invalidError(childPath(p, k), goValue(x[k]), 'must be a string');
+      let e: FieldError | undefined;
+      if (props && isObj(props[k])) e = walk(props[k], x[k], childPath(p, k), props[k]['x-kubernetes-embedded-resource'] === true);
+      else if (isObj(sch.additionalProperties)) e = walk(sch.additionalProperties, x[k], indexPath(p, k), sch.additionalProperties['x-kubernetes-embedded-resource'] === true);
+      if (e) return e;
+    }
+    return undefined;
+  };
+  return walk(isObj(s) ? s : isResourceRoot ? {} : undefined, v, path, isResourceRoot || (isObj(s) && s['x-kubernetes-embedded-resource'] === true));
 }
 
 /** apimachinery's ParseGroupVersion error, if any. */
@@ -661,37 +787,41 @@ function groupVersionError(gv: string): string | undefined {
   return `unexpected GroupVersion string: ${gv}`;
 }
 
-/** What objectmeta.Validate checks on an x-kubernetes-embedded-resource object. */
+/** Prefixes ObjectMeta errors ("metadata.name") with the embedded resource's path. */
+const underPath = (path: string, errs: FieldError[]): FieldError[] => (path ? errs.map((e) => ({ ...e, field: `${path}.${e.field}` })) : errs);
+
+/**
+ * What objectmeta's validateEmbeddedResource checks on one x-kubernetes-embedded-resource
+ * object: apiVersion and kind present, non-empty strings, a parseable group/version and a
+ * DNS-1035 kind (any case); metadata through the full ObjectMeta validation, with path-segment
+ * names, a namespace only checked when set, and a stand-in name when none is given.
+ */
 export function validateEmbeddedResource(x: Obj, path: string): FieldError[] {
   const errs: FieldError[] = [];
-  if (!('apiVersion' in x)) errs.push(requiredError(childPath(path, 'apiVersion'), 'must not be empty'));
-  if (!('kind' in x)) errs.push(requiredError(childPath(path, 'kind'), 'must not be empty'));
+  if (!('apiVersion' in x)) errs.push(requiredError(childPath(path, 'apiVersion')));
+  if (!('kind' in x)) errs.push(requiredError(childPath(path, 'kind')));
   for (const k of Object.keys(x)) {
     const v = x[k];
     if (k === 'apiVersion') {
       if (typeof v !== 'string') errs.push(invalidError(childPath(path, k), goValue(v), 'must be a string'));
-      else if (v.length === 0) errs.push(invalidError(childPath(path, k), goQuote(v), 'must not be empty'));
+      else if (v.length === 0) errs.push(requiredError(childPath(path, k)));
       else {
         const gvErr = groupVersionError(v);
         if (gvErr) errs.push(invalidError(childPath(path, k), goQuote(v), gvErr));
       }
     } else if (k === 'kind') {
       if (typeof v !== 'string') errs.push(invalidError(childPath(path, k), goValue(v), 'must be a string'));
-      else if (v.length === 0) errs.push(invalidError(childPath(path, k), goQuote(v), 'must not be empty'));
+      else if (v.length === 0) errs.push(requiredError(childPath(path, k)));
       else {
         const le = isDNS1035Label(v.toLowerCase());
         if (le.length) errs.push(invalidError(childPath(path, k), goQuote(v), 'may have mixed case, but should otherwise match: ' + le.join(',')));
       }
-    } else if (k === 'metadata' && isObj(v)) {
-      const mp = childPath(path, 'metadata');
-      if (typeof v.name === 'string' && v.name !== '') {
-        for (const msg of isPathSegmentName(v.name)) errs.push(invalidError(childPath(mp, 'name'), goQuote(v.name), msg));
-      }
-      if (typeof v.generateName === 'string' && v.generateName !== '') {
-        for (const msg of isPathSegmentName(v.generateName)) errs.push(invalidError(childPath(mp, 'generateName'), goQuote(v.generateName), msg));
-      }
-      errs.push(...validateLabels(v.labels, childPath(mp, 'labels')));
-      errs.push(...validateAnnotations(v.annotations, childPath(mp, 'annotations')));
+    } else if (k === 'metadata' && (isObj(v) || v === null)) {
+      // Non-object metadata never gets here: decoding the custom object rejects it first.
+      const meta: Obj = isObj(v) ? { ...v } : {};
+      if (typeof meta.name !== 'string' || meta.name === '') meta.name = 'fakename';
+      const namespaced = typeof meta.namespace === 'string' && meta.namespace !== '';
+      errs.push(...underPath(path, validateObjectMeta(meta, { namespaced, nameRule: 'pathSegment', isCreate: true })));
     }
   }
   return errs;
@@ -850,6 +980,11 @@ export interface ValidateOptions {
   pathPrefix?: string;
   /** Skip embedded-resource and list-type checks (plain schema validation only). */
   schemaOnly?: boolean;
+  /**
+   * The stored object on an update: list-type set/map duplicates are then only reported when
+   * the stored object had none (kube's ratcheting in customResourceStrategy.ValidateUpdate).
+   */
+  oldObject?: unknown;
 }
 
 export interface CompiledSchema {
@@ -869,8 +1004,28 @@ export interface CompileOptions {
   isResourceRoot?: boolean;
 }
 
-/** Compiles one CRD version's openAPIV3Schema. Throws if ajv cannot build a validator. */
+/** Compiled schemas by their JSON text: validating a CRD and then serving it compile the same schema. */
+const compiledByText = new Map<string, CompiledSchema>();
+const MAX_COMPILED_SCHEMAS = 500;
+
+/**
+ * Compiles one CRD version's openAPIV3Schema. Throws if ajv cannot build a validator. Results are
+ * shared by equal schemas (the cache owns a copy, so callers may change theirs afterwards).
+ */
 export function compileVersionSchema(schema: unknown, opts: CompileOptions = {}): CompiledSchema {
+  const text = `${opts.isResourceRoot !== false}|${JSON.stringify(schema ?? null)}`;
+  let compiled = compiledByText.get(text);
+  if (compiled) {
+    compiledByText.delete(text); // most recently used goes last
+  } else {
+    compiled = compileSchema(JSON.parse(text.slice(text.indexOf('|') + 1)), opts);
+    if (compiledByText.size >= MAX_COMPILED_SCHEMAS) compiledByText.delete(compiledByText.keys().next().value!);
+  }
+  compiledByText.set(text, compiled);
+  return compiled;
+}
+
+function compileSchema(schema: unknown, opts: CompileOptions): CompiledSchema {
   const root: Obj = isObj(schema) ? schema : {};
   const isResourceRoot = opts.isResourceRoot !== false;
   const ajvSchema = toAjvSchema(root);
@@ -889,17 +1044,13 @@ export function compileVersionSchema(schema: unknown, opts: CompileOptions = {})
         errs.push(...arrangeErrors(validateFn.errors as AjvError[], ajvSchema, obj, prefix, fieldFor, prefix || '<nil>'));
       }
       if (!vopts.schemaOnly) {
-        const structural: FieldError[] = [];
-        if (isObj(obj) && isResourceRoot) {
-          for (const k of Object.keys(obj)) {
-            if (k === 'apiVersion' || k === 'kind' || k === 'metadata') continue;
-            const props = isObj(root.properties) ? root.properties : {};
-            if (isObj(props[k])) checkStructure(props[k], obj[k], childPath(prefix, k), structural);
-          }
-        } else {
-          checkStructure(root, obj, prefix, structural);
+        // As the strategy calls it: a custom object's root is not checked as an embedded resource
+        // (its ObjectMeta is the store's), unless its schema says it is one.
+        errs.push(...validateEmbeddedResources(root, obj, prefix));
+        // Ratcheting as kube's ValidateUpdate: list-type errors count only when the stored object had none.
+        if (vopts.oldObject === undefined || validateListSetsAndMaps(root, vopts.oldObject, prefix).length === 0) {
+          errs.push(...validateListSetsAndMaps(root, obj, prefix));
         }
-        errs.push(...structural);
       }
       return errs;
     },
