@@ -475,3 +475,22 @@ test('aggregated discovery and OpenAPI v3 follow CRD updates', async () => {
   assert.equal(k.status, 201, k.text);
   assert.equal(k.json().spec.weight, 3);
 });
+
+test('a CRD whose names another CRD of the group already uses is not accepted and not served', async () => {
+  const crd = widgetCrd({ plural: 'widgetz', kind: 'Widget' });
+  crd.spec.names.shortNames = ['wz'];
+  const r = await s.request('POST', CRDS, { body: crd });
+  assert.equal(r.status, 201, r.text);
+  let cond: Record<string, any> = {};
+  for (let i = 0; i < 40; i++) {
+    const got = (await s.request('GET', `${CRDS}/widgetz.${GROUP}`)).json();
+    cond = Object.fromEntries(got.status.conditions.map((c: any) => [c.type, c]));
+    if (cond.NamesAccepted?.status === 'False') break;
+    await new Promise((res) => setTimeout(res, 50));
+  }
+  assert.equal(cond.NamesAccepted.status, 'False');
+  assert.equal(cond.NamesAccepted.reason, 'SingularConflict'); // kube checks plural, singular, short names, kind, list kind in that order
+  assert.equal(cond.Established.status, 'False');
+  assert.equal((await s.request('GET', `/apis/${GROUP}/v1/namespaces/default/widgetz`)).status, 404);
+  assert.equal((await s.request('DELETE', `${CRDS}/widgetz.${GROUP}`)).status, 200);
+});

@@ -91,25 +91,27 @@ export class CrdController {
     this.hooks.onUnregister?.(name);
   }
 
-  /** Another served CRD of the group already uses one of this CRD's names. */
+  /**
+   * Another served CRD of the group already uses one of this CRD's names: "<Reason>|<message>",
+   * checked in kube's order (plural, singular, short names, kind, list kind).
+   */
   private namesConflict(crd: any): string | undefined {
     const group = crd.spec?.group;
     const names = crd.spec?.names ?? {};
-    const mine = new Map<string, string>();
-    if (names.singular) mine.set(names.singular, 'SingularConflict');
-    if (names.kind) mine.set(`kind:${names.kind}`, 'KindConflict');
-    if (names.listKind) mine.set(`kind:${names.listKind}`, 'ListKindConflict');
-    for (const s of names.shortNames ?? []) mine.set(s, 'ShortNamesConflict');
+    const resourceNames = new Set<string>();
+    const kinds = new Set<string>();
     for (const [other, infos] of this.registered) {
       if (other === crd.metadata.name || infos.length === 0 || infos[0].group !== group) continue;
       const info = infos[0];
-      const theirs = [info.resource, info.singularName, `kind:${info.kind}`, `kind:${info.listKind}`, ...(info.shortNames ?? [])];
-      for (const t of theirs) {
-        const reason = mine.get(t);
-        if (reason) return `${reason}|${JSON.stringify(t.replace(/^kind:/, ''))} is already in use`;
-      }
-      if (mine.has(info.resource)) return `PluralConflict|${JSON.stringify(info.resource)} is already in use`;
+      for (const n of [info.resource, info.singularName, ...(info.shortNames ?? [])]) resourceNames.add(n);
+      kinds.add(info.kind).add(info.listKind);
     }
+    const inUse = (n: string) => `${JSON.stringify(n)} is already in use`;
+    if (names.plural && resourceNames.has(names.plural)) return `PluralConflict|${inUse(names.plural)}`;
+    if (names.singular && resourceNames.has(names.singular)) return `SingularConflict|${inUse(names.singular)}`;
+    for (const sn of names.shortNames ?? []) if (resourceNames.has(sn)) return `ShortNamesConflict|${inUse(sn)}`;
+    if (names.kind && kinds.has(names.kind)) return `KindConflict|${inUse(names.kind)}`;
+    if (names.listKind && kinds.has(names.listKind)) return `ListKindConflict|${inUse(names.listKind)}`;
     return undefined;
   }
 
