@@ -494,3 +494,18 @@ test('a CRD whose names another CRD of the group already uses is not accepted an
   assert.equal((await s.request('GET', `/apis/${GROUP}/v1/namespaces/default/widgetz`)).status, 404);
   assert.equal((await s.request('DELETE', `${CRDS}/widgetz.${GROUP}`)).status, 200);
 });
+
+test('changing the storage version records it in status.storedVersions', async () => {
+  const crd = widgetCrd({ plural: 'gears', kind: 'Gear' });
+  assert.equal((await s.request('POST', CRDS, { body: crd })).status, 201);
+  const cur = (await s.request('GET', `${CRDS}/gears.${GROUP}`)).json();
+  cur.spec.versions[0].storage = true;
+  cur.spec.versions[1].storage = false;
+  const u = await s.request('PUT', `${CRDS}/gears.${GROUP}`, { body: cur });
+  assert.equal(u.status, 200, u.text);
+  assert.deepEqual(u.json().status.storedVersions, ['v1', 'v1beta1']);
+  // New objects are stored in the new storage version; both versions still read them.
+  const c = await s.request('POST', `/apis/${GROUP}/v1/namespaces/default/gears`, { body: { apiVersion: `${GROUP}/v1`, kind: 'Gear', metadata: { name: 'g' }, spec: { size: 'small' } } });
+  assert.equal(c.status, 201, c.text);
+  assert.equal((await s.request('GET', `/apis/${GROUP}/v1beta1/namespaces/default/gears/g`)).json().apiVersion, `${GROUP}/v1beta1`);
+});
