@@ -79,3 +79,280 @@ export class LeanConnection {
     this.socket.destroy();
   }
 }
+
+// ───────────────────────────── HTTP/2 ─────────────────────────────
+// A lean HTTP/2 client over one TLS connection (ALPN h2), as a Go client (client-go) uses one:
+// many concurrent streams, Go's flow-control windows, and a new connection only when the
+// server's SETTINGS_MAX_CONCURRENT_STREAMS is reached. It sends GET requests (HPACK literals, no
+// dynamic table) and reads only each response's :status (200 is the static-table byte 0x88, the
+// first field the server sends) and its DATA, so it costs little next to the server.
+
+const PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1');
+const DATA = 0x0;
+const HEADERS = 0x1;
+const RST_STREAM = 0x3;
+const SETTINGS = 0x4;
+const PING = 0x6;
+const GOAWAY = 0x7;
+const WINDOW_UPDATE = 0x8;
+const END_STREAM = 0x1;
+const ACK = 0x1;
+const END_HEADERS = 0x4;
+const PADDED = 0x8;
+const PRIORITY = 0x20;
+const SETTINGS_MAX_CONCURRENT_STREAMS = 0x3;
+/** Go's http2 Transport windows (transportDefaultStreamFlow / transportDefaultConnFlow). */
+const STREAM_WINDOW = 4 << 20;
+const CONN_WINDOW = 1 << 30;
+const DEFAULT_WINDOW = 65_535;
+
+export interface H2StreamHandler {
+  /** The response head arrived; ok when its :status is 200. */
+  headers(ok: boolean): void;
+  /** Response body bytes buf[start, end): valid only during the call. */
+  data(buf: Buffer, start: number, end: number): void;
+  /** The stream is over: END_STREAM, RST_STREAM, GOAWAY or the connection closed. */
+  end(why: string): void;
+}
+
+interface H2Stream {
+  handler: H2StreamHandler;
+  /** Bytes received and not yet given back with WINDOW_UPDATE. */
+  unacked: number;
+}
+
+export class LeanH2Session {
+  private socket!: tls.TLSSocket;
+  private rest: Buffer | null = null;
+  private nextId = 1;
+  private readonly streams = new Map<number, H2Stream>();
+  private connUnacked = 0;
+  private readonly authority: Buffer;
+  private gotSettings!: () => void;
+  /** The server's SETTINGS_MAX_CONCURRENT_STREAMS (unlimited until it says otherwise). */
+  maxConcurrentStreams = Infinity;
+
+  private constructor(host: string, port: number) {
+    this.authority = Buffer.from(`${host}:${port}`);
+  }
+
+  get openStreams(): number {
+    return this.streams.size;
+  }
+
+  /**
+   * Connects, sends the preface with Go's SETTINGS and connection window, and resolves once the
+   * server's SETTINGS arrived. With readBuffer, decrypted bytes land in that (shared) buffer.
+   */
+  static async open(url: string, secureContext: tls.SecureContext, readBuffer?: Buffer): Promise<LeanH2Session> {
+    const u = new URL(url);
+    const s = new LeanH2Session(u.hostname, Number(u.port));
+    const settings = new Promise<void>((resolve) => (s.gotSettings = resolve));
+    await new Promise<void>((resolve, reject) => {
+      const options: tls.ConnectionOptions = { host: u.hostname, port: Number(u.port), secureContext, servername: 'localhost', ALPNProtocols: ['h2'] };
+      if (readBuffer) {
+        (options as any).onread = {
+          buffer: readBuffer,
+          callback: (n: number, buf: Buffer) => {
+            s.onBytes(buf.subarray(0, n));
+            return true;
+          },
+        };
+      }
+      s.socket = tls.connect(options, () => {
+        if (s.socket.alpnProtocol !== 'h2') {
+          reject(new Error(`server chose ALPN ${s.socket.alpnProtocol}, not h2`));
+          s.socket.destroy();
+          return;
+        }
+        resolve();
+      });
+      s.socket.once('error', reject);
+    });
+    s.socket.setNoDelay(true);
+    if (!readBuffer) s.socket.on('data', (d: Buffer) => s.onBytes(d));
+    s.socket.on('error', () => {});
+    s.socket.on('close', () => s.endAll('connection closed'));
+    const settingsFrame = Buffer.alloc(9 + 12);
+    frameHead(settingsFrame, 12, SETTINGS, 0, 0);
+    settingsFrame.writeUInt16BE(0x2, 9); // ENABLE_PUSH
+    settingsFrame.writeUInt32BE(0, 11);
+    settingsFrame.writeUInt16BE(0x4, 15); // INITIAL_WINDOW_SIZE
+    settingsFrame.writeUInt32BE(STREAM_WINDOW, 17);
+    s.socket.write(Buffer.concat([PREFACE, settingsFrame, windowUpdate(0, CONN_WINDOW - DEFAULT_WINDOW)]));
+    await settings;
+    return s;
+  }
+
+  /** Opens a GET stream; its response reaches handler. Returns the stream id. */
+  request(path: string, accept: string, handler: H2StreamHandler): number {
+    const id = this.nextId;
+    this.nextId += 2;
+    this.streams.set(id, { handler, unacked: 0 });
+    // :method GET and :scheme https are static-table entries; the rest are literals without indexing.
+    const block = Buffer.concat([
+      Buffer.from([0x82, 0x87]),
+      literal(4, Buffer.from(path)), // :path
+      literal(1, this.authority), // :authority
+      literal(19, Buffer.from(accept)), // accept
+    ]);
+    const frame = Buffer.alloc(9 + block.length);
+    frameHead(frame, block.length, HEADERS, END_STREAM | END_HEADERS, id);
+    block.copy(frame, 9);
+    this.socket.write(frame);
+    return id;
+  }
+
+  close(): void {
+    this.socket.destroy();
+  }
+
+  private endAll(why: string): void {
+    const all = [...this.streams.values()];
+    this.streams.clear();
+    for (const s of all) s.handler.end(why);
+  }
+
+  private onBytes(d: Buffer): void {
+    let pos = 0;
+    if (this.rest) {
+      // Complete the partial frame from the last read with just the bytes it lacks.
+      let r = this.rest;
+      if (r.length < 9) {
+        pos = Math.min(9 - r.length, d.length);
+        r = Buffer.concat([r, d.subarray(0, pos)]);
+      }
+      if (r.length < 9) {
+        this.rest = r;
+        return;
+      }
+      const total = 9 + ((r[0] << 16) | (r[1] << 8) | r[2]);
+      const take = Math.min(total - r.length, d.length - pos);
+      if (take > 0) r = Buffer.concat([r, d.subarray(pos, pos + take)]);
+      pos += take;
+      if (r.length < total) {
+        this.rest = r;
+        return;
+      }
+      this.rest = null;
+      this.frame(r[3], r[4], r.readUInt32BE(5) & 0x7fffffff, r, 9, total);
+    }
+    while (d.length - pos >= 9) {
+      const len = (d[pos] << 16) | (d[pos + 1] << 8) | d[pos + 2];
+      if (d.length - pos < 9 + len) break;
+      this.frame(d[pos + 3], d[pos + 4], d.readUInt32BE(pos + 5) & 0x7fffffff, d, pos + 9, pos + 9 + len);
+      pos += 9 + len;
+    }
+    // A partial frame outlives the (possibly shared) read buffer: copy it.
+    if (pos < d.length) this.rest = Buffer.from(d.subarray(pos));
+  }
+
+  private frame(type: number, flags: number, id: number, buf: Buffer, start: number, end: number): void {
+    switch (type) {
+      case DATA: {
+        const s = this.streams.get(id);
+        const len = end - start;
+        if (flags & PADDED) {
+          end -= buf[start];
+          start += 1;
+        }
+        // Window credit goes back once half a window is used, as Go's transport batches it.
+        this.connUnacked += len;
+        if (this.connUnacked >= CONN_WINDOW / 2) {
+          this.socket.write(windowUpdate(0, this.connUnacked));
+          this.connUnacked = 0;
+        }
+        if (!s) return;
+        s.handler.data(buf, start, end);
+        s.unacked += len;
+        if (flags & END_STREAM) this.finish(id, 'END_STREAM');
+        else if (s.unacked >= STREAM_WINDOW / 2) {
+          this.socket.write(windowUpdate(id, s.unacked));
+          s.unacked = 0;
+        }
+        return;
+      }
+      case HEADERS: {
+        const s = this.streams.get(id);
+        if (!s) return;
+        if (flags & PADDED) start += 1;
+        if (flags & PRIORITY) start += 5;
+        s.handler.headers(buf[start] === 0x88);
+        if (flags & END_STREAM) this.finish(id, 'END_STREAM');
+        return;
+      }
+      case RST_STREAM:
+        this.finish(id, `RST_STREAM (error code ${buf.readUInt32BE(start)})`);
+        return;
+      case SETTINGS:
+        if (flags & ACK) return;
+        for (let p = start; p + 6 <= end; p += 6) {
+          if (buf.readUInt16BE(p) === SETTINGS_MAX_CONCURRENT_STREAMS) this.maxConcurrentStreams = buf.readUInt32BE(p + 2);
+        }
+        {
+          const ack = Buffer.alloc(9);
+          frameHead(ack, 0, SETTINGS, ACK, 0);
+          this.socket.write(ack);
+        }
+        this.gotSettings();
+        return;
+      case PING:
+        if (flags & ACK) return;
+        {
+          const pong = Buffer.alloc(9 + 8);
+          frameHead(pong, 8, PING, ACK, 0);
+          buf.copy(pong, 9, start, end);
+          this.socket.write(pong);
+        }
+        return;
+      case GOAWAY:
+        this.endAll(`GOAWAY (error code ${buf.readUInt32BE(start + 4)})`);
+        return;
+      default:
+        // WINDOW_UPDATE, CONTINUATION of a head already judged, PRIORITY: nothing to do.
+        return;
+    }
+  }
+
+  private finish(id: number, why: string): void {
+    const s = this.streams.get(id);
+    if (!s) return;
+    this.streams.delete(id);
+    s.handler.end(why);
+  }
+}
+
+function frameHead(b: Buffer, len: number, type: number, flags: number, id: number): void {
+  b[0] = (len >> 16) & 0xff;
+  b[1] = (len >> 8) & 0xff;
+  b[2] = len & 0xff;
+  b[3] = type;
+  b[4] = flags;
+  b.writeUInt32BE(id, 5);
+}
+
+function windowUpdate(id: number, increment: number): Buffer {
+  const b = Buffer.alloc(9 + 4);
+  frameHead(b, 4, WINDOW_UPDATE, 0, id);
+  b.writeUInt32BE(increment, 9);
+  return b;
+}
+
+/** HPACK integer with an n-bit prefix whose high bits are `high`. */
+function hpackInt(value: number, n: number, high: number): number[] {
+  const max = (1 << n) - 1;
+  if (value < max) return [high | value];
+  const out = [high | max];
+  value -= max;
+  while (value >= 128) {
+    out.push((value % 128) + 128);
+    value = Math.floor(value / 128);
+  }
+  out.push(value);
+  return out;
+}
+
+/** "Literal header field without indexing" with the name from the static table, the value as a raw string. */
+function literal(nameIndex: number, value: Buffer): Buffer {
+  return Buffer.concat([Buffer.from(hpackInt(nameIndex, 4, 0x00)), Buffer.from(hpackInt(value.length, 7, 0x00)), value]);
+}

@@ -24,8 +24,9 @@ const stopping = new WeakSet<ChildProcess>();
  * program): a `pkill -f server/main.ts` aimed at another server must not end a run midway.
  * An exit not asked for by stopHearth calls onUnexpectedExit (requests would hang otherwise).
  */
-export async function startHearth(dataDir: string, opts: { connections: number; args?: string[]; onUnexpectedExit?: (why: string) => void; onOutput?: (line: string) => void }): Promise<Server> {
-  const proc = spawn(process.execPath, ['--import', 'tsx', 'main.ts', '--data-dir', dataDir, '--secure-port', '0', ...(opts.args ?? [])], {
+export async function startHearth(dataDir: string, opts: { connections: number; args?: string[]; nodeArgs?: string[]; onUnexpectedExit?: (why: string) => void; onOutput?: (line: string) => void }): Promise<Server> {
+  // nodeArgs: options for node itself, e.g. ['--cpu-prof', '--cpu-prof-dir=/tmp/prof'] (written on SIGTERM, which exits cleanly).
+  const proc = spawn(process.execPath, [...(opts.nodeArgs ?? []), '--import', 'tsx', 'main.ts', '--data-dir', dataDir, '--secure-port', '0', ...(opts.args ?? [])], {
     cwd: join(ROOT, 'server'),
     stdio: ['ignore', 'pipe', 'inherit'],
   });

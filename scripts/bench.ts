@@ -1,10 +1,14 @@
-// npm run bench [-- --quick]
+// npm run bench [-- --quick] [-- --only=create,get,list,rss,apply,put] [-- --cpu-prof=DIR]
+//   --only runs just those measurements (put's ratio needs create); --cpu-prof writes the server's
+//   V8 CPU profile (.cpuprofile, for Chrome DevTools or speedscope) to DIR when it stops.
 // Measures hearth side by side with a raw better-sqlite3 baseline in the same run:
 //   - durable creates/s of ConfigMaps over HTTPS, 16 concurrent keep-alive clients,
 //     next to durable single-row better-sqlite3 inserts (WAL, synchronous=FULL), as a ratio
 //   - GET-one latency p50/p99
 //   - list of 10,000 ConfigMaps (median of 5)
 //   - server RSS with 100,000 ConfigMaps stored
+//   - server-side applies/s of a ~60-field Deployment (3 managers), PUT updates/s of it, and
+//     creates/s of it for scale; server CPU per request for each
 // The server runs in its own process (as users run it) on loopback with a temporary data dir.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -21,6 +25,11 @@ const WARMUP_SECONDS = quick ? 2 : 5;
 const GET_SAMPLES = quick ? 500 : 3000;
 const LIST_SIZE = 10_000;
 const RSS_OBJECTS = quick ? 20_000 : 100_000;
+const PHASES = ['create', 'get', 'list', 'rss', 'apply', 'put'];
+const onlyArg = process.argv.find((a) => a.startsWith('--only='))?.slice(7);
+const phases = new Set(onlyArg ? onlyArg.split(',') : PHASES);
+for (const p of phases) if (!PHASES.includes(p)) throw new Error(`--only: unknown measurement ${p} (known: ${PHASES.join(', ')})`);
+const cpuProfDir = process.argv.find((a) => a.startsWith('--cpu-prof='))?.slice(11);
 
 function rawSqliteInsertsPerSecond(seconds: number): number {
   const dir = mkdtempSync(join(tmpdir(), 'hearth-bench-raw-'));
@@ -63,9 +72,10 @@ async function createMany(s: Server, ns: string, opts: { count?: number; seconds
   return { n: done, seconds: (performance.now() - start) / 1000 };
 }
 
-/** Requests per second for `seconds`, CONCURRENCY connections, each on its own object. */
-async function rateOf(s: Server, seconds: number, one: (conn: LeanConnection, worker: number, i: number) => Promise<void>): Promise<number> {
+/** Requests per second for `seconds`, CONCURRENCY connections, each on its own object; and the server CPU ms per request. */
+async function rateOf(s: Server, seconds: number, one: (conn: LeanConnection, worker: number, i: number) => Promise<void>): Promise<{ rate: number; cpuMs: number }> {
   let n = 0;
+  const cpuBefore = serverCpuSeconds(s.proc.pid!);
   const start = performance.now();
   const deadline = start + seconds * 1000;
   await Promise.all(s.conns.map(async (conn, w) => {
@@ -74,87 +84,115 @@ async function rateOf(s: Server, seconds: number, one: (conn: LeanConnection, wo
       n++;
     }
   }));
-  return n / ((performance.now() - start) / 1000);
+  const rate = n / ((performance.now() - start) / 1000);
+  return { rate, cpuMs: ((serverCpuSeconds(s.proc.pid!) - cpuBefore) * 1000) / n };
 }
 
 async function main() {
-  console.log(`hearth benchmark${quick ? ' (quick)' : ''} — node ${process.version}, loopback, 2-core machine expected`);
-  const rawRate = rawSqliteInsertsPerSecond(CREATE_SECONDS);
+  console.log(`hearth benchmark${quick ? ' (quick)' : ''}${onlyArg ? ` (only ${onlyArg})` : ''} — node ${process.version}, loopback, 2-core machine expected`);
+  const rawRate = phases.has('create') ? rawSqliteInsertsPerSecond(CREATE_SECONDS) : NaN;
 
   const dataDir = mkdtempSync(join(tmpdir(), 'hearth-bench-'));
-  const s = await startHearth(dataDir, { connections: CONCURRENCY });
+  const s = await startHearth(dataDir, { connections: CONCURRENCY, nodeArgs: cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`] : [] });
+  const fmt = (n: number, d = 1) => n.toFixed(d);
+  const out: string[] = [];
   try {
     await createNamespace(s, 'bench');
     await createNamespace(s, 'warmup');
     await createMany(s, 'warmup', { seconds: WARMUP_SECONDS, prefix: 'w' });
-    const cpuBefore = serverCpuSeconds(s.proc.pid!);
-    const created = await createMany(s, 'bench', { seconds: CREATE_SECONDS, prefix: 'rate' });
-    const cpuPerCreateMs = ((serverCpuSeconds(s.proc.pid!) - cpuBefore) * 1000) / created.n;
-    const rate = created.n / created.seconds;
-
-    const lat: number[] = [];
-    for (let i = 0; i < GET_SAMPLES; i++) {
-      const t = performance.now();
-      const r = await request(s, 'GET', `/api/v1/namespaces/bench/configmaps/rate-${i % Math.max(1, created.n)}`);
-      lat.push(performance.now() - t);
-      if (r.status !== 200) throw new Error(`get: ${r.status}`);
+    let rate = NaN;
+    let createdN = 0;
+    if (phases.has('create') || phases.has('get')) {
+      const cpuBefore = serverCpuSeconds(s.proc.pid!);
+      const created = await createMany(s, 'bench', { seconds: CREATE_SECONDS, prefix: 'rate' });
+      const cpuPerCreateMs = ((serverCpuSeconds(s.proc.pid!) - cpuBefore) * 1000) / created.n;
+      rate = created.n / created.seconds;
+      createdN = created.n;
+      if (phases.has('create')) {
+        out.push(`durable creates/s (HTTPS, ${CONCURRENCY} clients, ${fmt(created.seconds)} s): ${fmt(rate, 0)}`);
+        out.push(`raw better-sqlite3 durable single-row inserts/s (same run): ${fmt(rawRate, 0)}`);
+        out.push(`ratio hearth creates / raw inserts: ${fmt(rate / rawRate, 2)}`);
+        out.push(`server CPU per create: ${fmt(cpuPerCreateMs, 3)} ms`);
+      }
     }
-    lat.sort((a, b) => a - b);
 
-    await createNamespace(s, 'list');
-    await createMany(s, 'list', { count: LIST_SIZE, prefix: 'l' });
-    const stored = Number(JSON.parse((await request(s, 'GET', '/api/v1/configmaps?limit=1')).body).metadata.remainingItemCount ?? 0) + 1;
-    if (RSS_OBJECTS > stored) {
-      await createNamespace(s, 'rss');
-      await createMany(s, 'rss', { count: RSS_OBJECTS - stored, prefix: 'r' });
+    if (phases.has('get')) {
+      const lat: number[] = [];
+      for (let i = 0; i < GET_SAMPLES; i++) {
+        const t = performance.now();
+        const r = await request(s, 'GET', `/api/v1/namespaces/bench/configmaps/rate-${i % Math.max(1, createdN)}`);
+        lat.push(performance.now() - t);
+        if (r.status !== 200) throw new Error(`get: ${r.status}`);
+      }
+      lat.sort((a, b) => a - b);
+      out.push(`GET one ConfigMap: p50 ${fmt(percentile(lat, 50), 2)} ms, p99 ${fmt(percentile(lat, 99), 2)} ms (${GET_SAMPLES} sequential)`);
     }
-    await new Promise((r) => setTimeout(r, 2000));
-    const rssStored = rssKb(s.proc.pid!) / 1024;
-    const listTimes: number[] = [];
-    for (let i = 0; i < 5; i++) {
-      const t = performance.now();
-      const r = await request(s, 'GET', '/api/v1/namespaces/list/configmaps');
-      listTimes.push(performance.now() - t);
-      const n = JSON.parse(r.body).items.length;
-      if (n !== LIST_SIZE) throw new Error(`list returned ${n}`);
-    }
-    listTimes.sort((a, b) => a - b);
 
-    const rssAfterLists = rssKb(s.proc.pid!) / 1024;
+    if (phases.has('list') || phases.has('rss')) {
+      await createNamespace(s, 'list');
+      await createMany(s, 'list', { count: LIST_SIZE, prefix: 'l' });
+      const stored = Number(JSON.parse((await request(s, 'GET', '/api/v1/configmaps?limit=1')).body).metadata.remainingItemCount ?? 0) + 1;
+      let rssStored = NaN;
+      if (phases.has('rss')) {
+        if (RSS_OBJECTS > stored) {
+          await createNamespace(s, 'rss');
+          await createMany(s, 'rss', { count: RSS_OBJECTS - stored, prefix: 'r' });
+        }
+        await new Promise((r) => setTimeout(r, 2000));
+        rssStored = rssKb(s.proc.pid!) / 1024;
+      }
+      const listTimes: number[] = [];
+      for (let i = 0; i < 5; i++) {
+        const t = performance.now();
+        const r = await request(s, 'GET', '/api/v1/namespaces/list/configmaps');
+        listTimes.push(performance.now() - t);
+        const n = JSON.parse(r.body).items.length;
+        if (n !== LIST_SIZE) throw new Error(`list returned ${n}`);
+      }
+      listTimes.sort((a, b) => a - b);
+      const rssAfterLists = rssKb(s.proc.pid!) / 1024;
+      out.push(`list of ${LIST_SIZE} ConfigMaps: median ${fmt(percentile(listTimes, 50), 0)} ms (5 runs: ${listTimes.map((t) => fmt(t, 0)).join(', ')})`);
+      if (phases.has('rss')) out.push(`server RSS with ${Math.max(RSS_OBJECTS, stored)} ConfigMaps stored: ${fmt(rssStored, 0)} MB (after the 5 lists of ${LIST_SIZE}: ${fmt(rssAfterLists, 0)} MB)`);
+    }
 
     // Server-side apply of a ~60-field Deployment, alternating between 3 managers (each object
     // is applied by 3 managers in turn, with force so the alternation always writes), next to
     // PUT updates of the same shape.
-    await createNamespace(s, 'apply');
-    const managers = ['team-a', 'team-b', 'team-c'];
-    const applyPath = (w: number) => `/apis/apps/v1/namespaces/apply/deployments/d${w}`;
-    const applyRate = await rateOf(s, CREATE_SECONDS, async (conn, w, i) => {
-      const r = await conn.request('PATCH', `${applyPath(w)}?fieldManager=${managers[i % 3]}&force=true`, Buffer.from(JSON.stringify(deploymentConfig(`d${w}`, i))), 'application/apply-patch+yaml');
-      if (r.status !== 200 && r.status !== 201) throw new Error(`apply: ${r.status} ${r.body}`);
-    });
-    await createNamespace(s, 'put');
-    for (let w = 0; w < CONCURRENCY; w++) await request(s, 'POST', '/apis/apps/v1/namespaces/put/deployments', deploymentConfig(`d${w}`, 0));
-    const putRate = await rateOf(s, CREATE_SECONDS, async (conn, w, i) => {
-      // An unconditional PUT (no resourceVersion): every one a real change.
-      const r = await conn.request('PUT', `/apis/apps/v1/namespaces/put/deployments/d${w}`, Buffer.from(JSON.stringify(deploymentConfig(`d${w}`, i + 1))));
-      if (r.status !== 200) throw new Error(`put: ${r.status} ${r.body}`);
-    });
-
-    const fmt = (n: number, d = 1) => n.toFixed(d);
-    console.log('');
-    console.log(`durable creates/s (HTTPS, ${CONCURRENCY} clients, ${fmt(created.seconds)} s): ${fmt(rate, 0)}`);
-    console.log(`raw better-sqlite3 durable single-row inserts/s (same run): ${fmt(rawRate, 0)}`);
-    console.log(`ratio hearth creates / raw inserts: ${fmt(rate / rawRate, 2)}`);
-    console.log(`server CPU per create: ${fmt(cpuPerCreateMs, 3)} ms`);
-    console.log(`GET one ConfigMap: p50 ${fmt(percentile(lat, 50), 2)} ms, p99 ${fmt(percentile(lat, 99), 2)} ms (${GET_SAMPLES} sequential)`);
-    console.log(`list of ${LIST_SIZE} ConfigMaps: median ${fmt(percentile(listTimes, 50), 0)} ms (5 runs)`);
-    console.log(`server-side applies/s (~60-field Deployment, 3 managers alternating, ${CONCURRENCY} clients): ${fmt(applyRate, 0)}`);
-    console.log(`PUT updates/s of the same shape: ${fmt(putRate, 0)} (${fmt((putRate / rate) * 100, 0)}% of the create rate above)`);
-    console.log(`server RSS with ${Math.max(RSS_OBJECTS, stored)} ConfigMaps stored: ${fmt(rssStored, 0)} MB (after the 5 lists of ${LIST_SIZE}: ${fmt(rssAfterLists, 0)} MB)`);
+    if (phases.has('apply')) {
+      await createNamespace(s, 'apply');
+      const managers = ['team-a', 'team-b', 'team-c'];
+      const applyPath = (w: number) => `/apis/apps/v1/namespaces/apply/deployments/d${w}`;
+      const { rate: applyRate, cpuMs: applyCpu } = await rateOf(s, CREATE_SECONDS, async (conn, w, i) => {
+        const r = await conn.request('PATCH', `${applyPath(w)}?fieldManager=${managers[i % 3]}&force=true`, Buffer.from(JSON.stringify(deploymentConfig(`d${w}`, i))), 'application/apply-patch+yaml');
+        if (r.status !== 200 && r.status !== 201) throw new Error(`apply: ${r.status} ${r.body}`);
+      });
+      out.push(`server-side applies/s (~60-field Deployment, 3 managers alternating, ${CONCURRENCY} clients): ${fmt(applyRate, 0)} (server CPU ${fmt(applyCpu, 3)} ms each)`);
+    }
+    if (phases.has('put')) {
+      await createNamespace(s, 'put');
+      // For scale: creates of the same Deployment shape (a PUT does all a create does, plus reading
+      // and diffing the stored object), next to the ConfigMap creates issue 2 measures.
+      const { rate: deployCreateRate, cpuMs: deployCreateCpu } = await rateOf(s, CREATE_SECONDS, async (conn, w, i) => {
+        const r = await conn.request('POST', '/apis/apps/v1/namespaces/put/deployments', Buffer.from(JSON.stringify(deploymentConfig(`c${w}-${i}`, i))));
+        if (r.status !== 201) throw new Error(`create: ${r.status} ${r.body}`);
+      });
+      out.push(`Deployment creates/s (same shape as below): ${fmt(deployCreateRate, 0)} (server CPU ${fmt(deployCreateCpu, 3)} ms each)`);
+      for (let w = 0; w < CONCURRENCY; w++) await request(s, 'POST', '/apis/apps/v1/namespaces/put/deployments', deploymentConfig(`d${w}`, 0));
+      const { rate: putRate, cpuMs: putCpu } = await rateOf(s, CREATE_SECONDS, async (conn, w, i) => {
+        // An unconditional PUT (no resourceVersion): every one a real change.
+        const r = await conn.request('PUT', `/apis/apps/v1/namespaces/put/deployments/d${w}`, Buffer.from(JSON.stringify(deploymentConfig(`d${w}`, i + 1))));
+        if (r.status !== 200) throw new Error(`put: ${r.status} ${r.body}`);
+      });
+      const ratio = phases.has('create') ? ` (${fmt((putRate / rate) * 100, 0)}% of the create rate above)` : '';
+      out.push(`PUT updates/s of the same shape: ${fmt(putRate, 0)}${ratio} (server CPU ${fmt(putCpu, 3)} ms each)`);
+    }
   } finally {
     await stopHearth(s);
     rmSync(dataDir, { recursive: true, force: true });
   }
+  console.log('');
+  for (const line of out) console.log(line);
+  if (cpuProfDir) console.log(`server CPU profile written to ${cpuProfDir}`);
 }
 
 await main();

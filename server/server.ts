@@ -1,9 +1,7 @@
 // Assembles and starts hearth: PKI, the SQLite file, the registry, controllers and the HTTPS
 // listener. main.ts calls startServer with flags; tests call it with a temporary directory.
-import https from 'node:https';
 import { join } from 'node:path';
 import { mkdirSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { openDatabase, type Db } from './storage/database.ts';
 import { EventLog } from './storage/event-log.ts';
@@ -20,6 +18,7 @@ import './registry/strategies/index.ts';
 import { setContinueSecret } from './registry/continue-token.ts';
 import { WatchService } from './http/watch.ts';
 import { buildApp } from './http/app.ts';
+import { listen } from './http/listener.ts';
 import { x509Authenticator } from './authentication/authenticator.ts';
 import { systemMastersAuthorizer, publicInfoAuthorizer } from './authorization/authorizer.ts';
 import { ensurePki, type ServerPki } from './pki/certificates.ts';
@@ -152,26 +151,15 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     serverAddress: `${opts.bindAddress}:${opts.securePort}`,
   });
 
-  const server = https.createServer(
-    {
-      key: pki.servingKeyPem,
-      cert: pki.servingCertPem,
-      ca: pki.caCertPem,
-      requestCert: true,
-      rejectUnauthorized: false,
-      minVersion: 'TLSv1.2',
-    },
-    app.callback(),
-  );
-  server.keepAliveTimeout = 65_000;
-  server.headersTimeout = 66_000;
-  // Watches stay open for up to an hour; the request timeout must not cut them.
-  server.requestTimeout = 0;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(opts.securePort, opts.bindAddress, () => resolve());
+  // HTTP/2 with an HTTP/1.1 fallback, as kube-apiserver serves (server/http/listener.ts).
+  const listener = await listen(app.callback(), {
+    key: pki.servingKeyPem,
+    cert: pki.servingCertPem,
+    ca: pki.caCertPem,
+    port: opts.securePort,
+    host: opts.bindAddress,
   });
-  const port = (server.address() as AddressInfo).port;
+  const port = listener.port;
   await bootstrapKubernetesService(store, catalog, opts.bindAddress, port);
   const url = serverUrlFor(opts.bindAddress, port);
   const kubeconfigPath = writeAdminKubeconfig(opts.dataDir, pki, url);
@@ -195,10 +183,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
         nsController.stop();
         crdController.stop();
         compactor.stop();
-        await new Promise<void>((resolve) => {
-          server.close(() => resolve());
-          server.closeAllConnections();
-        });
+        await listener.close();
         // Let writes already queued commit before the file closes.
         await eventLog.close();
         db.close();

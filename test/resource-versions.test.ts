@@ -208,14 +208,18 @@ test('compaction: old versions answer 410 Gone, current objects stay, continue t
 test('a watcher that stops reading is closed instead of buffering without bound', async () => {
   await makeNamespace('slow');
   const rv = (await s.request('GET', '/api/v1/namespaces/slow/configmaps')).json().metadata.resourceVersion;
+  // The reader resumes only once every write is in, however long they took, so the server's
+  // buffer has certainly passed its limit; a stream the server never ends fails after 30 s.
+  let resumeReader: () => void = () => {};
   const ended = new Promise<{ bytes: number }>((resolve, reject) => {
     const req = https.request(`${s.url}/api/v1/namespaces/slow/configmaps?watch=1&resourceVersion=${rv}`, { ca: s.pki.caCertPem, cert: s.pki.adminCertPem, key: s.pki.adminKeyPem }, (res) => {
       res.pause(); // a reader that has stopped reading
       let bytes = 0;
-      setTimeout(() => {
+      resumeReader = () => {
         res.on('data', (d) => (bytes += d.length));
         res.resume();
-      }, 3000);
+        setTimeout(() => reject(new Error(`the stream did not end (read ${bytes} bytes)`)), 30_000).unref();
+      };
       res.on('end', () => resolve({ bytes }));
       res.on('error', () => resolve({ bytes }));
     });
@@ -230,6 +234,7 @@ test('a watcher that stops reading is closed instead of buffering without bound'
     const r = await s.request('PUT', '/api/v1/namespaces/slow/configmaps/big', { body: cm('big', { v: big.slice(i) }) });
     assert.equal(r.status, 200);
   }
+  resumeReader();
   const { bytes } = await ended;
   assert.ok(bytes < writes * 512 * 1024, `the server ended the stream early (got ${bytes} bytes)`);
 });

@@ -3,6 +3,7 @@
 // credential at all are anonymous. Later issues add tokens, OIDC, webhooks and proxies here.
 import type { IncomingMessage } from 'node:http';
 import type { TLSSocket } from 'node:tls';
+import type { Http2ServerRequest } from 'node:http2';
 import type Koa from 'koa';
 import { ANONYMOUS, type UserInfo } from './user.ts';
 import { unauthorized } from '../errors.ts';
@@ -12,21 +13,23 @@ export type AuthResult = { user: UserInfo } | { error: string } | undefined;
 
 export interface Authenticator {
   name: string;
-  authenticate(req: IncomingMessage): AuthResult | Promise<AuthResult>;
+  authenticate(req: IncomingMessage | Http2ServerRequest): AuthResult | Promise<AuthResult>;
 }
 
 /** x509 client certificates verified against the cluster CA during the TLS handshake. */
 export function x509Authenticator(): Authenticator {
-  // The peer certificate is fixed for a connection's life: read it once per socket.
-  const bySocket = new WeakMap<TLSSocket, AuthResult>();
+  // The peer certificate is fixed for a connection's life: read it once per connection. Over
+  // HTTP/2, req.socket is a proxy made per stream, so the key is the stream's session.
+  const byConnection = new WeakMap<object, AuthResult>();
   return {
     name: 'x509',
     authenticate(req) {
       const socket = req.socket as TLSSocket;
       if (typeof socket.getPeerCertificate !== 'function') return undefined;
-      if (bySocket.has(socket)) return bySocket.get(socket);
+      const key: object = (req as Partial<Http2ServerRequest>).stream?.session ?? socket;
+      if (byConnection.has(key)) return byConnection.get(key);
       const result = fromCertificate(socket);
-      bySocket.set(socket, result);
+      byConnection.set(key, result);
       return result;
     },
   };

@@ -148,6 +148,14 @@ export function bodyEncoding(mediaType: string): Encoding | undefined {
   return undefined;
 }
 
+/** YAML bodies decodeAs read as JSON: their duplicate fields can be found by the JSON scan. */
+const YAML_BODIES_IN_JSON = new WeakSet<Buffer>();
+
+/** Whether decodeAs parsed this YAML body as JSON (it was JSON text). */
+export function yamlBodyWasJson(body: Buffer): boolean {
+  return YAML_BODIES_IN_JSON.has(body);
+}
+
 /** Decodes a body; `definition` names the expected kind for protobuf bodies. */
 export function decodeAs(body: Buffer, enc: Encoding, definition?: string): unknown {
   if (enc === 'protobuf') return decodeProtobuf(body, definition);
@@ -160,7 +168,9 @@ export function decodeAs(body: Buffer, enc: Encoding, definition?: string): unkn
         // JSON is YAML, and most programmatic clients send JSON: parse it as such (much faster).
         if (/^\s*\{/.test(text)) {
           try {
-            return JSON.parse(text);
+            const v = JSON.parse(text);
+            YAML_BODIES_IN_JSON.add(body);
+            return v;
           } catch {
             // Not JSON after all (flow-style YAML): the YAML parser decides.
           }

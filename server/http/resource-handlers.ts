@@ -9,11 +9,12 @@ import { apiVersionOf } from '../registry/store.ts';
 import type { RequestInfo } from './request-info.ts';
 import { ApiError, badRequest, invalid, methodNotAllowed, unsupportedMediaType } from '../errors.ts';
 import type { FieldError } from '../schema/types.ts';
-import { negotiateOutput, readBody, decodeAs, bodyEncoding, mediaTypeOf, SUPPORTED_MEDIA_TYPES, type OutputFormat, type Shape } from './negotiation.ts';
+import { negotiateOutput, readBody, decodeAs, bodyEncoding, mediaTypeOf, yamlBodyWasJson, SUPPORTED_MEDIA_TYPES, type OutputFormat, type Shape } from './negotiation.ts';
 import { applyPatch, PATCH_TYPES } from '../registry/patch/index.ts';
 import type { TypeModel } from '../schema/model.ts';
 import { printerFor } from './printers.ts';
-import { send } from './respond.ts';
+import { send, sendEncoded } from './respond.ts';
+import { storedItemsOf, storedListJson } from '../storage/codec.ts';
 import type { UserInfo } from '../authentication/user.ts';
 import { SERVED_SUBRESOURCES } from './discovery.ts';
 import { scaleFromObject, applyScaleToObject } from '../registry/scale.ts';
@@ -158,6 +159,9 @@ async function list(ctx: Koa.Context, deps: ResourceHandlerDeps, info: ResourceI
     resourceVersion: q.get('resourceVersion') ?? undefined,
     resourceVersionMatch: q.get('resourceVersionMatch') ?? undefined,
   });
+  // A plain JSON list of stored objects: transcoded from the stored bytes, never decoded.
+  const stored = fmt.shape === 'object' && fmt.encoding === 'json' && !pretty(ctx) ? storedItemsOf(result) : undefined;
+  if (stored) return sendEncoded(ctx, 200, storedListJson({ kind: info.listKind, apiVersion: apiVersionOf(info), metadata: listMetadata(result) }, stored), fmt);
   const body = shapeList(info, result, fmt, q.get('includeObject'));
   return send(ctx, 200, body, fmt, pretty(ctx));
 }
@@ -276,7 +280,8 @@ async function readObjectBody(ctx: Koa.Context, info: ResourceInfo, definition: 
 /** Duplicate fields of a body already known to parse. */
 function findDuplicates(raw: Buffer, enc: string): string[] {
   if (enc === 'json') return duplicateJsonFields(raw.toString('utf8'));
-  if (enc === 'yaml') return duplicateYamlFields(raw.toString('utf8'));
+  // JSON text sent as YAML (apply bodies from most clients): the JSON scan, not a YAML parse.
+  if (enc === 'yaml') return yamlBodyWasJson(raw) ? duplicateJsonFields(raw.toString('utf8')) : duplicateYamlFields(raw.toString('utf8'));
   return [];
 }
 

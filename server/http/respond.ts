@@ -4,13 +4,18 @@ import { ApiError, internalError } from '../errors.ts';
 import { encode, negotiateOutput, JSON_FORMAT, type OutputFormat } from './negotiation.ts';
 
 export function send(ctx: Koa.Context, code: number, body: unknown, fmt: OutputFormat, pretty = false): void {
-  ctx.status = code;
   let bytes = encode(body, fmt.encoding, pretty);
   if (!bytes) {
     // No protobuf form (custom resources): answer JSON, which every protobuf client also accepts.
     fmt = JSON_FORMAT;
     bytes = encode(body, 'json', pretty)!;
   }
+  sendEncoded(ctx, code, bytes, fmt);
+}
+
+/** A body already encoded in fmt. */
+export function sendEncoded(ctx: Koa.Context, code: number, bytes: Buffer, fmt: OutputFormat): void {
+  ctx.status = code;
   ctx.body = bytes;
   // Set after the body (Koa would otherwise re-type it) and verbatim (no charset), as kube-apiserver answers.
   ctx.set('Content-Type', fmt.contentType);

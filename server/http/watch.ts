@@ -2,15 +2,17 @@
 // commit. Each watcher filters by resource, namespace and selectors; an object that stops
 // matching arrives as DELETED, one that starts matching as ADDED.
 import type Koa from 'koa';
+import { constants as http2constants, type Http2ServerResponse, type ServerHttp2Stream } from 'node:http2';
 import type { ResourceInfo } from '../schema/types.ts';
 import type { EventLog, LogEvent } from '../storage/event-log.ts';
 import type { GenericStore } from '../registry/store.ts';
 import { apiVersionOf, qualifiedResourceOf, parseResourceVersion } from '../registry/store.ts';
 import type { RequestInfo } from './request-info.ts';
-import { negotiateOutput, encode } from './negotiation.ts';
+import { negotiateOutput, encode, type OutputFormat } from './negotiation.ts';
 import { PROTOBUF_MEDIA_TYPE, definitionForKind, encodeWatchEventFrame } from './protobuf.ts';
-import { parseLabelSelector, parseFieldSelector, fieldsOf, checkFieldSelectorFor } from '../registry/selectors.ts';
-import { badRequest, tooLargeResourceVersion, tooOldResourceVersion } from '../errors.ts';
+import { parseLabelSelector, parseFieldSelector, fieldsOf, checkFieldSelectorFor, type LabelSelector, type FieldSelector } from '../registry/selectors.ts';
+import { ApiError, badRequest, internalError, tooLargeResourceVersion, tooOldResourceVersion } from '../errors.ts';
+import type { Converter } from '../registry/crd/conversion.ts';
 import { toTable, partialMetadata } from './resource-handlers.ts';
 
 /** A watcher whose socket buffer grows past this is closed; the client re-lists. */
@@ -21,27 +23,88 @@ const BOOKMARK_INTERVAL_MS = 60_000;
 const MIN_REQUEST_TIMEOUT_S = 1800;
 /** How long a watch from a resourceVersion the server has not reached waits for it. */
 const TOO_LARGE_RV_WAIT_MS = 3000;
+/** The share of the main thread that fanning events out to watchers may take (see scheduleFanOut). */
+const FAN_OUT_DUTY = 0.4;
+/** CPU Node spends per HTTP/2 stream write after it returns: DATA frame, TLS, completion callback (measured, ~6 µs). */
+const H2_WRITE_SEND_MS = 0.006;
 
 type WatchType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
+
+/** A batch's bytes for one kind of watcher, and the last event of the batch it saw (if any). */
+interface SharedBatch {
+  bytes: Buffer | null;
+  lastRv: number | undefined;
+}
+interface Watcher {
+  /**
+   * Takes a batch of events of its resource; watchers that would write the same bytes share them
+   * through `shared`. True when it wrote to an HTTP/2 stream.
+   */
+  onBatch(events: LogEvent[], shared: Map<string, SharedBatch>): boolean;
+}
 
 /** Serialized forms of a log event, shared by all watchers; gone with the event. */
 const wireCache = new WeakMap<LogEvent, Map<string, Buffer | null>>();
 
 export class WatchService {
   /** Watchers by qualified resource: a commit reaches only the watchers of what it changed. */
-  private readonly watchers = new Map<string, Set<(events: LogEvent[]) => void>>();
+  private readonly watchers = new Map<string, Set<Watcher>>();
+  /** Committed events not yet handed to watchers, in resourceVersion order. */
+  private pending: LogEvent[] = [];
+  private fanOutScheduled = false;
+  private lastFanOutEnd = 0;
+  private lastFanOutMs = 0;
 
   constructor(private readonly log: EventLog, private readonly store: GenericStore) {
     log.onCommit((events) => {
-      const byRes = new Map<string, LogEvent[]>();
-      for (const e of events) {
-        if (!this.watchers.has(e.key.res)) continue;
-        const list = byRes.get(e.key.res);
-        if (list) list.push(e);
-        else byRes.set(e.key.res, [e]);
-      }
-      for (const [res, list] of byRes) for (const w of this.watchers.get(res) ?? []) w(list);
+      for (const e of events) if (this.watchers.has(e.key.res)) this.pending.push(e);
+      if (this.pending.length) this.scheduleFanOut();
     });
+  }
+
+  /**
+   * Commits reach watchers in batches. A write to a watcher costs about the same for one event as
+   * for twenty, so commits that land while a fan-out waits share it, and fan-outs are spaced so
+   * they take at most FAN_OUT_DUTY of the main thread: with a few watchers there is no wait at
+   * all; with thousands, requests (and the commits they make) get their turn in between.
+   */
+  private scheduleFanOut(): void {
+    if (this.fanOutScheduled) return;
+    this.fanOutScheduled = true;
+    const wait = this.lastFanOutEnd + this.lastFanOutMs * (1 / FAN_OUT_DUTY - 1) - performance.now();
+    if (wait >= 1) setTimeout(() => this.fanOut(), wait);
+    // From a microtask, so the event log first hands its next batch to the writer thread, which
+    // commits it while this one fans out.
+    else queueMicrotask(() => this.fanOut());
+  }
+
+  private fanOut(): void {
+    this.fanOutScheduled = false;
+    const events = this.pending;
+    this.pending = [];
+    const start = performance.now();
+    const byRes = new Map<string, LogEvent[]>();
+    for (const e of events) {
+      const list = byRes.get(e.key.res);
+      if (list) list.push(e);
+      else byRes.set(e.key.res, [e]);
+    }
+    let h2Writes = 0;
+    for (const [res, list] of byRes) {
+      const shared = new Map<string, SharedBatch>();
+      for (const w of this.watchers.get(res) ?? []) {
+        try {
+          if (w.onBatch(list, shared)) h2Writes++;
+        } catch (e) {
+          // Outside any request: one watcher's failure must not cost the others their events.
+          console.error('watch: delivering a batch failed', e);
+        }
+      }
+    }
+    this.lastFanOutEnd = performance.now();
+    // HTTP/2 frames are built, encrypted and sent after this returns (Node's session does it in
+    // an immediate), so their share of the cost is estimated.
+    this.lastFanOutMs = this.lastFanOutEnd - start + h2Writes * H2_WRITE_SEND_MS;
   }
 
   get count(): number {
@@ -50,7 +113,7 @@ export class WatchService {
     return n;
   }
 
-  private subscribe(res: string, w: (events: LogEvent[]) => void): () => void {
+  private subscribe(res: string, w: Watcher): () => void {
     let set = this.watchers.get(res);
     if (!set) this.watchers.set(res, (set = new Set()));
     set.add(w);
@@ -58,6 +121,48 @@ export class WatchService {
       set!.delete(w);
       if (set!.size === 0) this.watchers.delete(res);
     };
+  }
+
+  /**
+   * The same steps as serve() for a watch whose objects convert through a webhook: the initial
+   * state (or replay) is read and the watch subscribed in one synchronous step, as there; the
+   * conversions then run in order, so the stream still sees events in resourceVersion order.
+   */
+  private serveConverted(ctx: Koa.Context, w: WatchStream, converter: Converter, info: ResourceInfo, scopeNs: string | undefined, initialState: boolean, fromRv: number | undefined, initialEventsEnd: boolean, timeoutSeconds: number, bookmarks: boolean): void {
+    const res = qualifiedResourceOf(info);
+    if (fromRv !== undefined && !initialState && fromRv < this.log.compactedRv) {
+      w.write('ERROR', tooOldResourceVersion(fromRv, this.log.compactedRv).toStatus());
+      w.closed = true;
+      ctx.res.end();
+      return;
+    }
+    const startRv = this.log.currentRv;
+    const adapter = new ConvertingWatch(w, converter, info.version, initialState || fromRv === undefined ? startRv : fromRv);
+    if (initialState) {
+      w.lastRv = startRv;
+      adapter.initial(this.store.listCurrent(info, scopeNs).filter((o) => w.matches(o)));
+    } else if (fromRv === undefined) {
+      w.lastRv = startRv;
+    } else {
+      w.lastRv = fromRv;
+      const replay: LogEvent[] = [];
+      for (let from = fromRv; ; ) {
+        const batch = this.log.eventsAfter(from, REPLAY_BATCH, res);
+        replay.push(...batch);
+        if (batch.length < REPLAY_BATCH) break;
+        from = batch[batch.length - 1].rv;
+      }
+      if (replay.length) adapter.onBatch(replay);
+    }
+    if (initialEventsEnd) {
+      adapter.then(() => w.write('BOOKMARK', { kind: info.kind, apiVersion: apiVersionOf(info), metadata: { resourceVersion: String(Math.max(w.lastRv, startRv)), annotations: { 'k8s.io/initial-events-end': 'true' } } }));
+    }
+    w.unsubscribe = this.subscribe(res, adapter);
+    w.live = true;
+    w.timeout = setTimeout(() => w.finish(), timeoutSeconds * 1000);
+    if (bookmarks) w.ticker = setInterval(() => w.bookmark(), BOOKMARK_INTERVAL_MS);
+    ctx.req.on('close', () => w.finish());
+    ctx.res.on('error', () => w.finish());
   }
 
   async serve(ctx: Koa.Context, info: ResourceInfo, ri: RequestInfo): Promise<void> {
@@ -91,147 +196,291 @@ export class WatchService {
     const scopeNs = info.namespaced && ri.namespace ? ri.namespace : undefined;
     const includeObject = q.get('includeObject');
 
-    const matches = (o: any): boolean => {
-      if (!o) return false;
-      if (scopeNs !== undefined && (o.metadata?.namespace ?? '') !== scopeNs) return false;
-      if (!labels.empty && !labels.matches(o.metadata?.labels)) return false;
-      if (!fields.empty && !fields.matches(fieldsOf(info, o))) return false;
-      return true;
-    };
-
     // Take over the response: a stream of events, flushed one by one.
     ctx.respond = false;
     const out = ctx.res;
     // Custom resources have no protobuf form: their watches stream JSON.
     if (fmt.encoding === 'protobuf' && !definitionForKind(apiVersionOf(info), info.kind)) fmt.encoding = 'json';
     const contentType = fmt.encoding === 'cbor' ? 'application/cbor-seq' : fmt.encoding === 'protobuf' ? `${PROTOBUF_MEDIA_TYPE};stream=watch` : fmt.encoding === 'json' ? 'application/json' : fmt.contentType;
-    out.writeHead(200, { 'Content-Type': contentType, 'Cache-Control': 'no-cache, private', 'Transfer-Encoding': 'chunked' });
+    // No Transfer-Encoding: HTTP/1.1 chunks a body of unknown length by itself, and HTTP/2 forbids the header.
+    out.writeHead(200, { 'Content-Type': contentType, 'Cache-Control': 'no-cache, private' });
     out.flushHeaders();
 
-    let firstTable = true;
-    let lastRv = 0;
-    let closed = false;
-    // Set once the initial state is written: only then does a growing buffer mean a slow reader.
-    let live = false;
-    let finish: () => void = () => {};
-    const overflowed = () => live && out.writableLength > MAX_BUFFERED_BYTES;
     // Events from the log are shared by every watcher: their bytes are made once per
     // representation and reused (a Table's first event differs only in carrying the columns).
     const representation = `${fmt.encoding}|${fmt.shape}|${fmt.metaVersion}|${apiVersionOf(info)}|${includeObject ?? ''}`;
-    const writeShared = (type: WatchType, e: LogEvent) => {
-      if (closed) return;
-      const first = fmt.shape === 'Table' && firstTable;
-      const key = `${type}|${representation}|${first ? 1 : 0}`;
-      const cache = (wireCache.get(e) ?? wireCache.set(e, new Map()).get(e))!;
-      let buf = cache.get(key);
-      if (buf === undefined) {
-        buf = serialize(type, e.object) ?? null;
-        cache.set(key, buf);
-      } else if (first) {
-        firstTable = false;
-      }
-      if (!buf) return;
-      out.write(buf);
-      if (overflowed()) finish();
-    };
-    const write = (type: WatchType, object: any) => {
-      if (closed) return;
-      const buf = serialize(type, object);
-      if (!buf) return;
-      out.write(buf);
-      if (overflowed()) finish();
-    };
-    const serialize = (type: WatchType, object: any): Buffer | undefined => {
-      let payload: unknown = object;
-      if (type !== 'BOOKMARK' && type !== 'ERROR') {
-        const o = { ...object, apiVersion: apiVersionOf(info), kind: info.kind };
-        if (fmt.shape === 'Table') {
-          const t = toTable(info, [o], { resourceVersion: o.metadata?.resourceVersion }, fmt.metaVersion, includeObject) as any;
-          if (!firstTable) t.columnDefinitions = [];
-          firstTable = false;
-          payload = t;
-        } else if (fmt.shape === 'PartialObjectMetadata') {
-          payload = partialMetadata(o, fmt.metaVersion);
-        } else {
-          payload = o;
-        }
-      }
-      return fmt.encoding === 'json'
-        ? Buffer.from(JSON.stringify({ type, object: payload }) + '\n')
-        : fmt.encoding === 'protobuf'
-          ? encodeWatchEventFrame({ type, object: payload })
-          : encode({ type, object: payload }, fmt.encoding);
-    };
-    const bookmark = () => {
-      write('BOOKMARK', { kind: info.kind, apiVersion: apiVersionOf(info), metadata: { resourceVersion: String(lastRv || this.log.currentRv) } });
-    };
-    const deliver = (e: LogEvent) => {
-      if (e.key.res !== res) return;
-      if (scopeNs !== undefined && e.key.ns !== scopeNs) return;
-      lastRv = e.rv;
-      const now = e.type === 'DELETED' ? false : matches(e.object);
-      const before = e.type === 'ADDED' ? false : matches(e.prevObject ?? (e.type === 'DELETED' ? e.object : undefined));
-      if (e.type === 'DELETED') {
-        if (before || matches(e.object)) writeShared('DELETED', e);
-      } else if (now && before) writeShared('MODIFIED', e);
-      else if (now) writeShared('ADDED', e);
-      else if (before) writeShared('DELETED', e);
-    };
+    // Watchers that would write the same bytes for any batch (same representation, scope and
+    // selectors; not Tables, whose first event differs) gather a batch once and share it.
+    const shareKey = fmt.shape === 'Table' ? undefined : `${representation}|${scopeNs ?? ''}|${q.get('labelSelector') ?? ''}|${fieldSel ?? ''}|${ri.name ?? ''}`;
+    // Custom resources that convert through a webhook: every event is converted on its way out.
+    const converter = info.custom && !info.custom.converter.trivial ? info.custom.converter : undefined;
+    const w = new WatchStream(this.log, out, info, fmt, res, scopeNs, labels, fields, includeObject, representation, converter ? undefined : shareKey, bookmarks);
+    if (converter) return this.serveConverted(ctx, w, converter, info, scopeNs, initialState, fromRv, sendInitial === 'true', timeoutSeconds, bookmarks);
 
     // Initial state and subscription happen in one synchronous step, so no commit falls between them.
-    const listener = (events: LogEvent[]) => {
-      // One commit's events leave in one write (one TLS record run, one syscall) per watcher.
-      out.cork();
-      for (const e of events) deliver(e);
-      process.nextTick(() => out.uncork());
-    };
     if (initialState) {
-      lastRv = this.log.currentRv;
-      for (const item of this.store.listCurrent(info, scopeNs)) if (matches(item)) write('ADDED', item);
+      w.lastRv = this.log.currentRv;
+      for (const item of this.store.listCurrent(info, scopeNs)) if (w.matches(item)) w.write('ADDED', item);
     } else if (fromRv === undefined) {
-      lastRv = this.log.currentRv;
+      w.lastRv = this.log.currentRv;
     } else if (fromRv < this.log.compactedRv) {
       // As kube-apiserver does: the stream opens, then says why it cannot go on.
-      write('ERROR', tooOldResourceVersion(fromRv, this.log.compactedRv).toStatus());
-      closed = true;
+      w.write('ERROR', tooOldResourceVersion(fromRv, this.log.compactedRv).toStatus());
+      w.closed = true;
       out.end();
       return;
     } else {
       let from = fromRv;
-      lastRv = from;
+      w.lastRv = from;
       for (;;) {
         const batch = this.log.eventsAfter(from, REPLAY_BATCH, res);
-        for (const e of batch) deliver(e);
+        for (const e of batch) w.deliver(e);
         if (batch.length < REPLAY_BATCH) break;
         from = batch[batch.length - 1].rv;
       }
-      lastRv = Math.max(lastRv, this.log.currentRv);
+      w.lastRv = Math.max(w.lastRv, this.log.currentRv);
     }
     if (sendInitial === 'true') {
-      write('BOOKMARK', { kind: info.kind, apiVersion: apiVersionOf(info), metadata: { resourceVersion: String(lastRv || this.log.currentRv), annotations: { 'k8s.io/initial-events-end': 'true' } } });
+      w.write('BOOKMARK', { kind: info.kind, apiVersion: apiVersionOf(info), metadata: { resourceVersion: String(w.lastRv || this.log.currentRv), annotations: { 'k8s.io/initial-events-end': 'true' } } });
     }
-    const unsubscribe = this.subscribe(res, listener);
-    live = true;
-
-    const timers: NodeJS.Timeout[] = [];
-    finish = () => {
-      if (closed) return;
-      if (bookmarks && out.writable) bookmark();
-      closed = true;
-      unsubscribe();
-      for (const t of timers) clearTimeout(t);
-      out.end();
-    };
-    timers.push(setTimeout(finish, timeoutSeconds * 1000));
-    if (bookmarks) {
-      const tick = setInterval(bookmark, BOOKMARK_INTERVAL_MS);
-      timers.push(tick);
-    }
-    ctx.req.on('close', finish);
-    out.on('error', finish);
+    w.unsubscribe = this.subscribe(res, w);
+    w.live = true;
+    w.timeout = setTimeout(() => w.finish(), timeoutSeconds * 1000);
+    if (bookmarks) w.ticker = setInterval(() => w.bookmark(), BOOKMARK_INTERVAL_MS);
+    ctx.req.on('close', () => w.finish());
+    out.on('error', () => w.finish());
     void ns;
   }
 }
+
+/**
+ * One open watch. Its state lives in fields and its steps are methods rather than closures over
+ * serve(): under tsx (esbuild keepNames) every named closure also gets a name property of its
+ * own, about 300 bytes, and idle watches are meant to cost a few KB each.
+ */
+class WatchStream implements Watcher {
+  firstTable = true;
+  /** The last resourceVersion this watch has delivered (or started from). */
+  lastRv = 0;
+  closed = false;
+  /** Set once the initial state is written: only then does a growing buffer mean a slow reader. */
+  live = false;
+  /** While a batch is gathered, bytes go here and leave in one write. */
+  private sink: Buffer[] | undefined;
+  unsubscribe: () => void = noop;
+  timeout: NodeJS.Timeout | undefined;
+  ticker: NodeJS.Timeout | undefined;
+  /** Over HTTP/2 the response is one stream of a shared connection. */
+  private readonly h2stream: ServerHttp2Stream | undefined;
+
+  constructor(
+    private readonly log: EventLog,
+    private readonly out: Koa.Context['res'],
+    private readonly info: ResourceInfo,
+    private readonly fmt: OutputFormat,
+    private readonly res: string,
+    private readonly scopeNs: string | undefined,
+    private readonly labels: LabelSelector | undefined,
+    private readonly fields: FieldSelector | undefined,
+    private readonly includeObject: string | null,
+    private readonly representation: string,
+    private readonly shareKey: string | undefined,
+    private readonly bookmarks: boolean,
+  ) {
+    this.h2stream = (out as unknown as Partial<Http2ServerResponse>).stream;
+    // Empty selectors are not kept: each is an object with a closure, and most watches have none.
+    if (labels?.empty) this.labels = undefined;
+    if (fields?.empty) this.fields = undefined;
+  }
+
+  matches(o: any): boolean {
+    if (!o) return false;
+    if (this.scopeNs !== undefined && (o.metadata?.namespace ?? '') !== this.scopeNs) return false;
+    if (this.labels && !this.labels.matches(o.metadata?.labels)) return false;
+    if (this.fields && !this.fields.matches(fieldsOf(this.info, o))) return false;
+    return true;
+  }
+
+  deliver(e: LogEvent): void {
+    if (e.key.res !== this.res) return;
+    if (this.scopeNs !== undefined && e.key.ns !== this.scopeNs) return;
+    this.lastRv = e.rv;
+    const now = e.type === 'DELETED' ? false : this.matches(e.object);
+    const before = e.type === 'ADDED' ? false : this.matches(e.prevObject ?? (e.type === 'DELETED' ? e.object : undefined));
+    if (e.type === 'DELETED') {
+      if (before || this.matches(e.object)) this.writeShared('DELETED', e);
+    } else if (now && before) this.writeShared('MODIFIED', e);
+    else if (now) this.writeShared('ADDED', e);
+    else if (before) this.writeShared('DELETED', e);
+  }
+
+  onBatch(events: LogEvent[], shared: Map<string, SharedBatch>): boolean {
+    if (this.closed) return false;
+    // Batches are handed out after their commit: a watch that started meanwhile already has the
+    // older events from its initial state or replay, and gathers on its own.
+    const whole = events[0].rv > this.lastRv;
+    const known = whole && this.shareKey !== undefined ? shared.get(this.shareKey) : undefined;
+    let batch: SharedBatch;
+    if (known) {
+      batch = known;
+      if (batch.lastRv !== undefined) this.lastRv = batch.lastRv;
+    } else {
+      const before = this.lastRv;
+      const bufs: Buffer[] = (this.sink = []);
+      for (const e of events) if (e.rv > this.lastRv) this.deliver(e);
+      this.sink = undefined;
+      batch = { bytes: bufs.length === 0 ? null : bufs.length === 1 ? bufs[0] : Buffer.concat(bufs), lastRv: this.lastRv !== before ? this.lastRv : undefined };
+      if (whole && this.shareKey !== undefined) shared.set(this.shareKey, batch);
+    }
+    // The batch leaves in one write: one DATA frame over HTTP/2, one chunk (one syscall) over HTTP/1.1.
+    if (!batch.bytes || this.closed) return false;
+    this.emit(batch.bytes);
+    return this.h2stream !== undefined;
+  }
+
+  write(type: WatchType, object: any): void {
+    if (this.closed) return;
+    const buf = this.serialize(type, object);
+    if (buf) this.emit(buf);
+  }
+
+  bookmark(): void {
+    this.write('BOOKMARK', { kind: this.info.kind, apiVersion: apiVersionOf(this.info), metadata: { resourceVersion: String(this.lastRv || this.log.currentRv) } });
+  }
+
+  /** The end of the watch (timeout, client gone): a last bookmark if asked for, then the end of the response. */
+  finish(): void {
+    if (this.closed) return;
+    const h2 = this.h2stream;
+    if (this.bookmarks && !this.out.writableEnded && !(h2 ? h2.closed || h2.destroyed : this.out.destroyed)) this.bookmark();
+    this.stop();
+    this.out.end();
+  }
+
+  private stop(): void {
+    this.closed = true;
+    this.unsubscribe();
+    clearTimeout(this.timeout);
+    clearInterval(this.ticker);
+  }
+
+  private writeShared(type: WatchType, e: LogEvent): void {
+    if (this.closed) return;
+    const first = this.fmt.shape === 'Table' && this.firstTable;
+    const key = `${type}|${this.representation}|${first ? 1 : 0}`;
+    const cache = (wireCache.get(e) ?? wireCache.set(e, new Map()).get(e))!;
+    let buf = cache.get(key);
+    if (buf === undefined) {
+      buf = this.serialize(type, e.object) ?? null;
+      cache.set(key, buf);
+    } else if (first) {
+      this.firstTable = false;
+    }
+    if (buf) this.emit(buf);
+  }
+
+  private emit(buf: Buffer): void {
+    if (this.sink) {
+      this.sink.push(buf);
+      return;
+    }
+    this.out.write(buf);
+    if (this.live && this.out.writableLength > MAX_BUFFERED_BYTES) this.onSlowReader();
+  }
+
+  private onSlowReader(): void {
+    const h2 = this.h2stream;
+    if (!h2) return this.finish();
+    // An HTTP/2 stream is reset (RST_STREAM CANCEL): its queued bytes are freed at once and the
+    // connection's other streams go on. HTTP/1.1 ends the response after what is buffered.
+    this.stop();
+    if (!h2.destroyed) h2.close(http2constants.NGHTTP2_CANCEL);
+  }
+
+  private serialize(type: WatchType, object: any): Buffer | undefined {
+    const { info, fmt } = this;
+    let payload: unknown = object;
+    if (type !== 'BOOKMARK' && type !== 'ERROR') {
+      const o = { ...object, apiVersion: apiVersionOf(info), kind: info.kind };
+      if (fmt.shape === 'Table') {
+        const t = toTable(info, [o], { resourceVersion: o.metadata?.resourceVersion }, fmt.metaVersion, this.includeObject) as any;
+        if (!this.firstTable) t.columnDefinitions = [];
+        this.firstTable = false;
+        payload = t;
+      } else if (fmt.shape === 'PartialObjectMetadata') {
+        payload = partialMetadata(o, fmt.metaVersion);
+      } else {
+        payload = o;
+      }
+    }
+    return fmt.encoding === 'json'
+      ? Buffer.from(JSON.stringify({ type, object: payload }) + '\n')
+      : fmt.encoding === 'protobuf'
+        ? encodeWatchEventFrame({ type, object: payload })
+        : encode({ type, object: payload }, fmt.encoding);
+  }
+}
+
+/**
+ * A watch of a custom resource whose versions convert through a webhook: events (and the initial
+ * state or replay) are converted in order before the stream sees them. Nothing is shared with
+ * other watches, since each conversion is its own round trip.
+ */
+class ConvertingWatch implements Watcher {
+  private chain: Promise<void> = Promise.resolve();
+  /** Events up to this version are queued already (replay overlaps the first live batches). */
+  private queuedRv: number;
+
+  constructor(
+    private readonly stream: WatchStream,
+    private readonly converter: Converter,
+    private readonly version: string,
+    startRv: number,
+  ) {
+    this.queuedRv = startRv;
+  }
+
+  /** Objects to write as ADDED (the initial state), converted first. */
+  initial(objects: any[]): void {
+    this.run(async () => {
+      for (const o of await this.convert(objects)) if (!this.stream.closed) this.stream.write('ADDED', o);
+    });
+  }
+
+  /** A step after everything queued so far. */
+  then(step: () => void): void {
+    this.run(async () => step());
+  }
+
+  onBatch(events: LogEvent[]): boolean {
+    const fresh = events.filter((e) => e.rv > this.queuedRv);
+    if (fresh.length === 0 || this.stream.closed) return false;
+    this.queuedRv = fresh[fresh.length - 1].rv;
+    this.run(async () => {
+      const objects = await this.convert(fresh.map((e) => e.object));
+      const prev = await this.convert(fresh.map((e) => e.prevObject).filter((o) => o !== undefined));
+      let p = 0;
+      const converted = fresh.map((e, i) => ({ ...e, object: objects[i], prevObject: e.prevObject === undefined ? undefined : prev[p++] }));
+      if (!this.stream.closed) this.stream.onBatch(converted, new Map());
+    });
+    return false;
+  }
+
+  private async convert(objects: any[]): Promise<any[]> {
+    return objects.length ? this.converter.convert(objects, this.version) : objects;
+  }
+
+  private run(step: () => Promise<void>): void {
+    this.chain = this.chain.then(step).catch((e) => {
+      if (this.stream.closed) return;
+      const status = e instanceof ApiError ? e.toStatus() : internalError(String((e as Error)?.message ?? e)).toStatus();
+      this.stream.write('ERROR', status);
+      this.stream.finish();
+    });
+  }
+}
+
+function noop(): void {}
 
 function joinSelector(a: string | undefined, b: string): string {
   return a ? `${a},${b}` : b;

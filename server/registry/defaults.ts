@@ -54,8 +54,18 @@ const PATH_COMPONENT = '[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*';
 const NAME = `(?:${DOMAIN}/)?${PATH_COMPONENT}(?:/${PATH_COMPONENT})*`;
 const IMAGE_REF = new RegExp(`^(${NAME})(?::([\\w][\\w.-]{0,127}))?(?:@([A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}))?$`);
 
+/** Pull policies by image: the same few images are defaulted on every write (the reference regex is costly). */
+const PULL_POLICY = new Map<string, string>();
+
 function pullPolicyFor(image: unknown): string {
-  return imageTag(typeof image === 'string' ? image : '') === 'latest' ? 'Always' : 'IfNotPresent';
+  const ref = typeof image === 'string' ? image : '';
+  let policy = PULL_POLICY.get(ref);
+  if (policy === undefined) {
+    policy = imageTag(ref) === 'latest' ? 'Always' : 'IfNotPresent';
+    if (PULL_POLICY.size >= 4096) PULL_POLICY.clear();
+    PULL_POLICY.set(ref, policy);
+  }
+  return policy;
 }
 
 function container(c: Obj): void {
@@ -529,24 +539,63 @@ function reachesDefaulter(root: TypeNode): boolean {
   return found;
 }
 
-function walk(node: TypeNode, value: unknown): void {
-  if (!reachesDefaulter(node)) return;
+/**
+ * What the walk does at a node that reaches a defaulter: its own defaulter, and only the
+ * properties (in schema order) that lead to one. Built once per node, lazily (schemas recurse).
+ */
+interface Plan {
+  node: TypeNode;
+  defaulter: Defaulter | undefined;
+  /** Properties that reach a defaulter; their plans resolved on first use. */
+  fields: { key: string; node: TypeNode; plan?: Plan | null }[] | undefined;
+  items: Plan | null | undefined;
+  values: Plan | null | undefined;
+}
+
+const plans = new WeakMap<TypeNode, Plan | null>();
+
+function planOf(node: TypeNode): Plan | null {
+  let p = plans.get(node);
+  if (p !== undefined) return p;
+  if (!reachesDefaulter(node)) {
+    plans.set(node, null);
+    return null;
+  }
+  const plan: Plan = { node, defaulter: node.definition ? TABLE[node.definition] : undefined, fields: undefined, items: undefined, values: undefined };
+  plans.set(node, plan);
+  if (node.properties) {
+    const fields: Plan['fields'] = [];
+    for (const [key, child] of Object.entries(node.properties)) if (reachesDefaulter(child)) fields.push({ key, node: child });
+    plan.fields = fields.length ? fields : undefined;
+  }
+  return plan;
+}
+
+function walk(plan: Plan, value: unknown): void {
+  const node = plan.node;
   if (Array.isArray(value)) {
-    if (node.type === 'array' && node.items) for (const item of value) walk(node.items, item);
+    if (node.type === 'array' && node.items) {
+      const items = plan.items === undefined ? (plan.items = planOf(node.items)) : plan.items;
+      if (items) for (let i = 0; i < value.length; i++) walk(items, value[i]);
+    }
     return;
   }
   if (!isObj(value)) return;
   if (node.type === 'map' && node.values) {
-    for (const v of Object.values(value)) walk(node.values, v);
+    const values = plan.values === undefined ? (plan.values = planOf(node.values)) : plan.values;
+    if (values) for (const k in value) walk(values, value[k]);
     return;
   }
   if (node.type !== 'object') return;
-  const defaulter = node.definition ? TABLE[node.definition] : undefined;
-  if (defaulter) defaulter(value);
-  if (!node.properties) return;
-  for (const [key, child] of Object.entries(node.properties)) {
-    const v = value[key];
-    if (v !== undefined && v !== null) walk(child, v);
+  if (plan.defaulter) plan.defaulter(value);
+  const fields = plan.fields;
+  if (!fields) return;
+  for (let i = 0; i < fields.length; i++) {
+    const f = fields[i];
+    const v = value[f.key];
+    if (v === undefined || v === null) continue;
+    const child = f.plan === undefined ? (f.plan = planOf(f.node)) : f.plan;
+    if (child) walk(child, v);
   }
 }
 
@@ -565,5 +614,6 @@ export function hasDefaults(definitionName: string): boolean {
 export function applyDefaults(definitionName: string, obj: any): void {
   const m = builtins();
   if (!m.has(definitionName)) return;
-  walk(m.node(definitionName), obj);
+  const plan = planOf(m.node(definitionName));
+  if (plan) walk(plan, obj);
 }

@@ -11,3 +11,451 @@ export function encodeObject(obj: unknown): Buffer {
 export function decodeObject<T = any>(data: Uint8Array): T {
   return cbor.decode(data) as T;
 }
+
+const UNDECODED: unique symbol = Symbol('undecoded');
+
+/**
+ * A stored row (a StoredObject) whose object is decoded on first use: existence checks never
+ * decode, and JSON lists transcode `data` without decoding at all.
+ */
+export class StoredRow {
+  private decoded: any = UNDECODED;
+
+  constructor(
+    readonly rv: number,
+    readonly uid: string,
+    /** The stored CBOR. */
+    readonly data: Uint8Array,
+  ) {}
+
+  get object(): any {
+    if (this.decoded === UNDECODED) this.decoded = decodeObject(this.data);
+    return this.decoded;
+  }
+
+  set object(v: any) {
+    this.decoded = v;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// CBOR → JSON transcoding: a stored object's JSON text straight from its CBOR bytes, byte for
+// byte what JSON.stringify(decodeObject(data)) gives, without building the object. Anything the
+// transcoder does not reproduce exactly (tags, byte strings, undefined in maps, 64-bit integers,
+// half/single floats,
+// lone surrogates, "__proto__" keys, which cbor-x decodes in its own way) makes it give up, and
+// the caller serializes the decoded object instead.
+
+/** A growable output buffer of JSON bytes. */
+export class JsonOut {
+  buf: Buffer;
+  pos = 0;
+
+  constructor(capacity = 64 * 1024) {
+    this.buf = Buffer.allocUnsafe(capacity);
+  }
+
+  ensure(n: number): void {
+    if (this.pos + n <= this.buf.length) return;
+    let size = this.buf.length * 2;
+    while (size < this.pos + n) size *= 2;
+    const next = Buffer.allocUnsafe(size);
+    this.buf.copy(next, 0, 0, this.pos);
+    this.buf = next;
+  }
+
+  /** Appends ASCII/Latin-1-free text (JSON punctuation, numbers, already-escaped JSON). */
+  text(s: string): void {
+    const n = Buffer.byteLength(s);
+    this.ensure(n);
+    this.pos += this.buf.write(s, this.pos, n, 'utf8');
+  }
+
+  /** The bytes written so far (a view; copy it if the writer is reused). */
+  bytes(): Buffer {
+    return this.buf.subarray(0, this.pos);
+  }
+}
+
+const HEX = '0123456789abcdef';
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+/** Bytes of the top-level keys present() replaces, and of the key cbor-x decodes its own way. */
+const API_VERSION = Buffer.from('apiVersion');
+const KIND = Buffer.from('kind');
+const PROTO = Buffer.from('__proto__');
+/** What JSON.stringify writes for the control characters with a short escape (0 = \u00XX). */
+const SHORT_ESCAPE = new Uint8Array(0x20);
+SHORT_ESCAPE[0x08] = 0x62; // \b
+SHORT_ESCAPE[0x09] = 0x74; // \t
+SHORT_ESCAPE[0x0a] = 0x6e; // \n
+SHORT_ESCAPE[0x0c] = 0x66; // \f
+SHORT_ESCAPE[0x0d] = 0x72; // \r
+/** Bytes that end a run of string bytes copied as they are. */
+const SPECIAL = new Uint8Array(256);
+for (let b = 0; b < 0x20; b++) SPECIAL[b] = 1;
+SPECIAL[QUOTE] = 1;
+SPECIAL[BACKSLASH] = 1;
+SPECIAL[0xed] = 1; // may start an encoded lone surrogate
+
+/** One transcoding: reads CBOR at s[p], appends JSON to o[q] (o has room, see room()). */
+class Transcoder {
+  s: Buffer = EMPTY;
+  p = 0;
+  o: Buffer = EMPTY;
+  q = 0;
+  private readonly f64 = new DataView(new ArrayBuffer(8));
+  /** The served apiVersion and kind, and their JSON bytes (the same for every row of a list). */
+  private apiVersion = '';
+  private kind = '';
+  private apiVersionJson = EMPTY;
+  private kindJson = EMPTY;
+
+  constructor(private readonly into: JsonOut) {}
+
+  /** Makes room for n more output bytes. */
+  room(n: number): void {
+    if (this.q + n <= this.o.length) return;
+    this.into.pos = this.q;
+    this.into.ensure(n);
+    this.o = this.into.buf;
+  }
+
+  byte(b: number): void {
+    this.room(1);
+    this.o[this.q++] = b;
+  }
+
+  ascii(text: string): void {
+    const n = text.length;
+    this.room(n);
+    const o = this.o;
+    let q = this.q;
+    for (let i = 0; i < n; i++) o[q++] = text.charCodeAt(i);
+    this.q = q;
+  }
+
+  /** A length/argument; -1 when unsupported (indefinite lengths, 64-bit arguments). */
+  argument(ai: number): number {
+    if (ai < 24) return ai;
+    const s = this.s;
+    const p = this.p;
+    switch (ai) {
+      case 24:
+        this.p = p + 1;
+        return s[p];
+      case 25:
+        this.p = p + 2;
+        return (s[p] << 8) | s[p + 1];
+      case 26:
+        this.p = p + 4;
+        return s[p] * 0x1000000 + ((s[p + 1] << 16) | (s[p + 2] << 8) | s[p + 3]);
+    }
+    return -1;
+  }
+
+  /** A text string of n bytes, quoted and escaped as JSON.stringify does. */
+  string(n: number): boolean {
+    const s = this.s;
+    const end = this.p + n;
+    if (end > s.length) return false;
+    // Room for the worst case (every byte a \u00XX escape): no checks in the loop.
+    this.room(n * 6 + 2);
+    const o = this.o;
+    let q = this.q;
+    o[q++] = QUOTE;
+    for (let i = this.p; i < end; i++) {
+      const b = s[i];
+      if (SPECIAL[b] === 0) {
+        o[q++] = b;
+        continue;
+      }
+      if (b === 0xed) {
+        // 0xED 0xA0..0xBF: an encoded lone surrogate, which cbor-x decodes in its own way.
+        if (s[i + 1] >= 0xa0) return false;
+        o[q++] = b;
+        continue;
+      }
+      o[q++] = BACKSLASH;
+      if (b === QUOTE || b === BACKSLASH) o[q++] = b;
+      else if (SHORT_ESCAPE[b] !== 0) o[q++] = SHORT_ESCAPE[b];
+      else {
+        o[q++] = 0x75; // u
+        o[q++] = 0x30;
+        o[q++] = 0x30;
+        o[q++] = HEX.charCodeAt(b >> 4);
+        o[q++] = HEX.charCodeAt(b & 15);
+      }
+    }
+    o[q++] = QUOTE;
+    this.q = q;
+    this.p = end;
+    return true;
+  }
+
+  keyIs(at: number, n: number, want: Buffer): boolean {
+    if (n !== want.length) return false;
+    const s = this.s;
+    for (let i = 0; i < n; i++) if (s[at + i] !== want[i]) return false;
+    return true;
+  }
+
+  value(): boolean {
+    const s = this.s;
+    if (this.p >= s.length) return false;
+    const ib = s[this.p++];
+    const ai = ib & 31;
+    switch (ib >> 5) {
+      case 0: {
+        if (ai < 24) {
+          // Most integers: one or two digits.
+          this.room(2);
+          if (ai >= 10) this.o[this.q++] = 0x31 + (ai >= 20 ? 1 : 0);
+          this.o[this.q++] = 0x30 + (ai % 10);
+          return true;
+        }
+        const n = this.argument(ai);
+        if (n < 0) return false;
+        this.ascii(String(n));
+        return true;
+      }
+      case 1: {
+        const n = this.argument(ai);
+        if (n < 0) return false;
+        this.ascii(String(-1 - n));
+        return true;
+      }
+      case 3: {
+        const n = this.argument(ai);
+        return n >= 0 && this.string(n);
+      }
+      case 4: {
+        const n = this.argument(ai);
+        if (n < 0) return false;
+        this.byte(0x5b); // [
+        for (let i = 0; i < n; i++) {
+          if (i > 0) this.byte(0x2c);
+          // undefined in an array serializes as null
+          if (s[this.p] === 0xf7) {
+            this.p++;
+            this.ascii('null');
+          } else if (!this.value()) return false;
+        }
+        this.byte(0x5d); // ]
+        return true;
+      }
+      case 5:
+        return this.map(this.argument(ai), false);
+      case 7:
+        switch (ai) {
+          case 20:
+            this.ascii('false');
+            return true;
+          case 21:
+            this.ascii('true');
+            return true;
+          case 22:
+            this.ascii('null');
+            return true;
+          case 27: {
+            const f = this.f64;
+            for (let i = 0; i < 8; i++) f.setUint8(i, s[this.p + i]);
+            this.p += 8;
+            const v = f.getFloat64(0);
+            this.ascii(Number.isFinite(v) ? String(v) : 'null');
+            return true;
+          }
+        }
+        // Half and single precision floats (our encoder writes doubles), undefined, other simple values.
+        return false;
+    }
+    // Byte strings and tags (and anything malformed): not plain JSON data.
+    return false;
+  }
+
+  /**
+   * A map of n pairs. At the top level those two keys get the served apiVersion and kind, and
+   * are added at the end when absent, as present() sets them on the object.
+   */
+  map(n: number, top: boolean): boolean {
+    if (n < 0) return false;
+    const s = this.s;
+    let sawApiVersion = false;
+    let sawKind = false;
+    this.byte(0x7b); // {
+    for (let i = 0; i < n; i++) {
+      const kb = s[this.p];
+      if (kb >> 5 !== 3) return false; // only text keys
+      this.p++;
+      const klen = this.argument(kb & 31);
+      if (klen < 0) return false;
+      const kat = this.p;
+      if (klen === 9 && this.keyIs(kat, klen, PROTO)) return false;
+      // undefined values are left out by JSON.stringify: leave such objects to it
+      if (s[kat + klen] === 0xf7) return false;
+      if (i > 0) this.byte(0x2c);
+      if (!this.string(klen)) return false;
+      this.byte(0x3a); // :
+      if (top && (this.keyIs(kat, klen, API_VERSION) || this.keyIs(kat, klen, KIND))) {
+        const isKind = klen === KIND.length;
+        // The stored value is replaced: skip it (a string, as every stored object has).
+        const vb = s[this.p];
+        if (vb >> 5 !== 3) return false;
+        this.p++;
+        const vlen = this.argument(vb & 31);
+        if (vlen < 0) return false;
+        this.p += vlen;
+        this.bytes(isKind ? this.kindJson : this.apiVersionJson);
+        if (isKind) sawKind = true;
+        else sawApiVersion = true;
+        continue;
+      }
+      if (!this.value()) return false;
+    }
+    if (top) {
+      let first = n === 0;
+      if (!sawApiVersion) {
+        this.utf8((first ? '' : ',') + '"apiVersion":' + JSON.stringify(this.apiVersion));
+        first = false;
+      }
+      if (!sawKind) this.utf8((first ? '' : ',') + '"kind":' + JSON.stringify(this.kind));
+    }
+    this.byte(0x7d); // }
+    return true;
+  }
+
+  bytes(b: Buffer): void {
+    this.room(b.length);
+    b.copy(this.o, this.q);
+    this.q += b.length;
+  }
+
+  utf8(text: string): void {
+    const n = Buffer.byteLength(text);
+    this.room(n);
+    this.q += this.o.write(text, this.q, n, 'utf8');
+  }
+
+  /** Transcodes one stored object; on failure the output is left as it was. */
+  run(data: Uint8Array, apiVersion: string, kind: string): boolean {
+    const into = this.into;
+    const start = into.pos;
+    if (apiVersion !== this.apiVersion || this.apiVersionJson === EMPTY) {
+      this.apiVersion = apiVersion;
+      this.apiVersionJson = Buffer.from(JSON.stringify(apiVersion));
+    }
+    if (kind !== this.kind || this.kindJson === EMPTY) {
+      this.kind = kind;
+      this.kindJson = Buffer.from(JSON.stringify(kind));
+    }
+    this.s = Buffer.isBuffer(data) ? data : Buffer.from(data.buffer, data.byteOffset, data.byteLength);
+    this.p = 0;
+    this.o = into.buf;
+    this.q = into.pos;
+    const s = this.s;
+    let ok = false;
+    if (s.length > 0 && s[0] >> 5 === 5) {
+      this.p = 1;
+      ok = this.map(this.argument(s[0] & 31), true) && this.p === s.length;
+    }
+    // The output is committed on success only (room() may have moved into.pos while growing).
+    into.pos = ok ? this.q : start;
+    this.s = EMPTY;
+    this.o = EMPTY;
+    return ok;
+  }
+}
+
+const EMPTY = Buffer.alloc(0);
+
+/**
+ * Appends to `into` the JSON of the stored object `data` served as apiVersion/kind (what
+ * JSON.stringify gives after present() set them). Returns false, having appended nothing, when
+ * the object holds something only the decoder reproduces exactly; the caller then serializes
+ * the decoded object.
+ */
+export function transcodeToJson(data: Uint8Array, into: JsonOut, apiVersion: string, kind: string): boolean {
+  return transcoderFor(into).run(data, apiVersion, kind);
+}
+
+const transcoders = new WeakMap<JsonOut, Transcoder>();
+function transcoderFor(into: JsonOut): Transcoder {
+  let t = transcoders.get(into);
+  if (!t) transcoders.set(into, (t = new Transcoder(into)));
+  return t;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Lists of stored rows: `items` are decoded (and presented) only if somebody reads them; a plain
+// JSON list is transcoded from the rows' bytes instead.
+
+/** A row of a list: its stored bytes when it has them (StoredRow), and its object. */
+export interface ListRow {
+  readonly data?: Uint8Array;
+  readonly object: any;
+}
+
+export interface StoredItems {
+  rows: ListRow[];
+  /** What the rows are served as (present() sets these on every object). */
+  apiVersion: string;
+  kind: string;
+  present: (obj: any) => any;
+}
+
+const STORED_ITEMS = Symbol('storedItems');
+
+/**
+ * `fields` with an `items` property holding the rows' presented objects, made on first access.
+ * Until then storedItemsOf() hands out the rows, for transcoding.
+ */
+export function withStoredItems<T extends object>(fields: T, stored: StoredItems): T & { items: any[] } {
+  let items: any[] | undefined;
+  const result = fields as T & { items: any[]; [STORED_ITEMS]?: StoredItems };
+  Object.defineProperty(result, 'items', {
+    enumerable: true,
+    configurable: true,
+    get() {
+      if (items === undefined) {
+        items = stored.rows.map((r) => stored.present(r.object));
+        delete result[STORED_ITEMS];
+      }
+      return items;
+    },
+    set(v: any[]) {
+      items = v;
+      delete result[STORED_ITEMS];
+    },
+  });
+  Object.defineProperty(result, STORED_ITEMS, { value: stored, enumerable: false, configurable: true });
+  return result;
+}
+
+/** The rows of a list made by withStoredItems whose `items` nobody has read (or replaced) yet. */
+export function storedItemsOf(result: object): StoredItems | undefined {
+  return (result as { [STORED_ITEMS]?: StoredItems })[STORED_ITEMS];
+}
+
+/**
+ * The JSON of `head` (a list object without items) with the rows as its items, and a newline,
+ * as JSON.stringify writes the whole list with the presented objects.
+ */
+export function storedListJson(head: object, stored: StoredItems): Buffer {
+  const headJson = JSON.stringify(head);
+  let estimate = headJson.length + 32;
+  // JSON runs about 1.3 times the CBOR.
+  for (const r of stored.rows) estimate += r.data ? r.data.length + (r.data.length >> 1) : 1024;
+  const out = new JsonOut(estimate);
+  out.text(headJson.length > 2 ? headJson.slice(0, -1) + ',"items":[' : '{"items":[');
+  const { rows, apiVersion, kind } = stored;
+  for (let i = 0; i < rows.length; i++) {
+    if (i > 0) {
+      out.ensure(1);
+      out.buf[out.pos++] = 0x2c;
+    }
+    const row = rows[i];
+    if (!(row.data && transcodeToJson(row.data, out, apiVersion, kind))) out.text(JSON.stringify(stored.present(row.object)));
+  }
+  out.text(']}\n');
+  return out.bytes();
+}

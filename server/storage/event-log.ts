@@ -5,7 +5,7 @@
 // far; a failing one is undone alone and emits nothing. The resulting row operations commit on
 // a writer thread, so the fsync never blocks request handling.
 import type { Db } from './database.ts';
-import { encodeObject, decodeObject } from './codec.ts';
+import { encodeObject, decodeObject, StoredRow } from './codec.ts';
 import type Database from 'better-sqlite3';
 import { Worker } from 'node:worker_threads';
 import type { RowOp, WriterRequest, WriterResponse } from './writer-protocol.ts';
@@ -123,7 +123,8 @@ export class EventLog {
 
   get(key: Key): StoredObject | undefined {
     const row = this.stmts.get.get(key.res, key.ns, key.name) as { rv: number; uid: string; data: Buffer } | undefined;
-    return row ? { rv: row.rv, uid: row.uid, object: decodeObject(row.data) } : undefined;
+    // Decoded on first use: an existence check never decodes.
+    return row ? new StoredRow(row.rv, row.uid, row.data) : undefined;
   }
 
   /** Current objects of a resource, in (namespace, name) order, optionally after a key; one namespace or all. */
@@ -133,7 +134,8 @@ export class EventLog {
         ? this.stmts.listAll.all({ res, ns: after?.ns ?? '', name: after?.name ?? '', after: after ? 1 : 0, limit })
         : this.stmts.listNs.all({ res, ns, name: after?.name ?? '', after: after ? 1 : 0, limit })
     ) as { rv: number; uid: string; data: Buffer }[];
-    return rows.map((r) => ({ rv: r.rv, uid: r.uid, object: decodeObject(r.data) }));
+    // Decoded on first use: JSON lists transcode the stored bytes instead.
+    return rows.map((r) => new StoredRow(r.rv, r.uid, r.data));
   }
 
   /** How many current objects of a resource come after a key (remainingItemCount). */
@@ -154,7 +156,7 @@ export class EventLog {
   listAt(res: string, ns: string | undefined, rv: number, after?: { ns: string; name: string }, limit = -1): StoredObject[] {
     const params = { res, ns: ns ?? after?.ns ?? '', name: after?.name ?? '', after: after ? 1 : 0, limit, rv };
     const rows = (ns === undefined ? this.stmts.listAllAt : this.stmts.listNsAt).all(params) as { rv: number; uid: string; data: Buffer }[];
-    return rows.map((r) => ({ rv: r.rv, uid: r.uid, object: decodeObject(r.data) }));
+    return rows.map((r) => new StoredRow(r.rv, r.uid, r.data));
   }
 
   /** remainingItemCount for a snapshot page. */

@@ -307,7 +307,7 @@ export function encodeManagedFields(managed: Managed, uid?: string): ManagedFiel
       apiVersion: vs.apiVersion,
       ...(time !== undefined ? { time } : {}),
       fieldsType: 'FieldsV1',
-      fieldsV1: set.toFieldsV1(),
+      fieldsV1: fieldsV1Of(set),
       ...(info.subresource ? { subresource: info.subresource } : {}),
     };
     out.push(entry);
@@ -322,6 +322,35 @@ export function encodeManagedFields(managed: Managed, uid?: string): ManagedFiel
     return compareStrings(p.subresource ?? '', q.subresource ?? '');
   });
   return out;
+}
+
+/**
+ * The FieldsV1 of a set. Shared (frozen) sets are written again and again, mostly unchanged: their
+ * FieldsV1 is made once and shared too, frozen so that no holder can change it for the others.
+ */
+function fieldsV1Of(set: FieldSet): Record<string, unknown> {
+  if (!set._frozen) return set.toFieldsV1();
+  const f = FIELDS_V1.get(set);
+  if (f) return f;
+  // Kept from the second time on: a set written once (a create's) is not worth freezing.
+  if (f === undefined) {
+    FIELDS_V1.set(set, null);
+    return set.toFieldsV1();
+  }
+  const made = deepFreeze(set.toFieldsV1());
+  FIELDS_V1.set(set, made);
+  return made;
+}
+
+/** FieldsV1 by set: null once written, the shared frozen object from the second time on. */
+const FIELDS_V1 = new WeakMap<FieldSet, Record<string, unknown> | null>();
+
+function deepFreeze<T extends object>(o: T): T {
+  for (const k in o) {
+    const v = (o as Record<string, unknown>)[k];
+    if (typeof v === 'object' && v !== null) deepFreeze(v);
+  }
+  return Object.freeze(o);
 }
 
 /** True for managedFields that ask for a reset: an empty list, or a list of one empty entry. */

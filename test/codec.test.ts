@@ -1,0 +1,137 @@
+// The storage codec: lazily decoded rows, and CBOR → JSON transcoding that must give exactly the
+// bytes JSON.stringify gives for the decoded object (with apiVersion/kind set as the store serves them).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { encodeObject, decodeObject, transcodeToJson, JsonOut, StoredRow } from '../server/storage/codec.ts';
+
+/** What the object path serves: decode, set apiVersion/kind (present()), JSON.stringify. */
+function viaObject(data: Uint8Array, apiVersion: string, kind: string): string {
+  const o = decodeObject(data);
+  o.apiVersion = apiVersion;
+  o.kind = kind;
+  return JSON.stringify(o);
+}
+
+function transcoded(obj: unknown, apiVersion = 'v1', kind = 'ConfigMap'): { ok: boolean; json: string; expected: string } {
+  const data = encodeObject(obj);
+  const out = new JsonOut(8); // tiny: growth is exercised too
+  out.text('['); // something before: a failed transcode must leave it alone
+  const ok = transcodeToJson(data, out, apiVersion, kind);
+  const text = out.bytes().toString('utf8');
+  assert.ok(text.startsWith('['));
+  return { ok, json: text.slice(1), expected: viaObject(data, apiVersion, kind) };
+}
+
+test('transcoded JSON equals JSON.stringify of the decoded object', () => {
+  const objects: unknown[] = [
+    { kind: 'ConfigMap', apiVersion: 'v1', metadata: { name: 'a', namespace: 'ns', labels: { app: 'x' } }, data: { k: 'v' } },
+    // served in another version: both replaced in place
+    { kind: 'HorizontalPodAutoscaler', apiVersion: 'autoscaling/v2', metadata: { name: 'h' }, spec: { maxReplicas: 3 } },
+    // absent apiVersion/kind are added at the end, apiVersion first (as present() assigns them)
+    { metadata: { name: 'a' } },
+    { kind: 'X', metadata: { name: 'a' } },
+    { apiVersion: 'v0', metadata: {} },
+    {},
+    {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'esc' },
+      data: {
+        quote: 'a"b',
+        backslash: 'a\\b',
+        controls: '\u0000\u0001\b\t\n\u000b\f\r\u001f\u007f',
+        unicode: 'é ü 日本 😀 \u2028\u2029 \ufffd',
+        empty: '',
+        long: 'x'.repeat(5000) + '"' + 'y'.repeat(100),
+        '': 'empty key',
+        'ключ': 'значение',
+      },
+    },
+    {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'n', generation: 7, annotations: {} },
+      spec: {
+        replicas: 0,
+        big: 4294967295,
+        bigger: 4294967296,
+        huge: 2 ** 53 - 1,
+        neg: -1,
+        negBig: -4294967296,
+        negHuger: -(2 ** 40),
+        float: 0.1,
+        negFloat: -2.5e-300,
+        exp: 1e21,
+        tiny: 5e-324,
+        negZero: -0,
+        bools: [true, false],
+        nul: null,
+        arr: [[], [[1]], {}, [null, 'a', 1.5]],
+        objs: [{ a: { b: { c: { d: [1, 2, 3] } } } }],
+      },
+      // integer-like keys come first in a JS object and stay so through the codec
+      data: { b: 1, '10': 2, '2': 3, a: 4 },
+    },
+    { apiVersion: 'v1', kind: 'List', items: Array.from({ length: 300 }, (_, i) => ({ i, name: `item-${i}` })) },
+  ];
+  for (const o of objects) {
+    const r = transcoded(o);
+    assert.equal(r.ok, true, JSON.stringify(o).slice(0, 200));
+    assert.equal(r.json, r.expected);
+  }
+});
+
+test('transcoding gives up (appending nothing) on what only the decoder reproduces', () => {
+  const cases: unknown[] = [
+    { metadata: { name: 'a' }, when: new Date(0) }, // a tag
+    { metadata: { name: 'a' }, bytes: Buffer.from('ab') }, // a byte string
+    { metadata: { name: 'a' }, u: undefined }, // left out by JSON.stringify
+    { metadata: { name: 'a' }, s: 'lone \ud800 surrogate' },
+    JSON.parse('{"metadata":{"name":"a"},"x":{"__proto__":{"y":1}}}'),
+  ];
+  for (const o of cases) {
+    const r = transcoded(o);
+    assert.equal(r.ok, false, JSON.stringify(o));
+    assert.equal(r.json, '');
+  }
+  // undefined in an array is null in both
+  const arr = transcoded({ metadata: {}, a: [undefined, 1] });
+  assert.equal(arr.ok, true);
+  assert.equal(arr.json, arr.expected);
+});
+
+test('random JSON values transcode exactly', () => {
+  let seed = 42;
+  const rand = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  const chars = ['a', 'Z', '0', ' ', '"', '\\', '\n', '\u0003', 'é', '日', '😀', '/', '\u007f'];
+  const str = () => Array.from({ length: Math.floor(rand() * 12) }, () => chars[Math.floor(rand() * chars.length)]).join('');
+  const value = (depth: number): unknown => {
+    const r = rand();
+    if (depth > 4 || r < 0.3) {
+      const k = Math.floor(rand() * 6);
+      return [str(), Math.floor(rand() * 1e6) - 5e5, rand() * 1e10 - 5e9, true, null, 2 ** Math.floor(rand() * 60)][k];
+    }
+    if (r < 0.6) return Array.from({ length: Math.floor(rand() * 5) }, () => value(depth + 1));
+    const o: Record<string, unknown> = {};
+    for (let i = Math.floor(rand() * 6); i > 0; i--) o[rand() < 0.2 ? String(Math.floor(rand() * 20)) : str()] = value(depth + 1);
+    return o;
+  };
+  for (let i = 0; i < 2000; i++) {
+    const o = { kind: 'K', apiVersion: 'g/v1', metadata: { name: str() }, spec: value(0) };
+    const r = transcoded(o, 'g/v2', 'K');
+    assert.equal(r.ok, true);
+    assert.equal(r.json, r.expected);
+  }
+});
+
+test('StoredRow decodes on first use only, once', () => {
+  const data = encodeObject({ metadata: { name: 'a' } });
+  const row = new StoredRow(3, 'uid-1', data);
+  assert.equal(row.rv, 3);
+  assert.equal(row.uid, 'uid-1');
+  const first = row.object;
+  assert.deepEqual(first, { metadata: { name: 'a' } });
+  assert.equal(row.object, first);
+  row.object = { replaced: true };
+  assert.deepEqual(row.object, { replaced: true });
+});

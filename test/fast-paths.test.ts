@@ -1,0 +1,135 @@
+// The fast paths of the write and list hot spots must answer exactly as the general ones:
+// JSON lists transcoded from the stored CBOR, duplicate fields of JSON text sent as YAML (apply),
+// PUTs that no longer deep-clone with structuredClone.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startTestServer, type TestServer } from './helpers/server.ts';
+
+let s: TestServer;
+before(async () => {
+  s = await startTestServer();
+  assert.equal((await s.request('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'fast' } } })).status, 201);
+});
+after(async () => {
+  await s.stop();
+});
+
+/** The object path's serialization of a list: compact JSON of what the pretty (object path) answer holds. */
+async function viaObjectPath(path: string): Promise<string> {
+  const pretty = await s.request('GET', `${path}${path.includes('?') ? '&' : '?'}pretty=true`);
+  assert.equal(pretty.status, 200);
+  return JSON.stringify(JSON.parse(pretty.text)) + '\n';
+}
+
+test('a JSON list transcoded from storage is byte for byte the object path answer', async () => {
+  const tricky = {
+    quote: 'say "hi"',
+    backslash: 'C:\\dir',
+    controls: 'tab\tnewline\ncr\rnul\u0000bell\u0007',
+    unicode: 'é 日本 😀 \u2028',
+    '10': 'integer-like key',
+    '2': 'another',
+  };
+  for (let i = 0; i < 30; i++) {
+    const r = await s.request('POST', '/api/v1/namespaces/fast/configmaps', {
+      body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `cm-${String(i).padStart(2, '0')}`, labels: { n: String(i % 3) } }, data: { ...tricky, i: String(i) } },
+    });
+    assert.equal(r.status, 201);
+  }
+  for (const path of [
+    '/api/v1/namespaces/fast/configmaps',
+    '/api/v1/configmaps',
+    '/api/v1/namespaces/fast/configmaps?labelSelector=n%3D1',
+    '/api/v1/namespaces/fast/configmaps?limit=7',
+  ]) {
+    const fast = await s.request('GET', path);
+    assert.equal(fast.status, 200);
+    assert.equal(fast.headers['content-type'], 'application/json');
+    assert.equal(fast.text, await viaObjectPath(path), path);
+  }
+  const all = (await s.request('GET', '/api/v1/namespaces/fast/configmaps')).json();
+  assert.equal(all.kind, 'ConfigMapList');
+  assert.equal(all.items.length, 30);
+  assert.deepEqual(all.items[0].data, { ...tricky, i: '0' });
+  assert.equal(all.items[0].kind, 'ConfigMap');
+  assert.equal(all.items[0].apiVersion, 'v1');
+  // Pages: continue tokens and remainingItemCount as before.
+  const page = (await s.request('GET', '/api/v1/namespaces/fast/configmaps?limit=7')).json();
+  assert.equal(page.items.length, 7);
+  assert.equal(page.metadata.remainingItemCount, 23);
+  const next = (await s.request('GET', `/api/v1/namespaces/fast/configmaps?limit=7&continue=${encodeURIComponent(page.metadata.continue)}`)).json();
+  assert.equal(next.items[0].metadata.name, 'cm-07');
+});
+
+test('objects stored in one version and listed in another carry the listed apiVersion', async () => {
+  const hpa = {
+    apiVersion: 'autoscaling/v2',
+    kind: 'HorizontalPodAutoscaler',
+    metadata: { name: 'h' },
+    spec: { scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'd' }, minReplicas: 1, maxReplicas: 3 },
+  };
+  assert.equal((await s.request('POST', '/apis/autoscaling/v2/namespaces/fast/horizontalpodautoscalers', { body: hpa })).status, 201);
+  for (const v of ['v1', 'v2']) {
+    const path = `/apis/autoscaling/${v}/namespaces/fast/horizontalpodautoscalers`;
+    const r = await s.request('GET', path);
+    assert.equal(r.status, 200);
+    assert.equal(r.json().items[0].apiVersion, `autoscaling/${v}`);
+    assert.equal(r.text, await viaObjectPath(path));
+  }
+});
+
+test('apply with a JSON body: duplicate fields reported as for JSON (Warn, Strict)', async () => {
+  const body = '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"applied","labels":{"a":"1","a":"2"}},"data":{"k":"v"}}';
+  const headers = { 'content-type': 'application/apply-patch+yaml' };
+  const strict = await s.request('PATCH', '/api/v1/namespaces/fast/configmaps/applied?fieldManager=m&fieldValidation=Strict', { raw: body, headers });
+  assert.equal(strict.status, 400);
+  assert.match(strict.json().message, /strict decoding error: duplicate field "metadata.labels.a"/);
+  const warn = await s.request('PATCH', '/api/v1/namespaces/fast/configmaps/applied?fieldManager=m', { raw: body, headers });
+  assert.equal(warn.status, 201);
+  assert.match(([] as string[]).concat(warn.headers.warning as any).join('\n'), /duplicate field \\"metadata.labels.a\\"/);
+  assert.equal(warn.json().metadata.labels.a, '2');
+  // Flow-style YAML that is not JSON still goes through the YAML parser.
+  const flow = await s.request('PATCH', '/api/v1/namespaces/fast/configmaps/applied?fieldManager=m&fieldValidation=Strict', {
+    raw: '{apiVersion: v1, kind: ConfigMap, metadata: {name: applied}, data: {k: v, k: w}}',
+    headers,
+  });
+  assert.equal(flow.status, 400);
+  assert.match(flow.json().message, /duplicate field "data.k"/);
+});
+
+test('PUT and apply keep the stored object intact between writes (no shared state)', async () => {
+  const path = '/apis/apps/v1/namespaces/fast/deployments';
+  const dep = (image: string, replicas: number) => ({
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: 'web', labels: { app: 'web' } },
+    spec: {
+      replicas,
+      selector: { matchLabels: { app: 'web' } },
+      template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'app', image }] } },
+    },
+  });
+  const created = await s.request('POST', path, { body: dep('nginx:1', 1) });
+  assert.equal(created.status, 201);
+  assert.equal(created.json().metadata.generation, 1);
+  // Defaults came with the create: a PUT omitting them is not a spec change.
+  const same = await s.request('PUT', `${path}/web`, { body: dep('nginx:1', 1) });
+  assert.equal(same.status, 200);
+  assert.equal(same.json().metadata.resourceVersion, created.json().metadata.resourceVersion);
+  assert.equal(same.json().spec.template.spec.containers[0].imagePullPolicy, 'IfNotPresent');
+  const changed = await s.request('PUT', `${path}/web`, { body: dep('nginx:latest', 2) });
+  assert.equal(changed.status, 200);
+  assert.equal(changed.json().metadata.generation, 2);
+  assert.equal(changed.json().spec.template.spec.containers[0].imagePullPolicy, 'Always');
+  const applied = await s.request('PATCH', `${path}/web?fieldManager=team&force=true`, {
+    raw: JSON.stringify(dep('nginx:2', 3)),
+    headers: { 'content-type': 'application/apply-patch+yaml' },
+  });
+  assert.equal(applied.status, 200);
+  const got = (await s.request('GET', `${path}/web`)).json();
+  assert.equal(got.spec.replicas, 3);
+  assert.equal(got.spec.template.spec.containers[0].image, 'nginx:2');
+  assert.equal(got.metadata.generation, 3);
+  const managers = got.metadata.managedFields.map((m: any) => `${m.manager}/${m.operation}`).sort();
+  assert.ok(managers.includes('team/Apply'), managers.join(','));
+});
