@@ -22,7 +22,7 @@ export class Compactor {
   private async tick(): Promise<void> {
     const upTo = this.previousTickRv;
     this.previousTickRv = this.log.currentRv;
-    if (upTo <= this.log.compactedRv) return;
+    if (upTo <= this.log.compactedRv && !this.log.compactionUnfinished) return;
     try {
       this.onResult(await this.log.compact(upTo));
     } catch (e) {

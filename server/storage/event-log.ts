@@ -7,8 +7,8 @@
 import type { Db } from './database.ts';
 import { encodeObject, decodeObject, StoredRow } from './codec.ts';
 import type Database from 'better-sqlite3';
-import { Worker } from 'node:worker_threads';
-import type { RowOp, WriterRequest, WriterResponse } from './writer-protocol.ts';
+import { Worker, MessageChannel } from 'node:worker_threads';
+import type { RowOp, WriterRequest, WriterResponse, WriterStats, CheckpointStats, StorageThreadData } from './writer-protocol.ts';
 
 export type EventType = 'ADDED' | 'MODIFIED' | 'DELETED';
 const TYPE_CODE: Record<EventType, number> = { ADDED: 1, MODIFIED: 2, DELETED: 3 };
@@ -39,15 +39,22 @@ export interface LogEvent {
 
 export type EventListener = (events: LogEvent[]) => void;
 
-/** How long one compaction slice may hold the write lock. */
-const SLICE_TARGET_MS = 8;
+/** How long one compaction slice may keep the writer thread from committing. */
+const SLICE_TARGET_MS = 5;
 
 export interface CompactionResult {
   compactedRv: number;
   removed: number;
   slices: number;
-  /** The longest time one slice held the write lock: how long a writer could have waited. */
+  /** The longest time one slice held the writer thread: how long a write batch could have waited for it. */
   longestSliceMs: number;
+  /** The longest time the writer thread spent on anything but committing writes during the compaction (slices, and copying a checkpoint's tail so the WAL could start over). */
+  longestPauseMs: number;
+}
+
+export interface StorageStats {
+  writer: WriterStats;
+  checkpointer: CheckpointStats;
 }
 
 interface PendingWrite {
@@ -71,11 +78,15 @@ export interface EventLogOptions {
   /** The SQLite file; the writer thread opens its own connection to it. */
   file: string;
   synchronous?: 'full' | 'normal' | 'off';
+  /** WAL size in pages at which the storage threads make it start over (default 4096, 16 MiB); for tests. */
+  walRestartFrames?: number;
 }
 
 export class EventLog {
   private readonly db: Db;
   private readonly writer: Worker;
+  /** Copies the WAL into the database file alongside the writer (see writer-worker.js). */
+  private readonly checkpointer: Worker;
   /** Newest committed resourceVersion. */
   private lastRv: number;
   private pending: PendingWrite[] = [];
@@ -90,7 +101,11 @@ export class EventLog {
   /** Versions at or below this were compacted: lists and watches from them answer 410 Gone. */
   private compacted: number;
   private compacting?: Promise<CompactionResult>;
+  /** A compaction set `compacted` but stopped (shutdown, crash) before removing every row it covers. */
+  private unfinishedCompaction: boolean;
   private readonly rvWaiters = new Set<{ rv: number; resolve: () => void }>();
+  /** Compaction waiting for the batch with the writer to finish: a batch waits for one slice at most. */
+  private turnWaiters: (() => void)[] = [];
 
   /** db is the reading connection (this thread); writes go to a writer thread with its own connection. */
   constructor(db: Db, opts: EventLogOptions) {
@@ -100,14 +115,24 @@ export class EventLog {
     this.lastRv = seq?.seq ?? 0;
     const c = db.prepare(`SELECT value FROM meta WHERE key = 'compacted_rv'`).get() as { value: string } | undefined;
     this.compacted = c ? Number(c.value) : 0;
-    this.writer = startWriter({ file: opts.file, synchronous: opts.synchronous ?? 'full' });
-    this.writer.on('message', (r: WriterResponse) => {
+    const done = db.prepare(`SELECT value FROM meta WHERE key = 'compaction_done_rv'`).get() as { value: string } | undefined;
+    // No record: compacted by a hearth that set compacted_rv only when done.
+    this.unfinishedCompaction = done !== undefined && Number(done.value) < this.compacted;
+    const { writer, checkpointer } = startStorageThreads({ file: opts.file, synchronous: opts.synchronous ?? 'full', walRestartFrames: opts.walRestartFrames });
+    this.writer = writer;
+    this.checkpointer = checkpointer;
+    const onReply = (r: WriterResponse) => {
       const reply = this.replies.get(r.id);
       this.replies.delete(r.id);
       // Idle, the writer must not keep the process alive; awaiting a commit, it must.
       if (this.replies.size === 0) this.writer.unref();
       reply?.(r);
-    });
+    };
+    this.writer.on('message', onReply);
+    this.checkpointer.on('message', onReply);
+    // Without it the WAL is no longer copied back (it grows), but every write still commits durably.
+    this.checkpointer.on('error', (e) => console.error('storage checkpointer thread failed:', e));
+    this.checkpointer.unref();
     this.writer.on('error', (e) => {
       console.error('storage writer thread failed:', e);
       for (const reply of this.replies.values()) reply({ id: 0, ok: false, error: `storage writer failed: ${e.message}` });
@@ -142,6 +167,11 @@ export class EventLog {
   countAfter(res: string, ns: string | undefined, after: { ns: string; name: string }): number {
     const row = (ns === undefined ? this.stmts.countAll : this.stmts.countNs).get({ res, ns: ns ?? after.ns, name: after.name }) as { n: number };
     return row.n;
+  }
+
+  /** Whether a compaction stopped midway (shutdown, crash): compact() finishes it even with nothing new to compact. */
+  get compactionUnfinished(): boolean {
+    return this.unfinishedCompaction;
   }
 
   /** The newest compacted resourceVersion (0 before any compaction). */
@@ -190,33 +220,55 @@ export class EventLog {
    */
   compact(upTo: number): Promise<CompactionResult> {
     if (this.compacting) return this.compacting;
-    const target = Math.min(upTo, this.lastRv);
-    if (target <= this.compacted) return Promise.resolve({ compactedRv: this.compacted, removed: 0, slices: 0, longestSliceMs: 0 });
+    let target = Math.min(upTo, this.lastRv);
+    if (target <= this.compacted) {
+      if (!this.unfinishedCompaction) return Promise.resolve({ compactedRv: this.compacted, removed: 0, slices: 0, longestSliceMs: 0, longestPauseMs: 0 });
+      // Finish the interrupted one.
+      target = this.compacted;
+    }
     this.compacting = (async () => {
       let removed = 0;
       let slices = 0;
       let longest = 0;
+      let longestPause = 0;
+      // The new compacted version is durable and in force before the first row goes: a list or
+      // watch from an older version answers 410 from now on, instead of reading a history with
+      // holes (also after a crash midway; the next compaction removes what this one left).
+      if (target > this.compacted) {
+        const saved = await this.ask({ id: this.nextRequestId++, meta: [['compacted_rv', String(target)], ['compaction_done_rv', String(this.unfinishedCompaction ? 0 : this.compacted)]] });
+        if (!saved.ok) throw new Error(`compaction failed: ${saved.error}`);
+        this.compacted = target;
+        this.unfinishedCompaction = true;
+      }
       const first = (this.stmts.firstEvent.get() as { rv: number | null }).rv ?? target;
-      // Slices sized to take about SLICE_TARGET_MS each, with a pause between them, so a write
-      // batch waits for one short slice at most.
+      // Slices sized to take about SLICE_TARGET_MS each. A slice goes to the writer only once
+      // the batch there is done: batches and slices alternate, so a batch waits for one slice
+      // at most, and the compaction still advances under a continuous stream of writes.
       let sliceRows = 256;
       for (let from = Math.max(first - 1, 0); from < target; ) {
+        if (this.inFlight) await new Promise<void>((resolve) => this.turnWaiters.push(resolve));
+        // Shutting down: stop between slices; the next compaction removes the rest.
+        if (this.closed) throw new Error('storage is closed');
         const to = Math.min(from + sliceRows, target);
         const r = await this.ask({ id: this.nextRequestId++, compact: { from, to, cutoff: target } });
         if (!r.ok) throw new Error(`compaction failed: ${r.error}`);
         removed += r.removed ?? 0;
         const ms = r.ms ?? 0;
         longest = Math.max(longest, ms);
+        longestPause = Math.max(longestPause, ms, r.tailMs ?? 0);
         slices++;
         from = to;
         if (ms > SLICE_TARGET_MS) sliceRows = Math.max(16, Math.floor(sliceRows / 2));
         else if (ms < SLICE_TARGET_MS / 4) sliceRows = Math.min(8192, sliceRows * 2);
-        await new Promise((resolve) => setTimeout(resolve, 1));
+        // Lets replies and requests that arrived meanwhile run first. No further pause is
+        // needed: while writes come in, a slice waits for the batch before it, whose fsync also
+        // flushes the slice before it (slices do not fsync), so the disk sets the pace.
+        await new Promise((resolve) => setImmediate(resolve));
       }
-      const saved = await this.ask({ id: this.nextRequestId++, meta: ['compacted_rv', String(target)] });
-      if (!saved.ok) throw new Error(`compaction failed: ${saved.error}`);
-      this.compacted = target;
-      return { compactedRv: target, removed, slices, longestSliceMs: longest };
+      const done = await this.ask({ id: this.nextRequestId++, meta: [['compaction_done_rv', String(target)]] });
+      if (!done.ok) throw new Error(`compaction failed: ${done.error}`);
+      this.unfinishedCompaction = false;
+      return { compactedRv: target, removed, slices, longestSliceMs: longest, longestPauseMs: longestPause };
     })().finally(() => {
       this.compacting = undefined;
     });
@@ -252,10 +304,20 @@ export class EventLog {
     });
   }
 
-  /** Waits for queued writes, then stops the writer thread. */
+  /** Counters of the writer and checkpointer threads (WAL checkpoints, tail copies). */
+  async storageStats(): Promise<StorageStats> {
+    const w = await this.ask({ id: this.nextRequestId++, stats: true });
+    const c = await this.ask({ id: this.nextRequestId++, stats: true }, this.checkpointer);
+    if (!w.ok || !c.ok || !w.writer || !c.checkpointer) throw new Error('storage stats unavailable');
+    return { writer: w.writer, checkpointer: c.checkpointer };
+  }
+
+  /** Waits for queued writes, then stops the storage threads. */
   close(): Promise<void> {
     this.closed ??= (async () => {
-      while (this.inFlight || this.pending.length) await new Promise((r) => setTimeout(r, 1));
+      while (this.inFlight || this.pending.length || this.compacting) await new Promise((r) => setTimeout(r, 1));
+      await this.ask({ id: this.nextRequestId++, close: true }, this.checkpointer);
+      await this.checkpointer.terminate();
       await this.ask({ id: this.nextRequestId++, close: true });
       await this.writer.terminate();
     })();
@@ -268,11 +330,11 @@ export class EventLog {
     setImmediate(() => this.flush());
   }
 
-  private ask(req: WriterRequest): Promise<WriterResponse> {
+  private ask(req: WriterRequest, to = this.writer): Promise<WriterResponse> {
     return new Promise((resolve) => {
       this.replies.set(req.id, resolve);
       this.writer.ref();
-      this.writer.postMessage(req);
+      to.postMessage(req);
     });
   }
 
@@ -353,6 +415,8 @@ export class EventLog {
     this.inFlight = true;
     void this.ask({ id: this.nextRequestId++, ops }).then((reply) => {
       this.inFlight = false;
+      // A waiting compaction slice goes next (posted from a microtask, before the next flush).
+      for (const turn of this.turnWaiters.splice(0)) turn();
       if (!reply.ok) {
         // Nothing of this batch is durable.
         const err = new Error(`storage write failed: ${reply.error}`);
@@ -379,9 +443,18 @@ export class EventLog {
   }
 }
 
-function startWriter(workerData: { file: string; synchronous: string }): Worker {
-  // execArgv [] : the writer needs no TypeScript loader (its entry is plain JavaScript).
-  return new Worker(new URL('./writer-worker.js', import.meta.url), { workerData, execArgv: [] });
+function startStorageThreads(data: Omit<StorageThreadData, 'role' | 'peer'>): { writer: Worker; checkpointer: Worker } {
+  // The two threads talk over their own channel: a commit's notice to the checkpointer and the
+  // checkpointer's tail requests never pass through (or wait for) the main thread.
+  const { port1, port2 } = new MessageChannel();
+  const url = new URL('./writer-worker.js', import.meta.url);
+  // execArgv [] : these threads need no TypeScript loader (their entry is plain JavaScript).
+  const writerData: StorageThreadData = { ...data, role: 'writer', peer: port1 };
+  const checkpointerData: StorageThreadData = { ...data, role: 'checkpointer', peer: port2 };
+  const writer = new Worker(url, { workerData: writerData, transferList: [port1], execArgv: [] });
+  // The checkpointer allocates next to nothing in JavaScript: a small heap keeps its memory down.
+  const checkpointer = new Worker(url, { workerData: checkpointerData, transferList: [port2], execArgv: [], resourceLimits: { maxYoungGenerationSizeMb: 1, maxOldGenerationSizeMb: 16 } });
+  return { writer, checkpointer };
 }
 
 function keyString(k: Key): string {

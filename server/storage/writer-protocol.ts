@@ -1,4 +1,18 @@
-// Messages between the event log (main thread) and the writer thread (writer-worker.js).
+// Messages between the event log (main thread) and the storage threads (writer-worker.js), and
+// between the writer and the checkpointer.
+
+import type { MessagePort } from 'node:worker_threads';
+
+/** workerData of writer-worker.js. */
+export interface StorageThreadData {
+  file: string;
+  synchronous: string;
+  role: 'writer' | 'checkpointer';
+  /** The other thread's end of their channel. */
+  peer: MessagePort;
+  /** WAL size (frames) at which it should start over; tests make it small. */
+  walRestartFrames?: number;
+}
 
 export interface RowOp {
   rv: number;
@@ -14,8 +28,53 @@ export interface RowOp {
 
 export type WriterRequest =
   | { id: number; ops: RowOp[] }
-  | { id: number; meta: [string, string] }
+  /** Upserts into the meta table, in one transaction. */
+  | { id: number; meta: [string, string][] }
   /** Delete superseded events and tombstones with rv in (from, to], given the compaction cutoff. */
   | { id: number; compact: { from: number; to: number; cutoff: number } }
+  | { id: number; stats: true }
   | { id: number; close: true };
-export type WriterResponse = { id: number; ok: true; removed?: number; ms?: number } | { id: number; ok: false; error: string };
+
+export interface WriterStats {
+  /** Tail checkpoints the writer ran for the checkpointer (so the WAL could start over). */
+  tailCheckpoints: number;
+  /** Of those, the ones that left every frame copied. */
+  caughtUp: number;
+  longestTailMs: number;
+  /** Compaction slices held back until the checkpointer caught up. */
+  heldSlices: number;
+  /** The longest commit of a write batch (its fsync included). */
+  longestBatchMs: number;
+}
+
+export interface CheckpointStats {
+  runs: number;
+  /** The longest checkpoint on the checkpointer thread (it blocks no writer). */
+  longestMs: number;
+  /** The most frames (pages) the WAL held at a checkpoint. */
+  largestWalFrames: number;
+}
+
+export type WriterResponse =
+  | {
+      id: number;
+      ok: true;
+      /** Compaction: events removed, how long the slice took, and the longest tail checkpoint the writer ran since the previous slice. */
+      removed?: number;
+      ms?: number;
+      tailMs?: number;
+      writer?: WriterStats;
+      checkpointer?: CheckpointStats;
+    }
+  | { id: number; ok: false; error: string };
+
+/** Writer ↔ checkpointer, over their own channel. */
+export type PeerMessage =
+  /** writer → checkpointer: a commit happened. */
+  | { wrote: true }
+  /** checkpointer → writer: the WAL is large and too far ahead of the copy: hold compaction slices for a while. */
+  | { hold: true }
+  /** checkpointer → writer: copy the small remaining tail between two commits (and release held slices). */
+  | { finish: true }
+  /** writer → checkpointer: the tail copy's result. */
+  | { finished: { busy: number; log: number; checkpointed: number; ms: number } };

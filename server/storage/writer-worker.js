@@ -1,62 +1,313 @@
-// The writer thread: owns the only write connection to the SQLite file and commits batches of
-// row operations prepared by the main thread. Commits are durable (WAL, synchronous=FULL)
-// before it answers, and the fsync happens here, so the main thread keeps serving meanwhile.
-// Plain JavaScript (type-checked through checkJs) so this thread does not load a TypeScript
-// loader: it would cost ~25 MB of memory for a file this small.
+// Storage threads. Plain JavaScript (type-checked through checkJs) so they do not load a
+// TypeScript loader: it would cost ~25 MB of memory for a file this small.
+//
+// role "writer": owns the only write connection to the SQLite file and commits batches of row
+// operations prepared by the main thread, and compaction slices. A batch is durable (WAL,
+// synchronous=FULL) before it is answered; the fsync happens here, so the main thread keeps
+// serving meanwhile.
+//
+// role "checkpointer": copies committed WAL frames into the database file (PASSIVE checkpoints)
+// on its own connection, concurrently with the writer and at a lower CPU priority. SQLite's
+// automatic checkpoint would run inside the commit that crosses its threshold, so that commit
+// (and every write waiting behind it) would wait for megabytes of page copies and fsyncs.
+//
+// A PASSIVE checkpoint never blocks the writer, but the WAL only starts over from its beginning
+// when a write transaction begins with every frame already copied; under a continuous stream
+// of commits the checkpointer is always a little behind, so the WAL would grow without bound.
+// Hence: once the WAL is large and the checkpointer keeps pace, it asks the writer to copy the
+// small remaining tail itself between two commits (a few milliseconds); the writer's next commit
+// then starts the WAL over. If it does not keep pace (compaction writes far more pages than
+// writes do), it first has the writer hold compaction slices back for a moment.
+//
+// Reads on the main thread's connection hold a snapshot for one statement: a long one (a big
+// list) lets the checkpointer copy only up to its snapshot and keeps the WAL from starting over
+// until it ends (the request is repeated); neither ever makes a commit wait.
 import { parentPort, workerData } from 'node:worker_threads';
+import { setPriority } from 'node:os';
+import { openSync, closeSync, fdatasyncSync } from 'node:fs';
 import Database from 'better-sqlite3';
 
 /** @typedef {import('./writer-protocol.ts').RowOp} RowOp */
 /** @typedef {import('./writer-protocol.ts').WriterRequest} WriterRequest */
 /** @typedef {import('./writer-protocol.ts').WriterResponse} WriterResponse */
+/** @typedef {import('./writer-protocol.ts').PeerMessage} PeerMessage */
+/** @typedef {import('./writer-protocol.ts').WriterStats} WriterStats */
+/** @typedef {import('./writer-protocol.ts').CheckpointStats} CheckpointStats */
 
-const { file, synchronous } = /** @type {{ file: string; synchronous: string }} */ (workerData);
-const db = new Database(file);
-db.pragma('journal_mode = WAL');
-db.pragma(`synchronous = ${synchronous.toUpperCase()}`);
-db.pragma('wal_autocheckpoint = 4000');
-db.pragma('busy_timeout = 5000');
-db.pragma('cache_size = -16384');
+const { file, synchronous, role, peer, walRestartFrames } = /** @type {import('./writer-protocol.ts').StorageThreadData} */ (workerData);
 
-const insertEvent = db.prepare('INSERT INTO events (rv, type, res, ns, name, uid, prev_rv, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?)');
-const upsert = db.prepare(`INSERT INTO objects (res, ns, name, rv, uid, data) VALUES (?, ?, ?, ?, ?, ?)
-  ON CONFLICT (res, ns, name) DO UPDATE SET rv = excluded.rv, uid = excluded.uid, data = excluded.data`);
-const remove = db.prepare('DELETE FROM objects WHERE res = ? AND ns = ? AND name = ?');
-const setMeta = db.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value');
-
-const commitBatch = db.transaction((/** @type {RowOp[]} */ ops) => {
-  for (const op of ops) {
-    insertEvent.run(op.rv, op.type, op.res, op.ns, op.name, op.uid, op.prevRv, op.data);
-    if (op.type === 3) remove.run(op.res, op.ns, op.name);
-    else upsert.run(op.res, op.ns, op.name, op.rv, op.uid, op.data);
-  }
-});
-const commitMeta = db.transaction((/** @type {[string, string]} */ kv) => setMeta.run(kv[0], kv[1]));
-const compactSlice = db.prepare(`DELETE FROM events WHERE rv > @from AND rv <= @to AND (type = 3 OR EXISTS (
-  SELECT 1 FROM events n WHERE n.res = events.res AND n.ns = events.ns AND n.name = events.name AND n.rv > events.rv AND n.rv <= @cutoff))`);
+/** Minimum time between two checkpointer runs: each costs an fsync, so not one per commit. */
+const CHECKPOINT_INTERVAL_MS = 10;
+/** WAL frames (pages) after which the WAL should start over (default 4096 frames of 4 KiB = 16 MiB). */
+const RESTART_FRAMES = walRestartFrames ?? 4096;
+/** A checkpointer run that copied at most this many frames keeps pace: the writer's tail copy is about as small (1 MiB, a few ms). */
+const TAIL_FRAMES = 256;
+/** Copied pages after which the checkpointer fsyncs the database file itself (2 MiB). */
+const SYNC_FRAMES = 512;
+/** The longest the writer holds compaction slices back so the checkpointer can catch up. */
+const HOLD_MAX_MS = 250;
+/** After asking the writer, wait at least this long before asking again (a long read can keep the WAL from restarting). */
+const RESTART_RETRY_MS = 100;
+/** When the WAL starts over, its file is cut back to this size. */
+const WAL_SIZE_LIMIT = 64 * 1024 * 1024;
+/** Nice value of the checkpointer thread: background copying yields the CPU to requests and commits. */
+const CHECKPOINTER_NICE = 10;
 
 const port = /** @type {import('node:worker_threads').MessagePort} */ (parentPort);
 
-/** @param {WriterResponse} r */
-const reply = (r) => port.postMessage(r);
+const db = new Database(file);
+db.pragma('journal_mode = WAL');
+db.pragma(`synchronous = ${synchronous.toUpperCase()}`);
+// Checkpoints are the checkpointer's job, never a committing writer's.
+db.pragma('wal_autocheckpoint = 0');
+db.pragma('busy_timeout = 5000');
+db.pragma('cache_size = -16384');
 
-port.on('message', (/** @type {WriterRequest} */ msg) => {
-  if ('close' in msg) {
-    db.close();
-    reply({ id: msg.id, ok: true });
-    return;
-  }
-  try {
-    if ('compact' in msg) {
-      const started = performance.now();
-      const removed = db.transaction(() => compactSlice.run(msg.compact).changes)();
-      reply({ id: msg.id, ok: true, removed, ms: performance.now() - started });
+/** PASSIVE checkpoint: copies what it can without waiting for anyone. */
+const checkpoint = () => {
+  const row = /** @type {{ busy: number; log: number; checkpointed: number }[]} */ (db.pragma('wal_checkpoint(PASSIVE)'))[0];
+  return { busy: row.busy, log: row.log, checkpointed: row.checkpointed };
+};
+
+if (role === 'checkpointer') runCheckpointer();
+else runWriter();
+
+function runWriter() {
+  db.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT}`);
+  const insertEvent = db.prepare('INSERT INTO events (rv, type, res, ns, name, uid, prev_rv, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?)');
+  const upsert = db.prepare(`INSERT INTO objects (res, ns, name, rv, uid, data) VALUES (?, ?, ?, ?, ?, ?)
+  ON CONFLICT (res, ns, name) DO UPDATE SET rv = excluded.rv, uid = excluded.uid, data = excluded.data`);
+  const remove = db.prepare('DELETE FROM objects WHERE res = ? AND ns = ? AND name = ?');
+  const setMeta = db.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value');
+
+  const commitBatch = db.transaction((/** @type {RowOp[]} */ ops) => {
+    for (const op of ops) {
+      insertEvent.run(op.rv, op.type, op.res, op.ns, op.name, op.uid, op.prevRv, op.data);
+      if (op.type === 3) remove.run(op.res, op.ns, op.name);
+      else upsert.run(op.res, op.ns, op.name, op.rv, op.uid, op.data);
+    }
+  });
+  const commitMeta = db.transaction((/** @type {[string, string][]} */ pairs) => {
+    for (const [k, v] of pairs) setMeta.run(k, v);
+  });
+  // Superseded events (a newer event of the key at or below the cutoff, found through the
+  // events_by_key index) and tombstones, within one rv range.
+  const compactSlice = db.prepare(`DELETE FROM events WHERE rv > @from AND rv <= @to AND (type = 3 OR EXISTS (
+  SELECT 1 FROM events n WHERE n.res = events.res AND n.ns = events.ns AND n.name = events.name AND n.rv > events.rv AND n.rv <= @cutoff))`);
+  const compactTx = db.transaction((/** @type {{ from: number; to: number; cutoff: number }} */ range) => compactSlice.run(range).changes);
+  // A slice commits without an fsync of its own: the next batch's commit fsyncs the WAL, and
+  // with it the slice (a WAL is synced in order; a checkpoint syncs it before copying anything).
+  // The batch that waited for the slice then waits for one fsync, not two. Losing the newest
+  // slices in a crash is harmless: compacted_rv was durable before the first one, and the
+  // next compaction removes what they had removed.
+  const normalSync = `synchronous = ${synchronous.toUpperCase()}`;
+  const compact = (/** @type {{ from: number; to: number; cutoff: number }} */ range) => {
+    db.pragma('synchronous = OFF');
+    try {
+      return compactTx(range);
+    } finally {
+      db.pragma(normalSync);
+    }
+  };
+
+  /** @type {WriterStats} */
+  const stats = { tailCheckpoints: 0, caughtUp: 0, longestTailMs: 0, heldSlices: 0, longestBatchMs: 0 };
+  /** The longest tail copy since the last compaction slice reported it. */
+  let longestTailMs = 0;
+  /**
+   * While the checkpointer catches up, compaction slices wait (writes do not): a slice writes
+   * far more pages than a batch. Bounded, in case a long read keeps the WAL from being copied.
+   */
+  let holdUntil = 0;
+  /** @type {Extract<WriterRequest, { compact: unknown }> | undefined} */
+  let heldSlice;
+  let holdTimer = /** @type {NodeJS.Timeout | undefined} */ (undefined);
+
+  /** @param {WriterResponse} r */
+  const reply = (r) => port.postMessage(r);
+  /** @param {PeerMessage} m */
+  const tell = (m) => peer.postMessage(m);
+
+  const releaseSlice = () => {
+    holdUntil = 0;
+    if (holdTimer) clearTimeout(holdTimer);
+    holdTimer = undefined;
+    const msg = heldSlice;
+    heldSlice = undefined;
+    if (msg) handle(msg);
+  };
+
+  peer.on('message', (/** @type {PeerMessage} */ m) => {
+    if ('hold' in m) {
+      holdUntil = performance.now() + HOLD_MAX_MS;
       return;
     }
-    if ('ops' in msg) commitBatch(msg.ops);
-    else commitMeta(msg.meta);
-    reply({ id: msg.id, ok: true });
-  } catch (e) {
-    reply({ id: msg.id, ok: false, error: /** @type {Error} */ (e).message });
+    if (!('finish' in m)) return;
+    // Between two commits: copy the small tail the checkpointer left, so the next commit starts the WAL over.
+    const started = performance.now();
+    let result;
+    try {
+      result = checkpoint();
+    } catch {
+      result = { busy: 1, log: -1, checkpointed: -1 };
+    }
+    const ms = performance.now() - started;
+    stats.tailCheckpoints++;
+    // Every frame copied: the next commit starts the WAL over (unless a read is still using it).
+    if (result.busy === 0 && result.log === result.checkpointed) stats.caughtUp++;
+    longestTailMs = Math.max(longestTailMs, ms);
+    stats.longestTailMs = Math.max(stats.longestTailMs, ms);
+    tell({ finished: { ...result, ms } });
+    releaseSlice();
+  });
+
+  /** @param {WriterRequest} msg */
+  const handle = (msg) => {
+    if ('close' in msg) {
+      db.close();
+      reply({ id: msg.id, ok: true });
+      return;
+    }
+    if ('stats' in msg) {
+      reply({ id: msg.id, ok: true, writer: { ...stats } });
+      return;
+    }
+    const started = performance.now();
+    try {
+      if ('compact' in msg) {
+        if (started < holdUntil) {
+          stats.heldSlices++;
+          heldSlice = msg;
+          holdTimer = setTimeout(releaseSlice, holdUntil - started);
+          return;
+        }
+        const removed = compact(msg.compact);
+        reply({ id: msg.id, ok: true, removed, ms: performance.now() - started, tailMs: longestTailMs });
+        longestTailMs = 0;
+      } else {
+        if ('ops' in msg) commitBatch(msg.ops);
+        else commitMeta(msg.meta);
+        stats.longestBatchMs = Math.max(stats.longestBatchMs, performance.now() - started);
+        reply({ id: msg.id, ok: true });
+      }
+      tell({ wrote: true });
+    } catch (e) {
+      reply({ id: msg.id, ok: false, error: /** @type {Error} */ (e).message });
+    }
+  };
+
+  // One request per turn of the event loop. A MessagePort hands over up to 1,000 queued
+  // messages in one go, and the main thread sends the next batch or slice as soon as the
+  // previous one is answered: handled inline, a busy stream of them would keep the
+  // checkpointer's messages (and the hold timer) waiting for hundreds of milliseconds.
+  /** @type {WriterRequest[]} */
+  const queue = [];
+  let draining = false;
+  const drain = () => {
+    const msg = queue.shift();
+    if (msg) handle(msg);
+    if (queue.length) setImmediate(drain);
+    else draining = false;
+  };
+  port.on('message', (/** @type {WriterRequest} */ msg) => {
+    queue.push(msg);
+    if (draining) return;
+    draining = true;
+    setImmediate(drain);
+  });
+}
+
+function runCheckpointer() {
+  // Checkpoints copy pages through their own buffer, not the page cache.
+  db.pragma('cache_size = -512');
+  try {
+    // Per thread on Linux: only this one runs at the lower priority.
+    setPriority(CHECKPOINTER_NICE);
+  } catch {
+    // Not permitted here: copying at normal priority works as well, with more CPU contention.
   }
-});
+  /** Commits not yet covered by a checkpoint run. */
+  let dirty = false;
+  let timer = /** @type {NodeJS.Timeout | undefined} */ (undefined);
+  let lastRun = 0;
+  /** A tail copy is with the writer: checkpointing meanwhile would only make it busy. */
+  let waitingForWriter = false;
+  let lastAsk = 0;
+  /** When the writer was last asked to hold compaction slices (a hold ends by itself after HOLD_MAX_MS). */
+  let holdAsked = -HOLD_MAX_MS;
+  /** Frames copied so far (nBackfill) as of the last run. */
+  let copiedBefore = 0;
+  /** Frames copied into the database file since its last fsync. */
+  let unsynced = 0;
+  /** @type {CheckpointStats} */
+  const stats = { runs: 0, longestMs: 0, largestWalFrames: 0 };
+  // SQLite fsyncs the database file only when a checkpoint reaches the end of the WAL, which
+  // under a stream of commits is the writer's tail copy: that fsync would flush everything
+  // copied since. Flushing here in small steps keeps it short (extra fsyncs cost no safety).
+  const dbFd = openSync(file, 'r');
+  const syncDb = () => {
+    fdatasyncSync(dbFd);
+    unsynced = 0;
+  };
+
+  const schedule = () => {
+    if (timer || waitingForWriter || !dirty) return;
+    timer = setTimeout(run, Math.max(0, lastRun + CHECKPOINT_INTERVAL_MS - performance.now()));
+  };
+
+  const run = () => {
+    timer = undefined;
+    dirty = false;
+    lastRun = performance.now();
+    let r;
+    try {
+      r = checkpoint();
+      // The count starts again with the WAL.
+      const copied = r.checkpointed >= copiedBefore ? r.checkpointed - copiedBefore : r.checkpointed;
+      copiedBefore = r.checkpointed;
+      unsynced += copied;
+      if (unsynced >= SYNC_FRAMES) syncDb();
+      const now = performance.now();
+      stats.runs++;
+      stats.longestMs = Math.max(stats.longestMs, now - lastRun);
+      stats.largestWalFrames = Math.max(stats.largestWalFrames, r.log);
+      if (r.log >= RESTART_FRAMES && now - lastAsk >= RESTART_RETRY_MS) {
+        // A run with little to copy was short, so little was committed meanwhile. Past four
+        // times the size, the WAL starts over even at the price of a longer copy: writes alone
+        // (no slices to hold back) can outpace the checkpointer for good.
+        if (copied <= TAIL_FRAMES || r.log >= 4 * RESTART_FRAMES) {
+          if (unsynced > 0) syncDb();
+          waitingForWriter = true;
+          lastAsk = now;
+          peer.postMessage(/** @type {PeerMessage} */ ({ finish: true }));
+        } else if (now - holdAsked >= HOLD_MAX_MS) {
+          holdAsked = now;
+          peer.postMessage(/** @type {PeerMessage} */ ({ hold: true }));
+        }
+      }
+    } catch (e) {
+      console.error('checkpoint failed:', e);
+    }
+    schedule();
+  };
+
+  peer.on('message', (/** @type {PeerMessage} */ m) => {
+    if ('wrote' in m) dirty = true;
+    else if ('finished' in m) {
+      waitingForWriter = false;
+      holdAsked = -HOLD_MAX_MS;
+    }
+    schedule();
+  });
+  port.on('message', (/** @type {WriterRequest} */ msg) => {
+    if ('close' in msg) {
+      if (timer) clearTimeout(timer);
+      closeSync(dbFd);
+      db.close();
+      peer.close();
+      port.postMessage(/** @type {WriterResponse} */ ({ id: msg.id, ok: true }));
+    } else if ('stats' in msg) {
+      port.postMessage(/** @type {WriterResponse} */ ({ id: msg.id, ok: true, checkpointer: { ...stats } }));
+    }
+  });
+}
