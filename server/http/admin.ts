@@ -11,6 +11,6 @@ export function registerAdminRoutes(router: Router, log: EventLog): void {
     if (v !== null && !/^\d+$/.test(v)) throw badRequest(`invalid resource version: ${JSON.stringify(v)}`);
     const r = await log.compact(v === null ? log.currentRv : Number(v));
     ctx.set('Content-Type', 'application/json');
-    ctx.body = JSON.stringify({ compactedResourceVersion: String(r.compactedRv), removedEvents: r.removed, slices: r.slices, longestSliceMs: Number(r.longestSliceMs.toFixed(3)) }) + '\n';
+    ctx.body = JSON.stringify({ compactedResourceVersion: String(r.compactedRv), removedEvents: r.removed, slices: r.slices, longestSliceMs: Number(r.longestSliceMs.toFixed(3)), longestPauseMs: Number(r.longestPauseMs.toFixed(3)) }) + '\n';
   });
 }
