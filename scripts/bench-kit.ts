@@ -124,3 +124,19 @@ export function deploymentConfig(name: string, i: number) {
     },
   };
 }
+
+/** Requests per second for `seconds`, one worker per server connection, and the server CPU ms per request. */
+export async function rateOf(s: Server, seconds: number, one: (conn: LeanConnection, worker: number, i: number) => Promise<void>): Promise<{ rate: number; cpuMs: number }> {
+  let n = 0;
+  const cpuBefore = serverCpuSeconds(s.proc.pid!);
+  const start = performance.now();
+  const deadline = start + seconds * 1000;
+  await Promise.all(s.conns.map(async (conn, w) => {
+    for (let i = 0; performance.now() < deadline; i++) {
+      await one(conn, w, i);
+      n++;
+    }
+  }));
+  const rate = n / ((performance.now() - start) / 1000);
+  return { rate, cpuMs: ((serverCpuSeconds(s.proc.pid!) - cpuBefore) * 1000) / n };
+}

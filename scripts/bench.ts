@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import type { LeanConnection } from './bench-client.ts';
-import { startHearth, stopHearth, request, createNamespace, serverCpuSeconds, rssKb, percentile, configMap, deploymentConfig, type Server } from './bench-kit.ts';
+import { startHearth, stopHearth, request, createNamespace, serverCpuSeconds, rssKb, percentile, configMap, deploymentConfig, rateOf, type Server } from './bench-kit.ts';
 
 const quick = process.argv.includes('--quick');
 const CONCURRENCY = 16;
@@ -70,22 +70,6 @@ async function createMany(s: Server, ns: string, opts: { count?: number; seconds
   };
   await Promise.all(s.conns.map(worker));
   return { n: done, seconds: (performance.now() - start) / 1000 };
-}
-
-/** Requests per second for `seconds`, CONCURRENCY connections, each on its own object; and the server CPU ms per request. */
-async function rateOf(s: Server, seconds: number, one: (conn: LeanConnection, worker: number, i: number) => Promise<void>): Promise<{ rate: number; cpuMs: number }> {
-  let n = 0;
-  const cpuBefore = serverCpuSeconds(s.proc.pid!);
-  const start = performance.now();
-  const deadline = start + seconds * 1000;
-  await Promise.all(s.conns.map(async (conn, w) => {
-    for (let i = 0; performance.now() < deadline; i++) {
-      await one(conn, w, i);
-      n++;
-    }
-  }));
-  const rate = n / ((performance.now() - start) / 1000);
-  return { rate, cpuMs: ((serverCpuSeconds(s.proc.pid!) - cpuBefore) * 1000) / n };
 }
 
 async function main() {
