@@ -3,7 +3,6 @@
 // (its own CA in caBundle); a failing webhook fails the request and writes nothing.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import https from 'node:https';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 import { startConversionWebhook, type ConversionWebhook } from './helpers/conversion-webhook.ts';
 
@@ -82,29 +81,10 @@ test('an object written in v2 is stored in v1 and served in either version', asy
 
 test('a watch in v2 streams converted objects', async () => {
   const rv = (await s.request('GET', V2)).json().metadata.resourceVersion;
-  const events: any[] = [];
-  const done = new Promise<void>((resolve, reject) => {
-    const req = https.request(`${s.url}${V2}?watch=1&resourceVersion=${rv}`, { ca: s.pki.caCertPem, cert: s.pki.adminCertPem, key: s.pki.adminKeyPem }, (res) => {
-      let buf = '';
-      res.on('data', (c) => {
-        buf += c;
-        let i;
-        while ((i = buf.indexOf('\n')) >= 0) {
-          events.push(JSON.parse(buf.slice(0, i)));
-          buf = buf.slice(i + 1);
-          if (events.length === 1) {
-            req.destroy();
-            resolve();
-          }
-        }
-      });
-    });
-    req.on('error', (e) => (events.length ? resolve() : reject(e)));
-    req.end();
-  });
+  const done = s.watch(`${V2}?watch=1&resourceVersion=${rv}`, (ev) => ev.length === 1);
   await new Promise((r) => setTimeout(r, 100));
   assert.equal((await s.request('POST', V1, { body: { apiVersion: `${GROUP}/v1`, kind: 'Box', metadata: { name: 'b-watch' }, spec: { size: 'S' } } })).status, 201);
-  await done;
+  const { events } = await done;
   assert.equal(events[0].type, 'ADDED');
   assert.equal(events[0].object.apiVersion, `${GROUP}/v2`);
   assert.deepEqual(events[0].object.spec, { dimensions: { size: 'S' } });

@@ -4,7 +4,6 @@
 // dry run, finalizers, deletion and restart.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import https from 'node:https';
 import YAML from 'yaml';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 
@@ -312,30 +311,11 @@ test('chunked lists and watches work on custom resources', async () => {
   assert.equal(p2.items.length, 3);
   assert.equal(p2.metadata.continue, undefined);
 
-  const events: any[] = [];
-  const done = new Promise<void>((resolve, reject) => {
-    const req = https.request(`${s.url}${NS}?watch=1&resourceVersion=${p1.metadata.resourceVersion}`, { ca: s.pki.caCertPem, cert: s.pki.adminCertPem, key: s.pki.adminKeyPem }, (res) => {
-      let buf = '';
-      res.on('data', (c) => {
-        buf += c;
-        let i;
-        while ((i = buf.indexOf('\n')) >= 0) {
-          events.push(JSON.parse(buf.slice(0, i)));
-          buf = buf.slice(i + 1);
-          if (events.length === 2) {
-            req.destroy();
-            resolve();
-          }
-        }
-      });
-    });
-    req.on('error', (e) => (events.length === 2 ? resolve() : reject(e)));
-    req.end();
-  });
+  const done = s.watch(`${NS}?watch=1&resourceVersion=${p1.metadata.resourceVersion}`, (ev) => ev.length === 2);
   await new Promise((r) => setTimeout(r, 100));
   await s.request('POST', NS, { body: widget('c-new') });
   await s.request('DELETE', `${NS}/c0`);
-  await done;
+  const { events } = await done;
   assert.deepEqual(events.map((e) => [e.type, e.object.metadata.name, e.object.apiVersion]), [['ADDED', 'c-new', `${GROUP}/v1`], ['DELETED', 'c0', `${GROUP}/v1`]]);
 });
 

@@ -36,39 +36,7 @@ function expectStatus(r: { status: number; json(): any }, code: number, reason: 
   return r.json();
 }
 
-/** Watch events until `until` says stop (or the stream ends). */
-function watch(path: string, until: (events: any[]) => boolean): Promise<{ events: any[]; status: number }> {
-  return new Promise((resolve, reject) => {
-    const events: any[] = [];
-    const req = https.request(`${s.url}${path}`, { ca: s.pki.caCertPem, cert: s.pki.adminCertPem, key: s.pki.adminKeyPem }, (res) => {
-      let buf = '';
-      const done = () => {
-        req.destroy();
-        resolve({ events, status: res.statusCode! });
-      };
-      if (res.statusCode !== 200) {
-        res.on('data', (d) => (buf += d));
-        res.on('end', () => {
-          events.push(JSON.parse(buf));
-          resolve({ events, status: res.statusCode! });
-        });
-        return;
-      }
-      res.on('data', (d) => {
-        buf += d;
-        let nl;
-        while ((nl = buf.indexOf('\n')) >= 0) {
-          events.push(JSON.parse(buf.slice(0, nl)));
-          buf = buf.slice(nl + 1);
-          if (until(events)) return done();
-        }
-      });
-      res.on('end', () => resolve({ events, status: res.statusCode! }));
-    });
-    req.on('error', (e) => (events.length ? undefined : reject(e)));
-    req.end();
-  });
-}
+const watch = (path: string, until: (events: any[]) => boolean) => s.watch(path, until);
 
 test("the seed's chunking example: 1253 objects, limit 500 → 500/500/253 at one resourceVersion", async () => {
   await makeNamespace('chunks');

@@ -10,6 +10,8 @@ import { startServer, type RunningServer } from '../../server/server.ts';
 export interface TestServer extends RunningServer {
   request(method: string, path: string, opts?: RequestOptions): Promise<TestResponse>;
   kubectl(args: string[], opts?: { binary?: string; input?: string }): Promise<{ code: number; stdout: string; stderr: string }>;
+  /** A JSON watch as the admin: its events until `until` says stop (or the stream ends); a non-200 answer is its one "event". */
+  watch(path: string, until: (events: any[]) => boolean): Promise<{ events: any[]; status: number }>;
   stop(): Promise<void>;
 }
 
@@ -66,10 +68,42 @@ export async function startTestServer(opts: { dataDir?: string } = {}): Promise<
       });
       if (ko.input !== undefined) child.stdin!.end(ko.input);
     });
+  const watch = (path: string, until: (events: any[]) => boolean) =>
+    new Promise<{ events: any[]; status: number }>((resolve, reject) => {
+      const events: any[] = [];
+      const req = https.request(`${server.url}${path}`, { agent: false, ca: server.pki.caCertPem, cert: server.pki.adminCertPem, key: server.pki.adminKeyPem }, (res) => {
+        let buf = '';
+        if (res.statusCode !== 200) {
+          res.on('data', (d) => (buf += d));
+          res.on('end', () => {
+            events.push(JSON.parse(buf));
+            resolve({ events, status: res.statusCode! });
+          });
+          return;
+        }
+        res.on('data', (d) => {
+          buf += d;
+          let nl;
+          while ((nl = buf.indexOf('\n')) >= 0) {
+            events.push(JSON.parse(buf.slice(0, nl)));
+            buf = buf.slice(nl + 1);
+            if (until(events)) {
+              req.destroy();
+              resolve({ events, status: res.statusCode! });
+              return;
+            }
+          }
+        });
+        res.on('end', () => resolve({ events, status: res.statusCode! }));
+      });
+      req.on('error', (e) => (events.length ? undefined : reject(e)));
+      req.end();
+    });
   return {
     ...server,
     request,
     kubectl,
+    watch,
     async stop() {
       agent.destroy();
       anonAgent.destroy();
