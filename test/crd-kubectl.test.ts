@@ -3,16 +3,11 @@
 // --server-side, watch, delete the objects and the CRD.
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { writeFileSync, mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { spawn } from 'node:child_process';
-import YAML from 'yaml';
 import * as k8s from '@kubernetes/client-node';
-import { startTestServer, availableKubectls, KUBECTL_VERSIONS, type TestServer } from './helpers/server.ts';
+import { startTestServer, kubectlsToTest, manifestWriter, type TestServer } from './helpers/server.ts';
 
 let s: TestServer;
-const dir = mkdtempSync(join(tmpdir(), 'hearth-crd-kubectl-'));
 before(async () => {
   s = await startTestServer();
 });
@@ -20,17 +15,8 @@ after(async () => {
   await s.stop();
 });
 
-const kubectls = availableKubectls();
-const missing = Object.entries(KUBECTL_VERSIONS).filter(([v]) => !kubectls.some((k) => k.version === v));
-if (missing.length) {
-  test(`kubectl binaries missing on this machine: ${missing.map(([, p]) => p).join(', ')}`, { skip: 'binary not installed here; CI has it' }, () => {});
-}
-
-function manifest(name: string, obj: unknown): string {
-  const file = join(dir, `${name}.yaml`);
-  writeFileSync(file, typeof obj === 'string' ? obj : YAML.stringify(obj));
-  return file;
-}
+const kubectls = kubectlsToTest();
+const manifest = manifestWriter('hearth-crd-kubectl-');
 
 /** A cluster-scoped CronTab-like CRD per kubectl version, so the versions do not share state. */
 function crd(group: string) {
@@ -125,7 +111,7 @@ for (const { version, path } of kubectls) {
       const conflict = await s.kubectl(['apply', '--server-side', '--field-manager', 'team-b', '-f', manifest(`ssa-c-${version}`, { apiVersion: `${group}/v1`, kind: 'CronTab', metadata: { name: 'ssa', namespace: 'default' }, spec: { cronSpec: '1 1 * * *' } })], { binary: path });
       assert.notEqual(conflict.code, 0);
       assert.match(conflict.stderr, /conflict/i);
-      await k('apply', '--server-side', '--force-conflicts', '--field-manager', 'team-b', '-f', join(dir, `ssa-c-${version}.yaml`));
+      await k('apply', '--server-side', '--force-conflicts', '--field-manager', 'team-b', '-f', manifest(`ssa-c-${version}`, { apiVersion: `${group}/v1`, kind: 'CronTab', metadata: { name: 'ssa', namespace: 'default' }, spec: { cronSpec: '1 1 * * *' } }));
       const forced = JSON.parse(await k('get', `crontabs.${group}`, 'ssa', '-n', 'default', '-o', 'json'));
       assert.equal(forced.spec.cronSpec, '1 1 * * *');
     });

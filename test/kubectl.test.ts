@@ -1,15 +1,11 @@
 // kubectl end to end, against a real server, with three kubectl versions.
 import { test, before, after, describe } from "node:test";
 import assert from 'node:assert/strict';
-import { writeFileSync, mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import YAML from 'yaml';
 import { spawn } from 'node:child_process';
-import { startTestServer, availableKubectls, KUBECTL_VERSIONS, type TestServer } from './helpers/server.ts';
+import { startTestServer, kubectlsToTest, manifestWriter, type TestServer } from './helpers/server.ts';
 
 let s: TestServer;
-const dir = mkdtempSync(join(tmpdir(), 'hearth-kubectl-'));
 before(async () => {
   s = await startTestServer();
 });
@@ -17,17 +13,8 @@ after(async () => {
   await s.stop();
 });
 
-const kubectls = availableKubectls();
-const missing = Object.entries(KUBECTL_VERSIONS).filter(([v]) => !kubectls.some((k) => k.version === v));
-if (missing.length) {
-  test(`kubectl binaries missing on this machine: ${missing.map(([, p]) => p).join(', ')}`, { skip: 'binary not installed here; CI has it' }, () => {});
-}
-
-function manifest(name: string, obj: unknown): string {
-  const file = join(dir, `${name}.yaml`);
-  writeFileSync(file, typeof obj === 'string' ? obj : YAML.stringify(obj));
-  return file;
-}
+const kubectls = kubectlsToTest();
+const manifest = manifestWriter('hearth-kubectl-');
 
 for (const { version, path } of kubectls) {
   describe(`kubectl ${version}`, () => {

@@ -1,7 +1,9 @@
 // Starts a real hearth on a free loopback port with a fresh data directory, and talks to it
 // over HTTPS the way clients do: with the admin client certificate and the cluster CA.
 import https from 'node:https';
-import { mkdtempSync, rmSync, existsSync } from 'node:fs';
+import { mkdtempSync, rmSync, existsSync, writeFileSync } from 'node:fs';
+import { test } from 'node:test';
+import YAML from 'yaml';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execFile } from 'node:child_process';
@@ -123,4 +125,24 @@ export const KUBECTL_VERSIONS: Record<string, string> = {
 /** kubectl binaries present on this machine; tests name the missing ones when they skip. */
 export function availableKubectls(): { version: string; path: string }[] {
   return Object.entries(KUBECTL_VERSIONS).filter(([, p]) => existsSync(p)).map(([version, path]) => ({ version, path }));
+}
+
+/** The kubectl binaries to test with; the missing ones are named in a skipped test (CI has them all). */
+export function kubectlsToTest(): { version: string; path: string }[] {
+  const kubectls = availableKubectls();
+  const missing = Object.entries(KUBECTL_VERSIONS).filter(([v]) => !kubectls.some((k) => k.version === v));
+  if (missing.length) {
+    test(`kubectl binaries missing on this machine: ${missing.map(([, p]) => p).join(', ')}`, { skip: 'binary not installed here; CI has it' }, () => {});
+  }
+  return kubectls;
+}
+
+/** Writes manifests (objects as YAML, strings as they are) into a fresh temporary directory; returns each file's path. */
+export function manifestWriter(prefix: string): (name: string, obj: unknown) => string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  return (name, obj) => {
+    const file = join(dir, `${name}.yaml`);
+    writeFileSync(file, typeof obj === 'string' ? obj : YAML.stringify(obj));
+    return file;
+  };
 }
