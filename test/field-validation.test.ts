@@ -25,6 +25,18 @@ test('duplicate field paths in JSON and YAML bodies', () => {
   assert.deepEqual(duplicateYamlFields('a: 1\nb:\n  c: 1\n  c: 2\nd:\n- e: 1\n  e: 2\n'), ['b.c', 'd[0].e']);
 });
 
+test('duplicate JSON fields: given the parsed body, the key-count shortcut finds what the scan finds', () => {
+  const texts = [
+    '{"a":1,"b":{"c":1,"c":2},"d":[{"e":1,"e":2},{"e":3}],"a":3}',
+    '{"x\\"y":1,"x\\"y":2,"s":"{\\"q\\":1,\\"q\\":2}"}',
+    '{"a":[[1,2],[3]],"b":{},"c":"x:y\\\\","d":{"k\\\\":"\\"}"}}',
+    '{"deep":{"deeper":[{"x":{"y":1,"y":1}}]}}',
+    '{ "spaced" : { "k" : "v" } , "spaced" : 2 }',
+  ];
+  for (const t of texts) assert.deepEqual(duplicateJsonFields(t, JSON.parse(t)), duplicateJsonFields(t), t);
+  assert.deepEqual(duplicateJsonFields('{"deep":{"deeper":[{"x":{"y":1,"y":1}}]}}', JSON.parse('{"deep":{"deeper":[{"x":{"y":1,"y":1}}]}}')), ['deep.deeper[0].x.y']);
+});
+
 test('Warn (default): unknown and duplicate fields produce one warning each; the last duplicate wins; unknown fields are not stored', async () => {
   const r = await s.request('POST', '/api/v1/namespaces/default/configmaps', { raw: JSON_DUP.replace('NAME', 'warn'), headers: { 'content-type': 'application/json' } });
   assert.equal(r.status, 201);

@@ -1,95 +1,142 @@
 // Duplicate fields in request bodies. JSON.parse keeps the last of two equal keys silently;
 // kube-apiserver reports them (a warning, or 400 with fieldValidation=Strict). One linear scan of
-// the text finds them, with the path kube prints: "metadata.name", "spec.containers[0].image".
+// the text finds them (paths are built only for the duplicates), with the path kube prints: "metadata.name", "spec.containers[0].image".
 import YAML from 'yaml';
 
-/** Paths of keys that appear twice in the same JSON object. Assumes text is valid JSON. */
-export function duplicateJsonFields(text: string): string[] {
-  // Cheap exit: most bodies cannot have a duplicate if every key is distinct text; still scan,
-  // but only objects with more than one key do any bookkeeping.
-  const out: string[] = [];
-  interface Frame {
-    kind: 'object' | 'array';
-    path: string;
-    keys?: Set<string>;
-    index: number;
-    /** The key whose value comes next (objects). */
-    pendingKey?: string;
-  }
-  const stack: Frame[] = [];
-  let i = 0;
+/**
+ * Paths of keys that appear twice in the same JSON object. Assumes text is valid JSON; `parsed`,
+ * when given, is what JSON.parse made of it: when it has as many keys as the text, no key can
+ * have been dropped, and the (slower) scan for which ones were is skipped.
+ */
+export function duplicateJsonFields(text: string, parsed?: unknown): string[] {
+  if (parsed !== undefined && countKeys(parsed) === countTextKeys(text)) return [];
+  let out: string[] | undefined;
+  // One frame per open object/array; paths are built only when a duplicate is found.
+  const frames: Frame[] = [];
+  let depth = 0;
+  let top: Frame | undefined;
   const n = text.length;
-  const childPath = (f: Frame | undefined): string => {
-    if (!f) return '';
-    if (f.kind === 'array') return `${f.path}[${f.index}]`;
-    const k = f.pendingKey ?? '';
-    return f.path ? `${f.path}.${k}` : k;
-  };
-  const readString = (): string => {
-    // text[i] === '"'
-    let j = i + 1;
-    let hasEscape = false;
-    while (j < n) {
-      const c = text.charCodeAt(j);
-      if (c === 92 /* \ */) {
-        hasEscape = true;
-        j += 2;
-        continue;
-      }
-      if (c === 34 /* " */) break;
-      j++;
-    }
-    const raw = text.slice(i, j + 1);
-    i = j + 1;
-    return hasEscape ? (JSON.parse(raw) as string) : raw.slice(1, -1);
-  };
-  // Whether the next string token is an object key.
-  let expectKey = false;
+  let i = 0;
   while (i < n) {
-    const c = text[i];
+    const c = text.charCodeAt(i);
+    if (c === 0x22 /* " */) {
+      const start = i + 1;
+      const end = stringEnd(text, start);
+      i = end + 1;
+      // A key is a string directly followed (after whitespace) by ':'.
+      if (top !== undefined && top.isObject && top.key === PENDING) {
+        const raw = text.slice(start, end);
+        const key = raw.indexOf('\\') < 0 ? raw : (JSON.parse(text.slice(start - 1, end + 1)) as string);
+        if (top.seen(key)) (out ??= []).push(pathOf(frames, depth, key));
+        top.key = key;
+      }
+      continue;
+    }
     switch (c) {
-      case '{': {
-        const parent = stack[stack.length - 1];
-        stack.push({ kind: 'object', path: childPath(parent), index: 0, keys: new Set() });
-        expectKey = true;
-        i++;
+      case 0x7b: /* { */
+      case 0x5b: /* [ */ {
+        top = frames[depth] ??= new Frame();
+        top.open(c === 0x7b);
+        depth++;
         break;
       }
-      case '[': {
-        const parent = stack[stack.length - 1];
-        stack.push({ kind: 'array', path: childPath(parent), index: 0 });
-        expectKey = false;
-        i++;
+      case 0x7d: /* } */
+      case 0x5d: /* ] */
+        depth--;
+        top = depth > 0 ? frames[depth - 1] : undefined;
         break;
-      }
-      case '}':
-      case ']':
-        stack.pop();
-        i++;
-        break;
-      case ',': {
-        const top = stack[stack.length - 1];
-        if (top?.kind === 'array') top.index++;
-        expectKey = top?.kind === 'object';
-        i++;
-        break;
-      }
-      case '"': {
-        const s = readString();
-        const top = stack[stack.length - 1];
-        if (expectKey && top?.kind === 'object') {
-          if (top.keys!.has(s)) out.push(top.path ? `${top.path}.${s}` : s);
-          else top.keys!.add(s);
-          top.pendingKey = s;
-          expectKey = false;
+      case 0x2c: /* , */
+        if (top !== undefined) {
+          if (top.isObject) top.key = PENDING;
+          else top.index++;
         }
         break;
-      }
-      default:
-        i++;
     }
+    i++;
   }
-  return out;
+  return out ?? [];
+}
+
+/** Keys of every object in a parsed JSON value. */
+function countKeys(v: unknown): number {
+  if (typeof v !== 'object' || v === null) return 0;
+  let n = 0;
+  if (Array.isArray(v)) {
+    for (const item of v) n += countKeys(item);
+    return n;
+  }
+  for (const k in v) n += 1 + countKeys((v as Record<string, unknown>)[k]);
+  return n;
+}
+
+/** Keys in JSON text: the colons outside strings. */
+function countTextKeys(text: string): number {
+  let n = 0;
+  let i = 0;
+  for (;;) {
+    const q = text.indexOf('"', i);
+    const gapEnd = q < 0 ? text.length : q;
+    for (let j = i; j < gapEnd; j++) if (text.charCodeAt(j) === 0x3a) n++;
+    if (q < 0) return n;
+    i = stringEnd(text, q + 1) + 1;
+  }
+}
+
+/** Marks an object frame waiting for its next key. */
+const PENDING: unique symbol = Symbol('pending');
+
+class Frame {
+  isObject = false;
+  index = 0;
+  key: string | typeof PENDING = PENDING;
+  private keys: string[] = [];
+  private set: Set<string> | undefined;
+
+  open(isObject: boolean): void {
+    this.isObject = isObject;
+    this.index = 0;
+    this.key = PENDING;
+    this.keys.length = 0;
+    this.set = undefined;
+  }
+
+  /** Records a key; true when the object had it already. */
+  seen(key: string): boolean {
+    // Most objects have a few keys: a short array beats a Set.
+    if (this.set !== undefined) {
+      if (this.set.has(key)) return true;
+      this.set.add(key);
+      return false;
+    }
+    if (this.keys.includes(key)) return true;
+    this.keys.push(key);
+    if (this.keys.length > 16) this.set = new Set(this.keys);
+    return false;
+  }
+}
+
+/** Index of the quote closing the string whose text starts at `from`. */
+function stringEnd(text: string, from: number): number {
+  let q = text.indexOf('"', from);
+  for (;;) {
+    // A quote preceded by an odd number of backslashes is escaped.
+    let b = q - 1;
+    while (b >= from && text.charCodeAt(b) === 0x5c) b--;
+    if ((q - 1 - b) % 2 === 0) return q;
+    q = text.indexOf('"', q + 1);
+  }
+}
+
+/** kube's path of a key: "spec.containers[0].image". */
+function pathOf(frames: Frame[], depth: number, key: string): string {
+  let path = '';
+  // frames[depth - 1] is the object holding `key`; the outer frames name where it sits.
+  for (let d = 0; d < depth - 1; d++) {
+    const f = frames[d];
+    if (f.isObject) path = path ? `${path}.${String(f.key)}` : String(f.key);
+    else path = `${path}[${f.index}]`;
+  }
+  return path ? `${path}.${key}` : key;
 }
 
 /** Paths of keys that appear twice in the same YAML mapping (first document). */

@@ -90,7 +90,7 @@ export function resourceHandler(deps: ResourceHandlerDeps): Koa.Middleware {
           const raw = await readBody(ctx.req);
           const enc = bodyEncoding(mediaType)!;
           const config = decodeAs(raw, enc);
-          rc.duplicateFields = findDuplicates(raw, enc);
+          rc.duplicateFields = findDuplicates(raw, enc, config);
           if (ri.subresource === 'scale') throw unsupportedMediaType('apply is not supported on the scale subresource');
           const { object, created } = await store.apply(info, ns, ri.name, config, rc, { force: force ?? false, subresource: ri.subresource });
           return respondObject(ctx, info, object, created ? 201 : 200, rc);
@@ -98,7 +98,7 @@ export function resourceHandler(deps: ResourceHandlerDeps): Koa.Middleware {
         if (force !== undefined) throw patchOptionsInvalid('FieldValueForbidden', 'force', 'Forbidden: may not be specified for non-apply patch');
         const rawPatch = await readBody(ctx.req);
         const patchBody = decodeAs(rawPatch, bodyEncoding(mediaType)!);
-        if (mediaType !== 'application/json-patch+json') rc.duplicateFields = findDuplicates(rawPatch, bodyEncoding(mediaType)!);
+        if (mediaType !== 'application/json-patch+json') rc.duplicateFields = findDuplicates(rawPatch, bodyEncoding(mediaType)!, patchBody);
         const node = info.definition ? deps.model.node(info.definition) : info.custom?.typeNode();
         if (ri.subresource === 'scale') {
           const scaleNode = deps.model.node('io.k8s.api.autoscaling.v1.Scale');
@@ -273,15 +273,15 @@ async function readObjectBody(ctx: Koa.Context, info: ResourceInfo, definition: 
   const raw = await readBody(ctx.req);
   if (raw.length === 0) throw badRequest('the body of the request was empty');
   const body = decodeAs(raw, enc, definition);
-  rc.duplicateFields = findDuplicates(raw, enc);
+  rc.duplicateFields = findDuplicates(raw, enc, body);
   return body;
 }
 
-/** Duplicate fields of a body already known to parse. */
-function findDuplicates(raw: Buffer, enc: string): string[] {
-  if (enc === 'json') return duplicateJsonFields(raw.toString('utf8'));
+/** Duplicate fields of a body already known to parse; `parsed` is what it parsed to, untouched. */
+function findDuplicates(raw: Buffer, enc: string, parsed: unknown): string[] {
+  if (enc === 'json') return duplicateJsonFields(raw.toString('utf8'), parsed);
   // JSON text sent as YAML (apply bodies from most clients): the JSON scan, not a YAML parse.
-  if (enc === 'yaml') return yamlBodyWasJson(raw) ? duplicateJsonFields(raw.toString('utf8')) : duplicateYamlFields(raw.toString('utf8'));
+  if (enc === 'yaml') return yamlBodyWasJson(raw) ? duplicateJsonFields(raw.toString('utf8'), parsed) : duplicateYamlFields(raw.toString('utf8'));
   return [];
 }
 
