@@ -4,8 +4,15 @@ import { Encoder } from 'cbor-x';
 
 const cbor = new Encoder({ useRecords: false, mapsAsObjects: true, variableMapSize: true });
 
-export function encodeObject(obj: unknown): Buffer {
-  return cbor.encode(obj);
+/**
+ * The CBOR of obj in a buffer of its own. cbor-x hands out views into its shared 8 KiB+ output
+ * buffer, and posting a view to the writer thread would copy that whole buffer.
+ */
+export function encodeObject(obj: unknown): Uint8Array {
+  const view = cbor.encode(obj);
+  const own = new Uint8Array(view.length);
+  own.set(view);
+  return own;
 }
 
 export function decodeObject<T = any>(data: Uint8Array): T {
