@@ -163,9 +163,7 @@ export class GenericStore {
   /** Unknown fields of a custom object are pruned (and reported) before its schema's defaults apply. */
   private pruneAndDefault(info: ResourceInfo, obj: any, ctx: RequestContext): void {
     if (info.custom) {
-      const compiled = info.custom.compiled();
-      ctx.prunedFields = compiled.prune(obj);
-      compiled.applyDefaults(obj);
+      ctx.prunedFields = info.custom.compiled().pruneAndDefault(obj);
     } else if (info.definition) {
       defaultsFor(info.definition)?.(obj);
     }

@@ -26,7 +26,7 @@
 // multiplied by the number of times the rule can run (product of maxItems/maxProperties above
 // it, or the request-size bound when unbounded) and compared with kube's limits: 10,000,000 per
 // expression and 100,000,000 for the whole schema. Runtime cost budgets are not enforced.
-import { parse, plan, celEnv, isCelError, CelScalar, celFunc, celMethod, listType, mapType, isCelMap, isCelList } from '@bufbuild/cel';
+import { parse, plan, celEnv, isCelError, CelScalar, celFunc, celMethod, listType, mapType, isCelMap, isCelList, celMap, celList } from '@bufbuild/cel';
 import type { CelEnv } from '@bufbuild/cel';
 import { strings } from '@bufbuild/cel/ext';
 import { isIPv4, isIPv6 } from 'node:net';
@@ -694,33 +694,47 @@ function toDuration(s: string): unknown {
 /**
  * An object with properties as CEL sees it, converted field by field as rules read it: a rule on
  * a large object usually reads a few fields (`self.min <= self.max`), so converting the whole
- * subtree up front would dominate its cost. @bufbuild/cel takes any Map as a CEL map.
+ * subtree up front would dominate its cost. @bufbuild/cel takes any Map as a CEL map (wrapped in
+ * celMap, which toCelValue does once). Field reads go through a per-schema index of the
+ * properties rules can see; the index of the fields present is only built for iteration and size.
  */
 class LazyObject extends Map<string, unknown> {
   private index?: Map<string, string>;
-  private readonly converted = new Map<string, unknown>();
+  private converted?: Map<string, unknown>;
 
-  constructor(private readonly src: Obj, private readonly props: Obj, private readonly embedded: boolean) {
+  constructor(private readonly src: Obj, private readonly shape: ObjectShape) {
     super();
   }
 
-  /** CEL name → property name, for the properties rules can see. */
+  /** CEL name → property name, for the properties present that rules can see (in src's order). */
   private fieldIndex(): Map<string, string> {
     if (this.index) return this.index;
     const index = new Map<string, string>();
+    const props = this.shape.props;
     for (const k of Object.keys(this.src)) {
       const x = this.src[k];
       if (x === undefined) continue;
       const esc = escapeCelName(k);
       if (esc === undefined) continue;
-      const p = this.props[k];
+      const p = props[k];
       if (isObj(p)) {
         if (celVisible(p)) index.set(esc, k);
-      } else if (this.embedded && (((k === 'apiVersion' || k === 'kind') && typeof x === 'string') || (k === 'metadata' && isObj(x)))) {
+      } else if (this.shape.embedded && (((k === 'apiVersion' || k === 'kind') && typeof x === 'string') || (k === 'metadata' && isObj(x)))) {
         index.set(k, k);
       }
     }
     return (this.index = index);
+  }
+
+  /** The field a CEL name reads, when present (what fieldIndex().get(name) gives, without building it). */
+  private fieldOf(name: string): VisibleField | string | undefined {
+    const f = visibleFields(this.shape).get(name);
+    if (f !== undefined) return Object.prototype.hasOwnProperty.call(this.src, f.key) && this.src[f.key] !== undefined ? f : undefined;
+    // apiVersion, kind and metadata of an embedded resource are visible unless declared otherwise.
+    if (!this.shape.embedded || !(name === 'apiVersion' || name === 'kind' || name === 'metadata') || isObj(this.shape.props[name])) return undefined;
+    if (!Object.prototype.hasOwnProperty.call(this.src, name)) return undefined;
+    const x = this.src[name];
+    return (name === 'metadata' ? isObj(x) : typeof x === 'string') ? name : undefined;
   }
 
   override get size(): number {
@@ -728,24 +742,25 @@ class LazyObject extends Map<string, unknown> {
   }
 
   override has(name: string): boolean {
-    return this.fieldIndex().has(name);
+    return this.fieldOf(name) !== undefined;
   }
 
   override get(name: string): unknown {
-    const k = this.fieldIndex().get(name);
-    if (k === undefined) return undefined;
-    if (this.converted.has(k)) return this.converted.get(k);
+    const f = this.fieldOf(name);
+    if (f === undefined) return undefined;
+    const k = typeof f === 'string' ? f : f.key;
+    const converted = (this.converted ??= new Map());
+    if (converted.has(k)) return converted.get(k);
     const x = this.src[k];
-    const p = this.props[k];
     let value: unknown;
-    if (isObj(p)) value = toCelValue(x, p, p['x-kubernetes-embedded-resource'] === true);
+    if (typeof f !== 'string') value = x === null ? null : f.conv(x);
     else if (k === 'metadata') {
       const meta = new Map<string, unknown>();
       if (typeof x.name === 'string') meta.set('name', x.name);
       if (typeof x.generateName === 'string') meta.set('generateName', x.generateName);
-      value = meta;
+      value = wrapMap(meta);
     } else value = x;
-    this.converted.set(k, value);
+    converted.set(k, value);
     return value;
   }
 
@@ -778,41 +793,112 @@ function celVisible(prop: Obj): boolean {
   return v;
 }
 
-/** A JSON value as CEL sees it under schema node s (kube's UnstructuredToVal). */
-export function toCelValue(v: unknown, s: unknown, isResourceRoot = false): unknown {
-  if (v === null || v === undefined) return null;
-  const sch = isObj(s) ? s : {};
-  if (sch['x-kubernetes-int-or-string'] === true) return typeof v === 'number' && Number.isInteger(v) ? BigInt(v) : v;
+// Conversion of JSON values to CEL values, compiled per schema node: a converter knows its node's
+// type, format, items and properties, so converting a value reads nothing of the schema.
+
+/** Converts a value that is not null or undefined (those are CEL null everywhere). */
+type Converter = (v: any) => unknown;
+
+/** An object schema with properties, as LazyObject reads it. */
+interface ObjectShape {
+  props: Obj;
+  embedded: boolean;
+  /** CEL name → the property and its converter, for the properties rules can see (built on first read). */
+  visible?: Map<string, VisibleField>;
+}
+interface VisibleField {
+  key: string;
+  conv: Converter;
+}
+
+/**
+ * Visible properties by CEL name. Own keys only: the one inherited key an object could name,
+ * __proto__, has no CEL type.
+ */
+function visibleFields(shape: ObjectShape): Map<string, VisibleField> {
+  if (shape.visible) return shape.visible;
+  const m = new Map<string, VisibleField>();
+  for (const k of Object.keys(shape.props)) {
+    const p = shape.props[k];
+    const esc = escapeCelName(k);
+    if (esc !== undefined && isObj(p) && celVisible(p)) m.set(esc, { key: k, conv: converter(p, p['x-kubernetes-embedded-resource'] === true) });
+  }
+  return (shape.visible = m);
+}
+
+const NO_PROPERTIES: Obj = {};
+/** celMap over values that are CEL values already (or convert on read, as LazyObject does). */
+const wrapMap = (m: Map<string, unknown>): unknown => celMap(m as ReadonlyMap<string, any>);
+const same: Converter = (v) => v;
+const integer: Converter = (v) => (typeof v === 'number' && Number.isInteger(v) ? BigInt(v) : v);
+const celValue = (v: unknown, conv: Converter): unknown => (v === null || v === undefined ? null : conv(v));
+
+/** Converters by schema node, for nodes that are resource roots and for the rest. */
+const converters = [new WeakMap<Obj, Converter>(), new WeakMap<Obj, Converter>()];
+
+function converter(s: unknown, isResourceRoot: boolean): Converter {
+  const sch = isObj(s) ? s : NO_PROPERTIES;
+  const cache = converters[isResourceRoot ? 1 : 0];
+  let c = cache.get(sch);
+  if (!c) cache.set(sch, (c = buildConverter(sch, isResourceRoot)));
+  return c;
+}
+
+/** kube's UnstructuredToVal for one schema node; children's converters are built on first use. */
+function buildConverter(sch: Obj, isResourceRoot: boolean): Converter {
+  if (sch['x-kubernetes-int-or-string'] === true) return integer;
   switch (sch.type) {
     case 'integer':
-      return typeof v === 'number' && Number.isInteger(v) ? BigInt(v) : v;
-    case 'number':
-      return v;
+      return integer;
     case 'string':
-      if (typeof v !== 'string') return v;
-      if (sch.format === 'byte') return new Uint8Array(Buffer.from(v, 'base64'));
-      if (sch.format === 'date-time') return toTimestamp(v);
-      if (sch.format === 'date') return toTimestamp(`${v}T00:00:00Z`);
-      if (sch.format === 'duration') return toDuration(v);
-      return v;
+      switch (sch.format) {
+        case 'byte':
+          return (v) => (typeof v === 'string' ? new Uint8Array(Buffer.from(v, 'base64')) : v);
+        case 'date-time':
+          return (v) => (typeof v === 'string' ? toTimestamp(v) : v);
+        case 'date':
+          return (v) => (typeof v === 'string' ? toTimestamp(`${v}T00:00:00Z`) : v);
+        case 'duration':
+          return (v) => (typeof v === 'string' ? toDuration(v) : v);
+      }
+      return same;
     case 'array': {
-      if (!Array.isArray(v)) return v;
       const items = isObj(sch.items) ? sch.items : undefined;
-      return v.map((x) => toCelValue(x, items, items?.['x-kubernetes-embedded-resource'] === true));
+      let conv: Converter | undefined;
+      return (v) => {
+        if (!Array.isArray(v)) return v;
+        conv ??= converter(items, items?.['x-kubernetes-embedded-resource'] === true);
+        const out = new Array(v.length);
+        for (let i = 0; i < v.length; i++) out[i] = celValue(v[i], conv);
+        return celList(out);
+      };
     }
     case 'object': {
-      if (!isObj(v)) return v;
       if (isObj(sch.additionalProperties)) {
         const addl = sch.additionalProperties;
-        const m = new Map<string, unknown>();
-        for (const [k, x] of Object.entries(v)) m.set(k, toCelValue(x, addl, addl['x-kubernetes-embedded-resource'] === true));
-        return m;
+        let conv: Converter | undefined;
+        return (v) => {
+          if (!isObj(v)) return v;
+          conv ??= converter(addl, addl['x-kubernetes-embedded-resource'] === true);
+          const m = new Map<string, unknown>();
+          for (const k of Object.keys(v)) m.set(k, celValue(v[k], conv));
+          return wrapMap(m);
+        };
       }
-      return new LazyObject(v, isObj(sch.properties) ? sch.properties : {}, isResourceRoot || sch['x-kubernetes-embedded-resource'] === true);
+      const shape: ObjectShape = { props: isObj(sch.properties) ? sch.properties : NO_PROPERTIES, embedded: isResourceRoot || sch['x-kubernetes-embedded-resource'] === true };
+      return (v) => (isObj(v) ? wrapMap(new LazyObject(v, shape)) : v);
     }
     default:
-      return v;
+      return same;
   }
+}
+
+/**
+ * A JSON value as CEL sees it under schema node s (kube's UnstructuredToVal). Lists and maps come
+ * wrapped as CEL values already (celList/celMap), so evaluation does not wrap them on every read.
+ */
+export function toCelValue(v: unknown, s: unknown, isResourceRoot = false): unknown {
+  return celValue(v, converter(s, isResourceRoot));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1668,15 +1754,24 @@ function fieldErrorForReason(path: string, valueText: string | null, detail: str
   }
 }
 
+const readsOld = new WeakMap<CelNode, boolean>();
+function readsOldSelf(node: CelNode): boolean {
+  let r = readsOld.get(node);
+  if (r === undefined) readsOld.set(node, (r = node.rules.some((x) => x.transition || x.rule.optionalOldSelf === true || x.messageProgram !== undefined)));
+  return r;
+}
+
 function evalNodeRules(node: CelNode, path: string, obj: unknown, old: unknown, errs: FieldError[]): void {
   if (node.rules.length === 0) return;
   const self = toCelValue(obj, node.schema, node.isResourceRoot);
   const hasOld = old !== undefined && old !== null;
-  const oldSelf = hasOld ? toCelValue(old, node.schema, node.isResourceRoot) : null;
+  // oldSelf only where a rule (or its message) can read it
+  const oldSelf = hasOld && readsOldSelf(node) ? toCelValue(old, node.schema, node.isResourceRoot) : null;
+  let plain: { self: unknown; oldSelf: unknown } | undefined;
   for (const r of node.rules) {
     const optional = r.rule.optionalOldSelf === true;
     if (r.transition && !hasOld && !optional) continue;
-    const ctx = { self, oldSelf: optional ? tagged('optional', hasOld ? { has: true, v: oldSelf } : { has: false }) : oldSelf };
+    const ctx = optional ? { self, oldSelf: tagged('optional', hasOld ? { has: true, v: oldSelf } : { has: false }) } : (plain ??= { self, oldSelf });
     let result: unknown;
     try {
       result = r.program(ctx);
@@ -1714,43 +1809,98 @@ function evalNodeRules(node: CelNode, path: string, obj: unknown, old: unknown, 
   }
 }
 
+/**
+ * Identity of a list-type map item by its keys: equal exactly when the JSON of the key values
+ * (`[v1, v2...]`, absent ones null) is; a single string or number key skips JSON.
+ */
 function listMapKey(item: unknown, keys: string[]): string | undefined {
   if (!isObj(item)) return undefined;
-  return JSON.stringify(keys.map((k) => item[k] ?? null));
+  if (keys.length === 1) {
+    const v = item[keys[0]] ?? null;
+    if (typeof v === 'string') return 's' + v;
+    if (typeof v === 'number' && Number.isFinite(v)) return 'n' + v;
+    return 'j' + JSON.stringify([v]);
+  }
+  const values: unknown[] = [];
+  for (const k of keys) values.push(item[k] ?? null);
+  return 'j' + JSON.stringify(values);
+}
+
+/** What evaluation reads of a node's schema, looked up once per node. */
+interface EvalPlan {
+  /** x-kubernetes-list-map-keys of a list-type map (old items correlate by them), else undefined. */
+  listMapKeys?: string[];
+  /** x-kubernetes-map-type: atomic (old values do not correlate into it). */
+  atomic: boolean;
+  properties?: [string, CelNode][];
+}
+const evalPlans = new WeakMap<CelNode, EvalPlan>();
+function evalPlan(node: CelNode): EvalPlan {
+  let p = evalPlans.get(node);
+  if (p) return p;
+  const s = node.schema;
+  const keys = Array.isArray(s['x-kubernetes-list-map-keys']) ? (s['x-kubernetes-list-map-keys'] as string[]) : [];
+  p = {
+    listMapKeys: s['x-kubernetes-list-type'] === 'map' ? keys : undefined,
+    atomic: s['x-kubernetes-map-type'] === 'atomic',
+    properties: node.properties ? [...node.properties] : undefined,
+  };
+  evalPlans.set(node, p);
+  return p;
 }
 
 function evalNode(node: CelNode, path: string, obj: unknown, old: unknown, errs: FieldError[]): void {
   if (obj === null || obj === undefined) return;
-  evalNodeRules(node, path, obj, old, errs);
-  const s = node.schema;
+  if (node.rules.length) evalNodeRules(node, path, obj, old, errs);
   if (Array.isArray(obj)) {
-    if (!node.items) return;
+    const items = node.items;
+    if (!items) return;
+    const keys = evalPlan(node).listMapKeys;
     let oldByKey: Map<string, unknown> | undefined;
-    const keys = Array.isArray(s['x-kubernetes-list-map-keys']) ? (s['x-kubernetes-list-map-keys'] as string[]) : [];
-    if (s['x-kubernetes-list-type'] === 'map' && Array.isArray(old)) {
+    if (keys && Array.isArray(old)) {
       oldByKey = new Map();
       for (const o of old) {
         const k = listMapKey(o, keys);
         if (k !== undefined) oldByKey.set(k, o);
       }
     }
-    obj.forEach((item, i) => {
-      const k = oldByKey ? listMapKey(item, keys) : undefined;
-      evalNode(node.items!, indexPath(path, i), item, k !== undefined ? oldByKey!.get(k) : undefined, errs);
-    });
+    for (let i = 0; i < obj.length; i++) {
+      const item = obj[i];
+      const k = oldByKey ? listMapKey(item, keys!) : undefined;
+      evalNode(items, indexPath(path, i), item, k !== undefined ? oldByKey!.get(k) : undefined, errs);
+    }
     return;
   }
   if (!isObj(obj)) return;
-  const oldObj = isObj(old) && s['x-kubernetes-map-type'] !== 'atomic' ? old : undefined;
+  if (!node.additionalProperties && !node.properties) return;
+  const plan = evalPlan(node);
+  const oldObj = isObj(old) && !plan.atomic ? old : undefined;
   if (node.additionalProperties) {
-    for (const [k, v] of Object.entries(obj)) evalNode(node.additionalProperties, indexPath(path, k), v, oldObj?.[k], errs);
+    for (const k of Object.keys(obj)) evalNode(node.additionalProperties, indexPath(path, k), obj[k], oldObj?.[k], errs);
   }
-  if (node.properties) {
-    for (const [k, v] of Object.entries(obj)) {
-      const child = node.properties.get(k);
-      if (child) evalNode(child, childPath(path, k), v, oldObj?.[k], errs);
+  if (plan.properties) {
+    // Only the properties with rules below them are visited; their errors are reported in the
+    // object's key order (kube's), so the rare case of errors under several gets reordered.
+    let chunks: { key: string; start: number; end: number }[] | undefined;
+    for (let i = 0; i < plan.properties.length; i++) {
+      const [k, child] = plan.properties[i];
+      if (!Object.prototype.hasOwnProperty.call(obj, k)) continue;
+      const start = errs.length;
+      evalNode(child, childPath(path, k), obj[k], oldObj?.[k], errs);
+      if (errs.length > start) (chunks ??= []).push({ key: k, start, end: errs.length });
     }
+    if (chunks && chunks.length > 1) inKeyOrder(obj, chunks, errs);
   }
+}
+
+/** Reorders the error runs of several properties (the tail of errs) into obj's key order. */
+function inKeyOrder(obj: Obj, chunks: { key: string; start: number; end: number }[], errs: FieldError[]): void {
+  const order = new Map(Object.keys(obj).map((k, i) => [k, i]));
+  const from = chunks[0].start;
+  const runs = chunks.map((c) => ({ at: order.get(c.key)!, errs: errs.slice(c.start, c.end) }));
+  runs.sort((a, b) => a.at - b.at);
+  errs.length = from;
+  for (const r of runs) errs.push(...r.errs);
 }
 
 export interface EvaluateOptions {

@@ -29,6 +29,11 @@ const RULES_NOT_CHECKED: FieldError = {
   message: 'Invalid value: "null": some validation rules were not checked because the object was invalid; correct the existing errors to complete validation',
 };
 
+function hasBlockingError(errs: FieldError[]): boolean {
+  for (const e of errs) if (BLOCKING_REASONS.has(e.reason)) return true;
+  return false;
+}
+
 /** The scale subresource's paths, compiled. */
 export interface ScalePaths {
   specReplicas: SimpleJsonPath;
@@ -162,8 +167,11 @@ export function customResourceInfos(crd: any): ResourceInfo[] {
         const rules = this.rules();
         if (!rules) return errs;
         // As kube: CEL rules only run on objects whose shape the schema accepted.
-        if (errs.some((e) => BLOCKING_REASONS.has(e.reason))) errs.push(RULES_NOT_CHECKED);
-        else errs.push(...evaluateRules(rules, obj, old));
+        if (hasBlockingError(errs)) errs.push(RULES_NOT_CHECKED);
+        else {
+          const ruleErrs = evaluateRules(rules, obj, old);
+          if (ruleErrs.length) errs.push(...ruleErrs);
+        }
         return errs;
       },
     };

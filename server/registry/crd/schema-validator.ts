@@ -23,6 +23,7 @@ import { parse, plan, celEnv, isCelError, CelScalar } from '@bufbuild/cel';
 import type { FieldError, TypeNode } from '../../schema/types.ts';
 import { TypeModel } from '../../schema/model.ts';
 import { goQuote, isDNS1035Label, validateObjectMeta } from '../metadata-validation.ts';
+import { OBJECT_META_FIELDS, defaultCompiled, pruneAndDefaultCompiled, pruneCompiled } from './prune-default.ts';
 
 type Obj = Record<string, any>;
 
@@ -306,29 +307,49 @@ const AjvCtor: new (opts: object) => any = AjvClass.default ?? AjvClass;
 const re2Engine: any = (pattern: string) => re2Matcher(pattern);
 re2Engine.code = 'RE2 via @bufbuild/cel';
 
-let sharedAjv: any;
+/**
+ * Two instances: `check` (stops at the first error, no error details) answers whether an object
+ * is valid, at about half the cost; `report` (every error, with data and schema) is compiled
+ * for a schema only once an object fails it, and its errors become the field errors.
+ */
+const ajvInstances: { check?: any; report?: any } = {};
 const registeredFormats = new Set<string>();
 
-function ajvInstance(): any {
-  if (!sharedAjv) {
-    sharedAjv = new AjvCtor({
-      allErrors: true,
+function ajvInstance(kind: 'check' | 'report'): any {
+  let ajv = ajvInstances[kind];
+  if (!ajv) {
+    const report = kind === 'report';
+    ajv = ajvInstances[kind] = new AjvCtor({
+      allErrors: report,
       strict: false,
-      verbose: true,
+      verbose: report,
       validateFormats: true,
       validateSchema: false,
       logger: false,
       code: { regExp: re2Engine },
     });
+    for (const name of registeredFormats) addFormat(ajv, name);
   }
-  return sharedAjv;
+  return ajv;
 }
+
+const addFormat = (ajv: any, name: string): void => ajv.addFormat(name, { type: 'string', validate: FORMAT_CHECKS[name.replaceAll('-', '')] });
 
 function registerFormat(name: string): void {
   if (registeredFormats.has(name)) return;
-  const check = FORMAT_CHECKS[name.replaceAll('-', '')];
-  ajvInstance().addFormat(name, { type: 'string', validate: check });
   registeredFormats.add(name);
+  for (const ajv of [ajvInstances.check, ajvInstances.report]) if (ajv) addFormat(ajv, name);
+}
+
+/** ajv's validator of a schema; ajv's own cache does not keep it (the compiled schema does). */
+function ajvCompile(kind: 'check' | 'report', ajvSchema: Obj): any {
+  const ajv = ajvInstance(kind);
+  try {
+    return ajv.compile(ajvSchema);
+  } finally {
+    // The caller keeps the compiled schema; do not let ajv's cache grow with every CRD write.
+    ajv.removeSchema(ajvSchema);
+  }
 }
 
 /** The x-kubernetes-int-or-string anyOf pattern kube treats as part of the type. */
@@ -610,9 +631,17 @@ function allOfClauseCount(ajvSchema: Obj, allOfPath: string): number {
 // first every embedded resource (objectmeta.Validate), then list-type set/map uniqueness
 // (listtype.ValidateListSetsAndMaps). Both walk the value along the schema.
 
-/** A set element's identity: scalars by value, objects and lists by their key-sorted JSON. */
+/**
+ * A set element's identity: scalars by value, objects and lists by their key-sorted JSON. Strings
+ * and numbers (most set elements) skip JSON; the type letter keeps the kinds apart.
+ */
 const sortedKeys = (_k: string, x: unknown): unknown => (isObj(x) ? Object.fromEntries(Object.keys(x).sort().map((k) => [k, x[k]])) : x);
-const canonical = (v: unknown): string => (v !== null && typeof v === 'object' ? JSON.stringify(v, sortedKeys) : (JSON.stringify(v) ?? 'undefined'));
+const canonical = (v: unknown): string => {
+  if (typeof v === 'string') return 's' + v;
+  if (typeof v === 'number' && Number.isFinite(v)) return 'n' + JSON.stringify(v);
+  return v !== null && typeof v === 'object' ? 'j' + JSON.stringify(v, sortedKeys) : 'j' + (JSON.stringify(v) ?? 'undefined');
+};
+const asKey = (c: unknown): string => c as string;
 
 /**
  * kube's validateListSet: the index of the first repeat of each value (a third or later copy is
@@ -622,12 +651,12 @@ function firstRepeats(items: unknown[], key: (x: unknown) => string = canonical)
   if (items.length <= 1) return [];
   const seen = new Map<string, number>();
   const out: number[] = [];
-  items.forEach((x, i) => {
-    const c = key(x);
+  for (let i = 0; i < items.length; i++) {
+    const c = key(items[i]);
     const n = seen.get(c) ?? 0;
     if (n === 1) out.push(i);
     seen.set(c, n + 1);
-  });
+  }
   return out;
 }
 
@@ -644,8 +673,9 @@ function listMapErrors(s: Obj, v: unknown[], path: string): FieldError[] {
     // One key: an item without it (or a null item) has the "unspecified" key, distinct from null.
     const k = keyFields[0];
     const UNSPECIFIED = '\u0000unspecified';
-    const keys = v.map((x) => (isObj(x) && Object.prototype.hasOwnProperty.call(x, k) ? canonical(x[k]) : UNSPECIFIED));
-    return firstRepeats(keys, (c) => c as string).map((i) => {
+    const keys: string[] = [];
+    for (const x of v) keys.push(isObj(x) && Object.prototype.hasOwnProperty.call(x, k) ? canonical(x[k]) : UNSPECIFIED);
+    return firstRepeats(keys, asKey).map((i) => {
       const x = v[i];
       const shown = isObj(x) && Object.prototype.hasOwnProperty.call(x, k) ? { [k]: x[k] } : {};
       return duplicateError(indexPath(path, i), goSharpV(shown));
@@ -830,25 +860,6 @@ export function validateEmbeddedResource(x: Obj, path: string): FieldError[] {
 // ---------------------------------------------------------------------------------------------
 // Pruning.
 
-/** ObjectMeta's JSON fields: unknown keys in an embedded resource's metadata are dropped. */
-const OBJECT_META_FIELDS = new Set([
-  'name',
-  'generateName',
-  'namespace',
-  'selfLink',
-  'uid',
-  'resourceVersion',
-  'generation',
-  'creationTimestamp',
-  'deletionTimestamp',
-  'deletionGracePeriodSeconds',
-  'labels',
-  'annotations',
-  'ownerReferences',
-  'finalizers',
-  'managedFields',
-]);
-
 function pruneEmbeddedMeta(meta: Obj, path: string, pruned: string[]): void {
   for (const k of Object.keys(meta)) {
     if (!OBJECT_META_FIELDS.has(k)) {
@@ -995,6 +1006,8 @@ export interface CompiledSchema {
   prune(obj: unknown): string[];
   /** Applies schema defaults in place (and drops non-nullable nulls without default). */
   applyDefaults(obj: unknown): void;
+  /** prune(obj) then applyDefaults(obj), in one walk of the object; returns prune's paths. */
+  pruneAndDefault(obj: unknown): string[];
   /** The schema as the shared TypeNode view (for patch/apply/tables), built on first use. */
   readonly typeNode: TypeNode;
 }
@@ -1029,38 +1042,45 @@ function compileSchema(schema: unknown, opts: CompileOptions): CompiledSchema {
   const root: Obj = isObj(schema) ? schema : {};
   const isResourceRoot = opts.isResourceRoot !== false;
   const ajvSchema = toAjvSchema(root);
-  const ajv = ajvInstance();
-  const validateFn = ajv.compile(ajvSchema);
-  // The caller keeps the compiled schema; do not let ajv's cache grow with every CRD write.
-  ajv.removeSchema(ajvSchema);
+  const checkFn = ajvCompile('check', ajvSchema);
+  // V8 compiles the generated function on its first call (milliseconds for a big schema): pay it
+  // here, with the rest of the compilation, rather than on the first object validated.
+  checkFn(undefined);
+  let reportFn: any;
   let typeNode: TypeNode | undefined;
   return {
     schema: root,
     validate(obj: unknown, vopts: ValidateOptions = {}): FieldError[] {
       const prefix = vopts.pathPrefix ?? '';
-      const fieldFor = (name: string): string => (name === '' ? prefix || '<nil>' : name);
       const errs: FieldError[] = [];
-      if (!validateFn(obj)) {
-        errs.push(...arrangeErrors(validateFn.errors as AjvError[], ajvSchema, obj, prefix, fieldFor, prefix || '<nil>'));
+      if (!checkFn(obj)) {
+        reportFn ??= ajvCompile('report', ajvSchema);
+        if (!reportFn(obj)) {
+          const fieldFor = (name: string): string => (name === '' ? prefix || '<nil>' : name);
+          errs.push(...arrangeErrors(reportFn.errors as AjvError[], ajvSchema, obj, prefix, fieldFor, prefix || '<nil>'));
+        }
       }
       if (!vopts.schemaOnly) {
         // As the strategy calls it: a custom object's root is not checked as an embedded resource
         // (its ObjectMeta is the store's), unless its schema says it is one.
-        errs.push(...validateEmbeddedResources(root, obj, prefix));
-        // Ratcheting as kube's ValidateUpdate: list-type errors count only when the stored object had none.
-        if (vopts.oldObject === undefined || validateListSetsAndMaps(root, vopts.oldObject, prefix).length === 0) {
-          errs.push(...validateListSetsAndMaps(root, obj, prefix));
-        }
+        const embeddedErrs = validateEmbeddedResources(root, obj, prefix);
+        if (embeddedErrs.length) errs.push(...embeddedErrs);
+        // Ratcheting as kube's ValidateUpdate: list-type errors count only when the stored object
+        // had none (so the stored object is only checked when the new one has some).
+        const listErrs = validateListSetsAndMaps(root, obj, prefix);
+        if (listErrs.length && (vopts.oldObject === undefined || validateListSetsAndMaps(root, vopts.oldObject, prefix).length === 0)) errs.push(...listErrs);
       }
       return errs;
     },
+    // Compiled walks (prune-default.ts); pruneValue and defaultValue above are their reference.
     prune(obj: unknown): string[] {
-      const pruned: string[] = [];
-      pruneValue(root, obj, '', pruned, isResourceRoot);
-      return pruned;
+      return pruneCompiled(root, obj, isResourceRoot);
     },
     applyDefaults(obj: unknown): void {
-      defaultValue(root, obj);
+      defaultCompiled(root, obj);
+    },
+    pruneAndDefault(obj: unknown): string[] {
+      return pruneAndDefaultCompiled(root, obj, isResourceRoot);
     },
     get typeNode(): TypeNode {
       if (!typeNode) typeNode = new TypeModel({}).fromSchema(root);
