@@ -39,8 +39,11 @@ export interface LogEvent {
 
 export type EventListener = (events: LogEvent[]) => void;
 
-/** How long one compaction slice may keep the writer thread from committing. */
-const SLICE_TARGET_MS = 5;
+/** How long one compaction slice may keep the writer thread from committing (its own cost: CPU and I/O, not time preempted). */
+const SLICE_TARGET_MS = 2;
+/** Bounds on the events one slice visits (the upper one bounds its WAL writes, and so the fsync of the batch after it). */
+const SLICE_ROWS_MIN = 16;
+const SLICE_ROWS_MAX = 2048;
 
 export interface CompactionResult {
   compactedRv: number;
@@ -244,22 +247,26 @@ export class EventLog {
       // Slices sized to take about SLICE_TARGET_MS each. A slice goes to the writer only once
       // the batch there is done: batches and slices alternate, so a batch waits for one slice
       // at most, and the compaction still advances under a continuous stream of writes.
-      let sliceRows = 256;
+      let sliceRows = 128;
       for (let from = Math.max(first - 1, 0); from < target; ) {
         if (this.inFlight) await new Promise<void>((resolve) => this.turnWaiters.push(resolve));
         // Shutting down: stop between slices; the next compaction removes the rest.
         if (this.closed) throw new Error('storage is closed');
-        const to = Math.min(from + sliceRows, target);
-        const r = await this.ask({ id: this.nextRequestId++, compact: { from, to, cutoff: target } });
+        const r = await this.ask({ id: this.nextRequestId++, compact: { from, to: target, rows: sliceRows, cutoff: target } });
         if (!r.ok) throw new Error(`compaction failed: ${r.error}`);
         removed += r.removed ?? 0;
         const ms = r.ms ?? 0;
         longest = Math.max(longest, ms);
         longestPause = Math.max(longestPause, ms, r.tailMs ?? 0);
         slices++;
-        from = to;
-        if (ms > SLICE_TARGET_MS) sliceRows = Math.max(16, Math.floor(sliceRows / 2));
-        else if (ms < SLICE_TARGET_MS / 4) sliceRows = Math.min(8192, sliceRows * 2);
+        from = r.to ?? target;
+        // Sized by the events a slice visits (not its rv span, which may be sparse) on its own
+        // cost: a slice preempted by other threads says nothing about the next one's size. It
+        // grows only after a slice that was hardly preempted: on a busy machine the CPU wait
+        // the writer reads can be overstated, and the next slice would double for nothing.
+        const busy = r.busyMs ?? ms;
+        const scale = SLICE_TARGET_MS / Math.max(busy, 0.01);
+        if (scale < 1 || ms - busy < 1) sliceRows = Math.round(Math.min(SLICE_ROWS_MAX, Math.max(SLICE_ROWS_MIN, sliceRows * Math.min(2, Math.max(0.5, scale)))));
         // Lets replies and requests that arrived meanwhile run first. No further pause is
         // needed: while writes come in, a slice waits for the batch before it, whose fsync also
         // flushes the slice before it (slices do not fsync), so the disk sets the pace.

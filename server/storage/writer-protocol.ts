@@ -30,10 +30,21 @@ export type WriterRequest =
   | { id: number; ops: RowOp[] }
   /** Upserts into the meta table, in one transaction. */
   | { id: number; meta: [string, string][] }
-  /** Delete superseded events and tombstones with rv in (from, to], given the compaction cutoff. */
-  | { id: number; compact: { from: number; to: number; cutoff: number } }
+  /**
+   * Delete superseded events and tombstones with rv in (from, to], given the compaction cutoff;
+   * with rows, only in (from, end] where end is the rv of the rows-th event after from (or to):
+   * the slice's work is bounded by the rows it visits, however sparse the rv range.
+   */
+  | { id: number; compact: SliceRange }
   | { id: number; stats: true }
   | { id: number; close: true };
+
+export interface SliceRange {
+  from: number;
+  to: number;
+  cutoff: number;
+  rows?: number;
+}
 
 export interface WriterStats {
   /** Tail checkpoints the writer ran for the checkpointer (so the WAL could start over). */
@@ -62,6 +73,10 @@ export type WriterResponse =
       /** Compaction: events removed, how long the slice took, and the longest tail checkpoint the writer ran since the previous slice. */
       removed?: number;
       ms?: number;
+      /** The slice's wall time less the time its thread waited for a CPU (Linux; else ms): its own cost, what its size is tuned on. */
+      busyMs?: number;
+      /** The rv the slice reached: the next one starts after it. */
+      to?: number;
       tailMs?: number;
       writer?: WriterStats;
       checkpointer?: CheckpointStats;

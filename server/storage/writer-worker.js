@@ -24,7 +24,7 @@
 // until it ends (the request is repeated); neither ever makes a commit wait.
 import { parentPort, workerData } from 'node:worker_threads';
 import { setPriority } from 'node:os';
-import { openSync, closeSync, fdatasyncSync } from 'node:fs';
+import { openSync, closeSync, fdatasyncSync, appendFileSync, readFileSync } from 'node:fs';
 import Database from 'better-sqlite3';
 
 /** @typedef {import('./writer-protocol.ts').RowOp} RowOp */
@@ -33,6 +33,7 @@ import Database from 'better-sqlite3';
 /** @typedef {import('./writer-protocol.ts').PeerMessage} PeerMessage */
 /** @typedef {import('./writer-protocol.ts').WriterStats} WriterStats */
 /** @typedef {import('./writer-protocol.ts').CheckpointStats} CheckpointStats */
+/** @typedef {import('./writer-protocol.ts').SliceRange} SliceRange */
 
 const { file, synchronous, role, peer, walRestartFrames } = /** @type {import('./writer-protocol.ts').StorageThreadData} */ (workerData);
 
@@ -54,6 +55,47 @@ const WAL_SIZE_LIMIT = 64 * 1024 * 1024;
 const CHECKPOINTER_NICE = 10;
 
 const port = /** @type {import('node:worker_threads').MessagePort} */ (parentPort);
+
+// HEARTH_STORAGE_TRACE=PREFIX (benchmarks only): each thread appends one line per commit, slice
+// and checkpoint to PREFIX.ROLE.log: kind, start (epoch ms), wall ms, then this thread's CPU and
+// run-queue wait ms over it (/proc/thread-self/schedstat: wall time alone cannot tell a slow
+// slice from a preempted one on a busy machine), then details.
+const TRACE = process.env.HEARTH_STORAGE_TRACE;
+/** @type {string[]} */
+let traceLines = [];
+const traceFlush = () => {
+  if (!TRACE || traceLines.length === 0) return;
+  appendFileSync(`${TRACE}.${role}.log`, traceLines.join('\n') + '\n');
+  traceLines = [];
+};
+/** [cpu ms, run-queue wait ms] of this thread so far. The CPU time is only brought up to date at scheduler ticks; the wait is exact. */
+const schedNow = () => {
+  const [run, wait] = readFileSync('/proc/thread-self/schedstat', 'utf8').split(' ');
+  return [Number(run) / 1e6, Number(wait) / 1e6];
+};
+/** Run-queue wait of this thread so far (ms), or 0 where /proc does not tell. */
+const waitedMs = (() => {
+  try {
+    schedNow();
+    return () => schedNow()[1];
+  } catch {
+    return () => 0;
+  }
+})();
+/** Starts a span; its end() appends the trace line. A no-op unless tracing. */
+const span = TRACE
+  ? () => {
+      const t0 = performance.now();
+      const [c0, w0] = schedNow();
+      return (/** @type {string} */ kind, /** @type {unknown[]} */ ...details) => {
+        const t1 = performance.now();
+        const [c1, w1] = schedNow();
+        traceLines.push([kind, (performance.timeOrigin + t0).toFixed(2), (t1 - t0).toFixed(2), (c1 - c0).toFixed(2), (w1 - w0).toFixed(2), ...details].join(' '));
+        if (traceLines.length >= 256) traceFlush();
+      };
+    }
+  : () => (/** @type {string} */ _kind, /** @type {unknown[]} */ ..._details) => {};
+if (TRACE) setInterval(traceFlush, 500).unref();
 
 const db = new Database(file);
 db.pragma('journal_mode = WAL');
@@ -94,14 +136,22 @@ function runWriter() {
   // events_by_key index) and tombstones, within one rv range.
   const compactSlice = db.prepare(`DELETE FROM events WHERE rv > @from AND rv <= @to AND (type = 3 OR EXISTS (
   SELECT 1 FROM events n WHERE n.res = events.res AND n.ns = events.ns AND n.name = events.name AND n.rv > events.rv AND n.rv <= @cutoff))`);
-  const compactTx = db.transaction((/** @type {{ from: number; to: number; cutoff: number }} */ range) => compactSlice.run(range).changes);
+  const nthAfter = db.prepare('SELECT rv FROM events WHERE rv > ? ORDER BY rv LIMIT 1 OFFSET ?').pluck();
+  const compactTx = db.transaction((/** @type {SliceRange} */ range) => {
+    let to = range.to;
+    if (range.rows !== undefined) {
+      const nth = /** @type {number | undefined} */ (nthAfter.get(range.from, range.rows - 1));
+      if (nth !== undefined && nth < to) to = nth;
+    }
+    return { removed: compactSlice.run({ from: range.from, to, cutoff: range.cutoff }).changes, to };
+  });
   // A slice commits without an fsync of its own: the next batch's commit fsyncs the WAL, and
   // with it the slice (a WAL is synced in order; a checkpoint syncs it before copying anything).
   // The batch that waited for the slice then waits for one fsync, not two. Losing the newest
   // slices in a crash is harmless: compacted_rv was durable before the first one, and the
   // next compaction removes what they had removed.
   const normalSync = `synchronous = ${synchronous.toUpperCase()}`;
-  const compact = (/** @type {{ from: number; to: number; cutoff: number }} */ range) => {
+  const compact = (/** @type {SliceRange} */ range) => {
     db.pragma('synchronous = OFF');
     try {
       return compactTx(range);
@@ -145,6 +195,7 @@ function runWriter() {
     if (!('finish' in m)) return;
     // Between two commits: copy the small tail the checkpointer left, so the next commit starts the WAL over.
     const started = performance.now();
+    const end = span();
     let result;
     try {
       result = checkpoint();
@@ -152,6 +203,7 @@ function runWriter() {
       result = { busy: 1, log: -1, checkpointed: -1 };
     }
     const ms = performance.now() - started;
+    end('tail', result.busy, result.log, result.checkpointed);
     stats.tailCheckpoints++;
     // Every frame copied: the next commit starts the WAL over (unless a read is still using it).
     if (result.busy === 0 && result.log === result.checkpointed) stats.caughtUp++;
@@ -164,6 +216,7 @@ function runWriter() {
   /** @param {WriterRequest} msg */
   const handle = (msg) => {
     if ('close' in msg) {
+      traceFlush();
       db.close();
       reply({ id: msg.id, ok: true });
       return;
@@ -173,6 +226,7 @@ function runWriter() {
       return;
     }
     const started = performance.now();
+    const end = span();
     try {
       if ('compact' in msg) {
         if (started < holdUntil) {
@@ -181,12 +235,19 @@ function runWriter() {
           holdTimer = setTimeout(releaseSlice, holdUntil - started);
           return;
         }
-        const removed = compact(msg.compact);
-        reply({ id: msg.id, ok: true, removed, ms: performance.now() - started, tailMs: longestTailMs });
+        const waited = waitedMs();
+        const { removed, to } = compact(msg.compact);
+        // Wait read first, then the clock: a preemption in between counts in both or only in
+        // ms (busy overestimated: the next slice smaller, never larger than it should be).
+        const waitedDuring = waitedMs() - waited;
+        const ms = performance.now() - started;
+        end('slice', to - msg.compact.from, removed);
+        reply({ id: msg.id, ok: true, removed, to, ms, busyMs: Math.max(0, ms - waitedDuring), tailMs: longestTailMs });
         longestTailMs = 0;
       } else {
         if ('ops' in msg) commitBatch(msg.ops);
         else commitMeta(msg.meta);
+        end('ops' in msg ? 'batch' : 'meta', 'ops' in msg ? msg.ops.length : msg.meta.length);
         stats.longestBatchMs = Math.max(stats.longestBatchMs, performance.now() - started);
         reply({ id: msg.id, ok: true });
       }
@@ -246,7 +307,9 @@ function runCheckpointer() {
   // copied since. Flushing here in small steps keeps it short (extra fsyncs cost no safety).
   const dbFd = openSync(file, 'r');
   const syncDb = () => {
+    const end = span();
     fdatasyncSync(dbFd);
+    end('dbsync', unsynced);
     unsynced = 0;
   };
 
@@ -260,8 +323,10 @@ function runCheckpointer() {
     dirty = false;
     lastRun = performance.now();
     let r;
+    const end = span();
     try {
       r = checkpoint();
+      end('ckpt', r.busy, r.log, r.checkpointed);
       // The count starts again with the WAL.
       const copied = r.checkpointed >= copiedBefore ? r.checkpointed - copiedBefore : r.checkpointed;
       copiedBefore = r.checkpointed;
@@ -301,6 +366,7 @@ function runCheckpointer() {
   });
   port.on('message', (/** @type {WriterRequest} */ msg) => {
     if ('close' in msg) {
+      traceFlush();
       if (timer) clearTimeout(timer);
       closeSync(dbFd);
       db.close();
