@@ -4,6 +4,9 @@ import { readFileSync } from 'node:fs';
 import { ApiError } from '../server/errors.ts';
 import { TypeModel } from '../server/schema/model.ts';
 import type { TypeNode } from '../server/schema/types.ts';
+import { updateGenerally } from '../server/registry/apply/managed-fields.ts';
+import { customResourceInfos } from '../server/registry/crd/runtime.ts';
+import { benchWidget, benchWidgetsCRD } from './fixtures/crds/generate.ts';
 import {
   FieldSet,
   LAST_APPLIED_ANNOTATION,
@@ -702,5 +705,191 @@ describe('seed scenarios on built-in kinds', () => {
         '"f:strategy":{"f:rollingUpdate":{".":{},"f:maxSurge":{},"f:maxUnavailable":{}},"f:type":{}},' +
         '"f:template":{"f:metadata":{"f:labels":{".":{},"f:app":{}}},"f:spec":{"f:containers":{"k:{\\"name\\":\\"nginx\\"}":{".":{},"f:image":{},"f:name":{}}}}}}}',
     );
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// update() writes a create's FieldsV1 straight from one walk (createdFieldsV1); updateGenerally
+// takes kube's layers (compare, set algebra, FieldSet.toFieldsV1). Same bytes expected.
+
+describe('the create shortcut gives what the general path gives', () => {
+  const same = (node: TypeNode, obj: unknown, o: Parameters<typeof update>[3]): ManagedFieldsEntry[] => {
+    const fast = update(node, undefined, obj, o);
+    const general = updateGenerally(node, undefined, obj, o);
+    // Compared as bytes: key order (kube's order, "." first) is part of the result.
+    assert.equal(JSON.stringify(fast), JSON.stringify(general));
+    return fast;
+  };
+  const proto = JSON.parse(readFileSync(new URL('../schemas/protobuf.json', import.meta.url), 'utf8')) as { messages: Record<string, { fields: Record<string, { ptr?: boolean }> }> };
+  const shape = (def: string, field: string) => proto.messages[def]?.fields[field];
+
+  it('the bench Widget custom resource (~200 fields), as the store records it', () => {
+    const info = customResourceInfos(benchWidgetsCRD())[0];
+    const node = info.custom!.typeNode();
+    for (const i of [0, 7]) {
+      const w = benchWidget(i) as any;
+      info.custom!.compiled().applyDefaults(w);
+      Object.assign(w.metadata, { uid: 'u-' + i, generation: 1, creationTimestamp: T0 });
+      w.status = { phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }] };
+      const mf = same(node, w, { manager: 'kubectl-create', apiVersion: 'bench.hearth.test/v1', now: T0, statusSubresource: true, emptyObject: {} });
+      const paths = owned(mf, 'kubectl-create');
+      assert.ok(paths.length > 150, String(paths.length));
+      assert.ok(paths.includes('.spec.ports[name="http"].port'));
+      assert.ok(paths.includes('.spec.tags[="bench"]'));
+      assert.ok(!paths.some((p) => p.startsWith('.status') || p === '.metadata.uid' || p === '.metadata.name'));
+      // Without the status subresource status is owned too; with a different manager and subresource spelling.
+      same(node, w, { manager: '', apiVersion: 'bench.hearth.test/v1', now: T0, emptyObject: {} });
+      same(node, w, { manager: 'x<&>', apiVersion: 'v1', now: T0, subresource: 'status', emptyObject: {} });
+    }
+  });
+
+  it('a Deployment compared with its Go zero value, with and without reset fields', () => {
+    const emptyObject = zeroObject(deployment, shape);
+    const d = {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'web', namespace: 'ns', uid: 'u', labels: { app: 'web' }, annotations: { a: 'b' }, finalizers: ['x', 'y'] },
+      spec: {
+        replicas: 3,
+        selector: { matchLabels: { app: 'web' } },
+        strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: '25%', maxUnavailable: 1 } },
+        template: {
+          metadata: { labels: { app: 'web' }, creationTimestamp: null },
+          spec: {
+            containers: [
+              {
+                name: 'app',
+                image: 'web:1',
+                args: ['--a', '--b'],
+                ports: [{ name: 'http', containerPort: 8080 }, { containerPort: 9090, protocol: 'UDP' }],
+                env: [{ name: 'A', value: '1' }, { name: 'P', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } }],
+                resources: { requests: { cpu: '100m' }, limits: { memory: '1Gi' } },
+                volumeMounts: [{ name: 'config', mountPath: '/etc' }],
+              },
+              { name: 'sidecar', image: 'proxy:2' },
+            ],
+            volumes: [{ name: 'config', configMap: { name: 'cfg' } }, { name: 'tmp', emptyDir: {} }],
+            tolerations: [{ key: 'k', operator: 'Exists' }],
+          },
+        },
+      },
+      status: { replicas: 1 },
+    };
+    const base = { manager: 'kubectl-create', apiVersion: 'apps/v1', now: T0, emptyObject };
+    same(deployment, d, { ...base, statusSubresource: true });
+    same(deployment, d, base);
+    same(deployment, d, { ...base, resetFields: [['spec', 'template', 'spec'], ['metadata', 'labels']] });
+    same(deployment, d, { ...base, emptyObject: undefined });
+    // A repeated element: the general path owns it whole, so does the shortcut.
+    const dup = structuredClone(d);
+    dup.spec.template.spec.containers.push({ name: 'app', image: 'web:2' } as any);
+    same(deployment, dup, base);
+    // Problems (a list-map element without its key, an undefined value) give what they always gave.
+    const noKey = structuredClone(d) as any;
+    noKey.spec.template.spec.containers.push({ image: 'nameless' });
+    assert.deepEqual(same(deployment, noKey, base), []);
+    const undef = structuredClone(d) as any;
+    undef.spec.paused = undefined;
+    same(deployment, undef, base);
+  });
+
+  it('sets kept for an object written again (from its second write on) give what reading its FieldsV1 gives', () => {
+    const emptyObject = zeroObject(deployment, shape);
+    // The same writes to an object with a uid (whose sets get kept and reused) and without (never kept).
+    const run = (uid: string | undefined): string[] => {
+      const out: string[] = [];
+      let live: any;
+      for (let i = 0; i < 6; i++) {
+        const first = {
+          apiVersion: 'apps/v1',
+          kind: 'Deployment',
+          metadata: { name: 'web', labels: { app: 'web' } },
+          spec: { replicas: 1, selector: { matchLabels: { app: 'web' } }, template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'web', image: 'web:1' }] } } },
+        };
+        const next: any = live === undefined ? first : structuredClone(live);
+        if (uid !== undefined) next.metadata.uid = uid;
+        else delete next.metadata.uid;
+        next.spec.replicas = i;
+        if (i % 2 === 1) next.metadata.labels = { ...next.metadata.labels, [`l${i}`]: 'x' };
+        const manager = ['kubectl-create', 'hpa', 'kubectl-edit'][i % 3];
+        next.metadata.managedFields = update(deployment, live, next, { manager, apiVersion: 'apps/v1', now: [T0, T1, T2, T3][i % 4], statusSubresource: true, emptyObject });
+        // The next write sees the stored object again (a copy, as read back from storage).
+        live = JSON.parse(JSON.stringify(next));
+        out.push(JSON.stringify(next.metadata.managedFields));
+      }
+      return out;
+    };
+    assert.deepEqual(run('u-kept-' + Date.now()), run(undefined));
+  });
+
+  it('random objects with lists of every list type, maps, structs and untyped values, against random zero objects', () => {
+    // mulberry32: the same cases on every run.
+    let seed = 0x5eed;
+    const rnd = (): number => {
+      seed = (seed + 0x6d2b79f5) | 0;
+      let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+      t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    };
+    const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)];
+    const STRINGS = ['a', 'b', 'c', 'a<b', 'é', '\u{1F600}', '\uFFFD', ''];
+    const odd = (): unknown => pick([null, 1, 'x', [], {}, true, undefined]);
+    // A value for a node; `density` is how likely optional parts are present.
+    let oddRate = 0;
+    const gen = (node: TypeNode, density: number, depth: number): unknown => {
+      if (rnd() < oddRate) return odd();
+      switch (node.type) {
+        case 'string':
+          return pick(STRINGS);
+        case 'integer':
+          return pick([0, 1, 2, 80]);
+        case 'boolean':
+          return rnd() < 0.5;
+        case 'array': {
+          const n = Math.floor(rnd() * 4);
+          const items = Array.from({ length: n }, () => gen(node.items!, density, depth + 1));
+          // List-map elements carry their keys (from small pools, so that some repeat), but for a few odd ones.
+          const keys = node.listMapKeys ?? (node.patchMergeKey ? [node.patchMergeKey] : []);
+          for (const it of items) {
+            if (!it || typeof it !== 'object' || Array.isArray(it) || rnd() < oddRate * 3) continue;
+            for (const k of keys) (it as Record<string, unknown>)[k] = k === 'port' ? pick([80, 443]) : pick(['a', 'b', 'c']);
+          }
+          return items;
+        }
+        case 'map': {
+          const out: Record<string, unknown> = {};
+          for (const k of ['x', 'y', 'z', 'ü']) if (rnd() < density) out[k] = gen(node.values!, density, depth + 1);
+          return out;
+        }
+        case 'object': {
+          const out: Record<string, unknown> = {};
+          for (const [k, child] of Object.entries(node.properties ?? {})) if (rnd() < density) out[k] = gen(child, density, depth + 1);
+          if (rnd() < 0.05) out.undeclared = 'u';
+          return out;
+        }
+        default:
+          return depth > 3 || rnd() < 0.3 ? pick(STRINGS) : rnd() < 0.5 ? { p: gen(node, density, depth + 1), q: [1, 2] } : [gen(node, density, depth + 1)];
+      }
+    };
+    let owning = 0;
+    const N = 400;
+    for (let i = 0; i < N; i++) {
+      // A quarter of the objects have odd values here and there (wrong types, nulls, undefined, elements without keys).
+      oddRate = i % 4 === 0 ? 0.03 : 0;
+      const obj = gen(kinds, 0.6, 0) as Record<string, unknown>;
+      const zero = rnd() < 0.4 ? {} : gen(kinds, 0.25, 0);
+      const o = {
+        manager: pick(['m', '', 'kube-controller-manager']),
+        apiVersion: 'v1',
+        now: T0,
+        emptyObject: zero,
+        ...(rnd() < 0.5 ? { statusSubresource: true } : {}),
+        ...(rnd() < 0.2 ? { resetFields: [['spec', 'replicas'], ['mapList']] } : {}),
+        ...(rnd() < 0.1 ? { subresource: 'status' } : {}),
+      };
+      if (same(kinds, obj, o).length > 0) owning++;
+    }
+    // Most cases own something (not only the failures that give []).
+    assert.ok(owning > N * 0.6, `${owning} of ${N}`);
   });
 });

@@ -90,12 +90,18 @@ function compareCodePoints(a: string, b: string): number {
   return a.length < b.length ? -1 : a.length > b.length ? 1 : 0;
 }
 
+// (a module-level function: a closure made per call costs an allocation and, under tsx, a __name call)
+function valueRank(v: unknown): number {
+  return typeof v === 'number' ? 0 : typeof v === 'string' ? 1 : typeof v === 'boolean' ? 2 : Array.isArray(v) ? 3 : isPlainObject(v) ? 4 : 5;
+}
+
 /** Total order over JSON values: numbers, strings, booleans, lists, maps, null (structured-merge-diff's value.Compare). */
 export function compareValues(a: unknown, b: unknown): number {
-  const rank = (v: unknown): number =>
-    typeof v === 'number' ? 0 : typeof v === 'string' ? 1 : typeof v === 'boolean' ? 2 : Array.isArray(v) ? 3 : isPlainObject(v) ? 4 : 5;
-  const ra = rank(a);
-  const rb = rank(b);
+  // Key values are mostly strings (names) or numbers (ports): compared without ranking.
+  if (typeof a === 'string' && typeof b === 'string') return compareStrings(a, b);
+  if (typeof a === 'number' && typeof b === 'number') return a < b ? -1 : a > b ? 1 : 0;
+  const ra = valueRank(a);
+  const rb = valueRank(b);
   if (ra !== rb) return ra < rb ? -1 : 1;
   switch (ra) {
     case 0:
@@ -139,10 +145,15 @@ export function jsonEqual(a: unknown, b: unknown): boolean {
     return true;
   }
   if (Array.isArray(b)) return false;
-  const ka = Object.keys(a);
-  if (ka.length !== Object.keys(b).length) return false;
-  for (const k of ka) if (!hasOwn(b, k) || !jsonEqual((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k])) return false;
-  return true;
+  // for-in with own keys only (what Object.keys lists), without allocating the key arrays.
+  let n = 0;
+  for (const k in a) {
+    if (!hasOwn(a, k)) continue;
+    if (!hasOwn(b, k) || !jsonEqual((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k])) return false;
+    n++;
+  }
+  for (const k in b) if (hasOwn(b, k)) n--;
+  return n === 0;
 }
 
 /** Go's value.ToString: how a key or set value appears in a path such as `[name="nginx"]`. */
@@ -320,7 +331,13 @@ export interface Entry {
   sub: FieldSet | undefined;
 }
 
-function byElement(a: Entry, b: Entry): number {
+/** What kube's order looks at in an entry (or anything named like one). */
+interface Ordered {
+  readonly name: string;
+  readonly pe: PathElement;
+}
+
+function byElement(a: Ordered, b: Ordered): number {
   // Field names (the most) order as their names do.
   const x = a.name;
   const y = b.name;
@@ -337,8 +354,8 @@ function byElement(a: Entry, b: Entry): number {
   return comparePathElements(a.pe, b.pe);
 }
 
-/** Sorts a level's entries into kube's order: small levels (the most) by insertion. */
-function sortEntries(e: Entry[]): void {
+/** Sorts a level's entries (or anything named like them) into kube's order: small levels (the most) by insertion. */
+export function sortEntries(e: Ordered[]): void {
   const n = e.length;
   if (n > 16) {
     e.sort(byElement);
@@ -626,11 +643,13 @@ export function describesExactly(raw: unknown, set: FieldSet): boolean {
 
 function matchesLevel(raw: Record<string, unknown>, set: FieldSet): boolean {
   let n = 0;
-  const keys = Object.keys(raw);
-  for (let i = 0; i < keys.length; i++) {
-    const key = keys[i];
-    if (key === '.') continue;
-    const e = set._get(key);
+  // Written as kube writes it, raw lists the names in the level's order: the n-th name is
+  // (nearly always) the n-th entry's, found without a lookup. (for-in over own keys: no key array.)
+  const entries = set._entries();
+  for (const key in raw) {
+    if (key === '.' || !hasOwn(raw, key)) continue;
+    let e: Entry | undefined = n < entries.length ? entries[n] : undefined;
+    if (e === undefined || e.name !== key) e = set._get(key);
     if (e === undefined) return false;
     const v = raw[key];
     if (!isPlainObject(v)) return false;
@@ -957,6 +976,116 @@ export function mapChildNode(atom: Atom & { kind: 'map' }, key: string): TypeNod
   if (declared !== undefined) return declared.get(key) ?? atom.elem;
   if (atom.fields && hasOwn(atom.fields, key)) return atom.fields[key];
   return atom.elem;
+}
+
+/** A key of a map or struct: its FieldsV1 name and element, its node, and (declared fields) its place in kube's order. */
+export interface FieldInfo {
+  readonly key: string;
+  readonly name: string;
+  readonly pe: PathElement;
+  readonly node: TypeNode;
+  /** Position among the struct's declared fields in kube's order; -1 for map keys and undeclared fields. */
+  readonly rank: number;
+}
+
+/** The declared fields of struct atoms, by key. */
+const FIELD_TABLES = new WeakMap<Atom, Map<string, FieldInfo> | null>();
+
+function fieldTable(atom: Atom & { kind: 'map' }): Map<string, FieldInfo> | null {
+  let t = FIELD_TABLES.get(atom);
+  if (t === undefined) {
+    t = null;
+    if (atom.declared !== undefined && atom.declared.size > 0) {
+      t = new Map();
+      const keys = [...atom.declared.keys()].sort(compareStrings);
+      for (let i = 0; i < keys.length; i++) {
+        const n = fieldNamed(keys[i]);
+        t.set(keys[i], { key: keys[i], name: n.name, pe: n.pe, node: atom.declared.get(keys[i])!, rank: i });
+      }
+    }
+    FIELD_TABLES.set(atom, t);
+  }
+  return t;
+}
+
+function byRank(a: FieldInfo, b: FieldInfo): number {
+  return a.rank - b.rank;
+}
+
+function byKey(a: FieldInfo, b: FieldInfo): number {
+  return compareStrings(a.key, b.key);
+}
+
+/** Recent key lists of struct atoms and what orderedFields made of them (objects of a kind mostly list the same keys, in the same order). */
+interface Shape {
+  keys: readonly string[];
+  fields: readonly FieldInfo[];
+}
+const SHAPES = new WeakMap<Atom, Shape[]>();
+/** Shapes kept per atom, the most recently used first. */
+const SHAPES_PER_ATOM = 4;
+
+function sameKeys(a: readonly string[], b: readonly string[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+/**
+ * The keys of a map or struct with what mapChildNode and fieldNamed say of them, in kube's order
+ * (that of their `f:` names): declared fields by their precomputed rank, other keys by name. For
+ * structs whose keys are all declared, the answer for the same key list is remembered (shared:
+ * callers only read it).
+ */
+export function orderedFields(atom: Atom & { kind: 'map' }, keys: readonly string[]): readonly FieldInfo[] {
+  const table = fieldTable(atom);
+  if (table === null) return sortFields(atom, table, keys);
+  let shapes = SHAPES.get(atom);
+  if (shapes !== undefined) {
+    for (let i = 0; i < shapes.length; i++) {
+      const sh = shapes[i];
+      if (!sameKeys(sh.keys, keys)) continue;
+      if (i > 0) {
+        shapes.splice(i, 1);
+        shapes.unshift(sh);
+      }
+      return sh.fields;
+    }
+  }
+  const fields = sortFields(atom, table, keys);
+  // Only key lists made of declared fields: those are few; map keys are data.
+  for (let i = 0; i < fields.length; i++) if (fields[i].rank < 0) return fields;
+  if (shapes === undefined) SHAPES.set(atom, (shapes = []));
+  shapes.unshift({ keys: keys.slice(), fields });
+  if (shapes.length > SHAPES_PER_ATOM) shapes.pop();
+  return fields;
+}
+
+function sortFields(atom: Atom & { kind: 'map' }, table: Map<string, FieldInfo> | null, keys: readonly string[]): FieldInfo[] {
+  const out: FieldInfo[] = new Array(keys.length);
+  let ranked = true;
+  for (let i = 0; i < keys.length; i++) {
+    const k = keys[i];
+    let f = table === null ? undefined : table.get(k);
+    if (f === undefined) {
+      const n = fieldNamed(k);
+      f = { key: k, name: n.name, pe: n.pe, node: atom.elem, rank: -1 };
+      ranked = false;
+    }
+    out[i] = f;
+  }
+  const cmp = ranked ? byRank : byKey;
+  if (out.length > 16) return out.sort(cmp);
+  for (let i = 1; i < out.length; i++) {
+    const x = out[i];
+    let j = i - 1;
+    while (j >= 0 && cmp(out[j], x) > 0) {
+      out[j + 1] = out[j];
+      j--;
+    }
+    out[j + 1] = x;
+  }
+  return out;
 }
 
 /** The declared node of a struct field; undefined for map keys and undeclared fields. */

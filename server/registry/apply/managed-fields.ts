@@ -39,7 +39,7 @@ import {
   mapChildNode,
   checkedFieldsOf,
 } from './fieldset.ts';
-import { applyMerge, applyMergeWithFields, cloneJSON, compareObjects, removeFieldsShared, type Comparison } from './merge.ts';
+import { applyMerge, applyMergeWithFields, cloneJSON, compareObjects, createdFieldsV1, removeFieldsShared, type Comparison } from './merge.ts';
 
 export interface ManagedFieldsEntry {
   manager: string;
@@ -243,6 +243,34 @@ function countEntries(set: FieldSet): number {
 function recentSet(key: string | undefined, raw: unknown): FieldSet | undefined {
   const sets = key === undefined ? undefined : RECENT_SETS.get(key);
   if (sets !== undefined) for (const s of sets) if (describesExactly(raw, s)) return s;
+  return undefined;
+}
+
+/**
+ * Whose sets are kept. Keeping an object's sets costs its write most of what it saves the next
+ * one (a new set retained is a set the garbage collector promotes, and later evicts), so they are
+ * kept only for objects written again: a create keeps nothing, an object's first write after it
+ * is remembered by its uid only, and from its second write on its sets are kept.
+ */
+const WRITTEN_ONCE = new Map<string, true>();
+const KEPT = new Map<string, true>();
+/** Uids remembered in each map (a string each; the sets themselves are bounded by RECENT_SETS). */
+const UIDS_LIMIT = 8192;
+
+function bounded(m: Map<string, true>, uid: string): void {
+  m.set(uid, true);
+  if (m.size > UIDS_LIMIT) m.delete(m.keys().next().value!);
+}
+
+/** The uid to read and keep this write's sets under: undefined when the object is not written often enough. */
+function keptUid(uid: string | undefined): string | undefined {
+  if (uid === undefined) return undefined;
+  if (KEPT.has(uid)) return uid;
+  if (WRITTEN_ONCE.delete(uid)) {
+    bounded(KEPT, uid);
+    return uid;
+  }
+  bounded(WRITTEN_ONCE, uid);
   return undefined;
 }
 
@@ -806,8 +834,9 @@ export function apply(node: TypeNode, live: unknown, config: unknown, opts: Appl
   const ignored = resetFieldSet(opts);
 
   let managed: Managed;
+  let uid: string | undefined;
   try {
-    managed = decodeEntries((live as any)?.metadata?.managedFields, uidOf(live));
+    managed = decodeEntries((live as any)?.metadata?.managedFields, (uid = keptUid(uidOf(live))));
   } catch (e) {
     throw new ApiError(500, '', `failed to decode managed fields: ${(e as Error).message}`);
   }
@@ -837,7 +866,8 @@ export function apply(node: TypeNode, live: unknown, config: unknown, opts: Appl
       const la = isPlainObject(object.metadata.annotations) ? object.metadata.annotations[LAST_APPLIED_ANNOTATION] : undefined;
       if (typeof la === 'string' && la !== '') setLastApplied(object, buildLastApplied(config));
     }
-    const managedFields = encodeManagedFields(result.managed, uidOf(object));
+    // (a create's sets are not kept, nor those of objects not written often: keptUid)
+    const managedFields = encodeManagedFields(result.managed, uid !== undefined ? uidOf(object) : undefined);
     if (object && typeof object === 'object') {
       if (managedFields.length > 0) {
         if (!isPlainObject(object.metadata)) object.metadata = {};
@@ -860,8 +890,18 @@ export function apply(node: TypeNode, live: unknown, config: unknown, opts: Appl
  * on an internal problem the live object's managedFields are kept.
  */
 export function update(node: TypeNode, live: unknown, next: unknown, opts: UpdateOptions): ManagedFieldsEntry[] {
+  return recordWrite(node, live, next, opts, true);
+}
+
+/** update() through kube's layers only, without the shortcut for creates: the reference the shortcut is tested against. */
+export function updateGenerally(node: TypeNode, live: unknown, next: unknown, opts: UpdateOptions): ManagedFieldsEntry[] {
+  return recordWrite(node, live, next, opts, false);
+}
+
+function recordWrite(node: TypeNode, live: unknown, next: unknown, opts: UpdateOptions, shortcuts: boolean): ManagedFieldsEntry[] {
   const liveMF = (live as any)?.metadata?.managedFields;
-  const uid = uidOf(live) ?? uidOf(next);
+  // A create's sets are not kept, nor those of an object written only once since (keptUid).
+  const uid = live === undefined ? undefined : keptUid(uidOf(live) ?? uidOf(next));
   let managed: Managed;
   if (opts.subresource) managed = decodeOrEmpty(liveMF, uid);
   else {
@@ -882,10 +922,46 @@ export function update(node: TypeNode, live: unknown, next: unknown, opts: Updat
   try {
     const liveObj = withoutManagedFields(live ?? opts.emptyObject ?? {});
     const newObj = withoutManagedFields(next);
-    return encodeManagedFields(recordUpdate(node, liveObj, newObj, managed, opts, resetFieldSet(opts)), uid);
+    const ignored = resetFieldSet(opts);
+    if (shortcuts && live === undefined && managed.fields.size === 0) {
+      const created = createdEntry(node, liveObj, newObj, opts, ignored);
+      if (created !== undefined) return created;
+    }
+    return encodeManagedFields(recordUpdate(node, liveObj, newObj, managed, opts, ignored), uid);
   } catch {
     return Array.isArray(liveMF) ? (structuredClone(liveMF) as ManagedFieldsEntry[]) : [];
   }
+}
+
+/**
+ * The managedFields of a create nobody else owns anything of: the writer's one Update entry,
+ * what recordUpdate and encodeManagedFields make of it, its FieldsV1 written straight from the
+ * comparison with the zero object (no sets, no set algebra). Undefined when that walk fails (the
+ * general path decides then).
+ */
+function createdEntry(node: TypeNode, zero: unknown, obj: unknown, opts: UpdateOptions, ignored: FieldSet): ManagedFieldsEntry[] | undefined {
+  let fieldsV1: Record<string, unknown>;
+  try {
+    fieldsV1 = createdFieldsV1(node, zero, obj, ignored, STRIPPED_FIELDS);
+  } catch {
+    return undefined;
+  }
+  // Nothing owned: no entry (recordUpdate drops the empty set).
+  if (Object.keys(fieldsV1).length === 0) return [];
+  // Spelled as encodeManagedFields spells the entry, from the identifier it reads.
+  const info = parseIdentifier(managerIdentifier({ manager: opts.manager, operation: 'Update', apiVersion: opts.apiVersion, subresource: opts.subresource }));
+  const time: string | undefined = opts.now;
+  return [
+    {
+      manager: info.manager ?? '',
+      operation: 'Update',
+      apiVersion: opts.apiVersion,
+      ...(time !== undefined ? { time } : {}),
+      fieldsType: 'FieldsV1',
+      fieldsV1,
+      ...(info.subresource ? { subresource: info.subresource } : {}),
+    },
+  ];
 }
 
 function decodeOrEmpty(mf: unknown, uid: string | undefined): Managed {
