@@ -19,32 +19,37 @@
 // processes stamp times as performance.timeOrigin + performance.now(); their offset is measured
 // over IPC and corrected.
 // --quick: 200 watchers for 5 s, 200,000 log rows, short RSS settling (the per-watcher RSS figure is
-// then within GC noise: use the full run for it). --cpu-prof=DIR profiles the servers.
+// then within GC noise: use the full run for it). --cpu-prof=DIR profiles the servers and the watcher process.
+// --only=watch runs only [1+2]; --h2-only only its HTTP/2 run; --watchers=N changes the number of watchers.
 // BENCH_WATCH_DEBUG=1 prints progress.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, readFileSync, existsSync, statSync } from 'node:fs';
+import { mkdtempSync, rmSync, readFileSync, existsSync, statSync, copyFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { randomUUID } from 'node:crypto';
 import tls from 'node:tls';
 import Database from 'better-sqlite3';
-import { LeanConnection, LeanH2Session, type TlsCredentials } from './bench-client.ts';
+import { LeanConnection, LeanH2Session, WatchStream, type TlsCredentials } from './bench-client.ts';
 import { startHearth, stopHearth, request, createNamespace, serverCpuSeconds, rssKb, percentile, configMap, type Server } from './bench-kit.ts';
 import { encodeObject } from '../server/storage/codec.ts';
 
 const SELF = fileURLToPath(import.meta.url);
 const ROOT = join(dirname(SELF), '..');
 const quick = process.argv.includes('--quick');
-const COMMAND = `node --import tsx scripts/bench-watch.ts${quick ? ' --quick' : ''}`;
+const COMMAND = `node --import tsx scripts/bench-watch.ts ${process.argv.slice(2).filter((a) => a !== '--watcher-child').join(' ')}`.trim();
 
-const WATCHERS = quick ? 200 : 1000;
+/** --only=watch: only [1+2] (no list or compaction part); --h2-only: only its HTTP/2 run; --watchers=N. */
+const watchOnly = process.argv.includes('--only=watch');
+const h2Only = process.argv.includes('--h2-only');
+const watchersArg = process.argv.find((a) => a.startsWith('--watchers='))?.slice('--watchers='.length);
+const WATCHERS = watchersArg ? Number(watchersArg) : quick ? 200 : 1000;
 const WRITE_RATE = 500;
 const WRITE_SECONDS = quick ? 5 : 10;
 const WRITE_CONNS = 32;
 const LIST_SIZE = 10_000;
 const LIST_UPDATES = 2_000;
-const COMPACT_ROWS = quick ? 200_000 : 1_000_000;
+const COMPACT_ROWS = process.argv.some((a) => a.startsWith('--compact-rows=')) ? Number(process.argv.find((a) => a.startsWith('--compact-rows='))!.slice(15)) : quick ? 200_000 : 1_000_000;
 const COMPACT_KEYS = 2_000;
 const CREATE_CONCURRENCY = 16;
 const RSS_SETTLE_MS = quick ? 6_000 : 30_000;
@@ -113,115 +118,8 @@ interface VerifyResult {
 }
 
 const CRLF = Buffer.from('\r\n');
-// Events are scanned as bytes, without making strings of them (see WatchStream.event).
-const TYPE_ADDED = Buffer.from('{"type":"ADDED"');
-const RV_NEEDLE = Buffer.from('"resourceVersion":"');
-const T_NEEDLE = Buffer.from('"bench-t":"');
 /** One read buffer for every watcher socket (tls onread): reads are handled synchronously, leftovers copied. */
 const READ_BUF = Buffer.allocUnsafe(256 * 1024);
-
-/** One watch's event stream (newline-delimited JSON): records each event's resourceVersion and delivery latency. */
-class WatchStream {
-  /** An event split across reads (copied: reads land in a shared buffer). */
-  private partial: Buffer | null = null;
-  rvs = new Uint32Array(1024);
-  n = 0;
-  last = 0;
-  bytes = 0;
-  ended = false;
-  failures: string[] = [];
-
-  constructor(private readonly hist: Histogram, private readonly offsetMs: number) {}
-
-  fail(msg: string): void {
-    if (this.failures.length < 5) this.failures.push(msg);
-  }
-
-  /** Event-stream bytes buf[start, end): newline-terminated JSON events. */
-  body(buf: Buffer, start: number, end: number, now: number): void {
-    const b = buf.subarray(start, end);
-    let s = 0;
-    if (this.partial) {
-      const nl = b.indexOf(0x0a);
-      if (nl < 0) {
-        this.partial = Buffer.concat([this.partial, b]);
-        return;
-      }
-      const ev = Buffer.concat([this.partial, b.subarray(0, nl)]);
-      this.partial = null;
-      this.event(ev, 0, ev.length, now);
-      s = nl + 1;
-    }
-    for (;;) {
-      const nl = b.indexOf(0x0a, s);
-      if (nl < 0) break;
-      this.event(b, s, nl, now);
-      s = nl + 1;
-    }
-    if (s < b.length) this.partial = Buffer.from(b.subarray(s));
-  }
-
-  /**
-   * The event b[s, nl), read in place: its fields are found from the end backwards (the send
-   * timestamp is the last data field, the resourceVersion ends the metadata before it). A
-   * thousand watchers parse half a million events a second on the same two cores as the server.
-   */
-  private event(b: Buffer, s: number, nl: number, now: number): void {
-    if (!startsWith(b, s, TYPE_ADDED)) {
-      this.fail(`unexpected event: ${b.toString('utf8', s, Math.min(nl, s + 300))}`);
-      return;
-    }
-    const tStart = lastIndexOf(b, T_NEEDLE, nl - T_NEEDLE.length, s);
-    const ri = tStart < 0 ? -1 : lastIndexOf(b, RV_NEEDLE, tStart - RV_NEEDLE.length, s);
-    if (ri < 0) {
-      this.fail(`event without a resourceVersion or send timestamp: ${b.toString('utf8', s, Math.min(nl, s + 300))}`);
-      return;
-    }
-    let rv = 0;
-    for (let i = ri + RV_NEEDLE.length; i < nl; i++) {
-      const c = b[i];
-      if (c < 0x30 || c > 0x39) break;
-      rv = rv * 10 + (c - 0x30);
-    }
-    if (rv <= this.last) this.fail(`resourceVersion ${rv} after ${this.last} (duplicate or out of order)`);
-    this.last = Math.max(this.last, rv);
-    if (this.n === this.rvs.length) {
-      const bigger = new Uint32Array(this.rvs.length * 2);
-      bigger.set(this.rvs);
-      this.rvs = bigger;
-    }
-    this.rvs[this.n++] = rv;
-    // The timestamp is a decimal like 1763818448123.4567.
-    let t = 0;
-    let scale = 0;
-    for (let i = tStart + T_NEEDLE.length; i < nl; i++) {
-      const c = b[i];
-      if (c === 0x2e) {
-        scale = 1;
-        continue;
-      }
-      if (c < 0x30 || c > 0x39) break;
-      t = t * 10 + (c - 0x30);
-      if (scale) scale *= 10;
-    }
-    this.hist.add(now - this.offsetMs - (scale ? t / scale : t));
-  }
-}
-
-function startsWith(b: Buffer, at: number, prefix: Buffer): boolean {
-  if (at + prefix.length > b.length) return false;
-  for (let k = 0; k < prefix.length; k++) if (b[at + k] !== prefix[k]) return false;
-  return true;
-}
-
-/** The last occurrence of needle in b starting at or before `from` and not before `lo`; -1 if none. A plain loop: cheaper than Buffer#lastIndexOf's native call for these short scans. */
-function lastIndexOf(b: Buffer, needle: Buffer, from: number, lo: number): number {
-  const first = needle[0];
-  for (let i = Math.min(from, b.length - needle.length); i >= lo; i--) {
-    if (b[i] === first && startsWith(b, i, needle)) return i;
-  }
-  return -1;
-}
 
 /** A watch on its own HTTP/1.1 TLS connection: raw socket, de-chunked by hand. */
 class H1Watcher extends WatchStream {
@@ -471,7 +369,7 @@ const CPU_PROF_DIR = process.argv.find((a) => a.startsWith('--cpu-prof='))?.slic
 const GC_ON_SIGNAL = ['--expose-gc', '--import', 'data:text/javascript,process.on("SIGUSR2",()=>{globalThis.gc();globalThis.gc()})'];
 
 async function startBenchServer(dataDir: string, connections: number): Promise<Server> {
-  const nodeArgs = [...GC_ON_SIGNAL, ...(CPU_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF_DIR}`] : [])];
+  const nodeArgs = [...GC_ON_SIGNAL, ...(CPU_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF_DIR}`] : []), ...(process.env.HEARTH_STORAGE_TRACE ? MAIN_THREAD_TRACE : [])];
   const s = await startHearth(dataDir, { connections, nodeArgs, args: ['--compaction-interval', '0'], onUnexpectedExit: abort, onOutput: (l) => debug(`server: ${l}`) });
   children.add(s.proc);
   s.proc.on('exit', () => children.delete(s.proc));
@@ -547,7 +445,9 @@ class WatcherPool {
   private constructor(private readonly proc: ChildProcess) {}
 
   static async start(): Promise<WatcherPool> {
-    const proc = spawn(process.execPath, ['--import', 'tsx', SELF, '--watcher-child'], { cwd: ROOT, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    // With --cpu-prof=DIR the watcher process is profiled too (is the client what lags?).
+    const prof = CPU_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF_DIR}`] : [];
+    const proc = spawn(process.execPath, [...prof, '--import', 'tsx', SELF, '--watcher-child'], { cwd: ROOT, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
     children.add(proc);
     proc.on('exit', () => children.delete(proc));
     const pool = new WatcherPool(proc);
@@ -614,12 +514,21 @@ interface WatchFigures {
   writes: number;
   writeSeconds: number;
   createP50: number;
+  createP99: number;
   deliveryWaitMs: number;
   /** Watcher process CPU from the first write until every event was received, per second of that window. */
   clientCpuPerSecond: number;
   result: VerifyResult;
   offset: { offset: number; rtt: number };
   serverCpuPerSecond: number;
+  /** The server's main thread alone (requests and watch fan-out; storage runs on threads of its own). */
+  mainThreadCpuPerSecond: number;
+}
+
+/** CPU seconds of the server's main thread (its thread id is the process id). */
+function mainThreadCpuSeconds(pid: number): number {
+  const f = readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(f[11]) + Number(f[12])) / 100;
 }
 
 async function watchBench(s: Server, protocol: Protocol): Promise<WatchFigures> {
@@ -654,6 +563,7 @@ async function watchBench(s: Server, protocol: Protocol): Promise<WatchFigures> 
     const start = performance.now();
     const end = start + WRITE_SECONDS * 1000;
     const cpu0 = serverCpuSeconds(s.proc.pid!);
+    const mainCpu0 = mainThreadCpuSeconds(s.proc.pid!);
     const launch = (conn: LeanConnection) => {
       const i = sent++;
       inFlight++;
@@ -686,6 +596,7 @@ async function watchBench(s: Server, protocol: Protocol): Promise<WatchFigures> 
     while (inFlight > 0) await sleep(5);
     const writeSeconds = (performance.now() - start) / 1000;
     const serverCpuPerSecond = (serverCpuSeconds(s.proc.pid!) - cpu0) / writeSeconds;
+    const mainThreadCpuPerSecond = (mainThreadCpuSeconds(s.proc.pid!) - mainCpu0) / writeSeconds;
     if (failure) throw failure;
     rvs.sort((a, b) => a - b);
 
@@ -712,11 +623,13 @@ async function watchBench(s: Server, protocol: Protocol): Promise<WatchFigures> 
       writes: rvs.length,
       writeSeconds,
       createP50: percentile(createLat, 50),
+      createP99: percentile(createLat, 99),
       deliveryWaitMs,
       clientCpuPerSecond,
       result,
       offset,
       serverCpuPerSecond,
+      mainThreadCpuPerSecond,
     };
   } finally {
     await pool.stop();
@@ -731,7 +644,7 @@ async function watchSection(s: Server, protocol: Protocol, failures: string[]): 
   failures.push(...w.result.failures.map((f) => `watch (${protocol}): ${f}`));
   const r = w.result;
   console.log(`  ${WATCHERS} watches on ${w.connections} TLS connection${w.connections === 1 ? '' : 's'}, opened in ${fmt(w.openMs, 0)} ms; clock offset watcher-main ${fmt(w.offset.offset, 3)} ms (IPC rtt ${fmt(w.offset.rtt, 3)} ms)`);
-  console.log(`  writes: ${w.writes} in ${fmt(w.writeSeconds, 1)} s = ${fmt(w.writes / w.writeSeconds, 0)}/s (create p50 ${fmt(w.createP50, 1)} ms); server CPU ${fmt(w.serverCpuPerSecond * 100, 0)}% of a core`);
+  console.log(`  writes: ${w.writes} in ${fmt(w.writeSeconds, 1)} s = ${fmt(w.writes / w.writeSeconds, 0)}/s (create p50 ${fmt(w.createP50, 1)} ms, p99 ${fmt(w.createP99, 1)} ms); server CPU ${fmt(w.serverCpuPerSecond * 100, 0)}% of a core (main thread ${fmt(w.mainThreadCpuPerSecond * 100, 0)}%)`);
   console.log(`  delivered ${r.events} events (${fmt(r.bytes / 1e6, 1)} MB); catch-up wait after the last write ${fmt(w.deliveryWaitMs, 0)} ms; watcher process CPU ${fmt(w.clientCpuPerSecond * 100, 0)}% of a core meanwhile`);
   console.log(`  delivery latency p50 ${fmt(r.p50, 2)} ms, p99 ${fmt(r.p99, 2)} ms, p99.9 ${fmt(r.p999, 2)} ms, max ${fmt(r.max, 1)} ms${r.negative ? ` (${r.negative} negative, clamped)` : ''}`);
   console.log(`  order/gap/duplicate check: ${r.failures.length ? `FAILED for ${r.failures.length}${r.failures.length >= 20 ? '+' : ''} watchers` : `ok (every watcher got all ${w.writes} events in order)`}`);
@@ -802,6 +715,105 @@ async function exactListBench(s: Server): Promise<ListFigures> {
 
 // ───────────────────────────── 4: writer stall during compaction ─────────────────────────────
 
+/** --only=compaction: only [4]; --compact-rows=N overrides the log size. */
+const compactionOnly = process.argv.includes('--only=compaction');
+/** --trace-storage[=DIR]: the storage threads log every commit, slice and checkpoint (HEARTH_STORAGE_TRACE); printed next to the slowest creates, the raw logs kept in DIR. */
+const traceStorageArg = process.argv.find((a) => a === '--trace-storage' || a.startsWith('--trace-storage='));
+const traceStorage = traceStorageArg !== undefined;
+const traceKeepDir = traceStorageArg?.split('=')[1];
+
+/**
+ * With --trace-storage, the server's main thread logs (in the storage threads' trace format) its
+ * garbage collections and every event-loop stall over 10 ms, with its run-queue wait over the
+ * stall (CPU starvation vs work of its own).
+ */
+const MAIN_THREAD_TRACE = [
+  '--import',
+  `data:text/javascript,${encodeURIComponent(`
+import { appendFileSync, readFileSync } from 'node:fs';
+import { PerformanceObserver } from 'node:perf_hooks';
+const file = process.env.HEARTH_STORAGE_TRACE + '.main.log';
+const wait = () => Number(readFileSync('/proc/thread-self/schedstat', 'utf8').split(' ')[1]) / 1e6;
+let lines = [];
+const add = (kind, start, ms, w, d) => lines.push([kind, (performance.timeOrigin + start).toFixed(2), ms.toFixed(2), 0, w.toFixed(2), d].join(' '));
+new PerformanceObserver((l) => { for (const e of l.getEntries()) add('gc', e.startTime, e.duration, 0, e.detail?.kind ?? ''); }).observe({ entryTypes: ['gc'] });
+let last = performance.now(), lastWait = wait();
+setInterval(() => {
+  const now = performance.now(), w = wait();
+  if (now - last > 15) add('lag', last + 5, now - last - 5, w - lastWait, '');
+  last = now; lastWait = w;
+  if (lines.length > 100) { appendFileSync(file, lines.join('\\n') + '\\n'); lines = []; }
+}, 5).unref();
+setInterval(() => { if (lines.length) { appendFileSync(file, lines.join('\\n') + '\\n'); lines = []; } }, 500).unref();
+`)}`,
+];
+
+interface TraceSpan {
+  thread: string;
+  kind: string;
+  /** Epoch ms. */
+  start: number;
+  wall: number;
+  cpu: number;
+  wait: number;
+  details: string[];
+}
+
+function printStorageTrace(dataDir: string, creates: { start: number; end: number }[], compactStart: number): void {
+  const spans: TraceSpan[] = [];
+  for (const thread of ['main', 'writer', 'checkpointer']) {
+    const f = join(dataDir, `trace.${thread}.log`);
+    if (!existsSync(f)) continue;
+    if (traceKeepDir) copyFileSync(f, join(traceKeepDir, `trace.${thread}.log`));
+    for (const line of readFileSync(f, 'utf8').split('\n')) {
+      const [kind, start, wall, cpu, wait, ...details] = line.split(' ');
+      if (kind) spans.push({ thread, kind, start: Number(start), wall: Number(wall), cpu: Number(cpu), wait: Number(wait), details });
+    }
+  }
+  const t0 = performance.timeOrigin + compactStart;
+  const during = spans.filter((x) => x.start >= t0);
+  // /proc's per-thread CPU time is only brought up to date at scheduler ticks, too coarse for
+  // millisecond spans; its run-queue wait is exact, so busy = wall − wait is CPU plus I/O.
+  console.log(`  storage trace since the compaction began (ms; wall, run-queue wait of the thread (CPU starvation), busy = wall − wait):`);
+  for (const kind of [...new Set(during.map((x) => x.kind))]) {
+    const of = during.filter((x) => x.kind === kind);
+    const q = (k: 'wall' | 'wait' | 'busy') => {
+      const v = of.map((x) => (k === 'busy' ? x.wall - x.wait : x[k])).sort((a, b) => a - b);
+      return `${k} p50 ${fmt(percentile(v, 50), 2)} p99 ${fmt(percentile(v, 99), 2)} max ${fmt(v[v.length - 1], 2)}`;
+    };
+    console.log(`    ${kind.padEnd(7)} n=${String(of.length).padEnd(6)} ${q('wall')}; ${q('wait')}; ${q('busy')}`);
+  }
+  // Distinct moments only: creates that waited for the same thing end together.
+  const slowest = [...creates].sort((a, b) => b.end - b.start - (a.end - a.start)).filter((c, i, all) => all.findIndex((o) => Math.abs(o.end - c.end) < 20) === i).slice(0, 5);
+  console.log(`  slowest creates during compaction, with the storage spans that overlap them:`);
+  for (const c of slowest) {
+    const s0 = performance.timeOrigin + c.start;
+    const s1 = performance.timeOrigin + c.end;
+    console.log(`    at +${fmt(s0 - t0, 0)} ms: ${fmt(c.end - c.start, 1)} ms`);
+    for (const x of spans.filter((x) => x.start < s1 && x.start + x.wall > s0)) {
+      console.log(`      ${x.thread.slice(0, 6)} ${x.kind.padEnd(7)} +${fmt(x.start - s0, 1).padStart(6)} wall ${fmt(x.wall, 2).padStart(6)} wait ${fmt(x.wait, 2).padStart(6)}  ${x.details.join(' ')}`);
+    }
+  }
+}
+
+function serverIo(pid: number): { wchar: number; cpu: number } {
+  const wchar = Number(/wchar:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/io`, 'utf8'))?.[1] ?? NaN);
+  return { wchar, cpu: serverCpuSeconds(pid) };
+}
+
+async function compactionOnlyMain(): Promise<void> {
+  console.log(`\n[4] compaction of ${COMPACT_ROWS} log rows under 16 concurrent creators … (${new Date().toISOString()})`);
+  const c = await compactionBench();
+  console.log(`  log built in ${fmt(c.buildSeconds, 1)} s; compaction took ${fmt(c.compactSeconds, 1)} s: ${c.removedEvents} events removed in ${c.slices} slices, longest slice ${fmt(c.longestSliceMs, 2)} ms; WAL file ${fmt(c.walMb, 1)} MB afterwards; server wrote ${fmt(c.writtenMb, 0)} MB (WAL, database, sockets) and used ${fmt(c.cpuSeconds, 1)} s CPU meanwhile`);
+  console.log(`  create latency before: p50 ${fmt(c.baseline.p50, 2)} ms, p99 ${fmt(c.baseline.p99, 2)} ms, max ${fmt(c.baseline.max, 1)} ms (${c.baseline.n} creates)`);
+  console.log(`  create latency during: p50 ${fmt(c.during.p50, 2)} ms, p99 ${fmt(c.during.p99, 2)} ms, p99.9 ${fmt(c.during.p999, 2)} ms, max ${fmt(c.during.max, 1)} ms (${c.during.n} creates)`);
+  for (const f of c.failures) console.log(`    ${f}`);
+  const mark = (ok: boolean) => (ok ? 'ok  ' : 'MISS');
+  console.log(`${mark(c.longestSliceMs <= 20)} compaction of ${COMPACT_ROWS} rows, longest slice (server): ${fmt(c.longestSliceMs, 2)} ms (target ≤ 20 ms)`);
+  console.log(`${mark(c.stallMs <= 20)} compaction writer stall (client: worst create during − p50 before): ${fmt(c.during.max, 1)} − ${fmt(c.baseline.p50, 1)} = ${fmt(c.stallMs, 1)} ms (target ≤ 20 ms)`);
+  if (c.failures.length) process.exitCode = 1;
+}
+
 interface CompactionFigures {
   rows: number;
   buildSeconds: number;
@@ -814,6 +826,9 @@ interface CompactionFigures {
   stallMs: number;
   /** The WAL file's size after the compaction: the furthest it grew (it is reused from its start, not shrunk). */
   walMb: number;
+  /** Server process over the compaction (creates included): bytes it passed to write calls (WAL, database and, a little, sockets: /proc/PID/io wchar), and CPU seconds. */
+  writtenMb: number;
+  cpuSeconds: number;
   failures: string[];
 }
 
@@ -874,7 +889,9 @@ async function compactionBench(): Promise<CompactionFigures> {
     buildLog(join(dataDir, 'hearth.db'), COMPACT_ROWS);
     const buildSeconds = (performance.now() - t0) / 1000;
 
+    if (traceStorage) process.env.HEARTH_STORAGE_TRACE = join(dataDir, 'trace');
     s = await startBenchServer(dataDir, CREATE_CONCURRENCY + 1);
+    delete process.env.HEARTH_STORAGE_TRACE;
     const failures: string[] = [];
     const count = await s.conns[0].request('GET', '/api/v1/namespaces/compact/configmaps?limit=1');
     const remaining = Number(JSON.parse(count.body.toString()).metadata.remainingItemCount ?? 0) + 1;
@@ -891,10 +908,12 @@ async function compactionBench(): Promise<CompactionFigures> {
     phase = 'base';
     const baseStart = performance.now();
     await sleep(3000);
+    const io0 = serverIo(s.proc.pid!);
     const compactStart = performance.now();
     phase = 'compact';
     const r = await s.conns[0].request('POST', '/admin/compact');
     const compactEnd = performance.now();
+    const io1 = serverIo(s.proc.pid!);
     await sleep(300);
     phase = 'stop';
     await creates;
@@ -917,6 +936,7 @@ async function compactionBench(): Promise<CompactionFigures> {
     };
     const baseline = stats(samples.filter((x) => x.start >= baseStart && x.end <= compactStart).map((x) => x.end - x.start));
     const during = stats(samples.filter((x) => x.end > compactStart && x.start < compactEnd).map((x) => x.end - x.start));
+    if (traceStorage) printStorageTrace(dataDir, samples.filter((x) => x.end > compactStart && x.start < compactEnd), compactStart);
     return {
       rows: COMPACT_ROWS,
       buildSeconds,
@@ -928,6 +948,8 @@ async function compactionBench(): Promise<CompactionFigures> {
       during,
       stallMs: during.max - baseline.p50,
       walMb,
+      writtenMb: (io1.wchar - io0.wchar) / 1024 / 1024,
+      cpuSeconds: io1.cpu - io0.cpu,
       failures,
     };
   } finally {
@@ -940,6 +962,7 @@ async function compactionBench(): Promise<CompactionFigures> {
 async function main(): Promise<void> {
   console.log(`hearth watch/list/compaction benchmark${quick ? ' (quick)' : ''} — node ${process.version}, loopback`);
   console.log(`command: ${COMMAND}`);
+  if (compactionOnly) return compactionOnlyMain();
   const failures: string[] = [];
 
   // HTTP/2 first, on a server of its own (a clean RSS baseline); then HTTP/1.1 for comparison on
@@ -953,12 +976,19 @@ async function main(): Promise<void> {
     await stopHearth(s2);
     rmSync(h2Dir, { recursive: true, force: true });
   }
+  const watchDone = () => {
+    console.log(`\n──── summary (${COMMAND}) ────`);
+    watchSummary(watch);
+    reportFailures(failures);
+  };
+  if (watchOnly && h2Only) return watchDone();
 
   const dataDir = tempDir('hearth-bench-watch-');
   let l: ListFigures;
   const s = await startBenchServer(dataDir, WRITE_CONNS);
   try {
-    watch.set('http/1.1', await watchSection(s, 'http/1.1', failures));
+    if (!h2Only) watch.set('http/1.1', await watchSection(s, 'http/1.1', failures));
+    if (watchOnly) return watchDone();
 
     console.log(`\n[3] exact-resourceVersion list of ${LIST_SIZE} after ${LIST_UPDATES} updates …`);
     l = await exactListBench(s);
@@ -973,13 +1003,30 @@ async function main(): Promise<void> {
   console.log(`\n[4] compaction of ${COMPACT_ROWS} log rows under 16 concurrent creators …`);
   const c = await compactionBench();
   failures.push(...c.failures.map((f) => `compaction: ${f}`));
-  console.log(`  log built in ${fmt(c.buildSeconds, 1)} s; compaction took ${fmt(c.compactSeconds, 1)} s: ${c.removedEvents} events removed in ${c.slices} slices, longest slice ${fmt(c.longestSliceMs, 2)} ms; WAL file ${fmt(c.walMb, 1)} MB afterwards`);
+  console.log(`  log built in ${fmt(c.buildSeconds, 1)} s; compaction took ${fmt(c.compactSeconds, 1)} s: ${c.removedEvents} events removed in ${c.slices} slices, longest slice ${fmt(c.longestSliceMs, 2)} ms; WAL file ${fmt(c.walMb, 1)} MB afterwards; server wrote ${fmt(c.writtenMb, 0)} MB (WAL, database, sockets) and used ${fmt(c.cpuSeconds, 1)} s CPU meanwhile`);
   console.log(`  create latency before: p50 ${fmt(c.baseline.p50, 2)} ms, p99 ${fmt(c.baseline.p99, 2)} ms, max ${fmt(c.baseline.max, 1)} ms (${c.baseline.n} creates)`);
   console.log(`  create latency during: p50 ${fmt(c.during.p50, 2)} ms, p99 ${fmt(c.during.p99, 2)} ms, p99.9 ${fmt(c.during.p999, 2)} ms, max ${fmt(c.during.max, 1)} ms (${c.during.n} creates)`);
   for (const f of c.failures) console.log(`    ${f}`);
 
-  const mark = (ok: boolean) => (ok ? 'ok  ' : 'MISS');
   console.log(`\n──── summary (${COMMAND}) ────`);
+  watchSummary(watch);
+  console.log(`${mark(l.exactMedian <= 300 && l.failures.length === 0)} exact-rv list of ${LIST_SIZE} from the log: median ${fmt(l.exactMedian, 0)} ms (target ≤ 300 ms)`);
+  console.log(`${mark(c.longestSliceMs <= 20)} compaction of ${COMPACT_ROWS} rows, longest slice (server): ${fmt(c.longestSliceMs, 2)} ms (target ≤ 20 ms)`);
+  console.log(`${mark(c.stallMs <= 20)} compaction writer stall (client: worst create during − p50 before): ${fmt(c.during.max, 1)} − ${fmt(c.baseline.p50, 1)} = ${fmt(c.stallMs, 1)} ms (target ≤ 20 ms)`);
+  reportFailures(failures);
+}
+
+const mark = (ok: boolean) => (ok ? 'ok  ' : 'MISS');
+
+function reportFailures(failures: string[]): void {
+  if (failures.length) {
+    console.log(`\nFAILED checks:`);
+    for (const f of failures.slice(0, 20)) console.log(`  ${f}`);
+    process.exitCode = 1;
+  }
+}
+
+function watchSummary(watch: Map<Protocol, WatchFigures>): void {
   for (const [protocol, w] of watch) {
     // The targets are judged on HTTP/2, the way client-go watches; HTTP/1.1 is shown for comparison.
     const judged = protocol === 'h2';
@@ -988,14 +1035,6 @@ async function main(): Promise<void> {
     console.log(`${judged ? mark(w.result.p99 <= 50) : 'info'} watch delivery (${how}) @ ${fmt(w.writes / w.writeSeconds, 0)} writes/s: p50 ${fmt(w.result.p50, 2)} ms, p99 ${fmt(w.result.p99, 2)} ms (target p99 ≤ 50 ms)`);
     console.log(`${mark(w.result.failures.length === 0)} watch completeness/order (${protocol}): ${w.result.failures.length ? `${w.result.failures.length} watchers failed` : 'every watcher, every event, in order'}`);
     console.log(`${quick || !judged ? 'info' : mark(perWatcherKb <= 10)} server RSS per idle watcher (${how}): ${fmt(perWatcherKb, 1)} KB (target ≤ 10 KB)${quick ? ' — quick run: within GC noise, see the full run' : ''}`);
-  }
-  console.log(`${mark(l.exactMedian <= 300 && l.failures.length === 0)} exact-rv list of ${LIST_SIZE} from the log: median ${fmt(l.exactMedian, 0)} ms (target ≤ 300 ms)`);
-  console.log(`${mark(c.longestSliceMs <= 20)} compaction of ${COMPACT_ROWS} rows, longest slice (server): ${fmt(c.longestSliceMs, 2)} ms (target ≤ 20 ms)`);
-  console.log(`${mark(c.stallMs <= 20)} compaction writer stall (client: worst create during − p50 before): ${fmt(c.during.max, 1)} − ${fmt(c.baseline.p50, 1)} = ${fmt(c.stallMs, 1)} ms (target ≤ 20 ms)`);
-  if (failures.length) {
-    console.log(`\nFAILED checks:`);
-    for (const f of failures.slice(0, 20)) console.log(`  ${f}`);
-    process.exitCode = 1;
   }
 }
 
