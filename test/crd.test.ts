@@ -401,7 +401,8 @@ test('defaults added to a CRD later apply when older objects are read', async ()
   const crd = widgetCrd({ plural: 'levers', kind: 'Lever' });
   assert.equal((await s.request('POST', CRDS, { body: crd })).status, 201);
   const P = `/apis/${GROUP}/v1/namespaces/default/levers`;
-  assert.equal((await s.request('POST', P, { body: { apiVersion: `${GROUP}/v1`, kind: 'Lever', metadata: { name: 'old' }, spec: { size: 'small' } } })).status, 201);
+  const created = await s.request('POST', P, { body: { apiVersion: `${GROUP}/v1`, kind: 'Lever', metadata: { name: 'old' }, spec: { size: 'small' } } });
+  assert.equal(created.status, 201);
   const cur = (await s.request('GET', `${CRDS}/levers.${GROUP}`)).json();
   for (const v of cur.spec.versions) v.schema.openAPIV3Schema.properties.spec.properties.color.default = 'green';
   const u = await s.request('PUT', `${CRDS}/levers.${GROUP}`, { body: cur });
@@ -409,6 +410,11 @@ test('defaults added to a CRD later apply when older objects are read', async ()
   assert.equal(u.json().metadata.generation, 2);
   assert.equal((await s.request('GET', `${P}/old`)).json().spec.color, 'green');
   assert.equal((await s.request('GET', P)).json().items[0].spec.color, 'green');
+  // A watch replaying the log from before the create serves the stored event defaulted too.
+  const before = Number(created.json().metadata.resourceVersion) - 1;
+  const w = await s.watch(`${P}?watch=1&resourceVersion=${before}`, (events) => events.length >= 1);
+  assert.equal(w.events[0].type, 'ADDED');
+  assert.equal(w.events[0].object.spec.color, 'green');
 });
 
 test('rules that do not compile or exceed the cost budget are refused when the CRD is written', async () => {
