@@ -17,7 +17,7 @@ import { goFieldShape } from '../http/protobuf.ts';
 import { validateObjectMeta, validateObjectMetaUpdate, nameRuleFor, generateNameFrom } from './metadata-validation.ts';
 import { parseLabelSelector, parseFieldSelector, fieldsOf, checkFieldSelectorFor } from './selectors.ts';
 import { ApiError, alreadyExists, badRequest, conflict, gone, invalid, methodNotAllowed, notFound, tooLargeResourceVersion, tooOldResourceVersion } from '../errors.ts';
-import { deepEqual, isPlainObject } from '../util/json.ts';
+import { deepEqual, deepFreeze, isPlainObject } from '../util/json.ts';
 import { withStoredItems, type ListRow } from '../storage/codec.ts';
 import { encodeContinue, decodeContinue } from './continue-token.ts';
 
@@ -483,14 +483,17 @@ export class GenericStore {
   }
 
   private readonly zeros = new Map<string, Record<string, unknown>>();
-  /** The kind's Go zero value, which creates are compared with (kube attributes fields against it). */
+  /**
+   * The kind's Go zero value, which creates are compared with (kube attributes fields against it).
+   * One frozen copy per kind: the engine only reads it, and a write to it would throw.
+   */
   private zeroOf(info: ResourceInfo): Record<string, unknown> {
     const def = info.definition;
     // Custom objects have no Go struct: kube compares them with an empty object.
-    if (!def || info.custom) return {};
+    if (!def || info.custom) return EMPTY_OBJECT;
     let z = this.zeros.get(def);
-    if (!z) this.zeros.set(def, (z = zeroObject(this.model.node(def), goFieldShape)));
-    return cloneJSON(z);
+    if (!z) this.zeros.set(def, (z = deepFreeze(zeroObject(this.model.node(def), goFieldShape))));
+    return z;
   }
 
   async delete(info: ResourceInfo, ns: string, name: string, opts: DeleteOptions, ctx: RequestContext): Promise<DeleteResult> {
@@ -687,3 +690,5 @@ export function nowTimestamp(): string {
   }
   return stampText;
 }
+
+const EMPTY_OBJECT: Record<string, unknown> = Object.freeze({});

@@ -25,3 +25,12 @@ export function deepEqual(a: unknown, b: unknown): boolean {
 export function deepClone<T>(v: T): T {
   return structuredClone(v);
 }
+
+/** Freezes o and everything under it: for values shared between requests that nobody may change. */
+export function deepFreeze<T extends object>(o: T): T {
+  for (const k in o) {
+    const v = (o as Record<string, unknown>)[k];
+    if (typeof v === 'object' && v !== null) deepFreeze(v);
+  }
+  return Object.freeze(o);
+}

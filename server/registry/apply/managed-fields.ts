@@ -40,6 +40,7 @@ import {
   checkedFieldsOf,
 } from './fieldset.ts';
 import { applyMerge, applyMergeWithFields, cloneJSON, compareObjects, createdFieldsV1, removeFieldsShared, type Comparison } from './merge.ts';
+import { deepFreeze } from '../../util/json.ts';
 
 export interface ManagedFieldsEntry {
   manager: string;
@@ -372,14 +373,6 @@ function fieldsV1Of(set: FieldSet): Record<string, unknown> {
 
 /** FieldsV1 by set: null once written, the shared frozen object from the second time on. */
 const FIELDS_V1 = new WeakMap<FieldSet, Record<string, unknown> | null>();
-
-function deepFreeze<T extends object>(o: T): T {
-  for (const k in o) {
-    const v = (o as Record<string, unknown>)[k];
-    if (typeof v === 'object' && v !== null) deepFreeze(v);
-  }
-  return Object.freeze(o);
-}
 
 /** True for managedFields that ask for a reset: an empty list, or a list of one empty entry. */
 export function isResetManagedFields(mf: unknown): boolean {
