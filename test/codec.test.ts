@@ -1,8 +1,10 @@
-// The storage codec: lazily decoded rows, and CBOR → JSON transcoding that must give exactly the
-// bytes JSON.stringify gives for the decoded object (with apiVersion/kind set as the store serves them).
+// The storage codec: objects stored as JSON (CBOR for older rows and BigInt values), lazily
+// decoded rows, and stored rows served as JSON that must give exactly the bytes JSON.stringify
+// gives for the decoded object (with apiVersion/kind set as the store serves them): JSON rows
+// copied with those values replaced, CBOR rows transcoded.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { encodeObject, decodeObject, transcodeToJson, JsonOut, StoredRow } from '../server/storage/codec.ts';
+import { encodeObject, encodeObjectCbor, decodeObject, transcodeToJson, JsonOut, StoredRow } from '../server/storage/codec.ts';
 
 /** What the object path serves: decode, set apiVersion/kind (present()), JSON.stringify. */
 function viaObject(data: Uint8Array, apiVersion: string, kind: string): string {
@@ -12,8 +14,10 @@ function viaObject(data: Uint8Array, apiVersion: string, kind: string): string {
   return JSON.stringify(o);
 }
 
-function transcoded(obj: unknown, apiVersion = 'v1', kind = 'ConfigMap'): { ok: boolean; json: string; expected: string } {
-  const data = encodeObject(obj);
+type Encode = (obj: unknown) => Uint8Array;
+
+function transcoded(obj: unknown, apiVersion = 'v1', kind = 'ConfigMap', encodeRow: Encode = encodeObject): { ok: boolean; json: string; expected: string } {
+  const data = encodeRow(obj);
   const out = new JsonOut(8); // tiny: growth is exercised too
   out.text('['); // something before: a failed transcode must leave it alone
   const ok = transcodeToJson(data, out, apiVersion, kind);
@@ -22,7 +26,7 @@ function transcoded(obj: unknown, apiVersion = 'v1', kind = 'ConfigMap'): { ok: 
   return { ok, json: text.slice(1), expected: viaObject(data, apiVersion, kind) };
 }
 
-test('transcoded JSON equals JSON.stringify of the decoded object', () => {
+test('served JSON of a stored row (JSON or CBOR) equals JSON.stringify of the decoded object', () => {
   const objects: unknown[] = [
     { kind: 'ConfigMap', apiVersion: 'v1', metadata: { name: 'a', namespace: 'ns', labels: { app: 'x' } }, data: { k: 'v' } },
     // served in another version: both replaced in place
@@ -74,14 +78,31 @@ test('transcoded JSON equals JSON.stringify of the decoded object', () => {
     },
     { apiVersion: 'v1', kind: 'List', items: Array.from({ length: 300 }, (_, i) => ({ i, name: `item-${i}` })) },
   ];
-  for (const o of objects) {
-    const r = transcoded(o);
-    assert.equal(r.ok, true, JSON.stringify(o).slice(0, 200));
-    assert.equal(r.json, r.expected);
+  for (const encodeRow of [encodeObject, encodeObjectCbor]) {
+    for (const o of objects) {
+      for (const [apiVersion, kind] of [['v1', 'ConfigMap'], ['apps/v1', 'Deployment'], ['g/v2', 'X']]) {
+        const r = transcoded(o, apiVersion, kind, encodeRow);
+        assert.equal(r.ok, true, JSON.stringify(o).slice(0, 200));
+        assert.equal(r.json, r.expected);
+      }
+    }
   }
 });
 
-test('transcoding gives up (appending nothing) on what only the decoder reproduces', () => {
+test('objects are stored as JSON text; BigInt values and older CBOR rows still decode', () => {
+  const obj = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'a' }, data: { k: 'é' } };
+  const data = encodeObject(obj);
+  assert.equal(Buffer.from(data).toString('utf8'), JSON.stringify(obj));
+  assert.equal(data.byteLength, data.buffer.byteLength, 'a buffer of its own');
+  assert.deepEqual(decodeObject(data), obj);
+  assert.deepEqual(decodeObject(encodeObjectCbor(obj)), obj);
+  const big = { metadata: { name: 'b' }, n: 2n ** 64n - 1n };
+  const bigData = encodeObject(big);
+  assert.notEqual(bigData[0], 0x7b, 'CBOR, which holds a BigInt');
+  assert.deepEqual(decodeObject(bigData), big);
+});
+
+test('CBOR transcoding gives up (appending nothing) on what only the decoder reproduces', () => {
   const cases: unknown[] = [
     { metadata: { name: 'a' }, when: new Date(0) }, // a tag
     { metadata: { name: 'a' }, bytes: Buffer.from('ab') }, // a byte string
@@ -90,17 +111,17 @@ test('transcoding gives up (appending nothing) on what only the decoder reproduc
     JSON.parse('{"metadata":{"name":"a"},"x":{"__proto__":{"y":1}}}'),
   ];
   for (const o of cases) {
-    const r = transcoded(o);
+    const r = transcoded(o, 'v1', 'ConfigMap', encodeObjectCbor);
     assert.equal(r.ok, false, JSON.stringify(o));
     assert.equal(r.json, '');
   }
   // undefined in an array is null in both
-  const arr = transcoded({ metadata: {}, a: [undefined, 1] });
+  const arr = transcoded({ metadata: {}, a: [undefined, 1] }, 'v1', 'ConfigMap', encodeObjectCbor);
   assert.equal(arr.ok, true);
   assert.equal(arr.json, arr.expected);
 });
 
-test('random JSON values transcode exactly', () => {
+test('random JSON values are served exactly from JSON and CBOR rows', () => {
   let seed = 42;
   const rand = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
   const chars = ['a', 'Z', '0', ' ', '"', '\\', '\n', '\u0003', 'é', '日', '😀', '/', '\u007f'];
@@ -117,10 +138,16 @@ test('random JSON values transcode exactly', () => {
     return o;
   };
   for (let i = 0; i < 2000; i++) {
-    const o = { kind: 'K', apiVersion: 'g/v1', metadata: { name: str() }, spec: value(0) };
-    const r = transcoded(o, 'g/v2', 'K');
-    assert.equal(r.ok, true);
-    assert.equal(r.json, r.expected);
+    const o: Record<string, unknown> = { kind: 'K', apiVersion: 'g/v1', metadata: { name: str() }, spec: value(0) };
+    // top-level apiVersion/kind anywhere, or absent
+    if (rand() < 0.3) delete o.kind;
+    if (rand() < 0.3) delete o.apiVersion;
+    if (rand() < 0.3) o.kind = o.kind ?? 'K';
+    for (const encodeRow of [encodeObject, encodeObjectCbor]) {
+      const r = transcoded(o, rand() < 0.5 ? 'g/v2' : 'g/v1', 'K', encodeRow);
+      assert.equal(r.ok, true);
+      assert.equal(r.json, r.expected);
+    }
   }
 });
 

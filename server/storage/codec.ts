@@ -1,14 +1,61 @@
-// Objects are stored as plain CBOR (RFC 8949 maps/arrays/strings, no cbor-x record extension),
-// so the data file stays readable by any CBOR decoder.
+// How objects are stored: as the JSON text JSON.stringify gives (UTF-8), so a JSON list or
+// response is the stored bytes, and encoding an object for storage costs one native stringify.
+// Rows written by earlier versions, and objects JSON cannot hold (BigInt values from protobuf
+// or CBOR bodies), are plain CBOR (RFC 8949 maps/arrays/strings, no cbor-x record extension).
+// The first byte tells them apart: JSON text of an object starts with "{", a CBOR map with
+// 0xa0–0xbf.
 import { Encoder } from 'cbor-x';
 
 const cbor = new Encoder({ useRecords: false, mapsAsObjects: true, variableMapSize: true });
+const OPEN_BRACE = 0x7b;
 
 /**
- * The CBOR of obj in a buffer of its own. cbor-x hands out views into its shared 8 KiB+ output
- * buffer, and posting a view to the writer thread would copy that whole buffer.
+ * The stored form of obj, in a buffer of its own (exactly its size: posting it to the writer
+ * thread copies the whole buffer behind a view).
  */
 export function encodeObject(obj: unknown): Uint8Array {
+  let text: string;
+  try {
+    text = JSON.stringify(obj);
+  } catch {
+    return encodeObjectCbor(obj); // a BigInt
+  }
+  const out = Buffer.allocUnsafeSlow(Buffer.byteLength(text));
+  out.write(text, 0, 'utf8');
+  if (typeof obj === 'object' && obj !== null) remember(obj as Served, out);
+  return out;
+}
+
+// A write's response is the object just stored, so its JSON is the stored bytes: kept for the
+// object while it lives, and reused unless what the store sets after a write (apiVersion and
+// kind when served in another version, resourceVersion) differs. HEARTH_CHECK_STORED_JSON=1
+// (the tests) compares every reuse with JSON.stringify, to catch an object changed after it was
+// stored.
+interface Served {
+  apiVersion?: unknown;
+  kind?: unknown;
+  metadata?: { resourceVersion?: unknown };
+}
+const storedJson = new WeakMap<object, { bytes: Buffer; apiVersion: unknown; kind: unknown; rv: unknown }>();
+const CHECK_STORED_JSON = process.env.HEARTH_CHECK_STORED_JSON === '1';
+
+function remember(obj: Served, bytes: Buffer): void {
+  storedJson.set(obj, { bytes, apiVersion: obj.apiVersion, kind: obj.kind, rv: obj.metadata?.resourceVersion });
+}
+
+/** The JSON text obj was stored as, if it is still exactly that object's JSON. */
+export function storedJsonOf(obj: object): Buffer | undefined {
+  const r = storedJson.get(obj);
+  const o = obj as Served;
+  if (!r || r.apiVersion !== o.apiVersion || r.kind !== o.kind || r.rv !== o.metadata?.resourceVersion) return undefined;
+  if (CHECK_STORED_JSON && r.bytes.toString('utf8') !== JSON.stringify(obj)) {
+    throw new Error(`an object was changed after it was stored: ${r.bytes.toString('utf8').slice(0, 200)}`);
+  }
+  return r.bytes;
+}
+
+/** The CBOR form (older rows, and objects JSON cannot hold). */
+export function encodeObjectCbor(obj: unknown): Uint8Array {
   const view = cbor.encode(obj);
   const own = new Uint8Array(view.length);
   own.set(view);
@@ -16,14 +63,19 @@ export function encodeObject(obj: unknown): Uint8Array {
 }
 
 export function decodeObject<T = any>(data: Uint8Array): T {
+  if (data[0] === OPEN_BRACE) return JSON.parse(asBuffer(data).toString('utf8')) as T;
   return cbor.decode(data) as T;
+}
+
+function asBuffer(data: Uint8Array): Buffer {
+  return Buffer.isBuffer(data) ? data : Buffer.from(data.buffer, data.byteOffset, data.byteLength);
 }
 
 const UNDECODED: unique symbol = Symbol('undecoded');
 
 /**
  * A stored row (a StoredObject) whose object is decoded on first use: existence checks never
- * decode, and JSON lists transcode `data` without decoding at all.
+ * decode, and JSON lists copy (or transcode) `data` without decoding at all.
  */
 export class StoredRow {
   private decoded: any = UNDECODED;
@@ -31,7 +83,7 @@ export class StoredRow {
   constructor(
     readonly rv: number,
     readonly uid: string,
-    /** The stored CBOR. */
+    /** The stored bytes (JSON, or CBOR for older rows). */
     readonly data: Uint8Array,
   ) {}
 
@@ -46,12 +98,12 @@ export class StoredRow {
 }
 
 // ---------------------------------------------------------------------------------------------
-// CBOR → JSON transcoding: a stored object's JSON text straight from its CBOR bytes, byte for
-// byte what JSON.stringify(decodeObject(data)) gives, without building the object. Anything the
+// A stored object's JSON text as served, without building the object: byte for byte what
+// JSON.stringify gives for the decoded object once present() set apiVersion/kind. A JSON row is
+// copied with those two top-level values replaced; a CBOR row is transcoded. Anything the
 // transcoder does not reproduce exactly (tags, byte strings, undefined in maps, 64-bit integers,
-// half/single floats,
-// lone surrogates, "__proto__" keys, which cbor-x decodes in its own way) makes it give up, and
-// the caller serializes the decoded object instead.
+// half/single floats, lone surrogates, "__proto__" keys, which cbor-x decodes in its own way)
+// makes it give up, and the caller serializes the decoded object instead.
 
 /** A growable output buffer of JSON bytes. */
 export class JsonOut {
@@ -343,6 +395,80 @@ class Transcoder {
     this.q += this.o.write(text, this.q, n, 'utf8');
   }
 
+  /**
+   * A JSON row (JSON.stringify's text, so no whitespace): copied, with the top-level apiVersion
+   * and kind values replaced by the served ones, or added at the end (apiVersion first) when
+   * absent, as present() assigns them.
+   */
+  jsonRow(): boolean {
+    const s = this.s;
+    const n = s.length;
+    let av0 = -1;
+    let av1 = -1;
+    let k0 = -1;
+    let k1 = -1;
+    let p = 1;
+    if (s[p] !== 0x7d) {
+      for (;;) {
+        if (s[p] !== QUOTE) return false;
+        const keyEnd = jsonStringEnd(s, p + 1);
+        if (keyEnd < 0 || s[keyEnd + 1] !== 0x3a) return false;
+        const v0 = keyEnd + 2;
+        const v1 = jsonValueEnd(s, v0);
+        if (v1 < 0) return false;
+        const klen = keyEnd - p - 1;
+        if (klen === API_VERSION.length && this.keyIs(p + 1, klen, API_VERSION)) {
+          av0 = v0;
+          av1 = v1;
+        } else if (klen === KIND.length && this.keyIs(p + 1, klen, KIND)) {
+          k0 = v0;
+          k1 = v1;
+        }
+        p = v1;
+        if (s[p] === 0x2c) p++;
+        else if (s[p] === 0x7d) break;
+        else return false;
+      }
+    }
+    if (p !== n - 1) return false;
+    const replace: [number, number, Buffer][] = [];
+    if (av0 >= 0 && !sameBytes(s, av0, av1, this.apiVersionJson)) replace.push([av0, av1, this.apiVersionJson]);
+    if (k0 >= 0 && !sameBytes(s, k0, k1, this.kindJson)) replace.push([k0, k1, this.kindJson]);
+    if (replace.length === 0 && av0 >= 0 && k0 >= 0) {
+      this.room(n);
+      s.copy(this.o, this.q);
+      this.q += n;
+      return true;
+    }
+    replace.sort((a, b) => a[0] - b[0]);
+    let from = 0;
+    for (const [start, end, value] of replace) {
+      this.copyFrom(from, start);
+      this.bytes(value);
+      from = end;
+    }
+    this.copyFrom(from, n - 1); // all but the closing brace
+    let empty = n === 2;
+    if (av0 < 0) {
+      this.utf8((empty ? '' : ',') + '"apiVersion":');
+      this.bytes(this.apiVersionJson);
+      empty = false;
+    }
+    if (k0 < 0) {
+      this.utf8((empty ? '' : ',') + '"kind":');
+      this.bytes(this.kindJson);
+    }
+    this.byte(0x7d);
+    return true;
+  }
+
+  /** Appends s[from, to). */
+  private copyFrom(from: number, to: number): void {
+    this.room(to - from);
+    this.s.copy(this.o, this.q, from, to);
+    this.q += to - from;
+  }
+
   /** Transcodes one stored object; on failure the output is left as it was. */
   run(data: Uint8Array, apiVersion: string, kind: string): boolean {
     const into = this.into;
@@ -361,7 +487,8 @@ class Transcoder {
     this.q = into.pos;
     const s = this.s;
     let ok = false;
-    if (s.length > 0 && s[0] >> 5 === 5) {
+    if (s.length > 0 && s[0] === OPEN_BRACE) ok = this.jsonRow();
+    else if (s.length > 0 && s[0] >> 5 === 5) {
       this.p = 1;
       ok = this.map(this.argument(s[0] & 31), true) && this.p === s.length;
     }
@@ -375,10 +502,56 @@ class Transcoder {
 
 const EMPTY = Buffer.alloc(0);
 
+/** Index of the quote closing the JSON string whose text starts at `from`, or -1. */
+function jsonStringEnd(s: Buffer, from: number): number {
+  let q = s.indexOf(QUOTE, from);
+  while (q >= 0) {
+    // A quote preceded by an odd number of backslashes is escaped.
+    let b = q - 1;
+    while (b >= from && s[b] === BACKSLASH) b--;
+    if ((q - 1 - b) % 2 === 0) return q;
+    q = s.indexOf(QUOTE, q + 1);
+  }
+  return -1;
+}
+
+/** End (exclusive) of the JSON value starting at p in compact JSON text, or -1. */
+function jsonValueEnd(s: Buffer, p: number): number {
+  const n = s.length;
+  const c = s[p];
+  if (c === QUOTE) {
+    const e = jsonStringEnd(s, p + 1);
+    return e < 0 ? -1 : e + 1;
+  }
+  if (c === 0x7b || c === 0x5b) {
+    let depth = 0;
+    for (let i = p; i < n; ) {
+      const b = s[i];
+      if (b === QUOTE) {
+        const e = jsonStringEnd(s, i + 1);
+        if (e < 0) return -1;
+        i = e + 1;
+        continue;
+      }
+      if (b === 0x7b || b === 0x5b) depth++;
+      else if ((b === 0x7d || b === 0x5d) && --depth === 0) return i + 1;
+      i++;
+    }
+    return -1;
+  }
+  let i = p;
+  while (i < n && s[i] !== 0x2c && s[i] !== 0x7d && s[i] !== 0x5d) i++;
+  return i;
+}
+
+function sameBytes(s: Buffer, start: number, end: number, want: Buffer): boolean {
+  return end - start === want.length && s.compare(want, 0, want.length, start, end) === 0;
+}
+
 /**
  * Appends to `into` the JSON of the stored object `data` served as apiVersion/kind (what
  * JSON.stringify gives after present() set them). Returns false, having appended nothing, when
- * the object holds something only the decoder reproduces exactly; the caller then serializes
+ * a CBOR row holds something only the decoder reproduces exactly; the caller then serializes
  * the decoded object.
  */
 export function transcodeToJson(data: Uint8Array, into: JsonOut, apiVersion: string, kind: string): boolean {
@@ -450,7 +623,7 @@ export function storedItemsOf(result: object): StoredItems | undefined {
 export function storedListJson(head: object, stored: StoredItems): Buffer {
   const headJson = JSON.stringify(head);
   let estimate = headJson.length + 32;
-  // JSON runs about 1.3 times the CBOR.
+  // JSON rows are copied; a CBOR row's JSON runs about 1.3 times its size.
   for (const r of stored.rows) estimate += r.data ? r.data.length + (r.data.length >> 1) : 1024;
   const out = new JsonOut(estimate);
   out.text(headJson.length > 2 ? headJson.slice(0, -1) + ',"items":[' : '{"items":[');
