@@ -4,6 +4,7 @@ import type { IncomingMessage } from 'node:http';
 import YAML from 'yaml';
 import { PROTOBUF_MEDIA_TYPE, decodeProtobuf, encodeProtobuf, definitionForKind } from './protobuf.ts';
 import { Encoder } from 'cbor-x';
+import { storedJsonOf } from '../storage/codec.ts';
 import { badRequest, notAcceptable, unsupportedMediaType, requestEntityTooLarge } from '../errors.ts';
 
 export type Encoding = 'json' | 'yaml' | 'cbor' | 'protobuf';
@@ -119,8 +120,17 @@ export function encode(value: unknown, encoding: Encoding, pretty = false): Buff
       const def = definitionForKind(v?.apiVersion, v?.kind);
       return def ? encodeProtobuf(v, def) : undefined;
     }
-    case 'json':
-      return Buffer.from(pretty ? JSON.stringify(value, null, 2) + '\n' : JSON.stringify(value) + '\n');
+    case 'json': {
+      if (pretty) return Buffer.from(JSON.stringify(value, null, 2) + '\n');
+      const stored = typeof value === 'object' && value !== null ? storedJsonOf(value) : undefined;
+      if (stored) {
+        const out = Buffer.allocUnsafe(stored.length + 1);
+        stored.copy(out);
+        out[stored.length] = 0x0a;
+        return out;
+      }
+      return Buffer.from(JSON.stringify(value) + '\n');
+    }
     case 'yaml':
       return Buffer.from(YAML.stringify(value, { lineWidth: 0 }));
     case 'cbor':
