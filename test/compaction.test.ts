@@ -268,6 +268,10 @@ test('a long read on the main connection blocks neither writes nor checkpoints; 
     // An unfinished statement keeps its read transaction (a snapshot) open, as a long list would.
     const it = s.db.prepare('SELECT rv FROM events ORDER BY rv').iterate();
     assert.equal(it.next().done, false);
+    // Frames past the snapshot first: a tail copy already asked for could still reach the end of
+    // the WAL as it was when the snapshot began; none can once the WAL has grown past it.
+    await writeMb(0.1);
+    await sleep(50);
     const before = (await s.log.storageStats()).writer.caughtUp;
     await writeMb(4);
     await sleep(150);
