@@ -14,6 +14,7 @@ import { compileVersionSchema, defaultValue, pruneValue } from '../server/regist
 import { versionSchemaOf } from '../server/registry/crd/crd-validation.ts';
 import { benchWidget, benchWidgetsCRD } from './fixtures/crds/generate.ts';
 import { customResourceInfos } from '../server/registry/crd/runtime.ts';
+import { seededRandom } from './helpers/random.ts';
 
 const DIR = fileURLToPath(new URL('./fixtures/crds/', import.meta.url));
 
@@ -58,25 +59,12 @@ function assertSame(schema: any, obj: any, isResourceRoot: boolean, label: strin
   assert.equal(text(three), text(refDefaulted), `${label}: applyDefaults alone`);
 }
 
-// ---------------------------------------------------------------------------------------------
-// A small deterministic PRNG (mulberry32) so failures reproduce.
-
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const NAMES = ['a', 'b', 'c', 'spec', 'items', 'apiVersion', 'kind', 'metadata', 'constructor', 'toString', '__proto__', 'x.y', 'name'];
 const META_KEYS = ['name', 'labels', 'bogus', 'namespace', 'extra'];
 
 function gen(seed: number) {
-  const r = rng(seed);
+  const r = seededRandom(seed);
   const pick = <T>(xs: T[]): T => xs[Math.floor(r() * xs.length)];
   const chance = (p: number) => r() < p;
 

@@ -10,24 +10,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import { startServer, type RunningServer } from '../server/server.ts';
+import { seededRandom } from './helpers/random.ts';
 
 const NS = 'informer-mirror';
 const CM_PATH = `/api/v1/namespaces/${NS}/configmaps`;
 const CONVERGE_MS = 15_000;
 const SEED = Number(process.env.INFORMER_TEST_SEED ?? Date.now() % 2 ** 31);
 
-// Small seeded PRNG (mulberry32) so a failing run can be replayed with INFORMER_TEST_SEED.
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-const rand = rng(SEED);
+const rand = seededRandom(SEED);
 const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)];
 const ALPHABET = 'abcdefghijklmnopqrstuvwxyz0123456789 -_.\n"\\äß€🔥';
 function randomValue(): string {
