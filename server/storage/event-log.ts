@@ -39,6 +39,9 @@ export interface LogEvent {
 
 export type EventListener = (events: LogEvent[]) => void;
 
+/** Rows of recently written keys kept in memory (at most a few MB: rows are a few KB). */
+const RECENT_ROWS = 1024;
+
 /** How long one compaction slice may keep the writer thread from committing (its own cost: CPU and I/O, not time preempted). */
 const SLICE_TARGET_MS = 2;
 /** Bounds on the events one slice visits (the upper one bounds its WAL writes, and so the fsync of the batch after it). */
@@ -109,6 +112,13 @@ export class EventLog {
   private readonly rvWaiters = new Set<{ rv: number; resolve: () => void }>();
   /** Compaction waiting for the batch with the writer to finish: a batch waits for one slice at most. */
   private turnWaiters: (() => void)[] = [];
+  /**
+   * The committed rows of the keys written last (null: deleted), newest last. Every write goes
+   * through this log, so an entry is the key's committed state: rereads of objects just written
+   * (an update reads, then checks the version at commit; controllers and apply loops) skip SQLite,
+   * whose page cache a connection loses each time another connection commits.
+   */
+  private readonly recentRows = new Map<string, { rv: number; uid: string; data: Uint8Array } | null>();
 
   /** db is the reading connection (this thread); writes go to a writer thread with its own connection. */
   constructor(db: Db, opts: EventLogOptions) {
@@ -150,6 +160,8 @@ export class EventLog {
   }
 
   get(key: Key): StoredObject | undefined {
+    const recent = this.recentRows.get(keyString(key));
+    if (recent !== undefined) return recent === null ? undefined : new StoredRow(recent.rv, recent.uid, recent.data);
     const row = this.stmts.get.get(key.res, key.ns, key.name) as { rv: number; uid: string; data: Buffer } | undefined;
     // Decoded on first use: an existence check never decodes.
     return row ? new StoredRow(row.rv, row.uid, row.data) : undefined;
@@ -337,6 +349,20 @@ export class EventLog {
     setImmediate(() => this.flush());
   }
 
+  /** Keeps a committed batch's rows in recentRows, dropping the oldest past RECENT_ROWS. */
+  private rememberRows(ops: RowOp[]): void {
+    const recent = this.recentRows;
+    for (const op of ops) {
+      const k = keyString(op);
+      recent.delete(k); // to the end: newest last
+      recent.set(k, op.type === TYPE_CODE.DELETED ? null : { rv: op.rv, uid: op.uid, data: op.data });
+    }
+    for (const k of recent.keys()) {
+      if (recent.size <= RECENT_ROWS) break;
+      recent.delete(k);
+    }
+  }
+
   private ask(req: WriterRequest, to = this.writer): Promise<WriterResponse> {
     return new Promise((resolve) => {
       this.replies.set(req.id, resolve);
@@ -369,8 +395,11 @@ export class EventLog {
         return o === undefined ? this.get(key) : o ?? undefined;
       },
       currentRv: (key) => {
-        const o = overlay.get(keyString(key));
+        const k = keyString(key);
+        const o = overlay.get(k);
         if (o !== undefined) return o?.rv;
+        const recent = this.recentRows.get(k);
+        if (recent !== undefined) return recent?.rv;
         return (this.stmts.rvOf.get(key.res, key.ns, key.name) as { rv: number } | undefined)?.rv;
       },
       put: (type, key, obj, prev) => {
@@ -430,6 +459,7 @@ export class EventLog {
         for (const w of batch) w.reject(err);
       } else {
         this.lastRv = rv;
+        this.rememberRows(ops);
         for (const w of this.rvWaiters) {
           if (w.rv <= rv) {
             this.rvWaiters.delete(w);
