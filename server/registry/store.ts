@@ -353,11 +353,13 @@ export class GenericStore {
     produce: UpdateFn,
     isPatch = false,
     managedFieldsDone = false,
+    /** The current row, when the caller just read it; a write conflict reads it again. */
+    known?: StoredObject,
   ): Promise<any> {
     const strategy = this.strategyFor(info);
     const key = this.key(info, ns, name);
     for (let attempt = 0; ; attempt++) {
-      const current = this.log.get(key);
+      const current = attempt === 0 && known ? known : this.log.get(key);
       if (!current) throw notFound(info.group, info.resource, name);
       const [old] = await this.presentAll(info, [current.object]);
       // A private copy of the current object for producers that read it; one declared without
@@ -448,7 +450,8 @@ export class GenericStore {
     const subresource = opts.subresource ?? '';
     const applyOpts = { ...this.managerOptions(info, ctx, subresource), force: opts.force };
     for (let attempt = 0; ; attempt++) {
-      if (!subresource && !this.log.get(this.key(info, ns, name))) {
+      const current = subresource ? undefined : this.log.get(this.key(info, ns, name));
+      if (!subresource && !current) {
         const { object } = applyEngine(node, undefined, config, applyOpts);
         try {
           return { object: await this.create(info, ns, object, ctx, true), created: true };
@@ -458,7 +461,7 @@ export class GenericStore {
           continue;
         }
       }
-      const object = await this.guaranteedUpdate(info, ns, name, subresource, ctx, undefined, (cur) => this.checkBody(info, applyEngine(node, cur, config, applyOpts).object), true, true);
+      const object = await this.guaranteedUpdate(info, ns, name, subresource, ctx, undefined, (cur) => this.checkBody(info, applyEngine(node, cur, config, applyOpts).object), true, true, current);
       return { object, created: false };
     }
   }
