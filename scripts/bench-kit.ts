@@ -20,14 +20,37 @@ export interface Server {
 const stopping = new WeakSet<ChildProcess>();
 
 /**
- * Starts `server/main.ts` on a free port. It is started as `main.ts` from server/ (the same
- * program): a `pkill -f server/main.ts` aimed at another server must not end a run midway.
+ * How `npm start` runs the server, read from package.json so benchmarks measure the same process:
+ * environment assignments, then `node OPTIONS... server/main.ts`. The options there are about
+ * memory (issue 2's RSS figure): young generations of 8 MiB per semi-space instead of 16 (every
+ * isolate: main, the storage threads and tsx's loader thread; 4 MiB saves ~8 MB more but triples
+ * the scavenges), 2 V8 helper threads on a 2-core machine, and 2 glibc malloc arenas instead of
+ * up to one per thread, each holding on to memory its thread freed.
+ */
+export function startCommand(): { env: Record<string, string>; nodeArgs: string[] } {
+  const script = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts.start;
+  const words = script.trim().split(/\s+/);
+  const env: Record<string, string> = {};
+  while (words.length && /^[A-Z_][A-Z0-9_]*=/.test(words[0])) {
+    const w = words.shift()!;
+    env[w.slice(0, w.indexOf('='))] = w.slice(w.indexOf('=') + 1);
+  }
+  if (words[0] !== 'node' || words[words.length - 1] !== 'server/main.ts') throw new Error(`package.json start script is not "[VAR=value]... node [options] server/main.ts": ${script}`);
+  return { env, nodeArgs: words.slice(1, -1) };
+}
+
+/**
+ * Starts `server/main.ts` on a free port, as `npm start` does (startCommand). It is started as
+ * `main.ts` from server/ (the same program): a `pkill -f server/main.ts` aimed at another server
+ * must not end a run midway.
  * An exit not asked for by stopHearth calls onUnexpectedExit (requests would hang otherwise).
  */
 export async function startHearth(dataDir: string, opts: { connections: number; args?: string[]; nodeArgs?: string[]; onUnexpectedExit?: (why: string) => void; onOutput?: (line: string) => void }): Promise<Server> {
   // nodeArgs: options for node itself, e.g. ['--cpu-prof', '--cpu-prof-dir=/tmp/prof'] (written on SIGTERM, which exits cleanly).
-  const proc = spawn(process.execPath, [...(opts.nodeArgs ?? []), '--import', 'tsx', 'main.ts', '--data-dir', dataDir, '--secure-port', '0', ...(opts.args ?? [])], {
+  const start = startCommand();
+  const proc = spawn(process.execPath, [...(opts.nodeArgs ?? []), ...start.nodeArgs, 'main.ts', '--data-dir', dataDir, '--secure-port', '0', ...(opts.args ?? [])], {
     cwd: join(ROOT, 'server'),
+    env: { ...process.env, ...start.env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const url = await new Promise<string>((resolve, reject) => {

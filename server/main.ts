@@ -1,4 +1,5 @@
 // hearth's command line: flags named as kube-apiserver names them where one exists.
+// `npm start` also sets node's memory options (package.json; why: scripts/bench-kit.ts startCommand).
 import { resolve } from 'node:path';
 import { startServer } from './server.ts';
 import { parseDuration } from './storage/compactor.ts';
