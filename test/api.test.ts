@@ -362,29 +362,8 @@ async function waitFor(cond: () => Promise<boolean>, ms = 10_000): Promise<void>
 }
 
 /** Opens a watch and collects its events until `count` arrived (or the stream ends). */
-async function collectWatch(path: string, count: number, accept = 'application/json'): Promise<any[]> {
-  const https = await import('node:https');
-  return new Promise((resolve, reject) => {
-    const events: any[] = [];
-    const req = https.request(`${s.url}${path}`, { ca: s.pki.caCertPem, cert: s.pki.adminCertPem, key: s.pki.adminKeyPem, headers: { accept } }, (res) => {
-      let buf = '';
-      res.on('data', (d) => {
-        buf += d;
-        let nl;
-        while ((nl = buf.indexOf('\n')) >= 0) {
-          events.push(JSON.parse(buf.slice(0, nl)));
-          buf = buf.slice(nl + 1);
-          if (events.length >= count) {
-            req.destroy();
-            resolve(events);
-          }
-        }
-      });
-      res.on('end', () => resolve(events));
-    });
-    req.on('error', (e) => (events.length >= count ? undefined : reject(e)));
-    req.end();
-  });
+async function collectWatch(path: string, count: number): Promise<any[]> {
+  return (await s.watch(path, (events) => events.length >= count)).events;
 }
 
 test('watch from a resourceVersion replays the log; selectors turn changes into ADDED/DELETED', async () => {
