@@ -6,6 +6,7 @@
 // a writer thread, so the fsync never blocks request handling.
 import type { Db } from './database.ts';
 import { encodeObject, decodeObject, StoredRow } from './codec.ts';
+import { KeyFilter } from './key-filter.ts';
 import type Database from 'better-sqlite3';
 import { Worker, MessageChannel } from 'node:worker_threads';
 import type { RowOp, WriterRequest, WriterResponse, WriterStats, CheckpointStats, StorageThreadData } from './writer-protocol.ts';
@@ -119,6 +120,8 @@ export class EventLog {
    * whose page cache a connection loses each time another connection commits.
    */
   private readonly recentRows = new Map<string, { rv: number; uid: string; data: Uint8Array } | null>();
+  /** Every key in the objects table or being written (and some deleted ones): creates check it before SQLite. */
+  private keyFilter: KeyFilter;
 
   /** db is the reading connection (this thread); writes go to a writer thread with its own connection. */
   constructor(db: Db, opts: EventLogOptions) {
@@ -131,6 +134,7 @@ export class EventLog {
     const done = db.prepare(`SELECT value FROM meta WHERE key = 'compaction_done_rv'`).get() as { value: string } | undefined;
     // No record: compacted by a hearth that set compacted_rv only when done.
     this.unfinishedCompaction = done !== undefined && Number(done.value) < this.compacted;
+    this.keyFilter = this.buildKeyFilter();
     const { writer, checkpointer } = startStorageThreads({ file: opts.file, synchronous: opts.synchronous ?? 'full', walRestartFrames: opts.walRestartFrames });
     this.writer = writer;
     this.checkpointer = checkpointer;
@@ -160,8 +164,10 @@ export class EventLog {
   }
 
   get(key: Key): StoredObject | undefined {
-    const recent = this.recentRows.get(keyString(key));
+    const k = keyString(key);
+    const recent = this.recentRows.get(k);
     if (recent !== undefined) return recent === null ? undefined : new StoredRow(recent.rv, recent.uid, recent.data);
+    if (!this.keyFilter.mightHave(k)) return undefined;
     const row = this.stmts.get.get(key.res, key.ns, key.name) as { rv: number; uid: string; data: Buffer } | undefined;
     // Decoded on first use: an existence check never decodes.
     return row ? new StoredRow(row.rv, row.uid, row.data) : undefined;
@@ -349,6 +355,15 @@ export class EventLog {
     setImmediate(() => this.flush());
   }
 
+  private buildKeyFilter(): KeyFilter {
+    const { n } = this.db.prepare('SELECT count(*) AS n FROM objects').get() as { n: number };
+    const filter = new KeyFilter(n);
+    for (const [res, ns, name] of this.db.prepare('SELECT res, ns, name FROM objects').raw().iterate() as Iterable<[string, string, string]>) {
+      filter.add(keyString({ res, ns, name }));
+    }
+    return filter;
+  }
+
   /** Keeps a committed batch's rows in recentRows, dropping the oldest past RECENT_ROWS. */
   private rememberRows(ops: RowOp[]): void {
     const recent = this.recentRows;
@@ -374,6 +389,8 @@ export class EventLog {
   private flush(): void {
     this.scheduled = false;
     if (this.inFlight || this.pending.length === 0) return;
+    // With no batch in flight the table holds every key written: rebuild from it.
+    if (this.keyFilter.full) this.keyFilter = this.buildKeyFilter();
     const batch = this.pending;
     this.pending = [];
     const results: unknown[] = new Array(batch.length);
@@ -400,12 +417,14 @@ export class EventLog {
         if (o !== undefined) return o?.rv;
         const recent = this.recentRows.get(k);
         if (recent !== undefined) return recent?.rv;
+        if (!this.keyFilter.mightHave(k)) return undefined;
         return (this.stmts.rvOf.get(key.res, key.ns, key.name) as { rv: number } | undefined)?.rv;
       },
       put: (type, key, obj, prev) => {
         const r = ++rv;
         obj.metadata.resourceVersion = String(r);
         const uid: string = obj.metadata.uid;
+        if (type === 'ADDED') this.keyFilter.add(keyString(key));
         ops.push({ rv: r, type: TYPE_CODE[type], res: key.res, ns: key.ns, name: key.name, uid, prevRv: prev?.rv ?? null, data: encodeObject(obj) });
         emitted.push({ type, rv: r, key, object: obj, prevObject: prev?.object });
         record(key, { rv: r, uid, object: obj });
