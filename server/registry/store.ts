@@ -135,8 +135,10 @@ export class GenericStore {
    * objects also get their schema's defaults, which may be newer than the stored object.
    */
   private present(info: ResourceInfo, obj: any, defaulted = false): any {
-    obj.apiVersion = apiVersionOf(info);
-    obj.kind = info.kind;
+    // Assigned only when different: a committed object is read-only (frozen in the tests).
+    const apiVersion = apiVersionOf(info);
+    if (obj.apiVersion !== apiVersion) obj.apiVersion = apiVersion;
+    if (obj.kind !== info.kind) obj.kind = info.kind;
     if (info.custom && !defaulted) info.custom.compiled().applyDefaults(obj);
     return obj;
   }
@@ -314,7 +316,7 @@ export class GenericStore {
       if (tx.currentRv(key) !== undefined) throw alreadyExists(info.group, info.resource, meta.name);
       tx.put('ADDED', key, stored);
     });
-    meta.resourceVersion = stored.metadata.resourceVersion;
+    carryResourceVersion(obj, stored);
     return this.present(info, obj, true);
   }
 
@@ -361,7 +363,9 @@ export class GenericStore {
     for (let attempt = 0; ; attempt++) {
       const current = attempt === 0 && known ? known : this.log.get(key);
       if (!current) throw notFound(info.group, info.resource, name);
-      const [old] = await this.presentAll(info, [current.object]);
+      // old is only read: the committed object serves when it is already what present() gives.
+      const committed = current.committed;
+      const old = !info.custom && committed?.apiVersion === apiVersionOf(info) && committed.kind === info.kind ? committed : (await this.presentAll(info, [current.object]))[0];
       // A private copy of the current object for producers that read it; one declared without
       // parameters (a PUT's) gets none. cloneJSON: structuredClone costs ~5x more on JSON data.
       const desired = produce.length === 0 ? produce(undefined) : produce(cloneJSON(old));
@@ -386,7 +390,7 @@ export class GenericStore {
         if (finishDeletion) tx.remove(key, stored, current);
         else tx.put('MODIFIED', key, stored, current);
       }, !rvWanted && attempt < MAX_CONFLICT_RETRIES);
-      obj.metadata.resourceVersion = stored.metadata.resourceVersion;
+      carryResourceVersion(obj, stored);
       if (written) return obj;
     }
   }
@@ -406,7 +410,7 @@ export class GenericStore {
       obj = desired;
       if (info.subresources?.status) {
         if (old.status === undefined) delete obj.status;
-        else obj.status = old.status;
+        else obj.status = cloneJSON(old.status); // old may be the shared committed object
       }
     }
     const meta = obj.metadata;
@@ -542,7 +546,7 @@ export class GenericStore {
         if (graceful) tx.put('MODIFIED', key, stored, current);
         else tx.remove(key, stored, current);
       }, attempt < MAX_CONFLICT_RETRIES);
-      next.metadata.resourceVersion = stored.metadata.resourceVersion;
+      carryResourceVersion(next, stored);
       if (written) return { deleted: !graceful, object: next };
     }
   }
@@ -695,3 +699,12 @@ export function nowTimestamp(): string {
 }
 
 const EMPTY_OBJECT: Record<string, unknown> = Object.freeze({});
+
+/**
+ * After a write, the object answered gets the resourceVersion the stored form got. They are
+ * usually one object, which is committed and so read-only (frozen in the tests): assigned only
+ * when a conversion made them two.
+ */
+function carryResourceVersion(obj: any, stored: any): void {
+  if (obj.metadata.resourceVersion !== stored.metadata.resourceVersion) obj.metadata.resourceVersion = stored.metadata.resourceVersion;
+}

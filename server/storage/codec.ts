@@ -37,7 +37,7 @@ interface Served {
   metadata?: { resourceVersion?: unknown };
 }
 const storedJson = new WeakMap<object, { bytes: Buffer; apiVersion: unknown; kind: unknown; rv: unknown }>();
-const CHECK_STORED_JSON = process.env.HEARTH_CHECK_STORED_JSON === '1';
+export const CHECK_STORED_JSON = process.env.HEARTH_CHECK_STORED_JSON === '1';
 
 function remember(obj: Served, bytes: Buffer): void {
   storedJson.set(obj, { bytes, apiVersion: obj.apiVersion, kind: obj.kind, rv: obj.metadata?.resourceVersion });
@@ -85,6 +85,8 @@ export class StoredRow {
     readonly uid: string,
     /** The stored bytes (JSON, or CBOR for older rows). */
     readonly data: Uint8Array,
+    /** The object as this process committed it, if it did: shared, read-only (see StoredObject). */
+    readonly committed?: any,
   ) {}
 
   get object(): any {

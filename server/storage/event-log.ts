@@ -5,7 +5,8 @@
 // far; a failing one is undone alone and emits nothing. The resulting row operations commit on
 // a writer thread, so the fsync never blocks request handling.
 import type { Db } from './database.ts';
-import { encodeObject, decodeObject, StoredRow } from './codec.ts';
+import { encodeObject, decodeObject, StoredRow, CHECK_STORED_JSON } from './codec.ts';
+import { deepFreeze } from '../util/json.ts';
 import { KeyFilter } from './key-filter.ts';
 import type Database from 'better-sqlite3';
 import { Worker, MessageChannel } from 'node:worker_threads';
@@ -27,6 +28,11 @@ export interface StoredObject {
   rv: number;
   uid: string;
   object: any;
+  /**
+   * The object as this process committed it, when known: shared with every reader, so read it
+   * and never change it (`object` is the caller's own copy).
+   */
+  committed?: any;
 }
 
 export interface LogEvent {
@@ -119,7 +125,7 @@ export class EventLog {
    * (an update reads, then checks the version at commit; controllers and apply loops) skip SQLite,
    * whose page cache a connection loses each time another connection commits.
    */
-  private readonly recentRows = new Map<string, { rv: number; uid: string; data: Uint8Array } | null>();
+  private readonly recentRows = new Map<string, { rv: number; uid: string; data: Uint8Array; committed: any } | null>();
   /** Every key in the objects table or being written (and some deleted ones): creates check it before SQLite. */
   private keyFilter: KeyFilter;
 
@@ -166,7 +172,7 @@ export class EventLog {
   get(key: Key): StoredObject | undefined {
     const k = keyString(key);
     const recent = this.recentRows.get(k);
-    if (recent !== undefined) return recent === null ? undefined : new StoredRow(recent.rv, recent.uid, recent.data);
+    if (recent !== undefined) return recent === null ? undefined : new StoredRow(recent.rv, recent.uid, recent.data, recent.committed);
     if (!this.keyFilter.mightHave(k)) return undefined;
     const row = this.stmts.get.get(key.res, key.ns, key.name) as { rv: number; uid: string; data: Buffer } | undefined;
     // Decoded on first use: an existence check never decodes.
@@ -365,12 +371,21 @@ export class EventLog {
   }
 
   /** Keeps a committed batch's rows in recentRows, dropping the oldest past RECENT_ROWS. */
-  private rememberRows(ops: RowOp[]): void {
+  private rememberRows(ops: RowOp[], emitted: LogEvent[]): void {
     const recent = this.recentRows;
-    for (const op of ops) {
+    for (let i = 0; i < ops.length; i++) {
+      const op = ops[i];
       const k = keyString(op);
       recent.delete(k); // to the end: newest last
-      recent.set(k, op.type === TYPE_CODE.DELETED ? null : { rv: op.rv, uid: op.uid, data: op.data });
+      if (op.type === TYPE_CODE.DELETED) {
+        recent.set(k, null);
+        continue;
+      }
+      // ops and emitted grow and shrink together: one event per row.
+      const committed = emitted[i].object;
+      // The tests make any later change of a committed object throw.
+      if (CHECK_STORED_JSON) deepFreeze(committed);
+      recent.set(k, { rv: op.rv, uid: op.uid, data: op.data, committed });
     }
     for (const k of recent.keys()) {
       if (recent.size <= RECENT_ROWS) break;
@@ -426,8 +441,8 @@ export class EventLog {
         const uid: string = obj.metadata.uid;
         if (type === 'ADDED') this.keyFilter.add(keyString(key));
         ops.push({ rv: r, type: TYPE_CODE[type], res: key.res, ns: key.ns, name: key.name, uid, prevRv: prev?.rv ?? null, data: encodeObject(obj) });
-        emitted.push({ type, rv: r, key, object: obj, prevObject: prev?.object });
-        record(key, { rv: r, uid, object: obj });
+        emitted.push({ type, rv: r, key, object: obj, prevObject: prev ? (prev.committed ?? prev.object) : undefined });
+        record(key, { rv: r, uid, object: obj, committed: obj });
         return r;
       },
       remove: (key, obj, prev) => {
@@ -478,7 +493,7 @@ export class EventLog {
         for (const w of batch) w.reject(err);
       } else {
         this.lastRv = rv;
-        this.rememberRows(ops);
+        this.rememberRows(ops, emitted);
         for (const w of this.rvWaiters) {
           if (w.rv <= rv) {
             this.rvWaiters.delete(w);
