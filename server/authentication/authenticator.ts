@@ -20,20 +20,25 @@ export interface Authenticator {
 export function x509Authenticator(): Authenticator {
   // The peer certificate is fixed for a connection's life: read it once per connection. Over
   // HTTP/2, req.socket is a proxy made per stream, so the key is the stream's session.
-  const byConnection = new WeakMap<object, AuthResult>();
+  const byConnection = new WeakMap<object, AuthResult | typeof NO_CERTIFICATE>();
   return {
     name: 'x509',
     authenticate(req) {
+      // The cache is consulted first: over HTTP/2 req.socket is a proxy whose every property read is a trap.
+      const key: object = (req as Partial<Http2ServerRequest>).stream?.session ?? req.socket;
+      const known = byConnection.get(key);
+      if (known !== undefined) return known === NO_CERTIFICATE ? undefined : known;
       const socket = req.socket as TLSSocket;
       if (typeof socket.getPeerCertificate !== 'function') return undefined;
-      const key: object = (req as Partial<Http2ServerRequest>).stream?.session ?? socket;
-      if (byConnection.has(key)) return byConnection.get(key);
       const result = fromCertificate(socket);
-      byConnection.set(key, result);
+      byConnection.set(key, result ?? NO_CERTIFICATE);
       return result;
     },
   };
 }
+
+/** Remembered for a connection that presented no certificate (one map lookup per request). */
+const NO_CERTIFICATE = Symbol('no certificate');
 
 function fromCertificate(socket: TLSSocket): AuthResult {
   const cert = socket.getPeerCertificate();
@@ -45,22 +50,39 @@ function fromCertificate(socket: TLSSocket): AuthResult {
 }
 
 export function authenticationMiddleware(authenticators: Authenticator[], opts: { anonymous: boolean }): Koa.Middleware {
-  return async (ctx, next) => {
-    let user: UserInfo | undefined;
-    for (const a of authenticators) {
-      const r = await a.authenticate(ctx.req);
+  // Synchronous while every authenticator answers synchronously (x509 does): no promise per
+  // request is awaited before the rest of the chain runs.
+  return (ctx, next) => {
+    for (let i = 0; i < authenticators.length; i++) {
+      const r = authenticators[i].authenticate(ctx.req);
+      if (isPromise(r)) return authenticateFrom(authenticators, i, r, ctx, next, opts);
       if (!r) continue;
-      if ('error' in r) throw unauthorized();
-      user = r.user;
-      break;
+      return authenticated(r, ctx, next, opts);
     }
-    if (!user) {
-      if (!opts.anonymous) throw unauthorized();
-      user = ANONYMOUS;
-    } else if (!user.groups.includes('system:authenticated')) {
-      user = { ...user, groups: [...user.groups, 'system:authenticated'] };
-    }
-    ctx.state.user = user;
-    await next();
+    return authenticated(undefined, ctx, next, opts);
   };
+}
+
+function isPromise(r: AuthResult | PromiseLike<AuthResult>): r is PromiseLike<AuthResult> {
+  return !!r && typeof (r as PromiseLike<AuthResult>).then === 'function';
+}
+
+/** The rest of the chain once an authenticator answered with a promise (the same order and rules). */
+async function authenticateFrom(authenticators: Authenticator[], i: number, pending: PromiseLike<AuthResult>, ctx: Koa.Context, next: Koa.Next, opts: { anonymous: boolean }): Promise<void> {
+  let r = await pending;
+  while (!r && ++i < authenticators.length) r = await authenticators[i].authenticate(ctx.req);
+  await authenticated(r, ctx, next, opts);
+}
+
+function authenticated(r: AuthResult, ctx: Koa.Context, next: Koa.Next, opts: { anonymous: boolean }): Promise<void> {
+  if (r && 'error' in r) throw unauthorized();
+  let user = r?.user;
+  if (!user) {
+    if (!opts.anonymous) throw unauthorized();
+    user = ANONYMOUS;
+  } else if (!user.groups.includes('system:authenticated')) {
+    user = { ...user, groups: [...user.groups, 'system:authenticated'] };
+  }
+  ctx.state.user = user;
+  return next();
 }

@@ -59,7 +59,8 @@ export function forbiddenMessage(a: AuthorizationAttributes): string {
 }
 
 export function authorizationMiddleware(authorizers: Authorizer[]): Koa.Middleware {
-  return async (ctx, next) => {
+  // Not async: the decision is synchronous, and the chain's promise is passed on as it is.
+  return (ctx, next) => {
     const ri = ctx.state.requestInfo as RequestInfo;
     const attrs: AuthorizationAttributes = {
       user: ctx.state.user as UserInfo,

@@ -6,7 +6,7 @@ import Router from '@koa/router';
 import type { ResourceCatalog } from '../schema/catalog.ts';
 import type { TypeModel } from '../schema/model.ts';
 import type { GenericStore } from '../registry/store.ts';
-import { parseRequestInfo } from './request-info.ts';
+import { parseRequestInfo, queryOf, type RequestInfo } from './request-info.ts';
 import { statusErrors } from './respond.ts';
 import { authenticationMiddleware, type Authenticator } from '../authentication/authenticator.ts';
 import { authorizationMiddleware, type Authorizer } from '../authorization/authorizer.ts';
@@ -40,12 +40,18 @@ export function buildApp(deps: AppDeps): Koa {
   app.silent = true;
 
   app.use(statusErrors());
-  app.use(async (ctx, next) => {
-    ctx.state.requestInfo = parseRequestInfo(ctx.method, ctx.path, ctx.URL.searchParams);
-    await next();
+  app.use((ctx, next) => {
+    ctx.state.requestInfo = parseRequestInfo(ctx.method, ctx.path, queryOf(ctx));
+    return next();
   });
   app.use(authenticationMiddleware(deps.authenticators, { anonymous: deps.anonymous }));
   app.use(authorizationMiddleware(deps.authorizers));
+
+  // Resource requests go straight to their handler: no router route matches a resource path
+  // (/api/V/... with three or more segments, /apis/G/V/... with four or more), and the handler
+  // answers or throws, so the router and allowedMethods would only have passed them on.
+  const resources = resourceHandler({ catalog: deps.catalog, store: deps.store, model: deps.model, watch: deps.watch });
+  app.use((ctx, next) => ((ctx.state.requestInfo as RequestInfo).isResourceRequest ? resources(ctx, next) : next()));
 
   const router = new Router();
   registerHealthRoutes(router, deps.health);
@@ -55,9 +61,7 @@ export function buildApp(deps: AppDeps): Koa {
   app.use(router.routes());
   app.use(router.allowedMethods());
 
-  const resources = resourceHandler({ catalog: deps.catalog, store: deps.store, model: deps.model, watch: deps.watch });
-  app.use(async (ctx, next) => {
-    if (ctx.state.requestInfo.isResourceRequest) return resources(ctx, next);
+  app.use((ctx, next) => {
     if (ctx.status === 404 && ctx.body === undefined) throw new ApiError(404, 'NotFound', 'the server could not find the requested resource', {});
     return next();
   });
@@ -164,7 +168,7 @@ function registerDiscoveryRoutes(router: Router, deps: AppDeps): void {
     const doc = openapi.v3(wildcard(ctx.params.path));
     if (!doc) throw new ApiError(404, 'NotFound', 'the server could not find the requested resource', {});
     ctx.set('ETag', `"${doc.etag}"`);
-    const hash = ctx.URL.searchParams.get('hash');
+    const hash = queryOf(ctx).get('hash');
     // A hashed URL names immutable content: clients may cache it for good.
     ctx.set('Cache-Control', hash === doc.etag ? 'public, immutable' : 'no-cache, private');
     if (ctx.get('if-none-match').replace(/"/g, '') === doc.etag) {

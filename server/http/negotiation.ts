@@ -166,34 +166,50 @@ export function yamlBodyWasJson(body: Buffer): boolean {
   return YAML_BODIES_IN_JSON.has(body);
 }
 
+/** A decoded body and, for JSON and YAML, the text it was decoded from (for the duplicate-field scan). */
+export interface DecodedBody {
+  value: unknown;
+  /** The body's UTF-8 text; undefined for binary encodings. */
+  text: string | undefined;
+  /** A YAML body that was JSON text (parsed as JSON: its duplicates are found by the JSON scan). */
+  jsonText: boolean;
+}
+
 /** Decodes a body; `definition` names the expected kind for protobuf bodies. */
 export function decodeAs(body: Buffer, enc: Encoding, definition?: string): unknown {
-  if (enc === 'protobuf') return decodeProtobuf(body, definition);
+  const d = decodeBody(body, enc, definition);
+  if (enc === 'yaml' && d.jsonText) YAML_BODIES_IN_JSON.add(body);
+  return d.value;
+}
+
+/** decodeAs, keeping the text: the body is decoded from UTF-8 once for parsing and scanning both. */
+export function decodeBody(body: Buffer, enc: Encoding, definition?: string): DecodedBody {
+  if (enc === 'protobuf') return { value: decodeProtobuf(body, definition), text: undefined, jsonText: false };
   try {
     switch (enc) {
-      case 'json':
-        return JSON.parse(body.toString('utf8'));
+      case 'json': {
+        const text = body.toString('utf8');
+        return { value: JSON.parse(text), text, jsonText: true };
+      }
       case 'yaml': {
         const text = body.toString('utf8');
         // JSON is YAML, and most programmatic clients send JSON: parse it as such (much faster).
         if (/^\s*\{/.test(text)) {
           try {
-            const v = JSON.parse(text);
-            YAML_BODIES_IN_JSON.add(body);
-            return v;
+            return { value: JSON.parse(text), text, jsonText: true };
           } catch {
             // Not JSON after all (flow-style YAML): the YAML parser decides.
           }
         }
         const docs = YAML.parseAllDocuments(text, { uniqueKeys: false });
-        if (docs.length === 0) return null;
+        if (docs.length === 0) return { value: null, text, jsonText: false };
         if (docs[0].errors.length) throw docs[0].errors[0];
-        return docs[0].toJS({ maxAliasCount: 100 });
+        return { value: docs[0].toJS({ maxAliasCount: 100 }), text, jsonText: false };
       }
       case 'cbor': {
         let b = body;
         if (b.length >= 3 && b[0] === 0xd9 && b[1] === 0xd9 && b[2] === 0xf7) b = b.subarray(3);
-        return cbor.decode(b);
+        return { value: cbor.decode(b), text: undefined, jsonText: false };
       }
     }
   } catch (e) {
@@ -202,29 +218,47 @@ export function decodeAs(body: Buffer, enc: Encoding, definition?: string): unkn
 }
 
 export function mediaTypeOf(contentType: string | undefined): string {
-  return (contentType ?? '').split(';')[0].trim().toLowerCase();
+  if (!contentType) return '';
+  // Clients send the same few Content-Types over and over: parse each once.
+  let media = mediaTypes.get(contentType);
+  if (media === undefined) {
+    media = contentType.split(';')[0].trim().toLowerCase();
+    if (mediaTypes.size < 1000) mediaTypes.set(contentType, media);
+  }
+  return media;
 }
+
+const mediaTypes = new Map<string, string>();
 
 /** Reads the whole request body, refusing more than MAX_BODY_BYTES with 413. */
 export function readBody(req: IncomingMessage): Promise<Buffer> {
-  const tooLarge = () => requestEntityTooLarge(`the request body exceeds the limit of ${MAX_BODY_BYTES} bytes`);
-  if (Number(req.headers['content-length']) > MAX_BODY_BYTES) return Promise.reject(tooLarge());
+  if (Number(req.headers['content-length']) > MAX_BODY_BYTES) return Promise.reject(bodyTooLarge());
   if (req.readableEnded) return Promise.resolve(Buffer.alloc(0));
+  // Listeners are inline anonymous functions: tsx (keepNames) names every function bound to a
+  // local name with a defineProperty call, per request.
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
-    const onData = (chunk: Buffer) => {
+    let refused = false;
+    req.on('data', (chunk: Buffer) => {
+      // Past the limit the rest is read and dropped (the connection stays usable).
+      if (refused) return;
       size += chunk.length;
       if (size > MAX_BODY_BYTES) {
-        req.off('data', onData);
-        req.resume();
-        reject(tooLarge());
+        refused = true;
+        chunks.length = 0;
+        reject(bodyTooLarge());
         return;
       }
       chunks.push(chunk);
-    };
-    req.on('data', onData);
-    req.once('end', () => resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)));
+    });
+    req.once('end', () => {
+      if (!refused) resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks));
+    });
     req.once('error', reject);
   });
+}
+
+function bodyTooLarge() {
+  return requestEntityTooLarge(`the request body exceeds the limit of ${MAX_BODY_BYTES} bytes`);
 }

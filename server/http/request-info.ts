@@ -24,7 +24,7 @@ export function parseRequestInfo(method: string, path: string, query: URLSearchP
   const info: RequestInfo = {
     isResourceRequest: false,
     path,
-    verb: method.toLowerCase(),
+    verb: '',
     apiPrefix: '',
     apiGroup: '',
     apiVersion: '',
@@ -32,48 +32,58 @@ export function parseRequestInfo(method: string, path: string, query: URLSearchP
     resource: '',
     subresource: '',
     name: '',
-    extraParts: [],
+    extraParts: NO_PARTS,
   };
-  const parts = path.split('/').filter((p) => p !== '');
-  if (parts.length === 0) return info;
-  let rest: string[];
-  if (parts[0] === 'api') {
-    if (parts.length < 3) return info;
-    info.apiPrefix = 'api';
-    info.apiVersion = parts[1];
-    rest = parts.slice(2);
-  } else if (parts[0] === 'apis') {
-    if (parts.length < 4) return info;
-    info.apiPrefix = 'apis';
-    info.apiGroup = parts[1];
-    info.apiVersion = parts[2];
-    rest = parts.slice(3);
-  } else {
+  // Segment bounds, not a split: only the segments the answer names become strings.
+  const count = scanSegments(path);
+  const isApi = count >= 3 && segmentIs(path, 0, 'api');
+  if (!isApi && !(count >= 4 && segmentIs(path, 0, 'apis'))) {
+    info.verb = method.toLowerCase();
     return info;
+  }
+  let i: number;
+  if (isApi) {
+    info.apiPrefix = 'api';
+    info.apiVersion = segment(path, 1);
+    i = 2;
+  } else {
+    info.apiPrefix = 'apis';
+    info.apiGroup = segment(path, 1);
+    info.apiVersion = segment(path, 2);
+    i = 3;
   }
   info.isResourceRequest = true;
   let watchPath = false;
   // The deprecated /watch/ prefix: /api/v1/watch/namespaces/x/pods.
-  if (rest[0] === 'watch') {
+  if (i < count && segmentIs(path, i, 'watch')) {
     watchPath = true;
-    rest = rest.slice(1);
+    i++;
   }
-  if (rest[0] === 'namespaces' && rest.length > 1) {
-    info.namespace = decodeURIComponent(rest[1]);
-    if (rest.length > 2 && !NAMESPACE_SUBRESOURCES.has(rest[2])) rest = rest.slice(2);
+  const n = count - i;
+  if (n > 1 && segmentIs(path, i, 'namespaces')) {
+    info.namespace = decodeSegment(segment(path, i + 1));
+    if (n > 2 && !NAMESPACE_SUBRESOURCES.has(segment(path, i + 2))) i += 2;
   }
-  info.resource = rest[0] ?? '';
-  if (rest.length > 1) info.name = decodeURIComponent(rest[1]);
-  if (rest.length > 2) info.subresource = rest[2];
-  if (rest.length > 3) info.extraParts = rest.slice(3);
+  const rest = count - i;
+  if (rest > 0) info.resource = segment(path, i);
+  if (rest > 1) info.name = decodeSegment(segment(path, i + 1));
+  if (rest > 2) info.subresource = segment(path, i + 2);
+  if (rest > 3) {
+    info.extraParts = [];
+    for (let k = i + 3; k < count; k++) info.extraParts.push(segment(path, k));
+  }
 
-  const watchParam = query.get('watch');
-  const isWatch = watchPath || watchParam === 'true' || watchParam === '1';
   switch (method) {
     case 'GET':
-    case 'HEAD':
+    case 'HEAD': {
+      let isWatch = watchPath;
+      if (!isWatch) {
+        const watchParam = query.get('watch');
+        isWatch = watchParam === 'true' || watchParam === '1';
+      }
       info.verb = isWatch ? 'watch' : info.name ? 'get' : 'list';
       break;
+    }
     case 'POST':
       info.verb = 'create';
       break;
@@ -90,4 +100,50 @@ export function parseRequestInfo(method: string, path: string, query: URLSearchP
       info.verb = method.toLowerCase();
   }
   return info;
+}
+
+// Start and end of each non-empty segment of the path last scanned (reused: parsing is synchronous).
+const starts: number[] = [];
+const ends: number[] = [];
+
+/** Finds the non-empty "/"-separated segments of path (empty ones, from "//" or a trailing "/", count for nothing); returns how many. */
+function scanSegments(path: string): number {
+  let count = 0;
+  let i = 0;
+  const len = path.length;
+  while (i < len) {
+    let j = path.indexOf('/', i);
+    if (j < 0) j = len;
+    if (j > i) {
+      starts[count] = i;
+      ends[count] = j;
+      count++;
+    }
+    i = j + 1;
+  }
+  return count;
+}
+
+function segment(path: string, k: number): string {
+  return path.slice(starts[k], ends[k]);
+}
+
+function segmentIs(path: string, k: number, s: string): boolean {
+  return ends[k] - starts[k] === s.length && path.startsWith(s, starts[k]);
+}
+
+/** Shared empty extraParts: nothing writes to it. */
+const NO_PARTS: string[] = [];
+
+function decodeSegment(s: string): string {
+  return s.includes('%') ? decodeURIComponent(s) : s;
+}
+
+/**
+ * The request's query parameters, parsed once per request from the raw query string (koa's
+ * ctx.URL would build a whole WHATWG URL, host included, for the same parameters). Every reader
+ * of a request's parameters shares this one object.
+ */
+export function queryOf(ctx: { querystring: string; state: Record<string, any> }): URLSearchParams {
+  return (ctx.state.query ??= new URLSearchParams(ctx.querystring));
 }

@@ -6,10 +6,10 @@ import type { ResourceCatalog } from '../schema/catalog.ts';
 import type { ResourceInfo } from '../schema/types.ts';
 import type { GenericStore, RequestContext, FieldValidation, DeleteOptions, ListResult } from '../registry/store.ts';
 import { apiVersionOf } from '../registry/store.ts';
-import type { RequestInfo } from './request-info.ts';
+import { queryOf, type RequestInfo } from './request-info.ts';
 import { ApiError, badRequest, invalid, methodNotAllowed, unsupportedMediaType } from '../errors.ts';
 import type { FieldError } from '../schema/types.ts';
-import { negotiateOutput, readBody, decodeAs, bodyEncoding, mediaTypeOf, yamlBodyWasJson, SUPPORTED_MEDIA_TYPES, type OutputFormat, type Shape } from './negotiation.ts';
+import { negotiateOutput, readBody, decodeAs, decodeBody, bodyEncoding, mediaTypeOf, SUPPORTED_MEDIA_TYPES, type DecodedBody, type OutputFormat, type Shape } from './negotiation.ts';
 import { applyPatch, PATCH_TYPES } from '../registry/patch/index.ts';
 import type { TypeModel } from '../schema/model.ts';
 import { printerFor } from './printers.ts';
@@ -49,7 +49,7 @@ export function resourceHandler(deps: ResourceHandlerDeps): Koa.Middleware {
     // Every request to a deprecated custom resource version hears of it.
     if (info.custom?.deprecationWarning) setWarnings(ctx, [info.custom.deprecationWarning]);
 
-    const q = ctx.URL.searchParams;
+    const q = queryOf(ctx);
     const ns = info.namespaced ? ri.namespace : '';
     switch (ri.verb) {
       case 'get':
@@ -89,16 +89,18 @@ export function resourceHandler(deps: ResourceHandlerDeps): Koa.Middleware {
           if (!q.get('fieldManager')) throw patchOptionsInvalid('FieldValueRequired', 'fieldManager', 'Required value: is required for apply patch');
           const raw = await readBody(ctx.req);
           const enc = bodyEncoding(mediaType)!;
-          const config = decodeAs(raw, enc);
-          rc.duplicateFields = findDuplicates(raw, enc, config);
+          const decoded = decodeBody(raw, enc);
+          const config = decoded.value;
+          rc.duplicateFields = findDuplicates(decoded, enc);
           if (ri.subresource === 'scale') throw unsupportedMediaType('apply is not supported on the scale subresource');
           const { object, created } = await store.apply(info, ns, ri.name, config, rc, { force: force ?? false, subresource: ri.subresource });
           return respondObject(ctx, info, object, created ? 201 : 200, rc);
         }
         if (force !== undefined) throw patchOptionsInvalid('FieldValueForbidden', 'force', 'Forbidden: may not be specified for non-apply patch');
         const rawPatch = await readBody(ctx.req);
-        const patchBody = decodeAs(rawPatch, bodyEncoding(mediaType)!);
-        if (mediaType !== 'application/json-patch+json') rc.duplicateFields = findDuplicates(rawPatch, bodyEncoding(mediaType)!, patchBody);
+        const decodedPatch = decodeBody(rawPatch, bodyEncoding(mediaType)!);
+        const patchBody = decodedPatch.value;
+        if (mediaType !== 'application/json-patch+json') rc.duplicateFields = findDuplicates(decodedPatch, bodyEncoding(mediaType)!);
         const node = info.definition ? deps.model.node(info.definition) : info.custom?.typeNode();
         if (ri.subresource === 'scale') {
           const scaleNode = deps.model.node('io.k8s.api.autoscaling.v1.Scale');
@@ -137,18 +139,18 @@ export function resourceHandler(deps: ResourceHandlerDeps): Koa.Middleware {
 }
 
 async function getOne(ctx: Koa.Context, deps: ResourceHandlerDeps, info: ResourceInfo, ns: string, ri: RequestInfo) {
-  const obj = await deps.store.getAtLeast(info, ns, ri.name, ctx.URL.searchParams.get('resourceVersion') ?? undefined);
+  const obj = await deps.store.getAtLeast(info, ns, ri.name, queryOf(ctx).get('resourceVersion') ?? undefined);
   if (ri.subresource === 'scale') {
     const fmt = negotiateOutput(ctx.get('accept'), []);
     return send(ctx, 200, scaleFromObject(info, obj), fmt, pretty(ctx));
   }
   const fmt = negotiateOutput(ctx.get('accept'), ['Table', 'PartialObjectMetadata']);
-  const body = shapeObject(info, obj, fmt, ctx.URL.searchParams.get('includeObject'));
+  const body = shapeObject(info, obj, fmt, queryOf(ctx).get('includeObject'));
   return send(ctx, 200, body, fmt, pretty(ctx));
 }
 
 async function list(ctx: Koa.Context, deps: ResourceHandlerDeps, info: ResourceInfo, ri: RequestInfo) {
-  const q = ctx.URL.searchParams;
+  const q = queryOf(ctx);
   const fmt = negotiateOutput(ctx.get('accept'), ['Table', 'PartialObjectMetadataList']);
   const limit = parseLimit(q.get('limit'));
   const result = await deps.store.list(info, info.namespaced ? ri.namespace || undefined : undefined, {
@@ -235,7 +237,7 @@ export function toTable(info: ResourceInfo, items: any[], metadata: Record<strin
 function respondObject(ctx: Koa.Context, info: ResourceInfo, obj: any, code: number, rc: RequestContext, plain = false) {
   const fmt = negotiateOutput(ctx.get('accept'), plain ? [] : ['Table', 'PartialObjectMetadata']);
   setWarnings(ctx, rc.warnings);
-  const body = plain ? obj : shapeObject(info, obj, fmt, ctx.URL.searchParams.get('includeObject'));
+  const body = plain ? obj : shapeObject(info, obj, fmt, queryOf(ctx).get('includeObject'));
   return send(ctx, code, body, fmt, pretty(ctx));
 }
 
@@ -257,7 +259,7 @@ export function setWarnings(ctx: Koa.Context, warnings: string[]): void {
 }
 
 function pretty(ctx: Koa.Context): boolean {
-  const p = ctx.URL.searchParams.get('pretty');
+  const p = queryOf(ctx).get('pretty');
   return p === 'true' || p === '1';
 }
 
@@ -266,22 +268,23 @@ async function readObjectBody(ctx: Koa.Context, info: ResourceInfo, definition: 
   const enc = bodyEncoding(mediaType);
   // Custom objects have no protobuf form (their Scale has).
   const noProtobuf = !!info.custom && definition === info.definition;
-  const accepted = noProtobuf ? SUPPORTED_MEDIA_TYPES.filter((t) => bodyEncoding(t) !== 'protobuf') : SUPPORTED_MEDIA_TYPES;
   if (!enc || mediaType.includes('patch') || (noProtobuf && enc === 'protobuf')) {
+    const accepted = noProtobuf ? SUPPORTED_MEDIA_TYPES.filter((t) => bodyEncoding(t) !== 'protobuf') : SUPPORTED_MEDIA_TYPES;
     throw unsupportedMediaType(`the body of the request was in an unknown format - accepted media types include: ${accepted.join(', ')}`);
   }
   const raw = await readBody(ctx.req);
   if (raw.length === 0) throw badRequest('the body of the request was empty');
-  const body = decodeAs(raw, enc, definition);
-  rc.duplicateFields = findDuplicates(raw, enc, body);
-  return body;
+  const decoded = decodeBody(raw, enc, definition);
+  rc.duplicateFields = findDuplicates(decoded, enc);
+  return decoded.value;
 }
 
-/** Duplicate fields of a body already known to parse; `parsed` is what it parsed to, untouched. */
-function findDuplicates(raw: Buffer, enc: string, parsed: unknown): string[] {
-  if (enc === 'json') return duplicateJsonFields(raw.toString('utf8'), parsed);
+/** Duplicate fields of a body already known to parse; `d.value` is what it parsed to, untouched. */
+function findDuplicates(d: DecodedBody, enc: string): string[] {
+  if (d.text === undefined) return [];
+  if (enc === 'json') return duplicateJsonFields(d.text, d.value);
   // JSON text sent as YAML (apply bodies from most clients): the JSON scan, not a YAML parse.
-  if (enc === 'yaml') return yamlBodyWasJson(raw) ? duplicateJsonFields(raw.toString('utf8'), parsed) : duplicateYamlFields(raw.toString('utf8'));
+  if (enc === 'yaml') return d.jsonText ? duplicateJsonFields(d.text, d.value) : duplicateYamlFields(d.text);
   return [];
 }
 
@@ -303,18 +306,26 @@ function parseForce(v: string | null): boolean | undefined {
 
 /** The field manager: the parameter, else the User-Agent up to its first "/" (as kube-apiserver derives it). */
 function fieldManagerOf(ctx: Koa.Context): string {
-  const given = ctx.URL.searchParams.get('fieldManager');
+  const given = queryOf(ctx).get('fieldManager');
   if (given !== null && given !== '') {
     if (given.length > MAX_FIELD_MANAGER_LENGTH) throw patchOptionsInvalid('FieldValueTooLong', 'fieldManager', `Too long: may not be more than ${MAX_FIELD_MANAGER_LENGTH} bytes`);
     if (/[^\x20-\x7e]/.test(given)) throw patchOptionsInvalid('FieldValueInvalid', 'fieldManager', `Invalid value: ${JSON.stringify(given)}: must consist of printable characters`);
     return given;
   }
-  const ua = ctx.get('user-agent').split('/')[0].replace(/[^\x20-\x7e]/g, '');
-  return ua.slice(0, MAX_FIELD_MANAGER_LENGTH) || 'unknown';
+  const ua = ctx.get('user-agent');
+  let manager = managerByUserAgent.get(ua);
+  if (manager === undefined) {
+    manager = ua.split('/')[0].replace(/[^\x20-\x7e]/g, '').slice(0, MAX_FIELD_MANAGER_LENGTH) || 'unknown';
+    // Clients send the same few User-Agents over and over; a bounded cache of their managers.
+    if (managerByUserAgent.size < 1000) managerByUserAgent.set(ua, manager);
+  }
+  return manager;
 }
 
+const managerByUserAgent = new Map<string, string>();
+
 function requestContext(ctx: Koa.Context): RequestContext {
-  const q = ctx.URL.searchParams;
+  const q = queryOf(ctx);
   const dry = q.getAll('dryRun');
   for (const d of dry) if (d !== 'All') throw badRequest(`dryRun: Unsupported value: "${d}": supported values: "All"`);
   const fv = q.get('fieldValidation') ?? 'Warn';
@@ -326,7 +337,7 @@ function requestContext(ctx: Koa.Context): RequestContext {
 
 /** DeleteOptions come from the body (if any) and from query parameters. */
 async function deleteOptions(ctx: Koa.Context): Promise<DeleteOptions> {
-  const q = ctx.URL.searchParams;
+  const q = queryOf(ctx);
   const raw = await readBody(ctx.req);
   let body: any = {};
   if (raw.length > 0) {
@@ -346,7 +357,7 @@ async function deleteOptions(ctx: Koa.Context): Promise<DeleteOptions> {
   }
   if (q.getAll('dryRun').length === 0 && Array.isArray(body.dryRun) && body.dryRun.length) {
     for (const d of body.dryRun) if (d !== 'All') throw badRequest(`dryRun: Unsupported value: "${d}": supported values: "All"`);
-    ctx.URL.searchParams.set('dryRun', 'All');
+    queryOf(ctx).set('dryRun', 'All');
   }
   return opts;
 }

@@ -16,9 +16,11 @@ export function send(ctx: Koa.Context, code: number, body: unknown, fmt: OutputF
 /** A body already encoded in fmt. */
 export function sendEncoded(ctx: Koa.Context, code: number, bytes: Buffer, fmt: OutputFormat): void {
   ctx.status = code;
+  // Verbatim (no charset), as kube-apiserver answers. Set before the body: Koa then keeps it
+  // rather than typing the Buffer application/octet-stream (a MIME lookup) to be overwritten.
+  // Straight on the response (what ctx.set does for one string value, minus its arrays).
+  if (!ctx.res.headersSent) ctx.res.setHeader('Content-Type', fmt.contentType);
   ctx.body = bytes;
-  // Set after the body (Koa would otherwise re-type it) and verbatim (no charset), as kube-apiserver answers.
-  ctx.set('Content-Type', fmt.contentType);
 }
 
 /** Outermost middleware: any thrown error becomes a Status in the client's encoding. */

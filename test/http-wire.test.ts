@@ -1,0 +1,175 @@
+// What the HTTP path answers on the wire, for the requests its fast paths touch: resource
+// requests that bypass the router, query parameters read from the raw query string, header
+// order of written responses, bodies read in chunks or refused as too large, and the routes the
+// router still serves (allowedMethods included). These held before the fast paths were added.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startTestServer, type TestServer } from './helpers/server.ts';
+
+let s: TestServer;
+before(async () => {
+  s = await startTestServer();
+  await s.request('POST', '/api/v1/namespaces', { body: { metadata: { name: 'wire' } } });
+  for (const [name, tier] of [['a-b', 'x'], ['c', 'y'], ['d', 'x']]) {
+    const r = await s.request('POST', '/api/v1/namespaces/wire/configmaps', { body: { metadata: { name, labels: { tier } }, data: { v: '1' } } });
+    assert.equal(r.status, 201);
+  }
+});
+after(async () => {
+  await s.stop();
+});
+
+const names = (r: { json(): any }) => r.json().items.map((o: any) => o.metadata.name);
+const headerNames = (raw: Buffer | undefined, rawHeaders: string[]) => rawHeaders.filter((_, i) => i % 2 === 0).map((h) => h.toLowerCase());
+
+test('resource requests with methods no verb maps to: 405 Status, as JSON', async () => {
+  for (const method of ['OPTIONS', 'PROPFIND']) {
+    const r = await s.request(method, '/api/v1/namespaces/wire/configmaps');
+    assert.equal(r.status, 405, method);
+    assert.equal(r.headers['content-type'], 'application/json');
+    assert.equal(r.json().kind, 'Status');
+    assert.equal(r.json().reason, 'MethodNotAllowed');
+  }
+});
+
+test('unknown resources and paths: 404 Status', async () => {
+  for (const path of ['/api/v1/namespaces/wire/nosuchthings', '/apis/nosuch.group/v1/things', '/nosuchpath', '/api/v1/namespaces/wire/configmaps/c/extra/part']) {
+    const r = await s.request('GET', path);
+    assert.equal(r.status, 404, path);
+    assert.equal(r.json().reason, 'NotFound', path);
+    assert.equal(r.json().message, 'the server could not find the requested resource', path);
+  }
+});
+
+test('paths the router serves: discovery with and without a trailing slash, version, health', async () => {
+  for (const path of ['/api/v1', '/api/v1/', '/apis/apps/v1', '/apis/apps/v1/']) {
+    const r = await s.request('GET', path);
+    assert.equal(r.status, 200, path);
+    assert.equal(r.json().kind, 'APIResourceList', path);
+  }
+  assert.equal((await s.request('GET', '/apis/apps')).json().kind, 'APIGroup');
+  assert.equal((await s.request('GET', '/version')).json().gitCommit, 'hearth');
+  assert.equal((await s.request('GET', '/livez?verbose')).text.includes('[+]ping ok'), true);
+  assert.equal((await s.request('GET', '/livez?exclude=ping&verbose')).text.includes('[+]ping excluded: ok'), true);
+});
+
+test('router paths with other methods: the 404 Status (the fallback answers before allowedMethods would)', async () => {
+  for (const method of ['OPTIONS', 'POST', 'PROPFIND']) {
+    const r = await s.request(method, '/version');
+    assert.equal(r.status, 404, method);
+    assert.equal(r.json().reason, 'NotFound', method);
+    assert.equal(r.headers.allow, undefined, method);
+  }
+});
+
+test('empty path segments count for nothing in resource paths', async () => {
+  const r = await s.request('GET', '//api//v1/namespaces//wire/configmaps/');
+  assert.equal(r.status, 200);
+  assert.deepEqual(names(r), ['a-b', 'c', 'd']);
+  const one = await s.request('GET', '/api/v1/namespaces/wire/configmaps/c/');
+  assert.equal(one.json().metadata.name, 'c');
+});
+
+test('percent-encoded names and namespaces are decoded', async () => {
+  const r = await s.request('GET', '/api/v1/namespaces/w%69re/configmaps/a%2Db');
+  assert.equal(r.status, 200);
+  assert.equal(r.json().metadata.name, 'a-b');
+});
+
+test('query parameters: encoded, repeated, plus as space, fragments ignored, bad values refused', async () => {
+  assert.deepEqual(names(await s.request('GET', '/api/v1/namespaces/wire/configmaps?labelSelector=tier%3Dx')), ['a-b', 'd']);
+  assert.deepEqual(names(await s.request('GET', '/api/v1/namespaces/wire/configmaps?labelSelector=tier+in+(y)')), ['c']);
+  assert.deepEqual(names(await s.request('GET', '/api/v1/namespaces/wire/configmaps?labelSelector=tier%20notin%20%28y%29&limit=1')), ['a-b']);
+  assert.deepEqual(names(await s.request('GET', '/api/v1/namespaces/wire/configmaps?limit=1&labelSelector=tier=y#frag')), ['c']);
+  const bad = await s.request('GET', '/api/v1/namespaces/wire/configmaps?limit=abc');
+  assert.equal(bad.status, 400);
+  assert.equal(bad.json().message, 'invalid limit: "abc"');
+  const pretty = await s.request('GET', '/api/v1/namespaces/wire/configmaps/c?pretty=1');
+  assert.match(pretty.text, /^\{\n {2}"kind": "ConfigMap"/);
+  const dry = await s.request('GET', '/api/v1/namespaces/wire/configmaps?dryRun=Nope&dryRun=All');
+  assert.equal(dry.status, 200); // reads take no dryRun
+  const badDry = await s.request('POST', '/api/v1/namespaces/wire/configmaps?dryRun=All&dryRun=Nope', { body: { metadata: { name: 'e' } } });
+  assert.equal(badDry.status, 400);
+  assert.equal(badDry.json().message, 'dryRun: Unsupported value: "Nope": supported values: "All"');
+  // ?watch=1 makes a GET a watch; ?watch=false does not.
+  const list = await s.request('GET', '/api/v1/namespaces/wire/configmaps?watch=false');
+  assert.equal(list.json().kind, 'ConfigMapList');
+});
+
+test('a DELETE body with dryRun makes the delete a dry run', async () => {
+  const r = await s.request('DELETE', '/api/v1/namespaces/wire/configmaps/d', { body: { kind: 'DeleteOptions', apiVersion: 'v1', dryRun: ['All'] } });
+  assert.equal(r.status, 200);
+  assert.equal((await s.request('GET', '/api/v1/namespaces/wire/configmaps/d')).status, 200);
+});
+
+test('written responses: verbatim Content-Type, then Content-Length matching the body', async () => {
+  const res = await rawRequest('POST', '/api/v1/namespaces/wire/configmaps', JSON.stringify({ metadata: { name: 'hdr' } }), { 'content-type': 'application/json' });
+  assert.equal(res.status, 201);
+  assert.deepEqual(res.headerNames.slice(0, 2), ['content-type', 'content-length']);
+  assert.equal(res.headers['content-type'], 'application/json');
+  assert.equal(Number(res.headers['content-length']), res.body.length);
+  const yaml = await rawRequest('GET', '/api/v1/namespaces/wire/configmaps/hdr', undefined, { accept: 'application/yaml' });
+  assert.deepEqual(yaml.headerNames.slice(0, 2), ['content-type', 'content-length']);
+  assert.equal(yaml.headers['content-type'], 'application/yaml');
+  const err = await rawRequest('GET', '/api/v1/namespaces/wire/configmaps/nope', undefined, {});
+  assert.equal(err.status, 404);
+  assert.deepEqual(err.headerNames.slice(0, 2), ['content-type', 'content-length']);
+  assert.equal(err.headers['content-type'], 'application/json');
+});
+
+test('bodies arriving in many chunks are read whole; an oversized body is 413 and the connection stays usable', async () => {
+  const big = { metadata: { name: 'big' }, data: { v: 'x'.repeat(600_000) } };
+  const r = await rawRequest('POST', '/api/v1/namespaces/wire/configmaps', JSON.stringify(big), { 'content-type': 'application/json' }, 16 * 1024);
+  assert.equal(r.status, 201);
+  assert.equal(JSON.parse(r.body.toString()).data.v.length, 600_000);
+  // Chunked (no Content-Length): the limit is enforced while reading.
+  const tooBig = await rawRequest('POST', '/api/v1/namespaces/wire/configmaps', 'x'.repeat(3 * 1024 * 1024 + 10), { 'content-type': 'application/json', 'transfer-encoding': 'chunked' }, 64 * 1024);
+  assert.equal(tooBig.status, 413);
+  assert.equal(JSON.parse(tooBig.body.toString()).reason, 'RequestEntityTooLarge');
+  const after = await s.request('GET', '/api/v1/namespaces/wire/configmaps/c');
+  assert.equal(after.status, 200);
+  const empty = await s.request('POST', '/api/v1/namespaces/wire/configmaps', { raw: '', headers: { 'content-type': 'application/json' } });
+  assert.equal(empty.status, 400);
+  assert.equal(empty.json().message, 'the body of the request was empty');
+});
+
+test('the field manager comes from the User-Agent up to its first slash, per request', async () => {
+  for (const [ua, manager] of [['tool-one/1.2 (linux)', 'tool-one'], ['tool-two/3', 'tool-two'], ['tool-one/9', 'tool-one'], ['', 'unknown']]) {
+    const name = `ua-${manager}-${Math.random().toString(36).slice(2, 7)}`;
+    const r = await s.request('POST', '/api/v1/namespaces/wire/configmaps', { body: { metadata: { name }, data: { a: '1' } }, headers: { 'user-agent': ua } });
+    assert.equal(r.status, 201);
+    assert.equal(r.json().metadata.managedFields[0].manager, manager, ua);
+  }
+});
+
+test('anonymous requests: public paths allowed, resources forbidden; the admin certificate is system:masters', async () => {
+  assert.equal((await s.request('GET', '/version', { anonymous: true })).status, 200);
+  const denied = await s.request('GET', '/api/v1/namespaces/wire/configmaps', { anonymous: true });
+  assert.equal(denied.status, 403);
+  assert.equal(denied.json().message, 'configmaps is forbidden: User "system:anonymous" cannot list resource "configmaps" in API group "" in the namespace "wire"');
+  const path = await s.request('GET', '/api', { anonymous: true });
+  assert.equal(path.status, 403);
+  assert.equal(path.json().message, 'forbidden: User "system:anonymous" cannot get path "/api"');
+  assert.equal((await s.request('GET', '/api/v1/namespaces/wire/configmaps')).status, 200);
+});
+
+/** One request on its own connection, the body written in chunks of `chunk` bytes; raw header order kept. */
+async function rawRequest(method: string, path: string, body: string | undefined, headers: Record<string, string>, chunk = 0) {
+  const https = await import('node:https');
+  return new Promise<{ status: number; headers: Record<string, any>; headerNames: string[]; body: Buffer }>((resolve, reject) => {
+    const h: Record<string, string> = { ...headers };
+    if (body !== undefined && !h['transfer-encoding']) h['content-length'] = String(Buffer.byteLength(body));
+    const req = https.request(`${s.url}${path}`, { method, headers: h, agent: false, ca: s.pki.caCertPem, cert: s.pki.adminCertPem, key: s.pki.adminKeyPem }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, headerNames: headerNames(undefined, res.rawHeaders), body: Buffer.concat(chunks) }));
+    });
+    req.on('error', reject);
+    if (body !== undefined) {
+      const buf = Buffer.from(body);
+      if (chunk > 0) for (let i = 0; i < buf.length; i += chunk) req.write(buf.subarray(i, i + chunk));
+      else req.write(buf);
+    }
+    req.end();
+  });
+}
