@@ -3,11 +3,12 @@
 import type Router from '@koa/router';
 import type { EventLog } from '../storage/event-log.ts';
 import { badRequest } from '../errors.ts';
+import { queryOf } from './request-info.ts';
 
 export function registerAdminRoutes(router: Router, log: EventLog): void {
   /** POST /admin/compact[?resourceVersion=N]: compact now, up to N (default: the newest). */
   router.post('/admin/compact', async (ctx) => {
-    const v = ctx.URL.searchParams.get('resourceVersion');
+    const v = queryOf(ctx).get('resourceVersion');
     if (v !== null && !/^\d+$/.test(v)) throw badRequest(`invalid resource version: ${JSON.stringify(v)}`);
     const r = await log.compact(v === null ? log.currentRv : Number(v));
     ctx.set('Content-Type', 'application/json');

@@ -1,5 +1,6 @@
 // /livez, /readyz, /healthz: named checks, ?verbose, ?exclude=, and /<endpoint>/<check>.
 import type Router from '@koa/router';
+import { queryOf } from './request-info.ts';
 
 export interface HealthCheck {
   name: string;
@@ -10,7 +11,7 @@ export function registerHealthRoutes(router: Router, checks: { livez: HealthChec
   const endpoints: Record<string, HealthCheck[]> = { livez: checks.livez, readyz: checks.readyz, healthz: checks.readyz };
   for (const [endpoint, list] of Object.entries(endpoints)) {
     router.get(`/${endpoint}`, (ctx) => {
-      const q = ctx.URL.searchParams;
+      const q = queryOf(ctx);
       const excluded = new Set(q.getAll('exclude'));
       const verbose = q.has('verbose') && q.get('verbose') !== 'false';
       const lines: string[] = [];

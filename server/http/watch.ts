@@ -7,7 +7,7 @@ import type { ResourceInfo } from '../schema/types.ts';
 import type { EventLog, LogEvent } from '../storage/event-log.ts';
 import type { GenericStore } from '../registry/store.ts';
 import { apiVersionOf, qualifiedResourceOf, parseResourceVersion } from '../registry/store.ts';
-import type { RequestInfo } from './request-info.ts';
+import { queryOf, type RequestInfo } from './request-info.ts';
 import { negotiateOutput, encode, type OutputFormat } from './negotiation.ts';
 import { PROTOBUF_MEDIA_TYPE, definitionForKind, encodeWatchEventFrame } from './protobuf.ts';
 import { parseLabelSelector, parseFieldSelector, fieldsOf, checkFieldSelectorFor, type LabelSelector, type FieldSelector } from '../registry/selectors.ts';
@@ -185,7 +185,7 @@ export class WatchService {
   }
 
   async serve(ctx: Koa.Context, info: ResourceInfo, ri: RequestInfo): Promise<void> {
-    const q = ctx.URL.searchParams;
+    const q = queryOf(ctx);
     const fmt = { ...negotiateOutput(ctx.get('accept'), ['Table', 'PartialObjectMetadata']) };
     const labels = parseLabelSelector(q.get('labelSelector') ?? undefined);
     const fieldSel = q.get('fieldSelector') ?? undefined;
