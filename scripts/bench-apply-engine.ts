@@ -9,6 +9,18 @@
 //   (f) update() for a PUT that changes one field
 //   (g) a create and then a PUT of the created object (one field changed, another manager): the
 //       PUT reads the FieldsV1 the create wrote (a create's sets are not kept for its object)
+// and as the server sees them under a load of 16 clients (bench-kit's deploymentConfig PUTs and
+// applies, benchWidget creates): objects defaulted as the store defaults them, every live object and
+// body parsed anew from JSON text (the store decodes each row; a request body is parsed), 16 objects
+// written in turn, each Widget a new one:
+//   (h) update() for a PUT of a Deployment: image and an annotation changed
+//   (i) apply() of a Deployment, 3 managers alternating per object, force
+//   (j) update() for a create of the bench Widget, parsed and defaulted
+// (a)-(g) write objects that are not defaulted (a defaulted Deployment has ~40% more fields) and
+// reuse the same few objects, so their FieldsV1, list element names and key lists are always in
+// the engine's caches (and in the CPU's): (h) costs about twice (b), (j) about twice (e). Their
+// µs are what the server spends in the engine (its CPU profiles, allowing for the profiler's own
+// cost); (a)-(g) show the engine's floor.
 // Prints µs per call (median of several timed rounds, after warm-up), of process CPU time: on a
 // shared machine the time this process is not running does not count (wall time would).
 const cpuMs = () => {
@@ -21,10 +33,11 @@ import { goFieldShape } from '../server/http/protobuf.ts';
 import { apply, update, zeroObject, type ApplyOptions, type UpdateOptions } from '../server/registry/apply/index.ts';
 import { customResourceInfos } from '../server/registry/crd/runtime.ts';
 import { benchWidget, benchWidgetsCRD } from '../test/fixtures/crds/generate.ts';
+import { defaultsFor } from '../server/registry/strategies/defaulting.ts';
 
 const quick = process.argv.includes('--quick');
 /** --only=bc runs just those cases (for profiling). */
-const only = process.argv.find((a) => a.startsWith('--only='))?.slice(7) ?? 'abcdefg';
+const only = process.argv.find((a) => a.startsWith('--only='))?.slice(7) ?? 'abcdefghij';
 const ROUNDS = quick ? 3 : 7;
 const ROUND_MS = quick ? 200 : 500;
 
@@ -169,3 +182,84 @@ time('(g) Widget CR create + PUT of it', (_, i) => {
   const live = { ...w, metadata: { ...w.metadata, managedFields } };
   update(widgetNode, live, { ...live, spec: { ...live.spec, replicas: 7 } }, widgetOpts('kubectl-edit'));
 });
+
+// ---------------------------------------------------------------------------------------------
+// As the server sees them: defaulted, parsed from JSON text per call, 16 objects in turn.
+
+const OBJECTS = 16;
+const defaultDeployment = defaultsFor('io.k8s.api.apps.v1.Deployment')!;
+const parsed = (v: unknown): any => JSON.parse(JSON.stringify(v));
+/** What the store keeps of each object: its JSON text (the row), written after each timed call. */
+function storedRows(make: (w: number) => any, applier?: string): string[] {
+  return Array.from({ length: OBJECTS }, (_, w) => {
+    // Created by a POST (update()), or by an apply to an object that does not exist yet.
+    const o = applier ? apply(node, undefined, parsed(make(w)), { ...base(applier), force: true }).object : parsed(make(w));
+    defaultDeployment(o);
+    Object.assign(o.metadata, { uid: `0b7c6a3e-1111-2222-3333-${String(w).padStart(12, '0')}`, resourceVersion: String(100 + w), generation: 1, creationTimestamp: NOW });
+    if (!applier) o.metadata.managedFields = update(node, undefined, o, base('bench'));
+    return JSON.stringify(o);
+  });
+}
+
+// (h) PUT: the body parsed and defaulted, with what prepareUpdate carries over from the live object.
+{
+  const rows = storedRows((w) => deploymentConfig(`d${w}`, 0));
+  let pending: { w: number; obj: any } | undefined;
+  time(
+    '(h) server-like PUT (16 objects, parsed)',
+    (a: { w: number; live: any; body: any }) => {
+      a.body.metadata.managedFields = update(node, a.live, a.body, base('bench'));
+      pending = { w: a.w, obj: a.body };
+    },
+    (i) => {
+      if (pending) rows[pending.w] = JSON.stringify(pending.obj);
+      const w = i % OBJECTS;
+      const live = JSON.parse(rows[w]);
+      const body = parsed(deploymentConfig(`d${w}`, (i >> 4) + 1));
+      defaultDeployment(body);
+      const m = body.metadata;
+      Object.assign(m, { uid: live.metadata.uid, creationTimestamp: live.metadata.creationTimestamp, resourceVersion: live.metadata.resourceVersion, generation: live.metadata.generation });
+      if (live.status !== undefined) body.status = live.status;
+      return { w, live, body };
+    },
+  );
+}
+
+// (i) apply: per object, managers alternate; the live object is the store's private copy of the row.
+{
+  const rows = storedRows((w) => deploymentConfig(`a${w}`, 0), managers[0]);
+  let pending: { w: number; obj: any } | undefined;
+  time(
+    '(i) server-like apply (16 objects, 3 managers)',
+    (a: { w: number; live: any; config: any; manager: string }) => {
+      pending = { w: a.w, obj: apply(node, a.live, a.config, { ...base(a.manager), force: true }).object };
+    },
+    (i) => {
+      if (pending) {
+        defaultDeployment(pending.obj); // the store defaults what apply returns
+        rows[pending.w] = JSON.stringify(pending.obj);
+      }
+      const w = i % OBJECTS;
+      const j = (i >> 4) + 1;
+      return { w, live: JSON.parse(rows[w]), config: parsed(deploymentConfig(`a${w}`, j)), manager: managers[j % 3] };
+    },
+  );
+}
+
+// (j) Widget create: a new Widget per call (names, tags... differ), parsed and defaulted, as a POST's.
+{
+  time(
+    '(j) server-like Widget CR create (parsed)',
+    (w: any) => {
+      update(widgetNode, undefined, w, widgetOpts('bench'));
+    },
+    (i) => {
+      const b = benchWidget(i) as any;
+      b.metadata.namespace = 'put';
+      const w = JSON.parse(JSON.stringify(b));
+      widgetInfo.custom!.compiled().pruneAndDefault(w);
+      Object.assign(w.metadata, { uid: `0b7c6a3e-1111-2222-3333-j${i}`, generation: 1, creationTimestamp: NOW });
+      return w;
+    },
+  );
+}

@@ -761,6 +761,18 @@ function unionSets(a: FieldSet, b: FieldSet, fresh: boolean): FieldSet {
   return level(out, out.length === fromA ? a._ordered : fromA === 0 ? b._ordered : false);
 }
 
+/** Whether every member of a is a member of b. */
+export function isSubset(a: FieldSet, b: FieldSet): boolean {
+  if (a === b) return true;
+  if (a._e.length > b._e.length) return false;
+  for (const e of a._e) {
+    const oe = b._get(e.name);
+    if (oe === undefined || (e.member && !oe.member)) return false;
+    if (e.sub !== undefined && (oe.sub === undefined || !isSubset(e.sub, oe.sub))) return false;
+  }
+  return true;
+}
+
 /** a ∩ b, undefined when empty. */
 function intersectSets(a: FieldSet, b: FieldSet): FieldSet | undefined {
   if (a === b) return a._e.length === 0 ? undefined : a._thaw();
@@ -1117,6 +1129,16 @@ const KEY_DEFAULTS: Record<string, Record<string, unknown>> = {
   'io.k8s.api.core.v1.ContainerPort': { protocol: 'TCP' },
   'io.k8s.api.core.v1.ServicePort': { protocol: 'TCP' },
 };
+
+/** The value a list-map element's key field takes when the element omits it (undefined: none). */
+export function keyFieldDefault(elem: TypeNode | undefined, field: string): unknown {
+  return elem?.definition ? KEY_DEFAULTS[elem.definition]?.[field] : undefined;
+}
+
+/** The node below pe, as ensureNamedFieldsAreMembers looks (undefined: no struct fields below). */
+export function nodeBelow(node: TypeNode | undefined, pe: PathElement): TypeNode | undefined {
+  return ensureChild(node, pe);
+}
 
 /** The path element naming a list element: k: for list-maps, v: for sets, i: for atomic lists. */
 export function listItemPathElement(atom: Atom & { kind: 'list' }, index: number, item: unknown): PathElement {

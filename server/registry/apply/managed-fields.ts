@@ -16,6 +16,7 @@ import { ApiError, badRequest, type StatusCause } from '../../errors.ts';
 import type { TypeNode } from '../../schema/types.ts';
 import {
   type FieldPath,
+  type PathElement,
   FieldSet,
   SchemaError,
   compareStrings,
@@ -38,6 +39,9 @@ import {
   type FieldsMemo,
   mapChildNode,
   checkedFieldsOf,
+  keyFieldDefault,
+  nodeBelow,
+  isSubset,
 } from './fieldset.ts';
 import { applyMerge, applyMergeWithFields, cloneJSON, compareObjects, createdFieldsV1, removeFieldsShared, type Comparison } from './merge.ts';
 import { deepFreeze } from '../../util/json.ts';
@@ -204,8 +208,9 @@ function rememberSet(key: string, set: FieldSet): FieldSet {
   if (sets !== undefined) {
     RECENT_SETS.delete(key); // most recently used last
     // The same set again (often rebuilt from the one read: it shares most levels) keeps its first copy.
+    // (set.equals looks names up in the kept sets, whose levels have their indexes already)
     let at = -1;
-    for (let i = 0; i < sets.length && at < 0; i++) if (sets[i] === set || sets[i].equals(set)) at = i;
+    for (let i = 0; i < sets.length && at < 0; i++) if (sets[i] === set || set.equals(sets[i])) at = i;
     if (at >= 0) set = sets.splice(at, 1)[0];
     else recentEntries += weigh(set);
     sets.unshift(set);
@@ -476,7 +481,7 @@ function updateSets(
   workflow: string,
   force: boolean,
   ignored: FieldSet,
-): { managers: Map<string, VersionedSet>; compare: Comparison } {
+): { managers: Map<string, VersionedSet>; compare: Comparison; taken: Map<string, FieldSet> } {
   const compare = excludeFields(compareObjects(node, oldObj, newObj), ignored);
   const changed = compare.modified.union(compare.added);
   const conflicts = new Map<string, FieldSet>();
@@ -496,7 +501,7 @@ function updateSets(
     }
     if (!set.isEmpty()) out.set(id, set === vs.set ? vs : { ...vs, set });
   }
-  return { managers: out, compare };
+  return { managers: out, compare, taken: conflicts };
 }
 
 /** The fields of a merged object (ensured), found while merging, and its containers' (undefined fields: not found). */
@@ -506,7 +511,7 @@ interface MergedFields {
 }
 
 /** Removes what the applier owned before, dropped now and nobody (the applier included) owns. */
-function prune(node: TypeNode, merged: unknown, managers: Map<string, VersionedSet>, lastSet: VersionedSet | undefined, found?: MergedFields): unknown {
+function prune(node: TypeNode, merged: unknown, managers: Map<string, VersionedSet>, lastSet: VersionedSet | undefined, found: MergedFields | undefined, shortcuts: boolean): unknown {
   if (!lastSet || lastSet.set.isEmpty()) return merged;
   // merged is a private copy: removals share what they keep with it, and the fields of what they
   // keep are taken from the walk of merged (memo) instead of being walked again.
@@ -519,9 +524,53 @@ function prune(node: TypeNode, merged: unknown, managers: Map<string, VersionedS
   for (const vs of managers.values()) lost = differenceEnsured(lost, vs.set, node);
   // Nothing lost that nobody owns: removing nothing keeps everything, and so does the last step.
   if (lost.isEmpty()) return merged;
+  // What nobody owns (defaulted fields, mostly) is lost, and the last step removes nothing of it.
+  if (shortcuts && keepsLast(node, lost, mergedSet, last, undefined)) return merged;
   pruned = removeFieldsShared(node, merged, lost);
   // Only remove what the applier itself owned before.
   return removeFieldsShared(node, merged, mergedSet.difference(ensuredFieldsOf(node, pruned, memo)).intersection(last));
+}
+
+/**
+ * Whether prune's last step removes nothing — (mergedSet − E(merged − lost)) ∩ last is empty —
+ * decided from the sets (false: perhaps something; the general path decides). Removing lost from
+ * merged takes away the fields of lost, those below them, and perhaps those above them (a
+ * container left empty, a struct field left without fields below); nothing else. So the step
+ * removes nothing when last has none of lost, nothing below it, and every path above lost that
+ * last has keeps a field below it that lost does not take (survives). Lost key fields of list-map
+ * elements (an element renamed, or unnamable) go the general way. Levels: lost, mergedSet and last
+ * at one path (the path's element `at`).
+ */
+function keepsLast(node: TypeNode | undefined, lost: FieldSet, merged: FieldSet, last: FieldSet | undefined, at: PathElement | undefined): boolean {
+  for (const e of lost._e) {
+    if (at !== undefined && 'key' in at && 'field' in e.pe) {
+      // A key field the element names itself with: harmless only when its default names it the same.
+      const field = e.pe.field;
+      for (const [k, v] of at.key) if (k === field && (!e.member || e.sub !== undefined || keyFieldDefault(node, k) !== v)) return false;
+    }
+    const le = last?._get(e.name);
+    const me = merged._get(e.name);
+    if (me === undefined) return false; // (lost ⊆ mergedSet: never)
+    if (e.member) {
+      // Taken with all it holds: last must have nothing there.
+      if (le !== undefined) return false;
+      continue;
+    }
+    if (e.sub === undefined || me.sub === undefined) return false; // (invariants: never)
+    if (le?.member && !survives(me.sub, e.sub)) return false;
+    if (!keepsLast(nodeBelow(node, e.pe), e.sub, me.sub, le?.sub, e.pe)) return false;
+  }
+  return true;
+}
+
+/** Whether a level of mergedSet keeps a field when lost (its level at the same path) is removed. */
+function survives(merged: FieldSet, lost: FieldSet): boolean {
+  for (const me of merged._e) {
+    const le = lost._get(me.name);
+    if (le === undefined) return true;
+    if (!le.member && le.sub !== undefined && me.sub !== undefined && survives(me.sub, le.sub)) return true;
+  }
+  return false;
 }
 
 /**
@@ -655,8 +704,9 @@ function capUpdateManagers(managed: Managed, max = MAX_UPDATE_MANAGERS): void {
 }
 
 /** A non-apply write through kube's layers: current-operation diff, strip, merge into the manager's entry, cap. */
-function recordUpdate(node: TypeNode, liveObj: unknown, newObj: unknown, managed: Managed, opts: CommonOptions, ignored: FieldSet): Managed {
+function recordUpdate(node: TypeNode, liveObj: unknown, newObj: unknown, managed: Managed, opts: CommonOptions, ignored: FieldSet, shortcuts: boolean): Managed {
   let managers = reconcileWithSchema(node, liveObj, managed.fields);
+  const before = managers;
   const res = updateSets(node, liveObj, newObj, managers, CURRENT_OPERATION, true, ignored);
   managers = res.managers;
   const prev = managers.get(CURRENT_OPERATION)?.set ?? new FieldSet();
@@ -671,7 +721,17 @@ function recordUpdate(node: TypeNode, liveObj: unknown, newObj: unknown, managed
     managers.delete(CURRENT_OPERATION);
     const id = managerIdentifier({ manager: opts.manager, operation: 'Update', apiVersion: opts.apiVersion, subresource: opts.subresource });
     const previous = managers.get(id);
-    managers.set(id, { set: previous ? current.set.union(previous.set) : current.set, apiVersion: current.apiVersion, applied: false });
+    let set = current.set;
+    if (previous) {
+      // The writer changing only fields it owned already (a PUT by their usual writer): updateSets
+      // took them from its set (taken) and they come back, nothing else was removed — its set as
+      // it was (the same set: encodeManagedFields then finds it among the recent ones at once).
+      const had = before.get(id)?.set;
+      const taken = res.taken.get(id);
+      if (shortcuts && had !== undefined && res.compare.removed.isEmpty() && isSubset(set, had) && (taken === undefined || isSubset(taken, set))) set = had;
+      else set = set.union(previous.set);
+    }
+    managers.set(id, { set, apiVersion: current.apiVersion, applied: false });
     times.set(id, opts.now);
   }
   for (const id of times.keys()) if (!managers.has(id)) times.delete(id);
@@ -689,6 +749,7 @@ function applyOnce(
   opts: ApplyOptions,
   ignored: FieldSet,
   force: boolean,
+  shortcuts: boolean,
 ): { object: unknown; managed: Managed } {
   const id = managerIdentifier({ manager: opts.manager, operation: 'Apply', subresource: opts.subresource });
   let managers = reconcileWithSchema(node, liveObj, managed.fields);
@@ -709,7 +770,7 @@ function applyOnce(
   }
   managers = new Map(managers);
   managers.set(id, { set: configFields.recursiveDifference(ignored), apiVersion: opts.apiVersion, applied: true });
-  const pruned = prune(node, merged, managers, lastSet, mergedFields);
+  const pruned = prune(node, merged, managers, lastSet, mergedFields, shortcuts);
   managers = updateSets(node, liveObj, pruned, managers, id, force, ignored).managers;
   stripManagers(managers, id);
   const times = new Map(managed.times);
@@ -814,6 +875,15 @@ function objectName(config: any): string {
  * configuration carries managedFields, 500 when it is not a valid typed object, 409 on conflicts.
  */
 export function apply(node: TypeNode, live: unknown, config: unknown, opts: ApplyOptions): ApplyResult {
+  return applyWith(node, live, config, opts, true);
+}
+
+/** apply() without its shortcuts (the prune shortcut): the reference they are tested against. */
+export function applyGenerally(node: TypeNode, live: unknown, config: unknown, opts: ApplyOptions): ApplyResult {
+  return applyWith(node, live, config, opts, false);
+}
+
+function applyWith(node: TypeNode, live: unknown, config: unknown, opts: ApplyOptions, shortcuts: boolean): ApplyResult {
   if (!isPlainObject(config)) throw badRequest('the apply configuration must be an object');
   const cfgMeta = config.metadata;
   if (isPlainObject(cfgMeta) && cfgMeta.managedFields !== undefined && cfgMeta.managedFields !== null) {
@@ -839,11 +909,11 @@ export function apply(node: TypeNode, live: unknown, config: unknown, opts: Appl
   try {
     // Nothing tracked yet: what the object holds now was set by someone before the first apply.
     if (managed.fields.size === 0) {
-      managed = recordUpdate(node, emptyObj, liveObj, managed, { ...opts, manager: BEFORE_FIRST_APPLY_MANAGER }, ignored);
+      managed = recordUpdate(node, emptyObj, liveObj, managed, { ...opts, manager: BEFORE_FIRST_APPLY_MANAGER }, ignored, shortcuts);
     }
     let result: { object: unknown; managed: Managed };
     try {
-      result = applyOnce(node, liveObj, config, configFields!, managed, opts, ignored, opts.force);
+      result = applyOnce(node, liveObj, config, configFields!, managed, opts, ignored, opts.force, shortcuts);
     } catch (e) {
       if (!(e instanceof ApplyConflicts) || opts.manager !== KUBECTL_MANAGER) throw e;
       // kubectl upgrading from client-side apply: fields last-applied still matches are not conflicts.
@@ -851,7 +921,7 @@ export function apply(node: TypeNode, live: unknown, config: unknown, opts: Appl
       if (!allowed) throw e;
       const remaining = e.conflicts.filter((c) => !allowed.has(c.path));
       if (remaining.length > 0) throw new ApplyConflicts(remaining);
-      result = applyOnce(node, liveObj, config, configFields!, managed, opts, ignored, true);
+      result = applyOnce(node, liveObj, config, configFields!, managed, opts, ignored, true, shortcuts);
     }
 
     const object = result.object as Record<string, any>;
@@ -920,7 +990,7 @@ function recordWrite(node: TypeNode, live: unknown, next: unknown, opts: UpdateO
       const created = createdEntry(node, liveObj, newObj, opts, ignored);
       if (created !== undefined) return created;
     }
-    return encodeManagedFields(recordUpdate(node, liveObj, newObj, managed, opts, ignored), uid);
+    return encodeManagedFields(recordUpdate(node, liveObj, newObj, managed, opts, ignored, shortcuts), uid);
   } catch {
     return Array.isArray(liveMF) ? (structuredClone(liveMF) as ManagedFieldsEntry[]) : [];
   }

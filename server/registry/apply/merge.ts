@@ -9,6 +9,7 @@ import type { TypeNode } from '../../schema/types.ts';
 import {
   type Atom,
   type Entry,
+  type FieldInfo,
   type FieldsMemo,
   FieldSet,
   type IndexedItem,
@@ -622,6 +623,34 @@ interface Written {
   v: Record<string, unknown>;
 }
 
+/**
+ * The FieldsV1 `{}` below the root of what a create records, one object shared by every leaf (and
+ * every `"."`): frozen, for nothing changes a FieldsV1 once written (readers only read it, and the
+ * store serializes it). Saves an allocation per owned field.
+ */
+const LEAF: Record<string, unknown> = Object.freeze({}) as Record<string, unknown>;
+
+/**
+ * The FieldsV1 of structs whose fields are all typed scalars, by the key list orderedFields
+ * remembers (what is written depends only on the keys then), shared and frozen as LEAF is; null
+ * for key lists that do not qualify.
+ */
+const SCALAR_STRUCTS = new WeakMap<readonly FieldInfo[], Record<string, unknown> | null>();
+
+/** The entry of SCALAR_STRUCTS for a key list; undefined for lists with undeclared keys (orderedFields makes those anew each time: not kept). */
+function scalarStructV1(fields: readonly FieldInfo[]): Record<string, unknown> | null | undefined {
+  let scalars = true;
+  for (let i = 0; i < fields.length; i++) {
+    const n = fields[i].node;
+    if (fields[i].rank < 0) return undefined;
+    if (n.type === 'any' || resolveAtom(n, undefined).kind !== 'scalar') scalars = false;
+  }
+  if (!scalars) return null;
+  const o: Record<string, unknown> = { '.': LEAF };
+  for (let i = 0; i < fields.length; i++) o[fields[i].name] = LEAF;
+  return Object.freeze(o);
+}
+
 /** The stack oneSided needs for paths (only ever read for error messages, which nobody sees here). */
 const SCRATCH = new PathStack();
 const NO_PATH: PathElement[] = [];
@@ -642,9 +671,9 @@ export function createdFieldsV1(node: TypeNode, zero: unknown, obj: unknown, ign
 
 /** The FieldsV1 object of a path: `.` when it is owned itself and has fields below, then those in kube's order; undefined for nothing. */
 function written(below: Written[] | undefined, self: boolean): Record<string, unknown> | undefined {
-  if (below === undefined) return self ? {} : undefined;
+  if (below === undefined) return self ? LEAF : undefined;
   const o: Record<string, unknown> = {};
-  if (self) o['.'] = {};
+  if (self) o['.'] = LEAF;
   sortEntries(below);
   for (let i = 0; i < below.length; i++) o[below[i].name] = below[i].v;
   return o;
@@ -698,7 +727,7 @@ function compared(node: TypeNode, lhs: unknown, rhs: unknown, ig: FieldSet | und
 /** leaf(): added or modified are owned, removed is not. */
 function leafOwned(lhs: unknown, rhs: unknown, strip: boolean): Record<string, unknown> | undefined {
   const owned = lhs === undefined ? true : rhs === undefined ? false : !jsonEqual(lhs, rhs);
-  return owned && !strip ? {} : undefined;
+  return owned && !strip ? LEAF : undefined;
 }
 
 /** The value of one child path: not at all when ignored (walked all the same, for its errors). */
@@ -762,13 +791,13 @@ function comparedGroup(out: Written[] | undefined, atom: Atom & { kind: 'list' }
   const se = st === undefined ? undefined : st._get(g.name);
   let v: Record<string, unknown> | undefined;
   if (ln >= 2 && rn >= 2) {
-    v = !jsonEqual(l!.items, r!.items) && !se?.member ? {} : undefined;
+    v = !jsonEqual(l!.items, r!.items) && !se?.member ? LEAF : undefined;
   } else if (ln >= 2) {
     // Added (with what it holds) and removed: what it holds stays, the element's own path goes.
     if (rn === 1) v = addedAt(atom.elem, r!.items[0], ie?.sub, se?.sub, true);
   } else {
     if (ln === 1) compared(atom.elem, l!.items[0], undefined, undefined, undefined, false, false); // for its errors
-    v = ln === 0 && !se?.member ? {} : undefined;
+    v = ln === 0 && !se?.member ? LEAF : undefined;
   }
   return ie?.member ? out : push(out, g.name, g.pe, v);
 }
@@ -805,7 +834,7 @@ function addedBelow(node: TypeNode, v: unknown, ig: FieldSet | undefined, st: Fi
     const ie = ig === undefined ? undefined : ig._get(it.name);
     const se = st === undefined ? undefined : st._get(it.name);
     const strip = se?.member === true;
-    const w = repeated?.has(it.name) ? (strip ? undefined : {}) : addedAt(atom.elem, it.item, ie?.sub, se?.sub, strip);
+    const w = repeated?.has(it.name) ? (strip ? undefined : LEAF) : addedAt(atom.elem, it.item, ie?.sub, se?.sub, strip);
     if (!ie?.member) out = push(out, it.name, it.pe, w);
   }
   return out;
@@ -840,9 +869,21 @@ function addedValue(node: TypeNode, v: unknown): Record<string, unknown> {
   const atom = resolveAtom(node, v);
   if (atom.kind === 'map') {
     const m = asMap(v);
-    if (atom.atomic || emptyMap(m)) return {};
+    if (atom.atomic || emptyMap(m)) return LEAF;
     const fields = orderedFields(atom, Object.keys(m!));
-    const o: Record<string, unknown> = { '.': {} };
+    if (atom.declared !== undefined) {
+      // A struct of scalars (most leaves of a custom resource): written once for its keys.
+      let t = SCALAR_STRUCTS.get(fields);
+      if (t === undefined) {
+        t = scalarStructV1(fields);
+        if (t !== undefined) SCALAR_STRUCTS.set(fields, t);
+      }
+      if (t != null) {
+        for (let i = 0; i < fields.length; i++) if (m![fields[i].key] === undefined) bothUndefined();
+        return t;
+      }
+    }
+    const o: Record<string, unknown> = { '.': LEAF };
     for (let i = 0; i < fields.length; i++) {
       const f = fields[i];
       const x = m![f.key];
@@ -851,15 +892,15 @@ function addedValue(node: TypeNode, v: unknown): Record<string, unknown> {
     }
     return o;
   }
-  if (atom.kind !== 'list') return {};
+  if (atom.kind !== 'list') return LEAF;
   const l = asList(v);
-  if (atom.relationship === 'atomic' || emptyList(l)) return {};
+  if (atom.relationship === 'atomic' || emptyList(l)) return LEAF;
   const { firsts, repeated } = distinctItems(indexItems(atom, l!, NO_PATH, false));
   sortEntries(firsts); // (indexItems made the array: ours to sort)
-  const o: Record<string, unknown> = { '.': {} };
+  const o: Record<string, unknown> = { '.': LEAF };
   for (let i = 0; i < firsts.length; i++) {
     const it = firsts[i];
-    o[it.name] = repeated?.has(it.name) ? {} : addedValue(atom.elem, it.item);
+    o[it.name] = repeated?.has(it.name) ? LEAF : addedValue(atom.elem, it.item);
   }
   return o;
 }
