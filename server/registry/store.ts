@@ -354,7 +354,12 @@ export class GenericStore {
     precondition: string | undefined,
     produce: UpdateFn,
     isPatch = false,
-    managedFieldsDone = false,
+    /**
+     * The producer is a server-side apply: it records managedFields itself, and it reads the
+     * current object without changing it or sharing anything with its result (the engine's
+     * contract, test/apply-shortcuts.test.ts), so it gets no copy.
+     */
+    isApply = false,
     /** The current row, when the caller just read it; a write conflict reads it again. */
     known?: StoredObject,
   ): Promise<any> {
@@ -366,9 +371,10 @@ export class GenericStore {
       // old is only read: the committed object serves when it is already what present() gives.
       const committed = current.committed;
       const old = !info.custom && committed?.apiVersion === apiVersionOf(info) && committed.kind === info.kind ? committed : (await this.presentAll(info, [current.object]))[0];
-      // A private copy of the current object for producers that read it; one declared without
-      // parameters (a PUT's) gets none. cloneJSON: structuredClone costs ~5x more on JSON data.
-      const desired = produce.length === 0 ? produce(undefined) : produce(cloneJSON(old));
+      // A private copy of the current object for producers that read it and may change it; one
+      // declared without parameters (a PUT's) gets none. cloneJSON: structuredClone costs ~5x
+      // more on JSON data.
+      const desired = produce.length === 0 ? produce(undefined) : produce(isApply ? old : cloneJSON(old));
       // Defaults first, so a PUT that omits defaulted fields is not a spec change.
       this.pruneAndDefault(info, desired, ctx);
       // A patch may carry its own resourceVersion precondition.
@@ -379,7 +385,7 @@ export class GenericStore {
       const obj = this.prepareUpdate(info, strategy, subresource, desired, old);
       const attrs = this.attrs('UPDATE', info, subresource, key.ns, name, obj, old, ctx);
       await this.admission.admit(attrs);
-      if (!managedFieldsDone) this.recordUpdate(info, old, obj, ctx, subresource);
+      if (!isApply) this.recordUpdate(info, old, obj, ctx, subresource);
       this.validate(info, strategy, obj, old, ctx);
       await this.admission.validate(attrs);
       const finishDeletion = obj.metadata.deletionTimestamp && pendingFinalizers(strategy, obj).length === 0;
