@@ -121,9 +121,64 @@ interface H2Stream {
   unacked: number;
 }
 
+/**
+ * Splits the bytes read from an HTTP/2 connection into frames. Frames whole within a read are
+ * handed over in place; one split across reads is gathered in a buffer of the reader's own,
+ * reused, so reading makes no garbage (a thousand watch streams read ~300 MB/s on the same two
+ * cores as the server: the collector was a fifth of the watcher process's time).
+ */
+export class FrameReader {
+  private partial = Buffer.allocUnsafe(64 * 1024);
+  private partialLen = 0;
+
+  /** onFrame gets each frame's payload as buf[start, end); buf is only valid during the call. */
+  constructor(private readonly onFrame: (type: number, flags: number, id: number, buf: Buffer, start: number, end: number) => void) {}
+
+  push(d: Buffer): void {
+    let pos = 0;
+    if (this.partialLen > 0) {
+      if (this.partialLen < 9) {
+        pos = Math.min(9 - this.partialLen, d.length);
+        this.append(d, 0, pos);
+        if (this.partialLen < 9) return;
+      }
+      const p = this.partial;
+      const total = 9 + ((p[0] << 16) | (p[1] << 8) | p[2]);
+      const take = Math.min(total - this.partialLen, d.length - pos);
+      this.append(d, pos, pos + take);
+      pos += take;
+      if (this.partialLen < total) return;
+      this.partialLen = 0;
+      const f = this.partial;
+      this.onFrame(f[3], f[4], f.readUInt32BE(5) & 0x7fffffff, f, 9, total);
+    }
+    while (d.length - pos >= 9) {
+      const len = (d[pos] << 16) | (d[pos + 1] << 8) | d[pos + 2];
+      if (d.length - pos < 9 + len) break;
+      this.onFrame(d[pos + 3], d[pos + 4], d.readUInt32BE(pos + 5) & 0x7fffffff, d, pos + 9, pos + 9 + len);
+      pos += 9 + len;
+    }
+    // The rest outlives the (possibly shared) read buffer: copy it.
+    if (pos < d.length) this.append(d, pos, d.length);
+  }
+
+  private append(d: Buffer, from: number, to: number): void {
+    const need = this.partialLen + (to - from);
+    if (need > this.partial.length) {
+      let size = this.partial.length * 2;
+      while (size < need) size *= 2;
+      const bigger = Buffer.allocUnsafe(size);
+      this.partial.copy(bigger, 0, 0, this.partialLen);
+      this.partial = bigger;
+    }
+    d.copy(this.partial, this.partialLen, from, to);
+    this.partialLen = need;
+  }
+}
+
 export class LeanH2Session {
   private socket!: tls.TLSSocket;
-  private rest: Buffer | null = null;
+  private readonly frames = new FrameReader((type, flags, id, buf, start, end) => this.frame(type, flags, id, buf, start, end));
   private nextId = 1;
   private readonly streams = new Map<number, H2Stream>();
   private connUnacked = 0;
@@ -214,37 +269,7 @@ export class LeanH2Session {
   }
 
   private onBytes(d: Buffer): void {
-    let pos = 0;
-    if (this.rest) {
-      // Complete the partial frame from the last read with just the bytes it lacks.
-      let r = this.rest;
-      if (r.length < 9) {
-        pos = Math.min(9 - r.length, d.length);
-        r = Buffer.concat([r, d.subarray(0, pos)]);
-      }
-      if (r.length < 9) {
-        this.rest = r;
-        return;
-      }
-      const total = 9 + ((r[0] << 16) | (r[1] << 8) | r[2]);
-      const take = Math.min(total - r.length, d.length - pos);
-      if (take > 0) r = Buffer.concat([r, d.subarray(pos, pos + take)]);
-      pos += take;
-      if (r.length < total) {
-        this.rest = r;
-        return;
-      }
-      this.rest = null;
-      this.frame(r[3], r[4], r.readUInt32BE(5) & 0x7fffffff, r, 9, total);
-    }
-    while (d.length - pos >= 9) {
-      const len = (d[pos] << 16) | (d[pos + 1] << 8) | d[pos + 2];
-      if (d.length - pos < 9 + len) break;
-      this.frame(d[pos + 3], d[pos + 4], d.readUInt32BE(pos + 5) & 0x7fffffff, d, pos + 9, pos + 9 + len);
-      pos += 9 + len;
-    }
-    // A partial frame outlives the (possibly shared) read buffer: copy it.
-    if (pos < d.length) this.rest = Buffer.from(d.subarray(pos));
+    this.frames.push(d);
   }
 
   private frame(type: number, flags: number, id: number, buf: Buffer, start: number, end: number): void {
