@@ -168,6 +168,34 @@ describe('apply shortcuts give what the general path gives', () => {
     assert.ok(pruned > 40, String(pruned));
   });
 
+  it('managedFields read back from the object last written (the committed object, by identity) give what a decoded copy gives', () => {
+    // The store hands apply the very object it stored last (StoredObject.committed): its FieldsV1
+    // are the engine's own shared ones, recognised without a walk. Each manager applies a shape
+    // of its own, so reading any entry wrong changes the result.
+    const node = TypeModel.loadBuiltins().node('io.k8s.api.apps.v1.Deployment');
+    const shapes: Record<string, (c: any) => void> = {
+      'team-a': (c) => (c.metadata.labels.owner = 'a'),
+      'team-b': (c) => delete c.spec.revisionHistoryLimit,
+      'team-c': (c) => (c.spec.template.metadata.annotations['c/only'] = 'x'),
+    };
+    const managers = Object.keys(shapes);
+    const withUid = (x: any) => ({ ...x, metadata: { ...x.metadata, uid: 'u-committed' } });
+    let committed: any;
+    let decoded: any;
+    for (let i = 0; i < 40; i++) {
+      const manager = managers[(i * 7) % 3];
+      const config = deploymentConfig('d', i) as any;
+      shapes[manager](config);
+      const o: ApplyOptions = { manager, apiVersion: 'apps/v1', now: i % 2 ? T0 : T1, force: true };
+      const a = apply(node, committed, JSON.parse(JSON.stringify(config)), o).object;
+      const b = applyGenerally(node, decoded === undefined ? undefined : JSON.parse(JSON.stringify(decoded)), JSON.parse(JSON.stringify(config)), o).object;
+      assert.equal(JSON.stringify(a), JSON.stringify(b), `apply ${i} by ${manager}`);
+      committed = deepFreeze(withUid(a));
+      decoded = withUid(b);
+    }
+    assert.equal(committed.metadata.managedFields.length, 3);
+  });
+
   it('cases made for each condition of the shortcut', () => {
     const o = (manager: string): ApplyOptions => ({ manager, apiVersion: 'v1', now: T0, force: true });
     const cfg = (fields: Record<string, unknown>) => ({ apiVersion: 'v1', kind: 'Kinds', metadata: { name: 'x' }, ...fields });

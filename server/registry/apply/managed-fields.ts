@@ -302,7 +302,7 @@ function decodeEntries(entries: unknown, uid: string | undefined): Managed {
     if (fieldsType !== 'FieldsV1') throw new Error(`invalid fieldsType "${fieldsType}" in managed fields entry ${i}`);
     const id = managerIdentifier({ manager: str(e.manager), operation, apiVersion: str(e.apiVersion), subresource: str(e.subresource) });
     const key = recentKey(uid, id);
-    let set = recentSet(key, e.fieldsV1);
+    let set = (typeof e.fieldsV1 === 'object' && e.fieldsV1 !== null ? SET_OF_FIELDS_V1.get(e.fieldsV1) : undefined) ?? recentSet(key, e.fieldsV1);
     if (set === undefined) {
       try {
         set = e.fieldsV1 === undefined || e.fieldsV1 === null ? new FieldSet() : FieldSet.fromFieldsV1(e.fieldsV1);
@@ -373,8 +373,16 @@ function fieldsV1Of(set: FieldSet): Record<string, unknown> {
   }
   const made = deepFreeze(set.toFieldsV1());
   FIELDS_V1.set(set, made);
+  SET_OF_FIELDS_V1.set(made, set);
   return made;
 }
+
+/**
+ * The set each shared FieldsV1 was made from. A write reads the object the last write stored
+ * (the committed object itself, see StoredObject.committed), so its managedFields hold these
+ * very objects: deep-frozen, they still describe their set, and are recognised without a walk.
+ */
+const SET_OF_FIELDS_V1 = new WeakMap<object, FieldSet>();
 
 /** FieldsV1 by set: null once written, the shared frozen object from the second time on. */
 const FIELDS_V1 = new WeakMap<FieldSet, Record<string, unknown> | null>();
