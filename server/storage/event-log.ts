@@ -381,10 +381,12 @@ export class EventLog {
         recent.set(k, null);
         continue;
       }
-      // ops and emitted grow and shrink together: one event per row.
-      const committed = emitted[i].object;
+      // ops and emitted grow and shrink together: one event per row. The object is kept only
+      // once it is updated: an object kept lives past the young generation, and a stream of
+      // creates (rarely read back) would fill the old one with objects dying there.
+      const committed = op.type === TYPE_CODE.MODIFIED ? emitted[i].object : undefined;
       // The tests make any later change of a committed object throw.
-      if (CHECK_STORED_JSON) deepFreeze(committed);
+      if (CHECK_STORED_JSON && committed) deepFreeze(committed);
       recent.set(k, { rv: op.rv, uid: op.uid, data: op.data, committed });
     }
     for (const k of recent.keys()) {
