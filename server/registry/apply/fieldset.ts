@@ -354,22 +354,24 @@ function byElement(a: Ordered, b: Ordered): number {
   return comparePathElements(a.pe, b.pe);
 }
 
-/** Sorts a level's entries (or anything named like them) into kube's order: small levels (the most) by insertion. */
+/** Sorts a level's entries (or anything named like them) into kube's order. */
 export function sortEntries(e: Ordered[]): void {
-  const n = e.length;
-  if (n > 16) {
-    e.sort(byElement);
-    return;
-  }
-  for (let i = 1; i < n; i++) {
-    const x = e[i];
+  sortSmall(e, byElement);
+}
+
+/** Sorts in place: small arrays (the most, here) by insertion, which beats Array#sort on them. */
+function sortSmall<T>(a: T[], cmp: (x: T, y: T) => number): T[] {
+  if (a.length > 16) return a.sort(cmp);
+  for (let i = 1; i < a.length; i++) {
+    const x = a[i];
     let j = i - 1;
-    while (j >= 0 && byElement(e[j], x) > 0) {
-      e[j + 1] = e[j];
+    while (j >= 0 && cmp(a[j], x) > 0) {
+      a[j + 1] = a[j];
       j--;
     }
-    e[j + 1] = x;
+    a[j + 1] = x;
   }
+  return a;
 }
 
 /** Levels up to this many entries are searched in order; larger ones get an index by name. */
@@ -1086,18 +1088,7 @@ function sortFields(atom: Atom & { kind: 'map' }, table: Map<string, FieldInfo> 
     }
     out[i] = f;
   }
-  const cmp = ranked ? byRank : byKey;
-  if (out.length > 16) return out.sort(cmp);
-  for (let i = 1; i < out.length; i++) {
-    const x = out[i];
-    let j = i - 1;
-    while (j >= 0 && cmp(out[j], x) > 0) {
-      out[j + 1] = out[j];
-      j--;
-    }
-    out[j + 1] = x;
-  }
-  return out;
+  return sortSmall(out, ranked ? byRank : byKey);
 }
 
 /** The declared node of a struct field; undefined for map keys and undeclared fields. */
