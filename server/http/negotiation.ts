@@ -158,14 +158,6 @@ export function bodyEncoding(mediaType: string): Encoding | undefined {
   return undefined;
 }
 
-/** YAML bodies decodeAs read as JSON: their duplicate fields can be found by the JSON scan. */
-const YAML_BODIES_IN_JSON = new WeakSet<Buffer>();
-
-/** Whether decodeAs parsed this YAML body as JSON (it was JSON text). */
-export function yamlBodyWasJson(body: Buffer): boolean {
-  return YAML_BODIES_IN_JSON.has(body);
-}
-
 /** A decoded body and, for JSON and YAML, the text it was decoded from (for the duplicate-field scan). */
 export interface DecodedBody {
   value: unknown;
@@ -177,9 +169,7 @@ export interface DecodedBody {
 
 /** Decodes a body; `definition` names the expected kind for protobuf bodies. */
 export function decodeAs(body: Buffer, enc: Encoding, definition?: string): unknown {
-  const d = decodeBody(body, enc, definition);
-  if (enc === 'yaml' && d.jsonText) YAML_BODIES_IN_JSON.add(body);
-  return d.value;
+  return decodeBody(body, enc, definition).value;
 }
 
 /** decodeAs, keeping the text: the body is decoded from UTF-8 once for parsing and scanning both. */
