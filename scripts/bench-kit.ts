@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { LeanConnection, type TlsCredentials } from './bench-client.ts';
+import { build, DIST_MAIN } from './build.mjs';
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -21,9 +22,10 @@ const stopping = new WeakSet<ChildProcess>();
 
 /**
  * How `npm start` runs the server, read from package.json so benchmarks measure the same process:
- * environment assignments, then `node OPTIONS... server/main.ts`. The options there are about
+ * environment assignments, then `node OPTIONS... dist/server/main.js` (the bundle `npm run build`
+ * makes; npm runs it before start). The options there are about
  * memory (issue 2's RSS figure): young generations of 8 MiB per semi-space instead of 16 (every
- * isolate: main, the storage threads and tsx's loader thread; 4 MiB saves ~8 MB more but triples
+ * isolate: main and the storage threads; 4 MiB saves ~8 MB more but triples
  * the scavenges), 2 V8 helper threads on a 2-core machine, and 2 glibc malloc arenas instead of
  * up to one per thread, each holding on to memory its thread freed.
  */
@@ -35,21 +37,24 @@ export function startCommand(): { env: Record<string, string>; nodeArgs: string[
     const w = words.shift()!;
     env[w.slice(0, w.indexOf('='))] = w.slice(w.indexOf('=') + 1);
   }
-  if (words[0] !== 'node' || words[words.length - 1] !== 'server/main.ts') throw new Error(`package.json start script is not "[VAR=value]... node [options] server/main.ts": ${script}`);
+  if (words[0] !== 'node' || words[words.length - 1] !== 'dist/server/main.js') throw new Error(`package.json start script is not "[VAR=value]... node [options] dist/server/main.js": ${script}`);
   return { env, nodeArgs: words.slice(1, -1) };
 }
 
+let built: Promise<void> | undefined;
+
 /**
- * Starts `server/main.ts` on a free port, as `npm start` does (startCommand). It is started as
- * `main.ts` from server/ (the same program): a `pkill -f server/main.ts` aimed at another server
- * must not end a run midway.
+ * Starts the server on a free port, as `npm start` does (the bundle built once per process from
+ * the current source, then startCommand). It is started as `main.js` from dist/server/ (the same
+ * program): a `pkill -f dist/server/main.js` aimed at another server must not end a run midway.
  * An exit not asked for by stopHearth calls onUnexpectedExit (requests would hang otherwise).
  */
 export async function startHearth(dataDir: string, opts: { connections: number; args?: string[]; nodeArgs?: string[]; onUnexpectedExit?: (why: string) => void; onOutput?: (line: string) => void }): Promise<Server> {
   // nodeArgs: options for node itself, e.g. ['--cpu-prof', '--cpu-prof-dir=/tmp/prof'] (written on SIGTERM, which exits cleanly).
   const start = startCommand();
-  const proc = spawn(process.execPath, [...(opts.nodeArgs ?? []), ...start.nodeArgs, 'main.ts', '--data-dir', dataDir, '--secure-port', '0', ...(opts.args ?? [])], {
-    cwd: join(ROOT, 'server'),
+  await (built ??= build());
+  const proc = spawn(process.execPath, [...(opts.nodeArgs ?? []), ...start.nodeArgs, 'main.js', '--data-dir', dataDir, '--secure-port', '0', ...(opts.args ?? [])], {
+    cwd: dirname(DIST_MAIN),
     env: { ...process.env, ...start.env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });

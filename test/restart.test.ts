@@ -1,6 +1,6 @@
 // Restarts on the same data directory keep certificates, objects and the resourceVersion
-// sequence; acknowledged writes survive a kill -9. Runs the server as users do (npm start's
-// command line) in a child process.
+// sequence; acknowledged writes survive a kill -9. Runs the server as users do, in a child
+// process: the bundle npm start builds, with npm start's environment and node options.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -10,6 +10,8 @@ import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import https from 'node:https';
 import { createServer } from 'node:net';
+import { startCommand } from '../scripts/bench-kit.ts';
+import { build, DIST_MAIN } from '../scripts/build.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -28,8 +30,12 @@ interface Proc {
   stdout: string;
 }
 
+let built: Promise<void> | undefined;
+
 async function start(dataDir: string, port: number): Promise<Proc> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'server/main.ts'), '--data-dir', dataDir, '--secure-port', String(port)], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  await (built ??= build());
+  const { env, nodeArgs } = startCommand();
+  const child = spawn(process.execPath, [...nodeArgs, DIST_MAIN, '--data-dir', dataDir, '--secure-port', String(port)], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   const p: Proc = { child, stdout: '' };
   let stderr = '';
   child.stderr!.on('data', (d) => (stderr += d));
