@@ -76,26 +76,37 @@ const eventRvs = (file: string): number[] => {
   }
 };
 
+const eventRows = (file: string): { rv: number; prev: number | null; type: number }[] => {
+  const db = openDatabase(file);
+  try {
+    return db.prepare('SELECT rv, prev_rv AS prev, type FROM events ORDER BY rv').all() as { rv: number; prev: number | null; type: number }[];
+  } finally {
+    db.close();
+  }
+};
+
 test('a slice bounded by rows stops at the rows-th event after its start, however sparse the range', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'hearth-slices-'));
   try {
     const file = join(dir, 'hearth.db');
     const top = buildLog(file);
-    const rvs = eventRvs(file);
+    const rows = eventRows(file);
+    const rvs = rows.map((e) => e.rv);
     const w = startWriter(file);
     try {
       const from = rvs[100];
-      const r = await w.slice({ from, to: top, cutoff: top, rows: 25 });
-      // The 25th event after `from`, and nothing after it touched.
+      const r = await w.slice({ from, to: top, rows: 25 });
+      // The 25th event after `from`; it removed what the 25 visited events supersede (their
+      // predecessors, wherever they are) and the deletions among them, and nothing else.
       assert.equal(r.to, rvs[125]);
-      const left = eventRvs(file);
-      assert.deepEqual(left.filter((x) => x > r.to!), rvs.filter((x) => x > r.to!));
-      assert.deepEqual(left.filter((x) => x <= from), rvs.filter((x) => x <= from));
-      assert.ok((r.removed ?? 0) > 0 && (r.removed ?? 0) <= 25);
-      assert.equal(rvs.length - left.length, r.removed);
+      const visited = rows.filter((e) => e.rv > from && e.rv <= r.to!);
+      const superseded = new Set([...visited.flatMap((e) => (e.prev === null ? [] : [e.prev])), ...visited.filter((e) => e.type === 3).map((e) => e.rv)]);
+      assert.deepEqual(eventRvs(file), rvs.filter((x) => !superseded.has(x)));
+      assert.ok(superseded.size > 0);
+      assert.equal(r.removed, superseded.size);
       assert.ok(typeof r.busyMs === 'number' && r.busyMs >= 0 && r.busyMs <= r.ms! + 0.001);
       // Fewer events than rows left: the slice ends at `to`.
-      const end = await w.slice({ from: rvs[rvs.length - 5], to: top, cutoff: top, rows: 1000 });
+      const end = await w.slice({ from: rvs[rvs.length - 5], to: top, rows: 1000 });
       assert.equal(end.to, top);
     } finally {
       await w.close();
@@ -117,7 +128,7 @@ test('slicing by rows visited removes exactly what slicing by rv span removes', 
     // Reference: fixed rv spans.
     const ref = startWriter(a);
     let refRemoved = 0;
-    for (let from = 0; from < cutoff; from += 50) refRemoved += (await ref.slice({ from, to: Math.min(from + 50, cutoff), cutoff })).removed ?? 0;
+    for (let from = 0; from < cutoff; from += 50) refRemoved += (await ref.slice({ from, to: Math.min(from + 50, cutoff) })).removed ?? 0;
     await ref.close();
 
     // Bounded by events visited, with varying sizes.
@@ -125,7 +136,7 @@ test('slicing by rows visited removes exactly what slicing by rv span removes', 
     let removed = 0;
     let slices = 0;
     for (let from = 0, n = 1; from < cutoff; n = (n * 3) % 37 + 1) {
-      const r = await byRows.slice({ from, to: cutoff, cutoff, rows: n });
+      const r = await byRows.slice({ from, to: cutoff, rows: n });
       assert.ok(r.to! > from && r.to! <= cutoff);
       removed += r.removed ?? 0;
       from = r.to!;

@@ -207,8 +207,8 @@ export class EventLog {
   }
 
   /**
-   * The objects of a resource as they were at rv, read from the log: for each key its newest
-   * event at or below rv, unless that is a deletion. Same order and paging as list().
+   * The objects of a resource as they were at rv: for each key its newest event at or below rv,
+   * unless that is a deletion (read as stateAt says). Same order and paging as list().
    */
   listAt(res: string, ns: string | undefined, rv: number, after?: { ns: string; name: string }, limit = -1): StoredObject[] {
     const params = { res, ns: ns ?? after?.ns ?? '', name: after?.name ?? '', after: after ? 1 : 0, limit, rv };
@@ -276,7 +276,7 @@ export class EventLog {
         if (this.inFlight) await new Promise<void>((resolve) => this.turnWaiters.push(resolve));
         // Shutting down: stop between slices; the next compaction removes the rest.
         if (this.closed) throw new Error('storage is closed');
-        const r = await this.ask({ id: this.nextRequestId++, compact: { from, to: target, rows: sliceRows, cutoff: target } });
+        const r = await this.ask({ id: this.nextRequestId++, compact: { from, to: target, rows: sliceRows } });
         if (!r.ok) throw new Error(`compaction failed: ${r.error}`);
         removed += r.removed ?? 0;
         const ms = r.ms ?? 0;
@@ -534,6 +534,21 @@ function keyString(k: Key): string {
   return `${k.res}\u0000${k.ns}\u0000${k.name}`;
 }
 
+/**
+ * The objects of @res as they were at @rv (then filtered by scope and the page's cursor): a key
+ * not written after @rv is as the current table holds it (its rv is at or below @rv); a key
+ * written after @rv was, at @rv, what its first later event replaced (prev_rv; none if that
+ * event created it). Costs a read of the resource's events after @rv, not of its history.
+ * SQLite's min() makes the bare prev_rv that of the first event after @rv.
+ */
+function stateAt(scope: string, cursor: string): string {
+  return `SELECT rv, uid, data, ns, name FROM objects WHERE res = @res ${scope} AND rv <= @rv AND (@after = 0 OR ${cursor})
+    UNION ALL
+    SELECT p.rv, p.uid, p.data, f.ns, f.name FROM (
+      SELECT ns, name, prev_rv, min(rv) FROM events WHERE res = @res ${scope} AND rv > @rv GROUP BY ns, name HAVING (@after = 0 OR ${cursor})
+    ) f JOIN events p ON p.rv = f.prev_rv`;
+}
+
 function prepare(db: Db) {
   const p = (sql: string): Database.Statement => db.prepare(sql);
   return {
@@ -551,20 +566,9 @@ function prepare(db: Db) {
       FROM events e LEFT JOIN events p ON p.rv = e.prev_rv WHERE e.res = ? AND e.rv > ? ORDER BY e.rv LIMIT ?`),
     changedSince: p('SELECT 1 FROM events WHERE res = ? AND rv > ? LIMIT 1'),
     firstEvent: p('SELECT min(rv) AS rv FROM events'),
-    // The newest event of each key at or below @rv: no later event of the same key is <= @rv.
-    listNsAt: p(`SELECT e.rv, e.uid, e.data FROM events e WHERE e.res = @res AND e.ns = @ns AND e.rv <= @rv AND e.type != 3
-      AND (@after = 0 OR e.name > @name)
-      AND NOT EXISTS (SELECT 1 FROM events n WHERE n.res = e.res AND n.ns = e.ns AND n.name = e.name AND n.rv > e.rv AND n.rv <= @rv)
-      ORDER BY e.name LIMIT @limit`),
-    listAllAt: p(`SELECT e.rv, e.uid, e.data FROM events e WHERE e.res = @res AND e.rv <= @rv AND e.type != 3
-      AND (@after = 0 OR e.ns > @ns OR (e.ns = @ns AND e.name > @name))
-      AND NOT EXISTS (SELECT 1 FROM events n WHERE n.res = e.res AND n.ns = e.ns AND n.name = e.name AND n.rv > e.rv AND n.rv <= @rv)
-      ORDER BY e.ns, e.name LIMIT @limit`),
-    countNsAt: p(`SELECT count(*) AS n FROM events e WHERE e.res = @res AND e.ns = @ns AND e.rv <= @rv AND e.type != 3
-      AND (@after = 0 OR e.name > @name) AND @limit = @limit
-      AND NOT EXISTS (SELECT 1 FROM events n WHERE n.res = e.res AND n.ns = e.ns AND n.name = e.name AND n.rv > e.rv AND n.rv <= @rv)`),
-    countAllAt: p(`SELECT count(*) AS n FROM events e WHERE e.res = @res AND e.rv <= @rv AND e.type != 3
-      AND (@after = 0 OR e.ns > @ns OR (e.ns = @ns AND e.name > @name)) AND @limit = @limit
-      AND NOT EXISTS (SELECT 1 FROM events n WHERE n.res = e.res AND n.ns = e.ns AND n.name = e.name AND n.rv > e.rv AND n.rv <= @rv)`),
+    listNsAt: p(`${stateAt('AND ns = @ns', 'name > @name')} ORDER BY name LIMIT @limit`),
+    listAllAt: p(`${stateAt('', 'ns > @ns OR (ns = @ns AND name > @name)')} ORDER BY ns, name LIMIT @limit`),
+    countNsAt: p(`SELECT count(*) AS n FROM (${stateAt('AND ns = @ns', 'name > @name')}) WHERE @limit = @limit`),
+    countAllAt: p(`SELECT count(*) AS n FROM (${stateAt('', 'ns > @ns OR (ns = @ns AND name > @name)')}) WHERE @limit = @limit`),
   };
 }

@@ -31,8 +31,9 @@ export type WriterRequest =
   /** Upserts into the meta table, in one transaction. */
   | { id: number; meta: [string, string][] }
   /**
-   * Delete superseded events and tombstones with rv in (from, to], given the compaction cutoff;
-   * with rows, only in (from, end] where end is the rv of the rows-th event after from (or to):
+   * Visit the events with rv in (from, to], to at or below the compaction cutoff, and delete what
+   * they supersede (their prev_rv) and those that are deletions; with rows, only those in
+   * (from, end] where end is the rv of the rows-th event after from (or to):
    * the slice's work is bounded by the rows it visits, however sparse the rv range.
    */
   | { id: number; compact: SliceRange }
@@ -42,7 +43,6 @@ export type WriterRequest =
 export interface SliceRange {
   from: number;
   to: number;
-  cutoff: number;
   rows?: number;
 }
 
