@@ -1,7 +1,10 @@
 // node --import tsx scripts/bench-cr-validation.ts [--rounds N] [--calls N]
 // In-process CPU cost of the custom-resource stages a create/update pays, for the bench Widget
 // (test/fixtures/crds/bench-widgets.yaml: ~200 properties, 5 CEL rules): prune, applyDefaults,
-// validate (schema + embedded/list-type checks + CEL) on create and on an update. Each figure is
+// validate (schema + embedded/list-type checks + CEL) on create and on an update, and the
+// duplicate-key check of the request body (with the JSON.parse result, as the server calls it, and
+// the full scan it falls back to). Reference paths run next to their fast paths: CEL rules with
+// planned programs only, list-type checks without the pairwise check. Each figure is
 // process CPU µs per call (process.cpuUsage, user+system), the median of several rounds after a
 // warm-up; every call gets a fresh clone of benchWidget(i) (cloning is outside the timed part).
 // Process CPU rather than wall-clock: the machine is shared, CPU time is much less noisy.
@@ -9,6 +12,8 @@ import { spawnSync } from 'node:child_process';
 import { customResourceInfos } from '../server/registry/crd/runtime.ts';
 import { compileVersionSchema } from '../server/registry/crd/schema-validator.ts';
 import { evaluateRules } from '../server/registry/crd/cel.ts';
+import { validateListSetsAndMaps } from '../server/registry/crd/schema-validator.ts';
+import { duplicateJsonFields } from '../server/http/duplicate-fields.ts';
 import { benchWidgetsCRD, benchWidget } from '../test/fixtures/crds/generate.ts';
 
 // V8 compiles optimized code and collects garbage on other threads, which process CPU counts too,
@@ -69,6 +74,12 @@ const update = (i: number): { obj: any; old: any } => {
   return { obj, old };
 };
 
+/** A request body: its JSON text and what JSON.parse made of it. */
+const jsonBody = (i: number): { text: string; parsed: unknown } => {
+  const text = JSON.stringify(benchWidget(i));
+  return { text, parsed: JSON.parse(text) };
+};
+
 const results: [string, number][] = [];
 const run = (name: string, us: number) => {
   results.push([name, us]);
@@ -84,6 +95,10 @@ const stages: [string, (i: number) => any, (x: any) => void][] = [
     : ['prune + applyDefaults', fresh, (o) => { compiled.prune(o); compiled.applyDefaults(o); }],
   ['schema validate (compiled.validate)', prepared, (o) => compiled.validate(o, {})],
   ['CEL evaluateRules (create)', prepared, (o) => evaluateRules(rules, o, undefined)],
+  ['list-type checks', prepared, (o) => validateListSetsAndMaps(compiled.schema, o, '')],
+  ['list-type checks (reference)', prepared, (o) => validateListSetsAndMaps(compiled.schema, o, '', true)],
+  ['duplicateJsonFields (text + parsed)', jsonBody, (b) => duplicateJsonFields(b.text, b.parsed)],
+  ['duplicateJsonFields (full scan)', jsonBody, (b) => duplicateJsonFields(b.text)],
   ['custom.validate(obj, undefined)  [create]', prepared, (o) => { if (cr.validate(o, undefined).length) throw new Error('unexpected errors'); }],
   ['custom.validate(new, old)        [update]', update, (u) => { if (cr.validate(u.obj, u.old).length) throw new Error('unexpected errors'); }],
 ];

@@ -9,7 +9,7 @@ import YAML from 'yaml';
  * have been dropped, and the (slower) scan for which ones were is skipped.
  */
 export function duplicateJsonFields(text: string, parsed?: unknown): string[] {
-  if (parsed !== undefined && countKeys(parsed) === countTextKeys(text)) return [];
+  if (parsed !== undefined && noDuplicateKeys(text, parsed)) return [];
   let out: string[] | undefined;
   // One frame per open object/array; paths are built only when a duplicate is found.
   const frames: Frame[] = [];
@@ -55,6 +55,61 @@ export function duplicateJsonFields(text: string, parsed?: unknown): string[] {
     i++;
   }
   return out ?? [];
+}
+
+/**
+ * Whether JSON text, which JSON.parse turned into `parsed`, repeats no key. Exact both ways.
+ * Each key in the text is followed by one colon outside strings; parsing drops at least one
+ * key per duplicate, so there is none exactly when the text has as many keys as `parsed`.
+ * Counting the text's keys means finding the end of every string token; colons are cheaper:
+ *
+ * 1. A key's colon follows its closing quote or whitespace. When the colons that do are as many
+ *    as the keys of `parsed` (never more than the text's keys), nothing was dropped. This reads
+ *    no string of `parsed`; colons inside strings rarely follow a quote or whitespace.
+ * 2. Otherwise, by all colons: every one outside strings ends a key, and the string tokens that
+ *    survive parsing hold, decoded, their raw colons plus any written as \u003a. With no such
+ *    escape in the text: colons(text) = keys(parsed) + colons in parsed strings + (keys and
+ *    string colons of dropped duplicates, at least 1 per duplicate): equal exactly when nothing
+ *    was dropped.
+ * 3. With the escape, the text's keys are counted.
+ */
+export function noDuplicateKeys(text: string, parsed: unknown): boolean {
+  const keys = countKeys(parsed);
+  if (keyEndingColons(text) === keys) return true;
+  if (text.indexOf('\\u003') < 0 || !ESCAPED_COLON.test(text)) return keysAndColons(parsed) === colonsIn(text);
+  return keys === countTextKeys(text);
+}
+
+/** Colons right after a quote or JSON whitespace: the text's keys, plus any string holds so. */
+function keyEndingColons(text: string): number {
+  let n = 0;
+  for (let i = text.indexOf(':'); i >= 0; i = text.indexOf(':', i + 1)) {
+    const c = text.charCodeAt(i - 1);
+    if (c === 0x22 /* " */ || c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) n++;
+  }
+  return n;
+}
+
+const ESCAPED_COLON = /\\u003[aA]/;
+
+/** Colons in s. */
+function colonsIn(s: string): number {
+  let n = 0;
+  for (let i = s.indexOf(':'); i >= 0; i = s.indexOf(':', i + 1)) n++;
+  return n;
+}
+
+/** Keys of every object in a parsed JSON value, plus the colons in its keys and strings. */
+function keysAndColons(v: unknown): number {
+  if (typeof v === 'string') return v.indexOf(':') < 0 ? 0 : colonsIn(v);
+  if (typeof v !== 'object' || v === null) return 0;
+  let n = 0;
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) n += keysAndColons(v[i]);
+    return n;
+  }
+  for (const k in v) n += 1 + (k.indexOf(':') < 0 ? 0 : colonsIn(k)) + keysAndColons((v as Record<string, unknown>)[k]);
+  return n;
 }
 
 /** Keys of every object in a parsed JSON value. */

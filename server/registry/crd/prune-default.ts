@@ -59,6 +59,26 @@ export interface WalkNode {
   readonly nullable: boolean;
   /** Defaulting can change an object here: it has properties or additionalProperties. */
   readonly objectWork: boolean;
+  /**
+   * The keys of the last object walked here, by position, with what child.get gave for each:
+   * objects of one schema node mostly list their keys in one order, and comparing a key with
+   * the one remembered (names are interned: a pointer compare) is cheaper than a hash lookup.
+   */
+  readonly lastKeys: string[];
+  readonly lastChild: (WalkNode | null | undefined)[];
+}
+
+/** Positions remembered per node (objects with more keys look the rest up). */
+const REMEMBERED_KEYS = 64;
+
+/** child.get(k) for the key at position i of an object at n, through n's remembered keys. */
+function childAt(n: WalkNode, k: string, i: number): WalkNode | null | undefined {
+  if (i >= REMEMBERED_KEYS) return n.child.get(k);
+  if (n.lastKeys[i] === k) return n.lastChild[i];
+  const c = n.child.get(k);
+  n.lastKeys[i] = k;
+  n.lastChild[i] = c;
+  return c;
 }
 
 const nodes = new WeakMap<Obj, WalkNode>();
@@ -84,6 +104,8 @@ export function walkNode(s: Obj): WalkNode {
     hasDefault: s.default !== undefined,
     nullable: s.nullable === true,
     objectWork: props !== undefined || isObj(addlS),
+    lastKeys: [],
+    lastChild: [],
   };
   // Cached before the children are compiled: a schema is a tree, but stay safe on shared nodes.
   nodes.set(s, n);
@@ -159,23 +181,40 @@ export function defaultWalk(n: WalkNode, x: unknown): void {
     return;
   }
   if (!isObj(x) || !n.objectWork) return;
-  const keys = Object.keys(x);
-  for (let i = 0; i < keys.length; i++) {
-    if (x[keys[i]] === null) {
-      dropNonNullableNulls(n, x);
-      break;
+  // The reference drops nulls, adds defaults, then walks every key. Here the values already
+  // there are walked first (defaulting a child never touches its siblings, and nothing below a
+  // null or a scalar changes), then this object's own nulls and defaults, as pruneWalk does.
+  let sawNull = false;
+  let at = 0;
+  for (const k in x) {
+    const v = x[k];
+    const i = at++;
+    if (v === null) sawNull = true;
+    else if (typeof v === 'object') {
+      const d = childAt(n, k, i) || defaultNodeFor(n, k);
+      if (d) defaultWalk(d, v);
     }
   }
-  addDefaults(n, x, undefined);
-  const props = n.props;
-  const addl = n.addl;
-  for (const k of n.defaults.length ? Object.keys(x) : keys) {
-    const c = n.child.get(k);
-    if (c) defaultWalk(c, x[k]);
-    else if (c === undefined && props && isObj(props[k])) defaultWalk(walkNode(props[k]), x[k]); // an inherited key: as the reference
-    else if (addl) {
-      if (x[k] === null && addl.hasDefault && !addl.nullable) x[k] = defaultOf(addl);
-      defaultWalk(addl, x[k]);
+  ownDefaults(n, x, sawNull);
+}
+
+/** An object's own defaulting once its values are walked: nulls dropped, defaults added (and walked). */
+function ownDefaults(n: WalkNode, x: Obj, sawNull: boolean): void {
+  if (sawNull) dropNonNullableNulls(n, x);
+  if (n.defaults.length) {
+    const added: { key: string; node: WalkNode }[] = [];
+    addDefaults(n, x, added);
+    for (const d of added) defaultWalk(d.node, x[d.key]);
+  }
+  if (sawNull && n.addl) {
+    // additionalProperties' default replaces a null value (after the properties' defaults).
+    const addl = n.addl;
+    for (const k of Object.keys(x)) {
+      if (x[k] !== null || defaultNodeFor(n, k) !== addl) continue;
+      if (addl.hasDefault && !addl.nullable) {
+        x[k] = defaultOf(addl);
+        defaultWalk(addl, x[k]);
+      }
     }
   }
 }
@@ -269,13 +308,24 @@ function pruneWalk(n: WalkNode, x: unknown, w: Walk, defaults: boolean, root: bo
   const embedded = root || n.embedded;
   const preserve = n.preserve;
   let sawNull = false;
-  for (const k of Object.keys(x)) {
+  // for-in rather than Object.keys: no key array, and V8 reads x[k] through the enumeration
+  // cache. Deleting the key being visited is safe; nothing is added until the loop is over.
+  let at = 0;
+  for (const k in x) {
     const v = x[k];
     if (v === null) sawNull = true;
+    // The common case first: a property the schema declares as an object (and no embedded-resource keys).
+    let p = childAt(n, k, at++);
+    if (p && !embedded) {
+      if (v === null || typeof v !== 'object') continue; // nothing below a scalar to prune or default
+      w.push(k);
+      pruneWalk(p, v, w, defaults, false);
+      w.pop();
+      continue;
+    }
     // What pruning does with this key: keep it as is (kept), walk it along a schema (p), or
     // prune everything in it (none); otherwise it goes.
     let kept = false;
-    let p: WalkNode | null | undefined;
     if (embedded && (k === 'apiVersion' || k === 'kind') && (preserve || typeof v === 'string')) kept = true;
     else if (embedded && k === 'metadata' && isObj(v)) {
       if (!root) {
@@ -284,18 +334,15 @@ function pruneWalk(n: WalkNode, x: unknown, w: Walk, defaults: boolean, root: bo
         w.pop();
       }
       kept = true;
-    } else {
-      p = n.child.get(k);
-      if (p === undefined) {
-        if (preserve) {
-          p = n.addl;
-          if (!p) kept = true;
-        } else if (n.addlAllows) p = n.addl ?? null;
-        else {
-          if (!(root && w.depth === 0 && w.base === '' && (k === 'apiVersion' || k === 'kind' || k === 'metadata'))) w.prunedKey(k);
-          delete x[k];
-          continue;
-        }
+    } else if (p === undefined) {
+      if (preserve) {
+        p = n.addl;
+        if (!p) kept = true;
+      } else if (n.addlAllows) p = n.addl ?? null;
+      else {
+        if (!(root && w.depth === 0 && w.base === '' && (k === 'apiVersion' || k === 'kind' || k === 'metadata'))) w.prunedKey(k);
+        delete x[k];
+        continue;
       }
     }
     if (v === null || typeof v !== 'object') continue; // nothing below a scalar to prune or default
@@ -314,24 +361,7 @@ function pruneWalk(n: WalkNode, x: unknown, w: Walk, defaults: boolean, root: bo
     }
     if (d) defaultWalk(d, v);
   }
-  if (!defaults || !n.objectWork) return;
-  if (sawNull) dropNonNullableNulls(n, x);
-  if (n.defaults.length) {
-    const added: { key: string; node: WalkNode }[] = [];
-    addDefaults(n, x, added);
-    for (const d of added) defaultWalk(d.node, x[d.key]);
-  }
-  if (sawNull && n.addl) {
-    // additionalProperties' default replaces a null value (after the properties' defaults).
-    const addl = n.addl;
-    for (const k of Object.keys(x)) {
-      if (x[k] !== null || defaultNodeFor(n, k) !== addl) continue;
-      if (addl.hasDefault && !addl.nullable) {
-        x[k] = defaultOf(addl);
-        defaultWalk(addl, x[k]);
-      }
-    }
-  }
+  if (defaults && n.objectWork) ownDefaults(n, x, sawNull);
 }
 
 /** Prunes obj in place along schema node s; returns the pruned paths (pruneValue's). */

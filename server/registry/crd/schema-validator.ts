@@ -311,15 +311,20 @@ re2Engine.code = 'RE2 via @bufbuild/cel';
  * Two instances: `check` (stops at the first error, no error details) answers whether an object
  * is valid, at about half the cost; `report` (every error, with data and schema) is compiled
  * for a schema only once an object fails it, and its errors become the field errors.
+ * `checkUtf16` is `check` measuring maxLength in UTF-16 units rather than counting code points
+ * (kube counts code points, which is never more): for schemas without minLength it can only
+ * fail objects `report` then accepts, never pass one it would fail.
  */
-const ajvInstances: { check?: any; report?: any } = {};
+type AjvKind = 'check' | 'checkUtf16' | 'report';
+const ajvInstances: Partial<Record<AjvKind, any>> = {};
 const registeredFormats = new Set<string>();
 
-function ajvInstance(kind: 'check' | 'report'): any {
+function ajvInstance(kind: AjvKind): any {
   let ajv = ajvInstances[kind];
   if (!ajv) {
     const report = kind === 'report';
     ajv = ajvInstances[kind] = new AjvCtor({
+      unicode: kind !== 'checkUtf16',
       allErrors: report,
       strict: false,
       verbose: report,
@@ -338,11 +343,11 @@ const addFormat = (ajv: any, name: string): void => ajv.addFormat(name, { type: 
 function registerFormat(name: string): void {
   if (registeredFormats.has(name)) return;
   registeredFormats.add(name);
-  for (const ajv of [ajvInstances.check, ajvInstances.report]) if (ajv) addFormat(ajv, name);
+  for (const ajv of Object.values(ajvInstances)) if (ajv) addFormat(ajv, name);
 }
 
 /** ajv's validator of a schema; ajv's own cache does not keep it (the compiled schema does). */
-function ajvCompile(kind: 'check' | 'report', ajvSchema: Obj): any {
+function ajvCompile(kind: AjvKind, ajvSchema: Obj): any {
   const ajv = ajvInstance(kind);
   try {
     return ajv.compile(ajvSchema);
@@ -350,6 +355,15 @@ function ajvCompile(kind: 'check' | 'report', ajvSchema: Obj): any {
     // The caller keeps the compiled schema; do not let ajv's cache grow with every CRD write.
     ajv.removeSchema(ajvSchema);
   }
+}
+
+/** Whether an ajv schema (toAjvSchema's output) has a minLength anywhere. */
+function hasMinLength(s: unknown): boolean {
+  if (Array.isArray(s)) return s.some(hasMinLength);
+  if (!isObj(s)) return false;
+  if (s.minLength !== undefined) return true;
+  for (const k of Object.keys(s)) if (k !== 'enum' && typeof s[k] === 'object' && hasMinLength(s[k])) return true;
+  return false;
 }
 
 /** The x-kubernetes-int-or-string anyOf pattern kube treats as part of the type. */
@@ -660,6 +674,41 @@ function firstRepeats(items: unknown[], key: (x: unknown) => string = canonical)
   return out;
 }
 
+// Short lists of distinct scalars (most sets and list-type maps) are recognised by comparing
+// values pairwise, without the canonical keys and Map of the checks above; anything else (a
+// repeat included) goes to those checks, which stay the reference.
+const PAIRWISE_MAX = 32;
+const isScalarKey = (x: unknown): boolean => typeof x === 'string' || (typeof x === 'number' && Number.isFinite(x));
+
+/** True when v is a short list of strings and finite numbers with no repeat (firstRepeats(v) is empty). */
+function distinctScalars(v: unknown[]): boolean {
+  if (v.length > PAIRWISE_MAX) return false;
+  for (let i = 0; i < v.length; i++) {
+    const x = v[i];
+    if (!isScalarKey(x)) return false;
+    for (let j = 0; j < i; j++) if (v[j] === x) return false;
+  }
+  return true;
+}
+
+/**
+ * True when v, a list-type map with one key field, is a short list of objects that all have it,
+ * as a string or finite number, with no repeat (listMapErrors(s, v) is empty).
+ */
+function distinctByOneKey(s: Obj, v: unknown[]): boolean {
+  const keys = s['x-kubernetes-list-map-keys'];
+  if (v.length > PAIRWISE_MAX || !Array.isArray(keys) || keys.length !== 1 || typeof keys[0] !== 'string') return false;
+  const k = keys[0];
+  for (let i = 0; i < v.length; i++) {
+    const x = v[i];
+    if (!isObj(x) || !Object.prototype.hasOwnProperty.call(x, k)) return false;
+    const kx = x[k];
+    if (!isScalarKey(kx)) return false;
+    for (let j = 0; j < i; j++) if ((v[j] as Obj)[k] === kx) return false;
+  }
+  return true;
+}
+
 /** A list-type map's duplicate keys (kube's validateListMap). */
 function listMapErrors(s: Obj, v: unknown[], path: string): FieldError[] {
   // only null and objects are allowed; the first other item ends the check
@@ -724,30 +773,30 @@ const embeddedPlans = new WeakMap<Obj, WalkPlan | null>();
 const listPlans = new WeakMap<Obj, WalkPlan | null>();
 const hasOwn = (o: Obj, k: string): boolean => Object.prototype.hasOwnProperty.call(o, k);
 
-/** kube's listtype.ValidateListSetsAndMaps over a value and its schema. */
-export function validateListSetsAndMaps(s: unknown, v: unknown, path: string): FieldError[] {
+/** kube's listtype.ValidateListSetsAndMaps over a value and its schema (`reference`: without the pairwise quick check). */
+export function validateListSetsAndMaps(s: unknown, v: unknown, path: string, reference = false): FieldError[] {
   const errs: FieldError[] = [];
   const plan = isObj(s) ? walkPlan(s, hasListType, listPlans) : null;
-  if (plan) listWalk(plan, v, path, errs);
+  if (plan) listWalk(plan, v, path, errs, !reference);
   return errs;
 }
 
-function listWalk(plan: WalkPlan, v: unknown, path: string, errs: FieldError[]): void {
+function listWalk(plan: WalkPlan, v: unknown, path: string, errs: FieldError[], quick: boolean): void {
   const s = plan.node;
   if (Array.isArray(v)) {
     const lt = s['x-kubernetes-list-type'];
     if (lt === 'set') {
-      for (const i of firstRepeats(v)) errs.push(duplicateError(indexPath(path, i), goValue(v[i])));
+      if (!(quick && distinctScalars(v))) for (const i of firstRepeats(v)) errs.push(duplicateError(indexPath(path, i), goValue(v[i])));
     } else if (lt === 'map') {
-      errs.push(...listMapErrors(s, v, path));
+      if (!(quick && distinctByOneKey(s, v))) errs.push(...listMapErrors(s, v, path));
     }
-    if (plan.items) for (let i = 0; i < v.length; i++) listWalk(plan.items, v[i], indexPath(path, i), errs);
+    if (plan.items) for (let i = 0; i < v.length; i++) listWalk(plan.items, v[i], indexPath(path, i), errs, quick);
     return;
   }
   if (!isObj(v)) return;
   // kube applies additionalProperties to every key and properties to the keys they name
-  if (plan.addl) for (const k of Object.keys(v)) listWalk(plan.addl, v[k], indexPath(path, k), errs);
-  if (plan.props) for (const [k, p] of plan.props) if (hasOwn(v, k)) listWalk(p, v[k], childPath(path, k), errs);
+  if (plan.addl) for (const k of Object.keys(v)) listWalk(plan.addl, v[k], indexPath(path, k), errs, quick);
+  if (plan.props) for (const [k, p] of plan.props) if (hasOwn(v, k)) listWalk(p, v[k], childPath(path, k), errs, quick);
 }
 
 /**
@@ -1042,7 +1091,7 @@ function compileSchema(schema: unknown, opts: CompileOptions): CompiledSchema {
   const root: Obj = isObj(schema) ? schema : {};
   const isResourceRoot = opts.isResourceRoot !== false;
   const ajvSchema = toAjvSchema(root);
-  const checkFn = ajvCompile('check', ajvSchema);
+  const checkFn = ajvCompile(hasMinLength(ajvSchema) ? 'check' : 'checkUtf16', ajvSchema);
   // V8 compiles the generated function on its first call (milliseconds for a big schema): pay it
   // here, with the rest of the compilation, rather than on the first object validated.
   checkFn(undefined);
