@@ -13,6 +13,8 @@ import { apply, update, zeroObject, type ApplyOptions } from '../server/registry
 import { deploymentConfig } from '../scripts/bench-kit.ts';
 import { seededRandom } from './helpers/random.ts';
 import { deepFreeze } from '../server/util/json.ts';
+import { type FieldSet, ensuredFieldsOf } from '../server/registry/apply/fieldset.ts';
+import { applyMergeWithFields, compareObjects } from '../server/registry/apply/merge.ts';
 
 const S: TypeNode = { type: 'string' };
 const I: TypeNode = { type: 'integer' };
@@ -233,6 +235,25 @@ describe('apply shortcuts give what the general path gives', () => {
     const element = 'k:{"containerPort":80,"protocol":"UDP"}';
     const keyless = claimed({ scalar: 's', ports: [{ containerPort: 80, protocol: 'UDP', name: 'n' }] }, { 'f:ports': { [element]: { '.': {}, 'f:name': {} } } }, { 'f:scalar': {}, 'f:ports': { [element]: { 'f:name': {} } } });
     assert.ok(!keyless.ok, 'an element without its key field');
+    // The applier keeps all it had (prune's appliedKeeps), but an element only the live object has
+    // is b's without its key fields: removing them leaves it without its key (the general path's error).
+    const tcp = 'k:{"containerPort":80,"protocol":"TCP"}';
+    const liveOnly = both(
+      kinds,
+      {
+        apiVersion: 'v1',
+        kind: 'Kinds',
+        metadata: { name: 'x', uid: 'u', managedFields: [entry('a', { 'f:scalar': {}, 'f:ports': { [tcp]: { '.': {}, 'f:containerPort': {}, 'f:name': {} } } }), entry('b', { 'f:ports': { [element]: { '.': {}, 'f:name': {} } } })] },
+        scalar: 's',
+        ports: [
+          { containerPort: 80, protocol: 'TCP', name: 'n' },
+          { containerPort: 80, protocol: 'UDP', name: 'm' },
+        ],
+      },
+      cfg({ scalar: 's', ports: [{ containerPort: 80, name: 'n' }] }),
+      o('a'),
+    );
+    assert.ok(!liveOnly.ok, 'an element without its key field');
     // Fields the applier drops: removed when nobody else owns them, kept when someone does.
     const dropped = run({ struct: { a: 'a', inner: { x: 'x' } }, scalar: 's' }, (l) => (l.struct.inner.deep = { z: 'd' }), { scalar: 's' });
     assert.equal(dropped.struct, undefined);
@@ -265,6 +286,8 @@ describe('apply shortcuts give what the general path gives', () => {
       live = r.object;
       defaults(live);
       Object.assign(live.metadata, { uid: 'u-web', resourceVersion: String(i + 1), generation: 1, creationTimestamp: T0 });
+      // Status a controller wrote (list-map elements no applier names: prune's shortcut looks past them).
+      if (i % 4 === 1) live.status = { replicas: 3, conditions: [{ type: 'Available', status: 'True' }, { type: 'Progressing', status: String(i % 2 === 0) }] };
       // A controller writes status and an annotation now and then (Update entries in between).
       if (rnd() < 0.2) {
         const next = JSON.parse(JSON.stringify(live));
@@ -359,5 +382,98 @@ describe('update shortcuts give what the general path gives', () => {
     }
     // Writers often kept exactly their set (the case the shortcut is for).
     assert.ok(shortcutLike > 40, String(shortcutLike));
+  });
+});
+
+describe('the merge finds what compareObjects and ensuredFieldsOf find', () => {
+  it('applyMergeWithFields().comparison is compareObjects(live, merged) whenever it is found, .fields ensuredFieldsOf(merged)', () => {
+    const rnd = seededRandom(0xc0a1);
+    const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)];
+    let odd = 0;
+    const gen = (node: TypeNode, density: number, depth: number): unknown => {
+      if (rnd() < odd) return pick([null, 1, 'x', [], {}, true, [1, 1], { a: 1 }]);
+      switch (node.type) {
+        case 'string':
+          return pick(['a', 'b']);
+        case 'integer':
+          return pick([80, 443]);
+        case 'array': {
+          const items = Array.from({ length: Math.floor(rnd() * 4) }, () => gen(node.items!, density, depth + 1));
+          for (const it of items) {
+            if (!it || typeof it !== 'object' || Array.isArray(it)) continue;
+            for (const k of node.listMapKeys ?? []) {
+              if (k === 'protocol' && node.items!.definition && rnd() < 0.5) continue;
+              (it as Record<string, unknown>)[k] = k === 'port' || k === 'containerPort' ? pick([80, 443]) : k === 'protocol' ? pick(['TCP', 'UDP']) : pick(['a', 'b', 'c']);
+            }
+          }
+          return items;
+        }
+        case 'map': {
+          const out: Record<string, unknown> = {};
+          for (const k of ['x', 'y', 'z']) if (rnd() < density) out[k] = gen(node.values!, density, depth + 1);
+          return out;
+        }
+        case 'object': {
+          const out: Record<string, unknown> = {};
+          for (const [k, child] of Object.entries(node.properties ?? {})) if (rnd() < density) out[k] = gen(child, density, depth + 1);
+          return out;
+        }
+        default:
+          return depth > 2 || rnd() < 0.4 ? pick(['a', 'b', 1, null]) : rnd() < 0.3 ? [pick(['a', 'b'])] : { p: pick(['a', 'b']), q: depth > 1 ? 'q' : gen(node, density, depth + 1) };
+      }
+    };
+    const text = (s: FieldSet): string => JSON.stringify(s.toFieldsV1());
+    let merged = 0;
+    let found = 0;
+    let changed = 0;
+    for (let run = 0; run < 4000; run++) {
+      odd = run % 4 === 3 ? 0.05 : 0;
+      const live = gen(kinds, 0.5, 0);
+      // Mostly a variation of the live object (what an apply is), now and then anything.
+      const config = rnd() < 0.7 ? { ...(live as object), ...(gen(kinds, 0.25, 0) as object) } : gen(kinds, 0.5, 0);
+      let m: ReturnType<typeof applyMergeWithFields>;
+      try {
+        m = applyMergeWithFields(kinds, JSON.parse(JSON.stringify(live)), JSON.parse(JSON.stringify(config)));
+      } catch {
+        continue; // (repeated keys in the configuration...)
+      }
+      merged++;
+      // (and the fields it finds are those of the merged object)
+      if (m.fields !== undefined) assert.equal(text(m.fields), text(ensuredFieldsOf(kinds, m.merged)), `fields, run ${run}`);
+      if (m.comparison === undefined) continue;
+      found++;
+      const c = compareObjects(kinds, live, m.merged);
+      assert.equal(text(m.comparison.added), text(c.added), `added, run ${run}`);
+      assert.equal(text(m.comparison.modified), text(c.modified), `modified, run ${run}`);
+      assert.equal(text(m.comparison.removed), text(c.removed), `removed, run ${run}`);
+      if (!c.added.isEmpty() || !c.modified.isEmpty()) changed++;
+    }
+    // Found for most merges (not for live lists with repeated elements, values of another shape...), and changes in most.
+    assert.ok(found > merged * 0.7 && changed > found * 0.8, `${merged} ${found} ${changed}`);
+  });
+
+  it('Deployments merged with configurations that change, add and leave fields', () => {
+    const node = TypeModel.loadBuiltins().node('io.k8s.api.apps.v1.Deployment');
+    const defaults = defaultsFor('io.k8s.api.apps.v1.Deployment')!;
+    const rnd = seededRandom(0x7e1a);
+    let found = 0;
+    for (let i = 0; i < 200; i++) {
+      const live: any = deploymentConfig('web', Math.floor(rnd() * 7));
+      defaults(live);
+      const config: any = deploymentConfig('web', Math.floor(rnd() * 7));
+      const c0 = config.spec.template.spec.containers[0];
+      if (rnd() < 0.3) c0.env.push({ name: 'NEW', value: String(i) });
+      if (rnd() < 0.3) delete c0.livenessProbe;
+      if (rnd() < 0.3) c0.securityContext = { runAsUser: 1000 };
+      if (rnd() < 0.2) config.spec.template.spec.containers.push({ name: 'extra', image: 'x', ports: [{ containerPort: 1 }] });
+      if (rnd() < 0.2) config.spec.replicas = null;
+      const m = applyMergeWithFields(node, live, config);
+      assert.equal(JSON.stringify(m.fields?.toFieldsV1()), JSON.stringify(ensuredFieldsOf(node, m.merged).toFieldsV1()), `fields, ${i}`);
+      if (m.comparison === undefined) continue;
+      found++;
+      const c = compareObjects(node, live, m.merged);
+      for (const k of ['added', 'modified', 'removed'] as const) assert.equal(JSON.stringify(m.comparison[k].toFieldsV1()), JSON.stringify(c[k].toFieldsV1()), `${k}, ${i}`);
+    }
+    assert.ok(found > 190, String(found));
   });
 });

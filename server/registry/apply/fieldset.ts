@@ -1000,6 +1000,12 @@ export interface FieldInfo {
   readonly node: TypeNode;
   /** Position among the struct's declared fields in kube's order; -1 for map keys and undeclared fields. */
   readonly rank: number;
+  /** The node is a typed scalar: every value of it is one field, with nothing below it. */
+  readonly scalar: boolean;
+}
+
+function typedScalar(node: TypeNode): boolean {
+  return node.type !== 'any' && resolveAtom(node, undefined).kind === 'scalar';
 }
 
 /** The declared fields of struct atoms, by key. */
@@ -1014,7 +1020,8 @@ function fieldTable(atom: Atom & { kind: 'map' }): Map<string, FieldInfo> | null
       const keys = [...atom.declared.keys()].sort(compareStrings);
       for (let i = 0; i < keys.length; i++) {
         const n = fieldNamed(keys[i]);
-        t.set(keys[i], { key: keys[i], name: n.name, pe: n.pe, node: atom.declared.get(keys[i])!, rank: i });
+        const node = atom.declared.get(keys[i])!;
+        t.set(keys[i], { key: keys[i], name: n.name, pe: n.pe, node, rank: i, scalar: typedScalar(node) });
       }
     }
     FIELD_TABLES.set(atom, t);
@@ -1078,12 +1085,13 @@ export function orderedFields(atom: Atom & { kind: 'map' }, keys: readonly strin
 function sortFields(atom: Atom & { kind: 'map' }, table: Map<string, FieldInfo> | null, keys: readonly string[]): FieldInfo[] {
   const out: FieldInfo[] = new Array(keys.length);
   let ranked = true;
+  let elemScalar: boolean | undefined;
   for (let i = 0; i < keys.length; i++) {
     const k = keys[i];
     let f = table === null ? undefined : table.get(k);
     if (f === undefined) {
       const n = fieldNamed(k);
-      f = { key: k, name: n.name, pe: n.pe, node: atom.elem, rank: -1 };
+      f = { key: k, name: n.name, pe: n.pe, node: atom.elem, rank: -1, scalar: (elemScalar ??= typedScalar(atom.elem)) };
       ranked = false;
     }
     out[i] = f;

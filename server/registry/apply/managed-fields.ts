@@ -489,8 +489,10 @@ function updateSets(
   workflow: string,
   force: boolean,
   ignored: FieldSet,
+  compared?: Comparison,
 ): { managers: Map<string, VersionedSet>; compare: Comparison; taken: Map<string, FieldSet> } {
-  const compare = excludeFields(compareObjects(node, oldObj, newObj), ignored);
+  // (compared: compareObjects(node, oldObj, newObj), found by the caller already)
+  const compare = excludeFields(compared ?? compareObjects(node, oldObj, newObj), ignored);
   const changed = compare.modified.union(compare.added);
   const conflicts = new Map<string, FieldSet>();
   for (const [id, vs] of managers) {
@@ -516,11 +518,24 @@ function updateSets(
 interface MergedFields {
   fields: FieldSet | undefined;
   memo: FieldsMemo;
+  /** applyMergeWithFields' foreignElementsUnder. */
+  foreignElementsUnder: readonly string[] | null;
+  /** compareObjects(node, live, merged), found while merging (undefined: not found). */
+  comparison: Comparison | undefined;
 }
 
 /** Removes what the applier owned before, dropped now and nobody (the applier included) owns. */
-function prune(node: TypeNode, merged: unknown, managers: Map<string, VersionedSet>, lastSet: VersionedSet | undefined, found: MergedFields | undefined, shortcuts: boolean): unknown {
+function prune(
+  node: TypeNode,
+  merged: unknown,
+  managers: Map<string, VersionedSet>,
+  applied: FieldSet,
+  lastSet: VersionedSet | undefined,
+  found: MergedFields | undefined,
+  shortcuts: boolean,
+): unknown {
   if (!lastSet || lastSet.set.isEmpty()) return merged;
+  if (shortcuts && found?.fields && elementsKept(found.foreignElementsUnder, lastSet.set) && appliedKeeps(lastSet.set, applied, found.fields)) return merged;
   // merged is a private copy: removals share what they keep with it, and the fields of what they
   // keep are taken from the walk of merged (memo) instead of being walked again.
   const memo: FieldsMemo = found?.fields ? found.memo : new Map();
@@ -537,6 +552,57 @@ function prune(node: TypeNode, merged: unknown, managers: Map<string, VersionedS
   pruned = removeFieldsShared(node, merged, lost);
   // Only remove what the applier itself owned before.
   return removeFieldsShared(node, merged, mergedSet.difference(ensuredFieldsOf(node, pruned, memo)).intersection(last));
+}
+
+/**
+ * Whether prune keeps merged as it is, decided from the applier's sets alone: true when every
+ * path of its last set (`last`, one level) that merged has (`merged`: mergedSet's level) is in
+ * its new set (`applied`) and, where merged holds more below it, keeps a field of the new set
+ * below it (keepsSome) — with elementsKept (checked by the caller), for key fields.
+ * Then what the general path computes ends with merged: `lost` has none of those paths, as it has
+ * none of E(applied) (an entry of a set walked from a configuration, as `applied` is, with
+ * something below it is a member or a declared struct field: a member of E(applied)), none of
+ * what is below them (same reason), loses no key field but a default that names its element
+ * alike (elementsKept), and leaves each of them a field below it: lost is empty, or
+ * keepsLast(lost) holds (its conditions one by one). Walks the last set, not merged.
+ */
+function appliedKeeps(last: FieldSet, applied: FieldSet, merged: FieldSet): boolean {
+  const le = last._e;
+  for (let i = 0; i < le.length; i++) {
+    const e = le[i];
+    const me = merged._get(e.name);
+    if (me === undefined) continue; // not in merged: nothing there to lose
+    const ae = applied._get(e.name);
+    if (ae === undefined) return false;
+    if (me.sub === undefined) continue;
+    if (ae.sub === undefined || !keepsSome(me.sub, ae.sub)) return false;
+    if (e.sub !== undefined && !appliedKeeps(e.sub, ae.sub, me.sub)) return false;
+  }
+  return true;
+}
+
+/**
+ * Whether the list-map elements that are not the configuration's (applyMergeWithFields'
+ * foreignElementsUnder) are under top-level fields the last set has nothing of: what prune
+ * removes is all under those the last set has (or is one).
+ */
+function elementsKept(foreignUnder: readonly string[] | null, last: FieldSet): boolean {
+  if (foreignUnder === null) return false;
+  for (let i = 0; i < foreignUnder.length; i++) if (last._get('f:' + foreignUnder[i]) !== undefined) return false;
+  return true;
+}
+
+/** Whether a level of mergedSet has a field of applied (its level at the same path) that nothing removed from merged below it can take away. */
+function keepsSome(merged: FieldSet, applied: FieldSet): boolean {
+  const me = merged._e;
+  for (let i = 0; i < me.length; i++) {
+    const e = me[i];
+    const ae = applied._get(e.name);
+    if (ae === undefined) continue;
+    if (e.sub === undefined) return true;
+    if (ae.sub !== undefined && keepsSome(e.sub, ae.sub)) return true;
+  }
+  return false;
 }
 
 /**
@@ -777,9 +843,12 @@ function applyOnce(
     throw e;
   }
   managers = new Map(managers);
-  managers.set(id, { set: configFields.recursiveDifference(ignored), apiVersion: opts.apiVersion, applied: true });
-  const pruned = prune(node, merged, managers, lastSet, mergedFields, shortcuts);
-  managers = updateSets(node, liveObj, pruned, managers, id, force, ignored).managers;
+  const applied = configFields.recursiveDifference(ignored);
+  managers.set(id, { set: applied, apiVersion: opts.apiVersion, applied: true });
+  const pruned = prune(node, merged, managers, applied, lastSet, mergedFields, shortcuts);
+  // What changed from the live object to the merged one was found while merging (kept when nothing was pruned).
+  const compared = shortcuts && pruned === merged ? mergedFields?.comparison : undefined;
+  managers = updateSets(node, liveObj, pruned, managers, id, force, ignored, compared).managers;
   stripManagers(managers, id);
   const times = new Map(managed.times);
   for (const k of times.keys()) if (!managers.has(k)) times.delete(k);

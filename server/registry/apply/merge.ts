@@ -100,13 +100,19 @@ export function applyMerge(node: TypeNode, live: unknown, config: unknown): any 
  * undefined when the result is one the walk would fail on (or find repeated list elements in):
  * walk it then.
  */
-export function applyMergeWithFields(node: TypeNode, live: unknown, config: unknown): { merged: any; fields: FieldSet | undefined; memo: FieldsMemo } {
+export function applyMergeWithFields(
+  node: TypeNode,
+  live: unknown,
+  config: unknown,
+): { merged: any; fields: FieldSet | undefined; memo: FieldsMemo; foreignElementsUnder: readonly string[] | null; comparison: Comparison | undefined } {
   const memo: FieldsMemo = new Map();
-  if (live === undefined && config === undefined) return { merged: undefined, fields: undefined, memo };
-  const f: Fields = { w: ensuringWalk(memo), failed: false };
+  if (live === undefined && config === undefined) return { merged: undefined, fields: undefined, memo, foreignElementsUnder: null, comparison: undefined };
+  const f: Fields = { w: ensuringWalk(memo), failed: false, foreignElementsUnder: [], cmp: live !== undefined && config !== undefined, stack: undefined };
   const merged = mergeValue(node, live, config, [], f);
-  if (merged === undefined || f.failed) return { merged, fields: undefined, memo: new Map() };
-  return { merged, fields: rootLevel(mergedSub), memo };
+  if (merged === undefined || f.failed) return { merged, fields: undefined, memo: new Map(), foreignElementsUnder: null, comparison: undefined };
+  const fields = rootLevel(mergedSub);
+  const comparison = f.cmp && !modSelf && !addSelf ? { added: rootLevel(addSub), modified: rootLevel(modSub), removed: new FieldSet() } : undefined;
+  return { merged, fields, memo, foreignElementsUnder: f.foreignElementsUnder, comparison };
 }
 
 /** Where a merge is, for error messages: path elements, and field names standing for theirs. */
@@ -116,6 +122,60 @@ type MergePath = (PathElement | string)[];
 interface Fields {
   w: Walk;
   failed: boolean;
+  /**
+   * The top-level fields (keys of the object) with list-map elements below them that are not
+   * elementsFromConfig's (null: anywhere). Elsewhere every list-map element of the result is one
+   * the configuration names (once), and each of its key fields is there as the configuration sets
+   * it (a scalar), or else absent from the configuration and absent or a scalar in the live
+   * element (which then holds the key's default: the two are named alike). What prune's shortcut
+   * needs to know of key fields nobody may own (status conditions, say, are no applier's).
+   */
+  foreignElementsUnder: string[] | null;
+  /**
+   * Also find compareObjects(node, live, merged) on the way (modSub... below): true until a case
+   * that walk would see otherwise turns up (then compareObjects decides).
+   */
+  cmp: boolean;
+  /** oneSided's stack (only read for error messages, which nobody sees here). */
+  stack: PathStack | undefined;
+}
+
+/**
+ * With Fields.cmp: what compareValue(node, lhs, merged) finds at and below the path of the value
+ * mergeValue returned: modified (the path itself, fields below) and added. Removed: never (a merge
+ * keeps all the live object has, else cmp is given up).
+ */
+let modSub: FieldSet | undefined;
+let modSelf = false;
+let addSub: FieldSet | undefined;
+let addSelf = false;
+
+function unchanged(): void {
+  modSub = undefined;
+  modSelf = false;
+  addSub = undefined;
+  addSelf = false;
+}
+
+/** compareValue's leaf() for two values both there. */
+function leafChanged(lhs: unknown, rhs: unknown): void {
+  unchanged();
+  modSelf = !jsonEqual(lhs, rhs);
+}
+
+/** The changes below a map or list, from its entries' (undefined: none). */
+function changedBelow(mod: Entry[] | undefined, add: Entry[] | undefined): void {
+  modSub = mod === undefined ? undefined : level(mod, false);
+  addSub = add === undefined ? undefined : level(add, false);
+  modSelf = false;
+  addSelf = false;
+}
+
+/** Adds what was found at an entry of a map or list to its entries; returns them. */
+function changedEntry(out: Entry[] | undefined, self: boolean, sub: FieldSet | undefined, name: string, pe: PathElement): Entry[] | undefined {
+  if (!self && sub === undefined) return out;
+  (out ??= []).push({ name, pe, member: self, sub });
+  return out;
 }
 
 /** With Fields: what walkFields finds below the value mergeValue returned, and whether its path is a field itself. */
@@ -134,21 +194,60 @@ function leafFields(node: TypeNode, v: unknown, f: Fields | undefined): void {
 }
 
 function mergeValue(node: TypeNode, lhs: unknown, rhs: unknown, path: MergePath, f: Fields | undefined): unknown {
+  if (f === undefined || !f.cmp) return mergeTyped(node, lhs, rhs, path, f);
+  // Values on one side only, and untyped values changing shape, are compared without the merge's help.
+  if (lhs === undefined || rhs === undefined || (node.type === 'any' && resolveAtom(node, lhs).kind !== resolveAtom(node, rhs).kind)) {
+    f.cmp = false;
+    const v = mergeTyped(node, lhs, rhs, path, f);
+    // (a merge only gives up on cmp below values both sides have: no need to look again)
+    f.cmp = true;
+    unchanged();
+    if (v === undefined) {
+      // The live value gone: compareObjects decides (a config value that gives nothing: nothing to compare).
+      if (lhs !== undefined) f.cmp = false;
+    } else if (lhs === undefined) {
+      addSelf = true;
+      addSub = oneSided(node, v, (f.stack ??= new PathStack()));
+    } else if (rhs !== undefined) modSelf = true; // (untyped, a map for a list...: never equal)
+    return v;
+  }
+  const v = mergeTyped(node, lhs, rhs, path, f);
+  if (v === undefined) f.cmp = false;
+  return v;
+}
+
+/** mergeValue itself; with Fields.cmp (both values there), it also leaves what changed in modSub... */
+function mergeTyped(node: TypeNode, lhs: unknown, rhs: unknown, path: MergePath, f: Fields | undefined): unknown {
   const al = lhs === undefined ? undefined : resolveAtom(node, lhs);
   const ar = rhs === undefined ? undefined : al !== undefined && node.type !== 'any' ? al : resolveAtom(node, rhs); // (a typed node's atom does not depend on the value)
   if (al && ar && al.kind !== ar.kind) lhs = undefined; // untyped value changing shape: the config's wins
   const atom = (ar ?? al)!;
 
-  if (atom.kind === 'scalar') return leafValue(node, rhs !== undefined ? rhs : lhs, f);
+  const cmp = f !== undefined && f.cmp;
+  if (atom.kind === 'scalar') {
+    const v = atomValue(rhs !== undefined ? rhs : lhs, f);
+    if (cmp) leafChanged(lhs, rhs);
+    return v;
+  }
 
   if (atom.kind === 'map') {
     const lm = asMap(lhs);
     const rm = asMap(rhs);
-    if (atom.atomic || (emptyMap(lm) && emptyMap(rm))) return leafValue(node, rhs !== undefined ? rhs : lhs, f);
-    if ((lhs !== undefined && lhs !== null && !lm) || (rhs !== undefined && rhs !== null && !rm)) return leafValue(node, rhs !== undefined ? rhs : lhs, f);
+    if (atom.atomic || (emptyMap(lm) && emptyMap(rm))) {
+      const v = atom.atomic ? atomValue(rhs !== undefined ? rhs : lhs, f) : leafValue(node, rhs !== undefined ? rhs : lhs, f);
+      if (cmp) leafChanged(lhs, rhs);
+      return v;
+    }
+    if ((lhs !== undefined && lhs !== null && !lm) || (rhs !== undefined && rhs !== null && !rm)) {
+      if (cmp) f!.cmp = false; // (compareObjects walks one side as a map)
+      if (f !== undefined) foreignElements(path, f); // (a value taken whole, elements unchecked)
+      return leafValue(node, rhs !== undefined ? rhs : lhs, f);
+    }
     const out: Record<string, unknown> = {};
     let any = false;
     const entries: Entry[] | undefined = f !== undefined ? [] : undefined;
+    let mod: Entry[] | undefined;
+    let add: Entry[] | undefined;
     const elem = atom.elem;
     if (lm) {
       for (const k of Object.keys(lm)) {
@@ -157,6 +256,11 @@ function mergeValue(node: TypeNode, lhs: unknown, rhs: unknown, path: MergePath,
         path.push(k);
         const v = mergeValue(declared ?? elem, lm[k], r, path, f);
         path.pop();
+        if (cmp && (modSelf || modSub !== undefined || addSelf || addSub !== undefined)) {
+          const n = fieldNamed(k);
+          mod = changedEntry(mod, modSelf, modSub, n.name, n.pe);
+          add = changedEntry(add, addSelf, addSub, n.name, n.pe);
+        }
         if (v !== undefined) {
           out[k] = v;
           any = true;
@@ -171,6 +275,10 @@ function mergeValue(node: TypeNode, lhs: unknown, rhs: unknown, path: MergePath,
         path.push(k);
         const v = mergeValue(declared ?? elem, undefined, rm[k], path, f);
         path.pop();
+        if (cmp && (addSelf || addSub !== undefined)) {
+          const n = fieldNamed(k);
+          add = changedEntry(add, addSelf, addSub, n.name, n.pe);
+        }
         if (v !== undefined) {
           out[k] = v;
           any = true;
@@ -178,6 +286,7 @@ function mergeValue(node: TypeNode, lhs: unknown, rhs: unknown, path: MergePath,
         }
       }
     }
+    if (cmp) changedBelow(mod, add);
     if (!any) return undefined;
     if (entries !== undefined) containerFields(node, out, entries, f!);
     return out;
@@ -185,8 +294,16 @@ function mergeValue(node: TypeNode, lhs: unknown, rhs: unknown, path: MergePath,
 
   const ll = asList(lhs);
   const rl = asList(rhs);
-  if (atom.relationship === 'atomic' || (emptyList(ll) && emptyList(rl))) return leafValue(node, rhs !== undefined ? rhs : lhs, f);
-  if ((lhs !== undefined && lhs !== null && !ll) || (rhs !== undefined && rhs !== null && !rl)) return leafValue(node, rhs !== undefined ? rhs : lhs, f);
+  if (atom.relationship === 'atomic' || (emptyList(ll) && emptyList(rl))) {
+    const v = atom.relationship === 'atomic' ? atomValue(rhs !== undefined ? rhs : lhs, f) : leafValue(node, rhs !== undefined ? rhs : lhs, f);
+    if (cmp) leafChanged(lhs, rhs);
+    return v;
+  }
+  if ((lhs !== undefined && lhs !== null && !ll) || (rhs !== undefined && rhs !== null && !rl)) {
+    if (cmp) f!.cmp = false;
+    if (f !== undefined) foreignElements(path, f);
+    return leafValue(node, rhs !== undefined ? rhs : lhs, f);
+  }
   return mergeList(node, atom, ll ?? [], rl ?? [], path, f);
 }
 
@@ -194,6 +311,19 @@ function mergeValue(node: TypeNode, lhs: unknown, rhs: unknown, path: MergePath,
 function leafValue(node: TypeNode, v: unknown, f: Fields | undefined): unknown {
   const out = clone(v);
   if (f !== undefined && out !== undefined) leafFields(node, out, f);
+  return out;
+}
+
+/**
+ * leafValue of a scalar, atomic map or atomic list (by the atom the merge resolved, which is the
+ * one the walk resolves for the copy): one field with nothing below, without walking it.
+ */
+function atomValue(v: unknown, f: Fields | undefined): unknown {
+  const out = clone(v);
+  if (f !== undefined && !f.failed && out !== undefined) {
+    mergedSub = undefined;
+    mergedSelf = true;
+  }
   return out;
 }
 
@@ -226,13 +356,17 @@ function mergeList(node: TypeNode, atom: Atom & { kind: 'list' }, lhs: unknown[]
   const l = indexItems(atom, lhs, path, false);
   const rItems = new Names(r);
   const lItems = new Names(l);
+  if (f !== undefined && f.foreignElementsUnder !== null && atom.relationship === 'map' && !elementsFromConfig(atom, r, l, rItems, lItems)) foreignElements(path, f);
   const shared: string[] = [];
   for (const e of r) if (lItems.count(e.name) > 0) shared.push(e.name);
   let si = 0;
   let nextShared: string | undefined = shared[0];
   const merged = new Names([]);
   const out: unknown[] = [];
-  const m: MergedItems = { out, entries: f !== undefined ? [] : undefined };
+  const cmp = f !== undefined && f.cmp;
+  const m: MergedItems = { out, entries: f !== undefined ? [] : undefined, cmp, mod: undefined, add: undefined };
+  // compareObjects groups repeated live elements (a configuration's are an error): it decides then.
+  if (cmp) for (let i = 0; i < l.length && f.cmp; i++) if (lItems.count(l[i].name) > 1) f.cmp = m.cmp = false;
 
   let li = 0;
   let ri = 0;
@@ -274,15 +408,48 @@ function mergeList(node: TypeNode, atom: Atom & { kind: 'list' }, lhs: unknown[]
     }
     li++; // only reachable with inconsistent input; never loop forever
   }
+  if (m.cmp && f!.cmp) changedBelow(m.mod, m.add);
   if (out.length === 0) return undefined;
   if (f !== undefined && !f.failed) listFields(node, atom, out, m.entries!, f);
   return out;
+}
+
+/** Notes list-map elements that are not elementsFromConfig's at path (in Fields.foreignElementsUnder). */
+function foreignElements(path: MergePath, f: Fields): void {
+  const under = f.foreignElementsUnder;
+  if (under === null) return;
+  const top = path.length > 0 && typeof path[0] === 'string' ? path[0] : undefined;
+  if (top === undefined) f.foreignElementsUnder = null;
+  else if (!under.includes(top)) under.push(top);
+}
+
+/** Whether a list-map's elements (the configuration's r, the live l) are all as Fields.foreignElementsUnder wants them. */
+function elementsFromConfig(atom: Atom & { kind: 'list' }, r: IndexedItem[], l: IndexedItem[], rItems: Names, lItems: Names): boolean {
+  for (const e of l) if (rItems.count(e.name) === 0) return false; // an element only the live object has
+  for (const e of r) {
+    if (rItems.count(e.name) > 1 || lItems.count(e.name) > 1 || !isPlainObject(e.item)) return false;
+    const lv = lItems.count(e.name) === 1 ? lItems.single(e.name) : undefined;
+    for (const k of atom.keys) {
+      if (hasOwn(e.item, k)) {
+        if (!isScalar(e.item[k])) return false;
+      } else if (lv !== undefined && (!isPlainObject(lv) || (hasOwn(lv, k) && !isScalar(lv[k])))) return false;
+    }
+  }
+  return true;
+}
+
+function isScalar(v: unknown): boolean {
+  return v === null || typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean';
 }
 
 interface MergedItems {
   out: unknown[];
   /** With Fields: an entry per merged element, named as it was merged. */
   entries: Entry[] | undefined;
+  /** With Fields.cmp: the elements' changes (modSub... of each). */
+  cmp: boolean;
+  mod: Entry[] | undefined;
+  add: Entry[] | undefined;
 }
 
 /** The names of a list's elements: how often each occurs (searched in order while few). */
@@ -339,6 +506,10 @@ function mergeItem(atom: Atom & { kind: 'list' }, e: IndexedItem, lv: unknown, r
   path.push(e.pe);
   const v = mergeValue(atom.elem, lv, rv, path, f);
   path.pop();
+  if (m.cmp && (modSelf || modSub !== undefined || addSelf || addSub !== undefined)) {
+    m.mod = changedEntry(m.mod, modSelf, modSub, e.name, e.pe);
+    m.add = changedEntry(m.add, addSelf, addSub, e.name, e.pe);
+  }
   if (v === undefined) return;
   m.out.push(v);
   m.entries?.push({ name: e.name, pe: e.pe, member: true, sub: mergedSub });
@@ -888,7 +1059,8 @@ function addedValue(node: TypeNode, v: unknown): Record<string, unknown> {
       const f = fields[i];
       const x = m![f.key];
       if (x === undefined) bothUndefined();
-      o[f.name] = addedValue(f.node, x);
+      // (what addedValue gives for a typed scalar, without asking)
+      o[f.name] = f.scalar ? LEAF : addedValue(f.node, x);
     }
     return o;
   }
