@@ -358,6 +358,13 @@ test('misc cell logic: pv/pvc, endpoints, hpa, pdb, statefulset, cronjob, contro
   const pdb = cellMap(printerFor('policy', 'poddisruptionbudgets'), { metadata: { name: 'p' }, spec: { minAvailable: '50%' }, status: { disruptionsAllowed: 1 } });
   assert.deepEqual([pdb['Min Available'], pdb['Max Unavailable'], pdb['Allowed Disruptions']], ['50%', 'N/A', 1]);
 
+  // The two replica-count kinds share a printer; their selectors print from different shapes.
+  const template = { spec: { containers: [{ name: 'c', image: 'i:1' }] } };
+  const rc = cellMap(printerFor('', 'replicationcontrollers'), { metadata: { name: 'rc' }, spec: { selector: { app: 'x' }, template }, status: { replicas: 2, readyReplicas: 1 } });
+  assert.deepEqual([rc['Desired'], rc['Current'], rc['Ready'], rc['Containers'], rc['Images'], rc['Selector']], [1, 2, 1, 'c', 'i:1', 'app=x']);
+  const rs = cellMap(printerFor('apps', 'replicasets'), { metadata: { name: 'rs' }, spec: { replicas: 3, selector: { matchLabels: { app: 'x' }, matchExpressions: [{ key: 'tier', operator: 'In', values: ['web'] }] }, template } });
+  assert.deepEqual([rs['Desired'], rs['Current'], rs['Ready'], rs['Selector']], [3, 0, 0, 'app=x,tier in (web)']);
+
   const sts = cellMap(printerFor('apps', 'statefulsets'), { metadata: { name: 's' }, spec: { replicas: 3 }, status: { readyReplicas: 1 } });
   assert.equal(sts['Ready'], '1/3');
 

@@ -711,31 +711,27 @@ const persistentVolumeClaimPrinter = printer(
   },
 );
 
-const replicationControllerPrinter = printer(
-  [
-    nameCol(),
-    col('Desired', 'integer', 'Number of desired replicas.'),
-    col('Current', 'integer', 'Most recently observed number of replicas.'),
-    col('Ready', 'integer', 'Number of ready replicas.'),
-    ageCol(),
-    containersCol(),
-    imagesCol(),
-    selectorCol(),
-  ],
-  (o, now) => {
-    const [names, images] = containerCells(o?.spec?.template?.spec?.containers);
-    return [
-      nameOf(o),
-      int(o?.spec?.replicas, 1),
-      int(o?.status?.replicas),
-      int(o?.status?.readyReplicas),
-      age(o, now),
-      names,
-      images,
-      formatLabels(o?.spec?.selector),
-    ];
-  },
-);
+/** ReplicationController and ReplicaSet print alike; their selectors differ (a label map, a LabelSelector). */
+function replicasPrinter(selector: (sel: any) => string): TablePrinter {
+  return printer(
+    [
+      nameCol(),
+      col('Desired', 'integer', 'Number of desired replicas.'),
+      col('Current', 'integer', 'Most recently observed number of replicas.'),
+      col('Ready', 'integer', 'Number of ready replicas.'),
+      ageCol(),
+      containersCol(),
+      imagesCol(),
+      selectorCol(),
+    ],
+    (o, now) => {
+      const [names, images] = containerCells(o?.spec?.template?.spec?.containers);
+      return [nameOf(o), int(o?.spec?.replicas, 1), int(o?.status?.replicas), int(o?.status?.readyReplicas), age(o, now), names, images, selector(o?.spec?.selector)];
+    },
+  );
+}
+
+const replicationControllerPrinter = replicasPrinter(formatLabels);
 
 function resourceQuotaCells(o: any, now: number): unknown[] {
   const hard = o?.status?.hard ?? {};
@@ -815,31 +811,7 @@ const deploymentPrinter = printer(
   },
 );
 
-const replicaSetPrinter = printer(
-  [
-    nameCol(),
-    col('Desired', 'integer', 'Number of desired replicas.'),
-    col('Current', 'integer', 'Most recently observed number of replicas.'),
-    col('Ready', 'integer', 'Number of ready replicas.'),
-    ageCol(),
-    containersCol(),
-    imagesCol(),
-    selectorCol(),
-  ],
-  (o, now) => {
-    const [names, images] = containerCells(o?.spec?.template?.spec?.containers);
-    return [
-      nameOf(o),
-      int(o?.spec?.replicas, 1),
-      int(o?.status?.replicas),
-      int(o?.status?.readyReplicas),
-      age(o, now),
-      names,
-      images,
-      formatLabelSelector(o?.spec?.selector),
-    ];
-  },
-);
+const replicaSetPrinter = replicasPrinter(formatLabelSelector);
 
 const statefulSetPrinter = printer(
   [nameCol(), col('Ready', 'string', 'Number of the pod with ready state'), ageCol(), containersCol(), imagesCol()],
