@@ -89,9 +89,8 @@ export class WatchService {
     if (wait >= 1) setTimeout(() => this.fanOut(), wait);
     // As a tick, not a microtask: Node runs ticks once the microtask queue is empty, so the
     // batch's writers (resolved right after this listener) are answered first, through every
-    // await of their handlers, and the fan-out follows before any further I/O. From a microtask
-    // it ran ahead of them: creates p50 46–58 → 28–37 ms, deliveries p50 57–72 → 40–50 ms with
-    // 1,000 watchers at 500 writes/s (bench-watch --only=watch --h2-only).
+    // await of their handlers, and the fan-out follows before any further I/O. A microtask ran
+    // ahead of them and held every response of the batch behind the whole fan-out.
     else process.nextTick(() => this.fanOut());
   }
 
