@@ -401,19 +401,82 @@ describe('Webhook connection failures', () => {
     assert.equal(err.reason, 'InternalError');
     assert.equal(err.message, 'Internal error occurred: error resolving resource');
   });
+});
 
-  it('service client configs fail clearly: only url is supported', async () => {
-    const c = converterFor(
+describe('service references', () => {
+  // A webhook whose certificate names the Service, as a cluster's webhook certificates do.
+  const SVC = 'conv.hooks.svc';
+  let svcHook: ConversionWebhook;
+  let svcConv: Converter;
+  const service = (spec: any) => ({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'conv', namespace: 'hooks' }, spec });
+  const only = (svc: any) => (namespace: string, name: string) => (namespace === 'hooks' && name === 'conv' ? svc : undefined);
+
+  before(async () => {
+    svcHook = await startConversionWebhook({ sans: [SVC] });
+    svcConv = converterFor(
       crd({
         strategy: 'Webhook',
-        webhook: { clientConfig: { service: { namespace: 'ns', name: 'conv', path: '/convert', port: 443 } }, conversionReviewVersions: ['v1'] },
+        webhook: { clientConfig: { service: { namespace: 'hooks', name: 'conv', path: '/convert', port: svcHook.port }, caBundle: svcHook.caBundle }, conversionReviewVersions: ['v1'] },
       }),
+      { timeoutMs: T },
     );
-    const err = await rejection(c.convert([widget('v1', 'a')], 'v2'));
-    assert.equal(
-      err.message,
-      `${prefix} failed: Post "https://conv.ns.svc:443/convert?timeout=30s": service ns/conv cannot be reached by this server: only spec.conversion.webhook.clientConfig.url is supported`,
+  });
+  after(() => svcHook.close());
+
+  const shown = () => `https://${SVC}:${svcHook.port}/convert?timeout=2s`;
+
+  it('a ClusterIP Service is reached at its cluster IP and port, its certificate checked against the Service name', async () => {
+    svcHook.reset();
+    const [out] = await svcConv.convert([widget('v1', 'a')], 'v2', only(service({ type: 'ClusterIP', clusterIP: '127.0.0.1', ports: [{ port: svcHook.port }] })));
+    assert.equal(out.apiVersion, 'example.com/v2');
+    assert.equal(svcHook.requests.length, 1);
+    assert.equal(svcHook.requests[0].url, '/convert?timeout=2s');
+    assert.equal(svcHook.requests[0].headers.host, `${SVC}:${svcHook.port}`);
+  });
+
+  it('an ExternalName Service is reached at its external name and the reference\'s port', async () => {
+    svcHook.reset();
+    const [out] = await svcConv.convert([widget('v1', 'a')], 'v2', only(service({ type: 'ExternalName', externalName: 'localhost' })));
+    assert.equal(out.apiVersion, 'example.com/v2');
+    assert.equal(svcHook.requests.length, 1);
+  });
+
+  it('a Service that cannot be routed to fails with kube\'s resolver errors', async () => {
+    const cases: [((ns: string, n: string) => any) | undefined, string][] = [
+      [undefined, 'service "conv" not found'],
+      [only(undefined), 'service "conv" not found'],
+      [only(service({ type: 'ClusterIP', clusterIP: 'None', ports: [{ port: svcHook.port }] })), 'cannot route to service with ClusterIP "None"'],
+      [only(service({ type: 'NodePort', clusterIP: '127.0.0.1', ports: [{ port: 1 }] })), `no service port ${svcHook.port} found for service "conv"`],
+      [only(service({ type: 'Elsewhere' })), 'unsupported service type "Elsewhere"'],
+    ];
+    for (const [lookup, text] of cases) {
+      svcHook.reset();
+      const err = await rejection(svcConv.convert([widget('v1', 'a')], 'v2', lookup));
+      assert.equal(err.code, 500);
+      assert.equal(err.message, `${prefix} failed: Post "${shown()}": ${text}`);
+      assert.equal(svcHook.requests.length, 0);
+    }
+  });
+
+  it('dial and certificate errors name the resolved address and the Service name', async () => {
+    const closed = net.createServer();
+    await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise((r) => closed.close(r));
+    const refusedConv = converterFor(
+      crd({ strategy: 'Webhook', webhook: { clientConfig: { service: { namespace: 'hooks', name: 'conv', port } }, conversionReviewVersions: ['v1'] } }),
+      { timeoutMs: T },
     );
+    const refused = await rejection(refusedConv.convert([widget('v1', 'a')], 'v2', only(service({ type: 'ClusterIP', clusterIP: '127.0.0.1', ports: [{ port }] }))));
+    assert.equal(refused.message, `${prefix} failed: Post "https://${SVC}:${port}/?timeout=2s": dial tcp 127.0.0.1:${port}: connect: connection refused`);
+
+    // The other webhook's certificate (its own CA in caBundle) does not name the Service.
+    const wrongCert = converterFor(
+      crd({ strategy: 'Webhook', webhook: { clientConfig: { service: { namespace: 'hooks', name: 'conv', path: '/convert', port: wh.port }, caBundle: wh.caBundle }, conversionReviewVersions: ['v1'] } }),
+      { timeoutMs: T },
+    );
+    const mismatch = await rejection(wrongCert.convert([widget('v1', 'a')], 'v2', only(service({ type: 'ClusterIP', clusterIP: '127.0.0.1', ports: [{ port: wh.port }] }))));
+    assert.match(mismatch.message, new RegExp(`^${prefix} failed: Post "https://${SVC}:${wh.port}/convert\\?timeout=2s": tls: failed to verify certificate: x509: certificate is valid for .*localhost.*, not ${SVC.replace(/\./g, '\\.')}$`));
   });
 });
 

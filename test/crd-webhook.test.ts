@@ -1,12 +1,15 @@
 // A CRD with two versions of different shape and Webhook conversion, through the server: objects
 // are stored in the storage version and served in the requested one by a loopback HTTPS webhook
-// (its own CA in caBundle); a failing webhook fails the request and writes nothing.
+// (its own CA in caBundle); a failing webhook fails the request and writes nothing. A second CRD
+// names the same webhook by a Service reference, resolved against the server's Services.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 import { startConversionWebhook, type ConversionWebhook } from './helpers/conversion-webhook.ts';
 
 const GROUP = 'convert.hearth.test';
+/** The Service the crates CRD's webhook is named by, as its certificate names it. */
+const SERVICE_HOST = 'box-converter.default.svc';
 let s: TestServer;
 let hook: ConversionWebhook;
 
@@ -25,7 +28,7 @@ function convert(obj: any, desired: string): any {
 }
 
 before(async () => {
-  hook = await startConversionWebhook({ path: '/convert', behaviour: { convert } });
+  hook = await startConversionWebhook({ path: '/convert', sans: [SERVICE_HOST], behaviour: { convert } });
   s = await startTestServer();
   const spec = (props: object) => ({ openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', properties: props } } } });
   const crd = {
@@ -104,4 +107,46 @@ test('a failing webhook fails the request with its message and writes nothing', 
   }
   assert.equal((await s.request('GET', `${V1}/b-fail`)).status, 404);
   assert.equal((await s.request('GET', V1)).json().metadata.resourceVersion, before);
+});
+
+test('a webhook named by a Service reference is reached where the Service resolves', async () => {
+  const spec = (props: object) => ({ openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', properties: props } } } });
+  const crd = {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: `crates.${GROUP}` },
+    spec: {
+      group: GROUP,
+      scope: 'Namespaced',
+      names: { plural: 'crates', singular: 'crate', kind: 'Crate' },
+      versions: [
+        { name: 'v1', served: true, storage: true, schema: spec({ size: { type: 'string' } }) },
+        { name: 'v2', served: true, storage: false, schema: spec({ dimensions: { type: 'object', properties: { size: { type: 'string' } } } }) },
+      ],
+      conversion: {
+        strategy: 'Webhook',
+        webhook: { conversionReviewVersions: ['v1'], clientConfig: { service: { namespace: 'default', name: 'box-converter', path: '/convert', port: hook.port }, caBundle: hook.caBundle } },
+      },
+    },
+  };
+  assert.equal((await s.request('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', { body: crd })).status, 201);
+  const C1 = `/apis/${GROUP}/v1/namespaces/default/crates`;
+  const C2 = `/apis/${GROUP}/v2/namespaces/default/crates`;
+  const crate = { apiVersion: `${GROUP}/v2`, kind: 'Crate', metadata: { name: 'c1' }, spec: { dimensions: { size: 'M' } } };
+
+  // No such Service yet: the write fails with kube's resolver error and leaves nothing behind.
+  const before = (await s.request('GET', C1)).json().metadata.resourceVersion;
+  const missing = await s.request('POST', C2, { body: crate });
+  assert.equal(missing.status, 500, missing.text);
+  assert.equal(missing.json().message, `conversion webhook for ${GROUP}/v2, Kind=Crate failed: Post "https://${SERVICE_HOST}:${hook.port}/convert?timeout=30s": service "box-converter" not found`);
+  assert.equal((await s.request('GET', C1)).json().metadata.resourceVersion, before);
+
+  const svc = { apiVersion: 'v1', kind: 'Service', metadata: { name: 'box-converter' }, spec: { type: 'ExternalName', externalName: 'localhost' } };
+  assert.equal((await s.request('POST', '/api/v1/namespaces/default/services', { body: svc })).status, 201);
+  hook.reset();
+  const c = await s.request('POST', C2, { body: crate });
+  assert.equal(c.status, 201, c.text);
+  assert.equal(hook.requests[0].headers.host, `${SERVICE_HOST}:${hook.port}`);
+  assert.deepEqual((await s.request('GET', `${C1}/c1`)).json().spec, { size: 'M' });
+  assert.deepEqual((await s.request('GET', `${C2}/c1`)).json().spec, { dimensions: { size: 'M' } });
 });

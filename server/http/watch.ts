@@ -12,7 +12,7 @@ import { negotiateOutput, encode, type OutputFormat } from './negotiation.ts';
 import { PROTOBUF_MEDIA_TYPE, definitionForKind, encodeWatchEventFrame } from './protobuf.ts';
 import { parseLabelSelector, parseFieldSelector, fieldsOf, checkFieldSelectorFor, type LabelSelector, type FieldSelector } from '../registry/selectors.ts';
 import { ApiError, badRequest, internalError, tooLargeResourceVersion, tooOldResourceVersion } from '../errors.ts';
-import type { Converter } from '../registry/crd/conversion.ts';
+import type { Converter, ServiceLookup } from '../registry/crd/conversion.ts';
 import { toTable, partialMetadata } from './resource-handlers.ts';
 import { cloneJSON } from '../registry/apply/index.ts';
 
@@ -158,7 +158,7 @@ export class WatchService {
       return;
     }
     const startRv = this.log.currentRv;
-    const adapter = new ConvertingWatch(w, converter, info.version, initialState || fromRv === undefined ? startRv : fromRv);
+    const adapter = new ConvertingWatch(w, converter, this.store.services, info.version, initialState || fromRv === undefined ? startRv : fromRv);
     if (initialState) {
       w.lastRv = startRv;
       adapter.initial(this.store.listCurrent(info, scopeNs).filter((o) => w.matches(o)));
@@ -471,6 +471,7 @@ class ConvertingWatch implements Watcher {
   constructor(
     private readonly stream: WatchStream,
     private readonly converter: Converter,
+    private readonly services: ServiceLookup,
     private readonly version: string,
     startRv: number,
   ) {
@@ -504,7 +505,7 @@ class ConvertingWatch implements Watcher {
   }
 
   private async convert(objects: any[]): Promise<any[]> {
-    return objects.length ? this.converter.convert(objects, this.version) : objects;
+    return objects.length ? this.converter.convert(objects, this.version, this.services) : objects;
   }
 
   private run(step: () => Promise<void>): void {

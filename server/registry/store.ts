@@ -20,6 +20,7 @@ import { ApiError, alreadyExists, badRequest, conflict, gone, invalid, methodNot
 import { deepEqual, deepFreeze, isPlainObject } from '../util/json.ts';
 import { withStoredItems, type ListRow } from '../storage/codec.ts';
 import { encodeContinue, decodeContinue } from './continue-token.ts';
+import type { ServiceLookup } from './crd/conversion.ts';
 
 export type FieldValidation = 'Ignore' | 'Warn' | 'Strict';
 
@@ -121,6 +122,9 @@ export class GenericStore {
     return this.log.currentRv;
   }
 
+  /** The current Services, as a webhook's `service` reference is resolved against them. */
+  readonly services: ServiceLookup = (namespace, name) => this.log.get({ res: 'services', ns: namespace, name })?.object;
+
   private key(info: ResourceInfo, ns: string, name: string): Key {
     return { res: qualifiedResourceOf(info), ns: info.namespaced ? ns : '', name };
   }
@@ -148,7 +152,7 @@ export class GenericStore {
     const cr = info.custom;
     if (cr && !cr.converter.trivial) {
       const want = apiVersionOf(info);
-      if (objs.some((o) => o.apiVersion !== want)) objs = await cr.converter.convert(objs, info.version);
+      if (objs.some((o) => o.apiVersion !== want)) objs = await cr.converter.convert(objs, info.version, this.services);
     }
     return objs.map((o) => this.present(info, o));
   }
@@ -158,7 +162,7 @@ export class GenericStore {
     const cr = info.custom;
     if (!cr || cr.storageVersion === info.version) return obj;
     if (cr.converter.trivial) return { ...obj, apiVersion: `${info.group}/${cr.storageVersion}` };
-    const [stored] = await cr.converter.convert([obj], cr.storageVersion);
+    const [stored] = await cr.converter.convert([obj], cr.storageVersion, this.services);
     return stored;
   }
 

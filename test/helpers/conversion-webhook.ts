@@ -76,14 +76,15 @@ export function defaultConvert(obj: any, desiredAPIVersion: string): any {
 
 /**
  * Starts the webhook. `host` is the loopback address to listen on (default 127.0.0.1; the
- * certificate covers 127.0.0.1, ::1 and localhost only, so 127.0.0.2 gives a hostname mismatch).
+ * certificate covers 127.0.0.1, ::1 and localhost only, so 127.0.0.2 gives a hostname mismatch),
+ * `sans` more names for its certificate (a Service's `<name>.<namespace>.svc`).
  */
-export async function startConversionWebhook(opts: { path?: string; host?: string; behaviour?: WebhookBehaviour } = {}): Promise<ConversionWebhook> {
+export async function startConversionWebhook(opts: { path?: string; host?: string; sans?: string[]; behaviour?: WebhookBehaviour } = {}): Promise<ConversionWebhook> {
   // ensurePki's serving certificate already covers 127.0.0.1 and localhost.
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hearth-webhook-pki-'));
   let pki;
   try {
-    pki = await ensurePki(dir);
+    pki = await ensurePki(dir, { extraSans: opts.sans });
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }

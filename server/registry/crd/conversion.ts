@@ -3,8 +3,9 @@
 //
 // - strategy None: only apiVersion changes (nopConverter).
 // - strategy Webhook: a ConversionReview (v1, or v1beta1 when the CRD lists that first) is POSTed
-//   over HTTPS to clientConfig.url, verified against caBundle (else the default roots), with the
-//   webhook client's fixed 30 s timeout, and the answer is checked the way webhook_converter.go
+//   over HTTPS to clientConfig.url, or to a clientConfig.service resolved as kube-apiserver's
+//   default resolver does (the Service's cluster IP and port, or its external name), verified
+//   against caBundle (else the default roots), with the webhook client's fixed 30 s timeout, and the answer is checked the way webhook_converter.go
 //   checks it (uid, result, count, apiVersion/kind, name/namespace/uid); the converted metadata is
 //   replaced by the original except labels and annotations (restoreObjectMeta).
 //
@@ -37,6 +38,12 @@ export interface ConverterOptions {
   timeoutMs?: number;
 }
 
+/**
+ * kube's service lister, for webhooks named by a `service` reference: the Service object, or
+ * undefined when its namespace has none of that name.
+ */
+export type ServiceLookup = (namespace: string, name: string) => any;
+
 export interface Converter {
   readonly strategy: 'None' | 'Webhook';
   /** True when conversion needs no I/O (None): callers may then use convertSync. */
@@ -45,9 +52,10 @@ export interface Converter {
    * Converts objects (each with its own apiVersion) to `${group}/${toVersion}`. Objects already
    * at that version come back as the same object; the inputs are never modified (results of
    * None share nested values with their inputs). Rejects with a ConversionError (or, for a
-   * caBundle kube cannot load, a 500 InternalError).
+   * caBundle kube cannot load, a 500 InternalError). `services` resolves a webhook's `service`
+   * reference (none given: no Service exists).
    */
-  convert(objects: any[], toVersion: string): Promise<any[]>;
+  convert(objects: any[], toVersion: string, services?: ServiceLookup): Promise<any[]>;
   /** Present only when trivial. Throws what convert would reject with. */
   convertSync?(objects: any[], toVersion: string): any[];
 }
@@ -237,10 +245,19 @@ export function closeConversionClients(): void {
 interface Endpoint {
   /** What Go's url.Error prints: scheme://host + cleaned path + ?timeout=. */
   display: string;
+  /** The host the certificate must name (for a Service: `<name>.<namespace>.svc`). */
   hostname: string;
   port: number;
   path: string;
   origin: string;
+  /** A `service` reference: dialled where the Service resolves to, at each request. */
+  service?: { namespace: string; name: string; port: number };
+}
+
+/** Where a connection goes when it is not to the endpoint's own host and port. */
+interface DialTarget {
+  host: string;
+  port: number;
 }
 
 /** The request URL kube's REST client builds: the URL's path cleaned (path.Join), its query replaced by ?timeout=. */
@@ -287,7 +304,7 @@ interface HttpAnswer {
 
 class DeadlineExceeded extends Error {}
 
-function post(agent: https.Agent, ep: Endpoint, body: Buffer, timeoutMs: number): Promise<HttpAnswer> {
+function post(agent: https.Agent, ep: Endpoint, body: Buffer, timeoutMs: number, dial: DialTarget | undefined): Promise<HttpAnswer> {
   return new Promise((resolve, reject) => {
     let settled = false;
     const finish = (err: Error | undefined, answer?: HttpAnswer) => {
@@ -299,11 +316,14 @@ function post(agent: https.Agent, ep: Endpoint, body: Buffer, timeoutMs: number)
     };
     const req = https.request({
       agent,
-      hostname: ep.hostname,
-      port: ep.port,
+      hostname: dial?.host ?? ep.hostname,
+      port: dial?.port ?? ep.port,
+      // Dialled elsewhere, the certificate is still checked against (and the Host header names) the endpoint's host, as Go's client does.
+      ...(dial ? { servername: ep.hostname } : {}),
       path: ep.path,
       method: 'POST',
       headers: {
+        ...(dial ? { Host: `${ep.hostname}:${ep.port}` } : {}),
         'Content-Type': 'application/json',
         Accept: 'application/json, */*',
         'User-Agent': 'kube-apiserver-admission',
@@ -328,10 +348,11 @@ function post(agent: https.Agent, ep: Endpoint, body: Buffer, timeoutMs: number)
 }
 
 /** A Node request error in the words Go's net/http and crypto/tls would use. */
-function goNetError(e: any, ep: Endpoint): string {
+function goNetError(e: any, ep: Endpoint, dial: DialTarget | undefined): string {
   if (e instanceof DeadlineExceeded) return 'context deadline exceeded';
   const code: string = e?.code ?? '';
-  const addr = e?.address ? (e.address.includes(':') ? `[${e.address}]:${e.port}` : `${e.address}:${e.port}`) : `${ep.hostname}:${ep.port}`;
+  const host = dial?.host ?? ep.hostname;
+  const addr = e?.address ? (e.address.includes(':') ? `[${e.address}]:${e.port}` : `${e.address}:${e.port}`) : `${host}:${dial?.port ?? ep.port}`;
   switch (code) {
     case 'ECONNREFUSED':
       return `dial tcp ${addr}: connect: connection refused`;
@@ -344,7 +365,7 @@ function goNetError(e: any, ep: Endpoint): string {
     case 'ENOTFOUND':
     case 'EAI_AGAIN':
     case 'EAI_NONAME':
-      return `dial tcp: lookup ${ep.hostname}: no such host`;
+      return `dial tcp: lookup ${host}: no such host`;
     case 'ECONNRESET':
       return e.message === 'socket hang up' ? 'EOF' : 'read: connection reset by peer';
     case 'ERR_UNEXPECTED_EOF':
@@ -425,6 +446,27 @@ function httpStatusError(ans: HttpAnswer): string {
   return `the server responded with the status code ${ans.status} but did not return more information`;
 }
 
+/**
+ * Where kube-apiserver's default service resolver sends a webhook's `service` reference (the
+ * ClusterIP routing of its proxy package): the cluster IP and the Service's matching port for
+ * ClusterIP, NodePort and LoadBalancer Services, the external name and the reference's port for
+ * ExternalName ones; otherwise its error text. A host that reaches cluster IPs (kube-proxy on the
+ * node hearth runs on) reaches the webhook's pods this way.
+ */
+export function resolveService(svc: any, name: string, port: number): DialTarget | string {
+  if (!isObj(svc)) return `service ${JSON.stringify(name)} not found`;
+  const spec = isObj(svc.spec) ? svc.spec : {};
+  const type = typeof spec.type === 'string' ? spec.type : '';
+  if (type === 'ClusterIP' && spec.clusterIP === 'None') return 'cannot route to service with ClusterIP "None"';
+  if (type === 'ClusterIP' || type === 'NodePort' || type === 'LoadBalancer') {
+    const found = (Array.isArray(spec.ports) ? spec.ports : []).some((p: any) => p?.port === port);
+    if (!found) return `no service port ${port} found for service ${JSON.stringify(name)}`;
+    return { host: String(spec.clusterIP ?? ''), port };
+  }
+  if (type === 'ExternalName') return { host: String(spec.externalName ?? ''), port };
+  return `unsupported service type ${JSON.stringify(type)}`;
+}
+
 // ---------------------------------------------------------------------------------------------
 // WebhookConverter
 
@@ -453,19 +495,18 @@ class WebhookConverter implements Converter {
   private clientOrError(): { agent: https.Agent; ep: Endpoint } | { error: ApiError | string } {
     if (this.client) return this.client;
     const cc = this.clientConfig;
+    let ep: Endpoint | string;
     if (isObj(cc.service)) {
+      // The URL kube's webhook client builds for a service; the dial goes where the Service resolves.
       const s = cc.service;
       const port = typeof s.port === 'number' ? s.port : 443;
-      const svcPath = typeof s.path === 'string' ? s.path : '';
-      const ep = endpointFor(`https://${s.name}.${s.namespace}.svc:${port}${svcPath}`, this.timeoutMs);
-      const shown = typeof ep === 'string' ? `https://${s.name}.${s.namespace}.svc:${port}` : ep.display;
-      // hearth is one process with no cluster network: Services have no endpoints it could dial.
-      return (this.client = {
-        error: `Post "${shown}": service ${s.namespace}/${s.name} cannot be reached by this server: only spec.conversion.webhook.clientConfig.url is supported`,
-      });
+      ep = endpointFor(`https://${s.name}.${s.namespace}.svc:${port}${typeof s.path === 'string' ? s.path : ''}`, this.timeoutMs);
+      if (typeof ep !== 'string') ep.service = { namespace: String(s.namespace), name: String(s.name), port };
+    } else if (typeof cc.url === 'string' && cc.url !== '') {
+      ep = endpointFor(cc.url, this.timeoutMs);
+    } else {
+      return (this.client = { error: 'webhook configuration must have either service or URL' });
     }
-    if (typeof cc.url !== 'string' || cc.url === '') return (this.client = { error: 'webhook configuration must have either service or URL' });
-    const ep = endpointFor(cc.url, this.timeoutMs);
     if (typeof ep === 'string') return (this.client = { error: ep });
     const ca = caPemFrom(cc.caBundle);
     // kube fails to build the REST client, so every request for the resource answers this.
@@ -473,7 +514,7 @@ class WebhookConverter implements Converter {
     return (this.client = { agent: agentFor(ep.origin, ca.pem), ep });
   }
 
-  async convert(objects: any[], toVersion: string): Promise<any[]> {
+  async convert(objects: any[], toVersion: string, services?: ServiceLookup): Promise<any[]> {
     checkVersions(this.facts, objects, toVersion);
     const isList = objects.length !== 1;
     const desired = `${this.facts.group}/${toVersion}`;
@@ -502,11 +543,18 @@ class WebhookConverter implements Converter {
     };
     const failed = (msg: string) => new ConversionError(`conversion webhook for ${inGvk} failed: ${msg}`);
 
+    // kube's dialer resolves a service reference at each dial; its errors end the request as a dial error would.
+    let dial: DialTarget | undefined;
+    if (ep.service) {
+      const to = resolveService(services?.(ep.service.namespace, ep.service.name), ep.service.name, ep.service.port);
+      if (typeof to === 'string') throw failed(`Post "${ep.display}": ${to}`);
+      dial = to;
+    }
     let ans: HttpAnswer;
     try {
-      ans = await post(agent, ep, Buffer.from(JSON.stringify(review)), this.timeoutMs);
+      ans = await post(agent, ep, Buffer.from(JSON.stringify(review)), this.timeoutMs, dial);
     } catch (e) {
-      throw failed(`Post "${ep.display}": ${goNetError(e, ep)}`);
+      throw failed(`Post "${ep.display}": ${goNetError(e, ep, dial)}`);
     }
     if (ans.status < 200 || ans.status > 206) throw failed(httpStatusError(ans));
     const converted = this.readResponse(ans, uid, reviewApiVersion, failed);
