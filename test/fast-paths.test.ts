@@ -1,5 +1,5 @@
 // The fast paths of the write and list hot spots must answer exactly as the general ones:
-// JSON lists transcoded from the stored CBOR, duplicate fields of JSON text sent as YAML (apply),
+// JSON lists joined by SQLite or transcoded from the stored bytes, duplicate fields of JSON text sent as YAML (apply),
 // PUTs that no longer deep-clone with structuredClone.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -59,6 +59,53 @@ test('a JSON list transcoded from storage is byte for byte the object path answe
   assert.equal(page.metadata.remainingItemCount, 23);
   const next = (await s.request('GET', `/api/v1/namespaces/fast/configmaps?limit=7&continue=${encodeURIComponent(page.metadata.continue)}`)).json();
   assert.equal(next.items[0].metadata.name, 'cm-07');
+});
+
+test('lists read joined from storage: pages, all namespaces and older resourceVersions answer as the object path', async () => {
+  const ns = 'fast-joined';
+  const base = `/api/v1/namespaces/${ns}/configmaps`;
+  assert.equal((await s.request('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } } })).status, 201);
+  for (const name of ['c', 'a', 'e', 'b', 'd']) {
+    assert.equal((await s.request('POST', base, { body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data: { v: name } } })).status, 201);
+  }
+  const before = (await s.request('GET', base)).json();
+  assert.deepEqual(before.items.map((i: any) => i.metadata.name), ['a', 'b', 'c', 'd', 'e']);
+  const rv = before.metadata.resourceVersion;
+  // Changes after rv: an update, a deletion, a creation.
+  const c = before.items[2];
+  assert.equal((await s.request('PUT', `${base}/c`, { body: { ...c, data: { v: 'changed' } } })).status, 200);
+  assert.equal((await s.request('DELETE', `${base}/d`)).status, 200);
+  assert.equal((await s.request('POST', base, { body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'f' }, data: { v: 'f' } } })).status, 201);
+
+  const names = async (path: string) => (await s.request('GET', path)).json().items.map((i: any) => `${i.metadata.name}=${i.data.v}`);
+  assert.deepEqual(await names(base), ['a=a', 'b=b', 'c=changed', 'e=e', 'f=f']);
+  const exact = `${base}?resourceVersion=${rv}&resourceVersionMatch=Exact`;
+  assert.deepEqual(await names(exact), ['a=a', 'b=b', 'c=c', 'd=d', 'e=e']);
+
+  for (const path of [base, exact, `${exact}&limit=2`, `/api/v1/configmaps?resourceVersion=${rv}&resourceVersionMatch=Exact`, `${base}?limit=3`]) {
+    const r = await s.request('GET', path);
+    assert.equal(r.status, 200, path);
+    assert.equal(r.text, await viaObjectPath(path), path);
+  }
+  // Pages of the older state: each at rv, with the count of what follows.
+  const p1 = (await s.request('GET', `${exact}&limit=2`)).json();
+  assert.deepEqual(p1.items.map((i: any) => i.metadata.name), ['a', 'b']);
+  assert.equal(p1.metadata.remainingItemCount, 3);
+  const p2 = (await s.request('GET', `${base}?limit=2&continue=${encodeURIComponent(p1.metadata.continue)}`)).json();
+  assert.deepEqual(p2.items.map((i: any) => `${i.metadata.name}=${i.data.v}`), ['c=c', 'd=d']);
+  assert.equal(p2.metadata.resourceVersion, rv);
+  const p3 = (await s.request('GET', `${base}?limit=2&continue=${encodeURIComponent(p2.metadata.continue)}`)).json();
+  assert.deepEqual(p3.items.map((i: any) => i.metadata.name), ['e']);
+  assert.equal(p3.metadata.continue, undefined);
+  // A page that ends exactly at the last object has no continue token.
+  const last = (await s.request('GET', `${base}?limit=5`)).json();
+  assert.equal(last.items.length, 5);
+  assert.equal(last.metadata.continue, undefined);
+  assert.equal(last.metadata.remainingItemCount, undefined);
+  // An empty list is a list with no items.
+  const none = await s.request('GET', '/api/v1/namespaces/fast-joined/secrets');
+  assert.deepEqual(none.json().items, []);
+  assert.equal(none.text, await viaObjectPath('/api/v1/namespaces/fast-joined/secrets'));
 });
 
 test('objects stored in one version and listed in another carry the listed apiVersion', async () => {

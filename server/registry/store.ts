@@ -18,7 +18,7 @@ import { validateObjectMeta, validateObjectMetaUpdate, nameRuleFor, generateName
 import { parseLabelSelector, parseFieldSelector, fieldsOf, checkFieldSelectorFor } from './selectors.ts';
 import { ApiError, alreadyExists, badRequest, conflict, gone, invalid, methodNotAllowed, notFound, tooLargeResourceVersion, tooOldResourceVersion } from '../errors.ts';
 import { deepEqual, deepFreeze, isPlainObject } from '../util/json.ts';
-import { withStoredItems, type ListRow } from '../storage/codec.ts';
+import { servedJsonPrefix, withStoredItems, type ListRow } from '../storage/codec.ts';
 import { encodeContinue, decodeContinue } from './continue-token.ts';
 import type { ServiceLookup } from './crd/conversion.ts';
 
@@ -248,6 +248,20 @@ export class GenericStore {
       if (info.custom) return { items: await this.presentAll(info, rows.map((r) => r.object)), resourceVersion };
       return withStoredItems({ resourceVersion } as ListResult, { rows: rows as ListRow[], apiVersion: apiVersionOf(info), kind: info.kind, present: (o) => this.present(info, o) });
     };
+    // Unfiltered built-in objects as JSON rows that are served as they are stored: read joined by
+    // SQLite, a page in one step (custom objects may need conversion and defaults).
+    if (!filtering && !info.custom) {
+      const apiVersion = apiVersionOf(info);
+      const joined = this.log.listJoined(res, scopeNs, servedJsonPrefix(apiVersion, info.kind), { rv: fromLog ? snapshot : undefined, after, limit: limit || -1 });
+      if (joined) {
+        const result = withStoredItems({ resourceVersion: String(snapshot) } as ListResult, { rows: [], joined: joined.json, apiVersion, kind: info.kind, present: (o) => this.present(info, o) });
+        if (limit && joined.count === limit && joined.last && read(joined.last, 1).length > 0) {
+          result.continue = encodeContinue({ rv: snapshot, ns: joined.last.ns, name: joined.last.name });
+          result.remainingItemCount = fromLog ? this.log.countAfterAt(res, scopeNs, snapshot, joined.last) : this.log.countAfter(res, scopeNs, joined.last);
+        }
+        return result;
+      }
+    }
     for (;;) {
       const rows = read(after, batch);
       for (const row of rows) {

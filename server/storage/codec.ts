@@ -171,6 +171,8 @@ class Transcoder {
   private kind = '';
   private apiVersionJson = EMPTY;
   private kindJson = EMPTY;
+  /** servedJsonPrefix of the served apiVersion and kind. */
+  private servedPrefix: Buffer = EMPTY;
 
   constructor(private readonly into: JsonOut) {}
 
@@ -405,6 +407,15 @@ class Transcoder {
   jsonRow(): boolean {
     const s = this.s;
     const n = s.length;
+    // JSON.stringify writes a key once: a row opening with the served kind and apiVersion (as
+    // the store writes them) has no others, and is copied without reading the rest.
+    const pre = this.servedPrefix;
+    if (n > pre.length && s.compare(pre, 0, pre.length, 0, pre.length) === 0) {
+      this.room(n);
+      s.copy(this.o, this.q);
+      this.q += n;
+      return true;
+    }
     let av0 = -1;
     let av1 = -1;
     let k0 = -1;
@@ -478,11 +489,14 @@ class Transcoder {
     if (apiVersion !== this.apiVersion || this.apiVersionJson === EMPTY) {
       this.apiVersion = apiVersion;
       this.apiVersionJson = Buffer.from(JSON.stringify(apiVersion));
+      this.servedPrefix = EMPTY;
     }
     if (kind !== this.kind || this.kindJson === EMPTY) {
       this.kind = kind;
       this.kindJson = Buffer.from(JSON.stringify(kind));
+      this.servedPrefix = EMPTY;
     }
+    if (this.servedPrefix === EMPTY) this.servedPrefix = servedJsonPrefix(apiVersion, kind);
     this.s = Buffer.isBuffer(data) ? data : Buffer.from(data.buffer, data.byteOffset, data.byteLength);
     this.p = 0;
     this.o = into.buf;
@@ -503,6 +517,22 @@ class Transcoder {
 }
 
 const EMPTY = Buffer.alloc(0);
+
+/**
+ * `{"kind":…,"apiVersion":…,`: how a stored JSON row opens (the store puts TypeMeta first, kind
+ * then apiVersion, as kube writes it) when it needs nothing changed to be served as this
+ * apiVersion and kind.
+ */
+export function servedJsonPrefix(apiVersion: string, kind: string): Buffer {
+  const key = `${apiVersion}\u0000${kind}`;
+  let p = prefixes.get(key);
+  if (p === undefined) {
+    p = Buffer.from(`{"kind":${JSON.stringify(kind)},"apiVersion":${JSON.stringify(apiVersion)},`);
+    if (prefixes.size < 1000) prefixes.set(key, p);
+  }
+  return p;
+}
+const prefixes = new Map<string, Buffer>();
 
 /** Index of the quote closing the JSON string whose text starts at `from`, or -1. */
 function jsonStringEnd(s: Buffer, from: number): number {
@@ -578,7 +608,10 @@ export interface ListRow {
 }
 
 export interface StoredItems {
+  /** The rows (none when `joined` holds them). */
   rows: ListRow[];
+  /** Instead of rows, their JSON joined by commas, already as served (see EventLog.listJoined). */
+  joined?: Buffer;
   /** What the rows are served as (present() sets these on every object). */
   apiVersion: string;
   kind: string;
@@ -586,6 +619,7 @@ export interface StoredItems {
 }
 
 const STORED_ITEMS = Symbol('storedItems');
+const CLOSE_LIST = Buffer.from(']}\n');
 
 /**
  * `fields` with an `items` property holding the rows' presented objects, made on first access.
@@ -599,7 +633,8 @@ export function withStoredItems<T extends object>(fields: T, stored: StoredItems
     configurable: true,
     get() {
       if (items === undefined) {
-        items = stored.rows.map((r) => stored.present(r.object));
+        const objects = stored.joined ? (JSON.parse(`[${stored.joined.toString('utf8')}]`) as any[]) : stored.rows.map((r) => r.object);
+        items = objects.map(stored.present);
         delete result[STORED_ITEMS];
       }
       return items;
@@ -624,11 +659,13 @@ export function storedItemsOf(result: object): StoredItems | undefined {
  */
 export function storedListJson(head: object, stored: StoredItems): Buffer {
   const headJson = JSON.stringify(head);
+  const open = headJson.length > 2 ? headJson.slice(0, -1) + ',"items":[' : '{"items":[';
+  if (stored.joined) return Buffer.concat([Buffer.from(open), stored.joined, CLOSE_LIST]);
   let estimate = headJson.length + 32;
   // JSON rows are copied; a CBOR row's JSON runs about 1.3 times its size.
   for (const r of stored.rows) estimate += r.data ? r.data.length + (r.data.length >> 1) : 1024;
   const out = new JsonOut(estimate);
-  out.text(headJson.length > 2 ? headJson.slice(0, -1) + ',"items":[' : '{"items":[');
+  out.text(open);
   const { rows, apiVersion, kind } = stored;
   for (let i = 0; i < rows.length; i++) {
     if (i > 0) {

@@ -190,6 +190,22 @@ export class EventLog {
     return rows.map((r) => new StoredRow(r.rv, r.uid, r.data));
   }
 
+  /**
+   * list() — or listAt() when `rv` is given — as one JSON text: the rows' stored bytes joined by
+   * commas in key order, put together by SQLite in one step (no row objects, no buffer per row).
+   * Only when every row opens with `prefix` (JSON as it is served: see servedJsonPrefix);
+   * undefined otherwise, for the caller to read rows. `last` is the last row's key.
+   */
+  listJoined(res: string, ns: string | undefined, prefix: Buffer, opts: { rv?: number; after?: { ns: string; name: string }; limit?: number }): JoinedRows | undefined {
+    const { rv, after, limit = -1 } = opts;
+    const params = { res, ns: ns ?? after?.ns ?? '', name: after?.name ?? '', after: after ? 1 : 0, limit, plen: prefix.length, prefix };
+    const stmt = rv === undefined ? (ns === undefined ? this.stmts.joinedAll : this.stmts.joinedNs) : ns === undefined ? this.stmts.joinedAllAt : this.stmts.joinedNsAt;
+    const row = stmt.get(rv === undefined ? params : { ...params, rv }) as { json: Buffer | null; n: number; odd: number | null; last: string | null };
+    if (row.odd) return undefined;
+    const sep = row.last === null ? -1 : row.last.indexOf('\u0000');
+    return { json: row.json ?? Buffer.alloc(0), count: row.n, last: row.last === null ? undefined : { ns: row.last.slice(0, sep), name: row.last.slice(sep + 1) } };
+  }
+
   /** How many current objects of a resource come after a key (remainingItemCount). */
   countAfter(res: string, ns: string | undefined, after: { ns: string; name: string }): number {
     const row = (ns === undefined ? this.stmts.countAll : this.stmts.countNs).get({ res, ns: ns ?? after.ns, name: after.name }) as { n: number };
@@ -549,6 +565,23 @@ function stateAt(scope: string, cursor: string): string {
     ) f JOIN events p ON p.rv = f.prev_rv`;
 }
 
+/** Rows joined by listJoined. */
+export interface JoinedRows {
+  json: Buffer;
+  count: number;
+  last: { ns: string; name: string } | undefined;
+}
+
+/**
+ * A page of rows (data, ns, name; in key order) as listJoined reads it: the data joined by commas
+ * in that order (group_concat's own ORDER BY: without one SQLite promises no order), how many,
+ * how many do not open with @prefix, and the last key as ns NUL name.
+ */
+function joined(rows: string): string {
+  return `SELECT CAST(group_concat(data, ',' ORDER BY ns, name) AS BLOB) AS json, count(*) AS n,
+    sum(substr(data, 1, @plen) <> @prefix) AS odd, max(ns || char(0) || name) AS last FROM (${rows})`;
+}
+
 function prepare(db: Db) {
   const p = (sql: string): Database.Statement => db.prepare(sql);
   return {
@@ -569,6 +602,12 @@ function prepare(db: Db) {
     listNsAt: p(`${stateAt('AND ns = @ns', 'name > @name')} ORDER BY name LIMIT @limit`),
     listAllAt: p(`${stateAt('', 'ns > @ns OR (ns = @ns AND name > @name)')} ORDER BY ns, name LIMIT @limit`),
     countNsAt: p(`SELECT count(*) AS n FROM (${stateAt('AND ns = @ns', 'name > @name')}) WHERE @limit = @limit`),
+    joinedAll: p(joined(`SELECT data, ns, name FROM objects WHERE res = @res
+      AND (@after = 0 OR ns > @ns OR (ns = @ns AND name > @name)) ORDER BY ns, name LIMIT @limit`)),
+    joinedNs: p(joined(`SELECT data, ns, name FROM objects WHERE res = @res AND ns = @ns
+      AND (@after = 0 OR name > @name) ORDER BY name LIMIT @limit`)),
+    joinedAllAt: p(joined(`${stateAt('', 'ns > @ns OR (ns = @ns AND name > @name)')} ORDER BY ns, name LIMIT @limit`)),
+    joinedNsAt: p(joined(`${stateAt('AND ns = @ns', 'name > @name')} ORDER BY name LIMIT @limit`)),
     countAllAt: p(`SELECT count(*) AS n FROM (${stateAt('', 'ns > @ns OR (ns = @ns AND name > @name)')}) WHERE @limit = @limit`),
   };
 }
