@@ -27,25 +27,30 @@ function convert(obj: any, desired: string): any {
   return out;
 }
 
-before(async () => {
-  hook = await startConversionWebhook({ path: '/convert', sans: [SERVICE_HOST], behaviour: { convert } });
-  s = await startTestServer();
+/** A CRD of `convert`'s two shapes (v1 stored), converted by the test webhook reached through clientConfig. */
+function twoShapeCrd(names: { plural: string; singular: string; kind: string }, clientConfig: object): object {
   const spec = (props: object) => ({ openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', properties: props } } } });
-  const crd = {
+  return {
     apiVersion: 'apiextensions.k8s.io/v1',
     kind: 'CustomResourceDefinition',
-    metadata: { name: `boxes.${GROUP}` },
+    metadata: { name: `${names.plural}.${GROUP}` },
     spec: {
       group: GROUP,
       scope: 'Namespaced',
-      names: { plural: 'boxes', singular: 'box', kind: 'Box' },
+      names,
       versions: [
         { name: 'v1', served: true, storage: true, schema: spec({ size: { type: 'string' }, color: { type: 'string' } }) },
         { name: 'v2', served: true, storage: false, schema: spec({ dimensions: { type: 'object', properties: { size: { type: 'string' } } }, color: { type: 'string' } }) },
       ],
-      conversion: { strategy: 'Webhook', webhook: { conversionReviewVersions: ['v1'], clientConfig: { url: hook.url, caBundle: hook.caBundle } } },
+      conversion: { strategy: 'Webhook', webhook: { conversionReviewVersions: ['v1'], clientConfig: { ...clientConfig, caBundle: hook.caBundle } } },
     },
   };
+}
+
+before(async () => {
+  hook = await startConversionWebhook({ path: '/convert', sans: [SERVICE_HOST], behaviour: { convert } });
+  s = await startTestServer();
+  const crd = twoShapeCrd({ plural: 'boxes', singular: 'box', kind: 'Box' }, { url: hook.url });
   const r = await s.request('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', { body: crd });
   assert.equal(r.status, 201, r.text);
 });
@@ -110,25 +115,7 @@ test('a failing webhook fails the request with its message and writes nothing', 
 });
 
 test('a webhook named by a Service reference is reached where the Service resolves', async () => {
-  const spec = (props: object) => ({ openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', properties: props } } } });
-  const crd = {
-    apiVersion: 'apiextensions.k8s.io/v1',
-    kind: 'CustomResourceDefinition',
-    metadata: { name: `crates.${GROUP}` },
-    spec: {
-      group: GROUP,
-      scope: 'Namespaced',
-      names: { plural: 'crates', singular: 'crate', kind: 'Crate' },
-      versions: [
-        { name: 'v1', served: true, storage: true, schema: spec({ size: { type: 'string' } }) },
-        { name: 'v2', served: true, storage: false, schema: spec({ dimensions: { type: 'object', properties: { size: { type: 'string' } } } }) },
-      ],
-      conversion: {
-        strategy: 'Webhook',
-        webhook: { conversionReviewVersions: ['v1'], clientConfig: { service: { namespace: 'default', name: 'box-converter', path: '/convert', port: hook.port }, caBundle: hook.caBundle } },
-      },
-    },
-  };
+  const crd = twoShapeCrd({ plural: 'crates', singular: 'crate', kind: 'Crate' }, { service: { namespace: 'default', name: 'box-converter', path: '/convert', port: hook.port } });
   assert.equal((await s.request('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', { body: crd })).status, 201);
   const C1 = `/apis/${GROUP}/v1/namespaces/default/crates`;
   const C2 = `/apis/${GROUP}/v2/namespaces/default/crates`;
