@@ -5,9 +5,10 @@
 // - strategy Webhook: a ConversionReview (v1, or v1beta1 when the CRD lists that first) is POSTed
 //   over HTTPS to clientConfig.url, or to a clientConfig.service resolved as kube-apiserver's
 //   default resolver does (the Service's cluster IP and port, or its external name), verified
-//   against caBundle (else the default roots), with the webhook client's fixed 30 s timeout, and the answer is checked the way webhook_converter.go
-//   checks it (uid, result, count, apiVersion/kind, name/namespace/uid); the converted metadata is
-//   replaced by the original except labels and annotations (restoreObjectMeta).
+//   against caBundle (else the default roots), with the webhook client's fixed 30 s timeout, and
+//   the answer is checked the way webhook_converter.go checks it (uid, result, count,
+//   apiVersion/kind, name/namespace/uid); the converted metadata is replaced by the original
+//   except labels and annotations (restoreObjectMeta).
 //
 // Before either, the generic CR checks run (both versions must be versions of the CRD).
 //
