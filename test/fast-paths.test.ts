@@ -119,6 +119,34 @@ test('lists read joined from storage: pages, all namespaces and older resourceVe
   assert.equal(none.text, await viaObjectPath('/api/v1/namespaces/fast-joined/secrets'));
 });
 
+test('a watch\'s initial state framed from storage is the per-object path\'s events, byte for byte', async () => {
+  const ns = 'fast-watch';
+  const base = `/api/v1/namespaces/${ns}/configmaps`;
+  assert.equal((await s.request('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } } })).status, 201);
+  for (const name of ['w2', 'w1', 'w3']) {
+    const data = { v: name, tricky: 'quote " backslash \\ nul \u0000 é 😀' };
+    assert.equal((await s.request('POST', base, { body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data } })).status, 201);
+  }
+  // A field selector every object matches takes the per-object path; the watches end after 1 s.
+  const events = async (path: string) => (await s.request('GET', `${path}${path.includes('?') ? '&' : '?'}watch=1&timeoutSeconds=1`)).text;
+  const everything = 'fieldSelector=metadata.name%21%3Dnone';
+  const framed = await events(base);
+  assert.equal(framed, await events(`${base}?${everything}`));
+  const lines = framed.trim().split('\n').map((l) => JSON.parse(l));
+  assert.deepEqual(lines.map((e) => [e.type, e.object.kind, e.object.apiVersion, e.object.metadata.name]), [
+    ['ADDED', 'ConfigMap', 'v1', 'w1'],
+    ['ADDED', 'ConfigMap', 'v1', 'w2'],
+    ['ADDED', 'ConfigMap', 'v1', 'w3'],
+  ]);
+  // A streaming list: the same events, then the bookmark that ends them.
+  const streamed = await events(`${base}?sendInitialEvents=true&resourceVersionMatch=NotOlderThan&resourceVersion=&allowWatchBookmarks=true`);
+  assert.ok(streamed.startsWith(framed), streamed.slice(0, 300));
+  assert.equal(JSON.parse(streamed.slice(framed.length).split('\n')[0]).type, 'BOOKMARK');
+  // Cluster-scoped and all-namespace watches too.
+  assert.equal(await events('/api/v1/namespaces'), await events(`/api/v1/namespaces?${everything}`));
+  assert.equal(await events('/api/v1/configmaps'), await events(`/api/v1/configmaps?${everything}`));
+});
+
 test('objects stored in one version and listed in another carry the listed apiVersion', async () => {
   const hpa = {
     apiVersion: 'autoscaling/v2',

@@ -15,6 +15,7 @@ import { ApiError, badRequest, internalError, tooLargeResourceVersion, tooOldRes
 import type { Converter, ServiceLookup } from '../registry/crd/conversion.ts';
 import { toTable, partialMetadata } from './resource-handlers.ts';
 import { cloneJSON } from '../registry/apply/index.ts';
+import { servedJsonPrefix } from '../storage/codec.ts';
 
 /** A watcher whose socket buffer grows past this is closed; the client re-lists. */
 const MAX_BUFFERED_BYTES = 8 * 1024 * 1024;
@@ -241,7 +242,10 @@ export class WatchService {
     // Initial state and subscription happen in one synchronous step, so no commit falls between them.
     if (initialState) {
       w.lastRv = this.log.currentRv;
-      for (const item of this.store.listCurrent(info, scopeNs)) if (w.matches(item)) w.write('ADDED', item);
+      // Every object, as stored: the rows framed as ADDED events by SQLite, none decoded.
+      const framed = w.writesStoredJson ? this.log.addedEventsJoined(res, scopeNs, servedJsonPrefix(apiVersionOf(info), info.kind)) : undefined;
+      if (framed) w.writeFramed(framed);
+      else for (const item of this.store.listCurrent(info, scopeNs)) if (w.matches(item)) w.write('ADDED', item);
     } else if (fromRv === undefined) {
       w.lastRv = this.log.currentRv;
     } else if (fromRv < this.log.compactedRv) {
@@ -363,6 +367,20 @@ class WatchStream implements Watcher {
     if (this.closed) return;
     const buf = this.serialize(type, object);
     if (buf) this.emit(buf);
+  }
+
+  /**
+   * Whether an event of this watch is `{"type":…,"object":…}` around the object's stored JSON:
+   * plain JSON of a built-in resource (custom objects get read-time defaults), every object of
+   * its scope (no selectors).
+   */
+  get writesStoredJson(): boolean {
+    return this.fmt.encoding === 'json' && this.fmt.shape === 'object' && !this.info.custom && !this.labels && !this.fields;
+  }
+
+  /** Events already in this watch's wire form (see writesStoredJson). */
+  writeFramed(bytes: Buffer): void {
+    if (!this.closed && bytes.length > 0) this.emit(bytes);
   }
 
   bookmark(): void {

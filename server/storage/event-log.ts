@@ -206,6 +206,17 @@ export class EventLog {
     return { json: row.json ?? Buffer.alloc(0), count: row.n, last: row.last === null ? undefined : { ns: row.last.slice(0, sep), name: row.last.slice(sep + 1) } };
   }
 
+  /**
+   * The current objects of a resource as a JSON watch stream's ADDED events, one line each in key
+   * order (a watch's initial state), put together by SQLite as listJoined does, under the same
+   * condition: undefined unless every row opens with `prefix`.
+   */
+  addedEventsJoined(res: string, ns: string | undefined, prefix: Buffer): Buffer | undefined {
+    const params = { res, ns: ns ?? '', name: '', after: 0, limit: -1, plen: prefix.length, prefix };
+    const row = (ns === undefined ? this.stmts.addedAll : this.stmts.addedNs).get(params) as { json: Buffer | null; odd: number | null };
+    return row.odd ? undefined : (row.json ?? Buffer.alloc(0));
+  }
+
   /** How many current objects of a resource come after a key (remainingItemCount). */
   countAfter(res: string, ns: string | undefined, after: { ns: string; name: string }): number {
     const row = (ns === undefined ? this.stmts.countAll : this.stmts.countNs).get({ res, ns: ns ?? after.ns, name: after.name }) as { n: number };
@@ -582,6 +593,17 @@ function joined(rows: string): string {
     sum(substr(data, 1, @plen) <> @prefix) AS odd, max(ns || char(0) || name) AS last FROM (${rows})`;
 }
 
+/** joined(), each row framed as a JSON watch event line: `{"type":"ADDED","object":…}` and a newline. */
+function joinedAdded(rows: string): string {
+  return `SELECT CAST(group_concat('{"type":"ADDED","object":' || data || '}' || char(10), '' ORDER BY ns, name) AS BLOB) AS json,
+    sum(substr(data, 1, @plen) <> @prefix) AS odd FROM (${rows})`;
+}
+
+const CURRENT_ALL = `SELECT data, ns, name FROM objects WHERE res = @res
+  AND (@after = 0 OR ns > @ns OR (ns = @ns AND name > @name)) ORDER BY ns, name LIMIT @limit`;
+const CURRENT_NS = `SELECT data, ns, name FROM objects WHERE res = @res AND ns = @ns
+  AND (@after = 0 OR name > @name) ORDER BY name LIMIT @limit`;
+
 function prepare(db: Db) {
   const p = (sql: string): Database.Statement => db.prepare(sql);
   return {
@@ -602,10 +624,10 @@ function prepare(db: Db) {
     listNsAt: p(`${stateAt('AND ns = @ns', 'name > @name')} ORDER BY name LIMIT @limit`),
     listAllAt: p(`${stateAt('', 'ns > @ns OR (ns = @ns AND name > @name)')} ORDER BY ns, name LIMIT @limit`),
     countNsAt: p(`SELECT count(*) AS n FROM (${stateAt('AND ns = @ns', 'name > @name')}) WHERE @limit = @limit`),
-    joinedAll: p(joined(`SELECT data, ns, name FROM objects WHERE res = @res
-      AND (@after = 0 OR ns > @ns OR (ns = @ns AND name > @name)) ORDER BY ns, name LIMIT @limit`)),
-    joinedNs: p(joined(`SELECT data, ns, name FROM objects WHERE res = @res AND ns = @ns
-      AND (@after = 0 OR name > @name) ORDER BY name LIMIT @limit`)),
+    joinedAll: p(joined(CURRENT_ALL)),
+    joinedNs: p(joined(CURRENT_NS)),
+    addedAll: p(joinedAdded(CURRENT_ALL)),
+    addedNs: p(joinedAdded(CURRENT_NS)),
     joinedAllAt: p(joined(`${stateAt('', 'ns > @ns OR (ns = @ns AND name > @name)')} ORDER BY ns, name LIMIT @limit`)),
     joinedNsAt: p(joined(`${stateAt('AND ns = @ns', 'name > @name')} ORDER BY name LIMIT @limit`)),
     countAllAt: p(`SELECT count(*) AS n FROM (${stateAt('', 'ns > @ns OR (ns = @ns AND name > @name)')}) WHERE @limit = @limit`),
