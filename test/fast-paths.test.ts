@@ -145,6 +145,20 @@ test('a watch\'s initial state framed from storage is the per-object path\'s eve
   // Cluster-scoped and all-namespace watches too.
   assert.equal(await events('/api/v1/namespaces'), await events(`/api/v1/namespaces?${everything}`));
   assert.equal(await events('/api/v1/configmaps'), await events(`/api/v1/configmaps?${everything}`));
+
+  // Live events: each the object's JSON as the write answered it, framed as JSON.stringify frames it.
+  const rv = (await s.request('GET', base)).json().metadata.resourceVersion;
+  const live = events(`${base}?resourceVersion=${rv}`);
+  await new Promise((r) => setTimeout(r, 200));
+  const created = await s.request('POST', base, { body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'w4' }, data: { v: 'é' } } });
+  const patched = await s.request('PATCH', `${base}/w4`, { raw: '{"data":{"v":"changed"}}', headers: { 'content-type': 'application/merge-patch+json' } });
+  assert.deepEqual([created.status, patched.status], [201, 200]);
+  assert.equal((await s.request('DELETE', `${base}/w4`)).status, 200);
+  const [added, modified, deleted] = (await live).trim().split('\n');
+  assert.equal(added, `{"type":"ADDED","object":${created.text.trim()}}`);
+  assert.equal(modified, `{"type":"MODIFIED","object":${patched.text.trim()}}`);
+  assert.equal(deleted, JSON.stringify(JSON.parse(deleted)));
+  assert.equal(JSON.parse(deleted).type, 'DELETED');
 });
 
 test('objects stored in one version and listed in another carry the listed apiVersion', async () => {
