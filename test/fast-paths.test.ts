@@ -154,6 +154,11 @@ test('a watch\'s initial state framed from storage is the per-object path\'s eve
   const patched = await s.request('PATCH', `${base}/w4`, { raw: '{"data":{"v":"changed"}}', headers: { 'content-type': 'application/merge-patch+json' } });
   assert.deepEqual([created.status, patched.status], [201, 200]);
   assert.equal((await s.request('DELETE', `${base}/w4`)).status, 200);
+  // A watch from rv replays them from the log: framed by SQLite, byte for byte the per-object path.
+  const replay = await events(`${base}?resourceVersion=${rv}`);
+  assert.equal(replay, await events(`${base}?resourceVersion=${rv}&${everything}`));
+  assert.equal(replay, await live);
+  assert.equal(await events(`/api/v1/configmaps?resourceVersion=${rv}`), replay);
   const [added, modified, deleted] = (await live).trim().split('\n');
   assert.equal(added, `{"type":"ADDED","object":${created.text.trim()}}`);
   assert.equal(modified, `{"type":"MODIFIED","object":${patched.text.trim()}}`);

@@ -261,7 +261,17 @@ export class WatchService {
     } else {
       let from = fromRv;
       w.lastRv = from;
+      const prefix = w.writesStoredJson ? servedJsonPrefix(apiVersionOf(info), info.kind) : undefined;
       for (;;) {
+        // The events as stored, framed by SQLite, where the watch writes them as they are.
+        const framed = prefix && this.log.framedEventsAfter(res, scopeNs, from, REPLAY_BATCH, prefix);
+        if (framed) {
+          w.writeFramed(framed.bytes);
+          w.lastRv = framed.last;
+          if (framed.count < REPLAY_BATCH) break;
+          from = framed.last;
+          continue;
+        }
         const batch = this.log.eventsAfter(from, REPLAY_BATCH, res);
         for (const e of batch) w.deliver(e);
         if (batch.length < REPLAY_BATCH) break;

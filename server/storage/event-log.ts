@@ -345,6 +345,18 @@ export class EventLog {
     }));
   }
 
+  /**
+   * eventsAfter() of one resource (and namespace) as a JSON watch stream's lines, each
+   * `{"type":…,"object":…}` around the event's stored bytes, put together by SQLite; undefined
+   * unless every event's row opens with `prefix` (see listJoined). `last` is the newest rv read.
+   */
+  framedEventsAfter(res: string, ns: string | undefined, rv: number, limit: number, prefix: Buffer): { bytes: Buffer; count: number; last: number } | undefined {
+    const params = { res, ns: ns ?? '', rv, limit, plen: prefix.length, prefix };
+    const row = (ns === undefined ? this.stmts.framedAfter : this.stmts.framedAfterNs).get(params) as { json: Buffer | null; n: number; odd: number | null; last: number | null };
+    if (row.odd) return undefined;
+    return { bytes: row.json ?? Buffer.alloc(0), count: row.n, last: row.last ?? rv };
+  }
+
   onCommit(listener: EventListener): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
@@ -599,6 +611,13 @@ function joinedAdded(rows: string): string {
     sum(substr(data, 1, @plen) <> @prefix) AS odd FROM (${rows})`;
 }
 
+/** A resource's events after @rv (rv, type, data; in rv order, at most @limit) as JSON watch event lines. */
+function framedEvents(rows: string): string {
+  return `SELECT CAST(group_concat('{"type":"' || CASE type WHEN 1 THEN 'ADDED' WHEN 2 THEN 'MODIFIED' ELSE 'DELETED' END
+    || '","object":' || data || '}' || char(10), '' ORDER BY rv) AS BLOB) AS json, count(*) AS n,
+    sum(substr(data, 1, @plen) <> @prefix) AS odd, max(rv) AS last FROM (${rows})`;
+}
+
 const CURRENT_ALL = `SELECT data, ns, name FROM objects WHERE res = @res
   AND (@after = 0 OR ns > @ns OR (ns = @ns AND name > @name)) ORDER BY ns, name LIMIT @limit`;
 const CURRENT_NS = `SELECT data, ns, name FROM objects WHERE res = @res AND ns = @ns
@@ -627,6 +646,8 @@ function prepare(db: Db) {
     joinedAll: p(joined(CURRENT_ALL)),
     joinedNs: p(joined(CURRENT_NS)),
     addedAll: p(joinedAdded(CURRENT_ALL)),
+    framedAfter: p(framedEvents('SELECT rv, type, data FROM events WHERE res = @res AND rv > @rv AND @ns = @ns ORDER BY rv LIMIT @limit')),
+    framedAfterNs: p(framedEvents('SELECT rv, type, data FROM events WHERE res = @res AND rv > @rv AND ns = @ns ORDER BY rv LIMIT @limit')),
     addedNs: p(joinedAdded(CURRENT_NS)),
     joinedAllAt: p(joined(`${stateAt('', 'ns > @ns OR (ns = @ns AND name > @name)')} ORDER BY ns, name LIMIT @limit`)),
     joinedNsAt: p(joined(`${stateAt('AND ns = @ns', 'name > @name')} ORDER BY name LIMIT @limit`)),
