@@ -417,6 +417,36 @@ test('defaults added to a CRD later apply when older objects are read', async ()
   assert.equal(w.events[0].object.spec.color, 'green');
 });
 
+test('lists of custom objects read as stored answer as decoded ones; a null the schema no longer allows is dropped on read', async () => {
+  const schema = (nullable: boolean) => ({
+    openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', properties: { text: { type: 'string' }, due: { type: 'string', ...(nullable ? { nullable: true } : {}) } } } } },
+  });
+  const crd = {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: `notes.${GROUP}` },
+    spec: { group: GROUP, scope: 'Namespaced', names: { plural: 'notes', singular: 'note', kind: 'Note' }, versions: [{ name: 'v1', served: true, storage: true, schema: schema(true) }] },
+  };
+  assert.equal((await s.request('POST', CRDS, { body: crd })).status, 201);
+  const P = `/apis/${GROUP}/v1/namespaces/default/notes`;
+  for (const [name, spec] of [['n1', { text: 'a' }], ['n2', { text: 'b', due: null }], ['n3', { text: 'c', due: 'soon' }]] as const) {
+    assert.equal((await s.request('POST', P, { body: { apiVersion: `${GROUP}/v1`, kind: 'Note', metadata: { name }, spec } })).status, 201);
+  }
+  const specs = async (path: string) => (await s.request('GET', path)).json().items.map((i: any) => i.spec);
+  const asDecoded = async (path: string) => JSON.stringify(JSON.parse((await s.request('GET', `${path}${path.includes('?') ? '&' : '?'}pretty=true`)).text)) + '\n';
+  for (const path of [P, `${P}?limit=2`, `/apis/${GROUP}/v1/notes`]) assert.equal((await s.request('GET', path)).text, await asDecoded(path), path);
+  assert.deepEqual(await specs(P), [{ text: 'a' }, { text: 'b', due: null }, { text: 'c', due: 'soon' }]);
+
+  // The schema stops allowing null: the stored null goes when the object is read, listed or not.
+  const cur = (await s.request('GET', `${CRDS}/notes.${GROUP}`)).json();
+  cur.spec.versions[0].schema = schema(false);
+  assert.equal((await s.request('PUT', `${CRDS}/notes.${GROUP}`, { body: cur })).status, 200);
+  assert.deepEqual((await s.request('GET', `${P}/n2`)).json().spec, { text: 'b' });
+  assert.deepEqual(await specs(P), [{ text: 'a' }, { text: 'b' }, { text: 'c', due: 'soon' }]);
+  assert.deepEqual(await specs(`${P}?limit=2`), [{ text: 'a' }, { text: 'b' }]);
+  assert.equal((await s.request('GET', P)).text, await asDecoded(P));
+});
+
 test('rules that do not compile or exceed the cost budget are refused when the CRD is written', async () => {
   const crd = widgetCrd({ plural: 'dials', kind: 'Dial' });
   const specSchema = (crd.spec.versions[1].schema.openAPIV3Schema.properties.spec as any);

@@ -248,11 +248,13 @@ export class GenericStore {
       if (info.custom) return { items: await this.presentAll(info, rows.map((r) => r.object)), resourceVersion };
       return withStoredItems({ resourceVersion } as ListResult, { rows: rows as ListRow[], apiVersion: apiVersionOf(info), kind: info.kind, present: (o) => this.present(info, o) });
     };
-    // Unfiltered built-in objects as JSON rows that are served as they are stored: read joined by
-    // SQLite, a page in one step (custom objects may need conversion and defaults).
-    if (!filtering && !info.custom) {
+    // Unfiltered objects as JSON rows that are served as they are stored: read joined by SQLite, a
+    // page in one step. Custom objects qualify when reading them applies nothing: stored in the
+    // served version (no conversion), under a schema without defaults, with no null member (the
+    // one thing defaulting changes then).
+    if (!filtering && !info.custom?.compiled().hasDefaults) {
       const apiVersion = apiVersionOf(info);
-      const joined = this.log.listJoined(res, scopeNs, servedJsonPrefix(apiVersion, info.kind), { rv: fromLog ? snapshot : undefined, after, limit: limit || -1 });
+      const joined = this.log.listJoined(res, scopeNs, servedJsonPrefix(apiVersion, info.kind), { rv: fromLog ? snapshot : undefined, after, limit: limit || -1, noNulls: !!info.custom });
       if (joined) {
         const result = withStoredItems({ resourceVersion: String(snapshot) } as ListResult, { rows: [], joined: joined.json, apiVersion, kind: info.kind, present: (o) => this.present(info, o) });
         if (limit && joined.count === limit && joined.last && read(joined.last, 1).length > 0) {

@@ -193,12 +193,13 @@ export class EventLog {
   /**
    * list() — or listAt() when `rv` is given — as one JSON text: the rows' stored bytes joined by
    * commas in key order, put together by SQLite in one step (no row objects, no buffer per row).
-   * Only when every row opens with `prefix` (JSON as it is served: see servedJsonPrefix);
-   * undefined otherwise, for the caller to read rows. `last` is the last row's key.
+   * Only when every row opens with `prefix` (JSON as it is served: see servedJsonPrefix) and,
+   * with `noNulls`, holds no `:null` (no object member is null); undefined otherwise, for the
+   * caller to read rows. `last` is the last row's key.
    */
-  listJoined(res: string, ns: string | undefined, prefix: Buffer, opts: { rv?: number; after?: { ns: string; name: string }; limit?: number }): JoinedRows | undefined {
+  listJoined(res: string, ns: string | undefined, prefix: Buffer, opts: { rv?: number; after?: { ns: string; name: string }; limit?: number; noNulls?: boolean }): JoinedRows | undefined {
     const { rv, after, limit = -1 } = opts;
-    const params = { res, ns: ns ?? after?.ns ?? '', name: after?.name ?? '', after: after ? 1 : 0, limit, plen: prefix.length, prefix };
+    const params = { res, ns: ns ?? after?.ns ?? '', name: after?.name ?? '', after: after ? 1 : 0, limit, plen: prefix.length, prefix, nonull: opts.noNulls ? 1 : 0 };
     const stmt = rv === undefined ? (ns === undefined ? this.stmts.joinedAll : this.stmts.joinedNs) : ns === undefined ? this.stmts.joinedAllAt : this.stmts.joinedNsAt;
     const row = stmt.get(rv === undefined ? params : { ...params, rv }) as { json: Buffer | null; n: number; odd: number | null; last: string | null };
     if (row.odd) return undefined;
@@ -598,11 +599,12 @@ export interface JoinedRows {
 /**
  * A page of rows (data, ns, name; in key order) as listJoined reads it: the data joined by commas
  * in that order (group_concat's own ORDER BY: without one SQLite promises no order), how many,
- * how many do not open with @prefix, and the last key as ns NUL name.
+ * how many do not open with @prefix (or, with @nonull, hold a null member), and the last key as
+ * ns NUL name.
  */
 function joined(rows: string): string {
   return `SELECT CAST(group_concat(data, ',' ORDER BY ns, name) AS BLOB) AS json, count(*) AS n,
-    sum(substr(data, 1, @plen) <> @prefix) AS odd, max(ns || char(0) || name) AS last FROM (${rows})`;
+    sum(substr(data, 1, @plen) <> @prefix OR (@nonull AND instr(data, ':null') > 0)) AS odd, max(ns || char(0) || name) AS last FROM (${rows})`;
 }
 
 /** joined(), each row framed as a JSON watch event line: `{"type":"ADDED","object":…}` and a newline. */

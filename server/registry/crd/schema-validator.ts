@@ -1055,6 +1055,8 @@ export interface CompiledSchema {
   prune(obj: unknown): string[];
   /** Applies schema defaults in place (and drops non-nullable nulls without default). */
   applyDefaults(obj: unknown): void;
+  /** Whether the schema has a default anywhere: without one, applyDefaults changes only objects holding a null. */
+  readonly hasDefaults: boolean;
   /** prune(obj) then applyDefaults(obj), in one walk of the object; returns prune's paths. */
   pruneAndDefault(obj: unknown): string[];
   /** The schema as the shared TypeNode view (for patch/apply/tables), built on first use. */
@@ -1099,6 +1101,8 @@ function compileSchema(schema: unknown, opts: CompileOptions): CompiledSchema {
   let typeNode: TypeNode | undefined;
   return {
     schema: root,
+    // (A property named "default" counts too: a false positive only costs a fast path.)
+    hasDefaults: JSON.stringify(root).includes('"default":'),
     validate(obj: unknown, vopts: ValidateOptions = {}): FieldError[] {
       const prefix = vopts.pathPrefix ?? '';
       const errs: FieldError[] = [];
