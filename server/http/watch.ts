@@ -15,7 +15,7 @@ import { ApiError, badRequest, internalError, tooLargeResourceVersion, tooOldRes
 import type { Converter, ServiceLookup } from '../registry/crd/conversion.ts';
 import { toTable, partialMetadata } from './resource-handlers.ts';
 import { cloneJSON } from '../registry/apply/index.ts';
-import { servedJsonPrefix, storedJsonOf } from '../storage/codec.ts';
+import { EVENT_CLOSE, EVENT_OPEN, servedJsonPrefix, storedJsonOf } from '../storage/codec.ts';
 
 /** A watcher whose socket buffer grows past this is closed; the client re-lists. */
 const MAX_BUFFERED_BYTES = 8 * 1024 * 1024;
@@ -41,10 +41,6 @@ const H2_WRITE_SEND_MS = 0.005;
 const H2_SEND_MS_PER_BYTE = 0.00085 / 1024;
 
 type WatchType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
-
-/** A JSON watch event around an object's JSON, as JSON.stringify({ type, object }) writes it. */
-const EVENT_OPEN: Record<string, Buffer> = Object.fromEntries(['ADDED', 'MODIFIED', 'DELETED'].map((t) => [t, Buffer.from(`{"type":"${t}","object":`)]));
-const EVENT_CLOSE = Buffer.from('}\n');
 
 /** A batch's bytes for one kind of watcher, and the last event of the batch it saw (if any). */
 interface SharedBatch {

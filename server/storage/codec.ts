@@ -534,6 +534,10 @@ export function servedJsonPrefix(apiVersion: string, kind: string): Buffer {
 }
 const prefixes = new Map<string, Buffer>();
 
+/** A JSON watch event line around an object's JSON, as JSON.stringify({ type, object }) and a newline write it. */
+export const EVENT_OPEN: Readonly<Record<string, Buffer>> = Object.fromEntries(['ADDED', 'MODIFIED', 'DELETED'].map((t) => [t, Buffer.from(`{"type":"${t}","object":`)]));
+export const EVENT_CLOSE = Buffer.from('}\n');
+
 /** Index of the quote closing the JSON string whose text starts at `from`, or -1. */
 function jsonStringEnd(s: Buffer, from: number): number {
   let q = s.indexOf(QUOTE, from);

@@ -5,7 +5,7 @@
 // far; a failing one is undone alone and emits nothing. The resulting row operations commit on
 // a writer thread, so the fsync never blocks request handling.
 import type { Db } from './database.ts';
-import { encodeObject, decodeObject, StoredRow, CHECK_STORED_JSON } from './codec.ts';
+import { encodeObject, decodeObject, StoredRow, CHECK_STORED_JSON, EVENT_CLOSE, EVENT_OPEN } from './codec.ts';
 import { deepFreeze } from '../util/json.ts';
 import { KeyFilter } from './key-filter.ts';
 import type Database from 'better-sqlite3';
@@ -192,30 +192,42 @@ export class EventLog {
 
   /**
    * list() — or listAt() when `rv` is given — as one JSON text: the rows' stored bytes joined by
-   * commas in key order, put together by SQLite in one step (no row objects, no buffer per row).
-   * Only when every row opens with `prefix` (JSON as it is served: see servedJsonPrefix) and,
-   * with `noNulls`, holds no `:null` (no object member is null); undefined otherwise, for the
-   * caller to read rows. `last` is the last row's key.
+   * commas, none decoded. Only when every row is served as stored (see servedAsStored);
+   * undefined otherwise, for the caller to read rows. `last` is the last row's key.
    */
   listJoined(res: string, ns: string | undefined, prefix: Buffer, opts: { rv?: number; after?: { ns: string; name: string }; limit?: number; noNulls?: boolean }): JoinedRows | undefined {
-    const { rv, after, limit = -1 } = opts;
-    const params = { res, ns: ns ?? after?.ns ?? '', name: after?.name ?? '', after: after ? 1 : 0, limit, plen: prefix.length, prefix, nonull: opts.noNulls ? 1 : 0 };
-    const stmt = rv === undefined ? (ns === undefined ? this.stmts.joinedAll : this.stmts.joinedNs) : ns === undefined ? this.stmts.joinedAllAt : this.stmts.joinedNsAt;
-    const row = stmt.get(rv === undefined ? params : { ...params, rv }) as { json: Buffer | null; n: number; odd: number | null; last: string | null };
-    if (row.odd) return undefined;
-    const sep = row.last === null ? -1 : row.last.indexOf('\u0000');
-    return { json: row.json ?? Buffer.alloc(0), count: row.n, last: row.last === null ? undefined : { ns: row.last.slice(0, sep), name: row.last.slice(sep + 1) } };
+    const rows = this.rawRows(res, ns, opts);
+    const parts: Buffer[] = [];
+    for (let i = 0; i < rows.length; i++) {
+      const data = rows[i][2];
+      if (!servedAsStored(data, prefix, opts.noNulls)) return undefined;
+      if (i > 0) parts.push(COMMA);
+      parts.push(data);
+    }
+    const last = rows[rows.length - 1];
+    return { json: Buffer.concat(parts), count: rows.length, last: last && { ns: last[3], name: last[4] } };
   }
 
   /**
    * The current objects of a resource as a JSON watch stream's ADDED events, one line each in key
-   * order (a watch's initial state), put together by SQLite as listJoined does, under the same
-   * condition: undefined unless every row opens with `prefix`.
+   * order (a watch's initial state), under listJoined's condition; undefined otherwise.
    */
   addedEventsJoined(res: string, ns: string | undefined, prefix: Buffer): Buffer | undefined {
-    const params = { res, ns: ns ?? '', name: '', after: 0, limit: -1, plen: prefix.length, prefix };
-    const row = (ns === undefined ? this.stmts.addedAll : this.stmts.addedNs).get(params) as { json: Buffer | null; odd: number | null };
-    return row.odd ? undefined : (row.json ?? Buffer.alloc(0));
+    const rows = this.rawRows(res, ns, {});
+    const parts: Buffer[] = [];
+    for (const row of rows) {
+      if (!servedAsStored(row[2], prefix, false)) return undefined;
+      parts.push(EVENT_OPEN.ADDED, row[2], EVENT_CLOSE);
+    }
+    return Buffer.concat(parts);
+  }
+
+  /** The rows list() or listAt() reads, as arrays: rv, uid, data, ns, name. */
+  private rawRows(res: string, ns: string | undefined, opts: { rv?: number; after?: { ns: string; name: string }; limit?: number }): [number, string, Buffer, string, string][] {
+    const { rv, after, limit = -1 } = opts;
+    const params = { res, ns: ns ?? after?.ns ?? '', name: after?.name ?? '', after: after ? 1 : 0, limit };
+    if (rv === undefined) return (ns === undefined ? this.stmts.rawAll : this.stmts.rawNs).all(params) as [number, string, Buffer, string, string][];
+    return (ns === undefined ? this.stmts.rawAllAt : this.stmts.rawNsAt).all({ ...params, rv }) as [number, string, Buffer, string, string][];
   }
 
   /** How many current objects of a resource come after a key (remainingItemCount). */
@@ -348,14 +360,18 @@ export class EventLog {
 
   /**
    * eventsAfter() of one resource (and namespace) as a JSON watch stream's lines, each
-   * `{"type":…,"object":…}` around the event's stored bytes, put together by SQLite; undefined
-   * unless every event's row opens with `prefix` (see listJoined). `last` is the newest rv read.
+   * `{"type":…,"object":…}` around the event's stored bytes, none decoded; undefined unless every
+   * event is served as stored (see listJoined). `last` is the newest rv read.
    */
   framedEventsAfter(res: string, ns: string | undefined, rv: number, limit: number, prefix: Buffer): { bytes: Buffer; count: number; last: number } | undefined {
-    const params = { res, ns: ns ?? '', rv, limit, plen: prefix.length, prefix };
-    const row = (ns === undefined ? this.stmts.framedAfter : this.stmts.framedAfterNs).get(params) as { json: Buffer | null; n: number; odd: number | null; last: number | null };
-    if (row.odd) return undefined;
-    return { bytes: row.json ?? Buffer.alloc(0), count: row.n, last: row.last ?? rv };
+    const params = { res, ns: ns ?? '', rv, limit };
+    const rows = (ns === undefined ? this.stmts.eventRowsAfter : this.stmts.eventRowsAfterNs).all(params) as [number, number, Buffer][];
+    const parts: Buffer[] = [];
+    for (const [, type, data] of rows) {
+      if (!servedAsStored(data, prefix, false)) return undefined;
+      parts.push(EVENT_OPEN[CODE_TYPE[type]], data, EVENT_CLOSE);
+    }
+    return { bytes: Buffer.concat(parts), count: rows.length, last: rows.length ? rows[rows.length - 1][0] : rv };
   }
 
   onCommit(listener: EventListener): () => void {
@@ -596,34 +612,17 @@ export interface JoinedRows {
   last: { ns: string; name: string } | undefined;
 }
 
+const COMMA = Buffer.from(',');
+const NULL_MEMBER = Buffer.from(':null');
+
 /**
- * A page of rows (data, ns, name; in key order) as listJoined reads it: the data joined by commas
- * in that order (group_concat's own ORDER BY: without one SQLite promises no order), how many,
- * how many do not open with @prefix (or, with @nonull, hold a null member), and the last key as
- * ns NUL name.
+ * Whether a stored row is served byte for byte as it is: JSON opening with the served kind and
+ * apiVersion (`prefix`, see servedJsonPrefix) and, with `noNulls`, without a null object member
+ * (which read-time defaulting of a custom object may drop).
  */
-function joined(rows: string): string {
-  return `SELECT CAST(group_concat(data, ',' ORDER BY ns, name) AS BLOB) AS json, count(*) AS n,
-    sum(substr(data, 1, @plen) <> @prefix OR (@nonull AND instr(data, ':null') > 0)) AS odd, max(ns || char(0) || name) AS last FROM (${rows})`;
+function servedAsStored(data: Buffer, prefix: Buffer, noNulls: boolean | undefined): boolean {
+  return data.length > prefix.length && data.compare(prefix, 0, prefix.length, 0, prefix.length) === 0 && !(noNulls && data.includes(NULL_MEMBER));
 }
-
-/** joined(), each row framed as a JSON watch event line: `{"type":"ADDED","object":…}` and a newline. */
-function joinedAdded(rows: string): string {
-  return `SELECT CAST(group_concat('{"type":"ADDED","object":' || data || '}' || char(10), '' ORDER BY ns, name) AS BLOB) AS json,
-    sum(substr(data, 1, @plen) <> @prefix) AS odd FROM (${rows})`;
-}
-
-/** A resource's events after @rv (rv, type, data; in rv order, at most @limit) as JSON watch event lines. */
-function framedEvents(rows: string): string {
-  return `SELECT CAST(group_concat('{"type":"' || CASE type WHEN 1 THEN 'ADDED' WHEN 2 THEN 'MODIFIED' ELSE 'DELETED' END
-    || '","object":' || data || '}' || char(10), '' ORDER BY rv) AS BLOB) AS json, count(*) AS n,
-    sum(substr(data, 1, @plen) <> @prefix) AS odd, max(rv) AS last FROM (${rows})`;
-}
-
-const CURRENT_ALL = `SELECT data, ns, name FROM objects WHERE res = @res
-  AND (@after = 0 OR ns > @ns OR (ns = @ns AND name > @name)) ORDER BY ns, name LIMIT @limit`;
-const CURRENT_NS = `SELECT data, ns, name FROM objects WHERE res = @res AND ns = @ns
-  AND (@after = 0 OR name > @name) ORDER BY name LIMIT @limit`;
 
 function prepare(db: Db) {
   const p = (sql: string): Database.Statement => db.prepare(sql);
@@ -645,14 +644,14 @@ function prepare(db: Db) {
     listNsAt: p(`${stateAt('AND ns = @ns', 'name > @name')} ORDER BY name LIMIT @limit`),
     listAllAt: p(`${stateAt('', 'ns > @ns OR (ns = @ns AND name > @name)')} ORDER BY ns, name LIMIT @limit`),
     countNsAt: p(`SELECT count(*) AS n FROM (${stateAt('AND ns = @ns', 'name > @name')}) WHERE @limit = @limit`),
-    joinedAll: p(joined(CURRENT_ALL)),
-    joinedNs: p(joined(CURRENT_NS)),
-    addedAll: p(joinedAdded(CURRENT_ALL)),
-    framedAfter: p(framedEvents('SELECT rv, type, data FROM events WHERE res = @res AND rv > @rv AND @ns = @ns ORDER BY rv LIMIT @limit')),
-    framedAfterNs: p(framedEvents('SELECT rv, type, data FROM events WHERE res = @res AND rv > @rv AND ns = @ns ORDER BY rv LIMIT @limit')),
-    addedNs: p(joinedAdded(CURRENT_NS)),
-    joinedAllAt: p(joined(`${stateAt('', 'ns > @ns OR (ns = @ns AND name > @name)')} ORDER BY ns, name LIMIT @limit`)),
-    joinedNsAt: p(joined(`${stateAt('AND ns = @ns', 'name > @name')} ORDER BY name LIMIT @limit`)),
+    rawAll: p(`SELECT rv, uid, data, ns, name FROM objects WHERE res = @res
+      AND (@after = 0 OR ns > @ns OR (ns = @ns AND name > @name)) ORDER BY ns, name LIMIT @limit`).raw(),
+    rawNs: p(`SELECT rv, uid, data, ns, name FROM objects WHERE res = @res AND ns = @ns
+      AND (@after = 0 OR name > @name) ORDER BY name LIMIT @limit`).raw(),
+    rawAllAt: p(`${stateAt('', 'ns > @ns OR (ns = @ns AND name > @name)')} ORDER BY ns, name LIMIT @limit`).raw(),
+    rawNsAt: p(`${stateAt('AND ns = @ns', 'name > @name')} ORDER BY name LIMIT @limit`).raw(),
+    eventRowsAfter: p('SELECT rv, type, data FROM events WHERE res = @res AND rv > @rv AND @ns = @ns ORDER BY rv LIMIT @limit').raw(),
+    eventRowsAfterNs: p('SELECT rv, type, data FROM events WHERE res = @res AND rv > @rv AND ns = @ns ORDER BY rv LIMIT @limit').raw(),
     countAllAt: p(`SELECT count(*) AS n FROM (${stateAt('', 'ns > @ns OR (ns = @ns AND name > @name)')}) WHERE @limit = @limit`),
   };
 }
