@@ -242,7 +242,7 @@ export class WatchService {
     // Initial state and subscription happen in one synchronous step, so no commit falls between them.
     if (initialState) {
       w.lastRv = this.log.currentRv;
-      // Every object, as stored: the rows framed as ADDED events by SQLite, none decoded.
+      // Every object, as stored: the rows framed as ADDED events, none decoded.
       const framed = w.writesStoredJson ? this.log.addedEventsJoined(res, scopeNs, servedJsonPrefix(apiVersionOf(info), info.kind)) : undefined;
       if (framed) w.writeFramed(framed);
       else for (const item of this.store.listCurrent(info, scopeNs)) if (w.matches(item)) w.write('ADDED', item);
@@ -259,7 +259,7 @@ export class WatchService {
       w.lastRv = from;
       const prefix = w.writesStoredJson ? servedJsonPrefix(apiVersionOf(info), info.kind) : undefined;
       for (;;) {
-        // The events as stored, framed by SQLite, where the watch writes them as they are.
+        // The events as stored, framed, where the watch writes them as they are.
         const framed = prefix && this.log.framedEventsAfter(res, scopeNs, from, REPLAY_BATCH, prefix);
         if (framed) {
           w.writeFramed(framed.bytes);

@@ -248,8 +248,8 @@ export class GenericStore {
       if (info.custom) return { items: await this.presentAll(info, rows.map((r) => r.object)), resourceVersion };
       return withStoredItems({ resourceVersion } as ListResult, { rows: rows as ListRow[], apiVersion: apiVersionOf(info), kind: info.kind, present: (o) => this.present(info, o) });
     };
-    // Unfiltered objects as JSON rows that are served as they are stored: read joined by SQLite, a
-    // page in one step. Custom objects qualify when reading them applies nothing: stored in the
+    // Unfiltered objects as JSON rows that are served as they are stored: a page of stored bytes
+    // joined, none decoded. Custom objects qualify when reading them applies nothing: stored in the
     // served version (no conversion), under a schema without defaults, with no null member (the
     // one thing defaulting changes then).
     if (!filtering && !info.custom?.compiled().hasDefaults) {
