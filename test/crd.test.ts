@@ -437,6 +437,22 @@ test('lists of custom objects read as stored answer as decoded ones; a null the 
   for (const path of [P, `${P}?limit=2`, `/apis/${GROUP}/v1/notes`]) assert.equal((await s.request('GET', path)).text, await asDecoded(path), path);
   assert.deepEqual(await specs(P), [{ text: 'a' }, { text: 'b', due: null }, { text: 'c', due: 'soon' }]);
 
+  // Watches too: from the stored bytes where they need nothing applied, as the per-object path
+  // (a field selector every object matches) writes them.
+  const events = async (path: string) => (await s.request('GET', `${path}${path.includes('?') ? '&' : '?'}watch=1&timeoutSeconds=1`)).text;
+  const everything = 'fieldSelector=metadata.name%21%3Dnone';
+  assert.equal((await s.request('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'notes-b' } } })).status, 201);
+  const B = `/apis/${GROUP}/v1/namespaces/notes-b/notes`;
+  assert.equal((await s.request('POST', B, { body: { apiVersion: `${GROUP}/v1`, kind: 'Note', metadata: { name: 'b1' }, spec: { text: 'x' } } })).status, 201);
+  for (const path of [B, P, `/apis/${GROUP}/v1/notes`]) assert.equal(await events(path), await events(`${path}?${everything}`), path);
+  const rv = (await s.request('GET', B)).json().metadata.resourceVersion;
+  const live = events(`${B}?resourceVersion=${rv}`);
+  await new Promise((r) => setTimeout(r, 200));
+  const created = await s.request('POST', B, { body: { apiVersion: `${GROUP}/v1`, kind: 'Note', metadata: { name: 'b2' }, spec: { text: 'y' } } });
+  assert.equal(created.status, 201);
+  assert.equal((await live).trim(), `{"type":"ADDED","object":${created.text.trim()}}`);
+  assert.equal(await events(`${B}?resourceVersion=${rv}`), await live);
+
   // The schema stops allowing null: the stored null goes when the object is read, listed or not.
   const cur = (await s.request('GET', `${CRDS}/notes.${GROUP}`)).json();
   cur.spec.versions[0].schema = schema(false);
@@ -445,6 +461,8 @@ test('lists of custom objects read as stored answer as decoded ones; a null the 
   assert.deepEqual(await specs(P), [{ text: 'a' }, { text: 'b' }, { text: 'c', due: 'soon' }]);
   assert.deepEqual(await specs(`${P}?limit=2`), [{ text: 'a' }, { text: 'b' }]);
   assert.equal((await s.request('GET', P)).text, await asDecoded(P));
+  const watched = (await events(P)).trim().split('\n').map((l) => JSON.parse(l).object.spec);
+  assert.deepEqual(watched, [{ text: 'a' }, { text: 'b' }, { text: 'c', due: 'soon' }]);
 });
 
 test('rules that do not compile or exceed the cost budget are refused when the CRD is written', async () => {

@@ -15,7 +15,7 @@ import { ApiError, badRequest, internalError, tooLargeResourceVersion, tooOldRes
 import type { Converter, ServiceLookup } from '../registry/crd/conversion.ts';
 import { toTable, partialMetadata } from './resource-handlers.ts';
 import { cloneJSON } from '../registry/apply/index.ts';
-import { EVENT_CLOSE, EVENT_OPEN, servedJsonPrefix, storedJsonOf } from '../storage/codec.ts';
+import { EVENT_CLOSE, EVENT_OPEN, servedAsStored, servedJsonPrefix, storedJsonOf } from '../storage/codec.ts';
 
 /** A watcher whose socket buffer grows past this is closed; the client re-lists. */
 const MAX_BUFFERED_BYTES = 8 * 1024 * 1024;
@@ -243,7 +243,7 @@ export class WatchService {
     if (initialState) {
       w.lastRv = this.log.currentRv;
       // Every object, as stored: the rows framed as ADDED events, none decoded.
-      const framed = w.writesStoredJson ? this.log.addedEventsJoined(res, scopeNs, servedJsonPrefix(apiVersionOf(info), info.kind)) : undefined;
+      const framed = w.writesStoredJson ? this.log.addedEventsJoined(res, scopeNs, servedJsonPrefix(apiVersionOf(info), info.kind), !!info.custom) : undefined;
       if (framed) w.writeFramed(framed);
       else for (const item of this.store.listCurrent(info, scopeNs)) if (w.matches(item)) w.write('ADDED', item);
     } else if (fromRv === undefined) {
@@ -260,7 +260,7 @@ export class WatchService {
       const prefix = w.writesStoredJson ? servedJsonPrefix(apiVersionOf(info), info.kind) : undefined;
       for (;;) {
         // The events as stored, framed, where the watch writes them as they are.
-        const framed = prefix && this.log.framedEventsAfter(res, scopeNs, from, REPLAY_BATCH, prefix);
+        const framed = prefix && this.log.framedEventsAfter(res, scopeNs, from, REPLAY_BATCH, prefix, !!info.custom);
         if (framed) {
           w.writeFramed(framed.bytes);
           w.lastRv = framed.last;
@@ -380,12 +380,12 @@ class WatchStream implements Watcher {
   }
 
   /**
-   * Whether an event of this watch is `{"type":…,"object":…}` around the object's stored JSON:
-   * plain JSON of a built-in resource (custom objects get read-time defaults), every object of
-   * its scope (no selectors).
+   * Whether an event of this watch may be `{"type":…,"object":…}` around the object's stored
+   * JSON: plain JSON, every object of its scope (no selectors), and for custom objects a schema
+   * without defaults (read-time defaulting then only drops nulls: rows with one are decoded).
    */
   get writesStoredJson(): boolean {
-    return this.fmt.encoding === 'json' && this.fmt.shape === 'object' && !this.info.custom && !this.labels && !this.fields;
+    return this.fmt.encoding === 'json' && this.fmt.shape === 'object' && !this.info.custom?.compiled().hasDefaults && !this.labels && !this.fields;
   }
 
   /** Events already in this watch's wire form (see writesStoredJson). */
@@ -455,8 +455,7 @@ class WatchStream implements Watcher {
     if (type !== 'BOOKMARK' && type !== 'ERROR' && this.writesStoredJson) {
       // A committed object's stored JSON, when it is already as served: framed, not serialized again.
       const stored = storedJsonOf(object);
-      const prefix = servedJsonPrefix(apiVersionOf(info), info.kind);
-      if (stored && stored.length > prefix.length && stored.compare(prefix, 0, prefix.length, 0, prefix.length) === 0) {
+      if (stored && servedAsStored(stored, servedJsonPrefix(apiVersionOf(info), info.kind), !!info.custom)) {
         return Buffer.concat([EVENT_OPEN[type], stored, EVENT_CLOSE]);
       }
     }

@@ -533,6 +533,16 @@ export function servedJsonPrefix(apiVersion: string, kind: string): Buffer {
   return p;
 }
 const prefixes = new Map<string, Buffer>();
+const NULL_MEMBER = Buffer.from(':null');
+
+/**
+ * Whether a stored row is served byte for byte as it is: JSON opening with the served kind and
+ * apiVersion (`prefix`, see servedJsonPrefix) and, with `noNulls`, without a null object member
+ * (which read-time defaulting of a custom object may drop).
+ */
+export function servedAsStored(data: Buffer, prefix: Buffer, noNulls: boolean | undefined): boolean {
+  return data.length > prefix.length && data.compare(prefix, 0, prefix.length, 0, prefix.length) === 0 && !(noNulls && data.includes(NULL_MEMBER));
+}
 
 /** A JSON watch event line around an object's JSON, as JSON.stringify({ type, object }) and a newline write it. */
 export const EVENT_OPEN: Readonly<Record<string, Buffer>> = Object.fromEntries(['ADDED', 'MODIFIED', 'DELETED'].map((t) => [t, Buffer.from(`{"type":"${t}","object":`)]));

@@ -5,7 +5,7 @@
 // far; a failing one is undone alone and emits nothing. The resulting row operations commit on
 // a writer thread, so the fsync never blocks request handling.
 import type { Db } from './database.ts';
-import { encodeObject, decodeObject, StoredRow, CHECK_STORED_JSON, EVENT_CLOSE, EVENT_OPEN } from './codec.ts';
+import { encodeObject, decodeObject, StoredRow, CHECK_STORED_JSON, EVENT_CLOSE, EVENT_OPEN, servedAsStored } from './codec.ts';
 import { deepFreeze } from '../util/json.ts';
 import { KeyFilter } from './key-filter.ts';
 import type Database from 'better-sqlite3';
@@ -212,11 +212,11 @@ export class EventLog {
    * The current objects of a resource as a JSON watch stream's ADDED events, one line each in key
    * order (a watch's initial state), under listJoined's condition; undefined otherwise.
    */
-  addedEventsJoined(res: string, ns: string | undefined, prefix: Buffer): Buffer | undefined {
+  addedEventsJoined(res: string, ns: string | undefined, prefix: Buffer, noNulls: boolean): Buffer | undefined {
     const rows = this.rawRows(res, ns, {});
     const parts: Buffer[] = [];
     for (const row of rows) {
-      if (!servedAsStored(row[2], prefix, false)) return undefined;
+      if (!servedAsStored(row[2], prefix, noNulls)) return undefined;
       parts.push(EVENT_OPEN.ADDED, row[2], EVENT_CLOSE);
     }
     return Buffer.concat(parts);
@@ -363,12 +363,12 @@ export class EventLog {
    * `{"type":…,"object":…}` around the event's stored bytes, none decoded; undefined unless every
    * event is served as stored (see listJoined). `last` is the newest rv read.
    */
-  framedEventsAfter(res: string, ns: string | undefined, rv: number, limit: number, prefix: Buffer): { bytes: Buffer; count: number; last: number } | undefined {
+  framedEventsAfter(res: string, ns: string | undefined, rv: number, limit: number, prefix: Buffer, noNulls: boolean): { bytes: Buffer; count: number; last: number } | undefined {
     const params = { res, ns: ns ?? '', rv, limit };
     const rows = (ns === undefined ? this.stmts.eventRowsAfter : this.stmts.eventRowsAfterNs).all(params) as [number, number, Buffer][];
     const parts: Buffer[] = [];
     for (const [, type, data] of rows) {
-      if (!servedAsStored(data, prefix, false)) return undefined;
+      if (!servedAsStored(data, prefix, noNulls)) return undefined;
       parts.push(EVENT_OPEN[CODE_TYPE[type]], data, EVENT_CLOSE);
     }
     return { bytes: Buffer.concat(parts), count: rows.length, last: rows.length ? rows[rows.length - 1][0] : rv };
@@ -613,16 +613,6 @@ export interface JoinedRows {
 }
 
 const COMMA = Buffer.from(',');
-const NULL_MEMBER = Buffer.from(':null');
-
-/**
- * Whether a stored row is served byte for byte as it is: JSON opening with the served kind and
- * apiVersion (`prefix`, see servedJsonPrefix) and, with `noNulls`, without a null object member
- * (which read-time defaulting of a custom object may drop).
- */
-function servedAsStored(data: Buffer, prefix: Buffer, noNulls: boolean | undefined): boolean {
-  return data.length > prefix.length && data.compare(prefix, 0, prefix.length, 0, prefix.length) === 0 && !(noNulls && data.includes(NULL_MEMBER));
-}
 
 function prepare(db: Db) {
   const p = (sql: string): Database.Statement => db.prepare(sql);
