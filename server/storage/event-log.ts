@@ -181,13 +181,8 @@ export class EventLog {
 
   /** Current objects of a resource, in (namespace, name) order, optionally after a key; one namespace or all. */
   list(res: string, ns: string | undefined, after?: { ns: string; name: string }, limit = -1): StoredObject[] {
-    const rows = (
-      ns === undefined
-        ? this.stmts.listAll.all({ res, ns: after?.ns ?? '', name: after?.name ?? '', after: after ? 1 : 0, limit })
-        : this.stmts.listNs.all({ res, ns, name: after?.name ?? '', after: after ? 1 : 0, limit })
-    ) as { rv: number; uid: string; data: Buffer }[];
     // Decoded on first use: JSON lists transcode the stored bytes instead.
-    return rows.map((r) => new StoredRow(r.rv, r.uid, r.data));
+    return this.rawRows(res, ns, { after, limit }).map((r) => new StoredRow(r[0], r[1], r[2]));
   }
 
   /**
@@ -222,7 +217,7 @@ export class EventLog {
     return Buffer.concat(parts);
   }
 
-  /** The rows list() or listAt() reads, as arrays: rv, uid, data, ns, name. */
+  /** The rows of list() (or of listAt() when `rv` is given), as arrays: rv, uid, data, ns, name. */
   private rawRows(res: string, ns: string | undefined, opts: { rv?: number; after?: { ns: string; name: string }; limit?: number }): [number, string, Buffer, string, string][] {
     const { rv, after, limit = -1 } = opts;
     const params = { res, ns: ns ?? after?.ns ?? '', name: after?.name ?? '', after: after ? 1 : 0, limit };
@@ -251,9 +246,7 @@ export class EventLog {
    * unless that is a deletion (read as stateAt says). Same order and paging as list().
    */
   listAt(res: string, ns: string | undefined, rv: number, after?: { ns: string; name: string }, limit = -1): StoredObject[] {
-    const params = { res, ns: ns ?? after?.ns ?? '', name: after?.name ?? '', after: after ? 1 : 0, limit, rv };
-    const rows = (ns === undefined ? this.stmts.listAllAt : this.stmts.listNsAt).all(params) as { rv: number; uid: string; data: Buffer }[];
-    return rows.map((r) => new StoredRow(r.rv, r.uid, r.data));
+    return this.rawRows(res, ns, { rv, after, limit }).map((r) => new StoredRow(r[0], r[1], r[2]));
   }
 
   /** remainingItemCount for a snapshot page. */
@@ -619,10 +612,6 @@ function prepare(db: Db) {
   return {
     get: p('SELECT rv, uid, data FROM objects WHERE res = ? AND ns = ? AND name = ?'),
     rvOf: p('SELECT rv FROM objects WHERE res = ? AND ns = ? AND name = ?'),
-    listAll: p(`SELECT rv, uid, data FROM objects WHERE res = @res
-      AND (@after = 0 OR ns > @ns OR (ns = @ns AND name > @name)) ORDER BY ns, name LIMIT @limit`),
-    listNs: p(`SELECT rv, uid, data FROM objects WHERE res = @res AND ns = @ns
-      AND (@after = 0 OR name > @name) ORDER BY name LIMIT @limit`),
     countAll: p('SELECT count(*) AS n FROM objects WHERE res = @res AND (ns > @ns OR (ns = @ns AND name > @name))'),
     countNs: p('SELECT count(*) AS n FROM objects WHERE res = @res AND ns = @ns AND name > @name'),
     eventsAfter: p(`SELECT e.rv, e.type, e.res, e.ns, e.name, e.data, p.data AS prev
@@ -631,9 +620,8 @@ function prepare(db: Db) {
       FROM events e LEFT JOIN events p ON p.rv = e.prev_rv WHERE e.res = ? AND e.rv > ? ORDER BY e.rv LIMIT ?`),
     changedSince: p('SELECT 1 FROM events WHERE res = ? AND rv > ? LIMIT 1'),
     firstEvent: p('SELECT min(rv) AS rv FROM events'),
-    listNsAt: p(`${stateAt('AND ns = @ns', 'name > @name')} ORDER BY name LIMIT @limit`),
-    listAllAt: p(`${stateAt('', 'ns > @ns OR (ns = @ns AND name > @name)')} ORDER BY ns, name LIMIT @limit`),
     countNsAt: p(`SELECT count(*) AS n FROM (${stateAt('AND ns = @ns', 'name > @name')}) WHERE @limit = @limit`),
+    // The current table, or its state at @rv, a page in key order (list, listAt, listJoined).
     rawAll: p(`SELECT rv, uid, data, ns, name FROM objects WHERE res = @res
       AND (@after = 0 OR ns > @ns OR (ns = @ns AND name > @name)) ORDER BY ns, name LIMIT @limit`).raw(),
     rawNs: p(`SELECT rv, uid, data, ns, name FROM objects WHERE res = @res AND ns = @ns
