@@ -102,6 +102,48 @@ test('objects are stored as JSON text; BigInt values and older CBOR rows still d
   assert.deepEqual(decodeObject(bigData), big);
 });
 
+test('managedFields with shared (frozen) FieldsV1 are stored exactly as JSON.stringify writes them', () => {
+  const frozenDeep = <T extends object>(o: T): T => {
+    for (const v of Object.values(o)) if (typeof v === 'object' && v !== null) frozenDeep(v);
+    return Object.freeze(o);
+  };
+  const shared = frozenDeep({ 'f:metadata': { 'f:labels': { '.': {}, 'f:app': {} } }, 'f:data': { 'f:k"ey': {}, 'f:é\u2028': {} } });
+  const entry = (manager: string, fieldsV1: unknown, extra: Record<string, unknown> = {}) => ({ manager, operation: 'Update', apiVersion: 'v1', time: '2026-11-23T00:00:00Z', fieldsType: 'FieldsV1', fieldsV1, ...extra });
+  const object = (managedFields: unknown, before: Record<string, unknown> = {}) => ({
+    ...before,
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: 'a', labels: { app: 'x' }, managedFields, resourceVersion: '7', annotations: { note: 'after the list' } },
+    data: { k: 'v' },
+  });
+  const cases: unknown[] = [
+    object([entry('a', shared)]),
+    object([entry('a', shared), entry('b', { 'f:data': {} }), entry('c', shared, { subresource: 'status' })]),
+    // The same frozen FieldsV1 again (now from the cache), under other keys around it.
+    object([entry('b', shared, { fieldsV1: undefined }), entry('c', shared)], { spec: { managedFields: 'not metadata' } }),
+    object([entry('a', frozenDeep({}))]),
+    // What JSON.stringify writes its own way: undefined members, a Date, non-record entries.
+    object([entry('a', shared, { time: undefined })]),
+    object([entry('a', shared), { manager: 'd', time: new Date(0), fieldsV1: shared }]),
+    object([entry('a', shared), null]),
+    object([entry('a', shared), , entry('b', shared)]), // eslint-disable-line no-sparse-arrays
+    object([entry('a', Object.freeze(Object.assign(Object.create(null), { 'f:x': {} })))]),
+    object([]),
+    object([entry('a', { 'f:fresh': {} })]),
+    { ...object([entry('a', shared)]), __proto__: null },
+  ];
+  for (const c of cases) assert.equal(Buffer.from(encodeObject(c)).toString('utf8'), JSON.stringify(c));
+  // Only frozen FieldsV1 are remembered: one that is not may change between writes.
+  const own: Record<string, unknown> = { 'f:data': {} };
+  const changing = object([entry('a', shared), entry('b', own)]);
+  assert.equal(Buffer.from(encodeObject(changing)).toString('utf8'), JSON.stringify(changing));
+  own['f:binaryData'] = {};
+  assert.equal(Buffer.from(encodeObject(changing)).toString('utf8'), JSON.stringify(changing));
+  // The marker never leaks, whatever a client writes where the list was.
+  const text = Buffer.from(encodeObject(object([entry('a', shared)]))).toString('utf8');
+  assert.ok(!text.includes('hearth:'), text);
+});
+
 test('CBOR transcoding gives up (appending nothing) on what only the decoder reproduces', () => {
   const cases: unknown[] = [
     { metadata: { name: 'a' }, when: new Date(0) }, // a tag

@@ -4,6 +4,7 @@
 // or CBOR bodies), are plain CBOR (RFC 8949 maps/arrays/strings, no cbor-x record extension).
 // The first byte tells them apart: JSON text of an object starts with "{", a CBOR map with
 // 0xa0–0xbf.
+import { randomUUID } from 'node:crypto';
 import { Encoder } from 'cbor-x';
 
 const cbor = new Encoder({ useRecords: false, mapsAsObjects: true, variableMapSize: true });
@@ -16,7 +17,7 @@ const OPEN_BRACE = 0x7b;
 export function encodeObject(obj: unknown): Uint8Array {
   let text: string;
   try {
-    text = JSON.stringify(obj);
+    text = objectJson(obj);
   } catch {
     return encodeObjectCbor(obj); // a BigInt
   }
@@ -24,6 +25,58 @@ export function encodeObject(obj: unknown): Uint8Array {
   out.write(text, 0, 'utf8');
   if (typeof obj === 'object' && obj !== null) remember(obj as Served, out);
   return out;
+}
+
+/**
+ * JSON.stringify(obj), byte for byte, with the FieldsV1 objects in metadata.managedFields written
+ * apart when some are deep-frozen: the field manager shares those from write to write, and their
+ * text (half of a typical object's JSON) is made once. The rest is stringified natively around a
+ * marker. Fresh FieldsV1 (a create's) go the native way with everything else: written apart they
+ * cost more.
+ */
+function objectJson(obj: unknown): string {
+  const meta = isRecord(obj) ? obj.metadata : undefined;
+  const mf = isRecord(meta) ? meta.managedFields : undefined;
+  if (!Array.isArray(mf) || mf.length === 0) return JSON.stringify(obj);
+  let shared = false;
+  for (let i = 0; i < mf.length; i++) {
+    const e: unknown = mf[i];
+    if (!isRecord(e)) return JSON.stringify(obj);
+    if (isRecord(e.fieldsV1) && Object.isFrozen(e.fieldsV1)) shared = true;
+  }
+  if (!shared) return JSON.stringify(obj);
+  // Shallow copies keep every key where it was (managedFields is replaced in place).
+  const text = JSON.stringify({ ...(obj as object), metadata: { ...(meta as object), managedFields: MARK } });
+  const at = text.indexOf(MARK_JSON);
+  let entries = '[';
+  for (let i = 0; i < mf.length; i++) entries += (i ? ',' : '') + entryJson(mf[i]);
+  return `${text.slice(0, at)}${entries}]${text.slice(at + MARK_JSON.length)}`;
+}
+
+function entryJson(e: Record<string, unknown>): string {
+  const f = e.fieldsV1;
+  if (!isRecord(f) || !Object.isFrozen(f)) return JSON.stringify(e);
+  let fText = FROZEN_JSON.get(f);
+  if (fText === undefined) FROZEN_JSON.set(f, (fText = JSON.stringify(f)));
+  const text = JSON.stringify({ ...e, fieldsV1: MARK });
+  const at = text.indexOf(MARK_JSON);
+  return `${text.slice(0, at)}${fText}${text.slice(at + MARK_JSON.length)}`;
+}
+
+/**
+ * Only the field manager freezes objects that can end up in managedFields, and always deeply
+ * (deepFreeze, or frozen objects of frozen parts), so a frozen object's JSON never changes.
+ */
+const FROZEN_JSON = new WeakMap<object, string>();
+/** Stands in for what is written apart; random, so no client value can look the same. */
+const MARK = `\u0000hearth:${randomUUID()}`;
+const MARK_JSON = JSON.stringify(MARK);
+
+/** A plain object (JSON.stringify may treat others in their own way: toJSON, a Date). */
+function isRecord(v: unknown): v is Record<string, unknown> {
+  if (typeof v !== 'object' || v === null) return false;
+  const p = Object.getPrototypeOf(v);
+  return p === Object.prototype || p === null;
 }
 
 // A write's response is the object just stored, so its JSON is the stored bytes: kept for the
