@@ -56,11 +56,41 @@ function objectJson(obj: unknown): string {
 function entryJson(e: Record<string, unknown>): string {
   const f = e.fieldsV1;
   if (!isRecord(f) || !Object.isFrozen(f)) return JSON.stringify(e);
-  let fText = FROZEN_JSON.get(f);
-  if (fText === undefined) FROZEN_JSON.set(f, (fText = JSON.stringify(f)));
+  const fText = frozenJson(f);
   const text = JSON.stringify({ ...e, fieldsV1: MARK });
   const at = text.indexOf(MARK_JSON);
   return `${text.slice(0, at)}${fText}${text.slice(at + MARK_JSON.length)}`;
+}
+
+/**
+ * The JSON text of a frozen object, made once: from the texts of its frozen members, so a FieldsV1
+ * that shares most of its parts with earlier ones (a create's, see the field manager) costs a
+ * walk of its own new parts only.
+ */
+function frozenJson(f: Record<string, unknown>): string {
+  let text = FROZEN_JSON.get(f);
+  if (text !== undefined) return text;
+  text = '{';
+  for (const k of Object.keys(f)) {
+    const v = f[k];
+    const t: string | undefined = isRecord(v) && Object.isFrozen(v) ? frozenJson(v) : JSON.stringify(v);
+    if (t === undefined) continue; // left out, as JSON.stringify leaves out undefined and functions
+    text += `${text.length > 1 ? ',' : ''}${quotedKey(k)}:${t}`;
+  }
+  text += '}';
+  FROZEN_JSON.set(f, text);
+  return text;
+}
+
+/** FieldsV1 keys repeat ("f:name", "."): each is quoted once (a bounded cache). */
+function quotedKey(k: string): string {
+  let q = QUOTED_KEYS.get(k);
+  if (q === undefined) {
+    q = JSON.stringify(k);
+    if (QUOTED_KEYS.size >= 10_000) QUOTED_KEYS.clear();
+    QUOTED_KEYS.set(k, q);
+  }
+  return q;
 }
 
 /**
@@ -68,6 +98,7 @@ function entryJson(e: Record<string, unknown>): string {
  * (deepFreeze, or frozen objects of frozen parts), so a frozen object's JSON never changes.
  */
 const FROZEN_JSON = new WeakMap<object, string>();
+const QUOTED_KEYS = new Map<string, string>();
 /** Stands in for what is written apart; random, so no client value can look the same. */
 const MARK = `\u0000hearth:${randomUUID()}`;
 const MARK_JSON = JSON.stringify(MARK);
