@@ -107,7 +107,10 @@ test('managedFields with shared (frozen) FieldsV1 are stored exactly as JSON.str
     for (const v of Object.values(o)) if (typeof v === 'object' && v !== null) frozenDeep(v);
     return Object.freeze(o);
   };
-  const shared = frozenDeep({ 'f:metadata': { 'f:labels': { '.': {}, 'f:app': {} } }, 'f:data': { 'f:k"ey': {}, 'f:é\u2028': {} } });
+  // Large enough to be written apart (a small FieldsV1 is written natively with the rest).
+  const many = Object.fromEntries(Array.from({ length: 100 }, (_, i) => [`f:key-${i}`, {}]));
+  const shared = frozenDeep({ 'f:metadata': { 'f:labels': { '.': {}, 'f:app': {} } }, 'f:data': { 'f:k"ey': {}, 'f:é\u2028': {}, ...many } });
+  assert.ok(JSON.stringify(shared).length > 1024);
   const entry = (manager: string, fieldsV1: unknown, extra: Record<string, unknown> = {}) => ({ manager, operation: 'Update', apiVersion: 'v1', time: '2026-11-23T00:00:00Z', fieldsType: 'FieldsV1', fieldsV1, ...extra });
   const object = (managedFields: unknown, before: Record<string, unknown> = {}) => ({
     ...before,

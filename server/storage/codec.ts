@@ -28,38 +28,30 @@ export function encodeObject(obj: unknown): Uint8Array {
 }
 
 /**
- * JSON.stringify(obj), byte for byte, with the FieldsV1 objects in metadata.managedFields written
- * apart when some are deep-frozen: the field manager shares those from write to write, and their
- * text (half of a typical object's JSON) is made once. The rest is stringified natively around a
- * marker. Fresh FieldsV1 (a create's) go the native way with everything else: written apart they
- * cost more.
+ * JSON.stringify(obj), byte for byte, with metadata.managedFields written apart when some of its
+ * FieldsV1 are deep-frozen: the field manager shares those (and their parts) from write to write,
+ * and their text (half of a typical object's JSON) is made once. The rest is stringified natively
+ * around a marker. Without a frozen FieldsV1 (an object decoded from storage or a request body),
+ * all of it goes the native way: written apart, new FieldsV1 cost more.
  */
 function objectJson(obj: unknown): string {
   const meta = isRecord(obj) ? obj.metadata : undefined;
   const mf = isRecord(meta) ? meta.managedFields : undefined;
   if (!Array.isArray(mf) || mf.length === 0) return JSON.stringify(obj);
-  let shared = false;
+  let cachedChars = 0;
   for (let i = 0; i < mf.length; i++) {
     const e: unknown = mf[i];
     if (!isRecord(e)) return JSON.stringify(obj);
-    if (isRecord(e.fieldsV1) && Object.isFrozen(e.fieldsV1)) shared = true;
+    if (isRecord(e.fieldsV1) && Object.isFrozen(e.fieldsV1)) cachedChars += frozenJson(e.fieldsV1).length;
   }
-  if (!shared) return JSON.stringify(obj);
+  // Small ones are cheaper to write natively than to splice (a ConfigMap's few fields).
+  if (cachedChars < SPLICE_MIN_CHARS) return JSON.stringify(obj);
   // Shallow copies keep every key where it was (managedFields is replaced in place).
   const text = JSON.stringify({ ...(obj as object), metadata: { ...(meta as object), managedFields: MARK } });
   const at = text.indexOf(MARK_JSON);
   let entries = '[';
-  for (let i = 0; i < mf.length; i++) entries += (i ? ',' : '') + entryJson(mf[i]);
+  for (let i = 0; i < mf.length; i++) entries += (i ? ',' : '') + membersJson(mf[i]);
   return `${text.slice(0, at)}${entries}]${text.slice(at + MARK_JSON.length)}`;
-}
-
-function entryJson(e: Record<string, unknown>): string {
-  const f = e.fieldsV1;
-  if (!isRecord(f) || !Object.isFrozen(f)) return JSON.stringify(e);
-  const fText = frozenJson(f);
-  const text = JSON.stringify({ ...e, fieldsV1: MARK });
-  const at = text.indexOf(MARK_JSON);
-  return `${text.slice(0, at)}${fText}${text.slice(at + MARK_JSON.length)}`;
 }
 
 /**
@@ -69,17 +61,20 @@ function entryJson(e: Record<string, unknown>): string {
  */
 function frozenJson(f: Record<string, unknown>): string {
   let text = FROZEN_JSON.get(f);
-  if (text !== undefined) return text;
-  text = '{';
-  for (const k of Object.keys(f)) {
-    const v = f[k];
+  if (text === undefined) FROZEN_JSON.set(f, (text = membersJson(f)));
+  return text;
+}
+
+/** JSON.stringify of a plain object, its frozen members written by frozenJson. */
+function membersJson(o: Record<string, unknown>): string {
+  let text = '{';
+  for (const k of Object.keys(o)) {
+    const v = o[k];
     const t: string | undefined = isRecord(v) && Object.isFrozen(v) ? frozenJson(v) : JSON.stringify(v);
     if (t === undefined) continue; // left out, as JSON.stringify leaves out undefined and functions
     text += `${text.length > 1 ? ',' : ''}${quotedKey(k)}:${t}`;
   }
-  text += '}';
-  FROZEN_JSON.set(f, text);
-  return text;
+  return `${text}}`;
 }
 
 /** FieldsV1 keys repeat ("f:name", "."): each is quoted once (a bounded cache). */
@@ -98,6 +93,8 @@ function quotedKey(k: string): string {
  * (deepFreeze, or frozen objects of frozen parts), so a frozen object's JSON never changes.
  */
 const FROZEN_JSON = new WeakMap<object, string>();
+/** Below this much cached FieldsV1 text, splicing it in costs more than it saves (measured in the server). */
+const SPLICE_MIN_CHARS = 1024;
 const QUOTED_KEYS = new Map<string, string>();
 /** Stands in for what is written apart; random, so no client value can look the same. */
 const MARK = `\u0000hearth:${randomUUID()}`;
