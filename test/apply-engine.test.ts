@@ -743,38 +743,6 @@ describe('the create shortcut gives what the general path gives', () => {
     }
   });
 
-  it('creates of one shape share (deep-frozen) the parts of their FieldsV1 that are the same', () => {
-    const info = customResourceInfos(benchWidgetsCRD())[0];
-    const node = info.custom!.typeNode();
-    const o = { manager: 'kubectl-create', apiVersion: 'bench.hearth.test/v1', now: T0, statusSubresource: true, emptyObject: {} };
-    const created = (i: number): any => {
-      const w = benchWidget(i) as any;
-      info.custom!.compiled().applyDefaults(w);
-      return same(node, w, o)[0].fieldsV1;
-    };
-    const a = created(1);
-    const b = created(2);
-    const frozenThrough = (v: any): boolean => Object.isFrozen(v) && Object.values(v).every(frozenThrough);
-    assert.ok(frozenThrough(a) && frozenThrough(b));
-    // The tags set names each widget's own tag: that part is new, the rest is the first one's.
-    assert.notEqual(a, b);
-    assert.notEqual(a['f:spec'], b['f:spec']);
-    assert.notEqual(a['f:spec']['f:tags'], b['f:spec']['f:tags']);
-    assert.equal(a['f:metadata'], b['f:metadata']);
-    assert.equal(a['f:spec']['f:compute'], b['f:spec']['f:compute']);
-    assert.equal(a['f:spec']['f:env'], b['f:spec']['f:env']);
-    // The same create again: the whole FieldsV1 is the one before.
-    assert.equal(created(2), b);
-    // Another shape takes nothing that differs: its own labels, with what it has in common shared.
-    const w = benchWidget(2) as any;
-    w.metadata.labels.extra = 'x';
-    info.custom!.compiled().applyDefaults(w);
-    const c = same(node, w, o)[0].fieldsV1 as any;
-    assert.notEqual(c['f:metadata'], b['f:metadata']);
-    assert.ok('f:extra' in c['f:metadata']['f:labels']);
-    assert.equal(c['f:spec'], b['f:spec']);
-  });
-
   it('a Deployment compared with its Go zero value, with and without reset fields', () => {
     const emptyObject = zeroObject(deployment, shape);
     const d = {

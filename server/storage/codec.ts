@@ -29,10 +29,10 @@ export function encodeObject(obj: unknown): Uint8Array {
 
 /**
  * JSON.stringify(obj), byte for byte, with metadata.managedFields written apart when some of its
- * FieldsV1 are deep-frozen: the field manager shares those (and their parts) from write to write,
- * and their text (half of a typical object's JSON) is made once. The rest is stringified natively
- * around a marker. Without a frozen FieldsV1 (an object decoded from storage or a request body),
- * all of it goes the native way: written apart, new FieldsV1 cost more.
+ * FieldsV1 are deep-frozen: the field manager shares those from write to write (an owner whose
+ * fields did not change), and their text (half of a typical object's JSON) is made once. The rest
+ * is stringified natively around a marker. Without a frozen FieldsV1 (a create's, or an object
+ * decoded from storage or a request body) all of it goes the native way.
  */
 function objectJson(obj: unknown): string {
   const meta = isRecord(obj) ? obj.metadata : undefined;
@@ -54,14 +54,10 @@ function objectJson(obj: unknown): string {
   return `${text.slice(0, at)}${entries}]${text.slice(at + MARK_JSON.length)}`;
 }
 
-/**
- * The JSON text of a frozen object, made once: from the texts of its frozen members, so a FieldsV1
- * that shares most of its parts with earlier ones (a create's, see the field manager) costs a
- * walk of its own new parts only.
- */
+/** The JSON text of a (deep-)frozen object, made once. */
 function frozenJson(f: Record<string, unknown>): string {
   let text = FROZEN_JSON.get(f);
-  if (text === undefined) FROZEN_JSON.set(f, (text = membersJson(f)));
+  if (text === undefined) FROZEN_JSON.set(f, (text = JSON.stringify(f)));
   return text;
 }
 
@@ -77,7 +73,7 @@ function membersJson(o: Record<string, unknown>): string {
   return `${text}}`;
 }
 
-/** FieldsV1 keys repeat ("f:name", "."): each is quoted once (a bounded cache). */
+/** Entry keys repeat ("manager", "fieldsV1"): each is quoted once (a bounded cache). */
 function quotedKey(k: string): string {
   let q = QUOTED_KEYS.get(k);
   if (q === undefined) {

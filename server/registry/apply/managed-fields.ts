@@ -1088,7 +1088,6 @@ function createdEntry(node: TypeNode, zero: unknown, obj: unknown, opts: UpdateO
   }
   // Nothing owned: no entry (recordUpdate drops the empty set).
   if (Object.keys(fieldsV1).length === 0) return [];
-  fieldsV1 = sharedCreatedFieldsV1(node, fieldsV1);
   // Spelled as encodeManagedFields spells the entry, from the identifier it reads.
   const info = parseIdentifier(managerIdentifier({ manager: opts.manager, operation: 'Update', apiVersion: opts.apiVersion, subresource: opts.subresource }));
   const time: string | undefined = opts.now;
@@ -1103,60 +1102,6 @@ function createdEntry(node: TypeNode, zero: unknown, obj: unknown, opts: UpdateO
       ...(info.subresource ? { subresource: info.subresource } : {}),
     },
   ];
-}
-
-/**
- * Creates of one kind mostly own the same fields (objects made from one template, differing in a
- * few names or values): each part of a create's FieldsV1 that equals the same part of the
- * previous create's of its type is replaced by that one, and the result is deep-frozen. Frozen
- * parts are shared from create to create, so their JSON text is made once (storage's
- * encodeObject); the walk costs a fraction of stringifying them.
- */
-function sharedCreatedFieldsV1(node: TypeNode, made: Record<string, unknown>): Record<string, unknown> {
-  const last = LAST_CREATED.get(node);
-  const shared = (last === undefined ? made : sharedParts(last, made)) as Record<string, unknown>;
-  freezeFresh(shared);
-  LAST_CREATED.set(node, shared);
-  return shared;
-}
-
-/** deepFreeze, stepping over what is frozen already: FieldsV1 parts are only ever frozen deeply. */
-function freezeFresh(o: Record<string, unknown>): void {
-  if (Object.isFrozen(o)) return;
-  for (const k of Object.keys(o)) {
-    const v = o[k];
-    if (typeof v === 'object' && v !== null) freezeFresh(v as Record<string, unknown>);
-  }
-  Object.freeze(o);
-}
-
-/** The FieldsV1 the last create of each type made, deep-frozen. */
-const LAST_CREATED = new WeakMap<TypeNode, Record<string, unknown>>();
-
-/**
- * `last` (frozen) where `made` is the same FieldsV1 written the same way (same keys in the same
- * order, all the way down); otherwise `made`, with each of its members that is the same as the
- * one `last` has under that key replaced by that one.
- */
-function sharedParts(last: unknown, made: unknown): unknown {
-  if (last === made || !isPlainObject(last) || !isPlainObject(made)) return made;
-  const lk = Object.keys(last);
-  const mk = Object.keys(made);
-  let same = lk.length === mk.length;
-  const writable = !Object.isFrozen(made);
-  for (let i = 0; i < mk.length; i++) {
-    const k = mk[i];
-    if (same && lk[i] !== k) same = false;
-    const lv = Object.prototype.hasOwnProperty.call(last, k) ? last[k] : undefined;
-    if (lv === undefined) {
-      same = false;
-      continue;
-    }
-    const v = sharedParts(lv, made[k]);
-    if (v !== lv) same = false;
-    else if (writable && made[k] !== lv) made[k] = lv;
-  }
-  return same ? last : made;
 }
 
 function decodeOrEmpty(mf: unknown, uid: string | undefined): Managed {
