@@ -134,6 +134,19 @@ test('managedFields with shared (frozen) FieldsV1 are stored exactly as JSON.str
     object([]),
     object([entry('a', { 'f:fresh': {} })]),
     { ...object([entry('a', shared)]), __proto__: null },
+    // Members JSON.stringify does not write.
+    (() => {
+      const o = object([]);
+      Object.defineProperty(o.metadata, 'managedFields', { value: [entry('a', shared)], enumerable: false });
+      return o;
+    })(),
+    (() => {
+      const o = object([entry('a', shared)]);
+      const meta = o.metadata;
+      delete (o as { metadata?: unknown }).metadata;
+      Object.defineProperty(o, 'metadata', { value: meta, enumerable: false });
+      return o;
+    })(),
   ];
   for (const c of cases) assert.equal(Buffer.from(encodeObject(c)).toString('utf8'), JSON.stringify(c));
   // Only frozen FieldsV1 are remembered: one that is not may change between writes.

@@ -38,6 +38,8 @@ function objectJson(obj: unknown): string {
   const meta = isRecord(obj) ? obj.metadata : undefined;
   const mf = isRecord(meta) ? meta.managedFields : undefined;
   if (!Array.isArray(mf) || mf.length === 0) return JSON.stringify(obj);
+  // (what JSON.stringify would not write, the copies below would)
+  if (!ENUMERABLE.call(obj, 'metadata') || !ENUMERABLE.call(meta, 'managedFields')) return JSON.stringify(obj);
   let cachedChars = 0;
   for (let i = 0; i < mf.length; i++) {
     const e: unknown = mf[i];
@@ -89,6 +91,7 @@ function quotedKey(k: string): string {
  * (deepFreeze, or frozen objects of frozen parts), so a frozen object's JSON never changes.
  */
 const FROZEN_JSON = new WeakMap<object, string>();
+const ENUMERABLE = Object.prototype.propertyIsEnumerable;
 /** Below this much cached FieldsV1 text, splicing it in costs more than it saves (measured in the server). */
 const SPLICE_MIN_CHARS = 1024;
 const QUOTED_KEYS = new Map<string, string>();
