@@ -417,7 +417,7 @@ test('defaults added to a CRD later apply when older objects are read', async ()
   assert.equal(w.events[0].object.spec.color, 'green');
 });
 
-test('lists of custom objects read as stored answer as decoded ones; a null the schema no longer allows is dropped on read', async () => {
+test('lists and objects of custom resources read as stored answer as decoded ones; a null the schema no longer allows is dropped on read', async () => {
   const schema = (nullable: boolean) => ({
     openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', properties: { text: { type: 'string' }, due: { type: 'string', ...(nullable ? { nullable: true } : {}) } } } } },
   });
@@ -434,7 +434,7 @@ test('lists of custom objects read as stored answer as decoded ones; a null the 
   }
   const specs = async (path: string) => (await s.request('GET', path)).json().items.map((i: any) => i.spec);
   const asDecoded = async (path: string) => JSON.stringify(JSON.parse((await s.request('GET', `${path}${path.includes('?') ? '&' : '?'}pretty=true`)).text)) + '\n';
-  for (const path of [P, `${P}?limit=2`, `/apis/${GROUP}/v1/notes`]) assert.equal((await s.request('GET', path)).text, await asDecoded(path), path);
+  for (const path of [P, `${P}?limit=2`, `/apis/${GROUP}/v1/notes`, `${P}/n1`, `${P}/n2`]) assert.equal((await s.request('GET', path)).text, await asDecoded(path), path);
   assert.deepEqual(await specs(P), [{ text: 'a' }, { text: 'b', due: null }, { text: 'c', due: 'soon' }]);
 
   // Watches too: from the stored bytes where they need nothing applied, as the per-object path
@@ -458,6 +458,7 @@ test('lists of custom objects read as stored answer as decoded ones; a null the 
   cur.spec.versions[0].schema = schema(false);
   assert.equal((await s.request('PUT', `${CRDS}/notes.${GROUP}`, { body: cur })).status, 200);
   assert.deepEqual((await s.request('GET', `${P}/n2`)).json().spec, { text: 'b' });
+  assert.equal((await s.request('GET', `${P}/n2`)).text, await asDecoded(`${P}/n2`));
   assert.deepEqual(await specs(P), [{ text: 'a' }, { text: 'b' }, { text: 'c', due: 'soon' }]);
   assert.deepEqual(await specs(`${P}?limit=2`), [{ text: 'a' }, { text: 'b' }]);
   assert.equal((await s.request('GET', P)).text, await asDecoded(P));

@@ -18,7 +18,7 @@ import { validateObjectMeta, validateObjectMetaUpdate, nameRuleFor, generateName
 import { parseLabelSelector, parseFieldSelector, fieldsOf, checkFieldSelectorFor } from './selectors.ts';
 import { ApiError, alreadyExists, badRequest, conflict, gone, invalid, methodNotAllowed, notFound, tooLargeResourceVersion, tooOldResourceVersion } from '../errors.ts';
 import { deepEqual, deepFreeze, isPlainObject } from '../util/json.ts';
-import { servedJsonPrefix, withStoredItems, type ListRow } from '../storage/codec.ts';
+import { servedJsonPrefix, servedAsStored, withStoredItems, decodeObject, CHECK_STORED_JSON, type StoredRow, type ListRow } from '../storage/codec.ts';
 import { encodeContinue, decodeContinue } from './continue-token.ts';
 import type { ServiceLookup } from './crd/conversion.ts';
 
@@ -291,13 +291,35 @@ export class GenericStore {
 
   /** GET with resourceVersion: any state at least as new as the one asked for. */
   async getAtLeast(info: ResourceInfo, ns: string, name: string, rvParam: string | undefined): Promise<any> {
+    return (await this.presentAll(info, [(await this.currentAtLeast(info, ns, name, rvParam)).object]))[0];
+  }
+
+  /**
+   * getAtLeast for a plain JSON answer: the stored bytes when they are served as they are (the
+   * condition of a joined list), so the object is neither decoded nor encoded again; the
+   * presented object otherwise.
+   */
+  async getJsonAtLeast(info: ResourceInfo, ns: string, name: string, rvParam: string | undefined): Promise<{ json: Buffer } | { object: any }> {
+    const cur = await this.currentAtLeast(info, ns, name, rvParam);
+    const data = (cur as StoredRow).data;
+    if (Buffer.isBuffer(data) && !info.custom?.compiled().hasDefaults && servedAsStored(data, servedJsonPrefix(apiVersionOf(info), info.kind), !!info.custom)) {
+      if (CHECK_STORED_JSON) {
+        const served = JSON.stringify((await this.presentAll(info, [decodeObject(data)]))[0]);
+        if (served !== data.toString('utf8')) throw new Error(`stored JSON served as it is differs from the presented object: ${data.toString('utf8').slice(0, 200)}`);
+      }
+      return { json: data };
+    }
+    return { object: (await this.presentAll(info, [cur.object]))[0] };
+  }
+
+  private async currentAtLeast(info: ResourceInfo, ns: string, name: string, rvParam: string | undefined): Promise<StoredObject> {
     if (rvParam && rvParam !== '0') {
       const rv = parseResourceVersion(rvParam);
       if (rv > this.log.currentRv && !(await this.log.waitForRv(rv, TOO_LARGE_RV_WAIT_MS))) throw tooLargeResourceVersion(rv, this.log.currentRv);
     }
     const cur = this.log.get(this.key(info, ns, name));
     if (!cur) throw notFound(info.group, info.resource, name);
-    return (await this.presentAll(info, [cur.object]))[0];
+    return cur;
   }
 
   // ---- writes ----
