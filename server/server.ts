@@ -125,6 +125,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     log(`compacted to resourceVersion ${r.compactedRv}: ${r.removed} events removed in ${r.slices} slices (longest ${r.longestSliceMs.toFixed(1)} ms)`),
   );
   compactor.start();
+  const sqlite = sqliteCheck(db);
   const app = buildApp({
     log: eventLog,
     catalog,
@@ -138,12 +139,12 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       livez: [
         { name: 'ping', check: () => undefined },
         { name: 'log', check: () => undefined },
-        { name: 'sqlite', check: () => sqliteCheck(db) },
+        { name: 'sqlite', check: sqlite },
       ],
       readyz: [
         { name: 'ping', check: () => undefined },
         { name: 'log', check: () => undefined },
-        { name: 'sqlite', check: () => sqliteCheck(db) },
+        { name: 'sqlite', check: sqlite },
         { name: 'poststarthook/bootstrap-namespaces', check: () => undefined },
         { name: 'shutdown', check: () => (ready ? undefined : 'not serving') },
       ],
@@ -229,13 +230,17 @@ async function bootstrapKubernetesService(store: GenericStore, catalog: Resource
   else await store.update(slices, 'default', 'kubernetes', { ...slice, metadata: { ...current.metadata, labels: slice.metadata.labels } }, ctx);
 }
 
-function sqliteCheck(db: Db): string | undefined {
-  try {
-    db.prepare('SELECT 1').get();
-    return undefined;
-  } catch (e) {
-    return (e as Error).message;
-  }
+/** The sqlite health check: a query on the main connection (prepared once; probes come often). */
+function sqliteCheck(db: Db): () => string | undefined {
+  const ping = db.prepare('SELECT 1');
+  return () => {
+    try {
+      ping.get();
+      return undefined;
+    } catch (e) {
+      return (e as Error).message;
+    }
+  };
 }
 
 /** A random key generated once and kept in the data file. */
