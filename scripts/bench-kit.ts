@@ -154,7 +154,15 @@ export function deploymentConfig(name: string, i: number) {
 }
 
 /** Requests per second for `seconds`, one worker per server connection, and the server CPU ms per request. */
-export async function rateOf(s: Server, seconds: number, one: (conn: LeanConnection, worker: number, i: number) => Promise<void>): Promise<{ rate: number; cpuMs: number }> {
+export async function rateOf(s: Server, seconds: number, one: RequestMaker): Promise<{ rate: number; cpuMs: number }> {
+  const m = await measure(s, seconds, one);
+  return { rate: m.n / m.seconds, cpuMs: (m.cpuSeconds * 1000) / m.n };
+}
+
+/** One request on a connection: `worker` is the connection's index, `i` counts its requests. */
+export type RequestMaker = (conn: LeanConnection, worker: number, i: number) => Promise<void>;
+
+async function measure(s: Server, seconds: number, one: RequestMaker): Promise<{ n: number; seconds: number; cpuSeconds: number }> {
   let n = 0;
   const cpuBefore = serverCpuSeconds(s.proc.pid!);
   const start = performance.now();
@@ -165,6 +173,25 @@ export async function rateOf(s: Server, seconds: number, one: (conn: LeanConnect
       n++;
     }
   }));
-  const rate = n / ((performance.now() - start) / 1000);
-  return { rate, cpuMs: ((serverCpuSeconds(s.proc.pid!) - cpuBefore) * 1000) / n };
+  return { n, seconds: (performance.now() - start) / 1000, cpuSeconds: serverCpuSeconds(s.proc.pid!) - cpuBefore };
+}
+
+/**
+ * rateOf for two or more kinds of request measured side by side: `rounds` rounds of one slice
+ * of each kind in turn. This machine's speed drifts by tens of percent within a run, so rates
+ * measured minutes apart compare the moments as much as the requests; in turns, a drift weighs
+ * on each kind alike.
+ */
+export async function ratesInTurns<K extends string>(s: Server, rounds: number, sliceSeconds: number, kinds: Record<K, RequestMaker>): Promise<Record<K, { rate: number; cpuMs: number }>> {
+  const names = Object.keys(kinds) as K[];
+  const sum = Object.fromEntries(names.map((k) => [k, { n: 0, seconds: 0, cpuSeconds: 0 }])) as Record<K, { n: number; seconds: number; cpuSeconds: number }>;
+  for (let r = 0; r < rounds; r++) {
+    for (const k of names) {
+      const m = await measure(s, sliceSeconds, kinds[k]);
+      sum[k].n += m.n;
+      sum[k].seconds += m.seconds;
+      sum[k].cpuSeconds += m.cpuSeconds;
+    }
+  }
+  return Object.fromEntries(names.map((k) => [k, { rate: sum[k].n / sum[k].seconds, cpuMs: (sum[k].cpuSeconds * 1000) / sum[k].n }])) as Record<K, { rate: number; cpuMs: number }>;
 }
