@@ -89,7 +89,7 @@ test('create, get, update, delete a ConfigMap with resourceVersions from the log
   assertStatus(await s.request('GET', '/api/v1/namespaces/default/configmaps/crud'), 404, 'NotFound');
 });
 
-test('create errors: AlreadyExists, mismatches, missing namespace, malformed bodies', async () => {
+test('create errors: AlreadyExists, mismatches, missing namespace, malformed bodies; unacceptable output forms', async () => {
   assert.equal((await s.request('POST', '/api/v1/namespaces/default/configmaps', { body: cm('dup') })).status, 201);
   const dup = assertStatus(await s.request('POST', '/api/v1/namespaces/default/configmaps', { body: cm('dup') }), 409, 'AlreadyExists');
   assert.equal(dup.message, 'configmaps "dup" already exists');
@@ -105,6 +105,9 @@ test('create errors: AlreadyExists, mismatches, missing namespace, malformed bod
   const big = Buffer.alloc(3 * 1024 * 1024 + 10, 'a');
   assertStatus(await s.request('POST', '/api/v1/namespaces/default/configmaps', { raw: big, headers: { 'content-type': 'application/json' } }), 413, 'RequestEntityTooLarge');
   assertStatus(await s.request('GET', '/api/v1/namespaces/default/configmaps', { headers: { accept: 'application/xml' } }), 406, 'NotAcceptable');
+  // The form is negotiated before the object is read, as kube-apiserver does.
+  assertStatus(await s.request('GET', '/api/v1/namespaces/default/configmaps/dup', { headers: { accept: 'application/xml' } }), 406, 'NotAcceptable');
+  assertStatus(await s.request('GET', '/api/v1/namespaces/default/configmaps/missing', { headers: { accept: 'application/xml' } }), 406, 'NotAcceptable');
   // None of the failures left an object behind.
   const names = (await s.request('GET', '/api/v1/namespaces/default/configmaps')).json().items.map((i: any) => i.metadata.name);
   assert.ok(!names.includes('x'));

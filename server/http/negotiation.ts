@@ -65,13 +65,6 @@ export function parseAccept(header: string | undefined): MediaRange[] {
 const negotiated = new Map<string, OutputFormat | null>();
 
 export function negotiateOutput(header: string | undefined, allowed: Shape[]): OutputFormat {
-  const fmt = acceptableOutput(header, allowed);
-  if (!fmt) throw notAcceptable(`only the following media types are accepted: ${SUPPORTED_MEDIA_TYPES.join(', ')}`);
-  return fmt;
-}
-
-/** negotiateOutput without the 406: null when nothing acceptable is served. */
-export function acceptableOutput(header: string | undefined, allowed: Shape[]): OutputFormat | null {
   // Clients send the same few Accept headers over and over: decide once per (header, shapes).
   const key = `${header ?? ''}\u0000${allowed.join(',')}`;
   let fmt = negotiated.get(key);
@@ -79,6 +72,7 @@ export function acceptableOutput(header: string | undefined, allowed: Shape[]): 
     fmt = pickOutput(header, allowed);
     if (negotiated.size < 1000) negotiated.set(key, fmt);
   }
+  if (!fmt) throw notAcceptable(`only the following media types are accepted: ${SUPPORTED_MEDIA_TYPES.join(', ')}`);
   return fmt;
 }
 

@@ -9,7 +9,7 @@ import { apiVersionOf } from '../registry/store.ts';
 import { queryOf, type RequestInfo } from './request-info.ts';
 import { ApiError, badRequest, invalid, methodNotAllowed, unsupportedMediaType } from '../errors.ts';
 import type { FieldError } from '../schema/types.ts';
-import { negotiateOutput, acceptableOutput, readBody, decodeAs, decodeBody, bodyEncoding, mediaTypeOf, SUPPORTED_MEDIA_TYPES, type DecodedBody, type OutputFormat, type Shape } from './negotiation.ts';
+import { negotiateOutput, readBody, decodeAs, decodeBody, bodyEncoding, mediaTypeOf, SUPPORTED_MEDIA_TYPES, type DecodedBody, type OutputFormat, type Shape } from './negotiation.ts';
 import { applyPatch, PATCH_TYPES } from '../registry/patch/index.ts';
 import type { TypeModel } from '../schema/model.ts';
 import { printerFor } from './printers.ts';
@@ -144,21 +144,19 @@ export function resourceHandler(deps: ResourceHandlerDeps): Koa.Middleware {
 async function getOne(ctx: Koa.Context, deps: ResourceHandlerDeps, info: ResourceInfo, ns: string, ri: RequestInfo) {
   const rv = queryOf(ctx).get('resourceVersion') ?? undefined;
   if (ri.subresource === 'scale') {
-    const obj = await deps.store.getAtLeast(info, ns, ri.name, rv);
     const fmt = negotiateOutput(ctx.get('accept'), []);
+    const obj = await deps.store.getAtLeast(info, ns, ri.name, rv);
     return send(ctx, 200, scaleFromObject(info, obj), fmt, pretty(ctx));
   }
-  const shapes: Shape[] = ['Table', 'PartialObjectMetadata'];
-  const accepted = acceptableOutput(ctx.get('accept'), shapes);
-  if (accepted?.shape === 'object' && accepted.encoding === 'json' && !pretty(ctx)) {
+  // Negotiated before the read, as kube-apiserver does: a missing object asked for in an unacceptable form is a 406.
+  const fmt = negotiateOutput(ctx.get('accept'), ['Table', 'PartialObjectMetadata']);
+  if (fmt.shape === 'object' && fmt.encoding === 'json' && !pretty(ctx)) {
     // The stored bytes when they are served as they are: never decoded, never encoded again.
     const got = await deps.store.getJsonAtLeast(info, ns, ri.name, rv);
-    if ('json' in got) return sendEncoded(ctx, 200, Buffer.concat([got.json, NEWLINE]), accepted);
-    return send(ctx, 200, got.object, accepted);
+    if ('json' in got) return sendEncoded(ctx, 200, Buffer.concat([got.json, NEWLINE]), fmt);
+    return send(ctx, 200, got.object, fmt);
   }
   const obj = await deps.store.getAtLeast(info, ns, ri.name, rv);
-  // (A missing object answers 404 before an unacceptable Accept header answers 406.)
-  const fmt = accepted ?? negotiateOutput(ctx.get('accept'), shapes);
   const body = shapeObject(info, obj, fmt, queryOf(ctx).get('includeObject'));
   return send(ctx, 200, body, fmt, pretty(ctx));
 }
