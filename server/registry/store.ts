@@ -95,6 +95,17 @@ export function qualifiedResourceOf(info: ResourceInfo): string {
   return info.group ? `${info.resource}.${info.group}` : info.resource;
 }
 
+/**
+ * When rows of this resource may be served as they are stored (see servedAsStored): what their
+ * JSON must open with, and whether a null member rules a row out. Custom objects qualify when
+ * reading them applies nothing: stored in the served version (the prefix), under a schema without
+ * defaults, with no null member (the one thing defaulting changes then).
+ */
+function servedAsStoredIf(info: ResourceInfo): { prefix: Buffer; noNulls: boolean } | undefined {
+  if (info.custom?.compiled().hasDefaults) return undefined;
+  return { prefix: servedJsonPrefix(apiVersionOf(info), info.kind), noNulls: !!info.custom };
+}
+
 export function apiVersionOf(info: ResourceInfo): string {
   return info.group ? `${info.group}/${info.version}` : info.version;
 }
@@ -249,12 +260,11 @@ export class GenericStore {
       return withStoredItems({ resourceVersion } as ListResult, { rows: rows as ListRow[], apiVersion: apiVersionOf(info), kind: info.kind, present: (o) => this.present(info, o) });
     };
     // Unfiltered objects as JSON rows that are served as they are stored: a page of stored bytes
-    // joined, none decoded. Custom objects qualify when reading them applies nothing: stored in the
-    // served version (no conversion), under a schema without defaults, with no null member (the
-    // one thing defaulting changes then).
-    if (!filtering && !info.custom?.compiled().hasDefaults) {
+    // joined, none decoded.
+    const asStored = filtering ? undefined : servedAsStoredIf(info);
+    if (asStored) {
       const apiVersion = apiVersionOf(info);
-      const joined = this.log.listJoined(res, scopeNs, servedJsonPrefix(apiVersion, info.kind), { rv: fromLog ? snapshot : undefined, after, limit: limit || -1, noNulls: !!info.custom });
+      const joined = this.log.listJoined(res, scopeNs, asStored.prefix, { rv: fromLog ? snapshot : undefined, after, limit: limit || -1, noNulls: asStored.noNulls });
       if (joined) {
         const result = withStoredItems({ resourceVersion: String(snapshot) } as ListResult, { rows: [], joined: joined.json, apiVersion, kind: info.kind, present: (o) => this.present(info, o) });
         if (limit && joined.count === limit && joined.last && read(joined.last, 1).length > 0) {
@@ -302,7 +312,8 @@ export class GenericStore {
   async getJsonAtLeast(info: ResourceInfo, ns: string, name: string, rvParam: string | undefined): Promise<{ json: Buffer } | { object: any }> {
     const cur = await this.currentAtLeast(info, ns, name, rvParam);
     const data = (cur as StoredRow).data;
-    if (Buffer.isBuffer(data) && !info.custom?.compiled().hasDefaults && servedAsStored(data, servedJsonPrefix(apiVersionOf(info), info.kind), !!info.custom)) {
+    const asStored = servedAsStoredIf(info);
+    if (asStored && Buffer.isBuffer(data) && servedAsStored(data, asStored.prefix, asStored.noNulls)) {
       if (CHECK_STORED_JSON) {
         const served = JSON.stringify((await this.presentAll(info, [decodeObject(data)]))[0]);
         if (served !== data.toString('utf8')) throw new Error(`stored JSON served as it is differs from the presented object: ${data.toString('utf8').slice(0, 200)}`);
