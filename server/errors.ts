@@ -90,7 +90,7 @@ export function invalid(group: string, kind: string, name: string, errors: Field
   const list = errors.map(fieldErrorText);
   const summary = list.length === 1 ? list[0] : `[${list.join(', ')}]`;
   const what = group ? `${kind}.${group}` : kind;
-  return new ApiError(422, 'Invalid', `${what} "${name}" is invalid: ${summary}`, { name, group: group || undefined, kind, causes });
+  return new ApiError(422, 'Invalid', `${what} "${name}" is invalid: ${summary}`, { name: name || undefined, group: group || undefined, kind, causes });
 }
 
 /** "spec.replicas: Invalid value: ..." — a field error as kube-apiserver prints it. */

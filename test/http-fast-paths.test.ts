@@ -47,7 +47,8 @@ function referenceRequestInfo(method: string, path: string, query: URLSearchPara
   if (rest.length > 2) info.subresource = rest[2];
   if (rest.length > 3) info.extraParts = rest.slice(3);
   const w = query.get('watch');
-  const isWatch = watchPath || w === 'true' || w === '1';
+  // kube's boolean parameter: present and neither "0" nor "false" (any case), the empty value included
+  const isWatch = watchPath || (w !== null && w !== '0' && w.toLowerCase() !== 'false');
   const verbs: Record<string, string> = { POST: 'create', PUT: 'update', PATCH: 'patch' };
   if (method === 'GET' || method === 'HEAD') info.verb = isWatch ? 'watch' : info.name ? 'get' : 'list';
   else if (method === 'DELETE') info.verb = info.name ? 'delete' : 'deletecollection';
@@ -67,7 +68,7 @@ const PATHS = [
   '/API/v1/pods', '/version', '/healthz/ping', '/openapi/v3/apis/apps/v1', '/api/v1/namespaces/default/configmaps/x?y',
 ];
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'PROPFIND'];
-const QUERIES = ['', 'watch=1', 'watch=true', 'watch=false', 'watch=0', 'watch=', 'watch=1&watch=0', 'watch=0&watch=1'];
+const QUERIES = ['', 'watch=1', 'watch=true', 'watch=True', 'watch=yes', 'watch=false', 'watch=FALSE', 'watch=0', 'watch=', 'watch=1&watch=0', 'watch=0&watch=1'];
 
 test('parseRequestInfo matches the reference parser on every path, method and watch parameter', () => {
   let n = 0;

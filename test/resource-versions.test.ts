@@ -143,16 +143,38 @@ test('Exact lists at every version of a history of creates, updates, deletes and
   }
 });
 
-test('illegal combinations → 400; a version from the future → 504 Timeout with Retry-After', async () => {
+test('illegal parameter combinations → 422 Invalid ListOptions, every error at once; a version from the future → 504 Timeout with Retry-After', async () => {
   const base = '/api/v1/namespaces/default/configmaps';
-  expectStatus(await s.request('GET', `${base}?resourceVersionMatch=Exact`), 400, 'BadRequest');
-  expectStatus(await s.request('GET', `${base}?resourceVersion=0&resourceVersionMatch=Exact`), 400, 'BadRequest');
-  expectStatus(await s.request('GET', `${base}?resourceVersion=1&resourceVersionMatch=Sometimes`), 400, 'BadRequest');
+  // kube-apiserver validates ListOptions before storage: one 422 for ListOptions.meta.k8s.io.
+  const listOptionsInvalid = async (query: string, causes: [string, string, string][]) => {
+    const st = expectStatus(await s.request('GET', `${base}?${query}`), 422, 'Invalid');
+    assert.deepEqual(st.details, { group: 'meta.k8s.io', kind: 'ListOptions', causes: causes.map(([field, reason, message]) => ({ reason, message, field })) });
+    const text = causes.map(([field, , message]) => `${field}: ${message}`);
+    assert.equal(st.message, `ListOptions.meta.k8s.io "" is invalid: ${text.length === 1 ? text[0] : `[${text.join(', ')}]`}`);
+  };
+  const F = 'FieldValueForbidden';
+  await listOptionsInvalid('resourceVersionMatch=Exact', [['resourceVersionMatch', F, 'Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided']]);
+  await listOptionsInvalid('resourceVersion=0&resourceVersionMatch=Exact', [['resourceVersionMatch', F, 'Forbidden: resourceVersionMatch "exact" is forbidden for resourceVersion "0"']]);
+  await listOptionsInvalid('resourceVersion=1&resourceVersionMatch=Sometimes', [
+    ['resourceVersionMatch', 'FieldValueNotSupported', 'Unsupported value: "Sometimes": supported values: "Exact", "NotOlderThan", ""'],
+  ]);
+  await listOptionsInvalid('resourceVersionMatch=NotOlderThan&continue=abc&sendInitialEvents=false', [
+    ['resourceVersionMatch', F, 'Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided'],
+    ['resourceVersionMatch', F, 'Forbidden: resourceVersionMatch is forbidden when continue is provided'],
+    ['sendInitialEvents', F, 'Forbidden: sendInitialEvents is forbidden for list'],
+  ]);
+  await listOptionsInvalid('watch=1&resourceVersionMatch=NotOlderThan', [['resourceVersionMatch', F, 'Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided']]);
+  await listOptionsInvalid('watch=true&sendInitialEvents=true&resourceVersionMatch=Exact&continue=abc', [
+    ['resourceVersionMatch', F, 'Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan'],
+    ['resourceVersionMatch', 'FieldValueNotSupported', 'Unsupported value: "Exact": supported values: "NotOlderThan"'],
+    ['resourceVersionMatch', F, 'Forbidden: resourceVersionMatch is forbidden when continue is provided'],
+  ]);
+  // Selector syntax is read before the combinations are judged (400 first, as in kube).
+  expectStatus(await s.request('GET', `${base}?labelSelector=a%3D%3D%3Db&resourceVersionMatch=Exact`), 400, 'BadRequest');
+  // These are storage's own checks: 400.
   expectStatus(await s.request('GET', `${base}?resourceVersion=abc`), 400, 'BadRequest');
   const p = (await s.request('GET', `${base}?limit=1`)).json();
   expectStatus(await s.request('GET', `${base}?limit=1&resourceVersion=5&continue=${encodeURIComponent(p.metadata.continue)}`), 400, 'BadRequest');
-  expectStatus(await s.request('GET', `${base}?watch=1&resourceVersionMatch=NotOlderThan`), 400, 'BadRequest');
-  expectStatus(await s.request('GET', `${base}?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan`), 400, 'BadRequest');
 
   const future = Number(p.metadata.resourceVersion) + 1_000_000;
   const r = await s.request('GET', `${base}?resourceVersion=${future}`);
@@ -181,6 +203,30 @@ test('sendInitialEvents: initial ADDED events end with an annotated BOOKMARK', a
   const bm = events[3].object;
   assert.equal(bm.metadata.annotations['k8s.io/initial-events-end'], 'true');
   assert.ok(Number(bm.metadata.resourceVersion) >= Number(rv));
+});
+
+test('sendInitialEvents without allowWatchBookmarks: the initial events, then live ones, with no bookmark (as kube serves it)', async () => {
+  await makeNamespace('stream-nb');
+  await createMany('stream-nb', 2, 's');
+  const rv = (await s.request('GET', '/api/v1/namespaces/stream-nb/configmaps')).json().metadata.resourceVersion;
+  const added = setTimeout(() => void s.request('POST', '/api/v1/namespaces/stream-nb/configmaps', { body: cm('later') }), 300);
+  const { events } = await watch(`/api/v1/namespaces/stream-nb/configmaps?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&resourceVersion=${rv}`, (e) => e.length >= 3);
+  clearTimeout(added);
+  assert.deepEqual(events.map((e) => [e.type, e.object.metadata.name]), [['ADDED', 's-00000'], ['ADDED', 's-00001'], ['ADDED', 'later']]);
+});
+
+test('boolean parameters read as kube reads them: anything but "0" or "false" is true', async () => {
+  await makeNamespace('flags');
+  await createMany('flags', 1, 'f');
+  const rv = (await s.request('GET', '/api/v1/namespaces/flags/configmaps')).json().metadata.resourceVersion;
+  // watch=True is a watch; allowWatchBookmarks=1 asks for bookmarks (the last one comes at the end).
+  const { events } = await watch(`/api/v1/namespaces/flags/configmaps?watch=True&sendInitialEvents=yes&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=1&resourceVersion=${rv}`, (e) => e.some((x) => x.type === 'BOOKMARK'));
+  assert.deepEqual(events.map((e) => e.type), ['ADDED', 'BOOKMARK']);
+  assert.equal(events[1].object.metadata.annotations['k8s.io/initial-events-end'], 'true');
+  // watch=false (any case) is a list.
+  const listed = await s.request('GET', '/api/v1/namespaces/flags/configmaps?watch=FALSE');
+  assert.equal(listed.status, 200);
+  assert.equal(listed.json().kind, 'ConfigMapList');
 });
 
 test('watch timeoutSeconds ends the stream cleanly, with a final bookmark when asked', async () => {

@@ -78,8 +78,7 @@ export function parseRequestInfo(method: string, path: string, query: URLSearchP
     case 'HEAD': {
       let isWatch = watchPath;
       if (!isWatch) {
-        const watchParam = query.get('watch');
-        isWatch = watchParam === 'true' || watchParam === '1';
+        isWatch = queryFlag(query.get('watch'));
       }
       info.verb = isWatch ? 'watch' : info.name ? 'get' : 'list';
       break;
@@ -146,4 +145,14 @@ function decodeSegment(s: string): string {
  */
 export function queryOf(ctx: { querystring: string; state: Record<string, any> }): URLSearchParams {
   return (ctx.state.query ??= new URLSearchParams(ctx.querystring));
+}
+
+/** kube's boolean query parameter: absent → false; "0" or "false" (any case) → false; anything else → true. */
+export function queryFlag(v: string | null): boolean {
+  return v !== null && v !== '0' && v.toLowerCase() !== 'false';
+}
+
+/** sendInitialEvents is a pointer in kube: absent stays undefined. */
+export function sendInitialEventsOf(q: URLSearchParams): boolean | undefined {
+  return q.has('sendInitialEvents') ? queryFlag(q.get('sendInitialEvents')) : undefined;
 }

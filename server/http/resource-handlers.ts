@@ -6,7 +6,7 @@ import type { ResourceCatalog } from '../schema/catalog.ts';
 import type { ResourceInfo } from '../schema/types.ts';
 import type { GenericStore, RequestContext, FieldValidation, DeleteOptions, ListResult } from '../registry/store.ts';
 import { apiVersionOf } from '../registry/store.ts';
-import { queryOf, type RequestInfo } from './request-info.ts';
+import { queryOf, sendInitialEventsOf, type RequestInfo } from './request-info.ts';
 import { ApiError, badRequest, invalid, methodNotAllowed, unsupportedMediaType } from '../errors.ts';
 import type { FieldError } from '../schema/types.ts';
 import { negotiateOutput, readBody, decodeAs, decodeBody, bodyEncoding, mediaTypeOf, SUPPORTED_MEDIA_TYPES, type DecodedBody, type OutputFormat, type Shape } from './negotiation.ts';
@@ -172,6 +172,7 @@ async function list(ctx: Koa.Context, deps: ResourceHandlerDeps, info: ResourceI
     continue: q.get('continue') || undefined,
     resourceVersion: q.get('resourceVersion') ?? undefined,
     resourceVersionMatch: q.get('resourceVersionMatch') ?? undefined,
+    sendInitialEvents: sendInitialEventsOf(q),
   });
   // A plain JSON list of stored objects: transcoded from the stored bytes, never decoded.
   const stored = fmt.shape === 'object' && fmt.encoding === 'json' && !pretty(ctx) ? storedItemsOf(result) : undefined;

@@ -7,7 +7,8 @@ import type { ResourceInfo } from '../schema/types.ts';
 import type { EventLog, LogEvent } from '../storage/event-log.ts';
 import type { GenericStore } from '../registry/store.ts';
 import { apiVersionOf, qualifiedResourceOf, parseResourceVersion } from '../registry/store.ts';
-import { queryOf, type RequestInfo } from './request-info.ts';
+import { queryFlag, queryOf, sendInitialEventsOf, type RequestInfo } from './request-info.ts';
+import { validateListOptions } from '../registry/list-options.ts';
 import { negotiateOutput, encode, type OutputFormat } from './negotiation.ts';
 import { PROTOBUF_MEDIA_TYPE, definitionForKind, encodeWatchEventFrame } from './protobuf.ts';
 import { parseLabelSelector, parseFieldSelector, fieldsOf, checkFieldSelectorFor, type LabelSelector, type FieldSelector } from '../registry/selectors.ts';
@@ -193,23 +194,19 @@ export class WatchService {
     const labels = parseLabelSelector(q.get('labelSelector') ?? undefined);
     const fieldSel = q.get('fieldSelector') ?? undefined;
     const fields = parseFieldSelector(ri.name ? joinSelector(fieldSel, `metadata.name=${ri.name}`) : fieldSel);
+    // (selector syntax first, as kube decodes the parameters before it validates them)
+    const sendInitial = sendInitialEventsOf(q);
+    validateListOptions({ resourceVersionMatch: q.get('resourceVersionMatch') ?? undefined, continue: q.get('continue') ?? undefined, sendInitialEvents: sendInitial }, true);
     checkFieldSelectorFor(info, fields);
     const rvParam = q.get('resourceVersion') ?? '';
     const fromRv = rvParam && rvParam !== '0' ? parseResourceVersion(rvParam) : undefined;
     const timeoutSeconds = q.has('timeoutSeconds') ? Number(q.get('timeoutSeconds')) : MIN_REQUEST_TIMEOUT_S * (1 + Math.random());
     if (!Number.isFinite(timeoutSeconds) || timeoutSeconds < 0) throw badRequest(`invalid timeoutSeconds: ${q.get('timeoutSeconds')}`);
-    const bookmarks = q.get('allowWatchBookmarks') === 'true';
-    const match = q.get('resourceVersionMatch') ?? '';
-    const sendInitial = q.get('sendInitialEvents');
-    if (sendInitial !== null) {
-      if (sendInitial !== 'true' && sendInitial !== 'false') throw badRequest(`sendInitialEvents: Invalid value: ${JSON.stringify(sendInitial)}`);
-      if (match !== 'NotOlderThan') throw badRequest('resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan');
-      if (sendInitial === 'true' && !bookmarks) throw badRequest('allowWatchBookmarks: Forbidden: sendInitialEvents requires setting allowWatchBookmarks to true');
-    } else if (match) {
-      throw badRequest('resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided');
-    }
+    const bookmarks = queryFlag(q.get('allowWatchBookmarks'));
     // Initial state: always without a resourceVersion (or "0"); with sendInitialEvents=true, a state at least as new as rv.
-    const initialState = sendInitial === 'true' || (sendInitial === null && fromRv === undefined);
+    const initialState = sendInitial === true || (sendInitial === undefined && fromRv === undefined);
+    // The initial events end with an annotated bookmark only for a watch that takes bookmarks.
+    const initialEventsEnd = sendInitial === true && bookmarks;
     if (fromRv !== undefined && fromRv > this.log.currentRv && !(await this.log.waitForRv(fromRv, TOO_LARGE_RV_WAIT_MS))) {
       throw tooLargeResourceVersion(fromRv, this.log.currentRv);
     }
@@ -237,7 +234,7 @@ export class WatchService {
     // Custom resources that convert through a webhook: every event is converted on its way out.
     const converter = info.custom && !info.custom.converter.trivial ? info.custom.converter : undefined;
     const w = new WatchStream(this.log, out, info, fmt, res, scopeNs, labels, fields, includeObject, representation, converter ? undefined : shareKey, bookmarks);
-    if (converter) return this.serveConverted(ctx, w, converter, info, scopeNs, initialState, fromRv, sendInitial === 'true', timeoutSeconds, bookmarks);
+    if (converter) return this.serveConverted(ctx, w, converter, info, scopeNs, initialState, fromRv, initialEventsEnd, timeoutSeconds, bookmarks);
 
     // Initial state and subscription happen in one synchronous step, so no commit falls between them.
     if (initialState) {
@@ -275,7 +272,7 @@ export class WatchService {
       }
       w.lastRv = Math.max(w.lastRv, this.log.currentRv);
     }
-    if (sendInitial === 'true') {
+    if (initialEventsEnd) {
       w.write('BOOKMARK', { kind: info.kind, apiVersion: apiVersionOf(info), metadata: { resourceVersion: String(w.lastRv || this.log.currentRv), annotations: { 'k8s.io/initial-events-end': 'true' } } });
     }
     w.unsubscribe = this.subscribe(res, w);

@@ -21,6 +21,7 @@ import { deepEqual, deepFreeze, isPlainObject } from '../util/json.ts';
 import { servedJsonPrefix, servedAsStored, withStoredItems, decodeObject, CHECK_STORED_JSON, type StoredRow, type ListRow } from '../storage/codec.ts';
 import { encodeContinue, decodeContinue } from './continue-token.ts';
 import type { ServiceLookup } from './crd/conversion.ts';
+import { validateListOptions, type ListParameters } from './list-options.ts';
 
 export type FieldValidation = 'Ignore' | 'Warn' | 'Strict';
 
@@ -44,13 +45,10 @@ export interface ApplyOptions {
   subresource?: string;
 }
 
-export interface ListOptions {
+export interface ListOptions extends ListParameters {
   labelSelector?: string;
   fieldSelector?: string;
   limit?: number;
-  continue?: string;
-  resourceVersion?: string;
-  resourceVersionMatch?: string;
 }
 
 /** How long a request for a resourceVersion the server has not reached yet waits for it. */
@@ -212,15 +210,12 @@ export class GenericStore {
   async list(info: ResourceInfo, ns: string | undefined, opts: ListOptions = {}): Promise<ListResult> {
     const labels = parseLabelSelector(opts.labelSelector);
     const fields = parseFieldSelector(opts.fieldSelector);
+    // (after the selectors' syntax: kube decodes the parameters before it judges their combination)
+    validateListOptions(opts, false);
     checkFieldSelectorFor(info, fields);
     const rvParam = opts.resourceVersion ?? '';
     const match = opts.resourceVersionMatch ?? '';
-    if (match && match !== 'NotOlderThan' && match !== 'Exact') {
-      throw badRequest(`resourceVersionMatch: Unsupported value: "${match}": supported values: "Exact", "NotOlderThan"`);
-    }
-    if (match && !rvParam) throw badRequest('resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided');
     if (opts.continue && rvParam && rvParam !== '0') throw badRequest('specifying resource version is not allowed when using continue');
-    if (match === 'Exact' && rvParam === '0') throw badRequest('resourceVersionMatch: Forbidden: resourceVersionMatch "exact" is forbidden for resourceVersion "0"');
     const requested = rvParam && rvParam !== '0' ? parseResourceVersion(rvParam) : undefined;
     if (requested !== undefined && requested > this.log.currentRv) {
       if (!(await this.log.waitForRv(requested, TOO_LARGE_RV_WAIT_MS))) throw tooLargeResourceVersion(requested, this.log.currentRv);
