@@ -440,6 +440,29 @@ test('pretty output and HEAD', async () => {
   assert.match(r.text, /^\{\n  "kind": "Namespace",/);
 });
 
+test('indented JSON as kube-apiserver decides it: pretty parameter, Accept pretty=1, or a curl/Wget/browser User-Agent', async () => {
+  const INDENTED = /^\{\n  "(kind|apiVersion)": /;
+  const get = async (path: string, headers: Record<string, string> = {}) => (await s.request('GET', path, { headers })).text;
+  const ns = '/api/v1/namespaces/default';
+  assert.doesNotMatch(await get(ns), INDENTED);
+  assert.doesNotMatch(await get(ns, { 'user-agent': 'kubectl/v1.33.0 (linux/amd64)' }), INDENTED);
+  // Go's ParseBool decides the parameter: 1, t, True… indent; anything else does not.
+  for (const v of ['1', 't', 'True']) assert.match(await get(`${ns}?pretty=${v}`), INDENTED, v);
+  for (const v of ['0', 'f', 'yes']) assert.doesNotMatch(await get(`${ns}?pretty=${v}`), INDENTED, v);
+  assert.match(await get(ns, { accept: 'application/json;pretty=1' }), INDENTED);
+  // curl, Wget and browsers get indented objects, lists, errors and discovery, unless they say pretty=false.
+  const curl = { 'user-agent': 'curl/8.5.0' };
+  assert.match(await get(ns, curl), INDENTED);
+  assert.match(await get(`${ns}?pretty=false`, { 'user-agent': 'curl/8.5.0', accept: 'application/json;pretty=1' }), INDENTED);
+  assert.doesNotMatch(await get(`${ns}?pretty=false`, curl), INDENTED);
+  assert.match(await get('/api/v1/namespaces', { 'user-agent': 'Wget/1.21' }), INDENTED);
+  assert.match(await get('/api/v1/namespaces/missing', { 'user-agent': 'Mozilla/5.0 (X11)' }), INDENTED);
+  assert.match(await get('/api/v1', curl), INDENTED);
+  assert.match(await get('/api', curl), INDENTED);
+  const listed = JSON.parse(await get('/api/v1/namespaces', curl));
+  assert.deepEqual(listed, JSON.parse(await get('/api/v1/namespaces')));
+});
+
 test('racing writers: concurrent patches all land; concurrent PUTs at one resourceVersion have one winner', async () => {
   await s.request('POST', '/api/v1/namespaces/default/configmaps', { body: cm('race', {}) });
   const patches = await Promise.all(

@@ -7,7 +7,7 @@ import type { ResourceCatalog } from '../schema/catalog.ts';
 import type { TypeModel } from '../schema/model.ts';
 import type { GenericStore } from '../registry/store.ts';
 import { parseRequestInfo, queryOf, type RequestInfo } from './request-info.ts';
-import { statusErrors } from './respond.ts';
+import { prettyPrint, statusErrors } from './respond.ts';
 import { authenticationMiddleware, type Authenticator } from '../authentication/authenticator.ts';
 import { authorizationMiddleware, type Authorizer } from '../authorization/authorizer.ts';
 import { registerHealthRoutes, wildcard, type HealthCheck } from './health.ts';
@@ -96,6 +96,12 @@ function json(ctx: Koa.Context, body: object | Buffer, contentType = 'applicatio
   ctx.set('Content-Type', contentType);
 }
 
+/** A discovery document: indented for the clients kube-apiserver indents for (prettyPrint). */
+function discoveryJson(ctx: Koa.Context, body: object | Buffer, contentType?: string): void {
+  if (prettyPrint(ctx)) body = Buffer.from(JSON.stringify(Buffer.isBuffer(body) ? JSON.parse(body.toString()) : body, null, 2) + '\n');
+  json(ctx, body, contentType);
+}
+
 /** Protobuf is not served yet: a client that accepts only protobuf gets 406. */
 function wantsJson(accept: string | undefined): boolean {
   if (!accept) return true;
@@ -112,7 +118,7 @@ function registerDiscoveryRoutes(router: Router, deps: AppDeps): void {
   const aggregatedOrLegacy = (which: 'api' | 'apis', legacy: () => object) => (ctx: Koa.Context) => {
     const neg = negotiateDiscovery(ctx.get('accept'));
     if (!neg) throw notAcceptable('only the following media types are accepted: application/json, application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList');
-    if (neg.form === 'legacy') return json(ctx, legacy());
+    if (neg.form === 'legacy') return discoveryJson(ctx, legacy());
     const version = neg.form === 'aggregated-v2' ? 'v2' : 'v2beta1';
     const etag = discovery.etag(which);
     ctx.set('ETag', `"${etag}"`);
@@ -121,24 +127,24 @@ function registerDiscoveryRoutes(router: Router, deps: AppDeps): void {
       ctx.status = 304;
       return;
     }
-    json(ctx, discovery.aggregatedBody(which, version), neg.contentType);
+    discoveryJson(ctx, discovery.aggregatedBody(which, version), neg.contentType);
   };
   router.get(['/api', '/api/'], aggregatedOrLegacy('api', () => discovery.apiVersions(deps.serverAddress)));
   router.get(['/apis', '/apis/'], aggregatedOrLegacy('apis', () => discovery.apiGroupList()));
   router.get('/api/:version', (ctx) => {
     const list = discovery.apiResourceList('', ctx.params.version);
     if (!list) throw new ApiError(404, 'NotFound', 'the server could not find the requested resource', {});
-    json(ctx, list);
+    discoveryJson(ctx, list);
   });
   router.get('/apis/:group', (ctx) => {
     const g = discovery.apiGroup(ctx.params.group);
     if (!g) throw new ApiError(404, 'NotFound', 'the server could not find the requested resource', {});
-    json(ctx, g);
+    discoveryJson(ctx, g);
   });
   router.get('/apis/:group/:version', (ctx) => {
     const list = discovery.apiResourceList(ctx.params.group, ctx.params.version);
     if (!list) throw new ApiError(404, 'NotFound', 'the server could not find the requested resource', {});
-    json(ctx, list);
+    discoveryJson(ctx, list);
   });
 
   // Protobuf (gnostic openapi.v2.Document) for client-go's OpenAPISchema(), JSON otherwise; encoded once per document.

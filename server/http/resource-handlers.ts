@@ -13,7 +13,7 @@ import { negotiateOutput, readBody, decodeAs, decodeBody, bodyEncoding, mediaTyp
 import { applyPatch, PATCH_TYPES } from '../registry/patch/index.ts';
 import type { TypeModel } from '../schema/model.ts';
 import { printerFor } from './printers.ts';
-import { send, sendEncoded } from './respond.ts';
+import { prettyPrint, send, sendEncoded } from './respond.ts';
 import { storedItemsOf, storedListJson } from '../storage/codec.ts';
 import type { UserInfo } from '../authentication/user.ts';
 import { SERVED_SUBRESOURCES } from './discovery.ts';
@@ -146,11 +146,11 @@ async function getOne(ctx: Koa.Context, deps: ResourceHandlerDeps, info: Resourc
   if (ri.subresource === 'scale') {
     const fmt = negotiateOutput(ctx.get('accept'), []);
     const obj = await deps.store.getAtLeast(info, ns, ri.name, rv);
-    return send(ctx, 200, scaleFromObject(info, obj), fmt, pretty(ctx));
+    return send(ctx, 200, scaleFromObject(info, obj), fmt);
   }
   // Negotiated before the read, as kube-apiserver does: a missing object asked for in an unacceptable form is a 406.
   const fmt = negotiateOutput(ctx.get('accept'), ['Table', 'PartialObjectMetadata']);
-  if (fmt.shape === 'object' && fmt.encoding === 'json' && !pretty(ctx)) {
+  if (fmt.shape === 'object' && fmt.encoding === 'json' && !prettyPrint(ctx)) {
     // The stored bytes when they are served as they are: never decoded, never encoded again.
     const got = await deps.store.getJsonAtLeast(info, ns, ri.name, rv);
     if ('json' in got) return sendEncoded(ctx, 200, Buffer.concat([got.json, NEWLINE]), fmt);
@@ -158,7 +158,7 @@ async function getOne(ctx: Koa.Context, deps: ResourceHandlerDeps, info: Resourc
   }
   const obj = await deps.store.getAtLeast(info, ns, ri.name, rv);
   const body = shapeObject(info, obj, fmt, queryOf(ctx).get('includeObject'));
-  return send(ctx, 200, body, fmt, pretty(ctx));
+  return send(ctx, 200, body, fmt);
 }
 
 async function list(ctx: Koa.Context, deps: ResourceHandlerDeps, info: ResourceInfo, ri: RequestInfo) {
@@ -175,10 +175,10 @@ async function list(ctx: Koa.Context, deps: ResourceHandlerDeps, info: ResourceI
     sendInitialEvents: sendInitialEventsOf(q),
   });
   // A plain JSON list of stored objects: transcoded from the stored bytes, never decoded.
-  const stored = fmt.shape === 'object' && fmt.encoding === 'json' && !pretty(ctx) ? storedItemsOf(result) : undefined;
+  const stored = fmt.shape === 'object' && fmt.encoding === 'json' && !prettyPrint(ctx) ? storedItemsOf(result) : undefined;
   if (stored) return sendEncoded(ctx, 200, storedListJson({ kind: info.listKind, apiVersion: apiVersionOf(info), metadata: listMetadata(result) }, stored), fmt);
   const body = shapeList(info, result, fmt, q.get('includeObject'));
-  return send(ctx, 200, body, fmt, pretty(ctx));
+  return send(ctx, 200, body, fmt);
 }
 
 function parseLimit(v: string | null): number | undefined {
@@ -251,13 +251,13 @@ function respondObject(ctx: Koa.Context, info: ResourceInfo, obj: any, code: num
   const fmt = negotiateOutput(ctx.get('accept'), plain ? [] : ['Table', 'PartialObjectMetadata']);
   setWarnings(ctx, rc.warnings);
   const body = plain ? obj : shapeObject(info, obj, fmt, queryOf(ctx).get('includeObject'));
-  return send(ctx, code, body, fmt, pretty(ctx));
+  return send(ctx, code, body, fmt);
 }
 
 function respondScale(ctx: Koa.Context, info: ResourceInfo, obj: any, rc: RequestContext) {
   const fmt = negotiateOutput(ctx.get('accept'), []);
   setWarnings(ctx, rc.warnings);
-  return send(ctx, 200, scaleFromObject(info, obj), fmt, pretty(ctx));
+  return send(ctx, 200, scaleFromObject(info, obj), fmt);
 }
 
 /** `Warning: 299 - "text"` headers, one per warning, as kube-apiserver sends them. */
@@ -271,10 +271,6 @@ export function setWarnings(ctx: Koa.Context, warnings: string[]): void {
   }
 }
 
-function pretty(ctx: Koa.Context): boolean {
-  const p = queryOf(ctx).get('pretty');
-  return p === 'true' || p === '1';
-}
 
 async function readObjectBody(ctx: Koa.Context, info: ResourceInfo, definition: string | undefined, rc: RequestContext): Promise<any> {
   const mediaType = mediaTypeOf(ctx.get('content-type'));

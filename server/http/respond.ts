@@ -2,8 +2,28 @@
 import type Koa from 'koa';
 import { ApiError, internalError } from '../errors.ts';
 import { encode, negotiateOutput, JSON_FORMAT, type OutputFormat } from './negotiation.ts';
+import { queryOf } from './request-info.ts';
 
-export function send(ctx: Koa.Context, code: number, body: unknown, fmt: OutputFormat, pretty = false): void {
+/** Go's strconv.ParseBool, true side (its false side and anything unparsable are false). */
+const GO_TRUE = new Set(['1', 't', 'T', 'TRUE', 'true', 'True']);
+/** Clients kube-apiserver indents for unasked: curl, Wget and browsers. */
+const PRETTY_AGENTS = /^(?:curl|Wget|Mozilla\/5\.0)/;
+
+/**
+ * Whether a JSON answer is indented, decided as kube-apiserver decides it: `pretty=1` on the
+ * Accept type; else the `pretty` parameter when it has a value; else the client's User-Agent.
+ */
+export function prettyPrint(ctx: Koa.Context): boolean {
+  const accept = ctx.get('accept');
+  if (accept.includes('pretty') && /;\s*pretty=1\s*(?:[;,]|$)/.test(accept)) return true;
+  if (ctx.querystring.includes('pretty')) {
+    const p = queryOf(ctx).get('pretty');
+    if (p) return GO_TRUE.has(p);
+  }
+  return PRETTY_AGENTS.test(ctx.get('user-agent'));
+}
+
+export function send(ctx: Koa.Context, code: number, body: unknown, fmt: OutputFormat, pretty = prettyPrint(ctx)): void {
   let bytes = encode(body, fmt.encoding, pretty);
   if (!bytes) {
     // No protobuf form (custom resources): answer JSON, which every protobuf client also accepts.
