@@ -87,10 +87,14 @@ export function conflict(group: string, resource: string, name: string, message:
 export function invalid(group: string, kind: string, name: string, errors: FieldError[]): ApiError {
   // A cause's message is the error without its field (kube's ErrorBody); the summary has both.
   const causes = errors.map((e) => ({ reason: e.reason, message: e.message, field: e.field }));
-  const list = errors.map(fieldErrorText);
-  const summary = list.length === 1 ? list[0] : `[${list.join(', ')}]`;
   const what = group ? `${kind}.${group}` : kind;
-  return new ApiError(422, 'Invalid', `${what} "${name}" is invalid: ${summary}`, { name: name || undefined, group: group || undefined, kind, causes });
+  return new ApiError(422, 'Invalid', `${what} "${name}" is invalid: ${fieldErrorsText(errors)}`, { name: name || undefined, group: group || undefined, kind, causes });
+}
+
+/** One error as its text, several as "[a, b]": how kube-apiserver joins a field ErrorList. */
+export function fieldErrorsText(errors: FieldError[]): string {
+  const list = errors.map(fieldErrorText);
+  return list.length === 1 ? list[0] : `[${list.join(', ')}]`;
 }
 
 /** "spec.replicas: Invalid value: ..." — a field error as kube-apiserver prints it. */

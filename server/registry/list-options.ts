@@ -1,6 +1,9 @@
-// The combinations of list and watch parameters (ListOptions) kube-apiserver refuses before it
-// reads anything: all of them reported at once, as one 422 Invalid for ListOptions.meta.k8s.io.
-import { invalid } from '../errors.ts';
+// The combinations of list and watch parameters (ListOptions) that are refused before anything is
+// read: every one found, in kube-apiserver's words, in one 400 BadRequest with a cause per error.
+// (kube-apiserver itself answers these with 422 Invalid for ListOptions.meta.k8s.io; the seed's
+// resourceVersion table calls them illegal requests, and the API conventions give a request that
+// can never succeed 400 BadRequest, as issue 3 asks.)
+import { badRequest, fieldErrorsText } from '../errors.ts';
 import type { FieldError } from '../schema/types.ts';
 import { forbiddenError as forbidden, notSupportedError } from './crd/schema-validator.ts';
 import { goQuote } from './metadata-validation.ts';
@@ -15,10 +18,10 @@ export interface ListParameters {
 
 const notSupported = (field: string, value: string, supported: string[]): FieldError => notSupportedError(field, goQuote(value), supported);
 
-/** Throws the 422 kube-apiserver answers for an illegal combination of list or watch parameters. */
+/** Throws 400 for an illegal combination of list or watch parameters, naming each. */
 export function validateListOptions(p: ListParameters, isWatch: boolean): void {
   const errs = isWatch ? watchOptionErrors(p) : listOptionErrors(p);
-  if (errs.length) throw invalid('meta.k8s.io', 'ListOptions', '', errs);
+  if (errs.length) throw badRequest(fieldErrorsText(errs), errs.map((e) => ({ reason: e.reason, message: e.message, field: e.field })));
 }
 
 function listOptionErrors(p: ListParameters): FieldError[] {
