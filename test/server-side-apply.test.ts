@@ -59,7 +59,9 @@ test('conflicts → 409 naming field and manager, nothing written; same value sh
 
   const same = await apply(`${D}/shared`, deployment('shared', 2), 'bob');
   assert.equal(same.status, 200, 'the same value is shared ownership, not a conflict');
-  const forced = await apply(`${D}/shared`, deployment('shared', 4), 'carol', '&force=true');
+  // force reads as kube reads a boolean parameter: "FALSE" is false, any value but 0/false is true.
+  assert.equal((await apply(`${D}/shared`, deployment('shared', 4), 'carol', '&force=FALSE')).status, 409);
+  const forced = await apply(`${D}/shared`, deployment('shared', 4), 'carol', '&force=True');
   assert.equal(forced.status, 200);
   assert.equal(forced.json().spec.replicas, 4);
   const carol = forced.json().metadata.managedFields.find((m: any) => m.manager === 'carol');

@@ -6,7 +6,7 @@ import type { ResourceCatalog } from '../schema/catalog.ts';
 import type { ResourceInfo } from '../schema/types.ts';
 import type { GenericStore, RequestContext, FieldValidation, DeleteOptions, ListResult } from '../registry/store.ts';
 import { apiVersionOf } from '../registry/store.ts';
-import { queryOf, sendInitialEventsOf, type RequestInfo } from './request-info.ts';
+import { queryFlag, queryOf, sendInitialEventsOf, type RequestInfo } from './request-info.ts';
 import { ApiError, badRequest, invalid, methodNotAllowed, unsupportedMediaType } from '../errors.ts';
 import type { FieldError } from '../schema/types.ts';
 import { negotiateOutput, readBody, decodeAs, decodeBody, bodyEncoding, mediaTypeOf, SUPPORTED_MEDIA_TYPES, type DecodedBody, type OutputFormat, type Shape } from './negotiation.ts';
@@ -306,11 +306,9 @@ function patchOptionsInvalid(reason: FieldError['reason'], field: string, messag
   return invalid('meta.k8s.io', 'PatchOptions', '', [{ reason, field, message }]);
 }
 
+/** force is a pointer in kube: absent → undefined, else its boolean parameter reading (queryFlag). */
 function parseForce(v: string | null): boolean | undefined {
-  if (v === null) return undefined;
-  if (v === 'true' || v === '1') return true;
-  if (v === 'false' || v === '0') return false;
-  throw badRequest(`force: Invalid value: ${JSON.stringify(v)}`);
+  return v === null ? undefined : queryFlag(v);
 }
 
 /** The field manager: the parameter, else the User-Agent up to its first "/" (as kube-apiserver derives it). */
