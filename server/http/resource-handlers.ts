@@ -271,7 +271,6 @@ export function setWarnings(ctx: Koa.Context, warnings: string[]): void {
   }
 }
 
-
 async function readObjectBody(ctx: Koa.Context, info: ResourceInfo, definition: string | undefined, rc: RequestContext): Promise<any> {
   const mediaType = mediaTypeOf(ctx.get('content-type'));
   const enc = bodyEncoding(mediaType);
