@@ -2,10 +2,7 @@
 // kubectl's --validate modes.
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { writeFileSync, mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { startTestServer, availableKubectls, type TestServer } from './helpers/server.ts';
+import { startTestServer, availableKubectls, manifestWriter, type TestServer } from './helpers/server.ts';
 import { duplicateJsonFields, duplicateYamlFields } from '../server/http/duplicate-fields.ts';
 
 let s: TestServer;
@@ -75,13 +72,11 @@ test('patches report duplicate and unknown fields too', async () => {
   assert.match(r.json().message, /duplicate field "data.a"/);
 });
 
-const dir = mkdtempSync(join(tmpdir(), 'hearth-validate-'));
+const write = manifestWriter('hearth-validate-');
 for (const { version, path } of availableKubectls()) {
   describe(`kubectl ${version} --validate`, () => {
     const manifest = (name: string) => {
-      const f = join(dir, `${version}-${name}.yaml`);
-      writeFileSync(f, `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\ndata:\n  k: v\nbogus: 1\n`);
-      return f;
+      return write(`${version}-${name}`, `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\ndata:\n  k: v\nbogus: 1\n`);
     };
     const tag = version.replace('.', '-');
     test('strict (and true, the default) rejects unknown fields', async () => {

@@ -2,11 +2,8 @@
 // managedFields on every write, resets, status, no-op applies.
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { writeFileSync, mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import YAML from 'yaml';
-import { startTestServer, availableKubectls, type TestServer } from './helpers/server.ts';
+import { startTestServer, availableKubectls, manifestWriter, type TestServer } from './helpers/server.ts';
 
 let s: TestServer;
 before(async () => {
@@ -127,14 +124,12 @@ test('apply to /status changes only status and records the status subresource', 
   assert.ok(managers(r.json()).includes('status-writer:Apply/status'));
 });
 
-const dir = mkdtempSync(join(tmpdir(), 'hearth-ssa-'));
+const manifest = manifestWriter('hearth-ssa-');
 for (const { version, path } of availableKubectls()) {
   describe(`kubectl ${version} server-side apply`, () => {
     const name = `k-${version.replace('.', '-')}`;
     const file = (replicas: number, image = 'nginx:1') => {
-      const f = join(dir, `${name}-${replicas}-${image.replace(':', '')}.yaml`);
-      writeFileSync(f, YAML.stringify({ ...deployment(name, replicas, image), metadata: { name, namespace: 'default' } }));
-      return f;
+      return manifest(`${name}-${replicas}-${image.replace(':', '')}`, { ...deployment(name, replicas, image), metadata: { name, namespace: 'default' } });
     };
     const k = (...args: string[]) => s.kubectl(args, { binary: path });
     test('apply --server-side, conflicts, --force-conflicts, --field-manager, --dry-run=server, diff', async () => {
@@ -156,14 +151,14 @@ for (const { version, path } of availableKubectls()) {
     });
     test('upgrade from client-side apply and back without conflicts', async () => {
       const csa = `${name}-csa`;
-      const f = join(dir, `${csa}.yaml`);
-      writeFileSync(f, YAML.stringify({ ...deployment(csa, 2), metadata: { name: csa, namespace: 'default' } }));
+      const write = (replicas: number) => manifest(csa, { ...deployment(csa, replicas), metadata: { name: csa, namespace: 'default' } });
+      const f = write(2);
       let r = await k('apply', '-f', f);
       assert.equal(r.code, 0, r.stderr);
-      writeFileSync(f, YAML.stringify({ ...deployment(csa, 3), metadata: { name: csa, namespace: 'default' } }));
+      write(3);
       r = await k('apply', '--server-side', '-f', f);
       assert.equal(r.code, 0, `upgrade to server-side apply must not conflict: ${r.stderr}`);
-      writeFileSync(f, YAML.stringify({ ...deployment(csa, 4), metadata: { name: csa, namespace: 'default' } }));
+      write(4);
       r = await k('apply', '-f', f);
       assert.equal(r.code, 0, `downgrade to client-side apply: ${r.stderr}`);
       assert.equal((await k('get', 'deploy', csa, '-o', 'jsonpath={.spec.replicas}')).stdout, '4');

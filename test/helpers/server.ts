@@ -2,7 +2,7 @@
 // over HTTPS the way clients do: with the admin client certificate and the cluster CA.
 import https from 'node:https';
 import { mkdtempSync, rmSync, existsSync, writeFileSync } from 'node:fs';
-import { test } from 'node:test';
+import { test, after } from 'node:test';
 import YAML from 'yaml';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -137,9 +137,11 @@ export function kubectlsToTest(): { version: string; path: string }[] {
   return kubectls;
 }
 
-/** Writes manifests (objects as YAML, strings as they are) into a fresh temporary directory; returns each file's path. */
+/** Writes manifests (objects as YAML, strings as they are) into a fresh temporary directory, removed after
+ *  the calling file's tests; returns each file's path. */
 export function manifestWriter(prefix: string): (name: string, obj: unknown) => string {
   const dir = mkdtempSync(join(tmpdir(), prefix));
+  after(() => rmSync(dir, { recursive: true, force: true }));
   return (name, obj) => {
     const file = join(dir, `${name}.yaml`);
     writeFileSync(file, typeof obj === 'string' ? obj : YAML.stringify(obj));
