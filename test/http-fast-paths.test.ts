@@ -48,7 +48,8 @@ function referenceRequestInfo(method: string, path: string, query: URLSearchPara
   if (rest.length > 3) info.extraParts = rest.slice(3);
   const w = query.get('watch');
   // kube's boolean parameter: present and neither "0" nor "false" (any case), the empty value included
-  const isWatch = watchPath || (w !== null && w !== '0' && w.toLowerCase() !== 'false');
+  // kube's RequestInfoFactory: only a GET without a name becomes a watch by the parameter.
+  const isWatch = watchPath || (!info.name && w !== null && w !== '0' && w.toLowerCase() !== 'false');
   const verbs: Record<string, string> = { POST: 'create', PUT: 'update', PATCH: 'patch' };
   if (method === 'GET' || method === 'HEAD') info.verb = isWatch ? 'watch' : info.name ? 'get' : 'list';
   else if (method === 'DELETE') info.verb = info.name ? 'delete' : 'deletecollection';

@@ -94,6 +94,13 @@ test('query parameters: encoded, repeated, plus as space, fragments ignored, bad
   // ?watch=1 makes a GET a watch; ?watch=false does not.
   const list = await s.request('GET', '/api/v1/namespaces/wire/configmaps?watch=false');
   assert.equal(list.json().kind, 'ConfigMapList');
+  // A named GET stays a get with ?watch=1 (kube's RequestInfo); the deprecated /watch/ path watches it.
+  const named = await s.request('GET', '/api/v1/namespaces/wire/configmaps/c?watch=1&timeoutSeconds=1'); // (a watch would end after 1 s)
+  assert.equal(named.status, 200);
+  assert.equal(named.json().kind, 'ConfigMap');
+  const watched = await s.request('GET', '/api/v1/watch/namespaces/wire/configmaps/c?timeoutSeconds=1');
+  assert.equal(watched.status, 200);
+  assert.deepEqual(watched.text.trim().split('\n').map((l) => [JSON.parse(l).type, JSON.parse(l).object.metadata.name]), [['ADDED', 'c']]);
 });
 
 test('a DELETE body with dryRun makes the delete a dry run', async () => {

@@ -76,10 +76,9 @@ export function parseRequestInfo(method: string, path: string, query: URLSearchP
   switch (method) {
     case 'GET':
     case 'HEAD': {
-      let isWatch = watchPath;
-      if (!isWatch) {
-        isWatch = queryFlag(query.get('watch'));
-      }
+      // As kube-apiserver's RequestInfo: the watch parameter turns only a collection GET into a
+      // watch (a named GET with ?watch=1 is a get); the /watch/ prefix turns either.
+      const isWatch = watchPath || (!info.name && queryFlag(query.get('watch')));
       info.verb = isWatch ? 'watch' : info.name ? 'get' : 'list';
       break;
     }
