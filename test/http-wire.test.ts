@@ -83,7 +83,20 @@ test('query parameters: encoded, repeated, plus as space, fragments ignored, bad
   assert.deepEqual(names(await s.request('GET', '/api/v1/namespaces/wire/configmaps?limit=1&labelSelector=tier=y#frag')), ['c']);
   const bad = await s.request('GET', '/api/v1/namespaces/wire/configmaps?limit=abc');
   assert.equal(bad.status, 400);
-  assert.equal(bad.json().message, 'invalid limit: "abc"');
+  assert.equal(bad.json().message, 'strconv.ParseInt: parsing "abc": invalid syntax');
+  // Integer parameters are decoded as kube decodes them: an int64 or a 400; a limit of 0 or less is no limit.
+  for (const [param, why] of [['limit=', 'invalid syntax'], ['limit=1.5', 'invalid syntax'], ['timeoutSeconds=x', 'invalid syntax'], ['limit=9223372036854775808', 'value out of range']]) {
+    const r = await s.request('GET', `/api/v1/namespaces/wire/configmaps?${param}`);
+    assert.equal(r.status, 400, param);
+    assert.equal(r.json().message, `strconv.ParseInt: parsing "${param.split('=')[1]}": ${why}`);
+  }
+  const all = names(await s.request('GET', '/api/v1/namespaces/wire/configmaps'));
+  assert.ok(all.length > 1);
+  assert.deepEqual(names(await s.request('GET', '/api/v1/namespaces/wire/configmaps?limit=-1')), all);
+  assert.deepEqual(names(await s.request('GET', '/api/v1/namespaces/wire/configmaps?limit=0')), all);
+  const badDelete = await s.request('DELETE', '/api/v1/namespaces/wire/configmaps/c?gracePeriodSeconds=soon');
+  assert.equal(badDelete.status, 400);
+  assert.equal(badDelete.json().message, 'strconv.ParseInt: parsing "soon": invalid syntax');
   const pretty = await s.request('GET', '/api/v1/namespaces/wire/configmaps/c?pretty=1');
   assert.match(pretty.text, /^\{\n {2}"kind": "ConfigMap"/);
   const dry = await s.request('GET', '/api/v1/namespaces/wire/configmaps?dryRun=Nope&dryRun=All');

@@ -238,6 +238,18 @@ test('watch timeoutSeconds ends the stream cleanly, with a final bookmark when a
   assert.equal(events[events.length - 1].type, 'BOOKMARK');
 });
 
+test('watch timeoutSeconds=0 takes the default timeout, a negative one ends the watch at once (as kube-apiserver)', async () => {
+  await makeNamespace('timeouts');
+  const rv = (await s.request('GET', '/api/v1/namespaces/timeouts/configmaps')).json().metadata.resourceVersion;
+  const gone = await watch(`/api/v1/namespaces/timeouts/configmaps?watch=1&resourceVersion=${rv}&timeoutSeconds=-5`, () => false);
+  assert.equal(gone.status, 200);
+  assert.deepEqual(gone.events, [], 'ended without events');
+  const open = watch(`/api/v1/namespaces/timeouts/configmaps?watch=1&resourceVersion=${rv}&timeoutSeconds=0`, (e) => e.length === 1);
+  await new Promise((r) => setTimeout(r, 1200));
+  assert.equal((await s.request('POST', '/api/v1/namespaces/timeouts/configmaps', { body: cm('late') })).status, 201);
+  assert.deepEqual((await open).events.map((e) => [e.type, e.object.metadata.name]), [['ADDED', 'late']]);
+});
+
 test('compaction: old versions answer 410 Gone, current objects stay, continue tokens expire with a fresh hint', async () => {
   await makeNamespace('compact');
   await createMany('compact', 20, 'c');

@@ -1,6 +1,7 @@
 // Turns a URL and method into what the rest of the request path reasons about (kube's
 // RequestInfo): is it a resource request, which verb, group, version, namespace, resource,
 // name and subresource.
+import { badRequest } from '../errors.ts';
 
 export interface RequestInfo {
   isResourceRequest: boolean;
@@ -149,6 +150,23 @@ export function queryOf(ctx: { querystring: string; state: Record<string, any> }
 /** kube's boolean query parameter: absent → false; "0" or "false" (any case) → false; anything else → true. */
 export function queryFlag(v: string | null): boolean {
   return v !== null && v !== '0' && v.toLowerCase() !== 'false';
+}
+
+const INT64_MIN = -(2n ** 63n);
+const INT64_MAX = 2n ** 63n - 1n;
+
+/**
+ * An integer query parameter (limit, timeoutSeconds, gracePeriodSeconds) read as kube decodes it
+ * (Go's strconv.ParseInt(v, 10, 64)): absent → undefined; present, even empty, it must be a
+ * decimal int64, else 400 with Go's message.
+ */
+export function int64Param(q: URLSearchParams, name: string): number | undefined {
+  const v = q.get(name);
+  if (v === null) return undefined;
+  if (!/^[+-]?[0-9]+$/.test(v)) throw badRequest(`strconv.ParseInt: parsing ${JSON.stringify(v)}: invalid syntax`);
+  const n = BigInt(v);
+  if (n < INT64_MIN || n > INT64_MAX) throw badRequest(`strconv.ParseInt: parsing ${JSON.stringify(v)}: value out of range`);
+  return Number(n);
 }
 
 /** sendInitialEvents is a pointer in kube: absent stays undefined. */

@@ -6,7 +6,7 @@ import type { ResourceCatalog } from '../schema/catalog.ts';
 import type { ResourceInfo } from '../schema/types.ts';
 import type { GenericStore, RequestContext, FieldValidation, DeleteOptions, ListResult } from '../registry/store.ts';
 import { apiVersionOf } from '../registry/store.ts';
-import { queryFlag, queryOf, sendInitialEventsOf, type RequestInfo } from './request-info.ts';
+import { int64Param, queryFlag, queryOf, sendInitialEventsOf, type RequestInfo } from './request-info.ts';
 import { ApiError, badRequest, invalid, methodNotAllowed, unsupportedMediaType } from '../errors.ts';
 import type { FieldError } from '../schema/types.ts';
 import { negotiateOutput, readBody, decodeAs, decodeBody, bodyEncoding, mediaTypeOf, SUPPORTED_MEDIA_TYPES, type DecodedBody, type OutputFormat, type Shape } from './negotiation.ts';
@@ -164,7 +164,9 @@ async function getOne(ctx: Koa.Context, deps: ResourceHandlerDeps, info: Resourc
 async function list(ctx: Koa.Context, deps: ResourceHandlerDeps, info: ResourceInfo, ri: RequestInfo) {
   const q = queryOf(ctx);
   const fmt = negotiateOutput(ctx.get('accept'), ['Table', 'PartialObjectMetadataList']);
-  const limit = parseLimit(q.get('limit'));
+  // (as kube's storage: a limit of 0 or less is no limit)
+  const limit = int64Param(q, 'limit');
+  int64Param(q, 'timeoutSeconds'); // (decoded as kube decodes it, for its error; a list does not wait)
   const result = await deps.store.list(info, info.namespaced ? ri.namespace || undefined : undefined, {
     labelSelector: q.get('labelSelector') ?? undefined,
     fieldSelector: q.get('fieldSelector') ?? undefined,
@@ -179,13 +181,6 @@ async function list(ctx: Koa.Context, deps: ResourceHandlerDeps, info: ResourceI
   if (stored) return sendEncoded(ctx, 200, storedListJson({ kind: info.listKind, apiVersion: apiVersionOf(info), metadata: listMetadata(result) }, stored), fmt);
   const body = shapeList(info, result, fmt, q.get('includeObject'));
   return send(ctx, 200, body, fmt);
-}
-
-function parseLimit(v: string | null): number | undefined {
-  if (v === null || v === '') return undefined;
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < 0) throw badRequest(`invalid limit: ${JSON.stringify(v)}`);
-  return n;
 }
 
 function listMetadata(result: ListResult): Record<string, unknown> {
@@ -355,11 +350,10 @@ async function deleteOptions(ctx: Koa.Context): Promise<DeleteOptions> {
   if (body.preconditions) opts.preconditions = body.preconditions;
   opts.propagationPolicy = q.get('propagationPolicy') ?? body.propagationPolicy;
   if (body.orphanDependents === true && !opts.propagationPolicy) opts.propagationPolicy = 'Orphan';
-  const gp = q.get('gracePeriodSeconds') ?? body.gracePeriodSeconds;
+  const gp = int64Param(q, 'gracePeriodSeconds') ?? body.gracePeriodSeconds;
   if (gp !== undefined && gp !== null) {
-    const n = Number(gp);
-    if (!Number.isInteger(n)) throw badRequest(`invalid gracePeriodSeconds: ${JSON.stringify(gp)}`);
-    opts.gracePeriodSeconds = n;
+    if (!Number.isInteger(gp)) throw badRequest(`invalid gracePeriodSeconds: ${JSON.stringify(gp)}`);
+    opts.gracePeriodSeconds = gp;
   }
   if (q.getAll('dryRun').length === 0 && Array.isArray(body.dryRun) && body.dryRun.length) {
     for (const d of body.dryRun) if (d !== 'All') throw badRequest(`dryRun: Unsupported value: "${d}": supported values: "All"`);

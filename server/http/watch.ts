@@ -7,12 +7,12 @@ import type { ResourceInfo } from '../schema/types.ts';
 import type { EventLog, LogEvent } from '../storage/event-log.ts';
 import type { GenericStore } from '../registry/store.ts';
 import { apiVersionOf, qualifiedResourceOf, parseResourceVersion } from '../registry/store.ts';
-import { queryFlag, queryOf, sendInitialEventsOf, type RequestInfo } from './request-info.ts';
+import { int64Param, queryFlag, queryOf, sendInitialEventsOf, type RequestInfo } from './request-info.ts';
 import { validateListOptions } from '../registry/list-options.ts';
 import { negotiateOutput, encode, type OutputFormat } from './negotiation.ts';
 import { PROTOBUF_MEDIA_TYPE, definitionForKind, encodeWatchEventFrame } from './protobuf.ts';
 import { parseLabelSelector, parseFieldSelector, fieldsOf, checkFieldSelectorFor, type LabelSelector, type FieldSelector } from '../registry/selectors.ts';
-import { ApiError, badRequest, internalError, tooLargeResourceVersion, tooOldResourceVersion } from '../errors.ts';
+import { ApiError, internalError, tooLargeResourceVersion, tooOldResourceVersion } from '../errors.ts';
 import type { Converter, ServiceLookup } from '../registry/crd/conversion.ts';
 import { toTable, partialMetadata } from './resource-handlers.ts';
 import { cloneJSON } from '../registry/apply/index.ts';
@@ -200,8 +200,8 @@ export class WatchService {
     checkFieldSelectorFor(info, fields);
     const rvParam = q.get('resourceVersion') ?? '';
     const fromRv = rvParam && rvParam !== '0' ? parseResourceVersion(rvParam) : undefined;
-    const timeoutSeconds = q.has('timeoutSeconds') ? Number(q.get('timeoutSeconds')) : MIN_REQUEST_TIMEOUT_S * (1 + Math.random());
-    if (!Number.isFinite(timeoutSeconds) || timeoutSeconds < 0) throw badRequest(`invalid timeoutSeconds: ${q.get('timeoutSeconds')}`);
+    // As kube-apiserver: 0 (or none) takes the randomized default; a negative timeout ends the watch at once.
+    const timeoutSeconds = Math.max(0, int64Param(q, 'timeoutSeconds') || MIN_REQUEST_TIMEOUT_S * (1 + Math.random()));
     const bookmarks = queryFlag(q.get('allowWatchBookmarks'));
     // Initial state: always without a resourceVersion (or "0"); with sendInitialEvents=true, a state at least as new as rv.
     const initialState = sendInitial === true || (sendInitial === undefined && fromRv === undefined);
