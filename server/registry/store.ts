@@ -676,7 +676,7 @@ export class GenericStore {
     const decodeProblems = (ctx.duplicateFields ?? []).map((f) => `duplicate field "${f}"`);
     if (info.custom) {
       for (const f of ctx.prunedFields ?? []) decodeProblems.push(`unknown field "${f}"`);
-      errors.push(...info.custom.validate(obj, old));
+      errors.push(...info.custom.validate(obj, old, ctx.warnings));
     } else if (type) {
       const r = validateObject(type, obj, { prune: true });
       errors.push(...r.errors.filter((e) => !e.field.startsWith('metadata.')));

@@ -30,6 +30,7 @@ import { parse, plan, celEnv, isCelError, CelScalar, celFunc, celMethod, listTyp
 import type { CelEnv } from '@bufbuild/cel';
 import { strings } from '@bufbuild/cel/ext';
 import { isIPv4, isIPv6 } from 'node:net';
+import { deepEqual } from '../../util/json.ts';
 import type { FieldError } from '../../schema/types.ts';
 import { goQuote } from '../metadata-validation.ts';
 import {
@@ -1761,7 +1762,24 @@ function readsOldSelf(node: CelNode): boolean {
   return r;
 }
 
-function evalNodeRules(node: CelNode, path: string, obj: unknown, old: unknown, errs: FieldError[]): void {
+/**
+ * The nearest value at or above a node that correlates with the stored object (see evalNode),
+ * and whether it is unchanged, compared once when a rule first fails under it.
+ */
+interface Correlated {
+  obj: unknown;
+  old: unknown;
+  unchanged?: boolean;
+}
+
+/** Where a rule's failures go: errors, or (ratcheted on an update) warnings. */
+interface Sinks {
+  errs: FieldError[];
+  warnings: FieldError[] | undefined;
+}
+
+function evalNodeRules(node: CelNode, path: string, obj: unknown, old: unknown, near: Correlated | undefined, sinks: Sinks): void {
+  const errs = sinks.errs;
   if (node.rules.length === 0) return;
   const self = toCelValue(obj, node.schema, node.isResourceRoot);
   const hasOld = old !== undefined && old !== null;
@@ -1805,7 +1823,11 @@ function evalNodeRules(node: CelNode, path: string, obj: unknown, old: unknown, 
     detail ??= ruleMessageOrDefault(r.rule);
     const t = node.schema.type;
     const valueText = t === 'object' || t === 'array' ? null : goValue(obj);
-    errs.push(fieldErrorForReason(target, valueText, detail, r.rule.reason));
+    const e = fieldErrorForReason(target, valueText, detail, r.rule.reason);
+    // kube's ratcheting: a rule that does not read oldSelf fails only a changed value; on an
+    // unchanged one its failure becomes a warning.
+    if (!r.transition && near !== undefined && sinks.warnings !== undefined && (near.unchanged ??= deepEqual(near.obj, near.old))) sinks.warnings.push(e);
+    else errs.push(e);
   }
 }
 
@@ -1849,9 +1871,11 @@ function evalPlan(node: CelNode): EvalPlan {
   return p;
 }
 
-function evalNode(node: CelNode, path: string, obj: unknown, old: unknown, errs: FieldError[]): void {
+function evalNode(node: CelNode, path: string, obj: unknown, old: unknown, near: Correlated | undefined, sinks: Sinks): void {
   if (obj === null || obj === undefined) return;
-  if (node.rules.length) evalNodeRules(node, path, obj, old, errs);
+  // (an old value here means this value correlates: it becomes the nearest for what is below)
+  if (old !== undefined && sinks.warnings !== undefined) near = { obj, old };
+  if (node.rules.length) evalNodeRules(node, path, obj, old, near, sinks);
   if (Array.isArray(obj)) {
     const items = node.items;
     if (!items) return;
@@ -1867,7 +1891,7 @@ function evalNode(node: CelNode, path: string, obj: unknown, old: unknown, errs:
     for (let i = 0; i < obj.length; i++) {
       const item = obj[i];
       const k = oldByKey ? listMapKey(item, keys!) : undefined;
-      evalNode(items, indexPath(path, i), item, k !== undefined ? oldByKey!.get(k) : undefined, errs);
+      evalNode(items, indexPath(path, i), item, k !== undefined ? oldByKey!.get(k) : undefined, near, sinks);
     }
     return;
   }
@@ -1876,7 +1900,7 @@ function evalNode(node: CelNode, path: string, obj: unknown, old: unknown, errs:
   const plan = evalPlan(node);
   const oldObj = isObj(old) && !plan.atomic ? old : undefined;
   if (node.additionalProperties) {
-    for (const k of Object.keys(obj)) evalNode(node.additionalProperties, indexPath(path, k), obj[k], oldObj?.[k], errs);
+    for (const k of Object.keys(obj)) evalNode(node.additionalProperties, indexPath(path, k), obj[k], oldObj?.[k], near, sinks);
   }
   if (plan.properties) {
     // Only the properties with rules below them are visited; their errors are reported in the
@@ -1885,11 +1909,12 @@ function evalNode(node: CelNode, path: string, obj: unknown, old: unknown, errs:
     for (let i = 0; i < plan.properties.length; i++) {
       const [k, child] = plan.properties[i];
       if (!Object.prototype.hasOwnProperty.call(obj, k)) continue;
+      const errs = sinks.errs;
       const start = errs.length;
-      evalNode(child, childPath(path, k), obj[k], oldObj?.[k], errs);
+      evalNode(child, childPath(path, k), obj[k], oldObj?.[k], near, sinks);
       if (errs.length > start) (chunks ??= []).push({ key: k, start, end: errs.length });
     }
-    if (chunks && chunks.length > 1) inKeyOrder(obj, chunks, errs);
+    if (chunks && chunks.length > 1) inKeyOrder(obj, chunks, sinks.errs);
   }
 }
 
@@ -1906,6 +1931,12 @@ function inKeyOrder(obj: Obj, chunks: { key: string; start: number; end: number 
 export interface EvaluateOptions {
   /** Path of obj in the request ("" for a whole custom object). */
   basePath?: string;
+  /**
+   * On an update, where the failures that ratcheting forgives go (kube sends them as warnings):
+   * those of rules that do not read oldSelf, on a value unchanged from oldObj (the nearest value
+   * above it that correlates, when it does not itself). Without it every failure is an error.
+   */
+  warnings?: FieldError[];
 }
 
 /**
@@ -1915,7 +1946,7 @@ export interface EvaluateOptions {
  * `messageExpression`, or "failed rule: <rule>", with the rule's reason and fieldPath.
  */
 export function evaluateRules(compiled: CompiledSchemaRules, obj: unknown, oldObj?: unknown, opts: EvaluateOptions = {}): FieldError[] {
-  const errs: FieldError[] = [];
-  if (compiled.root) evalNode(compiled.root, opts.basePath ?? '', obj, oldObj, errs);
-  return errs;
+  const sinks: Sinks = { errs: [], warnings: oldObj === undefined ? undefined : opts.warnings };
+  if (compiled.root) evalNode(compiled.root, opts.basePath ?? '', obj, oldObj, undefined, sinks);
+  return sinks.errs;
 }

@@ -11,6 +11,7 @@ import { compileVersionSchema, type CompiledSchema } from './schema-validator.ts
 import { compileSchemaRules, evaluateRules, hasValidationRules, type CompiledSchemaRules } from './cel.ts';
 import { crdTablePrinter } from '../../http/crd-printer.ts';
 import { converterFor, type Converter } from './conversion.ts';
+import { fieldErrorText } from '../../errors.ts';
 import { compileSelectableFields, compileSimpleJsonPath, type SimpleJsonPath } from './jsonpath.ts';
 
 type Obj = Record<string, any>;
@@ -66,7 +67,8 @@ export interface CustomResourceVersion {
   typeNode(): TypeNode;
   printer(): TablePrinter;
   /** Schema, CEL and list-type errors of obj (old on updates, for transition rules). */
-  validate(obj: any, old: any | undefined): FieldError[];
+  /** Schema and CEL errors; on an update, the rule failures ratcheting forgives go to `warnings` (as kube sends them). */
+  validate(obj: any, old: any | undefined, warnings?: string[]): FieldError[];
 }
 
 interface Compiled {
@@ -161,15 +163,17 @@ export function customResourceInfos(crd: any): ResourceInfo[] {
       printer() {
         return (cache.printer ??= crdTablePrinter(columns));
       },
-      validate(obj, old) {
-        // With the stored object, list-type duplicates already there are tolerated (kube's ratcheting).
+      validate(obj, old, warnings) {
+        // With the stored object, errors on what did not change are forgiven (kube's ratcheting).
         const errs = this.compiled().validate(obj, old === undefined ? {} : { oldObject: old });
         const rules = this.rules();
         if (!rules) return errs;
         // As kube: CEL rules only run on objects whose shape the schema accepted.
         if (hasBlockingError(errs)) errs.push(RULES_NOT_CHECKED);
         else {
-          const ruleErrs = evaluateRules(rules, obj, old);
+          const ratcheted: FieldError[] = [];
+          const ruleErrs = evaluateRules(rules, obj, old, { warnings: ratcheted });
+          for (const e of ratcheted) warnings?.push(fieldErrorText(e));
           if (ruleErrs.length) errs.push(...ruleErrs);
         }
         return errs;

@@ -22,6 +22,7 @@ import { isIP, isIPv4, isIPv6 } from 'node:net';
 import { parse, plan, celEnv, isCelError, CelScalar } from '@bufbuild/cel';
 import type { FieldError, TypeNode } from '../../schema/types.ts';
 import { TypeModel } from '../../schema/model.ts';
+import { deepEqual } from '../../util/json.ts';
 import { goQuote, isDNS1035Label, validateObjectMeta } from '../metadata-validation.ts';
 import { OBJECT_META_FIELDS, defaultCompiled, pruneAndDefaultCompiled, pruneCompiled } from './prune-default.ts';
 
@@ -1028,6 +1029,47 @@ export function defaultValue(s: unknown, x: unknown): void {
   }
 }
 
+/**
+ * kube's CRD validation ratcheting (CRDValidationRatcheting, GA in 1.33) for one error: on an
+ * update, an error is dropped when the deepest value on its path that correlates with the stored
+ * object is unchanged from it (kube turns it into a warning it does not send). Values correlate
+ * from the root down through object fields and map entries present in both (never apiVersion or
+ * kind of the root) and list-type map items by their keys; set and atomic list items do not.
+ * `unchanged` caches the comparison per correlated path.
+ */
+function ratcheted(schema: Obj, obj: unknown, old: unknown, pointer: string, unchanged: Map<string, boolean>): boolean {
+  let s: Obj = schema;
+  let now: unknown = obj;
+  let was: unknown = old;
+  let at = '';
+  if (pointer !== '') {
+    for (const raw of pointer.slice(1).split('/')) {
+      const seg = raw.replace(/~1/g, '/').replace(/~0/g, '~');
+      let next: { s: Obj; now: unknown; was: unknown } | undefined;
+      if (Array.isArray(now)) {
+        if (s['x-kubernetes-list-type'] !== 'map' || !Array.isArray(was) || !isObj(s.items)) break;
+        const keys: string[] = Array.isArray(s['x-kubernetes-list-map-keys']) ? s['x-kubernetes-list-map-keys'] : [];
+        const item = now[Number(seg)];
+        if (!isObj(item)) break;
+        const match = was.find((o) => isObj(o) && keys.every((k) => deepEqual(o[k], item[k])));
+        if (match === undefined) break;
+        next = { s: s.items, now: item, was: match };
+      } else if (isObj(now)) {
+        if (!isObj(was) || !Object.hasOwn(now, seg) || !Object.hasOwn(was, seg)) break;
+        if (at === '' && (seg === 'apiVersion' || seg === 'kind')) break;
+        const child = isObj(s.properties) && isObj(s.properties[seg]) ? s.properties[seg] : isObj(s.additionalProperties) ? s.additionalProperties : undefined;
+        if (!child) break;
+        next = { s: child, now: now[seg], was: was[seg] };
+      } else break;
+      at += `/${raw}`;
+      ({ s, now, was } = next);
+    }
+  }
+  let same = unchanged.get(at);
+  if (same === undefined) unchanged.set(at, (same = deepEqual(now, was)));
+  return same;
+}
+
 // ---------------------------------------------------------------------------------------------
 // The compiled schema.
 
@@ -1041,8 +1083,9 @@ export interface ValidateOptions {
   /** Skip embedded-resource and list-type checks (plain schema validation only). */
   schemaOnly?: boolean;
   /**
-   * The stored object on an update: list-type set/map duplicates are then only reported when
-   * the stored object had none (kube's ratcheting in customResourceStrategy.ValidateUpdate).
+   * The stored object on an update, for kube's ratcheting: schema errors on values unchanged
+   * from it are dropped (see ratcheted), and list-type set/map duplicates are only reported
+   * when it had none (customResourceStrategy.ValidateUpdate).
    */
   oldObject?: unknown;
 }
@@ -1110,7 +1153,12 @@ function compileSchema(schema: unknown, opts: CompileOptions): CompiledSchema {
         reportFn ??= ajvCompile('report', ajvSchema);
         if (!reportFn(obj)) {
           const fieldFor = (name: string): string => (name === '' ? prefix || '<nil>' : name);
-          errs.push(...arrangeErrors(reportFn.errors as AjvError[], ajvSchema, obj, prefix, fieldFor, prefix || '<nil>'));
+          let found = reportFn.errors as AjvError[];
+          if (vopts.oldObject !== undefined) {
+            const unchanged = new Map<string, boolean>();
+            found = found.filter((e) => !ratcheted(root, obj, vopts.oldObject, e.instancePath, unchanged));
+          }
+          if (found.length) errs.push(...arrangeErrors(found, ajvSchema, obj, prefix, fieldFor, prefix || '<nil>'));
         }
       }
       if (!vopts.schemaOnly) {
