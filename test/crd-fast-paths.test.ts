@@ -191,7 +191,7 @@ describe('validation fast paths', () => {
         'spec.replicas: Invalid value: "string": spec.replicas in body must be of type integer: "string"',
         "spec.owner.costCenter: Invalid value: \"pl-42\": spec.owner.costCenter in body should match '^[A-Z]{2}-[0-9]{4}$'",
         'spec.limits.burst: Invalid value: -1: spec.limits.burst in body should be greater than or equal to 0',
-        '<nil>: Invalid value: "null": some validation rules were not checked because the object was invalid; correct the existing errors to complete validation',
+        '<nil>: Invalid value: null: some validation rules were not checked because the object was invalid; correct the existing errors to complete validation',
       ],
     );
   });

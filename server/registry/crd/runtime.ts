@@ -27,7 +27,7 @@ const BLOCKING_REASONS = new Set<FieldError['reason']>(['FieldValueNotSupported'
 const RULES_NOT_CHECKED: FieldError = {
   reason: 'FieldValueInvalid',
   field: '<nil>',
-  message: 'Invalid value: "null": some validation rules were not checked because the object was invalid; correct the existing errors to complete validation',
+  message: 'Invalid value: null: some validation rules were not checked because the object was invalid; correct the existing errors to complete validation',
 };
 
 function hasBlockingError(errs: FieldError[]): boolean {
