@@ -66,8 +66,10 @@ export interface CustomResourceVersion {
   /** The schema as a TypeNode with metadata typed as ObjectMeta (for patch, apply, field validation). */
   typeNode(): TypeNode;
   printer(): TablePrinter;
-  /** Schema, CEL and list-type errors of obj (old on updates, for transition rules). */
-  /** Schema and CEL errors; on an update, the rule failures ratcheting forgives go to `warnings` (as kube sends them). */
+  /**
+   * Schema, CEL and list-type errors of obj (old on updates, for transition rules and ratcheting);
+   * the rule failures ratcheting forgives go to `warnings`, as kube sends them.
+   */
   validate(obj: any, old: any | undefined, warnings?: string[]): FieldError[];
 }
 
