@@ -116,6 +116,19 @@ test('query parameters: encoded, repeated, plus as space, fragments ignored, bad
   assert.deepEqual(watched.text.trim().split('\n').map((l) => [JSON.parse(l).type, JSON.parse(l).object.metadata.name]), [['ADDED', 'c']]);
 });
 
+test('a Table watch sends the column definitions with its first event only (later ones: null, as kube)', async () => {
+  const r = await s.request('GET', '/api/v1/namespaces/wire/configmaps?watch=1&timeoutSeconds=1', { headers: { accept: 'application/json;as=Table;v=v1;g=meta.k8s.io' } });
+  assert.equal(r.status, 200);
+  const events = r.text.trim().split('\n').map((l) => JSON.parse(l));
+  assert.ok(events.length >= 3);
+  assert.deepEqual(events.map((e) => e.object.kind), events.map(() => 'Table'));
+  assert.deepEqual(events[0].object.columnDefinitions.map((c: any) => c.name), ['Name', 'Data', 'Age']);
+  for (const e of events.slice(1)) {
+    assert.equal(e.object.columnDefinitions, null);
+    assert.equal(e.object.rows.length, 1);
+  }
+});
+
 test('a DELETE body with dryRun makes the delete a dry run', async () => {
   const r = await s.request('DELETE', '/api/v1/namespaces/wire/configmaps/d', { body: { kind: 'DeleteOptions', apiVersion: 'v1', dryRun: ['All'] } });
   assert.equal(r.status, 200);

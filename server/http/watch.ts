@@ -461,7 +461,9 @@ class WatchStream implements Watcher {
       const o = info.custom ? defaultedCopy(info, object) : { ...object, apiVersion: apiVersionOf(info), kind: info.kind };
       if (fmt.shape === 'Table') {
         const t = toTable(info, [o], { resourceVersion: o.metadata?.resourceVersion }, fmt.metaVersion, this.includeObject) as any;
-        if (!this.firstTable) t.columnDefinitions = [];
+        // Only the first event carries the columns; later ones are printed without headers, and
+        // kube's Table (no omitempty) writes those as null.
+        if (!this.firstTable) t.columnDefinitions = null;
         this.firstTable = false;
         payload = t;
       } else if (fmt.shape === 'PartialObjectMetadata') {
