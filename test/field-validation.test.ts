@@ -62,7 +62,9 @@ test('Strict: 400 naming every problem, nothing written; Ignore: silent', async 
   assert.equal(ignore.status, 201);
   assert.equal(ignore.headers.warning, undefined);
   assert.equal((await s.request('GET', '/api/v1/namespaces/default/configmaps?fieldValidation=Bogus')).status, 200, 'reads ignore it');
-  assert.equal((await s.request('POST', '/api/v1/namespaces/default/configmaps?fieldValidation=Bogus', { body: { metadata: { name: 'x' } } })).status, 400);
+  const bogus = await s.request('POST', '/api/v1/namespaces/default/configmaps?fieldValidation=Bogus', { body: { metadata: { name: 'x' } } });
+  assert.equal(bogus.status, 422); // kube's ValidateCreateOptions
+  assert.equal(bogus.json().details.kind, 'CreateOptions');
 });
 
 test('patches report duplicate and unknown fields too', async () => {

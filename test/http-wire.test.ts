@@ -129,6 +129,35 @@ test('a Table watch sends the column definitions with its first event only (late
   }
 });
 
+test('write options are validated as kube validates Create/Update/PatchOptions: one 422 naming the options kind', async () => {
+  const bad = await s.request('POST', '/api/v1/namespaces/wire/configmaps?fieldValidation=bogus', { body: { metadata: { name: 'opt' } } });
+  assert.equal(bad.status, 422);
+  assert.equal(bad.json().message, 'CreateOptions.meta.k8s.io "" is invalid: fieldValidation: Unsupported value: "bogus": supported values: "", "Ignore", "Strict", "Warn"');
+  assert.deepEqual(bad.json().details, { group: 'meta.k8s.io', kind: 'CreateOptions', causes: [{ reason: 'FieldValueNotSupported', message: 'Unsupported value: "bogus": supported values: "", "Ignore", "Strict", "Warn"', field: 'fieldValidation' }] });
+  // Every problem is reported, one cause per unprintable character (its byte offset, Go's %#U).
+  const manager = `${'m'.repeat(127)}\u00e9\u0001\u00a0`;
+  const put = await s.request('PUT', `/api/v1/namespaces/wire/configmaps/c?fieldManager=${encodeURIComponent(manager)}`, { body: { metadata: { name: 'c' } } });
+  assert.equal(put.status, 422);
+  assert.equal(put.json().details.kind, 'UpdateOptions');
+  const quoted = `"${'m'.repeat(127)}\u00e9\\x01\\u00a0"`;
+  assert.deepEqual(put.json().details.causes.map((c: any) => [c.reason, c.field, c.message]), [
+    ['FieldValueTooLong', 'fieldManager', 'Too long: may not be more than 128 bytes'],
+    ['FieldValueInvalid', 'fieldManager', `Invalid value: ${quoted}: invalid character U+0001 (at position 129)`],
+    ['FieldValueInvalid', 'fieldManager', `Invalid value: ${quoted}: invalid character U+00A0 (at position 130)`],
+  ]);
+  const patch = await s.request('PATCH', '/api/v1/namespaces/wire/configmaps/c?force=true&fieldValidation=x', { body: { data: { v: '2' } }, headers: { 'content-type': 'application/merge-patch+json' } });
+  assert.equal(patch.status, 422);
+  assert.equal(patch.json().message, 'PatchOptions.meta.k8s.io "" is invalid: [force: Forbidden: may not be specified for non-apply patch, fieldValidation: Unsupported value: "x": supported values: "", "Ignore", "Strict", "Warn"]');
+  assert.equal((await s.request('GET', '/api/v1/namespaces/wire/configmaps/c')).json().data.v, '1', 'nothing written');
+  // An empty fieldValidation is the default (Warn); printable non-ASCII managers are fine; DELETE takes neither option.
+  const ok = await s.request('POST', `/api/v1/namespaces/wire/configmaps?fieldValidation=&fieldManager=${encodeURIComponent('équipe')}`, { body: { metadata: { name: 'opt' }, bogus: 1 } });
+  assert.equal(ok.status, 201);
+  assert.equal(ok.headers.warning, `299 - "unknown field \\"bogus\\""`);
+  assert.equal(ok.json().metadata.managedFields[0].manager, 'équipe');
+  const del = await s.request('DELETE', '/api/v1/namespaces/wire/configmaps/opt?fieldValidation=bogus&fieldManager=%01');
+  assert.equal(del.status, 200);
+});
+
 test('a DELETE body with dryRun makes the delete a dry run', async () => {
   const r = await s.request('DELETE', '/api/v1/namespaces/wire/configmaps/d', { body: { kind: 'DeleteOptions', apiVersion: 'v1', dryRun: ['All'] } });
   assert.equal(r.status, 200);

@@ -9,6 +9,8 @@ import { apiVersionOf } from '../registry/store.ts';
 import { int64Param, queryFlag, queryOf, sendInitialEventsOf, type RequestInfo } from './request-info.ts';
 import { ApiError, badRequest, invalid, methodNotAllowed, unsupportedMediaType } from '../errors.ts';
 import type { FieldError } from '../schema/types.ts';
+import { forbiddenError, invalidError, notSupportedError, requiredError } from '../registry/crd/schema-validator.ts';
+import { goIsPrint, goQuote, goRuneU } from '../registry/metadata-validation.ts';
 import { negotiateOutput, readBody, decodeAs, decodeBody, bodyEncoding, mediaTypeOf, SUPPORTED_MEDIA_TYPES, type DecodedBody, type OutputFormat, type Shape } from './negotiation.ts';
 import { applyPatch, PATCH_TYPES } from '../registry/patch/index.ts';
 import type { TypeModel } from '../schema/model.ts';
@@ -62,13 +64,13 @@ export function resourceHandler(deps: ResourceHandlerDeps): Koa.Middleware {
       case 'watch':
         return deps.watch.serve(ctx, info, ri);
       case 'create': {
-        const rc = requestContext(ctx);
+        const rc = requestContext(ctx, 'CreateOptions');
         const body = await readObjectBody(ctx, info, info.definition, rc);
         const created = await store.create(info, ns, body, rc);
         return respondObject(ctx, info, created, 201, rc);
       }
       case 'update': {
-        const rc = requestContext(ctx);
+        const rc = requestContext(ctx, 'UpdateOptions');
         const body = await readObjectBody(ctx, info, ri.subresource === 'scale' ? 'io.k8s.api.autoscaling.v1.Scale' : info.definition, rc);
         let updated: any;
         if (ri.subresource === 'scale') {
@@ -79,7 +81,6 @@ export function resourceHandler(deps: ResourceHandlerDeps): Koa.Middleware {
         return respondObject(ctx, info, updated, 200, rc);
       }
       case 'patch': {
-        const rc = requestContext(ctx);
         const mediaType = mediaTypeOf(ctx.get('content-type'));
         const isApply = APPLY_TYPES.includes(mediaType);
         // Custom resources have no patch strategies: strategic merge patch is not offered for them.
@@ -88,8 +89,10 @@ export function resourceHandler(deps: ResourceHandlerDeps): Koa.Middleware {
           throw unsupportedMediaType(`the body of the request was in an unknown format - accepted media types include: ${[...patchTypes, ...APPLY_TYPES].join(', ')}`);
         }
         const force = parseForce(q.get('force'));
+        const rc = requestContext(ctx, 'PatchOptions', isApply
+          ? (q.get('fieldManager') ? [] : [requiredError('fieldManager', 'is required for apply patch')])
+          : (force === undefined ? [] : [forbiddenError('force', 'may not be specified for non-apply patch')]));
         if (isApply) {
-          if (!q.get('fieldManager')) throw patchOptionsInvalid('FieldValueRequired', 'fieldManager', 'Required value: is required for apply patch');
           const raw = await readBody(ctx.req);
           const enc = bodyEncoding(mediaType)!;
           const decoded = decodeBody(raw, enc);
@@ -99,7 +102,6 @@ export function resourceHandler(deps: ResourceHandlerDeps): Koa.Middleware {
           const { object, created } = await store.apply(info, ns, ri.name, config, rc, { force: force ?? false, subresource: ri.subresource });
           return respondObject(ctx, info, object, created ? 201 : 200, rc);
         }
-        if (force !== undefined) throw patchOptionsInvalid('FieldValueForbidden', 'force', 'Forbidden: may not be specified for non-apply patch');
         const rawPatch = await readBody(ctx.req);
         const decodedPatch = decodeBody(rawPatch, bodyEncoding(mediaType)!);
         const patchBody = decodedPatch.value;
@@ -118,7 +120,7 @@ export function resourceHandler(deps: ResourceHandlerDeps): Koa.Middleware {
       }
       case 'delete': {
         const opts = await deleteOptions(ctx); // may carry dryRun in the body
-        const rc = requestContext(ctx);
+        const rc = requestContext(ctx, 'DeleteOptions');
         const r = await store.delete(info, ns, ri.name, opts, rc);
         if (r.deleted) {
           const status = { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', details: { name: ri.name, group: info.group || undefined, kind: info.resource, uid: r.object.metadata.uid } };
@@ -128,7 +130,7 @@ export function resourceHandler(deps: ResourceHandlerDeps): Koa.Middleware {
       }
       case 'deletecollection': {
         const opts = await deleteOptions(ctx);
-        const rc = requestContext(ctx);
+        const rc = requestContext(ctx, 'DeleteOptions');
         const items = await store.deleteCollection(info, info.namespaced ? ri.namespace || undefined : undefined, {
           labelSelector: q.get('labelSelector') ?? undefined,
           fieldSelector: q.get('fieldSelector') ?? undefined,
@@ -295,27 +297,18 @@ const APPLY_TYPES = ['application/apply-patch+yaml', 'application/apply-patch+cb
 const CUSTOM_PATCH_TYPES = PATCH_TYPES.filter((t) => t !== 'application/strategic-merge-patch+json');
 const MAX_FIELD_MANAGER_LENGTH = 128;
 
-/** An invalid PatchOptions/CreateOptions parameter, as kube-apiserver reports it (422). */
-function patchOptionsInvalid(reason: FieldError['reason'], field: string, message: string): ApiError {
-  return invalid('meta.k8s.io', 'PatchOptions', '', [{ reason, field, message }]);
-}
-
 /** force is a pointer in kube: absent → undefined, else its boolean parameter reading (queryFlag). */
 function parseForce(v: string | null): boolean | undefined {
   return v === null ? undefined : queryFlag(v);
 }
 
-/** The field manager: the parameter, else the User-Agent up to its first "/" (as kube-apiserver derives it). */
-function fieldManagerOf(ctx: Koa.Context): string {
-  const given = queryOf(ctx).get('fieldManager');
-  if (given !== null && given !== '') {
-    if (given.length > MAX_FIELD_MANAGER_LENGTH) throw patchOptionsInvalid('FieldValueTooLong', 'fieldManager', `Too long: may not be more than ${MAX_FIELD_MANAGER_LENGTH} bytes`);
-    if (/[^\x20-\x7e]/.test(given)) throw patchOptionsInvalid('FieldValueInvalid', 'fieldManager', `Invalid value: ${JSON.stringify(given)}: must consist of printable characters`);
-    return given;
-  }
+/** The field manager a write is recorded under: the parameter, else derived from the User-Agent. */
+function fieldManagerOf(ctx: Koa.Context, given: string | null): string {
+  if (given !== null && given !== '') return given;
   const ua = ctx.get('user-agent');
   let manager = managerByUserAgent.get(ua);
   if (manager === undefined) {
+    // The User-Agent up to its first "/", as kube-apiserver derives it.
     manager = ua.split('/')[0].replace(/[^\x20-\x7e]/g, '').slice(0, MAX_FIELD_MANAGER_LENGTH) || 'unknown';
     // Clients send the same few User-Agents over and over; a bounded cache of their managers.
     if (managerByUserAgent.size < 1000) managerByUserAgent.set(ua, manager);
@@ -325,15 +318,41 @@ function fieldManagerOf(ctx: Koa.Context): string {
 
 const managerByUserAgent = new Map<string, string>();
 
-function requestContext(ctx: Koa.Context): RequestContext {
+/** kube's ValidateFieldManager: at most 128 bytes, every character printable (one cause per character). */
+function fieldManagerErrors(given: string): FieldError[] {
+  const errs: FieldError[] = [];
+  if (Buffer.byteLength(given) > MAX_FIELD_MANAGER_LENGTH) {
+    errs.push({ reason: 'FieldValueTooLong', field: 'fieldManager', message: `Too long: may not be more than ${MAX_FIELD_MANAGER_LENGTH} bytes` });
+  }
+  let at = 0; // Go ranges over a string by byte offset
+  for (const ch of given) {
+    if (!goIsPrint(ch)) errs.push(invalidError('fieldManager', goQuote(given), `invalid character ${goRuneU(ch.codePointAt(0)!)} (at position ${at})`));
+    at += Buffer.byteLength(ch);
+  }
+  return errs;
+}
+
+type OptionsKind = 'CreateOptions' | 'UpdateOptions' | 'PatchOptions' | 'DeleteOptions';
+const FIELD_VALIDATIONS: readonly string[] = ['', 'Ignore', 'Strict', 'Warn'];
+
+/**
+ * The write options of the query, validated as kube-apiserver validates its Create/Update/
+ * PatchOptions: every problem in one 422 Invalid naming the options kind (`leading`: the
+ * verb's own, which kube lists first). DeleteOptions take neither fieldManager nor
+ * fieldValidation. A dryRun other than All is a 400 BadRequest, as this project's issue asks.
+ */
+function requestContext(ctx: Koa.Context, kind: OptionsKind, leading: FieldError[] = []): RequestContext {
   const q = queryOf(ctx);
   const dry = q.getAll('dryRun');
   for (const d of dry) if (d !== 'All') throw badRequest(`dryRun: Unsupported value: "${d}": supported values: "All"`);
-  const fv = q.get('fieldValidation') ?? 'Warn';
-  if (fv !== 'Ignore' && fv !== 'Warn' && fv !== 'Strict') {
-    throw badRequest(`fieldValidation: Unsupported value: "${fv}": supported values: "Ignore", "Strict", "Warn"`);
-  }
-  return { user: ctx.state.user as UserInfo, dryRun: dry.length > 0, fieldValidation: fv as FieldValidation, warnings: [], fieldManager: fieldManagerOf(ctx) };
+  const takesWriteOptions = kind !== 'DeleteOptions';
+  const given = takesWriteOptions ? q.get('fieldManager') : null;
+  const fv = (takesWriteOptions ? q.get('fieldValidation') : null) ?? '';
+  const errs = [...leading];
+  if (given) errs.push(...fieldManagerErrors(given));
+  if (!FIELD_VALIDATIONS.includes(fv)) errs.push(notSupportedError('fieldValidation', goQuote(fv), [...FIELD_VALIDATIONS]));
+  if (errs.length) throw invalid('meta.k8s.io', kind, '', errs);
+  return { user: ctx.state.user as UserInfo, dryRun: dry.length > 0, fieldValidation: (fv || 'Warn') as FieldValidation, warnings: [], fieldManager: fieldManagerOf(ctx, given) };
 }
 
 /** DeleteOptions come from the body (if any) and from query parameters. */

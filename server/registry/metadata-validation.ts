@@ -38,12 +38,27 @@ export function goQuote(s: string): string {
       continue;
     }
     const cp = ch.codePointAt(0)!;
-    if (cp >= 0xd800 && cp <= 0xdfff) out += '\ufffd'; // a lone surrogate decodes to U+FFFD in Go
+    if (isSurrogate(cp)) out += '\ufffd'; // a lone surrogate decodes to U+FFFD in Go
     else if (cp < 0x80) out += '\\x' + cp.toString(16).padStart(2, '0');
     else if (cp <= 0xffff) out += '\\u' + cp.toString(16).padStart(4, '0');
     else out += '\\U' + cp.toString(16).padStart(8, '0');
   }
   return out + '"';
+}
+
+/** Go's unicode.IsPrint for one code point (a lone surrogate reads as U+FFFD, which is printable). */
+export function goIsPrint(ch: string): boolean {
+  return ch === ' ' || !NON_PRINT.test(ch) || isSurrogate(ch.codePointAt(0)!);
+}
+
+const isSurrogate = (cp: number) => cp >= 0xd800 && cp <= 0xdfff;
+
+/** Go's %#U: "U+002A '*'" (the quoted rune only when printable). */
+export function goRuneU(r: number): string {
+  if (isSurrogate(r)) r = 0xfffd; // Go decodes a broken sequence to U+FFFD
+  const hex = `U+${r.toString(16).toUpperCase().padStart(4, '0')}`;
+  const ch = String.fromCodePoint(r);
+  return goIsPrint(ch) ? `${hex} '${ch}'` : hex;
 }
 
 /** %#v of a []string: `[]string{"a", "b"}`, or `[]string(nil)` for a nil slice. */

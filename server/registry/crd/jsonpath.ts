@@ -19,6 +19,8 @@
 // (['a'] works, ["a"] is "invalid array index"), and the text inside ['...'] is re-parsed as a
 // dotted path, so ['a.b'] means .a.b (escape the dot, ['a\.b'], for a key containing one).
 
+import { goRuneU } from '../metadata-validation.ts';
+
 /** A parse or evaluation error; `message` is client-go's wording. */
 export class JsonPathError extends Error {
   /** What the failing step had produced (client-go returns it alongside the error). */
@@ -101,7 +103,6 @@ const SLICE = /^(-?[0-9]*)(:-?[0-9]*)?(:-?[0-9]*)?$/;
 const FILTER = /^([^!<>=]+)([!<>=]+)([^\n]+?)$/;
 const LETTER = /\p{L}/u;
 const DIGIT = /\p{Nd}/u;
-const PRINTABLE = /^[\p{L}\p{M}\p{N}\p{P}\p{S} ]$/u;
 
 const isDigit = (r: number): boolean => (r >= 0x30 && r <= 0x39) || (r > 0x7f && DIGIT.test(String.fromCodePoint(r)));
 const isAlphaNumeric = (r: number): boolean =>
@@ -114,14 +115,6 @@ function isTerminator(r: number): boolean {
       return true;
   }
   return false;
-}
-
-/** Go's %#U: "U+002A '*'" (the quoted rune only when printable). */
-function goRuneU(r: number): string {
-  if (r >= 0xd800 && r <= 0xdfff) r = 0xfffd; // Go decodes a broken sequence to U+FFFD
-  const hex = `U+${r.toString(16).toUpperCase().padStart(4, '0')}`;
-  const ch = String.fromCodePoint(r);
-  return PRINTABLE.test(ch) ? `${hex} '${ch}'` : hex;
 }
 
 class Parser {
