@@ -48,9 +48,21 @@ export class ApiError extends Error {
 
   toStatus(): Status {
     const s: Status = { kind: 'Status', apiVersion: 'v1', metadata: this.statusMetadata ?? {}, status: 'Failure', message: this.message, reason: this.reason, code: this.code };
-    if (this.details && Object.keys(this.details).length > 0) s.details = this.details;
+    // kube writes an empty details object where it made one with no fields set (a 404 of an unknown path).
+    if (this.details !== undefined) {
+      // Members left undefined are absent (JSON drops them; CBOR would write an undefined).
+      const d = definedMembers(this.details);
+      if (d.causes) d.causes = d.causes.map(definedMembers);
+      s.details = d;
+    }
     return s;
   }
+}
+
+function definedMembers<T extends object>(o: T): T {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(o)) if (v !== undefined) out[k] = v;
+  return out as T;
 }
 
 /** "deployments.apps" / "pods": how kube-apiserver names a group-resource in messages. */

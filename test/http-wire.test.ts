@@ -4,6 +4,7 @@
 // router still serves (allowedMethods included). These held before the fast paths were added.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { decode as decodeCbor } from 'cbor-x';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 
 let s: TestServer;
@@ -38,7 +39,19 @@ test('unknown resources and paths: 404 Status', async () => {
     assert.equal(r.status, 404, path);
     assert.equal(r.json().reason, 'NotFound', path);
     assert.equal(r.json().message, 'the server could not find the requested resource', path);
+    // kube's NotFound handler makes details with nothing set: written as {}.
+    assert.deepEqual(r.json().details, {}, path);
   }
+});
+
+test('Status details: empty where kube makes them empty, and members left unset are absent (also in CBOR)', async () => {
+  const failedTest = await s.request('PATCH', '/api/v1/namespaces/wire/configmaps/c', { raw: '[{"op":"test","path":"/data/v","value":"nope"}]', headers: { 'content-type': 'application/json-patch+json' } });
+  assert.equal(failedTest.status, 422);
+  assert.deepEqual(failedTest.json(), { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'the server rejected our request due to an error in our request', reason: 'Invalid', details: {}, code: 422 });
+  const missing = await s.request('GET', '/api/v1/namespaces/wire/configmaps/zz', { headers: { accept: 'application/cbor' } });
+  assert.equal(missing.status, 404);
+  const status = decodeCbor(missing.raw);
+  assert.deepEqual(status.details, { name: 'zz', kind: 'configmaps' }); // (strict: a group: undefined member fails it)
 });
 
 test('paths the router serves: discovery with and without a trailing slash, version, health', async () => {

@@ -27,7 +27,7 @@ function fail(message: string): never {
 
 /** The 422 kube-apiserver answers when the patch decodes but does not apply. */
 export function jsonPatchApplyError(detail: string): ApiError {
-  const err = new ApiError(422, 'Invalid', 'the server rejected our request due to an error in our request');
+  const err = new ApiError(422, 'Invalid', 'the server rejected our request due to an error in our request', {});
   err.cause = detail;
   return err;
 }

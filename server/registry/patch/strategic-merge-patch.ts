@@ -54,7 +54,7 @@ function errBadPatchType(t: unknown, m: JsonObject): ApiError {
 
 /** 422 the way interpretStrategicMergePatchError reports ErrNoListOfLists. */
 function errUnprocessable(detail: string): ApiError {
-  const err = new ApiError(422, 'Invalid', 'the server rejected our request due to an error in our request');
+  const err = new ApiError(422, 'Invalid', 'the server rejected our request due to an error in our request', {});
   err.cause = detail;
   return err;
 }
