@@ -12,8 +12,15 @@
 // Kubernetes library functions added on top of the standard library and string extensions:
 // lists (isSorted, sum, min, max, indexOf, lastIndexOf), regex (find, findAll), url(), isURL()
 // and URL getters, ip(), isIP(), ip.isCanonical(), cidr(), isCIDR() and their methods,
-// quantity(), isQuantity() and Quantity methods, sets.contains/equivalent/intersects, and
-// optional hasValue()/value()/orValue() for oldSelf when optionalOldSelf is set.
+// quantity(), isQuantity() and Quantity methods, sets.contains/equivalent/intersects, the format
+// library (format.dns1123Label() ... format.datetime(), format.named(), <format>.validate() with
+// apimachinery's messages), semver()/isSemver() (with the normalize argument) and Semver methods,
+// cel-go's ext.Lists at version 3 (slice, flatten, sort, sortBy, reverse, distinct, lists.range),
+// the two-variable comprehensions (all/exists/existsOne(i, v, p), transformList, transformMap,
+// transformMapEntry; see expandMacros), and the optional library's functions (optional.of/none/
+// ofNonZeroValue, hasValue, value, or, orValue, optMap, optFlatMap) — oldSelf is optional when
+// optionalOldSelf is set. The optional syntax (`a.?b`, `a[?k]`, `[?x]`, `{?k: v}`) is not
+// supported: @bufbuild/cel's parser rejects it.
 //
 // Cost: a static estimate in the spirit of cel-go's estimator, computed over the same AST with
 // sizes taken from the schema the way kube derives them (maxLength×4, maxItems, maxProperties;
@@ -26,16 +33,17 @@
 // multiplied by the number of times the rule can run (product of maxItems/maxProperties above
 // it, or the request-size bound when unbounded) and compared with kube's limits: 10,000,000 per
 // expression and 100,000,000 for the whole schema. Runtime cost budgets are not enforced.
-import { parse, plan, celEnv, isCelError, CelScalar, celFunc, celMethod, listType, mapType, isCelMap, isCelList, celMap, celList } from '@bufbuild/cel';
+import { parse, plan, celEnv, isCelError, isCelUint, CelScalar, celFunc, celMethod, listType, mapType, isCelMap, isCelList, celMap, celList } from '@bufbuild/cel';
 import type { CelEnv } from '@bufbuild/cel';
 import { strings } from '@bufbuild/cel/ext';
 import { isIPv4, isIPv6 } from 'node:net';
 import { deepEqual } from '../../util/json.ts';
 import type { FieldError } from '../../schema/types.ts';
-import { goQuote } from '../metadata-validation.ts';
+import { goQuote, isQualifiedName, isValidLabelValue, validateName } from '../metadata-validation.ts';
 import {
   childPath,
   duplicateError,
+  FORMAT_CHECKS,
   forbiddenError,
   goValue,
   indexPath,
@@ -82,6 +90,8 @@ type Kind =
   | 'ip'
   | 'cidr'
   | 'quantity'
+  | 'format'
+  | 'semver'
   | 'optional';
 
 interface CT {
@@ -114,6 +124,8 @@ const T = {
   ip: { k: 'ip', min: 2 } as CT,
   cidr: { k: 'cidr', min: 2 } as CT,
   quantity: { k: 'quantity', min: 2 } as CT,
+  format: { k: 'format', min: 2 } as CT,
+  semver: { k: 'semver', min: 2 } as CT,
 };
 const listOf = (e: CT, max?: number): CT => ({ k: 'list', e, max, min: 2 });
 const mapOf = (key: CT, e: CT, max?: number): CT => ({ k: 'map', key, e, max, min: 2 });
@@ -139,6 +151,10 @@ function typeName(t: CT): string {
       return 'net.CIDR';
     case 'quantity':
       return 'kubernetes.Quantity';
+    case 'format':
+      return 'kubernetes.NamedFormat';
+    case 'semver':
+      return 'kubernetes.Semver';
     case 'optional':
       return `optional_type(${typeName(t.e ?? T.dyn)})`;
     default:
@@ -469,6 +485,324 @@ function isURLString(s: string): boolean {
   }
 }
 
+// --- optional values (cel.OptionalTypes: optional.of/none/ofNonZeroValue, or, orValue, ...) ---
+
+const optNone = (): Map<string, any> => tagged('optional', { has: false });
+const optOf = (v: unknown): Map<string, any> => tagged('optional', { has: true, v });
+
+/** cel-go's IsZeroValue, for optional.ofNonZeroValue. */
+function isZeroValue(v: any): boolean {
+  if (v === null || v === false || v === 0n || v === 0 || v === '') return true;
+  if (isCelUint(v)) return v.value === 0n;
+  if (v instanceof Uint8Array) return v.length === 0;
+  if (isCelList(v)) return v.size === 0;
+  if (isCelMap(v)) {
+    const t = tagOf(v);
+    if (t === 'optional') return v.get('has') !== true;
+    return t === undefined && v.size === 0;
+  }
+  const m = v?.message;
+  if (m && (m.$typeName === 'google.protobuf.Timestamp' || m.$typeName === 'google.protobuf.Duration')) return BigInt(m.seconds ?? 0) === 0n && Number(m.nanos ?? 0) === 0;
+  return false;
+}
+
+// --- CEL equality and ordering, as CEL itself has them ---
+
+let eqPlan: ((ctx: any) => any) | undefined;
+let ltPlan: ((ctx: any) => any) | undefined;
+function celEq(a: unknown, b: unknown): boolean {
+  eqPlan ??= plan(celEnv({ variables: { a: DYN, b: DYN } }), parse('a == b')) as (ctx: any) => any;
+  return eqPlan({ a, b }) === true;
+}
+function celLess(a: unknown, b: unknown): boolean {
+  ltPlan ??= plan(celEnv({ variables: { a: DYN, b: DYN } }), parse('a < b')) as (ctx: any) => any;
+  const r = ltPlan({ a, b });
+  if (typeof r !== 'boolean') throw new Error('list elements must be comparable');
+  return r;
+}
+/** The CEL type name of a comparable value (traits.Comparer in cel-go), else undefined. */
+function comparableType(v: any): string | undefined {
+  switch (typeof v) {
+    case 'bigint':
+      return 'int';
+    case 'number':
+      return 'double';
+    case 'string':
+      return 'string';
+    case 'boolean':
+      return 'bool';
+  }
+  if (isCelUint(v)) return 'uint';
+  if (v instanceof Uint8Array) return 'bytes';
+  const t = v?.message?.$typeName;
+  return t === 'google.protobuf.Timestamp' || t === 'google.protobuf.Duration' ? t : undefined;
+}
+/** cel-go's sortListByAssociatedKeys: the items of list in the order of their keys. */
+function sortByKeys(items: any[], keys: any[]): any[] {
+  if (items.length !== keys.length) {
+    throw new Error(`@sortByAssociatedKeys() expected a list of the same size as the associated keys list, but got ${items.length} and ${keys.length} elements respectively`);
+  }
+  if (items.length === 0) return items;
+  const t = comparableType(keys[0]);
+  if (t === undefined) throw new Error('list elements must be comparable');
+  if (keys.some((k) => comparableType(k) !== t)) throw new Error('list elements must have the same type');
+  const order = keys.map((_, i) => i);
+  order.sort((i, j) => (celLess(keys[i], keys[j]) ? -1 : celLess(keys[j], keys[i]) ? 1 : 0));
+  return order.map((i) => items[i]);
+}
+function flattenList(l: any, depth: bigint): any[] {
+  if (depth < 0n) throw new Error('level must be non-negative');
+  const out: any[] = [];
+  for (const v of l) {
+    if (isCelList(v) && depth > 0n) out.push(...flattenList(v, depth - 1n));
+    else out.push(v);
+  }
+  return out;
+}
+/** Go's %v of a CEL map key, as cel-go prints it in "insert failed" errors. */
+const goKey = (k: any): string => (isCelUint(k) ? String(k.value) : String(k));
+
+/**
+ * cel.@mapInsert of the two-variable comprehensions. The accumulator maps it builds are its own
+ * (no expression can reach them before the comprehension ends), so it grows them in place.
+ */
+const ownMaps = new WeakMap<object, Map<unknown, unknown>>();
+function mapInsert(m: any, entries: [unknown, unknown][]): any {
+  let inner = ownMaps.get(m);
+  let out = m;
+  if (!inner) {
+    inner = new Map();
+    for (const k of m.keys()) inner.set(k, m.get(k));
+    out = celMap(inner as ReadonlyMap<any, any>);
+    ownMaps.set(out, inner);
+  }
+  for (const [k, v] of entries) {
+    if (out.has(k)) throw new Error(`insert failed: key ${goKey(k)} already exists`);
+    inner.set(k, v);
+  }
+  return out;
+}
+
+// --- format (the Kubernetes format library) ---
+
+/** Go's net/url shouldEscape, for the ASCII bytes parsing checks. */
+function urlShouldEscape(c: string, mode: 'path' | 'host' | 'zone' | 'user'): boolean {
+  if (/[a-zA-Z0-9]/.test(c)) return false;
+  if ((mode === 'host' || mode === 'zone') && "!$&'()*+,;=:[]<>\"".includes(c)) return false;
+  if ('-_.~'.includes(c)) return false;
+  if ('$&+,/:;=?@'.includes(c)) return mode === 'path' ? c === '?' : mode === 'user' ? '@/?:'.includes(c) : true;
+  return true;
+}
+const isHex = (c: string | undefined) => c !== undefined && /^[0-9a-fA-F]$/.test(c);
+/** Go's url.unescape validation: the error text, or undefined. */
+function urlUnescapeError(s: string, mode: 'path' | 'host' | 'zone' | 'user'): string | undefined {
+  for (let i = 0; i < s.length; ) {
+    const c = s[i];
+    if (c === '%') {
+      if (!isHex(s[i + 1]) || !isHex(s[i + 2])) return `invalid URL escape ${goQuote(s.slice(i, i + 3))}`;
+      const seq = s.slice(i, i + 3);
+      if (mode === 'host' && parseInt(s[i + 1], 16) < 8 && seq !== '%25') return `invalid URL escape ${goQuote(seq)}`;
+      if (mode === 'zone') {
+        const v = String.fromCharCode(parseInt(s.slice(i + 1, i + 3), 16));
+        if (seq !== '%25' && v !== ' ' && urlShouldEscape(v, 'host')) return `invalid URL escape ${goQuote(seq)}`;
+      }
+      i += 3;
+      continue;
+    }
+    if ((mode === 'host' || mode === 'zone') && c.charCodeAt(0) < 0x80 && urlShouldEscape(c, mode)) return `invalid character ${goQuote(c)} in host name`;
+    i++;
+  }
+  return undefined;
+}
+const validOptionalPort = (p: string) => p === '' || /^:[0-9]*$/.test(p);
+function urlHostError(host: string): string | undefined {
+  if (host.startsWith('[')) {
+    const i = host.lastIndexOf(']');
+    if (i < 0) return "missing ']' in host";
+    const colonPort = host.slice(i + 1);
+    if (!validOptionalPort(colonPort)) return `invalid port ${goQuote(colonPort)} after host`;
+    const zone = host.slice(0, i).indexOf('%25');
+    if (zone >= 0) return urlUnescapeError(host.slice(0, zone), 'host') ?? urlUnescapeError(host.slice(zone, i), 'zone') ?? urlUnescapeError(host.slice(i), 'host');
+  } else {
+    const i = host.lastIndexOf(':');
+    if (i >= 0 && !validOptionalPort(host.slice(i))) return `invalid port ${goQuote(host.slice(i))} after host`;
+  }
+  return urlUnescapeError(host, 'host');
+}
+/** Go's url.ParseRequestURI, as format.uri() uses it: the error text, or undefined when it parses. */
+function parseRequestURIError(raw: string): string | undefined {
+  const fail = (m: string) => `parse ${goQuote(raw)}: ${m}`;
+  if (/[\x00-\x1f\x7f]/.test(raw)) return fail('net/url: invalid control character in URL');
+  if (raw === '') return fail('empty url');
+  if (raw === '*') return undefined;
+  let scheme = '';
+  let rest = raw;
+  for (let i = 0; i < raw.length; i++) {
+    const c = raw[i];
+    if (/[a-zA-Z]/.test(c)) continue;
+    if (/[0-9+.-]/.test(c) && i > 0) continue;
+    if (c === ':') {
+      if (i === 0) return fail('missing protocol scheme');
+      scheme = raw.slice(0, i);
+      rest = raw.slice(i + 1);
+    }
+    break;
+  }
+  if (rest.endsWith('?') && rest.indexOf('?') === rest.length - 1) rest = rest.slice(0, -1);
+  else if (rest.includes('?')) rest = rest.slice(0, rest.indexOf('?'));
+  if (!rest.startsWith('/')) return scheme !== '' ? undefined : fail('invalid URI for request');
+  if (scheme !== '' && rest.startsWith('//')) {
+    let authority = rest.slice(2);
+    rest = '';
+    const slash = authority.indexOf('/');
+    if (slash >= 0) [authority, rest] = [authority.slice(0, slash), authority.slice(slash)];
+    const at = authority.lastIndexOf('@');
+    const hostErr = urlHostError(at < 0 ? authority : authority.slice(at + 1));
+    if (hostErr) return fail(hostErr);
+    if (at >= 0) {
+      const userinfo = authority.slice(0, at);
+      if (!/^[a-zA-Z0-9\-._:~!$&'()*+,;=%@]*$/.test(userinfo)) return fail('net/url: invalid userinfo');
+      const colon = userinfo.indexOf(':');
+      const ue = (colon < 0 ? [userinfo] : [userinfo.slice(0, colon), userinfo.slice(colon + 1)]).map((x) => urlUnescapeError(x, 'user')).find((x) => x);
+      if (ue) return fail(ue);
+    }
+  }
+  const pe = urlUnescapeError(rest, 'path');
+  return pe ? fail(pe) : undefined;
+}
+
+/** The named formats of kube's format library and their validations (apimachinery's messages). */
+const FORMATS: Record<string, (s: string) => string[]> = {
+  dns1123Label: (s) => validateName(s, 'dns1123Label'),
+  dns1123Subdomain: (s) => validateName(s, 'dns1123Subdomain'),
+  dns1035Label: (s) => validateName(s, 'dns1035Label'),
+  qualifiedName: isQualifiedName,
+  dns1123LabelPrefix: (s) => validateName(s, 'dns1123Label', true),
+  dns1123SubdomainPrefix: (s) => validateName(s, 'dns1123Subdomain', true),
+  dns1035LabelPrefix: (s) => validateName(s, 'dns1035Label', true),
+  labelValue: isValidLabelValue,
+  uri: (s) => {
+    const e = parseRequestURIError(s);
+    return e === undefined ? [] : [e];
+  },
+  uuid: (s) => (FORMAT_CHECKS.uuid(s) ? [] : ['does not match the UUID format']),
+  byte: (s) => (FORMAT_CHECKS.byte(s) ? [] : ['invalid base64']),
+  date: (s) => (FORMAT_CHECKS.date(s) ? [] : ['invalid date']),
+  datetime: (s) => (FORMAT_CHECKS.datetime(s) ? [] : ['invalid datetime']),
+};
+const formatValue = (name: string) => tagged('format', { name });
+
+// --- semver (blang/semver v4 as kube's semver library uses it) ---
+
+function parseUint64(s: string): bigint {
+  if (!/^[0-9]+$/.test(s)) throw new Error(`strconv.ParseUint: parsing ${goQuote(s)}: invalid syntax`);
+  const n = BigInt(s);
+  if (n >= 1n << 64n) throw new Error(`strconv.ParseUint: parsing ${goQuote(s)}: value out of range`);
+  return n;
+}
+const NUMBERS = /^[0-9]*$/;
+const ALPHANUM = /^[0-9a-zA-Z-]*$/;
+const leadingZero = (s: string) => s.length > 1 && s[0] === '0';
+/** Go's strings.SplitN(s, sep, n). */
+function splitN(s: string, sep: string, n: number): string[] {
+  const out: string[] = [];
+  let rest = s;
+  while (out.length < n - 1) {
+    const i = rest.indexOf(sep);
+    if (i < 0) break;
+    out.push(rest.slice(0, i));
+    rest = rest.slice(i + sep.length);
+  }
+  out.push(rest);
+  return out;
+}
+/** semver.Parse: the version as a CEL value (build metadata dropped: it takes no part in comparisons). */
+function parseSemver(s: string): Map<string, any> {
+  if (s.length === 0) throw new Error('Version string empty');
+  const parts = splitN(s, '.', 3);
+  if (parts.length !== 3) throw new Error('No Major.Minor.Patch elements found');
+  const num = (p: string, what: string): bigint => {
+    if (!NUMBERS.test(p)) throw new Error(`Invalid character(s) found in ${what} number ${goQuote(p)}`);
+    if (leadingZero(p)) throw new Error(`${what[0].toUpperCase()}${what.slice(1)} number must not contain leading zeroes ${goQuote(p)}`);
+    return parseUint64(p);
+  };
+  const major = num(parts[0], 'major');
+  const minor = num(parts[1], 'minor');
+  let patchStr = parts[2];
+  let build: string[] = [];
+  let pre: string[] = [];
+  const plus = patchStr.indexOf('+');
+  if (plus >= 0) [build, patchStr] = [patchStr.slice(plus + 1).split('.'), patchStr.slice(0, plus)];
+  const dash = patchStr.indexOf('-');
+  if (dash >= 0) [pre, patchStr] = [patchStr.slice(dash + 1).split('.'), patchStr.slice(0, dash)];
+  const patch = num(patchStr, 'patch');
+  for (const p of pre) {
+    if (p.length === 0) throw new Error('Prerelease is empty');
+    if (NUMBERS.test(p)) {
+      if (leadingZero(p)) throw new Error(`Numeric PreRelease version must not contain leading zeroes ${goQuote(p)}`);
+      parseUint64(p);
+    } else if (!ALPHANUM.test(p)) throw new Error(`Invalid character(s) found in prerelease ${goQuote(p)}`);
+  }
+  for (const b of build) {
+    if (b.length === 0) throw new Error('Build meta data is empty');
+    if (!ALPHANUM.test(b)) throw new Error(`Invalid character(s) found in build meta data ${goQuote(b)}`);
+  }
+  return tagged('semver', { major, minor, patch, pre: pre.join('.') });
+}
+/** kube's normalizeAndParse: no "v" prefix, missing minor/patch filled in, leading zeroes dropped. */
+function parseSemverNormalized(s: string): Map<string, any> {
+  if (s.startsWith('v')) s = s.slice(1);
+  const parts = splitN(s, '.', 3).map((p) => {
+    if (p.length <= 1) return p;
+    const t = p.replace(/^0+/, '');
+    return t.length === 0 || !/^[0-9]/.test(t) ? '0' + t : t;
+  });
+  if (parts.length < 3) {
+    if (/[+-]/.test(parts[parts.length - 1])) throw new Error('short version cannot contain PreRelease/Build meta data');
+    while (parts.length < 3) parts.push('0');
+  }
+  return parseSemver(parts.join('.'));
+}
+function semverOk(s: string, normalize: boolean): boolean {
+  try {
+    (normalize ? parseSemverNormalized : parseSemver)(s);
+    return true;
+  } catch {
+    return false;
+  }
+}
+/** semver.Version.Compare. */
+function cmpSemver(a: Map<string, any>, b: Map<string, any>): number {
+  for (const k of ['major', 'minor', 'patch']) {
+    const x = a.get(k) as bigint;
+    const y = b.get(k) as bigint;
+    if (x !== y) return x > y ? 1 : -1;
+  }
+  const pa = String(a.get('pre'));
+  const pb = String(b.get('pre'));
+  if (pa === '' || pb === '') return pa === pb ? 0 : pa === '' ? 1 : -1;
+  const xs = pa.split('.');
+  const ys = pb.split('.');
+  for (let i = 0; i < xs.length && i < ys.length; i++) {
+    const xn = /^[0-9]+$/.test(xs[i]);
+    const yn = /^[0-9]+$/.test(ys[i]);
+    let c: number;
+    if (xn && yn) c = BigInt(xs[i]) === BigInt(ys[i]) ? 0 : BigInt(xs[i]) > BigInt(ys[i]) ? 1 : -1;
+    else if (xn !== yn) c = xn ? -1 : 1;
+    else c = xs[i] === ys[i] ? 0 : xs[i] > ys[i] ? 1 : -1;
+    if (c !== 0) return c;
+  }
+  return xs.length === ys.length ? 0 : xs.length < ys.length ? -1 : 1;
+}
+/** isGreaterThan/isLessThan/compareTo are shared by Quantity and Semver. */
+function compareOrdered(a: any, b: any, fn: string): number {
+  if (tagOf(a) === 'semver') return cmpSemver(a, expectTag(b, 'semver', fn));
+  return cmpRat(ratOf(a), ratOf(b));
+}
+
+/** The internal function lowered two-variable comprehensions iterate (not reachable from rule text). */
+const PAIRS = '@pairs';
+
 function listItems(l: any): any[] {
   return isCelList(l) ? [...l] : [];
 }
@@ -648,16 +982,77 @@ const K8S_FUNCS = [
     const b = ratOf(o);
     return quantityValue(norm({ num: a.num * b.den - b.num * a.den, den: a.den * b.den }));
   }),
+  // (quantity and semver)
   celMethod('isGreaterThan', MAP, [MAP], BOOL, function (o: any) {
-    return cmpRat(ratOf(this), ratOf(o)) > 0;
+    return compareOrdered(this, o, 'isGreaterThan') > 0;
   }),
   celMethod('isLessThan', MAP, [MAP], BOOL, function (o: any) {
-    return cmpRat(ratOf(this), ratOf(o)) < 0;
+    return compareOrdered(this, o, 'isLessThan') < 0;
   }),
   celMethod('compareTo', MAP, [MAP], INT, function (o: any) {
-    return BigInt(cmpRat(ratOf(this), ratOf(o)));
+    return BigInt(compareOrdered(this, o, 'compareTo'));
   }),
-  // optional (oldSelf with optionalOldSelf)
+  // semver
+  celFunc('semver', [STRING], MAP, (s: string) => parseSemver(s)),
+  celFunc('semver', [STRING, BOOL], MAP, (s: string, normalize: boolean) => (normalize ? parseSemverNormalized(s) : parseSemver(s))),
+  celFunc('isSemver', [STRING], BOOL, (s: string) => semverOk(s, false)),
+  celFunc('isSemver', [STRING, BOOL], BOOL, (s: string, normalize: boolean) => semverOk(s, normalize)),
+  ...(['major', 'minor', 'patch'] as const).map((part) =>
+    celMethod(part, MAP, [], INT, function () {
+      return BigInt.asIntN(64, expectTag(this, 'semver', part).get(part));
+    }),
+  ),
+  // format
+  ...Object.keys(FORMATS).map((name) => celFunc(`format.${name}`, [], MAP, () => formatValue(name))),
+  celFunc('format.named', [STRING], MAP, (name: string) => (Object.prototype.hasOwnProperty.call(FORMATS, name) ? optOf(formatValue(name)) : optNone())),
+  celMethod('validate', MAP, [STRING], MAP, function (s: string) {
+    const errs = FORMATS[String(expectTag(this, 'format', 'validate').get('name'))](s);
+    return errs.length === 0 ? optNone() : optOf(celList(errs));
+  }),
+  // lists (cel-go's ext.Lists at version 3)
+  celMethod('slice', LIST, [INT, INT], LIST, function (start: bigint, end: bigint) {
+    const a = listItems(this);
+    if (start < 0n || end < 0n) throw new Error(`cannot slice(${start}, ${end}), negative indexes not supported`);
+    if (start > end) throw new Error(`cannot slice(${start}, ${end}), start index must be less than or equal to end index`);
+    if (BigInt(a.length) < end) throw new Error(`cannot slice(${start}, ${end}), list is length ${a.length}`);
+    return a.slice(Number(start), Number(end));
+  }),
+  celMethod('flatten', LIST, [], LIST, function () {
+    return flattenList(this, 1n);
+  }),
+  celMethod('flatten', LIST, [INT], LIST, function (depth: bigint) {
+    return flattenList(this, depth);
+  }),
+  celMethod('sort', LIST, [], LIST, function () {
+    const a = listItems(this);
+    return sortByKeys(a, a);
+  }),
+  celMethod('@sortByAssociatedKeys', LIST, [LIST], LIST, function (keys: any) {
+    return sortByKeys(listItems(this), listItems(keys));
+  }),
+  celMethod('reverse', LIST, [], LIST, function () {
+    return listItems(this).reverse();
+  }),
+  celMethod('distinct', LIST, [], LIST, function () {
+    const out: any[] = [];
+    for (const v of listItems(this)) if (!out.some((x) => celEq(v, x))) out.push(v);
+    return out;
+  }),
+  celFunc('lists.range', [INT], LIST, (n: bigint) => {
+    if (n < 0n) throw new Error(`lists.range: size must be non-negative, got ${n}`);
+    if (n > 10_000_000n) throw new Error(`lists.range: size ${n} exceeds maximum allowed (10000000)`);
+    return Array.from({ length: Number(n) }, (_, i) => BigInt(i));
+  }),
+  // two-variable comprehensions (cel.@mapInsert), and the (index, value) / (key, value) pairs
+  // hearth's lowering of them iterates (see lowerForPlan)
+  celFunc('cel.@mapInsert', [MAP, DYN, DYN], MAP, (m: any, k: unknown, v: unknown) => mapInsert(m, [[k, v]])),
+  celFunc('cel.@mapInsert', [MAP, MAP], MAP, (m: any, u: any) => mapInsert(m, [...u.keys()].map((k) => [k, u.get(k)]))),
+  celFunc(PAIRS, [DYN], LIST, (r: any) => {
+    if (isCelList(r)) return [...r].map((v, i) => celList([BigInt(i), v]));
+    if (isCelMap(r)) return [...r.keys()].map((k) => celList([k, r.get(k) as any]));
+    throw new Error('no such overload: comprehension range');
+  }),
+  // optional values (oldSelf with optionalOldSelf, format.named, validate, optional.*)
   celMethod('hasValue', MAP, [], BOOL, function () {
     return expectTag(this, 'optional', 'hasValue').get('has') === true;
   }),
@@ -670,6 +1065,13 @@ const K8S_FUNCS = [
     const o = expectTag(this, 'optional', 'orValue');
     return o.get('has') === true ? o.get('v') : d;
   }),
+  celMethod('or', MAP, [MAP], MAP, function (d: any) {
+    const o = expectTag(this, 'optional', 'or');
+    return o.get('has') === true ? o : expectTag(d, 'optional', 'or');
+  }),
+  celFunc('optional.of', [DYN], MAP, (v: unknown) => optOf(v)),
+  celFunc('optional.ofNonZeroValue', [DYN], MAP, (v: unknown) => (isZeroValue(v) ? optNone() : optOf(v))),
+  celFunc('optional.none', [], MAP, () => optNone()),
 ];
 
 let baseEnv: CelEnv | undefined;
@@ -938,7 +1340,8 @@ function join(a: CT, b: CT): CT {
   return a.k === b.k ? { ...a, max: Math.max(sizeOf(a), sizeOf(b)) } : T.dyn;
 }
 
-const STRING_METHODS: Record<string, { args: Kind[][]; result: (recv: CT) => CT; cost: (recv: CT, args: CT[]) => number }> = {};
+// (no prototype: rule text names methods, and `constructor` or `toString` must not find Object's)
+const STRING_METHODS: Record<string, { args: Kind[][]; result: (recv: CT) => CT; cost: (recv: CT, args: CT[]) => number }> = Object.create(null);
 function defStr(name: string, args: Kind[][], result: (recv: CT) => CT, cost?: (recv: CT, args: CT[]) => number): void {
   STRING_METHODS[name] = { args, result, cost: cost ?? ((r) => 1 + strCost(sizeOf(r))) };
 }
@@ -964,10 +1367,19 @@ const TIMESTAMP_GETTERS = new Set(['getFullYear', 'getMonth', 'getDayOfYear', 'g
 const DURATION_GETTERS = new Set(['getHours', 'getMinutes', 'getSeconds', 'getMilliseconds']);
 const URL_GETTERS = new Set(['getScheme', 'getHost', 'getHostname', 'getPort', 'getEscapedPath']);
 const IP_PREDICATES = new Set(['isUnspecified', 'isLoopback', 'isLinkLocalMulticast', 'isLinkLocalUnicast', 'isGlobalUnicast']);
-const LIST_METHODS = new Set(['size', 'join', 'isSorted', 'sum', 'min', 'max', 'indexOf', 'lastIndexOf']);
+const LIST_METHODS = new Set(['size', 'join', 'isSorted', 'sum', 'min', 'max', 'indexOf', 'lastIndexOf', 'slice', 'flatten', 'sort', 'reverse', 'distinct', '@sortByAssociatedKeys']);
 const QUANTITY_METHODS = new Set(['isInteger', 'asInteger', 'asApproximateFloat', 'sign', 'add', 'sub', 'isGreaterThan', 'isLessThan', 'compareTo']);
+const SEMVER_METHODS = new Set(['major', 'minor', 'patch', 'isGreaterThan', 'isLessThan', 'compareTo']);
 const CIDR_METHODS = new Set(['containsIP', 'containsCIDR', 'ip', 'masked', 'prefixLength']);
-const OPTIONAL_METHODS = new Set(['hasValue', 'value', 'orValue']);
+const OPTIONAL_METHODS = new Set(['hasValue', 'value', 'orValue', 'or']);
+/** Element types ext.Lists' sort and sortBy accept (cel-go's comparableTypes). */
+const SORTABLE = new Set<Kind>(['int', 'uint', 'double', 'bool', 'duration', 'timestamp', 'string', 'bytes', 'dyn']);
+/** cel-go's ListCreateBaseCost, charged by the ext.Lists functions that build a list. */
+const LIST_CREATE_COST = 10;
+/** A size cel-go cannot bound (math.MaxUint64): any cost multiplied by it is over budget. */
+const UNBOUNDED = 2 ** 64;
+/** kube's MaxNameFormatRegexSize × RegexStringLengthCostFactor: validate()'s cost per traversed character. */
+const FORMAT_VALIDATE_FACTOR = 128 * 0.25;
 const ALL_METHODS = new Set([
   ...Object.keys(STRING_METHODS),
   ...TIMESTAMP_GETTERS,
@@ -977,8 +1389,10 @@ const ALL_METHODS = new Set([
   ...IP_PREDICATES,
   ...LIST_METHODS,
   ...QUANTITY_METHODS,
+  ...SEMVER_METHODS,
   ...CIDR_METHODS,
   ...OPTIONAL_METHODS,
+  'validate',
 ]);
 const GLOBALS = new Set([
   'size',
@@ -1005,7 +1419,22 @@ const GLOBALS = new Set([
   'sets.contains',
   'sets.equivalent',
   'sets.intersects',
+  'semver',
+  'isSemver',
+  ...Object.keys(FORMATS).map((name) => `format.${name}`),
+  'format.named',
+  'optional.of',
+  'optional.ofNonZeroValue',
+  'optional.none',
+  'lists.range',
 ]);
+
+/** The value of an int literal argument (cel-go's nodeAsUintValue), else undefined. */
+function constUint(e: Expr | undefined): number | undefined {
+  const c = e?.exprKind?.case === 'constExpr' ? e.exprKind.value.constantKind : undefined;
+  if ((c?.case === 'int64Value' || c?.case === 'uint64Value') && c.value >= 0n) return Number(c.value);
+  return undefined;
+}
 
 class Checker {
   readonly issues: Issue[] = [];
@@ -1145,23 +1574,29 @@ class Checker {
     const accuInit = this.check(c.accuInit, scope);
     const inner = new Map(scope);
     inner.set(c.iterVar, iterT);
-    if (c.iterVar === 'oldSelf') inner.set('\u0000shadow:oldSelf', T.dyn);
     if (c.iterVar2) inner.set(c.iterVar2, iter2T ?? T.dyn);
     inner.set(c.accuVar, accuInit.t);
+    if (c.iterVar === 'oldSelf' || c.iterVar2 === 'oldSelf' || c.accuVar === 'oldSelf') inner.set('\u0000shadow:oldSelf', T.dyn);
     const cond = this.check(c.loopCondition, inner);
     let step = this.check(c.loopStep, inner);
-    // map(): the accumulator starts as [] (list(dyn)); re-check with the element type learnt from the step.
+    // map(), transformList(), transformMap(): the accumulator starts as [] (list(dyn)) or {}
+    // (map(dyn, dyn)); re-check with the element type learnt from the step.
     let accuT = accuInit.t;
     if (accuT.k === 'list' && step.t.k === 'list' && isDyn(accuT.e ?? T.dyn)) {
       accuT = listOf(step.t.e ?? T.dyn, n);
+      inner.set(c.accuVar, accuT);
+      step = this.check(c.loopStep, inner);
+    } else if (accuT.k === 'map' && step.t.k === 'map' && isDyn(accuT.e ?? T.dyn) && isDyn(accuT.key ?? T.dyn)) {
+      accuT = mapOf(step.t.key ?? T.dyn, step.t.e ?? T.dyn, n);
       inner.set(c.accuVar, accuT);
       step = this.check(c.loopStep, inner);
     }
     const result = this.check(c.result, inner);
     let rt2 = result.t;
     const macro = this.macroCalls[String(e.id)]?.exprKind?.value?.function as string | undefined;
-    if (macro === 'all' || macro === 'exists' || macro === 'exists_one') rt2 = T.bool;
-    if (rt2.k === 'list') rt2 = { ...rt2, max: n };
+    if (macro === 'all' || macro === 'exists' || macro === 'exists_one' || macro === 'existsOne') rt2 = T.bool;
+    // (a binding — cel.bind's shape, which sortBy and optMap expand to — does not iterate)
+    if ((rt2.k === 'list' || rt2.k === 'map') && c.iterVar !== BIND_ITER_VAR) rt2 = { ...rt2, max: n };
     return { t: rt2, cost: range.cost + accuInit.cost + n * (cond.cost + step.cost) + result.cost };
   }
 
@@ -1273,7 +1708,7 @@ class Checker {
         case 'double':
           return at.length === 1 && ['int', 'uint', 'double', 'string', 'dyn'].includes(at[0].k) ? res(T.double) : this.overload(e, fn, undefined, at);
         case 'string':
-          return at.length === 1 && !['list', 'map', 'object', 'url', 'quantity', 'optional', 'type'].includes(at[0].k) ? res({ ...T.string, max: sizeOf(at[0]) }, 1 + strCost(sizeOf(at[0]))) : this.overload(e, fn, undefined, at);
+          return at.length === 1 && !['list', 'map', 'object', 'url', 'quantity', 'format', 'semver', 'optional', 'type'].includes(at[0].k) ? res({ ...T.string, max: sizeOf(at[0]) }, 1 + strCost(sizeOf(at[0]))) : this.overload(e, fn, undefined, at);
         case 'bytes':
           return at.length === 1 && ['string', 'bytes', 'dyn'].includes(at[0].k) ? res(T.bytes) : this.overload(e, fn, undefined, at);
         case 'bool':
@@ -1301,7 +1736,32 @@ class Checker {
         case 'sets.equivalent':
         case 'sets.intersects':
           return at.length === 2 && at.every((t) => t.k === 'list' || isDyn(t)) ? res(T.bool, 1 + sizeOf(at[0]) * sizeOf(at[1])) : this.overload(e, fn, undefined, at);
+        case 'semver':
+        case 'isSemver': {
+          const ok = (at.length === 1 || (at.length === 2 && (at[1].k === 'bool' || isDyn(at[1])))) && (at[0].k === 'string' || isDyn(at[0]));
+          return ok ? res(fn === 'semver' ? T.semver : T.bool, 1 + strCost(sizeOf(at[0]))) : this.overload(e, fn, undefined, at);
+        }
+        case 'format.named':
+          return at.length === 1 && (at[0].k === 'string' || isDyn(at[0])) ? res(optionalOf(T.format)) : this.overload(e, fn, undefined, at);
+        case 'optional.of':
+        case 'optional.ofNonZeroValue':
+          return at.length === 1 ? res(optionalOf(at[0])) : this.overload(e, fn, undefined, at);
+        case 'optional.none':
+          return at.length === 0 ? res(optionalOf(T.dyn)) : this.overload(e, fn, undefined, at);
+        case 'lists.range': {
+          if (at.length !== 1 || !(at[0].k === 'int' || isDyn(at[0]))) return this.overload(e, fn, undefined, at);
+          const n = constUint(call.args[0]) ?? UNBOUNDED;
+          return res(listOf(T.int, n), 1 + LIST_CREATE_COST + n);
+        }
+        case 'cel.@mapInsert': {
+          // (only in expanded transformMap/transformMapEntry: the accumulator and an entry, or a map of entries)
+          const [m, k, v] = at;
+          if (at.length === 3 && (m.k === 'map' || isDyn(m))) return res(mapOf(join(m.key ?? T.dyn, k), join(m.e ?? T.dyn, v), sizeOf(m)));
+          if (at.length === 2 && (m.k === 'map' || isDyn(m)) && (k.k === 'map' || isDyn(k))) return res(mapOf(join(m.key ?? T.dyn, k.key ?? T.dyn), join(m.e ?? T.dyn, k.e ?? T.dyn), sizeOf(m)));
+          return this.overload(e, fn, undefined, at);
+        }
       }
+      if (fn.startsWith('format.') && GLOBALS.has(fn)) return at.length === 0 ? res(T.format) : this.overload(e, fn, undefined, at);
       if (ALL_METHODS.has(fn)) return this.overload(e, fn, undefined, at);
       this.err(e, `undeclared reference to '${fn}' (in container '')`);
       return res(T.dyn);
@@ -1358,6 +1818,35 @@ class Checker {
           case 'lastIndexOf':
             if (at.length !== 1 || !compatible(at[0], e0)) return mismatch();
             return res(T.int, 1 + Math.ceil(n * per));
+          // ext.Lists (version 3), with its cost estimators
+          case 'slice': {
+            if (at.length !== 2 || !at.every((t) => t.k === 'int' || isDyn(t))) return mismatch();
+            const size = Math.max(0, (constUint(call.args[1]) ?? n) - (constUint(call.args[0]) ?? 0));
+            return res(listOf(e0, size), 1 + LIST_CREATE_COST + size);
+          }
+          case 'flatten': {
+            if (at.length === 0) {
+              if (!(e0.k === 'list' || isDyn(e0))) return mismatch();
+              return res(listOf(e0.e ?? T.dyn, n), 1 + LIST_CREATE_COST + n);
+            }
+            if (at.length !== 1 || !(at[0].k === 'int' || isDyn(at[0]))) return mismatch();
+            return res(listOf(T.dyn, n), 1 + LIST_CREATE_COST + n * (constUint(call.args[0]) ?? UNBOUNDED));
+          }
+          case 'sort':
+            if (at.length !== 0 || !SORTABLE.has(e0.k)) return mismatch();
+            return res(listOf(e0, n), 1 + LIST_CREATE_COST + Math.ceil(n * n * (e0.k === 'string' || e0.k === 'bytes' ? 2.1 : 2)));
+          case '@sortByAssociatedKeys': {
+            // (sortBy's expansion: the list, sorted by the keys its map() computed)
+            const keys = at[0];
+            const k0 = keys?.k === 'list' ? (keys.e ?? T.dyn) : T.dyn;
+            if (at.length !== 1 || !(keys.k === 'list' || isDyn(keys)) || !SORTABLE.has(k0.k)) return mismatch();
+            const m = sizeOf(keys);
+            return res(listOf(e0, n), 1 + LIST_CREATE_COST + Math.ceil(m * m * (k0.k === 'string' || k0.k === 'bytes' ? 2.1 : 2)));
+          }
+          case 'reverse':
+            return at.length === 0 ? res(listOf(e0, n), 1 + LIST_CREATE_COST + n) : mismatch();
+          case 'distinct':
+            return at.length === 0 ? res(listOf(e0, n), 1 + LIST_CREATE_COST + 2 * n * n) : mismatch();
         }
         break;
       }
@@ -1402,10 +1891,20 @@ class Checker {
             return at.length === 1 && ['quantity', 'dyn'].includes(at[0].k) ? res(T.int) : mismatch();
         }
         break;
+      case 'semver':
+        if (!SEMVER_METHODS.has(fn)) break;
+        if (fn === 'major' || fn === 'minor' || fn === 'patch') return at.length === 0 ? res(T.int) : mismatch();
+        return at.length === 1 && ['semver', 'dyn'].includes(at[0].k) ? res(fn === 'compareTo' ? T.int : T.bool) : mismatch();
+      case 'format':
+        if (fn !== 'validate') break;
+        if (at.length !== 1 || !(at[0].k === 'string' || isDyn(at[0]))) return mismatch();
+        // (the messages are a few short sentences; cel-go leaves their size unknown)
+        return res(optionalOf(listOf({ ...T.string, max: 512 }, 4)), 1 + strCost(sizeOf(at[0])) * FORMAT_VALIDATE_FACTOR);
       case 'optional':
         if (fn === 'hasValue') return at.length === 0 ? res(T.bool) : mismatch();
         if (fn === 'value') return at.length === 0 ? res(r.e ?? T.dyn) : mismatch();
         if (fn === 'orValue') return at.length === 1 && compatible(at[0], r.e ?? T.dyn) ? res(join(r.e ?? T.dyn, at[0])) : mismatch();
+        if (fn === 'or') return at.length === 1 && (at[0].k === 'optional' || isDyn(at[0])) && compatible(at[0].e ?? T.dyn, r.e ?? T.dyn) ? res(optionalOf(join(r.e ?? T.dyn, at[0].e ?? T.dyn))) : mismatch();
         break;
     }
     if (ALL_METHODS.has(fn) || GLOBALS.has(fn)) return mismatch();
@@ -1439,6 +1938,275 @@ function renderIssues(src: string, issues: Issue[]): string {
   return out.join('\n');
 }
 
+// ---------------------------------------------------------------------------------------------
+// Macros @bufbuild/cel's parser does not expand, and what its planner cannot run.
+//
+// After parsing, the macros of kube's environment that @bufbuild/cel leaves as plain calls are
+// expanded the way cel-go expands them: the two-variable comprehensions (all, exists, existsOne,
+// exists_one, transformList, transformMap, transformMapEntry with an index/key and a value
+// variable), ext.Lists' sortBy, and the optional library's optMap and optFlatMap. The checker
+// then sees cel-go's AST (comprehensions with iterVar2, cel.bind-shaped bindings). Before
+// planning, comprehensions with two variables — which @bufbuild/cel's planner does not run —
+// are lowered to one-variable ones over the (index, value) or (key, value) pairs of their range,
+// with both variables bound per iteration by bindings (a comprehension over [] whose accumulator
+// is the variable, as cel.bind expands). Rule text cannot name the lowering's identifiers: they
+// start with '@'.
+
+/** cel-go's accumulator variable, and the name it reserves (iteration variables may not take either). */
+const ACCU = '@result';
+const LEGACY_ACCU = '__result__';
+/** The iteration variable of a binding (cel-go's unusedIterVar). */
+const BIND_ITER_VAR = '#unused';
+const PAIR_VAR = '@kv';
+const SORT_BY_VAR = '@__sortBy_input__';
+
+interface SourceInfo {
+  positions: Record<string, number>;
+  macroCalls: Record<string, any>;
+}
+
+/** Builds AST nodes with fresh ids, their positions those of the call they expand. */
+class AstBuilder {
+  private nextId: bigint;
+
+  constructor(private readonly info: SourceInfo) {
+    let max = 0n;
+    for (const k of Object.keys(info.positions)) if (BigInt(k) > max) max = BigInt(k);
+    this.nextId = max;
+  }
+
+  private node(offset: number, kind: string, value: object): Expr {
+    const id = ++this.nextId;
+    this.info.positions[String(id)] = offset;
+    return { $typeName: 'cel.expr.Expr', id, exprKind: { case: kind, value } };
+  }
+  ident(offset: number, name: string): Expr {
+    return this.node(offset, 'identExpr', { $typeName: 'cel.expr.Expr.Ident', name });
+  }
+  call(offset: number, fn: string, args: Expr[], target?: Expr): Expr {
+    return this.node(offset, 'callExpr', { $typeName: 'cel.expr.Expr.Call', function: fn, args, ...(target ? { target } : {}) });
+  }
+  bool(offset: number, value: boolean): Expr {
+    return this.node(offset, 'constExpr', { $typeName: 'cel.expr.Constant', constantKind: { case: 'boolValue', value } });
+  }
+  int(offset: number, value: bigint): Expr {
+    return this.node(offset, 'constExpr', { $typeName: 'cel.expr.Constant', constantKind: { case: 'int64Value', value } });
+  }
+  list(offset: number, elements: Expr[]): Expr {
+    return this.node(offset, 'listExpr', { $typeName: 'cel.expr.Expr.CreateList', elements, optionalIndices: [] });
+  }
+  emptyMap(offset: number): Expr {
+    return this.node(offset, 'structExpr', { $typeName: 'cel.expr.Expr.CreateStruct', messageName: '', entries: [] });
+  }
+  comprehension(offset: number, c: { iterRange: Expr; iterVar: string; iterVar2?: string; accuVar: string; accuInit: Expr; loopCondition: Expr; loopStep: Expr; result: Expr }): Expr {
+    return this.node(offset, 'comprehensionExpr', { $typeName: 'cel.expr.Expr.Comprehension', iterVar2: '', ...c });
+  }
+  /** cel.bind(name, init, body) as cel-go expands it. */
+  bind(offset: number, name: string, init: Expr, body: Expr): Expr {
+    return this.comprehension(offset, { iterRange: this.list(offset, []), iterVar: BIND_ITER_VAR, accuVar: name, accuInit: init, loopCondition: this.bool(offset, false), loopStep: this.ident(offset, name), result: body });
+  }
+  /** Records what an expansion came from (the checker reads the macro's name). */
+  macro(e: Expr, fn: string): Expr {
+    this.info.macroCalls[String(e.id)] = { $typeName: 'cel.expr.Expr', id: 0n, exprKind: { case: 'callExpr', value: { $typeName: 'cel.expr.Expr.Call', function: fn, args: [] } } };
+    return e;
+  }
+}
+
+/** Replaces each child of e by f(child), in place. */
+function mapChildren(e: Expr, f: (c: Expr) => Expr): void {
+  const v = e.exprKind.value;
+  switch (e.exprKind.case) {
+    case 'selectExpr':
+      v.operand = f(v.operand);
+      break;
+    case 'callExpr':
+      if (v.target) v.target = f(v.target);
+      v.args = v.args.map(f);
+      break;
+    case 'listExpr':
+      v.elements = v.elements.map(f);
+      break;
+    case 'structExpr':
+      for (const entry of v.entries) {
+        if (entry.keyKind?.case === 'mapKey') entry.keyKind.value = f(entry.keyKind.value);
+        entry.value = f(entry.value);
+      }
+      break;
+    case 'comprehensionExpr':
+      for (const k of ['iterRange', 'accuInit', 'loopCondition', 'loopStep', 'result']) v[k] = f(v[k]);
+      break;
+  }
+}
+
+const identName = (e: Expr | undefined): string | undefined => (e?.exprKind?.case === 'identExpr' ? (e.exprKind.value.name as string) : undefined);
+
+/** The two-variable comprehension macros (ext.TwoVarComprehensions) and their argument counts. */
+const TWO_VAR_MACROS = new Map<string, number[]>([
+  ['all', [3]],
+  ['exists', [3]],
+  ['existsOne', [3]],
+  ['exists_one', [3]],
+  ['transformList', [3, 4]],
+  ['transformMap', [3, 4]],
+  ['transformMapEntry', [3, 4]],
+]);
+
+/** Expands the macros @bufbuild/cel leaves unexpanded (see above); returns the expansion errors. */
+function expandMacros(parsed: { expr: Expr; sourceInfo: SourceInfo }): Issue[] {
+  const info = parsed.sourceInfo;
+  const b = new AstBuilder(info);
+  const issues: Issue[] = [];
+  const at = (e: Expr) => info.positions[String(e.id)] ?? 0;
+  const fail = (e: Expr, message: string): undefined => {
+    issues.push({ offset: at(e), message });
+    return undefined;
+  };
+  const iterVar = (arg: Expr, message: string): string | undefined => {
+    const name = identName(arg);
+    if (name === undefined) return fail(arg, message);
+    if (name === ACCU || name === LEGACY_ACCU) return fail(arg, 'iteration variable overwrites accumulator variable');
+    return name;
+  };
+
+  const twoVar = (e: Expr, fn: string, target: Expr, args: Expr[]): Expr => {
+    const o = at(e);
+    const v1 = identName(args[0]);
+    const v2 = identName(args[1]);
+    if (v1 === undefined) return fail(args[0], 'argument must be a simple name') ?? e;
+    if (v2 === undefined) return fail(args[1], 'argument must be a simple name') ?? e;
+    if (v1 === v2) return fail(args[1], `duplicate variable name: ${v1}`) ?? e;
+    if (v1 === ACCU || v1 === LEGACY_ACCU) return fail(args[0], 'iteration variable overwrites accumulator variable') ?? e;
+    if (v2 === ACCU || v2 === LEGACY_ACCU) return fail(args[1], 'iteration variable overwrites accumulator variable') ?? e;
+    const accu = () => b.ident(o, ACCU);
+    const filter = args.length === 4 ? args[2] : undefined;
+    const transform = args[args.length - 1];
+    const filtered = (step: Expr) => (filter ? b.call(o, '_?_:_', [filter, step, accu()]) : step);
+    let accuInit: Expr;
+    let loopCondition: Expr;
+    let loopStep: Expr;
+    let result: Expr = accu();
+    switch (fn) {
+      case 'all':
+        accuInit = b.bool(o, true);
+        loopCondition = b.call(o, '@not_strictly_false', [accu()]);
+        loopStep = b.call(o, '_&&_', [accu(), args[2]]);
+        break;
+      case 'exists':
+        accuInit = b.bool(o, false);
+        loopCondition = b.call(o, '@not_strictly_false', [b.call(o, '!_', [accu()])]);
+        loopStep = b.call(o, '_||_', [accu(), args[2]]);
+        break;
+      case 'existsOne':
+      case 'exists_one':
+        accuInit = b.int(o, 0n);
+        loopCondition = b.bool(o, true);
+        loopStep = b.call(o, '_?_:_', [args[2], b.call(o, '_+_', [accu(), b.int(o, 1n)]), accu()]);
+        result = b.call(o, '_==_', [accu(), b.int(o, 1n)]);
+        break;
+      case 'transformList':
+        accuInit = b.list(o, []);
+        loopCondition = b.bool(o, true);
+        loopStep = filtered(b.call(o, '_+_', [accu(), b.list(o, [transform])]));
+        break;
+      case 'transformMap':
+        accuInit = b.emptyMap(o);
+        loopCondition = b.bool(o, true);
+        loopStep = filtered(b.call(o, 'cel.@mapInsert', [accu(), b.ident(o, v1), transform]));
+        break;
+      default: // transformMapEntry
+        accuInit = b.emptyMap(o);
+        loopCondition = b.bool(o, true);
+        loopStep = filtered(b.call(o, 'cel.@mapInsert', [accu(), transform]));
+        break;
+    }
+    return b.macro(b.comprehension(o, { iterRange: target, iterVar: v1, iterVar2: v2, accuVar: ACCU, accuInit, loopCondition, loopStep, result }), fn);
+  };
+
+  /** ext.Lists' sortBy: cel.bind(@__sortBy_input__, target, @__sortBy_input__.@sortByAssociatedKeys(@__sortBy_input__.map(v, key))). */
+  const sortBy = (e: Expr, target: Expr, args: Expr[]): Expr => {
+    const o = at(e);
+    if (!['listExpr', 'selectExpr', 'identExpr', 'comprehensionExpr', 'callExpr'].includes(target.exprKind.case)) {
+      return fail(target, 'sortBy can only be applied to a list, identifier, comprehension, call or select expression') ?? e;
+    }
+    const v = iterVar(args[0], 'argument is not an identifier');
+    if (v === undefined) return e;
+    const keys = b.macro(
+      b.comprehension(o, { iterRange: b.ident(o, SORT_BY_VAR), iterVar: v, accuVar: ACCU, accuInit: b.list(o, []), loopCondition: b.bool(o, true), loopStep: b.call(o, '_+_', [b.ident(o, ACCU), b.list(o, [args[1]])]), result: b.ident(o, ACCU) }),
+      'map',
+    );
+    return b.macro(b.bind(o, SORT_BY_VAR, target, b.call(o, '@sortByAssociatedKeys', [keys], b.ident(o, SORT_BY_VAR))), 'sortBy');
+  };
+
+  /** optMap: target.hasValue() ? optional.of(cel.bind(v, target.value(), expr)) : optional.none(); optFlatMap without the optional.of. */
+  const optMap = (e: Expr, fn: string, target: Expr, args: Expr[]): Expr => {
+    const o = at(e);
+    const v = identName(args[0]);
+    if (v === undefined) return fail(args[0], `${fn}() variable name must be a simple identifier`) ?? e;
+    let mapped = b.bind(o, v, b.call(o, 'value', [], target), args[1]);
+    if (fn === 'optMap') mapped = b.call(o, 'optional.of', [mapped]);
+    return b.macro(b.call(o, '_?_:_', [b.call(o, 'hasValue', [], target), mapped, b.call(o, 'optional.none', [])]), fn);
+  };
+
+  const visit = (e: Expr): Expr => {
+    mapChildren(e, visit);
+    if (e.exprKind.case !== 'callExpr') return e;
+    const call = e.exprKind.value;
+    const fn = call.function as string;
+    const args = call.args as Expr[];
+    if (!call.target) return e;
+    if (TWO_VAR_MACROS.get(fn)?.includes(args.length)) return twoVar(e, fn, call.target, args);
+    if (fn === 'sortBy' && args.length === 2) return sortBy(e, call.target, args);
+    if ((fn === 'optMap' || fn === 'optFlatMap') && args.length === 2) return optMap(e, fn, call.target, args);
+    return e;
+  };
+  parsed.expr = visit(parsed.expr);
+  return issues;
+}
+
+/** Whether e reads one of the names (a comprehension or binding that rebinds it hides it below). */
+function readsAny(e: Expr, names: Set<string>): boolean {
+  switch (e.exprKind.case) {
+    case 'identExpr':
+      return names.has(e.exprKind.value.name);
+    case 'comprehensionExpr': {
+      const c = e.exprKind.value;
+      if (readsAny(c.iterRange, names) || readsAny(c.accuInit, names)) return true;
+      const inner = new Set([...names].filter((n) => n !== c.iterVar && n !== c.iterVar2 && n !== c.accuVar));
+      return inner.size > 0 && (readsAny(c.loopCondition, inner) || readsAny(c.loopStep, inner) || readsAny(c.result, inner));
+    }
+  }
+  let found = false;
+  mapChildren(e, (c) => {
+    found ||= readsAny(c, names);
+    return c;
+  });
+  return found;
+}
+
+/**
+ * Lowers what @bufbuild/cel's planner cannot run (after checking): each comprehension over two
+ * variables becomes one over @pairs(range), its variables bound from each pair.
+ */
+function lowerForPlan(parsed: { expr: Expr; sourceInfo: SourceInfo }): void {
+  const b = new AstBuilder(parsed.sourceInfo);
+  const visit = (e: Expr): Expr => {
+    mapChildren(e, visit);
+    if (e.exprKind.case !== 'comprehensionExpr' || !e.exprKind.value.iterVar2) return e;
+    const c = e.exprKind.value;
+    const o = parsed.sourceInfo.positions[String(e.id)] ?? 0;
+    const vars = new Set<string>([c.iterVar, c.iterVar2]);
+    const bound = (body: Expr) =>
+      b.bind(o, c.iterVar, b.call(o, '_[_]', [b.ident(o, PAIR_VAR), b.int(o, 0n)]), b.bind(o, c.iterVar2, b.call(o, '_[_]', [b.ident(o, PAIR_VAR), b.int(o, 1n)]), body));
+    c.iterRange = b.call(o, PAIRS, [c.iterRange]);
+    if (readsAny(c.loopCondition, vars)) c.loopCondition = bound(c.loopCondition);
+    c.loopStep = bound(c.loopStep);
+    c.iterVar = PAIR_VAR;
+    c.iterVar2 = '';
+    return e;
+  };
+  parsed.expr = visit(parsed.expr);
+}
+
 interface CompiledExpr {
   program?: (ctx: any) => unknown;
   error?: string;
@@ -1458,7 +2226,10 @@ function compileExpr(src: string, selfT: CT, oldSelfT: CT): CompiledExpr {
     const raw = String(e?.message ?? e).replace(/^<input>:\d+:\d+:\s*/, '');
     return { error: renderIssues(src, [{ offset, message: `Syntax error: ${raw}` }]), cost: 0, usesOldSelf: false };
   }
-  const checker = new Checker(parsed.sourceInfo?.positions ?? {}, parsed.sourceInfo?.macroCalls ?? {});
+  parsed.sourceInfo ??= { positions: {}, macroCalls: {} };
+  const macroIssues = expandMacros(parsed);
+  if (macroIssues.length) return { error: renderIssues(src, macroIssues), cost: 0, usesOldSelf: false };
+  const checker = new Checker(parsed.sourceInfo.positions, parsed.sourceInfo.macroCalls);
   const scope = new Map<string, CT>([
     ['self', selfT],
     ['oldSelf', oldSelfT],
@@ -1469,6 +2240,7 @@ function compileExpr(src: string, selfT: CT, oldSelfT: CT): CompiledExpr {
     const err = re2Error(r.pattern);
     if (err) return { error: `program instantiation failed: ${err}`, cost: 0, usesOldSelf: checker.usesOldSelf, resultType: checked.t };
   }
+  lowerForPlan(parsed);
   const program = plan(env(), parsed) as (ctx: any) => unknown;
   return { program, resultType: checked.t, cost: checked.cost, usesOldSelf: checker.usesOldSelf };
 }
