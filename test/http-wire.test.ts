@@ -225,6 +225,8 @@ test('anonymous requests: public paths allowed, resources forbidden; the admin c
   const path = await s.request('GET', '/api', { anonymous: true });
   assert.equal(path.status, 403);
   assert.equal(path.json().message, 'forbidden: User "system:anonymous" cannot get path "/api"');
+  assert.deepEqual(path.json().details, {}); // kube's NewForbidden with no group, resource or name
+  assert.deepEqual(denied.json().details, { kind: 'configmaps' });
   assert.equal((await s.request('GET', '/api/v1/namespaces/wire/configmaps')).status, 200);
 });
 
