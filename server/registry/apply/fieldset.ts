@@ -1509,15 +1509,27 @@ function walkFields(node: TypeNode, value: unknown, w: Walk, record: boolean): F
     const n = fieldNamed(key);
     const child = declared !== undefined ? declared.get(key) : atom.fields && hasOwn(atom.fields, key) ? atom.fields[key] : undefined;
     path.push(n.pe);
-    const sub = walkFields(child ?? elem, value[key], w, record);
+    const v = value[key];
+    const sub = walkFields(child ?? elem, v, w, record);
     path.pop();
-    const member = child === undefined || selfMember || (ensure && sub !== undefined);
+    const member = child === undefined || selfMember || (ensure && (sub !== undefined || nullOrEmptyMap(v)));
     if (member || sub !== undefined) entries.push({ name: n.name, pe: n.pe, member, sub });
   }
   const out = entries.length > 0 ? level(entries, false) : undefined;
   if (record) memo!.set(value, { node, set: out });
   selfMember = false;
   return out;
+}
+
+/**
+ * A value structured-merge-diff records as a field wherever it is (a struct field's too): null, or
+ * a map with no entries. (fieldsOf, the non-ensuring walk, does not: see walkFields.)
+ */
+export function nullOrEmptyMap(v: unknown): boolean {
+  if (v === null) return true;
+  if (typeof v !== 'object' || Array.isArray(v)) return false;
+  for (const k in v) if (hasOwn(v, k)) return false;
+  return true;
 }
 
 /**
@@ -1771,10 +1783,13 @@ function checkValue(node: TypeNode, value: unknown, path: PathElement[], errors:
       continue;
     }
     const n = fieldNamed(key);
+    const v = value[key];
     path.push(n.pe);
-    const sub = checkValue(child ?? atom.elem, value[key], path, errors);
+    const sub = checkValue(child ?? atom.elem, v, path, errors);
     path.pop();
-    const member = child === undefined || selfMember;
+    // A declared field set to null or to an empty map is a field itself (what the configuration
+    // says of it: owned, and not pruned), as structured-merge-diff records it.
+    const member = child === undefined || selfMember || nullOrEmptyMap(v);
     if (member || sub !== undefined) entries.push({ name: n.name, pe: n.pe, member, sub });
   }
   // An atomic map or struct is one field, whatever it holds.

@@ -675,7 +675,8 @@ function reconcileWithSchema(node: TypeNode, live: unknown, managers: Map<string
 
 /**
  * False when fieldsOf(live) certainly has nothing below path (the walk does not get there, finds
- * nothing below it, or fails, which leaves it empty); true when it may.
+ * nothing below it, or fails, which leaves it empty), or when the path goes through a list element
+ * the live object repeats; true when it may.
  */
 function liveMayHaveFieldsBelow(node: TypeNode, live: unknown, path: FieldPath): boolean {
   let n = node;
@@ -705,7 +706,9 @@ function liveMayHaveFieldsBelow(node: TypeNode, live: unknown, path: FieldPath):
       }
     }
     if (count === 0) return false;
-    if (count > 1) return true; // repeated elements: let the whole walk tell
+    // An element the live object repeats is owned whole, as one field, without what it holds (as
+    // structured-merge-diff tracks repeated elements): owning it is no sign of a schema change.
+    if (count > 1) return false;
     n = atom.elem;
     v = found;
   }
@@ -784,7 +787,10 @@ function recordUpdate(node: TypeNode, liveObj: unknown, newObj: unknown, managed
   const res = updateSets(node, liveObj, newObj, managers, CURRENT_OPERATION, true, ignored);
   managers = res.managers;
   const prev = managers.get(CURRENT_OPERATION)?.set ?? new FieldSet();
-  const own = prev.union(res.compare.modified).union(res.compare.added).difference(res.compare.removed).recursiveDifference(ignored);
+  // Removed first, then modified and added (structured-merge-diff's order since it handles repeated
+  // list elements): an element that becomes repeated is both removed (as the single element it
+  // was) and added (as the repeated one), and the writer owns it.
+  const own = prev.difference(res.compare.removed).union(res.compare.modified).union(res.compare.added).recursiveDifference(ignored);
   if (own.isEmpty()) managers.delete(CURRENT_OPERATION);
   else managers.set(CURRENT_OPERATION, { set: own, apiVersion: opts.apiVersion, applied: false });
   stripManagers(managers, CURRENT_OPERATION);

@@ -31,6 +31,7 @@ import {
   walkFieldsBelow,
   walkedSelf,
   declaredField,
+  nullOrEmptyMap,
   ensuringWalk,
 } from './fieldset.ts';
 
@@ -196,7 +197,7 @@ function leafFields(node: TypeNode, v: unknown, f: Fields | undefined): void {
 function mergeValue(node: TypeNode, lhs: unknown, rhs: unknown, path: MergePath, f: Fields | undefined): unknown {
   if (f === undefined || !f.cmp) return mergeTyped(node, lhs, rhs, path, f);
   // Values on one side only, and untyped values changing shape, are compared without the merge's help.
-  if (lhs === undefined || rhs === undefined || (node.type === 'any' && resolveAtom(node, lhs).kind !== resolveAtom(node, rhs).kind)) {
+  if (lhs === undefined || rhs === undefined || (node.type === 'any' && untypedShapeChange(node, lhs, rhs))) {
     f.cmp = false;
     const v = mergeTyped(node, lhs, rhs, path, f);
     // (a merge only gives up on cmp below values both sides have: no need to look again)
@@ -216,11 +217,28 @@ function mergeValue(node: TypeNode, lhs: unknown, rhs: unknown, path: MergePath,
   return v;
 }
 
+/**
+ * Whether two untyped values (both there) differ in shape: a map for a list, a scalar for a map...
+ * — except null against a map, which structured-merge-diff takes for an empty map (a null value
+ * fits any shape, and a map is tried first): merged and compared as two maps.
+ */
+function untypedShapeChange(node: TypeNode, lhs: unknown, rhs: unknown): boolean {
+  const kl = resolveAtom(node, lhs).kind;
+  const kr = resolveAtom(node, rhs).kind;
+  if (kl === kr) return false;
+  return !((lhs === null && kr === 'map') || (rhs === null && kl === 'map'));
+}
+
 /** mergeValue itself; with Fields.cmp (both values there), it also leaves what changed in modSub... */
 function mergeTyped(node: TypeNode, lhs: unknown, rhs: unknown, path: MergePath, f: Fields | undefined): unknown {
-  const al = lhs === undefined ? undefined : resolveAtom(node, lhs);
-  const ar = rhs === undefined ? undefined : al !== undefined && node.type !== 'any' ? al : resolveAtom(node, rhs); // (a typed node's atom does not depend on the value)
-  if (al && ar && al.kind !== ar.kind) lhs = undefined; // untyped value changing shape: the config's wins
+  let al = lhs === undefined ? undefined : resolveAtom(node, lhs);
+  let ar = rhs === undefined ? undefined : al !== undefined && node.type !== 'any' ? al : resolveAtom(node, rhs); // (a typed node's atom does not depend on the value)
+  if (al && ar && al.kind !== ar.kind) {
+    // (untyped values only) null goes with a map; any other change of shape: the config's value wins
+    if (rhs === null && al.kind === 'map') ar = al;
+    else if (lhs === null && ar.kind === 'map') al = ar;
+    else lhs = undefined;
+  }
   const atom = (ar ?? al)!;
 
   const cmp = f !== undefined && f.cmp;
@@ -264,7 +282,7 @@ function mergeTyped(node: TypeNode, lhs: unknown, rhs: unknown, path: MergePath,
         if (v !== undefined) {
           out[k] = v;
           any = true;
-          if (entries !== undefined) mapEntry(declared !== undefined, k, entries);
+          if (entries !== undefined) mapEntry(declared !== undefined, k, entries, v);
         }
       }
     }
@@ -282,7 +300,7 @@ function mergeTyped(node: TypeNode, lhs: unknown, rhs: unknown, path: MergePath,
         if (v !== undefined) {
           out[k] = v;
           any = true;
-          if (entries !== undefined) mapEntry(declared !== undefined, k, entries);
+          if (entries !== undefined) mapEntry(declared !== undefined, k, entries, v);
         }
       }
     }
@@ -328,9 +346,9 @@ function atomValue(v: unknown, f: Fields | undefined): unknown {
 }
 
 /** The entry of a merged map key, from the fields its value was found to have. */
-function mapEntry(declared: boolean, k: string, entries: Entry[]): void {
+function mapEntry(declared: boolean, k: string, entries: Entry[], v: unknown): void {
   const sub = mergedSub;
-  const member = !declared || mergedSelf || sub !== undefined;
+  const member = !declared || mergedSelf || sub !== undefined || nullOrEmptyMap(v);
   if (member || sub !== undefined) {
     const n = fieldNamed(k);
     entries.push({ name: n.name, pe: n.pe, member, sub });
@@ -591,8 +609,8 @@ function compareValue(node: TypeNode, lhs: unknown, rhs: unknown, c: Comparing, 
   }
   const al = lhs === undefined ? undefined : resolveAtom(node, lhs);
   const ar = rhs === undefined ? undefined : al !== undefined && node.type !== 'any' ? al : resolveAtom(node, rhs);
-  if (al && ar && al.kind !== ar.kind) return leaf(lhs, rhs, c);
-  const atom = (ar ?? al)!;
+  if (al && ar && al.kind !== ar.kind && untypedShapeChange(node, lhs, rhs)) return leaf(lhs, rhs, c);
+  const atom = al?.kind === 'map' ? al : (ar ?? al)!;
   if (atom.kind === 'scalar') return leaf(lhs, rhs, c);
 
   if (atom.kind === 'map') {
@@ -828,9 +846,9 @@ const NO_PATH: PathElement[] = [];
 
 /**
  * What a create records for its writer, written as FieldsV1 in one walk: the fields
- * compareObjects(node, zero, obj) finds modified or added — minus those it finds removed, minus
- * `ignored` with everything below them, minus the exact paths `stripped` — with no FieldSet in
- * between. recordUpdate with no managers and no live object ends in the same set, written by
+ * compareObjects(node, zero, obj) finds modified or added (what it finds removed goes first: what
+ * is both, a newly repeated element, stays), minus `ignored` with everything below them, minus the
+ * exact paths `stripped` — with no FieldSet in between. recordUpdate with no managers and no live object ends in the same set, written by
  * FieldSet.toFieldsV1 (test/apply-engine.test.ts compares the two). Throws wherever
  * compareObjects may throw (and perhaps elsewhere): callers take the general path then.
  */
@@ -877,8 +895,8 @@ function compared(node: TypeNode, lhs: unknown, rhs: unknown, ig: FieldSet | und
   }
   const al = lhs === undefined ? undefined : resolveAtom(node, lhs);
   const ar = rhs === undefined ? undefined : al !== undefined && node.type !== 'any' ? al : resolveAtom(node, rhs);
-  if (al && ar && al.kind !== ar.kind) return leafOwned(lhs, rhs, strip);
-  const atom = (ar ?? al)!;
+  if (al && ar && al.kind !== ar.kind && untypedShapeChange(node, lhs, rhs)) return leafOwned(lhs, rhs, strip);
+  const atom = al?.kind === 'map' ? al : (ar ?? al)!;
   if (atom.kind === 'scalar') return leafOwned(lhs, rhs, strip);
   let below: Written[] | undefined;
   if (atom.kind === 'map') {
@@ -952,7 +970,11 @@ function comparedList(atom: Atom & { kind: 'list' }, lhs: unknown[], rhs: unknow
   return out;
 }
 
-/** compareGroup: where an element is repeated, the removed set takes the element's own path (an exact difference) back. */
+/**
+ * compareGroup: where an element is repeated on one side, it is removed (as the single element it
+ * was, or as the repetition) and added (as the repetition, or as the single element with what it
+ * holds); the writer removes what was removed first, then takes what was added: it owns the element.
+ */
 function comparedGroup(out: Written[] | undefined, atom: Atom & { kind: 'list' }, l: Group | undefined, r: Group | undefined, ig: FieldSet | undefined, st: FieldSet | undefined): Written[] | undefined {
   const g = (l ?? r)!;
   const ln = l?.items.length ?? 0;
@@ -964,11 +986,12 @@ function comparedGroup(out: Written[] | undefined, atom: Atom & { kind: 'list' }
   if (ln >= 2 && rn >= 2) {
     v = !jsonEqual(l!.items, r!.items) && !se?.member ? LEAF : undefined;
   } else if (ln >= 2) {
-    // Added (with what it holds) and removed: what it holds stays, the element's own path goes.
-    if (rn === 1) v = addedAt(atom.elem, r!.items[0], ie?.sub, se?.sub, true);
+    // No longer repeated: the single element added with what it holds.
+    if (rn === 1) v = addedAt(atom.elem, r!.items[0], ie?.sub, se?.sub, se?.member === true);
   } else {
     if (ln === 1) compared(atom.elem, l!.items[0], undefined, undefined, undefined, false, false); // for its errors
-    v = ln === 0 && !se?.member ? LEAF : undefined;
+    // Newly repeated: the element itself, without what it holds.
+    v = !se?.member ? LEAF : undefined;
   }
   return ie?.member ? out : push(out, g.name, g.pe, v);
 }
