@@ -538,10 +538,16 @@ describe('schema changes between atomic and granular', () => {
     assert.equal(entry(forced.managedFields, 'one'), undefined);
   });
 
-  it('owning a field that became granular extends to its current contents', () => {
+  it('owning a field that became granular stays owning the field alone, as if it had always been granular', () => {
     const a = apply(atomic, undefined, { data: { key1: 'a', key2: 'b' } }, opts('one'));
     assert.deepEqual(owned(a.managedFields, 'one'), ['.data']);
-    expectConflict(() => apply(granular, a.object, { data: { key2: 'c' } }, opts('two')), 'Apply failed with 1 conflict: conflict with "one": .data.key2');
+    const b = apply(granular, a.object, { data: { key2: 'c' } }, opts('two'));
+    assert.deepEqual(b.object.data, { key1: 'a', key2: 'c' });
+    assert.deepEqual(owned(b.managedFields, 'one'), ['.data']);
+    assert.deepEqual(owned(b.managedFields, 'two'), ['.data.key2']);
+    // The first owner's next apply without key1 removes nothing it no longer owns.
+    const c = apply(granular, b.object, { data: { key2: 'c' } }, opts('one'));
+    assert.deepEqual(c.object.data, { key1: 'a', key2: 'c' });
   });
 });
 

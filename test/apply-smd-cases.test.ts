@@ -786,9 +786,16 @@ describe('structured-merge-diff merge/schema_change_test.go', () => {
     );
   });
 
-  // (Atomic to granular is left out: since v4.1 structured-merge-diff no longer extends the owner of
-  // a field that became granular to what it holds; hearth still does, as schema_change_test.go did
-  // before and test/apply-engine.test.ts expects.)
+  it('atomic to granular: the owner of the struct owns the struct alone, as if it had always been granular', () => {
+    const before = run({ schema: atomicStruct, ops: [A('one', { struct: { numeric: 1, string: 'a' } })], managed: { one: owns('v1', '.struct') } });
+    const live = { ...before.object, metadata: { managedFields: before.managedFields } };
+    const r = apply(granularStruct, live, { struct: { string: 'b' } }, { manager: 'two', apiVersion: 'v1', force: false, now: time(5) });
+    assert.deepEqual(withoutMetadata(r.object), { struct: { numeric: 1, string: 'b' } });
+    assert.deepEqual(
+      r.managedFields.map((e) => [e.manager, FieldSet.fromFieldsV1(e.fieldsV1).paths().map(pathString)]),
+      [['one', ['.struct']], ['two', ['.struct.string']]],
+    );
+  });
 });
 
 describe('structured-merge-diff merge/ignore_test.go (ignored fields are kube reset fields)', () => {

@@ -1634,17 +1634,14 @@ function subtractEnsured(a: FieldSet, m: FieldSet, node: TypeNode | undefined): 
 }
 
 /**
- * Where a set disagrees with the schema (after the schema changed a field between granular and
- * atomic): `atomic` paths of atomic fields the set has parts of, `granular` paths of granular
- * fields the set owns whole.
+ * Where a set disagrees with the schema after the schema made a granular field atomic: the paths
+ * of atomic fields the set owns parts of. (A field made granular is not reconciled: as in
+ * structured-merge-diff, its owner keeps owning the field itself and nothing below it.)
  */
-export interface SchemaMismatches {
-  atomic: FieldPath[];
-  granular: FieldPath[];
-}
+export type SchemaMismatches = FieldPath[];
 
-export const NO_MISMATCHES: SchemaMismatches = { atomic: [], granular: [] };
-const ATOMIC_HERE: SchemaMismatches = { atomic: [[]], granular: [] };
+export const NO_MISMATCHES: SchemaMismatches = [];
+const ATOMIC_HERE: SchemaMismatches = [[]];
 
 export function schemaMismatches(node: TypeNode, set: FieldSet): SchemaMismatches {
   if (node.type === 'any' || set.isEmpty()) return NO_MISMATCHES; // untyped values carry no atomic/granular marks
@@ -1667,15 +1664,13 @@ function mismatchesBelow(n: TypeNode, s: FieldSet, immutable: boolean): SchemaMi
   if (immutable && s._mmNode === n) return s._mm!;
   let out: SchemaMismatches | undefined;
   for (const e of s._e) {
+    if (e.sub === undefined) continue;
     const pe = e.pe;
     const child = atom.kind === 'list' ? atom.elem : 'field' in pe ? mapChildNode(atom, pe.field) : UNTYPED;
-    if (e.sub) {
-      const r = mismatchesBelow(child, e.sub, immutable);
-      if (r === NO_MISMATCHES) continue;
-      out ??= { atomic: [], granular: [] };
-      for (const p of r.atomic) out.atomic.push([pe, ...p]);
-      for (const p of r.granular) out.granular.push([pe, ...p]);
-    } else if (granular(child)) (out ??= { atomic: [], granular: [] }).granular.push([pe]);
+    const r = mismatchesBelow(child, e.sub, immutable);
+    if (r === NO_MISMATCHES) continue;
+    out ??= [];
+    for (const p of r) out.push([pe, ...p]);
   }
   const result = out ?? NO_MISMATCHES;
   if (immutable) {
@@ -1683,13 +1678,6 @@ function mismatchesBelow(n: TypeNode, s: FieldSet, immutable: boolean): SchemaMi
     s._mmNode = n;
   }
   return result;
-}
-
-/** A granular map, struct or list (owning it whole extends to what it holds). */
-function granular(n: TypeNode): boolean {
-  if (n.type === 'any') return false;
-  const atom = resolveAtom(n, undefined);
-  return atom.kind === 'map' ? !atom.atomic : atom.kind === 'list' && atom.relationship !== 'atomic';
 }
 
 /**

@@ -25,10 +25,7 @@ import {
   goJSON,
   isPlainObject,
   jsonEqual,
-  listItem,
   pathString,
-  serializePathElement,
-  resolveAtom,
   ensureNamedShared,
   ensuredFieldsOf,
   NO_MISMATCHES,
@@ -37,7 +34,6 @@ import {
   differenceEnsured,
   frozen,
   type FieldsMemo,
-  mapChildNode,
   checkedFieldsOf,
   keyFieldDefault,
   nodeBelow,
@@ -648,93 +644,22 @@ function survives(merged: FieldSet, lost: FieldSet): boolean {
 }
 
 /**
- * A manager's set after the schema changed a field between granular and atomic: owning part of a
- * now-atomic field becomes owning the field; owning a now-granular field extends to its contents.
+ * A manager's set after the schema made a granular field atomic: owning part of the field becomes
+ * owning the field. The other way round nothing changes (structured-merge-diff treats such a field
+ * as if it had always been granular: its owner owns the field itself, nothing below it).
  */
-function reconcileWithSchema(node: TypeNode, live: unknown, managers: Map<string, VersionedSet>): Map<string, VersionedSet> {
-  let liveSet: FieldSet | undefined;
+function reconcileWithSchema(node: TypeNode, managers: Map<string, VersionedSet>): Map<string, VersionedSet> {
   const out = new Map<string, VersionedSet>();
   for (const [id, vs] of managers) {
-    const plan = schemaMismatches(node, vs.set);
-    if (plan === NO_MISMATCHES) {
+    const atomic = schemaMismatches(node, vs.set);
+    if (atomic === NO_MISMATCHES) {
       out.set(id, vs);
       continue;
     }
-    const toRemove = FieldSet.of(...plan.atomic);
-    let toAdd = FieldSet.of(...plan.atomic);
-    for (const p of plan.granular) {
-      // Most such fields hold nothing (an emptyDir: {}): no need to find the fields of the whole object.
-      if (!liveMayHaveFieldsBelow(node, live, p)) continue;
-      toAdd = toAdd.union(granularSetAt((liveSet ??= safeFieldsOf(node, live)), p));
-    }
-    if (toRemove.isEmpty() && toAdd.isEmpty()) out.set(id, vs);
-    else out.set(id, { ...vs, set: vs.set.recursiveDifference(toRemove).union(toAdd) });
+    const fields = FieldSet.of(...atomic);
+    out.set(id, { ...vs, set: vs.set.recursiveDifference(fields).union(fields) });
   }
   return out;
-}
-
-/**
- * False when fieldsOf(live) certainly has nothing below path (the walk does not get there, finds
- * nothing below it, or fails, which leaves it empty), or when the path goes through a list element
- * the live object repeats; true when it may.
- */
-function liveMayHaveFieldsBelow(node: TypeNode, live: unknown, path: FieldPath): boolean {
-  let n = node;
-  let v = live;
-  for (const pe of path) {
-    const atom = resolveAtom(n, v);
-    if ('field' in pe) {
-      if (atom.kind !== 'map' || atom.atomic || !isPlainObject(v) || !Object.prototype.hasOwnProperty.call(v, pe.field)) return false;
-      n = mapChildNode(atom, pe.field);
-      v = v[pe.field];
-      continue;
-    }
-    if (!('key' in pe || 'value' in pe) || atom.kind !== 'list' || atom.relationship === 'atomic' || !Array.isArray(v)) return false;
-    const name = serializePathElement(pe);
-    let found: unknown;
-    let count = 0;
-    for (let i = 0; i < v.length; i++) {
-      let item: string;
-      try {
-        item = listItem(atom, i, v[i], []).name;
-      } catch {
-        return false;
-      }
-      if (item === name) {
-        found = v[i];
-        count++;
-      }
-    }
-    if (count === 0) return false;
-    // An element the live object repeats is owned whole, as one field, without what it holds (as
-    // structured-merge-diff tracks repeated elements): owning it is no sign of a schema change.
-    if (count > 1) return false;
-    n = atom.elem;
-    v = found;
-  }
-  try {
-    return !fieldsOf(n, v).isEmpty();
-  } catch {
-    return false;
-  }
-}
-
-/** The path and everything the live object sets below it; nothing when nothing is set below it. */
-function granularSetAt(all: FieldSet, path: FieldPath): FieldSet {
-  let sub: FieldSet = all;
-  for (const pe of path) sub = sub.withPrefix(pe);
-  if (sub.isEmpty()) return new FieldSet();
-  const out = FieldSet.of(path);
-  for (const p of sub.paths()) out.add([...path, ...p]);
-  return out;
-}
-
-function safeFieldsOf(node: TypeNode, obj: unknown): FieldSet {
-  try {
-    return fieldsOf(node, obj);
-  } catch {
-    return new FieldSet();
-  }
 }
 
 function stripManagers(managers: Map<string, VersionedSet>, id: string): void {
@@ -782,7 +707,7 @@ function capUpdateManagers(managed: Managed, max = MAX_UPDATE_MANAGERS): void {
 
 /** A non-apply write through kube's layers: current-operation diff, strip, merge into the manager's entry, cap. */
 function recordUpdate(node: TypeNode, liveObj: unknown, newObj: unknown, managed: Managed, opts: CommonOptions, ignored: FieldSet, shortcuts: boolean): Managed {
-  let managers = reconcileWithSchema(node, liveObj, managed.fields);
+  let managers = reconcileWithSchema(node, managed.fields);
   const before = managers;
   const res = updateSets(node, liveObj, newObj, managers, CURRENT_OPERATION, true, ignored);
   managers = res.managers;
@@ -832,7 +757,7 @@ function applyOnce(
   shortcuts: boolean,
 ): { object: unknown; managed: Managed } {
   const id = managerIdentifier({ manager: opts.manager, operation: 'Apply', subresource: opts.subresource });
-  let managers = reconcileWithSchema(node, liveObj, managed.fields);
+  let managers = reconcileWithSchema(node, managed.fields);
   const lastSet = managers.get(id);
   // Pruning needs the fields of the merged object: found while merging.
   const found = lastSet !== undefined && !lastSet.set.isEmpty();
