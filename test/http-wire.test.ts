@@ -142,6 +142,25 @@ test('a Table watch sends the column definitions with its first event only (late
   }
 });
 
+test('the scale subresource answers a Table (kube printScale) and PartialObjectMetadata, on GET and on writes', async () => {
+  const d = { metadata: { name: 'sc' }, spec: { replicas: 2, selector: { matchLabels: { a: 'b' } }, template: { metadata: { labels: { a: 'b' } }, spec: { containers: [{ name: 'c', image: 'i' }] } } } };
+  assert.equal((await s.request('POST', '/apis/apps/v1/namespaces/wire/deployments', { body: d })).status, 201);
+  const table = { accept: 'application/json;as=Table;v=v1;g=meta.k8s.io' };
+  const got = await s.request('GET', '/apis/apps/v1/namespaces/wire/deployments/sc/scale', { headers: table });
+  assert.equal(got.status, 200);
+  const t = got.json();
+  assert.equal(t.kind, 'Table');
+  assert.deepEqual(t.columnDefinitions.map((c: any) => [c.name, c.type, c.format]), [['Name', 'string', ''], ['Desired', 'integer', ''], ['Available', 'integer', ''], ['Age', 'string', '']]);
+  assert.deepEqual(t.rows[0].cells.slice(0, 3), ['sc', 2, 0]);
+  assert.equal(t.rows[0].object.kind, 'PartialObjectMetadata');
+  const put = await s.request('PUT', '/apis/apps/v1/namespaces/wire/deployments/sc/scale', { headers: table, body: { kind: 'Scale', apiVersion: 'autoscaling/v1', metadata: { name: 'sc' }, spec: { replicas: 4 } } });
+  assert.equal(put.status, 200);
+  assert.deepEqual(put.json().rows[0].cells.slice(0, 3), ['sc', 4, 0]);
+  const meta = await s.request('GET', '/apis/apps/v1/namespaces/wire/deployments/sc/scale', { headers: { accept: 'application/json;as=PartialObjectMetadata;v=v1;g=meta.k8s.io' } });
+  assert.equal(meta.json().kind, 'PartialObjectMetadata');
+  assert.equal(meta.json().metadata.name, 'sc');
+});
+
 test('write options are validated as kube validates Create/Update/PatchOptions: one 422 naming the options kind', async () => {
   const bad = await s.request('POST', '/api/v1/namespaces/wire/configmaps?fieldValidation=bogus', { body: { metadata: { name: 'opt' } } });
   assert.equal(bad.status, 422);

@@ -113,6 +113,8 @@ for (const { version, path } of kubectls) {
       assert.equal(live.spec.template.spec.containers.length, 2);
       await k('scale', 'deploy', 'web', '-n', ns, '--replicas=1');
       assert.equal(await k('get', 'deploy', 'web', '-n', ns, '-o', 'jsonpath={.spec.replicas}'), '1');
+      // The scale subresource prints as kube's printScale: a Table the server makes.
+      assert.match(await k('get', 'deploy', 'web', '-n', ns, '--subresource=scale'), /^NAME\s+DESIRED\s+AVAILABLE\s+AGE\nweb\s+1\s+0\s+\d+s$/m);
     });
 
     test('get -w --output-watch-events sees ADDED, MODIFIED, DELETED', async () => {

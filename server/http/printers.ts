@@ -1629,6 +1629,20 @@ const registry = new Map<string, TablePrinter>([
 ]);
 
 /**
+ * autoscaling/v1 Scale, as the /scale subresource of built-in kinds prints it (kube's printScale;
+ * its Name column has no "name" format).
+ */
+export const scalePrinter = printer(
+  [
+    col('Name', 'string', NAME_DESC),
+    col('Desired', 'integer', 'replicas is the desired number of instances for the scaled object.'),
+    col('Available', 'integer', 'replicas is the actual number of observed instances of the scaled object.'),
+    ageCol(),
+  ],
+  (o, now) => [nameOf(o), o.spec?.replicas ?? 0, o.status?.replicas ?? 0, age(o, now)],
+);
+
+/**
  * The printer for a group/resource (group "" = core); the default printer for
  * anything else: columns Name (type string, format name) and Created At (type date),
  * as kube-apiserver's default table convertor.

@@ -14,7 +14,7 @@ import { goIsPrint, goQuote, goRuneU } from '../registry/metadata-validation.ts'
 import { negotiateOutput, readBody, decodeAs, decodeBody, bodyEncoding, mediaTypeOf, SUPPORTED_MEDIA_TYPES, type DecodedBody, type OutputFormat, type Shape } from './negotiation.ts';
 import { applyPatch, PATCH_TYPES } from '../registry/patch/index.ts';
 import type { TypeModel } from '../schema/model.ts';
-import { printerFor } from './printers.ts';
+import { printerFor, scalePrinter, type TablePrinter } from './printers.ts';
 import { prettyPrint, send, sendEncoded } from './respond.ts';
 import { storedItemsOf, storedListJson } from '../storage/codec.ts';
 import type { UserInfo } from '../authentication/user.ts';
@@ -146,9 +146,9 @@ export function resourceHandler(deps: ResourceHandlerDeps): Koa.Middleware {
 async function getOne(ctx: Koa.Context, deps: ResourceHandlerDeps, info: ResourceInfo, ns: string, ri: RequestInfo) {
   const rv = queryOf(ctx).get('resourceVersion') ?? undefined;
   if (ri.subresource === 'scale') {
-    const fmt = negotiateOutput(ctx.get('accept'), []);
+    const fmt = negotiateOutput(ctx.get('accept'), ['Table', 'PartialObjectMetadata']);
     const obj = await deps.store.getAtLeast(info, ns, ri.name, rv);
-    return send(ctx, 200, scaleFromObject(info, obj), fmt);
+    return send(ctx, 200, shapeScale(ctx, info, scaleFromObject(info, obj), fmt), fmt);
   }
   // Negotiated before the read, as kube-apiserver does: a missing object asked for in an unacceptable form is a 406.
   const fmt = negotiateOutput(ctx.get('accept'), ['Table', 'PartialObjectMetadata']);
@@ -208,10 +208,10 @@ export function shapeList(info: ResourceInfo, result: ListResult, fmt: OutputFor
   }
 }
 
-export function shapeObject(info: ResourceInfo, obj: any, fmt: OutputFormat, includeObject: string | null): unknown {
+export function shapeObject(info: ResourceInfo, obj: any, fmt: OutputFormat, includeObject: string | null, printer?: TablePrinter): unknown {
   switch (fmt.shape) {
     case 'Table':
-      return toTable(info, [obj], { resourceVersion: obj.metadata?.resourceVersion }, fmt.metaVersion, includeObject);
+      return toTable(info, [obj], { resourceVersion: obj.metadata?.resourceVersion }, fmt.metaVersion, includeObject, printer);
     case 'PartialObjectMetadata':
       return partialMetadata(obj, fmt.metaVersion);
     default:
@@ -223,12 +223,18 @@ export function partialMetadata(obj: any, metaVersion = 'v1'): unknown {
   return { kind: 'PartialObjectMetadata', apiVersion: `meta.k8s.io/${metaVersion}`, metadata: obj.metadata };
 }
 
-export function toTable(info: ResourceInfo, items: any[], metadata: Record<string, unknown>, metaVersion: string, includeObject: string | null): unknown {
+export function toTable(
+  info: ResourceInfo,
+  items: any[],
+  metadata: Record<string, unknown>,
+  metaVersion: string,
+  includeObject: string | null,
+  printer: TablePrinter = info.custom ? info.custom.printer() : printerFor(info.group, info.resource),
+): unknown {
   const mode = includeObject ?? 'Metadata';
   if (mode !== 'None' && mode !== 'Metadata' && mode !== 'Object') {
     throw badRequest(`includeObject: Unsupported value: "${mode}": supported values: "None", "Metadata", "Object"`);
   }
-  const printer = info.custom ? info.custom.printer() : printerFor(info.group, info.resource);
   const now = Date.now();
   return {
     kind: 'Table',
@@ -252,9 +258,17 @@ function respondObject(ctx: Koa.Context, info: ResourceInfo, obj: any, code: num
 }
 
 function respondScale(ctx: Koa.Context, info: ResourceInfo, obj: any, rc: RequestContext) {
-  const fmt = negotiateOutput(ctx.get('accept'), []);
+  const fmt = negotiateOutput(ctx.get('accept'), ['Table', 'PartialObjectMetadata']);
   setWarnings(ctx, rc.warnings);
-  return send(ctx, 200, scaleFromObject(info, obj), fmt);
+  return send(ctx, 200, shapeScale(ctx, info, scaleFromObject(info, obj), fmt), fmt);
+}
+
+/**
+ * A Scale as asked for. Its Table is printed by the printer of the object's store: kube's
+ * printScale for built-in kinds, the printer columns of a custom resource (read from the Scale).
+ */
+function shapeScale(ctx: Koa.Context, info: ResourceInfo, scale: any, fmt: OutputFormat): unknown {
+  return shapeObject(info, scale, fmt, queryOf(ctx).get('includeObject'), info.custom ? undefined : scalePrinter);
 }
 
 /** `Warning: 299 - "text"` headers, one per warning, as kube-apiserver sends them. */
