@@ -19,8 +19,13 @@
 // the two-variable comprehensions (all/exists/existsOne(i, v, p), transformList, transformMap,
 // transformMapEntry; see expandMacros), and the optional library's functions (optional.of/none/
 // ofNonZeroValue, hasValue, value, or, orValue, optMap, optFlatMap) — oldSelf is optional when
-// optionalOldSelf is set. The optional syntax (`a.?b`, `a[?k]`, `[?x]`, `{?k: v}`) is not
-// supported: @bufbuild/cel's parser rejects it.
+// optionalOldSelf is set — and the optional syntax, which @bufbuild/cel's parser rejects: `a.?b`,
+// `a[?k]`, optional list elements `[a, ?b]` and map entries `{?k: v}` are found by a tokenizer
+// before parsing, blanked (offsets kept, so errors point at the rule text) and turned back into
+// cel-go's forms after parsing (see scanOptionalSyntax); the checker types them as cel-go does
+// (`a.?b` and `a[?k]` are optional_type(T), selecting or indexing an optional value chains, an
+// optional element or entry must be optional), and they run as internal functions (see
+// lowerForPlan).
 //
 // Cost: a static estimate in the spirit of cel-go's estimator, computed over the same AST with
 // sizes taken from the schema the way kube derives them (maxLength×4, maxItems, maxProperties;
@@ -802,6 +807,11 @@ function compareOrdered(a: any, b: any, fn: string): number {
 
 /** The internal function lowered two-variable comprehensions iterate (not reachable from rule text). */
 const PAIRS = '@pairs';
+/** The internal functions the optional syntax is lowered to (see lowerForPlan; not reachable from rule text). */
+const OPT_SELECT = '@optSelect';
+const OPT_INDEX = '@optIndex';
+const OPT_LIST = '@optList';
+const OPT_MAP = '@optMap';
 
 function listItems(l: any): any[] {
   return isCelList(l) ? [...l] : [];
@@ -1072,7 +1082,81 @@ const K8S_FUNCS = [
   celFunc('optional.of', [DYN], MAP, (v: unknown) => optOf(v)),
   celFunc('optional.ofNonZeroValue', [DYN], MAP, (v: unknown) => (isZeroValue(v) ? optNone() : optOf(v))),
   celFunc('optional.none', [], MAP, () => optNone()),
+  // the optional syntax: a.?b and selections on optionals, a[?k] and indexing of optionals,
+  // optional list elements and map entries (see lowerForPlan)
+  celFunc(OPT_SELECT, [DYN, STRING], MAP, (x: unknown, field: string) => {
+    const v = optionalReceiver(x);
+    if (v === NONE) return optNone();
+    if (!isCelMap(v) || tagOf(v) !== undefined) throw new Error('no such overload: _?._');
+    const r = v.get(field);
+    return r === undefined ? optNone() : optOf(r);
+  }),
+  celFunc(OPT_INDEX, [DYN, DYN], MAP, (x: unknown, k: any) => {
+    const v = optionalReceiver(x);
+    if (v === NONE) return optNone();
+    if (isCelList(v)) {
+      let i: number;
+      if (typeof k === 'bigint') i = Number(k);
+      else if (isCelUint(k)) i = Number(k.value);
+      else if (typeof k === 'number' && Number.isInteger(k)) i = k;
+      else throw new Error('unsupported index type');
+      return i >= 0 && i < v.size ? optOf(v.get(i)) : optNone();
+    }
+    if (isCelMap(v) && tagOf(v) === undefined) {
+      const r = v.get(k);
+      return r === undefined ? optNone() : optOf(r);
+    }
+    throw new Error('no such overload: _[?_]');
+  }),
+  celFunc(OPT_LIST, [LIST, LIST], LIST, (elems: any, optional: any) => {
+    const opt = new Set([...optional].map(Number));
+    const out: any[] = [];
+    let i = 0;
+    for (const el of elems) {
+      if (!opt.has(i++)) out.push(el);
+      else if (tagOf(el) !== 'optional') throw new Error(`cannot initialize optional list element from non-optional value ${goValueText(el)}`);
+      else if (el.get('has') === true) out.push(el.get('v'));
+    }
+    return out;
+  }),
+  celFunc(OPT_MAP, [LIST, LIST, LIST], MAP, (keys: any, values: any, optional: any) => {
+    const opt = new Set([...optional].map(Number));
+    const entries = new Map<unknown, unknown>();
+    for (let i = 0; i < keys.size; i++) {
+      let k = keys.get(i);
+      if (typeof k === 'number') {
+        if (!Number.isInteger(k)) throw new Error('unsupported key type');
+        k = BigInt(k);
+      } else if (!(typeof k === 'string' || typeof k === 'bigint' || typeof k === 'boolean' || isCelUint(k))) throw new Error('unsupported key type');
+      let v = values.get(i);
+      if (opt.has(i)) {
+        if (tagOf(v) !== 'optional') throw new Error(`cannot initialize optional entry '${goKey(k)}' from non-optional value ${goValueText(v)}`);
+        if (v.get('has') !== true) {
+          entries.delete(k);
+          continue;
+        }
+        v = v.get('v');
+      }
+      if (entries.has(k)) throw new Error(`map key conflict: ${goKey(k)}`);
+      entries.set(k, v);
+    }
+    return celMap(entries as ReadonlyMap<any, any>);
+  }),
 ];
+
+const NONE = Symbol('none');
+/** The value an optional-chain step reads: an optional's value (NONE when it has none), else x itself. */
+function optionalReceiver(x: any): any {
+  if (tagOf(x) !== 'optional') return x;
+  return x.get('has') === true ? x.get('v') : NONE;
+}
+/** A value in a runtime error message (Go's %v of simple values). */
+function goValueText(v: unknown): string {
+  if (typeof v === 'string' || typeof v === 'bigint' || typeof v === 'number' || typeof v === 'boolean') return String(v);
+  if (isCelUint(v)) return String(v.value);
+  if (v === null) return 'null_type';
+  return isCelList(v) ? 'list' : isCelMap(v) ? 'map' : String(v);
+}
 
 let baseEnv: CelEnv | undefined;
 function env(): CelEnv {
@@ -1441,6 +1525,8 @@ class Checker {
   usesOldSelf = false;
   /** Regex constants to verify at compile time (cel-go precompiles them). */
   readonly regexes: { offset: number; pattern: string }[] = [];
+  /** Selections and index calls on optional values (run as optional chains: see lowerForPlan). */
+  readonly optChain = new Set<string>();
 
   constructor(
     private readonly positions: Record<string, number>,
@@ -1494,34 +1580,34 @@ class Checker {
       case 'selectExpr': {
         const sel = kind.value;
         const operand = this.check(sel.operand, scope);
-        const ot = operand.t;
+        let ot = operand.t;
         const field = sel.field as string;
+        // A selection on an optional value selects into its value (cel-go: the result is optional,
+        // none when the value or the field is absent; has() is whether it has a value).
+        const onOptional = ot.k === 'optional';
+        if (onOptional) {
+          this.optChain.add(String(e.id));
+          ot = ot.e ?? T.dyn;
+        }
         if (sel.testOnly) {
           if (ot.k === 'object' && !ot.fields!.has(field)) this.err(e, `undefined field '${field}'`);
           else if (!['object', 'map', 'dyn'].includes(ot.k)) this.err(e, `type '${typeName(ot)}' does not support field selection`);
           return { t: T.bool, cost: operand.cost + 1 };
         }
-        if (ot.k === 'object') {
-          const ft = ot.fields!.get(field);
-          if (!ft) {
-            this.err(e, `undefined field '${field}'`);
-            return { t: T.dyn, cost: operand.cost + 1 };
-          }
-          return { t: ft, cost: operand.cost + 1 };
-        }
-        if (ot.k === 'map') return { t: ot.e ?? T.dyn, cost: operand.cost + 1 };
-        if (ot.k === 'dyn') return { t: T.dyn, cost: operand.cost + 1 };
-        this.err(e, `type '${typeName(ot)}' does not support field selection`);
-        return { t: T.dyn, cost: operand.cost + 1 };
+        const ft = this.fieldType(e, ot, field);
+        // (cel-go charges nothing for selecting from an optional value)
+        return onOptional ? { t: optionalOf(ft), cost: operand.cost } : { t: ft, cost: operand.cost + 1 };
       }
       case 'listExpr': {
         let et: CT | undefined;
         let cost = 10;
-        for (const el of kind.value.elements) {
+        const optional = new Set<number>(kind.value.optionalIndices ?? []);
+        kind.value.elements.forEach((el: Expr, i: number) => {
           const c = this.check(el, scope);
           cost += c.cost;
-          et = et ? join(et, c.t) : c.t;
-        }
+          const t = optional.has(i) ? this.optionalValue(el, c.t) : c.t;
+          et = et ? join(et, t) : t;
+        });
         return { t: listOf(et ?? T.dyn, kind.value.elements.length), cost };
       }
       case 'structExpr': {
@@ -1540,7 +1626,8 @@ class Checker {
             cost += k.cost;
           }
           const v = this.check(entry.value, scope);
-          vt = vt ? join(vt, v.t) : v.t;
+          const t = entry.optionalEntry ? this.optionalValue(entry.value, v.t) : v.t;
+          vt = vt ? join(vt, t) : t;
           cost += v.cost;
         }
         return { t: mapOf(kt ?? T.dyn, vt ?? T.dyn, st.entries.length), cost };
@@ -1552,6 +1639,25 @@ class Checker {
       default:
         return { t: T.dyn, cost: 1 };
     }
+  }
+
+  /** The type of selecting field from a value of type ot (not optional), reporting what cannot be selected. */
+  private fieldType(e: Expr, ot: CT, field: string): CT {
+    if (ot.k === 'object') {
+      const ft = ot.fields!.get(field);
+      if (!ft) this.err(e, `undefined field '${field}'`);
+      return ft ?? T.dyn;
+    }
+    if (ot.k === 'map') return ot.e ?? T.dyn;
+    if (ot.k !== 'dyn') this.err(e, `type '${typeName(ot)}' does not support field selection`);
+    return T.dyn;
+  }
+
+  /** The element type an optional list element or map entry contributes (cel-go: it must be optional). */
+  private optionalValue(e: Expr, t: CT): CT {
+    if (t.k === 'optional') return t.e ?? T.dyn;
+    if (!isDyn(t)) this.err(e, `expected type '${typeName(optionalOf(t))}' but found '${typeName(t)}'`);
+    return t;
   }
 
   private checkComprehension(e: Expr, scope: Map<string, CT>): Checked {
@@ -1608,6 +1714,13 @@ class Checker {
     if (target && target.exprKind.case === 'identExpr' && !scope.has(target.exprKind.value.name) && GLOBALS.has(`${target.exprKind.value.name}.${fn}`)) {
       fn = `${target.exprKind.value.name}.${fn}`;
       target = undefined;
+    }
+    // Optional field selection a.?b: _?._(a, "b"), typed as the selection of b, made optional.
+    if (fn === OPT_SELECT_FN && !target && call.args.length === 2) {
+      const operand = this.check(call.args[0], scope);
+      const ot = operand.t.k === 'optional' ? (operand.t.e ?? T.dyn) : operand.t;
+      const field = call.args[1].exprKind.value.constantKind.value as string;
+      return { t: optionalOf(this.fieldType(e, ot, field)), cost: operand.cost + 1 };
     }
     // Short-circuit operators and conditionals.
     if (fn === '_&&_' || fn === '_||_') {
@@ -1679,8 +1792,27 @@ class Checker {
           if (a.k === b.k && NUMERIC.has(a.k) && !(fn === '_%_' && a.k === 'double')) return res(a);
           return this.overload(e, fn, undefined, at);
         }
+        case OPT_INDEX_FN: {
+          // a[?k]: the element or value at k when there is one (list(V), int / map(K, V), K, or
+          // an optional of either, as cel-go's overloads of _[?_])
+          const [c0, i] = at;
+          const c = c0.k === 'optional' ? (c0.e ?? T.dyn) : c0;
+          if (isDyn(c)) return res(optionalOf(T.dyn));
+          if (c.k === 'list' && (i.k === 'int' || isDyn(i))) return res(optionalOf(c.e ?? T.dyn));
+          if (c.k === 'map' && compatible(c.key ?? T.dyn, i)) return res(optionalOf(c.e ?? T.dyn));
+          return this.overload(e, fn, undefined, at);
+        }
         case '_[_]': {
           const [c, i] = at;
+          if (c.k === 'optional') {
+            // indexing an optional list or map (cel-go's optional_list_index_int, optional_map_index_value)
+            const inner = c.e ?? T.dyn;
+            this.optChain.add(String(e.id));
+            if (isDyn(inner)) return res(optionalOf(T.dyn));
+            if (inner.k === 'list' && (i.k === 'int' || isDyn(i))) return res(optionalOf(inner.e ?? T.dyn));
+            if (inner.k === 'map' && compatible(inner.key ?? T.dyn, i)) return res(optionalOf(inner.e ?? T.dyn));
+            return this.overload(e, fn, undefined, at);
+          }
           if (isDyn(c)) return res(T.dyn);
           if (c.k === 'list' && (i.k === 'int' || i.k === 'uint' || isDyn(i))) return res(c.e ?? T.dyn);
           if (c.k === 'map' && compatible(c.key ?? T.dyn, i)) return res(c.e ?? T.dyn);
@@ -1992,6 +2124,9 @@ class AstBuilder {
   int(offset: number, value: bigint): Expr {
     return this.node(offset, 'constExpr', { $typeName: 'cel.expr.Constant', constantKind: { case: 'int64Value', value } });
   }
+  str(offset: number, value: string): Expr {
+    return this.node(offset, 'constExpr', { $typeName: 'cel.expr.Constant', constantKind: { case: 'stringValue', value } });
+  }
   list(offset: number, elements: Expr[]): Expr {
     return this.node(offset, 'listExpr', { $typeName: 'cel.expr.Expr.CreateList', elements, optionalIndices: [] });
   }
@@ -2183,17 +2318,275 @@ function readsAny(e: Expr, names: Set<string>): boolean {
   return found;
 }
 
+// ---------------------------------------------------------------------------------------------
+// The optional syntax, which @bufbuild/cel's parser does not accept.
+//
+// cel-go parses `a.?b` as the call _?._(a, "b"), `a[?k]` as _[?_](a, k), and marks optional list
+// elements (`[a, ?b]`: the list's optionalIndices) and map entries (`{?k: v}`: the entry's
+// optionalEntry). Before parsing, the `?` of each is replaced by a space — which keeps every
+// offset, so positions and error carets stay those of the rule text — and its place recorded:
+// the offset of the `.` or `[` (the select node's or index call's position) and, for literals,
+// the offset of the `[` or `{` (the literal's position) with the indices of the optional
+// elements. After parsing, the recorded nodes are turned into cel-go's forms. A tokenizer skips
+// string and bytes literals (quoted, triple-quoted, raw) and comments, so a `?` in them is kept.
+
+const OPT_SELECT_FN = '_?._';
+const OPT_INDEX_FN = '_[?_]';
+
+interface OptionalSyntax {
+  /** the rule text with the optional markers blanked */
+  text: string;
+  /** offsets of the `.` of each `.?` */
+  selects: Set<number>;
+  /** offsets of the `[` of each `[?` that indexes */
+  indexes: Set<number>;
+  /** offset of the `[` of a list literal → indices of its optional elements */
+  lists: Map<number, Set<number>>;
+  /** offset of the `{` of a map literal → indices of its optional entries */
+  maps: Map<number, Set<number>>;
+}
+
+const IDENT_START = /[_a-zA-Z]/;
+const IDENT_PART = /[_a-zA-Z0-9]/;
+const NUMBER = /0[xX][0-9a-fA-F]+[uU]?|[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?[uU]?|\.[0-9]+(?:[eE][+-]?[0-9]+)?/y;
+
+/** Finds the optional syntax in src (see above); returns undefined when there is none. */
+function scanOptionalSyntax(src: string): OptionalSyntax | undefined {
+  if (!src.includes('?')) return undefined;
+  // (offsets are UTF-16 code units, as the parser's are; split('') keeps them)
+  const text = src.split('');
+  const out: OptionalSyntax = { text: '', selects: new Set(), indexes: new Set(), lists: new Map(), maps: new Map() };
+  const stack: { kind: '(' | 'index' | 'list' | 'map'; open: number; count: number }[] = [];
+  /** whether the last token ends an operand (so `[` indexes it and `.` selects from it) */
+  let operand = false;
+  const skip = (i: number): number => {
+    for (;;) {
+      while (i < src.length && /[ \t\n\r\f]/.test(src[i])) i++;
+      if (src.startsWith('//', i)) {
+        while (i < src.length && src[i] !== '\n') i++;
+        continue;
+      }
+      return i;
+    }
+  };
+  /** Blanks a `?` that starts at or after i (whitespace and comments between); returns whether it did. */
+  const marker = (i: number): boolean => {
+    const j = skip(i);
+    if (src[j] !== '?') return false;
+    text[j] = ' ';
+    return true;
+  };
+  const element = (top: { kind: string; open: number; count: number }) => {
+    const m = top.kind === 'list' ? out.lists : out.maps;
+    let set = m.get(top.open);
+    if (!set) m.set(top.open, (set = new Set()));
+    set.add(top.count);
+  };
+  let found = false;
+  let i = 0;
+  while (i < src.length) {
+    const c = src[i];
+    if (/[ \t\n\r\f]/.test(c)) {
+      i++;
+      continue;
+    }
+    if (src.startsWith('//', i)) {
+      while (i < src.length && src[i] !== '\n') i++;
+      continue;
+    }
+    // string and bytes literals, with their r/b prefixes
+    const lit = /^(?:[rR][bB]?|[bB][rR]?)?("""|'''|"|')/.exec(src.slice(i, i + 5));
+    if (lit) {
+      const raw = /[rR]/.test(lit[0].slice(0, lit[0].length - lit[1].length));
+      const q = lit[1];
+      let j = i + lit[0].length;
+      while (j < src.length && !src.startsWith(q, j)) j += !raw && src[j] === '\\' ? 2 : 1;
+      i = j + q.length;
+      operand = true;
+      continue;
+    }
+    if (IDENT_START.test(c)) {
+      let j = i + 1;
+      while (j < src.length && IDENT_PART.test(src[j])) j++;
+      operand = src.slice(i, j) !== 'in';
+      i = j;
+      continue;
+    }
+    NUMBER.lastIndex = i;
+    if (/[0-9]/.test(c) || (c === '.' && !operand && /[0-9]/.test(src[i + 1] ?? ''))) {
+      const m = NUMBER.exec(src);
+      i += m ? m[0].length : 1;
+      operand = true;
+      continue;
+    }
+    switch (c) {
+      case '.':
+        if (marker(i + 1)) {
+          out.selects.add(i);
+          found = true;
+        }
+        operand = false;
+        break;
+      case '[':
+        if (operand) {
+          if (marker(i + 1)) {
+            out.indexes.add(i);
+            found = true;
+          }
+          stack.push({ kind: 'index', open: i, count: 0 });
+        } else {
+          const top = { kind: 'list' as const, open: i, count: 0 };
+          stack.push(top);
+          if (marker(i + 1)) {
+            element(top);
+            found = true;
+          }
+        }
+        operand = false;
+        break;
+      case '{': {
+        const top = { kind: 'map' as const, open: i, count: 0 };
+        stack.push(top);
+        if (marker(i + 1)) {
+          element(top);
+          found = true;
+        }
+        operand = false;
+        break;
+      }
+      case '(':
+        stack.push({ kind: '(', open: i, count: 0 });
+        operand = false;
+        break;
+      case ')':
+      case ']':
+      case '}':
+        stack.pop();
+        operand = true;
+        break;
+      case ',': {
+        const top = stack[stack.length - 1];
+        if (top && (top.kind === 'list' || top.kind === 'map')) {
+          top.count++;
+          if (marker(i + 1)) {
+            element(top);
+            found = true;
+          }
+        }
+        operand = false;
+        break;
+      }
+      default:
+        operand = false;
+    }
+    i++;
+  }
+  if (!found) return undefined;
+  out.text = text.join('');
+  return out;
+}
+
 /**
- * Lowers what @bufbuild/cel's planner cannot run (after checking): each comprehension over two
- * variables becomes one over @pairs(range), its variables bound from each pair.
+ * Turns the nodes scanOptionalSyntax recorded into cel-go's forms; returns an issue for each
+ * marker no node took (`.?` before a call, or as the argument of has()).
  */
-function lowerForPlan(parsed: { expr: Expr; sourceInfo: SourceInfo }): void {
-  const b = new AstBuilder(parsed.sourceInfo);
+function applyOptionalSyntax(parsed: { expr: Expr; sourceInfo: SourceInfo }, syn: OptionalSyntax, src: string): Issue[] {
+  const info = parsed.sourceInfo;
+  const b = new AstBuilder(info);
+  const selects = new Set(syn.selects);
+  const indexes = new Set(syn.indexes);
+  const lists = new Map(syn.lists);
+  const maps = new Map(syn.maps);
   const visit = (e: Expr): Expr => {
     mapChildren(e, visit);
-    if (e.exprKind.case !== 'comprehensionExpr' || !e.exprKind.value.iterVar2) return e;
-    const c = e.exprKind.value;
+    const pos = info.positions[String(e.id)];
+    const v = e.exprKind.value;
+    switch (e.exprKind.case) {
+      case 'selectExpr':
+        if (!v.testOnly && selects.delete(pos)) {
+          e.exprKind = { case: 'callExpr', value: { $typeName: 'cel.expr.Expr.Call', function: OPT_SELECT_FN, args: [v.operand, b.str(pos, v.field)] } };
+        }
+        break;
+      case 'callExpr':
+        if (v.function === '_[_]' && !v.target && indexes.delete(pos)) v.function = OPT_INDEX_FN;
+        break;
+      case 'listExpr': {
+        const opt = lists.get(pos);
+        if (opt) {
+          lists.delete(pos);
+          v.optionalIndices = [...opt].filter((i) => i < v.elements.length).sort((x, y) => x - y);
+        }
+        break;
+      }
+      case 'structExpr': {
+        const opt = maps.get(pos);
+        if (opt) {
+          maps.delete(pos);
+          v.entries.forEach((en: any, i: number) => {
+            if (opt.has(i)) en.optionalEntry = true;
+          });
+        }
+        break;
+      }
+    }
+    return e;
+  };
+  parsed.expr = visit(parsed.expr);
+  const issues: Issue[] = [];
+  for (const at of selects) {
+    // `a.?b(...)`, or has(a.?b) (the has() macro replaced the selection)
+    const rest = /^\.\s*\??\s*[_a-zA-Z][_a-zA-Z0-9]*\s*(\()?/.exec(src.slice(at));
+    issues.push({ offset: at, message: rest?.[1] ? "unsupported syntax '.?'" : 'invalid argument to has() macro' });
+  }
+  for (const at of [...indexes, ...lists.keys(), ...maps.keys()]) issues.push({ offset: at, message: "unsupported syntax '?'" });
+  return issues;
+}
+
+/**
+ * Lowers what @bufbuild/cel's planner cannot run (after checking): each comprehension over two
+ * variables becomes one over @pairs(range), its variables bound from each pair; the optional
+ * syntax becomes calls of internal functions: `_?._` and selections on optional values
+ * @optSelect(operand, field), `_[?_]` and indexing of optional values @optIndex(operand, key),
+ * has() of a field of an optional value @optSelect(operand, field).hasValue(), and list and map
+ * literals with optional elements or entries @optList([elements], [optional indices]) and
+ * @optMap([keys], [values], [optional indices]). optChain holds the ids of the selections and
+ * index calls whose operand the checker typed optional.
+ */
+function lowerForPlan(parsed: { expr: Expr; sourceInfo: SourceInfo }, optChain: ReadonlySet<string>): void {
+  const b = new AstBuilder(parsed.sourceInfo);
+  const ints = (o: number, xs: number[]) => b.list(o, xs.map((x) => b.int(o, BigInt(x))));
+  const visit = (e: Expr): Expr => {
+    mapChildren(e, visit);
     const o = parsed.sourceInfo.positions[String(e.id)] ?? 0;
+    const v = e.exprKind.value;
+    switch (e.exprKind.case) {
+      case 'callExpr':
+        if (v.function === OPT_SELECT_FN) v.function = OPT_SELECT;
+        else if (v.function === OPT_INDEX_FN || (v.function === '_[_]' && optChain.has(String(e.id)))) v.function = OPT_INDEX;
+        return e;
+      case 'selectExpr': {
+        if (!optChain.has(String(e.id))) return e;
+        const sel = b.call(o, OPT_SELECT, [v.operand, b.str(o, v.field)]);
+        return v.testOnly ? b.call(o, 'hasValue', [], sel) : sel;
+      }
+      case 'listExpr': {
+        const idx = (v.optionalIndices ?? []) as number[];
+        if (idx.length === 0) return e;
+        return b.call(o, OPT_LIST, [b.list(o, v.elements), ints(o, [...idx])]);
+      }
+      case 'structExpr': {
+        if (v.messageName || !v.entries.some((en: any) => en.optionalEntry)) return e;
+        const entries = v.entries as any[];
+        const opt = entries.flatMap((en, i) => (en.optionalEntry ? [i] : []));
+        return b.call(o, OPT_MAP, [b.list(o, entries.map((en) => en.keyKind.value)), b.list(o, entries.map((en) => en.value)), ints(o, opt)]);
+      }
+      case 'comprehensionExpr':
+        break;
+      default:
+        return e;
+    }
+    if (!v.iterVar2) return e;
+    const c = v;
     const vars = new Set<string>([c.iterVar, c.iterVar2]);
     const bound = (body: Expr) =>
       b.bind(o, c.iterVar, b.call(o, '_[_]', [b.ident(o, PAIR_VAR), b.int(o, 0n)]), b.bind(o, c.iterVar2, b.call(o, '_[_]', [b.ident(o, PAIR_VAR), b.int(o, 1n)]), body));
@@ -2218,8 +2611,9 @@ interface CompiledExpr {
 /** Parses, checks and plans one expression with self/oldSelf of the given types. */
 function compileExpr(src: string, selfT: CT, oldSelfT: CT): CompiledExpr {
   let parsed: any;
+  const syn = scanOptionalSyntax(src);
   try {
-    parsed = parse(src);
+    parsed = parse(syn ? syn.text : src);
   } catch (e: any) {
     const loc = e?.location?.start;
     const offset = typeof loc?.offset === 'number' ? loc.offset : 0;
@@ -2227,6 +2621,10 @@ function compileExpr(src: string, selfT: CT, oldSelfT: CT): CompiledExpr {
     return { error: renderIssues(src, [{ offset, message: `Syntax error: ${raw}` }]), cost: 0, usesOldSelf: false };
   }
   parsed.sourceInfo ??= { positions: {}, macroCalls: {} };
+  if (syn) {
+    const synIssues = applyOptionalSyntax(parsed, syn, src);
+    if (synIssues.length) return { error: renderIssues(src, synIssues), cost: 0, usesOldSelf: false };
+  }
   const macroIssues = expandMacros(parsed);
   if (macroIssues.length) return { error: renderIssues(src, macroIssues), cost: 0, usesOldSelf: false };
   const checker = new Checker(parsed.sourceInfo.positions, parsed.sourceInfo.macroCalls);
@@ -2240,7 +2638,7 @@ function compileExpr(src: string, selfT: CT, oldSelfT: CT): CompiledExpr {
     const err = re2Error(r.pattern);
     if (err) return { error: `program instantiation failed: ${err}`, cost: 0, usesOldSelf: checker.usesOldSelf, resultType: checked.t };
   }
-  lowerForPlan(parsed);
+  lowerForPlan(parsed, checker.optChain);
   const program = plan(env(), parsed) as (ctx: any) => unknown;
   return { program, resultType: checked.t, cost: checked.cost, usesOldSelf: checker.usesOldSelf };
 }
