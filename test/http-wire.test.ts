@@ -161,6 +161,26 @@ test('the scale subresource answers a Table (kube printScale) and PartialObjectM
   assert.equal(meta.json().metadata.name, 'sc');
 });
 
+test('DeleteOptions are validated as kube validates them: one 422 naming DeleteOptions, nothing deleted', async () => {
+  assert.equal((await s.request('POST', '/api/v1/namespaces/wire/configmaps', { body: { metadata: { name: 'del-opts' } } })).status, 201);
+  const both = await s.request('DELETE', '/api/v1/namespaces/wire/configmaps/del-opts', { body: { orphanDependents: false, propagationPolicy: 'Bogus' } });
+  assert.equal(both.status, 422);
+  assert.equal(
+    both.json().message,
+    'DeleteOptions.meta.k8s.io "" is invalid: [propagationPolicy: Invalid value: "Bogus": orphanDependents and deletionPropagation cannot be both set, propagationPolicy: Unsupported value: "Bogus": supported values: "Foreground", "Background", "Orphan", "nil"]',
+  );
+  assert.deepEqual(both.json().details.causes.map((c: any) => c.reason), ['FieldValueInvalid', 'FieldValueNotSupported']);
+  // The query's orphanDependents counts as set too; a collection delete validates the same way.
+  const query = await s.request('DELETE', '/api/v1/namespaces/wire/configmaps/del-opts?orphanDependents=true&propagationPolicy=Orphan');
+  assert.equal(query.status, 422);
+  assert.equal(query.json().details.causes[0].message, 'Invalid value: "Orphan": orphanDependents and deletionPropagation cannot be both set');
+  const collection = await s.request('DELETE', '/api/v1/namespaces/wire/configmaps?propagationPolicy=Later');
+  assert.equal(collection.status, 422);
+  assert.equal(collection.json().details.kind, 'DeleteOptions');
+  assert.equal((await s.request('GET', '/api/v1/namespaces/wire/configmaps/del-opts')).status, 200);
+  assert.equal((await s.request('DELETE', '/api/v1/namespaces/wire/configmaps/del-opts?orphanDependents=true')).status, 200);
+});
+
 test('write options are validated as kube validates Create/Update/PatchOptions: one 422 naming the options kind', async () => {
   const bad = await s.request('POST', '/api/v1/namespaces/wire/configmaps?fieldValidation=bogus', { body: { metadata: { name: 'opt' } } });
   assert.equal(bad.status, 422);

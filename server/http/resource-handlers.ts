@@ -119,8 +119,8 @@ export function resourceHandler(deps: ResourceHandlerDeps): Koa.Middleware {
         return respondObject(ctx, info, updated, 200, rc);
       }
       case 'delete': {
-        const opts = await deleteOptions(ctx); // may carry dryRun in the body
-        const rc = requestContext(ctx, 'DeleteOptions');
+        const { opts, problems } = await deleteOptions(ctx); // may carry dryRun in the body
+        const rc = requestContext(ctx, 'DeleteOptions', problems);
         const r = await store.delete(info, ns, ri.name, opts, rc);
         if (r.deleted) {
           const status = { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', details: { name: ri.name, group: info.group || undefined, kind: info.resource, uid: r.object.metadata.uid } };
@@ -129,8 +129,8 @@ export function resourceHandler(deps: ResourceHandlerDeps): Koa.Middleware {
         return respondObject(ctx, info, r.object, 200, rc);
       }
       case 'deletecollection': {
-        const opts = await deleteOptions(ctx);
-        const rc = requestContext(ctx, 'DeleteOptions');
+        const { opts, problems } = await deleteOptions(ctx);
+        const rc = requestContext(ctx, 'DeleteOptions', problems);
         const items = await store.deleteCollection(info, info.namespaced ? ri.namespace || undefined : undefined, {
           labelSelector: q.get('labelSelector') ?? undefined,
           fieldSelector: q.get('fieldSelector') ?? undefined,
@@ -369,8 +369,13 @@ function requestContext(ctx: Koa.Context, kind: OptionsKind, leading: FieldError
   return { user: ctx.state.user as UserInfo, dryRun: dry.length > 0, fieldValidation: (fv || 'Warn') as FieldValidation, warnings: [], fieldManager: fieldManagerOf(ctx, given) };
 }
 
-/** DeleteOptions come from the body (if any) and from query parameters. */
-async function deleteOptions(ctx: Koa.Context): Promise<DeleteOptions> {
+const PROPAGATION_POLICIES: readonly string[] = ['Foreground', 'Background', 'Orphan'];
+
+/**
+ * DeleteOptions come from the body (if any) and from query parameters; `problems` are what kube's
+ * ValidateDeleteOptions finds in them (for requestContext's 422).
+ */
+async function deleteOptions(ctx: Koa.Context): Promise<{ opts: DeleteOptions; problems: FieldError[] }> {
   const q = queryOf(ctx);
   const raw = await readBody(ctx.req);
   let body: any = {};
@@ -381,8 +386,13 @@ async function deleteOptions(ctx: Koa.Context): Promise<DeleteOptions> {
   }
   const opts: DeleteOptions = {};
   if (body.preconditions) opts.preconditions = body.preconditions;
-  opts.propagationPolicy = q.get('propagationPolicy') ?? body.propagationPolicy;
-  if (body.orphanDependents === true && !opts.propagationPolicy) opts.propagationPolicy = 'Orphan';
+  const policy: unknown = q.get('propagationPolicy') ?? body.propagationPolicy ?? undefined;
+  const orphanParam = q.get('orphanDependents');
+  const orphan: unknown = orphanParam !== null ? queryFlag(orphanParam) : body.orphanDependents ?? undefined;
+  const problems: FieldError[] = [];
+  if (orphan !== undefined && policy !== undefined) problems.push(invalidError('propagationPolicy', goQuote(String(policy)), 'orphanDependents and deletionPropagation cannot be both set'));
+  if (policy !== undefined && !PROPAGATION_POLICIES.includes(String(policy))) problems.push(notSupportedError('propagationPolicy', goQuote(String(policy)), [...PROPAGATION_POLICIES, 'nil']));
+  opts.propagationPolicy = policy !== undefined ? String(policy) : orphan === true ? 'Orphan' : undefined;
   const gp = int64Param(q, 'gracePeriodSeconds') ?? body.gracePeriodSeconds;
   if (gp !== undefined && gp !== null) {
     if (!Number.isInteger(gp)) throw badRequest(`invalid gracePeriodSeconds: ${JSON.stringify(gp)}`);
@@ -392,7 +402,7 @@ async function deleteOptions(ctx: Koa.Context): Promise<DeleteOptions> {
     for (const d of body.dryRun) if (d !== 'All') throw badRequest(`dryRun: Unsupported value: "${d}": supported values: "All"`);
     queryOf(ctx).set('dryRun', 'All');
   }
-  return opts;
+  return { opts, problems };
 }
 
 export type { Shape };

@@ -87,7 +87,6 @@ export type UpdateFn = (current: any) => any;
 // Unconditional writes (no resourceVersion precondition) retry when another write got in first,
 // as kube-apiserver's guaranteed update does; only one write per key lands per batch.
 const MAX_CONFLICT_RETRIES = 200;
-const PROPAGATION_POLICIES = new Set(['Orphan', 'Background', 'Foreground']);
 
 export function qualifiedResourceOf(info: ResourceInfo): string {
   return info.group ? `${info.resource}.${info.group}` : info.resource;
@@ -558,9 +557,6 @@ export class GenericStore {
   }
 
   async delete(info: ResourceInfo, ns: string, name: string, opts: DeleteOptions, ctx: RequestContext): Promise<DeleteResult> {
-    if (opts.propagationPolicy !== undefined && !PROPAGATION_POLICIES.has(opts.propagationPolicy)) {
-      throw badRequest(`propagationPolicy: Unsupported value: "${opts.propagationPolicy}": supported values: "Foreground", "Background", "Orphan"`);
-    }
     const strategy = this.strategyFor(info);
     const key = this.key(info, ns, name);
     for (let attempt = 0; ; attempt++) {
