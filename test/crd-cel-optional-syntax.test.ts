@@ -189,3 +189,20 @@ test('misused optional syntax is refused when the CRD is written, with errors at
   assert.equal((await created('Trinket', TRINKETS, 'ok', { name: 'ab' })).status, 201);
   assert.deepEqual(causes(await created('Trinket', TRINKETS, 'reserved', { name: '[?x]' })), ['spec.name: Invalid value: "[?x]": reserved name']);
 });
+
+test('// comments in rules, also at the end of the text, and // inside string literals', async () => {
+  const links = crd('links', 'Link', {
+    type: 'object',
+    properties: { url: str(256), hops: { type: 'integer' } },
+    'x-kubernetes-validations': [
+      { rule: "!has(self.url) || self.url.startsWith('https://') // TLS only", message: 'https only' },
+      { rule: '// at most 3 hops\nself.?hops.orValue(0) <= 3 // (none: 0)', message: 'too many hops' },
+    ],
+  });
+  const r = await s.request('POST', CRDS, { body: links });
+  assert.equal(r.status, 201, r.text);
+  const LINKS = `/apis/${GROUP}/v1/namespaces/default/links`;
+  for (let i = 0; i < 50 && (await s.request('GET', LINKS)).status !== 200; i++) await new Promise((r) => setTimeout(r, 20));
+  assert.equal((await created('Link', LINKS, 'ok', { url: 'https://example.com', hops: 2 })).status, 201);
+  assert.deepEqual(causes(await created('Link', LINKS, 'plain', { url: 'http://example.com', hops: 4 })), ['spec: Invalid value: https only', 'spec: Invalid value: too many hops']);
+});

@@ -2613,7 +2613,9 @@ function compileExpr(src: string, selfT: CT, oldSelfT: CT): CompiledExpr {
   let parsed: any;
   const syn = scanOptionalSyntax(src);
   try {
-    parsed = parse(syn ? syn.text : src);
+    // (@bufbuild/cel's parser ends a // comment only at a newline, cel-go's also at the end of the text)
+    const text = syn ? syn.text : src;
+    parsed = parse(text.includes('//') ? `${text}\n` : text);
   } catch (e: any) {
     const loc = e?.location?.start;
     const offset = typeof loc?.offset === 'number' ? loc.offset : 0;
