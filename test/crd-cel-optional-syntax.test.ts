@@ -7,34 +7,13 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestServer, type TestServer } from './helpers/server.ts';
+import { ruleCrd, str, type Rule } from './helpers/cel-crd.ts';
 
 let s: TestServer;
 const CRDS = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
 const GROUP = 'optsyntax.hearth.test';
 
-type Rule = { rule: string; message?: string; messageExpression?: string; optionalOldSelf?: boolean };
-const str = (maxLength: number, ...rules: Rule[]) => ({ type: 'string', maxLength, ...(rules.length ? { 'x-kubernetes-validations': rules } : {}) });
-
-function crd(plural: string, kind: string, spec: Record<string, unknown>, rootRules: Rule[] = []) {
-  return {
-    apiVersion: 'apiextensions.k8s.io/v1',
-    kind: 'CustomResourceDefinition',
-    metadata: { name: `${plural}.${GROUP}` },
-    spec: {
-      group: GROUP,
-      scope: 'Namespaced',
-      names: { plural, singular: kind.toLowerCase(), kind, listKind: `${kind}List` },
-      versions: [
-        {
-          name: 'v1',
-          served: true,
-          storage: true,
-          schema: { openAPIV3Schema: { type: 'object', properties: { spec }, ...(rootRules.length ? { 'x-kubernetes-validations': rootRules } : {}) } },
-        },
-      ],
-    },
-  };
-}
+const crd = (plural: string, kind: string, spec: Record<string, unknown>, rootRules: Rule[] = []) => ruleCrd(GROUP, plural, kind, spec, rootRules);
 
 const widgets = crd(
   'widgets',
