@@ -3,6 +3,7 @@
 // measures the client. This one writes prebuilt request bytes and parses only the status line,
 // Content-Length and body. One request at a time per connection (keep-alive, no pipelining).
 import tls from 'node:tls';
+import { encodeInteger } from '../server/http/h2/hpack.ts';
 
 export interface TlsCredentials {
   ca: string;
@@ -363,23 +364,9 @@ function windowUpdate(id: number, increment: number): Buffer {
   return b;
 }
 
-/** HPACK integer with an n-bit prefix whose high bits are `high`. */
-function hpackInt(value: number, n: number, high: number): number[] {
-  const max = (1 << n) - 1;
-  if (value < max) return [high | value];
-  const out = [high | max];
-  value -= max;
-  while (value >= 128) {
-    out.push((value % 128) + 128);
-    value = Math.floor(value / 128);
-  }
-  out.push(value);
-  return out;
-}
-
 /** "Literal header field without indexing" with the name from the static table, the value as a raw string. */
 function literal(nameIndex: number, value: Buffer): Buffer {
-  return Buffer.concat([Buffer.from(hpackInt(nameIndex, 4, 0x00)), Buffer.from(hpackInt(value.length, 7, 0x00)), value]);
+  return Buffer.concat([encodeInteger(nameIndex, 4), encodeInteger(value.length, 7), value]);
 }
 
 // ───────────────────────────── watch event streams ─────────────────────────────

@@ -18,7 +18,7 @@ import './registry/strategies/index.ts';
 import { setContinueSecret } from './registry/continue-token.ts';
 import { WatchService } from './http/watch.ts';
 import { buildApp } from './http/app.ts';
-import { listen } from './http/listener.ts';
+import { listen, type RequestHandler } from './http/listener.ts';
 import { x509Authenticator } from './authentication/authenticator.ts';
 import { systemMastersAuthorizer, publicInfoAuthorizer } from './authorization/authorizer.ts';
 import { ensurePki, type ServerPki } from './pki/certificates.ts';
@@ -153,7 +153,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   });
 
   // HTTP/2 with an HTTP/1.1 fallback, as kube-apiserver serves (server/http/listener.ts).
-  const listener = await listen(app.callback(), {
+  const listener = await listen(app.callback() as unknown as RequestHandler, {
     key: pki.servingKeyPem,
     cert: pki.servingCertPem,
     ca: pki.caCertPem,

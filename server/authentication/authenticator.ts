@@ -3,7 +3,7 @@
 // credential at all are anonymous. Later issues add tokens, OIDC, webhooks and proxies here.
 import type { IncomingMessage } from 'node:http';
 import type { TLSSocket } from 'node:tls';
-import type { Http2ServerRequest } from 'node:http2';
+import type { H2Request } from '../http/h2/messages.ts';
 import type Koa from 'koa';
 import { ANONYMOUS, type UserInfo } from './user.ts';
 import { unauthorized } from '../errors.ts';
@@ -13,19 +13,18 @@ export type AuthResult = { user: UserInfo } | { error: string } | undefined;
 
 export interface Authenticator {
   name: string;
-  authenticate(req: IncomingMessage | Http2ServerRequest): AuthResult | Promise<AuthResult>;
+  authenticate(req: IncomingMessage | H2Request): AuthResult | Promise<AuthResult>;
 }
 
 /** x509 client certificates verified against the cluster CA during the TLS handshake. */
 export function x509Authenticator(): Authenticator {
-  // The peer certificate is fixed for a connection's life: read it once per connection. Over
-  // HTTP/2, req.socket is a proxy made per stream, so the key is the stream's session.
+  // The peer certificate is fixed for a connection's life: read it once per connection (req.socket
+  // is the connection's TLS socket over HTTP/1.1 and HTTP/2 alike).
   const byConnection = new WeakMap<object, AuthResult | typeof NO_CERTIFICATE>();
   return {
     name: 'x509',
     authenticate(req) {
-      // The cache is consulted first: over HTTP/2 req.socket is a proxy whose every property read is a trap.
-      const key: object = (req as Partial<Http2ServerRequest>).stream?.session ?? req.socket;
+      const key: object = req.socket;
       const known = byConnection.get(key);
       if (known !== undefined) return known === NO_CERTIFICATE ? undefined : known;
       const socket = req.socket as TLSSocket;

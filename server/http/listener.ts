@@ -1,11 +1,14 @@
 // The TLS listener: HTTP/2 (ALPN h2) with HTTP/1.1 as the fallback, as kube-apiserver serves.
 // client-go multiplexes a process's requests and watches over HTTP/2 connections, so one TLS
 // session carries many watch streams and the frames of many streams leave in few TLS writes.
-import http2 from 'node:http2';
+// HTTP/2 is hearth's own (h2/connection.ts); HTTP/1.1 is Node's http server.
+import http from 'node:http';
 import tls from 'node:tls';
 import type { Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { H2Connection } from './h2/connection.ts';
+import type { H2Request, H2Response } from './h2/messages.ts';
 
 /**
  * kube-apiserver's default (--http2-max-streams-per-connection unset) since the CVE-2023-44487
@@ -17,10 +20,10 @@ const UPLOAD_BUFFER_PER_STREAM = 256 * 1024;
 /** An HTTP/2 connection with no open stream for this long is closed (Go's http2.Server IdleTimeout in kube-apiserver). */
 const HTTP2_IDLE_TIMEOUT_MS = 90_000;
 /**
- * Unsent response bytes a session may hold before it refuses new streams. Each watch stream is
- * closed on its own past 8 MiB of backlog; this bounds a connection as a whole.
+ * Unsent bytes an HTTP/2 connection's socket may hold before its streams stop handing it data.
+ * Past it, data waits on each stream, and a watch stream is reset on its own past 8 MiB.
  */
-const MAX_SESSION_MEMORY_MB = 256;
+const SOCKET_BUFFER_LIMIT = 16 * 1024 * 1024;
 /**
  * The server picks the cipher suite, preferring AES-128-GCM for TLS 1.3 as Go's crypto/tls does
  * on hardware with AES instructions (kube-apiserver negotiates TLS_AES_128_GCM_SHA256 with a client
@@ -38,58 +41,56 @@ export interface ListenerOptions {
 }
 
 export interface Listener {
-  server: http2.Http2SecureServer;
   port: number;
-  /** Stops accepting and ends every connection and session at once (open watches included). */
+  /** Stops accepting and ends every connection at once (open watches included). */
   close(): Promise<void>;
 }
 
-export type RequestHandler = (req: IncomingMessage | http2.Http2ServerRequest, res: ServerResponse | http2.Http2ServerResponse) => void;
+export type RequestHandler = (req: IncomingMessage | H2Request, res: ServerResponse | H2Response) => void;
 
 export async function listen(handler: RequestHandler, opts: ListenerOptions): Promise<Listener> {
-  const server = http2.createSecureServer(
-    {
-      key: opts.key,
-      cert: opts.cert,
-      ca: opts.ca,
-      // Client certificates are optional; the x509 authenticator reads the verification result.
-      requestCert: true,
-      rejectUnauthorized: false,
-      minVersion: 'TLSv1.2',
-      ciphers: CIPHERS,
-      honorCipherOrder: true,
-      allowHTTP1: true,
-      maxSessionMemory: MAX_SESSION_MEMORY_MB,
-      settings: {
-        maxConcurrentStreams: MAX_CONCURRENT_STREAMS,
-        initialWindowSize: UPLOAD_BUFFER_PER_STREAM,
-        maxFrameSize: UPLOAD_BUFFER_PER_STREAM,
-        enablePush: false,
-      },
-    },
-    handler as (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) => void,
-  );
-  // HTTP/1.1 (allowHTTP1): keep-alive as before, and no request timeout — watches last up to an hour.
-  const h1 = server as unknown as { keepAliveTimeout: number; headersTimeout: number; requestTimeout: number };
+  const server = tls.createServer({
+    key: opts.key,
+    cert: opts.cert,
+    ca: opts.ca,
+    // Client certificates are optional; the x509 authenticator reads the verification result.
+    requestCert: true,
+    rejectUnauthorized: false,
+    minVersion: 'TLSv1.2',
+    ciphers: CIPHERS,
+    honorCipherOrder: true,
+    ALPNProtocols: ['h2', 'http/1.1'],
+  });
+  // HTTP/1.1: keep-alive, and no request timeout — watches last up to an hour.
+  const h1 = http.createServer(handler as (req: IncomingMessage, res: ServerResponse) => void);
   h1.keepAliveTimeout = 65_000;
   h1.headersTimeout = 66_000;
   h1.requestTimeout = 0;
-  // No inactivity timeout for HTTP/2 sessions either: a quiet watch is not an idle connection.
-  server.setTimeout(0);
+  h1.setTimeout(0);
 
   const sockets = new Set<Socket>();
-  const sessions = new Set<http2.ServerHttp2Session>();
+  const connections = new Set<H2Connection>();
   server.on('connection', (socket: Socket) => {
     sockets.add(socket);
     socket.once('close', () => sockets.delete(socket));
   });
-  server.on('session', (session: http2.ServerHttp2Session) => {
-    sessions.add(session);
-    session.once('close', () => sessions.delete(session));
-    // The connection-level upload window grows with the streams it may carry, as kube-apiserver's does.
-    session.setLocalWindowSize(UPLOAD_BUFFER_PER_STREAM * MAX_CONCURRENT_STREAMS);
-    idleClose(session);
+  server.on('secureConnection', (socket: tls.TLSSocket) => {
+    if (socket.alpnProtocol !== 'h2') {
+      socket.setNoDelay(true);
+      h1.emit('connection', socket);
+      return;
+    }
+    const c = new H2Connection(socket, handler as (req: H2Request, res: H2Response) => void, {
+      maxConcurrentStreams: MAX_CONCURRENT_STREAMS,
+      streamWindow: UPLOAD_BUFFER_PER_STREAM,
+      idleTimeoutMs: HTTP2_IDLE_TIMEOUT_MS,
+      socketBufferLimit: SOCKET_BUFFER_LIMIT,
+    });
+    connections.add(c);
+    socket.once('close', () => connections.delete(c));
   });
+  // A failed handshake concerns only its client.
+  server.on('tlsClientError', () => {});
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -102,39 +103,14 @@ export async function listen(handler: RequestHandler, opts: ListenerOptions): Pr
 
   let closing: Promise<void> | undefined;
   return {
-    server,
     port,
     close() {
       closing ??= new Promise<void>((resolve) => {
         server.close(() => resolve());
-        for (const s of sessions) s.destroy();
+        for (const c of connections) c.destroy();
         for (const s of sockets) s.destroy();
       });
       return closing;
     },
   };
-}
-
-/** Closes a session (GOAWAY, then the connection) once it has had no open stream for HTTP2_IDLE_TIMEOUT_MS. */
-function idleClose(session: http2.ServerHttp2Session): void {
-  let open = 0;
-  let timer: NodeJS.Timeout | undefined;
-  const arm = () => {
-    timer = setTimeout(() => {
-      if (open === 0 && !session.closed && !session.destroyed) session.close();
-    }, HTTP2_IDLE_TIMEOUT_MS);
-    timer.unref();
-  };
-  session.on('stream', (stream: http2.ServerHttp2Stream) => {
-    open++;
-    if (timer) {
-      clearTimeout(timer);
-      timer = undefined;
-    }
-    stream.once('close', () => {
-      if (--open === 0 && !session.closed && !session.destroyed) arm();
-    });
-  });
-  session.once('close', () => clearTimeout(timer));
-  arm();
 }

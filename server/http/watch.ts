@@ -2,7 +2,8 @@
 // commit. Each watcher filters by resource, namespace and selectors; an object that stops
 // matching arrives as DELETED, one that starts matching as ADDED.
 import type Koa from 'koa';
-import { constants as http2constants, type Http2ServerResponse, type ServerHttp2Stream } from 'node:http2';
+import { H2Response } from './h2/messages.ts';
+import { flushAll } from './h2/connection.ts';
 import type { ResourceInfo } from '../schema/types.ts';
 import type { EventLog, LogEvent } from '../storage/event-log.ts';
 import type { GenericStore } from '../registry/store.ts';
@@ -32,14 +33,6 @@ const TOO_LARGE_RV_WAIT_MS = 3000;
  * events wait, and with 1,000 watchers delivered later without serving requests any sooner.
  */
 const FAN_OUT_DUTY = 1;
-/**
- * CPU Node spends on an HTTP/2 stream write after it returns (in the session's send, which runs in
- * an immediate, and the write's completion callback): a fixed part for the DATA frame and the
- * callback, and a part per byte for copying, encrypting and sending. Measured with 1,000 streams
- * on 10 TLS sessions: ~5 µs + ~0.85 µs per KB.
- */
-const H2_WRITE_SEND_MS = 0.005;
-const H2_SEND_MS_PER_BYTE = 0.00085 / 1024;
 
 type WatchType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
 
@@ -51,9 +44,9 @@ interface SharedBatch {
 interface Watcher {
   /**
    * Takes a batch of events of its resource; watchers that would write the same bytes share them
-   * through `shared`. Returns the bytes it wrote to an HTTP/2 stream (0 for none, or HTTP/1.1).
+   * through `shared`.
    */
-  onBatch(events: LogEvent[], shared: Map<string, SharedBatch>): number;
+  onBatch(events: LogEvent[], shared: Map<string, SharedBatch>): void;
 }
 
 /** Serialized forms of a log event, shared by all watchers; gone with the event. */
@@ -86,7 +79,7 @@ export class WatchService {
   private scheduleFanOut(): void {
     if (this.fanOutScheduled) return;
     this.fanOutScheduled = true;
-    // Spaced from the last one's start: most of an HTTP/2 fan-out's cost comes after it returns.
+    // Spaced from the last one's start.
     const wait = this.lastFanOutStart + this.lastFanOutMs / FAN_OUT_DUTY - performance.now();
     if (wait >= 1) setTimeout(() => this.fanOut(), wait);
     // As a tick, not a microtask: Node runs ticks once the microtask queue is empty, so the
@@ -107,27 +100,22 @@ export class WatchService {
       if (list) list.push(e);
       else byRes.set(e.key.res, [e]);
     }
-    let h2Writes = 0;
-    let h2Bytes = 0;
     for (const [res, list] of byRes) {
       const shared = new Map<string, SharedBatch>();
       for (const w of this.watchers.get(res) ?? []) {
         try {
-          const sent = w.onBatch(list, shared);
-          if (sent > 0) {
-            h2Writes++;
-            h2Bytes += sent;
-          }
+          w.onBatch(list, shared);
         } catch (e) {
           // Outside any request: one watcher's failure must not cost the others their events.
           console.error('watch: delivering a batch failed', e);
         }
       }
     }
+    // The HTTP/2 frames leave now, one TLS write per connection, so the fan-out's cost below
+    // includes encrypting and sending them.
+    flushAll();
     this.lastFanOutStart = start;
-    // HTTP/2 frames are built, encrypted and sent after this returns (Node's session does it in
-    // an immediate), so their share of the cost is estimated.
-    this.lastFanOutMs = performance.now() - start + h2Writes * H2_WRITE_SEND_MS + h2Bytes * H2_SEND_MS_PER_BYTE;
+    this.lastFanOutMs = performance.now() - start;
   }
 
   get count(): number {
@@ -302,8 +290,6 @@ class WatchStream implements Watcher {
   unsubscribe: () => void = noop;
   timeout: NodeJS.Timeout | undefined;
   ticker: NodeJS.Timeout | undefined;
-  /** Over HTTP/2 the response is one stream of a shared connection. */
-  private readonly h2stream: ServerHttp2Stream | undefined;
 
   constructor(
     private readonly log: EventLog,
@@ -319,7 +305,6 @@ class WatchStream implements Watcher {
     private readonly shareKey: string | undefined,
     private readonly bookmarks: boolean,
   ) {
-    this.h2stream = (out as unknown as Partial<Http2ServerResponse>).stream;
     // Empty selectors are not kept: each is an object with a closure, and most watches have none.
     if (labels?.empty) this.labels = undefined;
     if (fields?.empty) this.fields = undefined;
@@ -346,8 +331,8 @@ class WatchStream implements Watcher {
     else if (before) this.writeShared('DELETED', e);
   }
 
-  onBatch(events: LogEvent[], shared: Map<string, SharedBatch>): number {
-    if (this.closed) return 0;
+  onBatch(events: LogEvent[], shared: Map<string, SharedBatch>): void {
+    if (this.closed) return;
     // Batches are handed out after their commit: a watch that started meanwhile already has the
     // older events from its initial state or replay, and gathers on its own.
     const whole = events[0].rv > this.lastRv;
@@ -365,9 +350,8 @@ class WatchStream implements Watcher {
       if (whole && this.shareKey !== undefined) shared.set(this.shareKey, batch);
     }
     // The batch leaves in one write: one DATA frame over HTTP/2, one chunk (one syscall) over HTTP/1.1.
-    if (!batch.bytes || this.closed) return 0;
+    if (!batch.bytes || this.closed) return;
     this.emit(batch.bytes);
-    return this.h2stream !== undefined ? batch.bytes.length : 0;
   }
 
   write(type: WatchType, object: any): void {
@@ -397,8 +381,7 @@ class WatchStream implements Watcher {
   /** The end of the watch (timeout, client gone): a last bookmark if asked for, then the end of the response. */
   finish(): void {
     if (this.closed) return;
-    const h2 = this.h2stream;
-    if (this.bookmarks && !this.out.writableEnded && !(h2 ? h2.closed || h2.destroyed : this.out.destroyed)) this.bookmark();
+    if (this.bookmarks && !this.out.writableEnded && !this.out.destroyed) this.bookmark();
     this.stop();
     this.out.end();
   }
@@ -430,21 +413,19 @@ class WatchStream implements Watcher {
       this.sink.push(buf);
       return;
     }
-    // Over HTTP/2 straight to the stream: the compatibility response's write only checks its
-    // state and passes the bytes on, and a fan-out writes to every watcher. (A stream that is
-    // gone ignores writes; its 'close' ends the watch.)
-    const out = this.h2stream ?? this.out;
+    // (A stream that is gone ignores writes; its 'close' ends the watch.)
+    const out = this.out;
     out.write(buf);
     if (this.live && out.writableLength > MAX_BUFFERED_BYTES) this.onSlowReader();
   }
 
   private onSlowReader(): void {
-    const h2 = this.h2stream;
-    if (!h2) return this.finish();
+    const out = this.out as unknown;
+    if (!(out instanceof H2Response)) return this.finish();
     // An HTTP/2 stream is reset (RST_STREAM CANCEL): its queued bytes are freed at once and the
     // connection's other streams go on. HTTP/1.1 ends the response after what is buffered.
     this.stop();
-    if (!h2.destroyed) h2.close(http2constants.NGHTTP2_CANCEL);
+    out.reset();
   }
 
   private serialize(type: WatchType, object: any): Buffer | undefined {
@@ -524,9 +505,9 @@ class ConvertingWatch implements Watcher {
     this.run(async () => step());
   }
 
-  onBatch(events: LogEvent[]): number {
+  onBatch(events: LogEvent[]): void {
     const fresh = events.filter((e) => e.rv > this.queuedRv);
-    if (fresh.length === 0 || this.stream.closed) return 0;
+    if (fresh.length === 0 || this.stream.closed) return;
     this.queuedRv = fresh[fresh.length - 1].rv;
     this.run(async () => {
       const objects = await this.convert(fresh.map((e) => e.object));
@@ -535,7 +516,6 @@ class ConvertingWatch implements Watcher {
       const converted = fresh.map((e, i) => ({ ...e, object: objects[i], prevObject: e.prevObject === undefined ? undefined : prev[p++] }));
       if (!this.stream.closed) this.stream.onBatch(converted, new Map());
     });
-    return 0;
   }
 
   private async convert(objects: any[]): Promise<any[]> {

@@ -1,0 +1,750 @@
+// hearth's own HTTP/2 server connection (RFC 9113) over a TLS socket that negotiated h2.
+//
+// Why not node:http2: a watch fan-out writes one event batch to every watch stream, and through
+// node:http2 each of those writes is a Writable write with its own native request, callback and
+// garbage, so 1,000 watchers made the fan-out the main thread's largest cost. Here a stream write
+// appends a DATA frame to its connection's output, and each connection leaves in one TLS write
+// per turn of the event loop (or when the fan-out flushes it).
+//
+// Requests reach the handler as the (req, res) pair koa takes (messages.ts). Flow control is kept
+// both ways: what the peer may send us is returned as the handler reads it, and what we send stays
+// within the peer's stream and connection windows; data past the windows waits on the stream (its
+// writableLength), which is how a slow watch reader is noticed.
+import type { TLSSocket } from 'node:tls';
+import { encodeInteger, HpackDecoder, HpackEncoder, HpackError } from './hpack.ts';
+import {
+  CONNECTION_SPECIFIC,
+  DEFAULT_MAX_FRAME_SIZE,
+  DEFAULT_WINDOW,
+  ErrorCode,
+  Flag,
+  FRAME_HEADER_LENGTH,
+  FrameType,
+  MAX_FRAME_SIZE_LIMIT,
+  MAX_WINDOW,
+  PREFACE,
+  Setting,
+} from './frames.ts';
+import { H2Request, H2Response, type H2Handler } from './messages.ts';
+
+export interface H2Options {
+  /** SETTINGS_MAX_CONCURRENT_STREAMS we advertise and enforce. */
+  maxConcurrentStreams: number;
+  /** Our per-stream receive window (SETTINGS_INITIAL_WINDOW_SIZE) and largest frame we read. */
+  streamWindow: number;
+  /** A connection with no open stream for this long is closed with GOAWAY. */
+  idleTimeoutMs: number;
+  /** Bytes the TLS socket may hold unsent before streams stop handing it data. */
+  socketBufferLimit: number;
+}
+
+/** Largest request header block we accept (HEADERS + CONTINUATION), as a bound on memory. */
+const MAX_HEADER_BLOCK = 1 << 20;
+/** Response bytes a stream holds before write() asks the writer to wait ('drain'). */
+const STREAM_HIGH_WATER = 64 * 1024;
+/** Frame headers (and small payloads) of one turn are written into an arena of this size to start with. */
+const ARENA_SIZE = 16 * 1024;
+/** Payloads up to this size are copied next to their frame header rather than written as their own piece. */
+const INLINE_PAYLOAD = 512;
+
+const enum StreamState {
+  /** Request still arriving (no END_STREAM from the peer yet). */
+  Open,
+  /** Request complete; the response is still being sent. */
+  HalfClosedRemote,
+  Closed,
+}
+
+export class H2Stream {
+  state = StreamState.Open;
+  /** What we may still send on this stream (the peer's window for it). */
+  sendWindow: number;
+  /** What the peer may still send on this stream. */
+  recvWindow: number;
+  /** Received bytes the handler has read but we have not returned with WINDOW_UPDATE. */
+  recvConsumed = 0;
+  /** Response bytes waiting for window (or for the socket to drain). */
+  pending: Buffer[] = [];
+  pendingBytes = 0;
+  /** end() was called: END_STREAM follows the pending bytes. */
+  endPending = false;
+  /** END_STREAM is sent. */
+  localEnded = false;
+  /** Someone saw write() return false and waits for 'drain'. */
+  needDrain = false;
+  headersSent = false;
+  req!: H2Request;
+  res!: H2Response;
+
+  constructor(
+    readonly conn: H2Connection,
+    readonly id: number,
+    sendWindow: number,
+    recvWindow: number,
+  ) {
+    this.sendWindow = sendWindow;
+    this.recvWindow = recvWindow;
+  }
+}
+
+/** Header blocks are gathered across CONTINUATION frames before they are decoded. */
+interface OpenHeaderBlock {
+  streamId: number;
+  endStream: boolean;
+  chunks: Buffer[];
+  size: number;
+}
+
+class ConnectionError extends Error {
+  constructor(readonly code: ErrorCode, message: string) {
+    super(message);
+  }
+}
+
+class StreamError extends Error {
+  constructor(readonly streamId: number, readonly code: ErrorCode, message: string) {
+    super(message);
+  }
+}
+
+const EMPTY = Buffer.alloc(0);
+
+/** Every live connection, so a fan-out can send what it wrote at once (flushAll). */
+const dirty = new Set<H2Connection>();
+let tickScheduled = false;
+
+/** Sends every connection's queued frames now (a watch fan-out calls this to pay its sends itself). */
+export function flushAll(): void {
+  for (const c of dirty) c.flush();
+  dirty.clear();
+}
+
+function flushTick(): void {
+  tickScheduled = false;
+  flushAll();
+}
+
+export class H2Connection {
+  private readonly decoder = new HpackDecoder();
+  private readonly encoder = new HpackEncoder();
+  private readonly streams = new Map<number, H2Stream>();
+  private input: Buffer = EMPTY;
+  private prefaceSeen = false;
+  private headerBlock: OpenHeaderBlock | undefined;
+  private lastStreamId = 0;
+  private open = 0;
+  /** Peer settings that shape what we send. */
+  private peerInitialWindow = DEFAULT_WINDOW;
+  private peerMaxFrameSize = DEFAULT_MAX_FRAME_SIZE;
+  /** A table size the peer lowered its decoder to: announced at the start of our next header block. */
+  private tableSizeUpdate: number | undefined;
+  private connSendWindow = DEFAULT_WINDOW;
+  private connRecvWindow: number;
+  private connRecvConsumed = 0;
+  private readonly connRecvTarget: number;
+  /** Streams with data waiting for connection window or the socket. */
+  private readonly waiting = new Set<H2Stream>();
+  private socketBlocked = false;
+  /** Pairs of (arena offset, payload): each payload goes out after the arena bytes before it. */
+  private out: Array<number | Buffer> = [];
+  private outBytes = 0;
+  private arena = Buffer.allocUnsafe(ARENA_SIZE);
+  private arenaPos = 0;
+  /** The peer sent GOAWAY: the connection ends when its last stream does. */
+  private goingAway = false;
+  /** Our GOAWAY is sent (or the socket is gone): nothing more is read or written. */
+  private closed = false;
+  private idleTimer: NodeJS.Timeout | undefined;
+
+  constructor(
+    readonly socket: TLSSocket,
+    private readonly handler: H2Handler,
+    private readonly opts: H2Options,
+  ) {
+    this.connRecvTarget = opts.streamWindow * opts.maxConcurrentStreams;
+    this.connRecvWindow = this.connRecvTarget;
+    socket.setNoDelay(true);
+    socket.on('data', (d: Buffer) => this.onData(d));
+    socket.on('close', () => this.onSocketClose());
+    socket.on('error', () => socket.destroy());
+    socket.on('drain', () => this.onSocketDrain());
+    // Our preface: SETTINGS, then the connection window raised to what all streams may hold.
+    const settings = Buffer.allocUnsafe(24);
+    settings.writeUInt16BE(Setting.MAX_CONCURRENT_STREAMS, 0);
+    settings.writeUInt32BE(opts.maxConcurrentStreams, 2);
+    settings.writeUInt16BE(Setting.INITIAL_WINDOW_SIZE, 6);
+    settings.writeUInt32BE(opts.streamWindow, 8);
+    settings.writeUInt16BE(Setting.MAX_FRAME_SIZE, 12);
+    settings.writeUInt32BE(opts.streamWindow, 14);
+    settings.writeUInt16BE(Setting.ENABLE_PUSH, 18);
+    settings.writeUInt32BE(0, 20);
+    this.frame(FrameType.SETTINGS, 0, 0, settings);
+    this.windowUpdate(0, this.connRecvTarget - DEFAULT_WINDOW);
+    this.armIdle();
+  }
+
+  // ───────────── output ─────────────
+
+  /**
+   * Queues one frame; it leaves with the connection's next flush. Frame headers and small
+   * payloads are written into the arena; larger payloads (DATA) are kept by reference, and
+   * `out` records where they fall between arena runs.
+   */
+  private frame(type: FrameType, flags: number, streamId: number, payload?: Buffer): void {
+    if (this.closed) return;
+    const length = payload ? payload.length : 0;
+    const inline = length <= INLINE_PAYLOAD;
+    const need = FRAME_HEADER_LENGTH + (inline ? length : 0);
+    if (this.arenaPos + need > this.arena.length) {
+      const grown = Buffer.allocUnsafe(Math.max(this.arena.length * 2, this.arenaPos + need));
+      this.arena.copy(grown, 0, 0, this.arenaPos);
+      this.arena = grown;
+    }
+    const a = this.arena;
+    let p = this.arenaPos;
+    a[p] = length >>> 16;
+    a[p + 1] = (length >>> 8) & 0xff;
+    a[p + 2] = length & 0xff;
+    a[p + 3] = type;
+    a[p + 4] = flags;
+    a.writeUInt32BE(streamId, p + 5);
+    p += FRAME_HEADER_LENGTH;
+    if (length) {
+      if (inline) {
+        payload!.copy(a, p);
+        p += length;
+      } else this.out.push(p, payload!);
+    }
+    this.arenaPos = p;
+    this.outBytes += FRAME_HEADER_LENGTH + length;
+    if (!dirty.has(this)) {
+      dirty.add(this);
+      if (!tickScheduled) {
+        tickScheduled = true;
+        process.nextTick(flushTick);
+      }
+    }
+  }
+
+  /**
+   * Writes the queued frames to the socket as one writev: TLS copies the pieces into one native
+   * buffer and encrypts them in one go. Nothing is gathered into a Buffer here: measured with
+   * 1,000 watch streams, gathering (even into reused buffers) cost more CPU than the writev's
+   * pieces, and fresh Buffers are external memory whose churn has V8 collect old space often.
+   */
+  flush(): void {
+    if (this.outBytes === 0 || this.closed) return;
+    // The arena is reused; what the socket may still hold is a copy.
+    const heads = Buffer.allocUnsafe(this.arenaPos);
+    this.arena.copy(heads, 0, 0, this.arenaPos);
+    const out = this.out;
+    const socket = this.socket;
+    this.out = [];
+    this.outBytes = 0;
+    this.arenaPos = 0;
+    if (out.length === 0) socket.write(heads);
+    else {
+      socket.cork();
+      let run = 0;
+      for (let i = 0; i < out.length; i += 2) {
+        const at = out[i] as number;
+        if (at > run) socket.write(heads.subarray(run, at));
+        run = at;
+        socket.write(out[i + 1] as Buffer);
+      }
+      if (heads.length > run) socket.write(heads.subarray(run));
+      socket.uncork();
+    }
+    if (!this.socketBlocked && socket.writableLength > this.opts.socketBufferLimit) this.socketBlocked = true;
+  }
+
+  private windowUpdate(streamId: number, increment: number): void {
+    const p = Buffer.allocUnsafe(4);
+    p.writeUInt32BE(increment, 0);
+    this.frame(FrameType.WINDOW_UPDATE, 0, streamId, p);
+  }
+
+  private rst(streamId: number, code: ErrorCode): void {
+    const p = Buffer.allocUnsafe(4);
+    p.writeUInt32BE(code, 0);
+    this.frame(FrameType.RST_STREAM, 0, streamId, p);
+  }
+
+  /** Ends the connection: GOAWAY with `code`, then the socket once it is sent. */
+  private goAway(code: ErrorCode, debug = ''): void {
+    if (this.closed) return;
+    const p = Buffer.allocUnsafe(8 + Buffer.byteLength(debug));
+    p.writeUInt32BE(this.lastStreamId, 0);
+    p.writeUInt32BE(code, 4);
+    p.write(debug, 8);
+    this.frame(FrameType.GOAWAY, 0, 0, p);
+    this.flush();
+    this.closed = true;
+    dirty.delete(this);
+    clearTimeout(this.idleTimer);
+    this.closeAllStreams();
+    this.socket.end();
+    // A peer that never closes its side is not waited for.
+    setTimeout(() => this.socket.destroy(), 1000).unref();
+  }
+
+  /** Sends response headers: a HEADERS frame, with CONTINUATION frames past the peer's frame size. */
+  sendHeaders(s: H2Stream, status: number, headers: Array<[string, string]>, endStream: boolean): void {
+    if (s.state === StreamState.Closed) return;
+    s.headersSent = true;
+    const parts = [this.encoder.status(status), this.encoder.encode(headers)];
+    if (this.tableSizeUpdate !== undefined) {
+      parts.unshift(encodeInteger(this.tableSizeUpdate, 5, 0x20)); // dynamic table size update (RFC 7541 §6.3)
+      this.tableSizeUpdate = undefined;
+    }
+    const block = Buffer.concat(parts);
+    const max = this.peerMaxFrameSize;
+    const endFlag = endStream ? Flag.END_STREAM : 0;
+    if (block.length <= max) this.frame(FrameType.HEADERS, endFlag | Flag.END_HEADERS, s.id, block);
+    else {
+      this.frame(FrameType.HEADERS, endFlag, s.id, block.subarray(0, max));
+      for (let off = max; off < block.length; off += max) {
+        const end = Math.min(off + max, block.length);
+        this.frame(FrameType.CONTINUATION, end === block.length ? Flag.END_HEADERS : 0, s.id, block.subarray(off, end));
+      }
+    }
+    if (endStream) this.localEnd(s);
+  }
+
+  /** Response body bytes; `end` ends the stream after them. Returns false past the high-water mark. */
+  sendData(s: H2Stream, data: Buffer | undefined, end: boolean): boolean {
+    if (s.state === StreamState.Closed || s.localEnded || s.endPending) return false;
+    if (data && data.length) {
+      s.pending.push(data);
+      s.pendingBytes += data.length;
+    }
+    if (end) s.endPending = true;
+    this.drainStream(s);
+    if (s.pendingBytes >= STREAM_HIGH_WATER) {
+      s.needDrain = true;
+      return false;
+    }
+    return true;
+  }
+
+  /** Frames as much of a stream's pending data as the windows and the socket allow. */
+  private drainStream(s: H2Stream): void {
+    while (s.pendingBytes > 0) {
+      if (this.socketBlocked) return this.wait(s);
+      const room = Math.min(s.sendWindow, this.connSendWindow, this.peerMaxFrameSize);
+      if (room <= 0) {
+        // Blocked on the stream window: a WINDOW_UPDATE for the stream resumes it.
+        if (this.connSendWindow <= 0) this.wait(s);
+        return;
+      }
+      let chunk = s.pending[0];
+      if (chunk.length > room) {
+        s.pending[0] = chunk.subarray(room);
+        chunk = chunk.subarray(0, room);
+      } else s.pending.shift();
+      s.pendingBytes -= chunk.length;
+      s.sendWindow -= chunk.length;
+      this.connSendWindow -= chunk.length;
+      const last = s.pendingBytes === 0 && s.endPending;
+      this.frame(FrameType.DATA, last ? Flag.END_STREAM : 0, s.id, chunk);
+      if (last) return this.localEnd(s);
+    }
+    if (s.endPending && !s.localEnded) {
+      this.frame(FrameType.DATA, Flag.END_STREAM, s.id);
+      return this.localEnd(s);
+    }
+    if (s.needDrain) {
+      s.needDrain = false;
+      s.res.emit('drain');
+    }
+  }
+
+  private wait(s: H2Stream): void {
+    this.waiting.add(s);
+  }
+
+  /** Gives waiting streams their turn, in the order they started waiting. */
+  private resumeWaiting(): void {
+    for (const s of this.waiting) {
+      if (this.socketBlocked || this.connSendWindow <= 0) return;
+      this.waiting.delete(s);
+      this.drainStream(s);
+    }
+  }
+
+  private onSocketDrain(): void {
+    this.socketBlocked = false;
+    this.resumeWaiting();
+  }
+
+  /** END_STREAM is queued: the stream closes once the request is complete too. */
+  private localEnd(s: H2Stream): void {
+    s.localEnded = true;
+    s.endPending = false;
+    s.res.finishedSending();
+    if (s.state === StreamState.HalfClosedRemote) this.closeStream(s);
+    else if (s.state === StreamState.Open) {
+      // The response is complete before the request: the rest of the request is not wanted
+      // (RFC 9113 §8.1: RST_STREAM NO_ERROR after a complete response).
+      this.rst(s.id, ErrorCode.NO_ERROR);
+      this.closeStream(s);
+    }
+  }
+
+  /** Resets a stream from our side (a watch whose reader fell behind; a handler's failure). */
+  reset(s: H2Stream, code: ErrorCode): void {
+    if (s.state === StreamState.Closed) return;
+    this.rst(s.id, code);
+    this.closeStream(s);
+  }
+
+  private closeStream(s: H2Stream): void {
+    if (s.state === StreamState.Closed) return;
+    s.state = StreamState.Closed;
+    this.streams.delete(s.id);
+    this.waiting.delete(s);
+    s.pending = [];
+    s.pendingBytes = 0;
+    this.open--;
+    // Body bytes no one read still count against the connection window: they are returned.
+    const unread = s.req.discard();
+    if (unread) this.consumedConnectionOnly(unread);
+    s.req.closed();
+    s.res.closed();
+    if (this.open === 0 && !this.closed) {
+      if (this.goingAway) this.goAway(ErrorCode.NO_ERROR);
+      else this.armIdle();
+    }
+  }
+
+  private closeAllStreams(): void {
+    for (const s of [...this.streams.values()]) {
+      if (s.state !== StreamState.Closed && !s.req.readableEnded) s.req.abort();
+      this.closeStream(s);
+    }
+  }
+
+  private armIdle(): void {
+    clearTimeout(this.idleTimer);
+    this.idleTimer = setTimeout(() => {
+      if (this.open === 0) this.goAway(ErrorCode.NO_ERROR);
+    }, this.opts.idleTimeoutMs);
+    this.idleTimer.unref();
+  }
+
+  /** The request body was read this far: its window is given back to the peer. */
+  consumed(s: H2Stream, n: number): void {
+    this.connRecvConsumed += n;
+    if (this.connRecvConsumed >= this.connRecvTarget / 2) {
+      this.windowUpdate(0, this.connRecvConsumed);
+      this.connRecvWindow += this.connRecvConsumed;
+      this.connRecvConsumed = 0;
+    }
+    if (s.state !== StreamState.Open) return;
+    s.recvConsumed += n;
+    if (s.recvConsumed >= this.opts.streamWindow / 2) {
+      this.windowUpdate(s.id, s.recvConsumed);
+      s.recvWindow += s.recvConsumed;
+      s.recvConsumed = 0;
+    }
+  }
+
+  /** Closes the connection at once (server shutdown). */
+  destroy(): void {
+    this.onSocketClose();
+    this.socket.destroy();
+  }
+
+  private onSocketClose(): void {
+    this.closed = true;
+    dirty.delete(this);
+    clearTimeout(this.idleTimer);
+    this.closeAllStreams();
+  }
+
+  // ───────────── input ─────────────
+
+  private onData(d: Buffer): void {
+    if (this.closed) return;
+    this.input = this.input.length ? Buffer.concat([this.input, d]) : d;
+    try {
+      this.parse();
+    } catch (e) {
+      if (e instanceof ConnectionError) return this.goAway(e.code, e.message);
+      if (e instanceof HpackError) return this.goAway(ErrorCode.COMPRESSION_ERROR, e.message);
+      throw e;
+    }
+  }
+
+  private parse(): void {
+    const buf = this.input;
+    let pos = 0;
+    if (!this.prefaceSeen) {
+      const n = Math.min(buf.length, PREFACE.length);
+      if (buf.compare(PREFACE, 0, n, 0, n) !== 0) throw new ConnectionError(ErrorCode.PROTOCOL_ERROR, 'invalid connection preface');
+      if (buf.length < PREFACE.length) return;
+      this.prefaceSeen = true;
+      pos = PREFACE.length;
+    }
+    while (!this.closed && buf.length - pos >= FRAME_HEADER_LENGTH) {
+      const length = (buf[pos] << 16) | (buf[pos + 1] << 8) | buf[pos + 2];
+      if (length > this.opts.streamWindow) throw new ConnectionError(ErrorCode.FRAME_SIZE_ERROR, 'frame too large');
+      if (buf.length - pos < FRAME_HEADER_LENGTH + length) break;
+      const type = buf[pos + 3];
+      const flags = buf[pos + 4];
+      const streamId = buf.readUInt32BE(pos + 5) & 0x7fffffff;
+      const payload = buf.subarray(pos + FRAME_HEADER_LENGTH, pos + FRAME_HEADER_LENGTH + length);
+      pos += FRAME_HEADER_LENGTH + length;
+      try {
+        this.onFrame(type, flags, streamId, payload);
+      } catch (e) {
+        if (!(e instanceof StreamError)) throw e;
+        const s = this.streams.get(e.streamId);
+        if (s) this.reset(s, e.code);
+        else this.rst(e.streamId, e.code);
+      }
+    }
+    this.input = pos === buf.length ? EMPTY : buf.subarray(pos);
+  }
+
+  private onFrame(type: number, flags: number, id: number, payload: Buffer): void {
+    if (this.headerBlock && type !== FrameType.CONTINUATION) throw new ConnectionError(ErrorCode.PROTOCOL_ERROR, 'expected CONTINUATION');
+    switch (type) {
+      case FrameType.DATA:
+        return this.onDataFrame(flags, id, payload);
+      case FrameType.HEADERS:
+        return this.onHeaders(flags, id, payload);
+      case FrameType.CONTINUATION:
+        return this.onContinuation(flags, id, payload);
+      case FrameType.PRIORITY:
+        if (id === 0) throw new ConnectionError(ErrorCode.PROTOCOL_ERROR, 'PRIORITY on stream 0');
+        if (payload.length !== 5) throw new StreamError(id, ErrorCode.FRAME_SIZE_ERROR, 'PRIORITY size');
+        return;
+      case FrameType.RST_STREAM:
+        return this.onRst(id, payload);
+      case FrameType.SETTINGS:
+        return this.onSettings(flags, id, payload);
+      case FrameType.PUSH_PROMISE:
+        throw new ConnectionError(ErrorCode.PROTOCOL_ERROR, 'PUSH_PROMISE from a client');
+      case FrameType.PING:
+        if (id !== 0) throw new ConnectionError(ErrorCode.PROTOCOL_ERROR, 'PING on a stream');
+        if (payload.length !== 8) throw new ConnectionError(ErrorCode.FRAME_SIZE_ERROR, 'PING size');
+        if (!(flags & Flag.ACK)) this.frame(FrameType.PING, Flag.ACK, 0, Buffer.from(payload));
+        return;
+      case FrameType.GOAWAY:
+        if (id !== 0) throw new ConnectionError(ErrorCode.PROTOCOL_ERROR, 'GOAWAY on a stream');
+        this.goingAway = true;
+        if (this.open === 0) this.goAway(ErrorCode.NO_ERROR);
+        return;
+      case FrameType.WINDOW_UPDATE:
+        return this.onWindowUpdate(id, payload);
+      default:
+        // Unknown frame types are ignored (RFC 9113 §4.1).
+        return;
+    }
+  }
+
+  /** The payload without its padding (PADDED flag). */
+  private unpad(flags: number, payload: Buffer, id: number): Buffer {
+    if (!(flags & Flag.PADDED)) return payload;
+    if (payload.length < 1) throw new ConnectionError(ErrorCode.PROTOCOL_ERROR, 'padding');
+    const padLength = payload[0];
+    if (padLength >= payload.length) throw new ConnectionError(ErrorCode.PROTOCOL_ERROR, `padding longer than the frame on stream ${id}`);
+    return payload.subarray(1, payload.length - padLength);
+  }
+
+  private onDataFrame(flags: number, id: number, payload: Buffer): void {
+    if (id === 0) throw new ConnectionError(ErrorCode.PROTOCOL_ERROR, 'DATA on stream 0');
+    // The whole frame counts against the windows, padding included.
+    if (payload.length > this.connRecvWindow) throw new ConnectionError(ErrorCode.FLOW_CONTROL_ERROR, 'connection window exceeded');
+    this.connRecvWindow -= payload.length;
+    const s = this.streams.get(id);
+    if (!s || s.state !== StreamState.Open) {
+      if (id > this.lastStreamId) throw new ConnectionError(ErrorCode.PROTOCOL_ERROR, 'DATA on an idle stream');
+      // A stream that is gone: its bytes still count for the connection, and are returned.
+      this.consumedConnectionOnly(payload.length);
+      throw new StreamError(id, ErrorCode.STREAM_CLOSED, 'DATA on a closed stream');
+    }
+    if (payload.length > s.recvWindow) throw new StreamError(id, ErrorCode.FLOW_CONTROL_ERROR, 'stream window exceeded');
+    s.recvWindow -= payload.length;
+    const data = this.unpad(flags, payload, id);
+    const padding = payload.length - data.length;
+    if (padding) this.consumed(s, padding);
+    // Copied: the input buffer is reused for the next frames.
+    if (data.length) s.req.push(Buffer.from(data));
+    if (flags & Flag.END_STREAM) this.remoteEnd(s);
+  }
+
+  private consumedConnectionOnly(n: number): void {
+    this.connRecvConsumed += n;
+    if (this.connRecvConsumed >= this.connRecvTarget / 2) {
+      this.windowUpdate(0, this.connRecvConsumed);
+      this.connRecvWindow += this.connRecvConsumed;
+      this.connRecvConsumed = 0;
+    }
+  }
+
+  private remoteEnd(s: H2Stream): void {
+    s.state = StreamState.HalfClosedRemote;
+    s.req.pushEnd();
+    if (s.localEnded) this.closeStream(s);
+  }
+
+  private onHeaders(flags: number, id: number, payload: Buffer): void {
+    if (id === 0) throw new ConnectionError(ErrorCode.PROTOCOL_ERROR, 'HEADERS on stream 0');
+    let block = this.unpad(flags, payload, id);
+    if (flags & Flag.PRIORITY) {
+      if (block.length < 5) throw new ConnectionError(ErrorCode.PROTOCOL_ERROR, 'HEADERS priority');
+      block = block.subarray(5);
+    }
+    const hb: OpenHeaderBlock = { streamId: id, endStream: (flags & Flag.END_STREAM) !== 0, chunks: [Buffer.from(block)], size: block.length };
+    if (flags & Flag.END_HEADERS) this.onHeaderBlock(hb);
+    else this.headerBlock = hb;
+  }
+
+  private onContinuation(flags: number, id: number, payload: Buffer): void {
+    const hb = this.headerBlock;
+    if (!hb || hb.streamId !== id) throw new ConnectionError(ErrorCode.PROTOCOL_ERROR, 'unexpected CONTINUATION');
+    hb.size += payload.length;
+    if (hb.size > MAX_HEADER_BLOCK) throw new ConnectionError(ErrorCode.ENHANCE_YOUR_CALM, 'header block too large');
+    hb.chunks.push(Buffer.from(payload));
+    if (flags & Flag.END_HEADERS) {
+      this.headerBlock = undefined;
+      this.onHeaderBlock(hb);
+    }
+  }
+
+  private onHeaderBlock(hb: OpenHeaderBlock): void {
+    const id = hb.streamId;
+    // Every block is decoded, even for a stream refused below: the decoder's table must follow the peer's.
+    const fields = this.decoder.decode(hb.chunks.length === 1 ? hb.chunks[0] : Buffer.concat(hb.chunks));
+    const existing = this.streams.get(id);
+    if (existing || id <= this.lastStreamId) {
+      // Trailers end a request body; anything else on a known stream is an error.
+      if (existing && existing.state === StreamState.Open && hb.endStream) return this.remoteEnd(existing);
+      if (existing) throw new StreamError(id, ErrorCode.PROTOCOL_ERROR, 'HEADERS on an open stream');
+      throw new ConnectionError(ErrorCode.PROTOCOL_ERROR, 'HEADERS on a closed stream');
+    }
+    if ((id & 1) === 0) throw new ConnectionError(ErrorCode.PROTOCOL_ERROR, 'even stream id from a client');
+    this.lastStreamId = id;
+    if (this.goingAway) return;
+    if (this.open >= this.opts.maxConcurrentStreams) throw new StreamError(id, ErrorCode.REFUSED_STREAM, 'too many streams');
+    const headers = requestHeaders(fields);
+    if (!headers) throw new StreamError(id, ErrorCode.PROTOCOL_ERROR, 'malformed request headers');
+    const s = new H2Stream(this, id, this.peerInitialWindow, this.opts.streamWindow);
+    this.streams.set(id, s);
+    this.open++;
+    clearTimeout(this.idleTimer);
+    s.req = new H2Request(s, headers, this.socket);
+    s.res = new H2Response(s);
+    if (hb.endStream) {
+      s.state = StreamState.HalfClosedRemote;
+      s.req.pushEnd();
+    }
+    try {
+      this.handler(s.req, s.res);
+    } catch (e) {
+      console.error('http2: request handler failed', e);
+      this.reset(s, ErrorCode.INTERNAL_ERROR);
+    }
+  }
+
+  private onRst(id: number, payload: Buffer): void {
+    if (id === 0) throw new ConnectionError(ErrorCode.PROTOCOL_ERROR, 'RST_STREAM on stream 0');
+    if (payload.length !== 4) throw new ConnectionError(ErrorCode.FRAME_SIZE_ERROR, 'RST_STREAM size');
+    if (id > this.lastStreamId) throw new ConnectionError(ErrorCode.PROTOCOL_ERROR, 'RST_STREAM on an idle stream');
+    const s = this.streams.get(id);
+    if (!s) return;
+    if (!s.req.readableEnded) s.req.abort();
+    this.closeStream(s);
+  }
+
+  private onSettings(flags: number, id: number, payload: Buffer): void {
+    if (id !== 0) throw new ConnectionError(ErrorCode.PROTOCOL_ERROR, 'SETTINGS on a stream');
+    if (flags & Flag.ACK) {
+      if (payload.length !== 0) throw new ConnectionError(ErrorCode.FRAME_SIZE_ERROR, 'SETTINGS ACK with a payload');
+      return;
+    }
+    if (payload.length % 6 !== 0) throw new ConnectionError(ErrorCode.FRAME_SIZE_ERROR, 'SETTINGS size');
+    for (let i = 0; i < payload.length; i += 6) {
+      const key = payload.readUInt16BE(i);
+      const value = payload.readUInt32BE(i + 2);
+      switch (key) {
+        case Setting.HEADER_TABLE_SIZE:
+          // Our encoder never indexes; a smaller decoder table is acknowledged in the next block.
+          if (value < 4096) this.tableSizeUpdate = value;
+          break;
+        case Setting.ENABLE_PUSH:
+          if (value > 1) throw new ConnectionError(ErrorCode.PROTOCOL_ERROR, 'ENABLE_PUSH');
+          break;
+        case Setting.INITIAL_WINDOW_SIZE: {
+          if (value > MAX_WINDOW) throw new ConnectionError(ErrorCode.FLOW_CONTROL_ERROR, 'INITIAL_WINDOW_SIZE');
+          const delta = value - this.peerInitialWindow;
+          this.peerInitialWindow = value;
+          for (const s of this.streams.values()) {
+            s.sendWindow += delta;
+            if (s.sendWindow > MAX_WINDOW) throw new ConnectionError(ErrorCode.FLOW_CONTROL_ERROR, 'stream window overflow');
+          }
+          if (delta > 0) for (const s of this.streams.values()) if (s.pendingBytes || s.endPending) this.drainStream(s);
+          break;
+        }
+        case Setting.MAX_FRAME_SIZE:
+          if (value < DEFAULT_MAX_FRAME_SIZE || value > MAX_FRAME_SIZE_LIMIT) throw new ConnectionError(ErrorCode.PROTOCOL_ERROR, 'MAX_FRAME_SIZE');
+          this.peerMaxFrameSize = value;
+          break;
+        default:
+          // MAX_CONCURRENT_STREAMS (we push nothing), MAX_HEADER_LIST_SIZE and unknown settings: nothing to do.
+          break;
+      }
+    }
+    this.frame(FrameType.SETTINGS, Flag.ACK, 0);
+  }
+
+  private onWindowUpdate(id: number, payload: Buffer): void {
+    if (payload.length !== 4) throw new ConnectionError(ErrorCode.FRAME_SIZE_ERROR, 'WINDOW_UPDATE size');
+    const increment = payload.readUInt32BE(0) & 0x7fffffff;
+    if (id === 0) {
+      if (increment === 0) throw new ConnectionError(ErrorCode.PROTOCOL_ERROR, 'WINDOW_UPDATE of 0');
+      this.connSendWindow += increment;
+      if (this.connSendWindow > MAX_WINDOW) throw new ConnectionError(ErrorCode.FLOW_CONTROL_ERROR, 'connection window overflow');
+      return this.resumeWaiting();
+    }
+    if (id > this.lastStreamId) throw new ConnectionError(ErrorCode.PROTOCOL_ERROR, 'WINDOW_UPDATE on an idle stream');
+    const s = this.streams.get(id);
+    if (!s) return;
+    if (increment === 0) throw new StreamError(id, ErrorCode.PROTOCOL_ERROR, 'WINDOW_UPDATE of 0');
+    s.sendWindow += increment;
+    if (s.sendWindow > MAX_WINDOW) throw new StreamError(id, ErrorCode.FLOW_CONTROL_ERROR, 'stream window overflow');
+    if (s.pendingBytes || s.endPending) this.drainStream(s);
+  }
+}
+
+const REQUEST_PSEUDO = new Set([':method', ':scheme', ':authority', ':path']);
+
+/**
+ * A request's header fields as Node's http2 presents them (pseudo-headers included, repeated
+ * fields joined with ", ", cookies with "; "), or undefined when the request is malformed.
+ */
+function requestHeaders(fields: Array<[string, string]>): Record<string, string> | undefined {
+  const headers: Record<string, string> = Object.create(null);
+  let regularSeen = false;
+  for (let i = 0; i < fields.length; i++) {
+    const [name, value] = fields[i];
+    if (name.length === 0) return undefined;
+    if (name.charCodeAt(0) === 58 /* : */) {
+      if (regularSeen || !REQUEST_PSEUDO.has(name) || headers[name] !== undefined) return undefined;
+      headers[name] = value;
+      continue;
+    }
+    regularSeen = true;
+    for (let j = 0; j < name.length; j++) {
+      const c = name.charCodeAt(j);
+      if (c >= 65 && c <= 90) return undefined;
+    }
+    if (CONNECTION_SPECIFIC.has(name) || (name === 'te' && value !== 'trailers')) return undefined;
+    const prev = headers[name];
+    headers[name] = prev === undefined ? value : prev + (name === 'cookie' ? '; ' : ', ') + value;
+  }
+  if (headers[':method'] === undefined || headers[':method'] === 'CONNECT' || headers[':scheme'] === undefined || !headers[':path']) return undefined;
+  return headers;
+}
