@@ -22,6 +22,7 @@ export class H2Request extends EventEmitter {
   private buffered: Buffer[] | undefined;
   private flowing = false;
   private ended = false;
+  private endEmitted = false;
 
   constructor(
     private readonly h2: H2Stream,
@@ -76,11 +77,14 @@ export class H2Request extends EventEmitter {
   }
 
   private finishBody(): void {
-    if (this.readableEnded) return;
     this.readableEnded = true;
     this.complete = true;
-    // Without a reader, 'end' would be heard by no one; the flag is what readBody checks.
-    if (this.flowing) this.emit('end');
+    // Without a reader, 'end' waits for one (a later 'data' listener gets it on the next tick);
+    // readBody checks the flag first.
+    if (this.flowing && !this.endEmitted) {
+      this.endEmitted = true;
+      this.emit('end');
+    }
   }
 
   /** Drops body chunks no one read; returns their size. */
