@@ -434,12 +434,7 @@ export class H2Connection {
 
   /** The request body was read this far: its window is given back to the peer. */
   consumed(s: H2Stream, n: number): void {
-    this.connRecvConsumed += n;
-    if (this.connRecvConsumed >= this.connRecvTarget / 2) {
-      this.windowUpdate(0, this.connRecvConsumed);
-      this.connRecvWindow += this.connRecvConsumed;
-      this.connRecvConsumed = 0;
-    }
+    this.consumedConnectionOnly(n);
     if (s.state !== StreamState.Open) return;
     s.recvConsumed += n;
     if (s.recvConsumed >= this.opts.streamWindow / 2) {
