@@ -9,7 +9,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http2 from 'node:http2';
 import { startTestServer, type TestServer } from './helpers/server.ts';
-import { RawH2, T, F, E, S, parseSettings, errorCode, describe, windowUpdatePayload, rstPayload, goawayPayload, dataOf, type Frame, type ConnectOptions } from './helpers/h2-frames.ts';
+import { RawH2, T, F, E, S, hpackEncode, parseSettings, errorCode, describe, windowUpdatePayload, rstPayload, goawayPayload, dataOf, type Frame, type ConnectOptions } from './helpers/h2-frames.ts';
 
 let s: TestServer;
 const conns: RawH2[] = [];
@@ -372,6 +372,129 @@ test('request bodies no handler read are returned to the connection window when 
   for (const i of more) c.send(T.RST_STREAM, 0, i, rstPayload(E.CANCEL));
   await c.ping();
   assertAlive(c, 'after the unread bodies');
+});
+
+// RFC 9113 §8.1.1: a request whose content-length does not equal the sum of its DATA payloads is
+// malformed, a stream error of type PROTOCOL_ERROR. The handler must not act on such a body: the
+// bodies below are complete, valid ConfigMaps, so a server that ignored the mismatch would create them.
+const postConfigMap = (c: RawH2, id: number, contentLength: string | undefined) =>
+  c.request(id, 'POST', `/api/v1/namespaces/${NS}/configmaps`, {
+    extra: [['content-type', 'application/json'], ['accept', 'application/json'], ...(contentLength === undefined ? [] : [['content-length', contentLength] as [string, string]])],
+    endStream: false,
+  });
+
+const configMapBody = (name: string) => Buffer.from(JSON.stringify(configMap(NS, name, { k: 'v' })));
+
+/** The stream ended in RST_STREAM PROTOCOL_ERROR without a response. */
+async function assertMalformed(c: RawH2, id: number, what: string): Promise<void> {
+  const r = await c.response(id, what);
+  assert.ok(r.rst, `${what}: not reset; body: ${r.body.toString('utf8').slice(0, 300)}`);
+  assert.equal(errorCode(r.rst), E.PROTOCOL_ERROR, `${what}: ${describe(r.rst)}`);
+  assert.deepEqual(r.headers.map(describe), [], `${what}: a malformed request gets no response`);
+}
+
+/** The stream answered the created ConfigMap `name`. */
+async function assertCreated(c: RawH2, id: number, name: string, what: string): Promise<void> {
+  const r = await c.response(id, what);
+  assert.equal(r.rst, undefined, `${what}: reset: ${r.rst && describe(r.rst)}`);
+  const created = JSON.parse(r.body.toString('utf8'));
+  assert.equal(created.kind, 'ConfigMap', `${what}: ${r.body.toString('utf8').slice(0, 300)}`);
+  assert.equal(created.metadata.name, name, what);
+}
+
+async function assertNotCreated(name: string): Promise<void> {
+  const got = await s.request('GET', `/api/v1/namespaces/${NS}/configmaps/${name}`);
+  assert.equal(got.status, 404, `${name} was created: ${got.text}`);
+}
+
+test('content-length: a body longer than declared is malformed (RST_STREAM PROTOCOL_ERROR, nothing created); the connection goes on', async () => {
+  const c = await ready();
+  const body = configMapBody('cl-longer');
+  const declared = body.length - 5;
+  postConfigMap(c, 1, String(declared));
+  c.send(T.DATA, 0, 1, body.subarray(0, declared));
+  c.send(T.DATA, F.END_STREAM, 1, body.subarray(declared));
+  await assertMalformed(c, 1, 'DATA past the content-length');
+  // One frame past the content-length, before the handler could have read anything.
+  const body2 = configMapBody('cl-longer-2');
+  postConfigMap(c, 3, String(body2.length - 1));
+  c.send(T.DATA, F.END_STREAM, 3, body2);
+  await assertMalformed(c, 3, 'one DATA frame longer than the content-length');
+  const good = configMapBody('cl-after-longer');
+  postConfigMap(c, 5, String(good.length));
+  c.send(T.DATA, F.END_STREAM, 5, good);
+  await assertCreated(c, 5, 'cl-after-longer', 'a correct request after the malformed ones');
+  await assertNotCreated('cl-longer');
+  await assertNotCreated('cl-longer-2');
+  assertAlive(c, 'after bodies longer than their content-length');
+});
+
+test('content-length: END_STREAM before the declared bytes is malformed (RST_STREAM PROTOCOL_ERROR, nothing created); the connection goes on', async () => {
+  const c = await ready();
+  const body = configMapBody('cl-shorter');
+  postConfigMap(c, 1, String(body.length + 10));
+  c.send(T.DATA, 0, 1, body.subarray(0, 20));
+  c.send(T.DATA, F.END_STREAM, 1, body.subarray(20));
+  await assertMalformed(c, 1, 'END_STREAM 10 bytes short of the content-length');
+  // Ended by trailers (a HEADERS frame with END_STREAM) short of the content-length.
+  const body2 = configMapBody('cl-shorter-trailers');
+  postConfigMap(c, 3, String(body2.length + 1));
+  c.send(T.DATA, 0, 3, body2);
+  c.send(T.HEADERS, F.END_HEADERS | F.END_STREAM, 3, hpackEncode([['x-trailer', 'done']]));
+  await assertMalformed(c, 3, 'trailers 1 byte short of the content-length');
+  // No DATA at all: HEADERS with END_STREAM and a content-length of 10.
+  c.request(5, 'GET', '/api/v1/namespaces', { extra: [['accept', 'application/json'], ['content-length', '10']] });
+  await assertMalformed(c, 5, 'a request without DATA declaring 10 bytes');
+  const good = configMapBody('cl-after-shorter');
+  postConfigMap(c, 7, String(good.length));
+  c.send(T.DATA, 0, 7, good.subarray(0, 10));
+  c.send(T.DATA, F.END_STREAM, 7, good.subarray(10));
+  await assertCreated(c, 7, 'cl-after-shorter', 'a correct request after the malformed ones');
+  await assertNotCreated('cl-shorter');
+  await assertNotCreated('cl-shorter-trailers');
+  assertAlive(c, 'after bodies shorter than their content-length');
+});
+
+test('content-length: a value that is not a decimal number is malformed (RST_STREAM PROTOCOL_ERROR); the connection goes on', async () => {
+  const c = await ready();
+  const names = ['cl-abc', 'cl-negative', 'cl-spaces'];
+  for (const [i, declared] of ['12abc', '-1', ' 12'].entries()) {
+    const body = configMapBody(names[i]);
+    postConfigMap(c, 1 + 2 * i, declared);
+    c.send(T.DATA, F.END_STREAM, 1 + 2 * i, body);
+    await assertMalformed(c, 1 + 2 * i, `content-length ${JSON.stringify(declared)}`);
+  }
+  c.request(7, 'GET', '/api/v1/namespaces');
+  await assertNamespaceList(c, 7, 'a request after the malformed ones');
+  for (const name of names) await assertNotCreated(name);
+  assertAlive(c, 'after malformed content-lengths');
+});
+
+test('content-length: bodies that agree with it (padding not counted), bodies without it, and GET/HEAD without a body are served', async () => {
+  const c = await ready();
+  // 3 DATA frames, the middle one PADDED: the content-length counts data, not padding.
+  const body = configMapBody('cl-exact');
+  postConfigMap(c, 1, String(body.length));
+  c.send(T.DATA, 0, 1, body.subarray(0, 10));
+  const middle = body.subarray(10, 30);
+  c.send(T.DATA, F.PADDED, 1, Buffer.concat([Buffer.from([7]), middle, Buffer.alloc(7)]));
+  c.send(T.DATA, F.END_STREAM, 1, body.subarray(30));
+  await assertCreated(c, 1, 'cl-exact', 'a body that agrees with its content-length');
+  const body2 = configMapBody('cl-none');
+  postConfigMap(c, 3, undefined);
+  c.send(T.DATA, 0, 3, body2.subarray(0, 5));
+  c.send(T.DATA, F.END_STREAM, 3, body2.subarray(5));
+  await assertCreated(c, 3, 'cl-none', 'a body without a content-length');
+  c.request(5, 'GET', '/api/v1/namespaces', { extra: [['accept', 'application/json'], ['content-length', '0']] });
+  await assertNamespaceList(c, 5, 'a GET with content-length 0');
+  c.request(7, 'GET', '/api/v1/namespaces');
+  await assertNamespaceList(c, 7, 'a GET without content-length');
+  c.request(9, 'HEAD', '/api/v1/namespaces');
+  const head = await c.response(9, 'a HEAD');
+  assert.equal(head.rst, undefined, head.rst && describe(head.rst));
+  assert.equal(head.headers.length, 1);
+  assert.equal(head.body.length, 0);
+  assertAlive(c, 'after the requests');
 });
 
 test('a bad connection preface (HTTP/1.1 bytes on an h2 connection) closes the connection', async () => {

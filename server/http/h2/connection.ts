@@ -63,6 +63,10 @@ export class H2Stream {
   recvWindow: number;
   /** Received bytes the handler has read but we have not returned with WINDOW_UPDATE. */
   recvConsumed = 0;
+  /** The request's content-length, or -1 without one: its DATA must add up to it (RFC 9113 §8.1.1). */
+  declaredLength = -1;
+  /** Request body bytes received so far (DATA payloads without their padding). */
+  receivedLength = 0;
   /** Response bytes waiting for window (or for the socket to drain). */
   pending: Buffer[] = [];
   pendingBytes = 0;
@@ -495,8 +499,11 @@ export class H2Connection {
       } catch (e) {
         if (!(e instanceof StreamError)) throw e;
         const s = this.streams.get(e.streamId);
-        if (s) this.reset(s, e.code);
-        else this.rst(e.streamId, e.code);
+        if (s) {
+          // The request will not complete: a handler reading its body gets an error, not an end.
+          if (!s.req.readableEnded) s.req.abort(e.message);
+          this.reset(s, e.code);
+        } else this.rst(e.streamId, e.code);
       }
     }
     this.input = pos === buf.length ? EMPTY : buf.subarray(pos);
@@ -563,6 +570,12 @@ export class H2Connection {
     if (payload.length > s.recvWindow) throw new StreamError(id, ErrorCode.FLOW_CONTROL_ERROR, 'stream window exceeded');
     s.recvWindow -= payload.length;
     const data = this.unpad(flags, payload, id);
+    s.receivedLength += data.length;
+    if (s.declaredLength >= 0 && s.receivedLength > s.declaredLength) {
+      // Malformed (RFC 9113 §8.1.1): the handler never sees bytes past the content-length.
+      this.consumedConnectionOnly(payload.length);
+      throw new StreamError(id, ErrorCode.PROTOCOL_ERROR, `request body longer than its content-length of ${s.declaredLength}`);
+    }
     const padding = payload.length - data.length;
     if (padding) this.consumed(s, padding);
     // Copied: the input buffer is reused for the next frames.
@@ -580,6 +593,10 @@ export class H2Connection {
   }
 
   private remoteEnd(s: H2Stream): void {
+    // A body shorter than its content-length is malformed (RFC 9113 §8.1.1): the request errors rather than ends.
+    if (s.declaredLength >= 0 && s.receivedLength !== s.declaredLength) {
+      throw new StreamError(s.id, ErrorCode.PROTOCOL_ERROR, `request body of ${s.receivedLength} bytes, its content-length is ${s.declaredLength}`);
+    }
     s.state = StreamState.HalfClosedRemote;
     s.req.pushEnd();
     if (s.localEnded) this.closeStream(s);
@@ -626,7 +643,12 @@ export class H2Connection {
     if (this.open >= this.opts.maxConcurrentStreams) throw new StreamError(id, ErrorCode.REFUSED_STREAM, 'too many streams');
     const headers = requestHeaders(fields);
     if (!headers) throw new StreamError(id, ErrorCode.PROTOCOL_ERROR, 'malformed request headers');
+    const declaredLength = contentLength(headers);
+    if (declaredLength === undefined) throw new StreamError(id, ErrorCode.PROTOCOL_ERROR, 'malformed content-length');
+    // A request without DATA has an empty body: only a content-length of 0 (or none) agrees with it.
+    if (hb.endStream && declaredLength > 0) throw new StreamError(id, ErrorCode.PROTOCOL_ERROR, 'content-length without a body');
     const s = new H2Stream(this, id, this.peerInitialWindow, this.opts.streamWindow);
+    s.declaredLength = declaredLength;
     this.streams.set(id, s);
     this.open++;
     clearTimeout(this.idleTimer);
@@ -712,6 +734,21 @@ export class H2Connection {
     if (s.sendWindow > MAX_WINDOW) throw new StreamError(id, ErrorCode.FLOW_CONTROL_ERROR, 'stream window overflow');
     if (s.pendingBytes || s.endPending) this.drainStream(s);
   }
+}
+
+/**
+ * The request's content-length: -1 without one, undefined when it is not a decimal number (a
+ * repeated content-length arrives joined with ", " and is refused as well, as RFC 9110 §8.6 allows).
+ */
+function contentLength(headers: Record<string, string>): number | undefined {
+  const v = headers['content-length'];
+  if (v === undefined) return -1;
+  if (v.length === 0 || v.length > 15) return undefined;
+  for (let i = 0; i < v.length; i++) {
+    const c = v.charCodeAt(i);
+    if (c < 48 || c > 57) return undefined;
+  }
+  return Number(v);
 }
 
 const REQUEST_PSEUDO = new Set([':method', ':scheme', ':authority', ':path']);

@@ -23,6 +23,7 @@ export class H2Request extends EventEmitter {
   private flowing = false;
   private ended = false;
   private endEmitted = false;
+  private abortError: Error | undefined;
 
   constructor(
     private readonly h2: H2Stream,
@@ -38,7 +39,12 @@ export class H2Request extends EventEmitter {
   /** Listening for 'data' starts the flow, as on a Readable; chunks that waited follow on the next tick. */
   override on(event: string | symbol, listener: (...args: any[]) => void): this {
     super.on(event, listener);
-    if (event === 'data' && !this.flowing) {
+    if (event === 'error' && this.abortError) {
+      const err = this.abortError;
+      process.nextTick(() => {
+        if (this.rawListeners('error').includes(listener)) listener.call(this, err);
+      });
+    } else if (event === 'data' && !this.flowing) {
       this.flowing = true;
       if (this.buffered || this.ended) process.nextTick(() => this.release());
     }
@@ -95,12 +101,18 @@ export class H2Request extends EventEmitter {
     return n;
   }
 
-  /** The peer reset the stream (or the connection went) before the request was complete. */
-  abort(): void {
+  /**
+   * The request will not complete: the peer reset the stream, the connection went, or the stream
+   * failed (a body that disagrees with its content-length). An 'error' listener added later (a
+   * handler that starts reading the body afterwards) gets the error too, instead of waiting for an
+   * 'end' that never comes.
+   */
+  abort(message = 'aborted'): void {
     if (this.aborted) return;
     this.aborted = true;
+    this.abortError = Object.assign(new Error(message), { code: 'ECONNRESET' });
     this.emit('aborted');
-    if (this.listenerCount('error')) this.emit('error', Object.assign(new Error('aborted'), { code: 'ECONNRESET' }));
+    if (this.listenerCount('error')) this.emit('error', this.abortError);
   }
 
   closed(): void {
