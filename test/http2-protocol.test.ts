@@ -374,6 +374,33 @@ test('request bodies no handler read are returned to the connection window when 
   assertAlive(c, 'after the unread bodies');
 });
 
+test('a DATA frame past its stream window resets the stream (FLOW_CONTROL_ERROR) and its bytes still come back to the connection window', async () => {
+  const c = await ready();
+  const w = trackConnectionWindow(c);
+  const whole = w.granted;
+  const overrun = Buffer.alloc(STREAM_WINDOW, 0x62); // one frame as large as SETTINGS_MAX_FRAME_SIZE allows
+  let id = 1;
+  for (let round = 0; round < 3; round++) {
+    const ids = Array.from({ length: 25 }, () => (id += 2) - 2);
+    for (const i of ids) c.request(i, 'GET', watchPath('overrun'), { endStream: false });
+    for (const i of ids) await c.waitFor(headersOn(i), `watch ${i} HEADERS`);
+    for (const i of ids) {
+      await sendBody(c, w, i, STREAM_WINDOW, `round ${round}`);
+      if (w.granted - w.sent < overrun.length) await c.waitFor(() => w.granted - w.sent >= overrun.length, `round ${round}: connection window for the overrun on ${i}`, 5000, c.frames.length);
+      c.send(T.DATA, 0, i, overrun);
+      w.sent += overrun.length;
+    }
+    for (const i of ids) {
+      const rst = await c.waitFor(rstOn(i), `RST_STREAM on ${i}`);
+      assert.equal(errorCode(rst), E.FLOW_CONTROL_ERROR, describe(rst));
+    }
+  }
+  await c.ping();
+  assertAlive(c, 'after the overruns');
+  const returned = w.granted - whole;
+  assert.ok(w.sent - returned < whole / 2, `${w.sent} bytes sent and dropped, ${returned} returned; frames: ${c.summary()}`);
+});
+
 // RFC 9113 §8.1.1: a request whose content-length does not equal the sum of its DATA payloads is
 // malformed, a stream error of type PROTOCOL_ERROR. The handler must not act on such a body: the
 // bodies below are complete, valid ConfigMaps, so a server that ignored the mismatch would create them.

@@ -567,7 +567,11 @@ export class H2Connection {
       this.consumedConnectionOnly(payload.length);
       throw new StreamError(id, ErrorCode.STREAM_CLOSED, 'DATA on a closed stream');
     }
-    if (payload.length > s.recvWindow) throw new StreamError(id, ErrorCode.FLOW_CONTROL_ERROR, 'stream window exceeded');
+    if (payload.length > s.recvWindow) {
+      // The stream is reset; the frame still counted against the connection window.
+      this.consumedConnectionOnly(payload.length);
+      throw new StreamError(id, ErrorCode.FLOW_CONTROL_ERROR, 'stream window exceeded');
+    }
     s.recvWindow -= payload.length;
     const data = this.unpad(flags, payload, id);
     s.receivedLength += data.length;
