@@ -1,15 +1,16 @@
 // HTTP/2 at the frame level (RFC 9113), as any correct server must behave: the server's SETTINGS
 // and ACKs, PING, flow control in both directions, the concurrent-stream limit, CONTINUATION,
-// request bodies in many DATA frames, connection and stream errors, RST_STREAM and GOAWAY from the
-// client. A raw client (test/helpers/h2-frames.ts) writes frames as given and never decodes the
-// server's header blocks (HPACK with Huffman and a dynamic table): the assertions are on frame
-// types, flags, stream ids, error codes and DATA bytes; node:http2's client is used where a
-// response's headers matter.
+// request bodies in many DATA frames (and their content-length), unread bodies and the connection
+// window, connection and stream errors, RST_STREAM and GOAWAY from the client, the header list
+// limit. A raw client (test/helpers/h2-frames.ts) writes frames as given: the assertions are on
+// frame types, flags, stream ids, error codes and DATA bytes; the header list tests also read the
+// :status the client decodes from the server's header blocks; node:http2's client is used where a
+// response's headers matter otherwise.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http2 from 'node:http2';
 import { startTestServer, type TestServer } from './helpers/server.ts';
-import { RawH2, T, F, E, S, hpackEncode, parseSettings, errorCode, describe, windowUpdatePayload, rstPayload, goawayPayload, dataOf, type Frame, type ConnectOptions } from './helpers/h2-frames.ts';
+import { RawH2, T, F, E, S, hpackEncode, hpackIndexed, hpackLiteral, statusOf, parseSettings, errorCode, describe, windowUpdatePayload, rstPayload, goawayPayload, dataOf, type Frame, type ConnectOptions } from './helpers/h2-frames.ts';
 
 let s: TestServer;
 const conns: RawH2[] = [];
@@ -522,6 +523,102 @@ test('content-length: bodies that agree with it (padding not counted), bodies wi
   assert.equal(head.headers.length, 1);
   assert.equal(head.body.length, 0);
   assertAlive(c, 'after the requests');
+});
+
+// Header list size (RFC 9113 §6.5.2, §10.5.1): a request whose decoded header list is over the
+// SETTINGS_MAX_HEADER_LIST_SIZE the server advertised is answered 431, as Go's http2 server
+// (kube-apiserver's) answers it, and the connection goes on. HPACK state spans header blocks, so
+// the server must decode the refused block in full: the requests after it use dynamic-table
+// entries that block added.
+
+/** A header block sent as HEADERS and CONTINUATION frames of 16 KiB. */
+function sendHeaderBlock(c: RawH2, id: number, block: Buffer, endStream: boolean): void {
+  const max = 16_384;
+  c.send(T.HEADERS, (endStream ? F.END_STREAM : 0) | (block.length <= max ? F.END_HEADERS : 0), id, block.subarray(0, max));
+  for (let off = max; off < block.length; off += max) c.send(T.CONTINUATION, off + max >= block.length ? F.END_HEADERS : 0, id, block.subarray(off, off + max));
+}
+
+/** :method GET and :scheme https from the static table, :authority as a literal (RFC 7541 Appendix A: 2, 7). */
+const getPrefix = (c: RawH2) => Buffer.concat([hpackIndexed(2), hpackIndexed(7), hpackLiteral(':authority', c.authority)]);
+
+function advertisedHeaderListSize(c: RawH2): number {
+  const settings = c.frames.find((f) => f.type === T.SETTINGS && !(f.flags & F.ACK));
+  const limit = settings && parseSettings(settings.payload).get(S.MAX_HEADER_LIST_SIZE);
+  assert.ok(limit !== undefined && limit >= 1 << 20, `SETTINGS_MAX_HEADER_LIST_SIZE ${limit}: kube-apiserver (Go) accepts 1 MiB of headers`);
+  return limit;
+}
+
+/** The stream was answered 431 with END_STREAM and no reset. */
+async function assertHeaderListTooLarge(c: RawH2, id: number, what: string): Promise<void> {
+  const r = await c.response(id, what);
+  assert.equal(r.rst, undefined, `${what}: reset: ${r.rst && describe(r.rst)}`);
+  assert.equal(c.headerError, undefined);
+  assert.equal(statusOf(r.headers[0]), 431, `${what}: ${JSON.stringify(r.headers[0]?.fields)} ${r.body.toString('utf8').slice(0, 200)}`);
+}
+
+/** The stream answered 200 and the namespace list. */
+async function assertNamespaceListOk(c: RawH2, id: number, what: string): Promise<void> {
+  await assertNamespaceList(c, id, what);
+  const h = c.frames.find(headersOn(id))!;
+  assert.equal(statusOf(h), 200, `${what}: ${JSON.stringify(h.fields)}`);
+}
+
+test('a header list over SETTINGS_MAX_HEADER_LIST_SIZE is answered 431 without reaching the handler; later requests use the dynamic-table entries its block added', async () => {
+  const c = await ready();
+  const limit = advertisedHeaderListSize(c);
+  // Stream 1 adds x-first to the dynamic table: [x-first].
+  sendHeaderBlock(c, 1, Buffer.concat([getPrefix(c), hpackLiteral(':path', '/api/v1/namespaces'), hpackLiteral('x-first', 'one', { index: true })]), true);
+  await assertNamespaceListOk(c, 1, 'the first request');
+  // Stream 3 adds :path and accept: [accept, :path, x-first] (62, 63, 64); then fields of 256 KiB
+  // (not indexed) take the list past the limit. The raw block is past 1 MiB as well.
+  const big = 'b'.repeat(256 * 1024);
+  const count = Math.floor(limit / big.length) + 1;
+  const block = Buffer.concat([
+    getPrefix(c),
+    hpackLiteral(':path', '/api/v1/namespaces', { index: true }),
+    hpackLiteral('accept', 'application/json', { index: true }),
+    ...Array.from({ length: count }, (_, i) => hpackLiteral(`x-big-${i}`, big)),
+  ]);
+  sendHeaderBlock(c, 3, block, true);
+  await assertHeaderListTooLarge(c, 3, `${count} fields of 256 KiB`);
+  // Stream 5 names its path, accept and x-first by index only: if the server had not decoded
+  // stream 3's block, 63 would be out of range (a COMPRESSION_ERROR) and 62 would be x-first.
+  sendHeaderBlock(c, 5, Buffer.concat([getPrefix(c), hpackIndexed(63), hpackIndexed(62), hpackIndexed(64)]), true);
+  await assertNamespaceListOk(c, 5, 'a request after the 431, by dynamic-table indexes');
+  // And a request that is too large without END_STREAM on its HEADERS (a body was to follow).
+  sendHeaderBlock(c, 7, Buffer.concat([hpackIndexed(3) /* :method POST */, hpackIndexed(7), hpackLiteral(':authority', c.authority), hpackLiteral(':path', `/api/v1/namespaces/${NS}/configmaps`), ...Array.from({ length: count }, (_, i) => hpackLiteral(`x-big-${i}`, big))]), false);
+  await assertHeaderListTooLarge(c, 7, 'a POST too large');
+  sendHeaderBlock(c, 9, Buffer.concat([getPrefix(c), hpackIndexed(63), hpackIndexed(62)]), true);
+  await assertNamespaceListOk(c, 9, 'a request after the second 431');
+  await c.ping();
+  assertAlive(c, 'after the 431s');
+});
+
+test('the header list limit counts the decoded list: one 4 KB field named by index ~260 times in a 5 KB block is answered 431', async () => {
+  const c = await ready();
+  const limit = advertisedHeaderListSize(c);
+  const fill = 'f'.repeat(4000);
+  const entry = 'x-fill'.length + fill.length + 32;
+  const repeats = Math.ceil(limit / entry) + 1;
+  const block = Buffer.concat([getPrefix(c), hpackLiteral(':path', '/api/v1/namespaces'), hpackLiteral('x-fill', fill, { index: true }), ...Array.from({ length: repeats }, () => hpackIndexed(62))]);
+  assert.ok(block.length < 8192, `block of ${block.length} bytes`);
+  sendHeaderBlock(c, 1, block, true);
+  await assertHeaderListTooLarge(c, 1, `x-fill repeated ${repeats + 1} times`);
+  // The field is in the table; once is fine.
+  sendHeaderBlock(c, 3, Buffer.concat([getPrefix(c), hpackLiteral(':path', '/api/v1/namespaces'), hpackIndexed(62)]), true);
+  await assertNamespaceListOk(c, 3, 'a request with x-fill once');
+  assertAlive(c, 'after the 431');
+});
+
+test('a header block whose raw bytes are far past the header list limit (3 times) is a connection error: GOAWAY ENHANCE_YOUR_CALM', async () => {
+  const c = await ready();
+  const limit = advertisedHeaderListSize(c);
+  const big = 'b'.repeat(256 * 1024);
+  const count = Math.ceil((3 * limit) / big.length);
+  sendHeaderBlock(c, 1, Buffer.concat([getPrefix(c), hpackLiteral(':path', '/api/v1/namespaces'), ...Array.from({ length: count }, (_, i) => hpackLiteral(`x-big-${i}`, big))]), true);
+  const goaway = await c.waitFor(isGoaway, 'GOAWAY');
+  assert.equal(errorCode(goaway), E.ENHANCE_YOUR_CALM, describe(goaway));
+  await c.waitClosed('after GOAWAY', 3000);
 });
 
 test('a bad connection preface (HTTP/1.1 bytes on an h2 connection) closes the connection', async () => {

@@ -1,11 +1,14 @@
 // A tiny raw HTTP/2 client for frame-level protocol tests: TLS with ALPN h2, the connection
 // preface, frames written as given, and every incoming frame kept as {type, flags, streamId,
-// payload}. Requests are encoded with a minimal HPACK encoder (literal fields without indexing,
-// new names, no Huffman); server header blocks are never decoded: tests assert on frame types,
-// flags, stream ids, error codes and DATA bytes, which hold for any correct server.
+// payload}. Requests are encoded with a minimal HPACK encoder (literal fields with new names and no
+// Huffman, without indexing unless a test builds a block with hpackLiteral/hpackIndexed to use the
+// server's dynamic table). Tests assert mostly on frame types, flags, stream ids, error codes and
+// DATA bytes, which hold for any correct server; the server's header blocks are decoded too (with
+// hearth's HPACK decoder, tested on its own against RFC 7541's examples) for the few assertions on
+// a response's :status.
 import tls from 'node:tls';
 import { randomBytes } from 'node:crypto';
-import { encodeInteger } from '../../server/http/h2/hpack.ts';
+import { encodeInteger, HpackDecoder } from '../../server/http/h2/hpack.ts';
 
 export const PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1');
 
@@ -36,6 +39,8 @@ export interface Frame {
   flags: number;
   streamId: number;
   payload: Buffer;
+  /** On a HEADERS frame: the decoded header block, once its last CONTINUATION has arrived. */
+  fields?: Array<[string, string]>;
 }
 
 /** A frame's description for assertion messages. */
@@ -60,9 +65,28 @@ function hpackString(s: string): Buffer {
   return Buffer.concat([encodeInteger(bytes.length, 7), bytes]);
 }
 
+/**
+ * One literal field with a new name and no Huffman coding: without indexing (RFC 7541 §6.2.2) or,
+ * with `index`, with incremental indexing (§6.2.1: the field becomes dynamic-table entry 62).
+ */
+export function hpackLiteral(name: string, value: string, opts: { index?: boolean } = {}): Buffer {
+  return Buffer.concat([Buffer.from([opts.index ? 0x40 : 0x00]), hpackString(name), hpackString(value)]);
+}
+
+/** An indexed field (RFC 7541 §6.1): 1-61 the static table, 62 and up the dynamic table (newest first). */
+export function hpackIndexed(index: number): Buffer {
+  return encodeInteger(index, 7, 0x80);
+}
+
 /** A header block of literal fields without indexing, with new names and no Huffman coding (RFC 7541 §6.2.2). */
 export function hpackEncode(headers: [string, string][]): Buffer {
-  return Buffer.concat(headers.flatMap(([name, value]) => [Buffer.from([0x00]), hpackString(name), hpackString(value)]));
+  return Buffer.concat(headers.map(([name, value]) => hpackLiteral(name, value)));
+}
+
+/** The :status of a decoded response HEADERS frame. */
+export function statusOf(f: Frame): number | undefined {
+  const field = f.fields?.find(([name]) => name === ':status');
+  return field ? Number(field[1]) : undefined;
 }
 
 export function settingsPayload(entries: [number, number][]): Buffer {
@@ -147,7 +171,13 @@ export class RawH2 {
   private buf: Buffer = Buffer.alloc(0);
   private waiters = new Set<() => void>();
   private ackSettings: boolean;
-  private authority: string;
+  /** The :authority of requests on this connection. */
+  readonly authority: string;
+  /** The server's header blocks are decoded in order (the dynamic table spans them). */
+  private decoder = new HpackDecoder();
+  private headerBlock: { frame: Frame; chunks: Buffer[] } | undefined;
+  /** The first header block that failed to decode, if one did. */
+  headerError?: Error;
 
   private constructor(
     readonly socket: tls.TLSSocket,
@@ -268,6 +298,24 @@ export class RawH2 {
     return `${this.frames.length > n ? `(${this.frames.length - n} earlier) ` : ''}[${list.join('; ')}]`;
   }
 
+  /** Gathers HEADERS + CONTINUATION and sets the HEADERS frame's `fields` at END_HEADERS. */
+  private collectHeaders(f: Frame): void {
+    if (f.type === T.HEADERS) {
+      let block = dataOf(f);
+      if (f.flags & F.PRIORITY) block = block.subarray(5);
+      this.headerBlock = { frame: f, chunks: [block] };
+    } else if (f.type === T.CONTINUATION && this.headerBlock) this.headerBlock.chunks.push(f.payload);
+    else return;
+    if (!(f.flags & F.END_HEADERS)) return;
+    const hb = this.headerBlock!;
+    this.headerBlock = undefined;
+    try {
+      hb.frame.fields = this.decoder.decode(Buffer.concat(hb.chunks));
+    } catch (e) {
+      this.headerError ??= e as Error;
+    }
+  }
+
   private wake(): void {
     for (const w of [...this.waiters]) w();
   }
@@ -279,6 +327,7 @@ export class RawH2 {
       if (this.buf.length < 9 + len) break;
       const f: Frame = { type: this.buf[3], flags: this.buf[4], streamId: this.buf.readUInt32BE(5) & 0x7fffffff, payload: Buffer.from(this.buf.subarray(9, 9 + len)) };
       this.buf = this.buf.subarray(9 + len);
+      this.collectHeaders(f);
       this.frames.push(f);
       this.onFrame?.(f);
       if (f.type === T.SETTINGS && !(f.flags & F.ACK) && this.ackSettings) this.send(T.SETTINGS, F.ACK, 0);

@@ -38,8 +38,29 @@ export interface H2Options {
   socketBufferLimit: number;
 }
 
-/** Largest request header block we accept (HEADERS + CONTINUATION), as a bound on memory. */
-const MAX_HEADER_BLOCK = 1 << 20;
+/**
+ * A request's headers have two limits:
+ *
+ * - MAX_HEADER_LIST_SIZE bounds the decoded header list, counted as RFC 9113 §6.5.2 counts
+ *   SETTINGS_MAX_HEADER_LIST_SIZE (name + value + 32 octets per field), and is advertised with that
+ *   setting. It is the value Go's http2 server advertises and enforces for kube-apiserver
+ *   (http.DefaultMaxHeaderBytes, 1 MiB, plus 32 octets for each of 10 typical fields). A request over
+ *   it is answered 431 (Request Header Fields Too Large) without reaching the handler, as Go answers
+ *   it; its block is still decoded in full, so the HPACK dynamic table stays in step with the
+ *   client's, and the connection goes on.
+ * - MAX_HEADER_BLOCK bounds the raw HEADERS + CONTINUATION bytes gathered before they are decoded,
+ *   as a bound on memory; past it the connection ends with GOAWAY ENHANCE_YOUR_CALM. It is twice the
+ *   list limit: far past any block within the list limit (a field's encoding is shorter than its
+ *   name, its value and the 32 octets it is charged), so a request that is merely too large gets
+ *   its 431. It is not higher because a block is decoded whole, and a one-byte indexed field decodes
+ *   to a whole field: a 1 MiB block of them took ~85 MB of heap to decode.
+ */
+const MAX_HEADER_LIST_SIZE = (1 << 20) + 10 * 32;
+const MAX_HEADER_BLOCK = 2 * MAX_HEADER_LIST_SIZE;
+/** RFC 9113 §6.5.2: each header field counts its name, its value and this overhead. */
+const HEADER_FIELD_OVERHEAD = 32;
+/** The body of a 431 answer (Go's http2 server sends an HTML line too). */
+const HEADER_LIST_TOO_LARGE_BODY = Buffer.from('<h1>HTTP Error 431</h1><p>Request Header Fields Too Large</p>');
 /** Response bytes a stream holds before write() asks the writer to wait ('drain'). */
 const STREAM_HIGH_WATER = 64 * 1024;
 /** Frame headers (and small payloads) of one turn are written into an arena of this size to start with. */
@@ -173,7 +194,7 @@ export class H2Connection {
     socket.on('error', () => socket.destroy());
     socket.on('drain', () => this.onSocketDrain());
     // Our preface: SETTINGS, then the connection window raised to what all streams may hold.
-    const settings = Buffer.allocUnsafe(24);
+    const settings = Buffer.allocUnsafe(30);
     settings.writeUInt16BE(Setting.MAX_CONCURRENT_STREAMS, 0);
     settings.writeUInt32BE(opts.maxConcurrentStreams, 2);
     settings.writeUInt16BE(Setting.INITIAL_WINDOW_SIZE, 6);
@@ -182,6 +203,8 @@ export class H2Connection {
     settings.writeUInt32BE(opts.streamWindow, 14);
     settings.writeUInt16BE(Setting.ENABLE_PUSH, 18);
     settings.writeUInt32BE(0, 20);
+    settings.writeUInt16BE(Setting.MAX_HEADER_LIST_SIZE, 24);
+    settings.writeUInt32BE(MAX_HEADER_LIST_SIZE, 26);
     this.frame(FrameType.SETTINGS, 0, 0, settings);
     this.windowUpdate(0, this.connRecvTarget - DEFAULT_WINDOW);
     this.armIdle();
@@ -645,29 +668,51 @@ export class H2Connection {
     this.lastStreamId = id;
     if (this.goingAway) return;
     if (this.open >= this.opts.maxConcurrentStreams) throw new StreamError(id, ErrorCode.REFUSED_STREAM, 'too many streams');
+    let listSize = 0;
+    for (let i = 0; i < fields.length; i++) listSize += fields[i][0].length + fields[i][1].length + HEADER_FIELD_OVERHEAD;
+    if (listSize > MAX_HEADER_LIST_SIZE) return this.headerListTooLarge(id, fields, hb.endStream);
     const headers = requestHeaders(fields);
     if (!headers) throw new StreamError(id, ErrorCode.PROTOCOL_ERROR, 'malformed request headers');
     const declaredLength = contentLength(headers);
     if (declaredLength === undefined) throw new StreamError(id, ErrorCode.PROTOCOL_ERROR, 'malformed content-length');
     // A request without DATA has an empty body: only a content-length of 0 (or none) agrees with it.
     if (hb.endStream && declaredLength > 0) throw new StreamError(id, ErrorCode.PROTOCOL_ERROR, 'content-length without a body');
-    const s = new H2Stream(this, id, this.peerInitialWindow, this.opts.streamWindow);
+    const s = this.openStream(id, headers, hb.endStream);
     s.declaredLength = declaredLength;
-    this.streams.set(id, s);
-    this.open++;
-    clearTimeout(this.idleTimer);
-    s.req = new H2Request(s, headers, this.socket);
-    s.res = new H2Response(s);
-    if (hb.endStream) {
-      s.state = StreamState.HalfClosedRemote;
-      s.req.pushEnd();
-    }
     try {
       this.handler(s.req, s.res);
     } catch (e) {
       console.error('http2: request handler failed', e);
       this.reset(s, ErrorCode.INTERNAL_ERROR);
     }
+  }
+
+  private openStream(id: number, headers: Record<string, string>, endStream: boolean): H2Stream {
+    const s = new H2Stream(this, id, this.peerInitialWindow, this.opts.streamWindow);
+    this.streams.set(id, s);
+    this.open++;
+    clearTimeout(this.idleTimer);
+    s.req = new H2Request(s, headers, this.socket);
+    s.res = new H2Response(s);
+    if (endStream) {
+      s.state = StreamState.HalfClosedRemote;
+      s.req.pushEnd();
+    }
+    return s;
+  }
+
+  /**
+   * A request whose header list is over MAX_HEADER_LIST_SIZE: answered 431 here, never dispatched.
+   * The stream is opened (its id is used) and ends with the answer; a body that follows is refused
+   * with the usual RST_STREAM NO_ERROR after a complete response.
+   */
+  private headerListTooLarge(id: number, fields: Array<[string, string]>, endStream: boolean): void {
+    // Only the pseudo-header fields are kept: the request object needs a method and a path.
+    const headers: Record<string, string> = Object.create(null);
+    for (const [name, value] of fields) if (name.charCodeAt(0) === 58 /* : */ && value.length <= 8192) headers[name] ??= value;
+    const s = this.openStream(id, headers, endStream);
+    s.res.writeHead(431, { 'content-type': 'text/html; charset=utf-8', 'content-length': HEADER_LIST_TOO_LARGE_BODY.length });
+    s.res.end(HEADER_LIST_TOO_LARGE_BODY);
   }
 
   private onRst(id: number, payload: Buffer): void {
