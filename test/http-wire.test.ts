@@ -247,6 +247,15 @@ test('bodies arriving in many chunks are read whole; an oversized body is 413 an
   assert.equal(empty.json().message, 'the body of the request was empty');
 });
 
+test('HTTP/1.1 headers: 200 KB of them are served (kube allows 1 MiB), past 1 MiB the answer is 431', async () => {
+  const ok = await s.request('GET', '/api/v1/namespaces/wire/configmaps/c', { headers: { 'x-padding': 'p'.repeat(200_000) } });
+  assert.equal(ok.status, 200);
+  assert.equal(ok.json().metadata.name, 'c');
+  const tooLarge = await s.request('GET', '/api/v1/namespaces/wire/configmaps/c', { headers: { 'x-padding': 'p'.repeat((1 << 20) + 1) } });
+  assert.equal(tooLarge.status, 431);
+  assert.equal((await s.request('GET', '/api/v1/namespaces/wire/configmaps/c')).status, 200);
+});
+
 test('the field manager comes from the User-Agent up to its first slash, per request', async () => {
   for (const [ua, manager] of [['tool-one/1.2 (linux)', 'tool-one'], ['tool-two/3', 'tool-two'], ['tool-one/9', 'tool-one'], ['', 'unknown']]) {
     const name = `ua-${manager}-${Math.random().toString(36).slice(2, 7)}`;

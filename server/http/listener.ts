@@ -46,6 +46,9 @@ export interface Listener {
   close(): Promise<void>;
 }
 
+/** HTTP/1.1 request line and headers, in bytes (HTTP/2 has its own, counted per RFC 9113). */
+const MAX_HEADER_BYTES = 1 << 20;
+
 export type RequestHandler = (req: IncomingMessage | H2Request, res: ServerResponse | H2Response) => void;
 
 export async function listen(handler: RequestHandler, opts: ListenerOptions): Promise<Listener> {
@@ -62,7 +65,9 @@ export async function listen(handler: RequestHandler, opts: ListenerOptions): Pr
     ALPNProtocols: ['h2', 'http/1.1'],
   });
   // HTTP/1.1: keep-alive, and no request timeout — watches last up to an hour.
-  const h1 = http.createServer(handler as (req: IncomingMessage, res: ServerResponse) => void);
+  // Headers up to 1 MiB, as kube-apiserver's Go server allows (MaxHeaderBytes 1 << 20; Node's
+  // default is 16 KiB): large bearer tokens and impersonation headers fit; past it, 431.
+  const h1 = http.createServer({ maxHeaderSize: MAX_HEADER_BYTES }, handler as (req: IncomingMessage, res: ServerResponse) => void);
   h1.keepAliveTimeout = 65_000;
   h1.headersTimeout = 66_000;
   h1.requestTimeout = 0;
