@@ -621,6 +621,24 @@ test('a header block whose raw bytes are far past the header list limit (3 times
   await c.waitClosed('after GOAWAY', 3000);
 });
 
+test('frames the client sent before it saw the server’s RST_STREAM (body DATA, trailers) are ignored: no STREAM_CLOSED, no GOAWAY', async () => {
+  const c = await ready();
+  // A 404 is answered before its body is read: complete response, then RST_STREAM NO_ERROR.
+  c.request(1, 'POST', `/api/v1/namespaces/${NS}/nosuchthings`, { extra: [['content-type', 'application/json']], endStream: false });
+  const r = await c.response(1, 'the 404');
+  assert.equal(statusOf(r.headers[0]), 404);
+  await c.waitFor(rstOn(1), 'RST_STREAM after the complete response');
+  const resetsBefore = c.frames.filter(rstOn(1)).length;
+  c.send(T.DATA, 0, 1, Buffer.from('{"kind":'));
+  c.send(T.DATA, 0, 1, Buffer.from('"ConfigMap"'));
+  c.send(T.HEADERS, F.END_HEADERS | F.END_STREAM, 1, hpackEncode([['x-trailer', '1']]));
+  await c.ping();
+  assert.equal(c.frames.filter(rstOn(1)).length, resetsBefore, `late frames answered: ${c.summary()}`);
+  assertAlive(c, 'after late DATA and trailers on a stream the server reset');
+  c.request(3, 'GET', '/api/v1/namespaces');
+  await assertNamespaceList(c, 3, 'a request after them');
+});
+
 test('a bad connection preface (HTTP/1.1 bytes on an h2 connection) closes the connection', async () => {
   const c = await raw({ preface: false });
   c.write(Buffer.from('GET / HTTP/1.1\r\nHost: localhost\r\n\r\n'));

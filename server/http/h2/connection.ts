@@ -57,6 +57,8 @@ export interface H2Options {
  */
 const MAX_HEADER_LIST_SIZE = (1 << 20) + 10 * 32;
 const MAX_HEADER_BLOCK = 2 * MAX_HEADER_LIST_SIZE;
+/** How many streams reset by this side are remembered, to ignore the frames already on their way. */
+const RESET_STREAMS_REMEMBERED = 1024;
 /** RFC 9113 §6.5.2: each header field counts its name, its value and this overhead. */
 const HEADER_FIELD_OVERHEAD = 32;
 /** The body of a 431 answer (Go's http2 server sends an HTML line too). */
@@ -157,6 +159,12 @@ export class H2Connection {
   private prefaceSeen = false;
   private headerBlock: OpenHeaderBlock | undefined;
   private lastStreamId = 0;
+  /**
+   * Streams this side reset, newest last: frames the peer sent before it saw the RST_STREAM are
+   * ignored (RFC 9113 §5.1), not answered with STREAM_CLOSED or, for trailers, a connection
+   * error. Bounded: a peer has at most MAX_CONCURRENT_STREAMS open, so only recent ones matter.
+   */
+  private readonly resetByUs = new Set<number>();
   private open = 0;
   /** Peer settings that shape what we send. */
   private peerInitialWindow = DEFAULT_WINDOW;
@@ -292,6 +300,8 @@ export class H2Connection {
   }
 
   private rst(streamId: number, code: ErrorCode): void {
+    this.resetByUs.add(streamId);
+    if (this.resetByUs.size > RESET_STREAMS_REMEMBERED) this.resetByUs.delete(this.resetByUs.values().next().value as number);
     const p = Buffer.allocUnsafe(4);
     p.writeUInt32BE(code, 0);
     this.frame(FrameType.RST_STREAM, 0, streamId, p);
@@ -588,6 +598,7 @@ export class H2Connection {
       if (id > this.lastStreamId) throw new ConnectionError(ErrorCode.PROTOCOL_ERROR, 'DATA on an idle stream');
       // A stream that is gone: its bytes still count for the connection, and are returned.
       this.consumedConnectionOnly(payload.length);
+      if (this.resetByUs.has(id)) return;
       throw new StreamError(id, ErrorCode.STREAM_CLOSED, 'DATA on a closed stream');
     }
     if (payload.length > s.recvWindow) {
@@ -662,6 +673,7 @@ export class H2Connection {
       // Trailers end a request body; anything else on a known stream is an error.
       if (existing && existing.state === StreamState.Open && hb.endStream) return this.remoteEnd(existing);
       if (existing) throw new StreamError(id, ErrorCode.PROTOCOL_ERROR, 'HEADERS on an open stream');
+      if (this.resetByUs.has(id)) return; // trailers sent before our RST_STREAM arrived
       throw new ConnectionError(ErrorCode.PROTOCOL_ERROR, 'HEADERS on a closed stream');
     }
     if ((id & 1) === 0) throw new ConnectionError(ErrorCode.PROTOCOL_ERROR, 'even stream id from a client');
