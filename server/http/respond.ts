@@ -50,7 +50,8 @@ export function statusErrors(): Koa.Middleware {
       await next();
     } catch (e) {
       const err = toApiError(e);
-      if (err.code === 500) console.error(`${ctx.method} ${ctx.url}:`, e);
+      // A client that went away mid-request (its body read failed: ECONNRESET) is no server fault.
+      if (err.code === 500 && (e as { code?: unknown } | null)?.code !== 'ECONNRESET') console.error(`${ctx.method} ${ctx.url}:`, e);
       if (err.headers) for (const [k, v] of Object.entries(err.headers)) ctx.set(k, v);
       if (ctx.headerSent || !ctx.writable) return;
       let fmt: OutputFormat;
