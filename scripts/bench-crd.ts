@@ -1,15 +1,17 @@
 // npm run bench:crd [-- --quick]
 // CustomResourceDefinition benchmarks against a hearth in its own process on loopback:
 //   1. durable creates/s of a custom resource whose schema has ~200 properties and 5 CEL rules
-//      (test/fixtures/crds/bench-widgets.yaml), 16 keep-alive clients, in turns with ConfigMap
-//      creates on the same server, as a ratio
+//      (test/fixtures/crds/bench-widgets.yaml), 16 at a time: from 16 keep-alive HTTP/1.1
+//      connections, and as client-go (kubectl, controllers) sends them, as streams of one HTTP/2
+//      connection; in turns with ConfigMap creates on the same server, as a ratio
 //   2. time from POST of a CRD to its resource being served (first 200 on a list of it), median
 //      and worst of several CRDs of that size
 //   3. server start time (spawn → listening) with 100 such CRDs installed, next to an empty file
 import { mkdtempSync, rmSync } from 'node:fs';
+import tls from 'node:tls';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { LeanConnection } from './bench-client.ts';
+import { LeanH2Session, type LeanConnection } from './bench-client.ts';
 import { startHearth, stopHearth, request, createNamespace, configMap, percentile, rateOf, ratesInTurns, type Server } from './bench-kit.ts';
 import { benchWidgetsCRD, benchWidget } from '../test/fixtures/crds/generate.ts';
 
@@ -41,7 +43,9 @@ function tempDir(prefix: string): string {
   return mkdtempSync(join(tmpdir(), prefix));
 }
 
-async function createRates(s: Server): Promise<{ widgets: { rate: number; cpuMs: number }; configMaps: { rate: number; cpuMs: number } }> {
+type Rate = { rate: number; cpuMs: number };
+
+async function createRates(s: Server): Promise<{ widgets: Rate; widgetsH2: Rate; configMaps: Rate }> {
   const r = await request(s, 'POST', CRDS, benchWidgetsCRD());
   if (r.status !== 201) throw new Error(`CRD create: ${r.status} ${r.body}`);
   await createNamespace(s, 'bench');
@@ -52,15 +56,25 @@ async function createRates(s: Server): Promise<{ widgets: { rate: number; cpuMs:
     const c = await request(s, 'POST', widgetPath, w, conn);
     if (c.status !== 201) throw new Error(`widget create: ${c.status} ${c.body}`);
   };
+  // The same creates from CONCURRENCY workers as streams of one HTTP/2 connection.
+  const h2 = await LeanH2Session.open(s.url, tls.createSecureContext(s.creds));
+  const widgetH2 = async () => {
+    const c = await h2.send('POST', widgetPath, Buffer.from(JSON.stringify(benchWidget(serial++))));
+    if (c.status !== 201) throw new Error(`widget create (HTTP/2): ${c.status} ${c.body}`);
+  };
   const cm = async (conn: LeanConnection) => {
     const c = await request(s, 'POST', '/api/v1/namespaces/bench/configmaps', configMap('bench', `cm-${serial++}`), conn);
     if (c.status !== 201) throw new Error(`configmap create: ${c.status} ${c.body}`);
   };
   await rateOf(s, WARMUP_SECONDS, widget);
+  await rateOf(s, WARMUP_SECONDS, widgetH2);
   await rateOf(s, WARMUP_SECONDS, cm);
-  // In turns (ROUNDS slices of each), so the ratio compares the requests, not two moments.
-  const { widgets, configMaps } = await ratesInTurns(s, ROUNDS, CREATE_SECONDS / ROUNDS, { widgets: widget, configMaps: cm });
-  return { widgets, configMaps };
+  // In turns (ROUNDS slices of each), so the ratios compare the requests, not two moments.
+  try {
+    return await ratesInTurns(s, ROUNDS, CREATE_SECONDS / ROUNDS, { widgets: widget, widgetsH2: widgetH2, configMaps: cm });
+  } finally {
+    h2.close();
+  }
 }
 
 /** ms from sending a CRD create until a list of the new resource answers 200. */
@@ -96,8 +110,11 @@ async function main() {
   try {
     const s = await startHearth(dir, { connections: CONCURRENCY });
     const rates = await createRates(s);
-    console.log(`custom resource creates/s (~200 properties, 5 CEL rules, ${CONCURRENCY} clients, ${ROUNDS} slices of ${CREATE_SECONDS / ROUNDS} s): ${rates.widgets.rate.toFixed(0)} (server CPU ${rates.widgets.cpuMs.toFixed(3)} ms each)`);
-    console.log(`ConfigMap creates/s, same server, in turns with them: ${rates.configMaps.rate.toFixed(0)} (server CPU ${rates.configMaps.cpuMs.toFixed(3)} ms each) → ratio ${(rates.widgets.rate / rates.configMaps.rate).toFixed(2)}`);
+    const slices = `${ROUNDS} slices of ${CREATE_SECONDS / ROUNDS} s`;
+    console.log(`custom resource creates/s (~200 properties, 5 CEL rules), ${CONCURRENCY} at a time, ${slices} each, in turns:`);
+    console.log(`  ${CONCURRENCY} HTTP/1.1 keep-alive connections: ${rates.widgets.rate.toFixed(0)} (server CPU ${rates.widgets.cpuMs.toFixed(3)} ms each)`);
+    console.log(`  one HTTP/2 connection, as client-go sends them: ${rates.widgetsH2.rate.toFixed(0)} (server CPU ${rates.widgetsH2.cpuMs.toFixed(3)} ms each)`);
+    console.log(`ConfigMap creates/s (HTTP/1.1), same server, in turns with them: ${rates.configMaps.rate.toFixed(0)} (server CPU ${rates.configMaps.cpuMs.toFixed(3)} ms each) → ratio ${(rates.widgets.rate / rates.configMaps.rate).toFixed(2)} (HTTP/1.1), ${(rates.widgetsH2.rate / rates.configMaps.rate).toFixed(2)} (HTTP/2)`);
     const est = await establishTimes(s);
     console.log(`CRD create → served (${est.length} CRDs of ~200 properties): median ${percentile(est, 50).toFixed(1)} ms, worst ${est[est.length - 1].toFixed(1)} ms`);
     await stopHearth(s);

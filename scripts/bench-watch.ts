@@ -259,7 +259,7 @@ async function openH2Watchers(m: Extract<ChildRequest, { op: 'open' }>, hist: Hi
     opened.push(
       new Promise<void>((resolve, reject) => {
         session!.request(m.path, 'application/json', {
-          headers: (ok) => (ok ? resolve() : reject(new Error('watch refused: :status is not 200'))),
+          headers: (status) => (status === 200 ? resolve() : reject(new Error(`watch refused: :status ${status}`))),
           data: (buf, start, end) => {
             w.bytes += end - start;
             w.body(buf, start, end, clock());
