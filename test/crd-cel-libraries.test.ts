@@ -231,3 +231,38 @@ test('misused library functions are refused when the CRD is written, in cel-go w
   assert.ok(causes(c).some((m) => m.includes('estimated rule cost exceeds budget by factor of more than 100x')), c.text);
   assert.equal((await s.request('GET', `${CRDS}/gizmos.${GROUP}`)).status, 404);
 });
+
+test('list and map literals must be of one type (kube compiles rules with HomogeneousAggregateLiterals)', async () => {
+  const bad = crd('mixes', 'Mix', {
+    type: 'object',
+    properties: {
+      count: { type: 'integer', 'x-kubernetes-validations': [{ rule: "self in [1, 'two', 3]" }, { rule: '[self, 2.0].size() == 2' }, { rule: "{'a': self, 1: 2}.size() == 2" }, { rule: "{'a': [1], 'b': ['x']}.size() == 2" }] },
+    },
+  });
+  const r = await s.request('POST', CRDS, { body: bad });
+  assert.equal(r.status, 422, r.text);
+  const p = 'spec.validation.openAPIV3Schema.properties[spec].properties';
+  const got = causes(r).map((c) => c.replace(/Invalid value: apiextensions\.ValidationRule\{Rule:.*?, OptionalOldSelf:[^}]*\}: /s, ''));
+  assert.deepEqual(got, [
+    `${p}[count].x-kubernetes-validations[0].rule: compilation failed: ERROR: <input>:1:13: expected type 'int' but found 'string'\n | self in [1, 'two', 3]\n | ............^`,
+    `${p}[count].x-kubernetes-validations[1].rule: compilation failed: ERROR: <input>:1:8: expected type 'int' but found 'double'\n | [self, 2.0].size() == 2\n | .......^`,
+    `${p}[count].x-kubernetes-validations[2].rule: compilation failed: ERROR: <input>:1:13: expected type 'string' but found 'int'\n | {'a': self, 1: 2}.size() == 2\n | ............^`,
+    `${p}[count].x-kubernetes-validations[3].rule: compilation failed: ERROR: <input>:1:17: expected type 'list(int)' but found 'list(string)'\n | {'a': [1], 'b': ['x']}.size() == 2\n | ................^`,
+  ]);
+  assert.equal((await s.request('GET', `${CRDS}/mixes.${GROUP}`)).status, 404);
+
+  // One type throughout, or dyn (an int-or-string field, dyn()) joining the rest: compiled and enforced.
+  const good = crd('blends', 'Blend', {
+    type: 'object',
+    properties: {
+      count: { type: 'integer', 'x-kubernetes-validations': [{ rule: 'self in [1, 2, 3]', message: 'count must be 1, 2 or 3' }] },
+      port: { 'x-kubernetes-int-or-string': true, 'x-kubernetes-validations': [{ rule: "self in [dyn(80), 'http']", message: 'port must be 80 or http' }] },
+    },
+  });
+  const c = await s.request('POST', CRDS, { body: good });
+  assert.equal(c.status, 201, c.text);
+  const BLENDS = `/apis/${GROUP}/v1/namespaces/default/blends`;
+  for (let i = 0; i < 50 && (await s.request('GET', BLENDS)).status !== 200; i++) await new Promise((res) => setTimeout(res, 20));
+  assert.equal((await created(BLENDS, 'Blend', 'ok', { count: 2, port: 'http' })).status, 201);
+  assert.deepEqual(causes(await created(BLENDS, 'Blend', 'bad', { count: 4, port: 81 })), ['spec.count: Invalid value: 4: count must be 1, 2 or 3', 'spec.port: Invalid value: 81: port must be 80 or http']);
+});

@@ -1417,6 +1417,17 @@ function compatible(a: CT, b: CT): boolean {
   if (a.k === 'map') return compatible(a.e ?? T.dyn, b.e ?? T.dyn);
   return true;
 }
+/**
+ * A literal's element (map key, map value) type joined with the ones before it, as cel-go joins
+ * them under HomogeneousAggregateLiterals, an option of kube's base environment: undefined when
+ * `t` does not fit `prev` (`[1, 'a']`, `{'a': 1, 'b': 2.0}` are type errors). A dyn element makes
+ * the rest fit, as cel-go's most general type of the two.
+ */
+function joinLiteral(prev: CT | undefined, t: CT): CT | undefined {
+  if (prev === undefined) return t;
+  if (!compatible(prev, t) || (prev.k === 'map' && t.k === 'map' && !compatible(prev.key ?? T.dyn, t.key ?? T.dyn))) return undefined;
+  return isDyn(t) ? t : prev;
+}
 function join(a: CT, b: CT): CT {
   if (isDyn(a) || a.k === 'null') return b;
   if (isDyn(b) || b.k === 'null') return a;
@@ -1602,11 +1613,13 @@ class Checker {
         let et: CT | undefined;
         let cost = 10;
         const optional = new Set<number>(kind.value.optionalIndices ?? []);
+        let literal: CT | undefined;
         kind.value.elements.forEach((el: Expr, i: number) => {
           const c = this.check(el, scope);
           cost += c.cost;
           const t = optional.has(i) ? this.optionalValue(el, c.t) : c.t;
           et = et ? join(et, t) : t;
+          literal = this.homogeneous(el, literal, t);
         });
         return { t: listOf(et ?? T.dyn, kind.value.elements.length), cost };
       }
@@ -1618,16 +1631,20 @@ class Checker {
         }
         let kt: CT | undefined;
         let vt: CT | undefined;
+        let literalKey: CT | undefined;
+        let literalValue: CT | undefined;
         let cost = 30;
         for (const entry of st.entries) {
           if (entry.keyKind?.case === 'mapKey') {
             const k = this.check(entry.keyKind.value, scope);
             kt = kt ? join(kt, k.t) : k.t;
+            literalKey = this.homogeneous(entry.keyKind.value, literalKey, k.t);
             cost += k.cost;
           }
           const v = this.check(entry.value, scope);
           const t = entry.optionalEntry ? this.optionalValue(entry.value, v.t) : v.t;
           vt = vt ? join(vt, t) : t;
+          literalValue = this.homogeneous(entry.value, literalValue, t);
           cost += v.cost;
         }
         return { t: mapOf(kt ?? T.dyn, vt ?? T.dyn, st.entries.length), cost };
@@ -1639,6 +1656,13 @@ class Checker {
       default:
         return { t: T.dyn, cost: 1 };
     }
+  }
+
+  /** joinLiteral, reporting an element that does not fit as cel-go does (and starting over after it, as cel-go does). */
+  private homogeneous(e: Expr, prev: CT | undefined, t: CT): CT | undefined {
+    const joined = joinLiteral(prev, t);
+    if (joined === undefined) this.err(e, `expected type '${typeName(prev!)}' but found '${typeName(t)}'`);
+    return joined;
   }
 
   /** The type of selecting field from a value of type ot (not optional), reporting what cannot be selected. */
