@@ -185,3 +185,24 @@ test('// comments in rules, also at the end of the text, and // inside string li
   assert.equal((await created('Link', LINKS, 'ok', { url: 'https://example.com', hops: 2 })).status, 201);
   assert.deepEqual(causes(await created('Link', LINKS, 'plain', { url: 'http://example.com', hops: 4 })), ['spec: Invalid value: https only', 'spec: Invalid value: too many hops']);
 });
+
+test('or and orValue evaluate their argument only when the target is none, as cel-go does', async () => {
+  const names = crd('names', 'Name', {
+    type: 'object',
+    properties: { primary: str(63), backup: str(63) },
+    'x-kubernetes-validations': [
+      // self.backup fails (no such key) when it is absent: reached only when primary is absent too
+      { rule: "self.?primary.orValue(self.backup) != ''", message: 'a name is needed' },
+      { rule: 'self.?primary.or(optional.of(self.backup)).hasValue()', message: 'a name or a backup is needed' },
+    ],
+  });
+  const c = await s.request('POST', CRDS, { body: names });
+  assert.equal(c.status, 201, c.text);
+  const NAMES = `/apis/${GROUP}/v1/namespaces/default/names`;
+  for (let i = 0; i < 50 && (await s.request('GET', NAMES)).status !== 200; i++) await new Promise((r) => setTimeout(r, 20));
+  assert.equal((await created('Name', NAMES, 'primary-only', { primary: 'a' })).status, 201);
+  assert.equal((await created('Name', NAMES, 'backup-only', { backup: 'b' })).status, 201);
+  assert.deepEqual(causes(await created('Name', NAMES, 'empty-primary', { primary: '' })), ['spec: Invalid value: a name is needed']);
+  // neither: the argument is evaluated, and its error refuses the object
+  assert.equal((await created('Name', NAMES, 'neither', {})).status, 422);
+});

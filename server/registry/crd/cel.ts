@@ -812,6 +812,10 @@ const OPT_SELECT = '@optSelect';
 const OPT_INDEX = '@optIndex';
 const OPT_LIST = '@optList';
 const OPT_MAP = '@optMap';
+/** Whether an optional holds a value, failing as `fn` does on what is not an optional (or/orValue, lowered). */
+const OPT_PRESENT = '@optPresent';
+/** The argument of `or`, checked to be an optional as `or` checks it. */
+const OPT_OR_ARG = '@optOrArg';
 
 function listItems(l: any): any[] {
   return isCelList(l) ? [...l] : [];
@@ -1071,19 +1075,14 @@ const K8S_FUNCS = [
     if (o.get('has') !== true) throw new Error('optional.none() dereference');
     return o.get('v');
   }),
-  celMethod('orValue', MAP, [DYN], DYN, function (d: any) {
-    const o = expectTag(this, 'optional', 'orValue');
-    return o.get('has') === true ? o.get('v') : d;
-  }),
-  celMethod('or', MAP, [MAP], MAP, function (d: any) {
-    const o = expectTag(this, 'optional', 'or');
-    return o.get('has') === true ? o : expectTag(d, 'optional', 'or');
-  }),
+  // (or and orValue are lowered to a conditional: lowerForPlan)
   celFunc('optional.of', [DYN], MAP, (v: unknown) => optOf(v)),
   celFunc('optional.ofNonZeroValue', [DYN], MAP, (v: unknown) => (isZeroValue(v) ? optNone() : optOf(v))),
   celFunc('optional.none', [], MAP, () => optNone()),
   // the optional syntax: a.?b and selections on optionals, a[?k] and indexing of optionals,
   // optional list elements and map entries (see lowerForPlan)
+  celFunc(OPT_PRESENT, [DYN, STRING], BOOL, (x: unknown, fn: string) => expectTag(x, 'optional', fn).get('has') === true),
+  celFunc(OPT_OR_ARG, [DYN], MAP, (x: unknown) => expectTag(x, 'optional', 'or')),
   celFunc(OPT_SELECT, [DYN, STRING], MAP, (x: unknown, field: string) => {
     const v = optionalReceiver(x);
     if (v === NONE) return optNone();
@@ -2114,6 +2113,7 @@ const LEGACY_ACCU = '__result__';
 /** The iteration variable of a binding (cel-go's unusedIterVar). */
 const BIND_ITER_VAR = '#unused';
 const PAIR_VAR = '@kv';
+const OR_VAR = '@or';
 const SORT_BY_VAR = '@__sortBy_input__';
 
 interface SourceInfo {
@@ -2587,6 +2587,14 @@ function lowerForPlan(parsed: { expr: Expr; sourceInfo: SourceInfo }, optChain: 
       case 'callExpr':
         if (v.function === OPT_SELECT_FN) v.function = OPT_SELECT;
         else if (v.function === OPT_INDEX_FN || (v.function === '_[_]' && optChain.has(String(e.id)))) v.function = OPT_INDEX;
+        else if ((v.function === 'orValue' || v.function === 'or') && v.target && v.args.length === 1) {
+          // cel-go evaluates the argument only when the target is none (an error in it is not
+          // reached otherwise): x.orValue(d) is bind(t, x, t has a value ? t.value() : d).
+          const t = () => b.ident(o, OR_VAR);
+          const present = b.call(o, OPT_PRESENT, [t(), b.str(o, v.function)]);
+          const [then, otherwise] = v.function === 'orValue' ? [b.call(o, 'value', [], t()), v.args[0]] : [t(), b.call(o, OPT_OR_ARG, [v.args[0]])];
+          return b.bind(o, OR_VAR, v.target, b.call(o, '_?_:_', [present, then, otherwise]));
+        }
         return e;
       case 'selectExpr': {
         if (!optChain.has(String(e.id))) return e;
