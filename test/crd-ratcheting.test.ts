@@ -30,6 +30,11 @@ function gadgetCrd(strict: boolean, resourceVersion?: string) {
       aliases: { type: 'array', items: { type: 'string', ...limit(3) } },
       labels: { type: 'object', additionalProperties: { type: 'string', ...limit(3) } },
       level: { type: 'integer', ...(strict ? { 'x-kubernetes-validations': [{ rule: 'self >= oldSelf', message: 'level may not go down' }] } : {}) },
+      limits: {
+        type: 'object',
+        'x-kubernetes-map-type': 'atomic',
+        properties: { cpu: { type: 'integer', ...(strict ? { 'x-kubernetes-validations': [{ rule: 'self <= 10', message: 'cpu must be at most 10' }] } : {}) }, memory: { type: 'integer' } },
+      },
     },
   };
   return {
@@ -67,8 +72,9 @@ before(async () => {
     if ((await s.request('GET', GADGETS)).status === 200) break;
     await new Promise((r) => setTimeout(r, 20));
   }
-  for (const name of ['g1', 'g2', 'g3', 'g4', 'g5']) {
-    const r = await s.request('POST', GADGETS, { body: { apiVersion: `${GROUP}/v1`, kind: 'Gadget', metadata: { name }, spec: loose } });
+  for (const name of ['g1', 'g2', 'g3', 'g4', 'g5', 'g6']) {
+    const spec = name === 'g6' ? { ...loose, limits: { cpu: 50, memory: 1 } } : loose;
+    const r = await s.request('POST', GADGETS, { body: { apiVersion: `${GROUP}/v1`, kind: 'Gadget', metadata: { name }, spec } });
     assert.equal(r.status, 201, r.text);
   }
   // Tighten the schema: every stored Gadget now breaks it in six places.
@@ -137,4 +143,14 @@ test('transition rules are not ratcheted: they run whenever an old value correla
   assert.match(down.json().message, /level may not go down/);
   const same = await put('g5', { ...loose, level: 5 });
   assert.equal(same.status, 200, same.text);
+});
+
+test('inside an atomic map, unchanged values still correlate for ratcheting (kube\'s CorrelatedObject.Key ignores the map type)', async () => {
+  // memory changes, so the atomic map changed; cpu did not, so its failure is ratcheted
+  const r = await put('g6', { ...loose, limits: { cpu: 50, memory: 2 } });
+  assert.equal(r.status, 200, r.text);
+  assert.equal(warningsOf(r).join(', '), '299 - "spec.count: Invalid value: 50: count must be at most 10", 299 - "spec.limits.cpu: Invalid value: 50: cpu must be at most 10"');
+  const changed = await put('g6', { ...loose, limits: { cpu: 40, memory: 2 } });
+  assert.equal(changed.status, 422);
+  assert.deepEqual(causes(changed), ['spec.limits.cpu']);
 });

@@ -3056,7 +3056,7 @@ function listMapKey(item: unknown, keys: string[]): string | undefined {
 interface EvalPlan {
   /** x-kubernetes-list-map-keys of a list-type map (old items correlate by them), else undefined. */
   listMapKeys?: string[];
-  /** x-kubernetes-map-type: atomic (old values do not correlate into it). */
+  /** x-kubernetes-map-type: atomic (rules below it get no oldSelf). */
   atomic: boolean;
   properties?: [string, CelNode][];
 }
@@ -3075,11 +3075,16 @@ function evalPlan(node: CelNode): EvalPlan {
   return p;
 }
 
-function evalNode(node: CelNode, path: string, obj: unknown, old: unknown, near: Correlated | undefined, sinks: Sinks): void {
+/**
+ * `old`: the old value that correlates with obj (ratcheting compares them). `inAtomicMap`: obj is
+ * inside an x-kubernetes-map-type: atomic map, where kube still correlates old values for
+ * ratcheting (CorrelatedObject.Key looks at no map type) but gives rules no oldSelf.
+ */
+function evalNode(node: CelNode, path: string, obj: unknown, old: unknown, near: Correlated | undefined, sinks: Sinks, inAtomicMap = false): void {
   if (obj === null || obj === undefined) return;
   // (an old value here means this value correlates: it becomes the nearest for what is below)
   if (old !== undefined && sinks.warnings !== undefined) near = { obj, old };
-  if (node.rules.length) evalNodeRules(node, path, obj, old, near, sinks);
+  if (node.rules.length) evalNodeRules(node, path, obj, inAtomicMap ? undefined : old, near, sinks);
   if (Array.isArray(obj)) {
     const items = node.items;
     if (!items) return;
@@ -3095,16 +3100,17 @@ function evalNode(node: CelNode, path: string, obj: unknown, old: unknown, near:
     for (let i = 0; i < obj.length; i++) {
       const item = obj[i];
       const k = oldByKey ? listMapKey(item, keys!) : undefined;
-      evalNode(items, indexPath(path, i), item, k !== undefined ? oldByKey!.get(k) : undefined, near, sinks);
+      evalNode(items, indexPath(path, i), item, k !== undefined ? oldByKey!.get(k) : undefined, near, sinks, inAtomicMap);
     }
     return;
   }
   if (!isObj(obj)) return;
   if (!node.additionalProperties && !node.properties) return;
   const plan = evalPlan(node);
-  const oldObj = isObj(old) && !plan.atomic ? old : undefined;
+  const oldObj = isObj(old) ? old : undefined;
+  const atomic = inAtomicMap || plan.atomic;
   if (node.additionalProperties) {
-    for (const k of Object.keys(obj)) evalNode(node.additionalProperties, indexPath(path, k), obj[k], oldObj?.[k], near, sinks);
+    for (const k of Object.keys(obj)) evalNode(node.additionalProperties, indexPath(path, k), obj[k], oldValueAt(oldObj, k), near, sinks, atomic);
   }
   if (plan.properties) {
     // Only the properties with rules below them are visited; their errors are reported in the
@@ -3115,11 +3121,16 @@ function evalNode(node: CelNode, path: string, obj: unknown, old: unknown, near:
       if (!Object.prototype.hasOwnProperty.call(obj, k)) continue;
       const errs = sinks.errs;
       const start = errs.length;
-      evalNode(child, childPath(path, k), obj[k], oldObj?.[k], near, sinks);
+      evalNode(child, childPath(path, k), obj[k], oldValueAt(oldObj, k), near, sinks, atomic);
       if (errs.length > start) (chunks ??= []).push({ key: k, start, end: errs.length });
     }
     if (chunks && chunks.length > 1) inKeyOrder(obj, chunks, sinks.errs);
   }
+}
+
+/** The old map's own entry at k (a key such as "constructor" must not find Object's). */
+function oldValueAt(old: Obj | undefined, k: string): unknown {
+  return old !== undefined && Object.prototype.hasOwnProperty.call(old, k) ? old[k] : undefined;
 }
 
 /** Reorders the error runs of several properties (the tail of errs) into obj's key order. */
