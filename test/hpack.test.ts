@@ -486,6 +486,22 @@ test('header bytes are decoded as latin1 and sized in octets', () => {
   assert.equal(dec.dynamicTableSize, 1 + 4 + 32);
 });
 
+test('a list past maxListSize is counted in full but only collected up to it; the table still follows every field', () => {
+  const dec = new HpackDecoder();
+  // x-fill: 4000 bytes, indexed (62), then named by index 100,000 times: 100 KB of block, ~400 MB of list.
+  const fill = 'f'.repeat(4000);
+  const literal = Buffer.concat([Buffer.from([0x40, 0x06]), Buffer.from('x-fill'), encodeInteger(fill.length, 7), Buffer.from(fill)]);
+  const field = 6 + 4000 + 32;
+  const block = Buffer.concat([literal, Buffer.alloc(100_000, 0x80 | 62), Buffer.from([0x40, 0x01, 0x79, 0x01, 0x7a]) /* y: z, indexed */]);
+  const out = dec.decode(block, 3 * field);
+  assert.equal(out.length, 3);
+  assert.deepEqual(out[2], ['x-fill', fill]);
+  assert.equal(dec.lastListSize, 100_001 * field + (1 + 1 + 32));
+  // the last field, past the limit, still entered the table: 62 is y: z now, 63 x-fill
+  assert.deepEqual(dec.decode(Buffer.from([0x80 | 62, 0x80 | 63])), [['y', 'z'], ['x-fill', fill]]);
+  assert.equal(dec.lastListSize, 1 + 1 + 32 + field);
+});
+
 // ---------------------------------------------------------------------------
 // Encoder
 

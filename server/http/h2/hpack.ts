@@ -382,6 +382,8 @@ export function encodeInteger(value: number, prefixBits: number, first = 0): Buf
 
 const EMPTY = Buffer.alloc(0);
 const ENTRY_OVERHEAD = 32;
+/** RFC 9113 §6.5.2: a header list's size counts 32 octets per field, as the table counts entries. */
+const LIST_FIELD_OVERHEAD = 32;
 
 export class HpackDecoder {
   /** The SETTINGS_HEADER_TABLE_SIZE we advertise: the most a size update may ask for. */
@@ -429,10 +431,26 @@ export class HpackDecoder {
     return out;
   }
 
-  decode(block: Buffer): Array<[string, string]> {
+  /**
+   * The size of the last block's header list as RFC 9113 §6.5.2 counts SETTINGS_MAX_HEADER_LIST_SIZE
+   * (name + value + 32 octets per field), every field counted, also those decode left out.
+   */
+  lastListSize = 0;
+
+  /**
+   * Decodes a header block. Fields past maxListSize (counted as lastListSize) are decoded for the
+   * dynamic table's sake but not collected: a small block naming a large table entry over and over
+   * stays a small list in memory.
+   */
+  decode(block: Buffer, maxListSize = Infinity): Array<[string, string]> {
     const buf = block;
     const end = buf.length;
     const out: Array<[string, string]> = [];
+    let listSize = 0;
+    const emit = (name: string, value: string) => {
+      listSize += name.length + value.length + LIST_FIELD_OVERHEAD;
+      if (listSize <= maxListSize) out.push([name, value]);
+    };
     let p = 0;
     let fieldSeen = false;
     while (p < end) {
@@ -443,10 +461,10 @@ export class HpackDecoder {
         p = intEnd;
         if (idx <= STATIC_COUNT) {
           if (idx === 0) throw new HpackError('hpack: indexed header field with index 0');
-          out.push([STATIC_NAMES[idx]!, STATIC_VALUES[idx]!]);
+          emit(STATIC_NAMES[idx]!, STATIC_VALUES[idx]!);
         } else {
           const pos = this.dynamicPos(idx);
-          out.push([this.names[pos]!, this.values[pos]!]);
+          emit(this.names[pos]!, this.values[pos]!);
         }
         fieldSeen = true;
         continue;
@@ -482,9 +500,10 @@ export class HpackDecoder {
       }
       const value = this.readString(buf, p, end);
       p = intEnd;
-      out.push([name, value]);
+      emit(name, value);
       if (mask === 0x3f) this.insert(name, value);
     }
+    this.lastListSize = listSize;
     return out;
   }
 
