@@ -457,7 +457,7 @@ test('content-length: a body longer than declared is malformed (RST_STREAM PROTO
   assertAlive(c, 'after bodies longer than their content-length');
 });
 
-test('content-length: END_STREAM before the declared bytes is malformed (RST_STREAM PROTOCOL_ERROR, nothing created); the connection goes on', async () => {
+test('content-length: END_STREAM before the declared bytes is malformed, as are trailers with a pseudo-header field (RST_STREAM PROTOCOL_ERROR, nothing created); the connection goes on', async () => {
   const c = await ready();
   const body = configMapBody('cl-shorter');
   postConfigMap(c, 1, String(body.length + 10));
@@ -470,16 +470,23 @@ test('content-length: END_STREAM before the declared bytes is malformed (RST_STR
   c.send(T.DATA, 0, 3, body2);
   c.send(T.HEADERS, F.END_HEADERS | F.END_STREAM, 3, hpackEncode([['x-trailer', 'done']]));
   await assertMalformed(c, 3, 'trailers 1 byte short of the content-length');
+  // Trailers with a pseudo-header field (RFC 9113 §8.1), the body complete.
+  const body3 = configMapBody('cl-pseudo-trailers');
+  postConfigMap(c, 5, String(body3.length));
+  c.send(T.DATA, 0, 5, body3);
+  c.send(T.HEADERS, F.END_HEADERS | F.END_STREAM, 5, hpackEncode([[':path', '/elsewhere']]));
+  await assertMalformed(c, 5, 'trailers with a pseudo-header field');
   // No DATA at all: HEADERS with END_STREAM and a content-length of 10.
-  c.request(5, 'GET', '/api/v1/namespaces', { extra: [['accept', 'application/json'], ['content-length', '10']] });
-  await assertMalformed(c, 5, 'a request without DATA declaring 10 bytes');
+  c.request(7, 'GET', '/api/v1/namespaces', { extra: [['accept', 'application/json'], ['content-length', '10']] });
+  await assertMalformed(c, 7, 'a request without DATA declaring 10 bytes');
   const good = configMapBody('cl-after-shorter');
-  postConfigMap(c, 7, String(good.length));
-  c.send(T.DATA, 0, 7, good.subarray(0, 10));
-  c.send(T.DATA, F.END_STREAM, 7, good.subarray(10));
-  await assertCreated(c, 7, 'cl-after-shorter', 'a correct request after the malformed ones');
+  postConfigMap(c, 9, String(good.length));
+  c.send(T.DATA, 0, 9, good.subarray(0, 10));
+  c.send(T.DATA, F.END_STREAM, 9, good.subarray(10));
+  await assertCreated(c, 9, 'cl-after-shorter', 'a correct request after the malformed ones');
   await assertNotCreated('cl-shorter');
   await assertNotCreated('cl-shorter-trailers');
+  await assertNotCreated('cl-pseudo-trailers');
   assertAlive(c, 'after bodies shorter than their content-length');
 });
 

@@ -669,8 +669,12 @@ export class H2Connection {
     const fields = this.decoder.decode(hb.chunks.length === 1 ? hb.chunks[0] : Buffer.concat(hb.chunks), MAX_HEADER_LIST_SIZE);
     const existing = this.streams.get(id);
     if (existing || id <= this.lastStreamId) {
-      // Trailers end a request body; anything else on a known stream is an error.
-      if (existing && existing.state === StreamState.Open && hb.endStream) return this.remoteEnd(existing);
+      // Trailers end a request body; anything else on a known stream is an error. Trailers hold
+      // no pseudo-header fields (RFC 9113 §8.1): with one, the request is malformed.
+      if (existing && existing.state === StreamState.Open && hb.endStream) {
+        if (fields.some(([name]) => name.charCodeAt(0) === 58 /* : */)) throw new StreamError(id, ErrorCode.PROTOCOL_ERROR, 'pseudo-header field in trailers');
+        return this.remoteEnd(existing);
+      }
       if (existing) throw new StreamError(id, ErrorCode.PROTOCOL_ERROR, 'HEADERS on an open stream');
       if (this.resetByUs.has(id)) return; // trailers sent before our RST_STREAM arrived
       throw new ConnectionError(ErrorCode.PROTOCOL_ERROR, 'HEADERS on a closed stream');
