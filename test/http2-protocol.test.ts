@@ -695,6 +695,30 @@ test('an uppercase header name makes the request malformed: RST_STREAM PROTOCOL_
   assertAlive(c, 'after the malformed request');
 });
 
+test('connection-specific fields and a TE other than trailers are answered 400 as Go’s http2 server answers them; the connection goes on', async () => {
+  const c = await ready();
+  const cases: Array<[Array<[string, string]>, string]> = [
+    [[['connection', 'keep-alive']], 'request header "Connection" is not valid in HTTP/2'],
+    [[['upgrade', 'websocket'], ['keep-alive', '5']], 'request header "Keep-Alive" is not valid in HTTP/2'],
+    [[['transfer-encoding', 'chunked']], 'request header "Transfer-Encoding" is not valid in HTTP/2'],
+    [[['te', 'gzip']], 'request header "TE" may only be "trailers" in HTTP/2'],
+  ];
+  let id = 1;
+  for (const [extra, message] of cases) {
+    c.request(id, 'GET', '/api/v1/namespaces', { extra });
+    const r = await c.response(id, message);
+    assert.equal(r.rst, undefined, `${message}: reset`);
+    assert.equal(statusOf(r.headers[0]), 400, `${message}: ${JSON.stringify(r.headers[0]?.fields)}`);
+    assert.deepEqual(r.headers[0].fields!.filter(([n]) => n === 'content-type' || n === 'x-content-type-options'), [['content-type', 'text/plain; charset=utf-8'], ['x-content-type-options', 'nosniff']]);
+    assert.equal(r.body.toString('utf8'), `${message}\n`);
+    id += 2;
+  }
+  // te: trailers is the one TE allowed
+  c.request(id, 'GET', '/api/v1/namespaces', { extra: [['te', 'trailers']] });
+  await assertNamespaceList(c, id, 'te: trailers');
+  assertAlive(c, 'after the 400s');
+});
+
 test('RST_STREAM CANCEL from the client ends a watch: no frames on it afterwards; other watches on the connection get the event', async () => {
   const c = await ready();
   c.request(1, 'GET', watchPath('cancel'));

@@ -686,6 +686,11 @@ export class H2Connection {
     if (this.decoder.lastListSize > MAX_HEADER_LIST_SIZE) return this.headerListTooLarge(id, fields, hb.endStream);
     const headers = requestHeaders(fields);
     if (!headers) throw new StreamError(id, ErrorCode.PROTOCOL_ERROR, 'malformed request headers');
+    const notForHttp2 = connectionSpecific(headers);
+    if (notForHttp2 !== undefined) {
+      // Go's http2 server answers these 400 (checkValidHTTP2RequestHeaders), as http.Error writes it.
+      return this.answerUnhandled(id, headers, hb.endStream, 400, 'text/plain; charset=utf-8', Buffer.from(`${notForHttp2}\n`), { 'x-content-type-options': 'nosniff' });
+    }
     const declaredLength = contentLength(headers);
     if (declaredLength === undefined) throw new StreamError(id, ErrorCode.PROTOCOL_ERROR, 'malformed content-length');
     // A request without DATA has an empty body: only a content-length of 0 (or none) agrees with it.
@@ -723,9 +728,14 @@ export class H2Connection {
     // Only the pseudo-header fields are kept: the request object needs a method and a path.
     const headers: Record<string, string> = Object.create(null);
     for (const [name, value] of fields) if (name.charCodeAt(0) === 58 /* : */ && value.length <= 8192) headers[name] ??= value;
+    this.answerUnhandled(id, headers, endStream, 431, 'text/html; charset=utf-8', HEADER_LIST_TOO_LARGE_BODY);
+  }
+
+  /** A request answered here, never dispatched: the stream is opened (its id is used) and ends with the answer. */
+  private answerUnhandled(id: number, headers: Record<string, string>, endStream: boolean, status: number, contentType: string, body: Buffer, extra: Record<string, string> = {}): void {
     const s = this.openStream(id, headers, endStream);
-    s.res.writeHead(431, { 'content-type': 'text/html; charset=utf-8', 'content-length': HEADER_LIST_TOO_LARGE_BODY.length });
-    s.res.end(HEADER_LIST_TOO_LARGE_BODY);
+    s.res.writeHead(status, { 'content-type': contentType, ...extra, 'content-length': body.length });
+    s.res.end(body);
   }
 
   private onRst(id: number, payload: Buffer): void {
@@ -815,6 +825,21 @@ function contentLength(headers: Record<string, string>): number | undefined {
 
 const REQUEST_PSEUDO = new Set([':method', ':scheme', ':authority', ':path']);
 
+/** A field name as Go canonicalizes it (keep-alive: Keep-Alive). */
+const goCanonical = (name: string): string => name.replace(/(^|-)([a-z])/g, (_m, dash: string, c: string) => dash + c.toUpperCase());
+
+/**
+ * Why a request's fields are not valid in HTTP/2 (RFC 9113 §8.2.2: connection-specific fields, a
+ * TE other than "trailers"), in Go's words; undefined when they are.
+ */
+function connectionSpecific(headers: Record<string, string>): string | undefined {
+  // (CONNECTION_SPECIFIC is in the order Go looks for them)
+  for (const name of CONNECTION_SPECIFIC) if (headers[name] !== undefined) return `request header "${goCanonical(name)}" is not valid in HTTP/2`;
+  const te = headers.te;
+  if (te !== undefined && te !== 'trailers' && te !== '') return 'request header "TE" may only be "trailers" in HTTP/2';
+  return undefined;
+}
+
 /**
  * A request's header fields as Node's http2 presents them (pseudo-headers included, repeated
  * fields joined with ", ", cookies with "; "), or undefined when the request is malformed.
@@ -835,7 +860,6 @@ function requestHeaders(fields: Array<[string, string]>): Record<string, string>
       const c = name.charCodeAt(j);
       if (c >= 65 && c <= 90) return undefined;
     }
-    if (CONNECTION_SPECIFIC.has(name) || (name === 'te' && value !== 'trailers')) return undefined;
     const prev = headers[name];
     headers[name] = prev === undefined ? value : prev + (name === 'cookie' ? '; ' : ', ') + value;
   }
