@@ -825,6 +825,9 @@ function contentLength(headers: Record<string, string>): number | undefined {
 
 const REQUEST_PSEUDO = new Set([':method', ':scheme', ':authority', ':path']);
 
+/** The characters of a header name on the wire: RFC 9110 token characters, letters lowercase. */
+const LOWERCASE_TOKEN: boolean[] = Array.from({ length: 128 }, (_, c) => (c >= 0x61 && c <= 0x7a) || (c >= 0x30 && c <= 0x39) || "!#$%&'*+-.^_`|~".includes(String.fromCharCode(c)));
+
 /** A field name as Go canonicalizes it (keep-alive: Keep-Alive). */
 const goCanonical = (name: string): string => name.replace(/(^|-)([a-z])/g, (_m, dash: string, c: string) => dash + c.toUpperCase());
 
@@ -850,15 +853,21 @@ function requestHeaders(fields: Array<[string, string]>): Record<string, string>
   for (let i = 0; i < fields.length; i++) {
     const [name, value] = fields[i];
     if (name.length === 0) return undefined;
+    // Values hold no control characters but tab (Go's httpguts.ValidHeaderFieldValue): no CR, LF or NUL.
+    for (let j = 0; j < value.length; j++) {
+      const c = value.charCodeAt(j);
+      if ((c < 0x20 && c !== 0x09) || c === 0x7f) return undefined;
+    }
     if (name.charCodeAt(0) === 58 /* : */) {
       if (regularSeen || !REQUEST_PSEUDO.has(name) || headers[name] !== undefined) return undefined;
       headers[name] = value;
       continue;
     }
     regularSeen = true;
+    // Names are lowercase tokens (RFC 9113 §8.2.1, RFC 9110 §5.6.2).
     for (let j = 0; j < name.length; j++) {
       const c = name.charCodeAt(j);
-      if (c >= 65 && c <= 90) return undefined;
+      if (c >= 128 || !LOWERCASE_TOKEN[c]) return undefined;
     }
     const prev = headers[name];
     headers[name] = prev === undefined ? value : prev + (name === 'cookie' ? '; ' : ', ') + value;
