@@ -6,7 +6,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestServer, type TestServer } from './helpers/server.ts';
-import { ruleCrd, str, type Rule } from './helpers/cel-crd.ts';
+import { installRuleCrd, ruleCrd, str, type Rule } from './helpers/cel-crd.ts';
 
 let s: TestServer;
 const CRDS = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
@@ -118,13 +118,7 @@ function causes(r: { status: number; text: string; json(): any }): string[] {
 
 before(async () => {
   s = await startTestServer();
-  for (const c of [hosts, releases, routes, sorted]) {
-    const r = await s.request('POST', CRDS, { body: c });
-    assert.equal(r.status, 201, r.text);
-  }
-  for (const path of [HOSTS, RELEASES, ROUTES, ROSTERS]) {
-    for (let i = 0; i < 50 && (await s.request('GET', path)).status !== 200; i++) await new Promise((r) => setTimeout(r, 20));
-  }
+  for (const c of [hosts, releases, routes, sorted]) await installRuleCrd(s, c);
 });
 after(async () => {
   await s.stop();
@@ -259,10 +253,7 @@ test('list and map literals must be of one type (kube compiles rules with Homoge
       port: { 'x-kubernetes-int-or-string': true, 'x-kubernetes-validations': [{ rule: "self in [dyn(80), 'http']", message: 'port must be 80 or http' }] },
     },
   });
-  const c = await s.request('POST', CRDS, { body: good });
-  assert.equal(c.status, 201, c.text);
-  const BLENDS = `/apis/${GROUP}/v1/namespaces/default/blends`;
-  for (let i = 0; i < 50 && (await s.request('GET', BLENDS)).status !== 200; i++) await new Promise((res) => setTimeout(res, 20));
+  const BLENDS = await installRuleCrd(s, good);
   assert.equal((await created(BLENDS, 'Blend', 'ok', { count: 2, port: 'http' })).status, 201);
   assert.deepEqual(causes(await created(BLENDS, 'Blend', 'bad', { count: 4, port: 81 })), ['spec.count: Invalid value: 4: count must be 1, 2 or 3', 'spec.port: Invalid value: 81: port must be 80 or http']);
 });

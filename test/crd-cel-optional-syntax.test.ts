@@ -7,7 +7,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestServer, type TestServer } from './helpers/server.ts';
-import { ruleCrd, str, type Rule } from './helpers/cel-crd.ts';
+import { installRuleCrd, ruleCrd, str, type Rule } from './helpers/cel-crd.ts';
 
 let s: TestServer;
 const CRDS = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
@@ -68,9 +68,7 @@ function causes(r: { status: number; text: string; json(): any }): string[] {
 
 before(async () => {
   s = await startTestServer();
-  const r = await s.request('POST', CRDS, { body: widgets });
-  assert.equal(r.status, 201, r.text);
-  for (let i = 0; i < 50 && (await s.request('GET', WIDGETS)).status !== 200; i++) await new Promise((r) => setTimeout(r, 20));
+  await installRuleCrd(s, widgets);
 });
 after(async () => {
   await s.stop();
@@ -161,10 +159,7 @@ test('misused optional syntax is refused when the CRD is written, with errors at
 
   // optional syntax inside string literals is text, not syntax
   const literal = crd('trinkets', 'Trinket', { type: 'object', properties: { name: str(63, { rule: "self != 'a.?b' && self != \"[?x]\" && self != r'''{?'k': v}'''", message: 'reserved name' }) } });
-  const c = await s.request('POST', CRDS, { body: literal });
-  assert.equal(c.status, 201, c.text);
-  const TRINKETS = `/apis/${GROUP}/v1/namespaces/default/trinkets`;
-  for (let i = 0; i < 50 && (await s.request('GET', TRINKETS)).status !== 200; i++) await new Promise((r) => setTimeout(r, 20));
+  const TRINKETS = await installRuleCrd(s, literal);
   assert.equal((await created('Trinket', TRINKETS, 'ok', { name: 'ab' })).status, 201);
   assert.deepEqual(causes(await created('Trinket', TRINKETS, 'reserved', { name: '[?x]' })), ['spec.name: Invalid value: "[?x]": reserved name']);
 });
@@ -178,10 +173,7 @@ test('// comments in rules, also at the end of the text, and // inside string li
       { rule: '// at most 3 hops\nself.?hops.orValue(0) <= 3 // (none: 0)', message: 'too many hops' },
     ],
   });
-  const r = await s.request('POST', CRDS, { body: links });
-  assert.equal(r.status, 201, r.text);
-  const LINKS = `/apis/${GROUP}/v1/namespaces/default/links`;
-  for (let i = 0; i < 50 && (await s.request('GET', LINKS)).status !== 200; i++) await new Promise((r) => setTimeout(r, 20));
+  const LINKS = await installRuleCrd(s, links);
   assert.equal((await created('Link', LINKS, 'ok', { url: 'https://example.com', hops: 2 })).status, 201);
   assert.deepEqual(causes(await created('Link', LINKS, 'plain', { url: 'http://example.com', hops: 4 })), ['spec: Invalid value: https only', 'spec: Invalid value: too many hops']);
 });
@@ -196,10 +188,7 @@ test('or and orValue evaluate their argument only when the target is none, as ce
       { rule: 'self.?primary.or(optional.of(self.backup)).hasValue()', message: 'a name or a backup is needed' },
     ],
   });
-  const c = await s.request('POST', CRDS, { body: names });
-  assert.equal(c.status, 201, c.text);
-  const NAMES = `/apis/${GROUP}/v1/namespaces/default/names`;
-  for (let i = 0; i < 50 && (await s.request('GET', NAMES)).status !== 200; i++) await new Promise((r) => setTimeout(r, 20));
+  const NAMES = await installRuleCrd(s, names);
   assert.equal((await created('Name', NAMES, 'primary-only', { primary: 'a' })).status, 201);
   assert.equal((await created('Name', NAMES, 'backup-only', { backup: 'b' })).status, 201);
   assert.deepEqual(causes(await created('Name', NAMES, 'empty-primary', { primary: '' })), ['spec: Invalid value: a name is needed']);

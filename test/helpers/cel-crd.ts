@@ -1,4 +1,6 @@
 // A namespaced CRD with one served version whose spec schema is given, for tests of CEL rules.
+import assert from 'node:assert/strict';
+import type { TestServer } from './server.ts';
 
 export type Rule = { rule: string; message?: string; messageExpression?: string; optionalOldSelf?: boolean };
 
@@ -25,4 +27,16 @@ export function ruleCrd(group: string, plural: string, kind: string, spec: Recor
       ],
     },
   };
+}
+
+/**
+ * Creates a ruleCrd on the server and waits until its resource is served; returns the resource's
+ * path in namespace default.
+ */
+export async function installRuleCrd(s: TestServer, crd: ReturnType<typeof ruleCrd>): Promise<string> {
+  const r = await s.request('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', { body: crd });
+  assert.equal(r.status, 201, r.text);
+  const path = `/apis/${crd.spec.group}/v1/namespaces/default/${crd.spec.names.plural}`;
+  for (let i = 0; i < 50 && (await s.request('GET', path)).status !== 200; i++) await new Promise((res) => setTimeout(res, 20));
+  return path;
 }
