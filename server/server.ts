@@ -153,7 +153,12 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   });
 
   // HTTP/2 with an HTTP/1.1 fallback, as kube-apiserver serves (server/http/listener.ts).
-  const listener = await listen(app.callback() as unknown as RequestHandler, {
+  // Each request first finishes a batch the writer has committed (EventLog.pollCommitted).
+  const handle = app.callback() as unknown as RequestHandler;
+  const listener = await listen((req, res) => {
+    eventLog.pollCommitted();
+    handle(req, res);
+  }, {
     key: pki.servingKeyPem,
     cert: pki.servingCertPem,
     ca: pki.caCertPem,

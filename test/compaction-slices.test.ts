@@ -13,7 +13,7 @@ import type { WriterRequest, WriterResponse, StorageThreadData, SliceRange } fro
 /** A writer thread on `file`, driven directly through its protocol. */
 function startWriter(file: string) {
   const { port1, port2 } = new MessageChannel();
-  const data: StorageThreadData = { file, synchronous: 'full', role: 'writer', peer: port1 };
+  const data: StorageThreadData = { file, synchronous: 'full', role: 'writer', peer: port1, committed: new Int32Array(new SharedArrayBuffer(4)) };
   const worker = new Worker(new URL('../server/storage/writer-worker.js', import.meta.url), { workerData: data, transferList: [port1], execArgv: [] });
   let id = 0;
   const ask = (req: Omit<WriterRequest, 'id'>) =>

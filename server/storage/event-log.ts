@@ -106,6 +106,10 @@ export class EventLog {
   private scheduled = false;
   /** One batch at a time is with the writer; the next one gathers meanwhile. */
   private inFlight = false;
+  /** The writer request id of the batch in flight (0: none). */
+  private inFlightId = 0;
+  /** The id of the last batch the writer committed, shared with it (StorageThreadData.committed). */
+  private readonly committedSignal = new Int32Array(new SharedArrayBuffer(4));
   private nextRequestId = 1;
   private readonly replies = new Map<number, (r: WriterResponse) => void>();
   private readonly listeners = new Set<EventListener>();
@@ -141,18 +145,11 @@ export class EventLog {
     // No record: compacted by a hearth that set compacted_rv only when done.
     this.unfinishedCompaction = done !== undefined && Number(done.value) < this.compacted;
     this.keyFilter = this.buildKeyFilter();
-    const { writer, checkpointer } = startStorageThreads({ file: opts.file, synchronous: opts.synchronous ?? 'full', walRestartFrames: opts.walRestartFrames });
+    const { writer, checkpointer } = startStorageThreads({ file: opts.file, synchronous: opts.synchronous ?? 'full', walRestartFrames: opts.walRestartFrames, committed: this.committedSignal });
     this.writer = writer;
     this.checkpointer = checkpointer;
-    const onReply = (r: WriterResponse) => {
-      const reply = this.replies.get(r.id);
-      this.replies.delete(r.id);
-      // Idle, the writer must not keep the process alive; awaiting a commit, it must.
-      if (this.replies.size === 0) this.writer.unref();
-      reply?.(r);
-    };
-    this.writer.on('message', onReply);
-    this.checkpointer.on('message', onReply);
+    this.writer.on('message', (r: WriterResponse) => this.deliver(r));
+    this.checkpointer.on('message', (r: WriterResponse) => this.deliver(r));
     // Without it the WAL is no longer copied back (it grows), but every write still commits durably.
     this.checkpointer.on('error', (e) => console.error('storage checkpointer thread failed:', e));
     this.checkpointer.unref();
@@ -162,6 +159,30 @@ export class EventLog {
       this.replies.clear();
     });
     this.writer.unref();
+  }
+
+  /** Hands a storage thread's reply to its asker; a reply already taken (pollCommitted) is dropped. */
+  private deliver(r: WriterResponse): void {
+    const reply = this.replies.get(r.id);
+    this.replies.delete(r.id);
+    // Idle, the writer must not keep the process alive; awaiting a commit, it must.
+    if (this.replies.size === 0) this.writer.unref();
+    reply?.(r);
+  }
+
+  /**
+   * Finishes the batch in flight now if the writer has committed it, without waiting for its
+   * reply message: the main thread reads messages only between two of its tasks, and under
+   * load a task (a socket read with many requests, a watch fan-out) runs for milliseconds.
+   * Measured with 16 writers at once, the reply waited 1.5–2.2 ms on average there, as long as
+   * the commit itself; the batch gathering meanwhile waited with it. The listener calls this
+   * for each request that comes in, write() for each write. True when it finished one.
+   */
+  pollCommitted(): boolean {
+    const id = this.inFlightId;
+    if (id === 0 || Atomics.load(this.committedSignal, 0) !== (id | 0) || !this.replies.has(id)) return false;
+    this.deliver({ id, ok: true });
+    return true;
   }
 
   /** The newest resourceVersion written. */
@@ -378,6 +399,7 @@ export class EventLog {
    */
   write<T>(fn: (tx: WriteTx) => T): Promise<T> {
     if (this.closed) return Promise.reject(new Error('storage is closed'));
+    this.pollCommitted();
     return new Promise<T>((resolve, reject) => {
       this.pending.push({ fn, resolve: resolve as (v: unknown) => void, reject });
       this.schedule();
@@ -534,8 +556,10 @@ export class EventLog {
       return;
     }
     this.inFlight = true;
+    this.inFlightId = this.nextRequestId;
     void this.ask({ id: this.nextRequestId++, ops }).then((reply) => {
       this.inFlight = false;
+      this.inFlightId = 0;
       // A waiting compaction slice goes next (posted from a microtask, before the next flush).
       for (const turn of this.turnWaiters.splice(0)) turn();
       if (!reply.ok) {

@@ -12,6 +12,12 @@ export interface StorageThreadData {
   peer: MessagePort;
   /** WAL size (frames) at which it should start over; tests make it small. */
   walRestartFrames?: number;
+  /**
+   * One Int32 shared with the main thread: the writer stores the id of each batch it committed
+   * (ToInt32 of it) before it replies. The reply is a message, which the main thread reads only
+   * between two of its tasks; it checks this instead whenever a request comes in.
+   */
+  committed: Int32Array;
 }
 
 export interface RowOp {

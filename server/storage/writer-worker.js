@@ -35,7 +35,7 @@ import Database from 'better-sqlite3';
 /** @typedef {import('./writer-protocol.ts').CheckpointStats} CheckpointStats */
 /** @typedef {import('./writer-protocol.ts').SliceRange} SliceRange */
 
-const { file, synchronous, role, peer, walRestartFrames } = /** @type {import('./writer-protocol.ts').StorageThreadData} */ (workerData);
+const { file, synchronous, role, peer, walRestartFrames, committed } = /** @type {import('./writer-protocol.ts').StorageThreadData} */ (workerData);
 
 /** Minimum time between two checkpointer runs: each costs an fsync, so not one per commit. */
 const CHECKPOINT_INTERVAL_MS = 10;
@@ -253,8 +253,10 @@ function runWriter() {
         reply({ id: msg.id, ok: true, removed, to, ms, busyMs: Math.max(0, ms - waitedDuring), tailMs: longestTailMs });
         longestTailMs = 0;
       } else {
-        if ('ops' in msg) commitBatch(msg.ops);
-        else commitMeta(msg.meta);
+        if ('ops' in msg) {
+          commitBatch(msg.ops);
+          Atomics.store(committed, 0, msg.id); // before the reply: EventLog.pollCommitted reads it
+        } else commitMeta(msg.meta);
         end('ops' in msg ? 'batch' : 'meta', 'ops' in msg ? msg.ops.length : msg.meta.length);
         stats.longestBatchMs = Math.max(stats.longestBatchMs, performance.now() - started);
         reply({ id: msg.id, ok: true });
