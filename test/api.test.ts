@@ -282,6 +282,52 @@ test('label and field selectors; unsupported field → 400', async () => {
   assert.equal(all.items.length, 3);
 });
 
+test('metadata.name and metadata.namespace field selectors: across namespaces, paged, at a past resourceVersion, contradictory, watch initial state', async () => {
+  for (const ns of ['byname-a', 'byname-b']) await s.request('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } } });
+  await s.request('POST', '/api/v1/namespaces/byname-a/configmaps', { body: cm('bn-x', { v: '1' }) });
+  await s.request('POST', '/api/v1/namespaces/byname-b/configmaps', { body: cm('bn-x', { v: '1' }) });
+  await s.request('POST', '/api/v1/namespaces/byname-a/configmaps', { body: cm('bn-y') });
+  const keys = (list: any) => list.items.map((i: any) => `${i.metadata.namespace}/${i.metadata.name}`);
+  const get = async (path: string) => {
+    const r = await s.request('GET', path);
+    assert.equal(r.status, 200, r.text);
+    return r.json();
+  };
+  assert.deepEqual(keys(await get('/api/v1/configmaps?fieldSelector=metadata.name%3Dbn-x')), ['byname-a/bn-x', 'byname-b/bn-x']);
+  assert.deepEqual(keys(await get('/api/v1/namespaces/byname-a/configmaps?fieldSelector=metadata.name%3Dbn-x')), ['byname-a/bn-x']);
+  assert.deepEqual(keys(await get('/api/v1/configmaps?fieldSelector=metadata.name%3Dbn-x,metadata.namespace%3Dbyname-b')), ['byname-b/bn-x']);
+  assert.deepEqual(keys(await get('/api/v1/configmaps?fieldSelector=metadata.namespace%3Dbyname-a,metadata.name!%3Dbn-x')), ['byname-a/bn-y']);
+  // The URL's namespace wins over a selector naming another: nothing matches both.
+  assert.deepEqual(keys(await get('/api/v1/namespaces/byname-a/configmaps?fieldSelector=metadata.namespace%3Dbyname-b')), []);
+  const none = await get('/api/v1/configmaps?fieldSelector=metadata.name%3Dbn-x,metadata.name%3Dbn-y');
+  assert.deepEqual(keys(none), []);
+  assert.ok(Number(none.metadata.resourceVersion) > 0);
+  assert.deepEqual(keys(await get('/api/v1/namespaces?fieldSelector=metadata.name%3Dbyname-a')), ['undefined/byname-a']);
+  // Paged: one object per page, the same snapshot, no remainingItemCount with a selector.
+  const p1 = await get('/api/v1/configmaps?fieldSelector=metadata.name%3Dbn-x&limit=1');
+  assert.deepEqual(keys(p1), ['byname-a/bn-x']);
+  assert.ok(p1.metadata.continue);
+  assert.equal(p1.metadata.remainingItemCount, undefined);
+  const p2 = await get(`/api/v1/configmaps?fieldSelector=metadata.name%3Dbn-x&limit=1&continue=${encodeURIComponent(p1.metadata.continue)}`);
+  assert.deepEqual(keys(p2), ['byname-b/bn-x']);
+  assert.equal(p2.metadata.resourceVersion, p1.metadata.resourceVersion);
+  // At a past resourceVersion: read from the log as it was then.
+  const rv = p1.metadata.resourceVersion;
+  await s.request('DELETE', '/api/v1/namespaces/byname-b/configmaps/bn-x');
+  await s.request('PATCH', '/api/v1/namespaces/byname-a/configmaps/bn-x', { raw: '{"data":{"v":"2"}}', headers: { 'content-type': 'application/merge-patch+json' } });
+  const then = await get(`/api/v1/configmaps?fieldSelector=metadata.name%3Dbn-x&resourceVersion=${rv}&resourceVersionMatch=Exact`);
+  assert.deepEqual(keys(then), ['byname-a/bn-x', 'byname-b/bn-x']);
+  assert.deepEqual(then.items.map((i: any) => i.data.v), ['1', '1']);
+  const thenInA = await get(`/api/v1/namespaces/byname-a/configmaps?fieldSelector=metadata.name%3Dbn-x&resourceVersion=${rv}&resourceVersionMatch=Exact`);
+  assert.deepEqual(thenInA.items.map((i: any) => i.data.v), ['1']);
+  const now = await get('/api/v1/configmaps?fieldSelector=metadata.name%3Dbn-x');
+  assert.deepEqual(keys(now), ['byname-a/bn-x']);
+  assert.equal(now.items[0].data.v, '2');
+  // A watch without a resourceVersion starts with the current objects of that name.
+  const initial = await collectWatch('/api/v1/configmaps?watch=1&fieldSelector=metadata.name%3Dbn-x', 1);
+  assert.deepEqual(initial.map((e) => `${e.type} ${e.object.metadata.namespace}/${e.object.metadata.name} ${e.object.data.v}`), ['ADDED byname-a/bn-x 2']);
+});
+
 test('chunked list: limit/continue, remainingItemCount, tampered token → 400', async () => {
   await s.request('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'pages' } } });
   for (let i = 0; i < 7; i++) await s.request('POST', '/api/v1/namespaces/pages/configmaps', { body: cm(`p${i}`) });

@@ -15,7 +15,7 @@ import { apply as applyEngine, update as recordManagedUpdate, zeroObject, cloneJ
 import { UNTYPED } from './apply/fieldset.ts';
 import { goFieldShape } from '../http/protobuf.ts';
 import { validateObjectMeta, validateObjectMetaUpdate, nameRuleFor, generateNameFrom } from './metadata-validation.ts';
-import { parseLabelSelector, parseFieldSelector, fieldsOf, checkFieldSelectorFor } from './selectors.ts';
+import { parseLabelSelector, parseFieldSelector, fieldsOf, checkFieldSelectorFor, type FieldSelector } from './selectors.ts';
 import { ApiError, alreadyExists, badRequest, conflict, gone, invalid, methodNotAllowed, notFound, tooLargeResourceVersion, tooOldResourceVersion } from '../errors.ts';
 import { deepEqual, deepFreeze, isPlainObject } from '../util/json.ts';
 import { servedJsonPrefix, servedAsStored, withStoredItems, decodeObject, CHECK_STORED_JSON, type StoredRow, type ListRow } from '../storage/codec.ts';
@@ -195,9 +195,15 @@ export class GenericStore {
     return cur ? this.present(info, cur.object) : undefined;
   }
 
-  /** The current objects of a resource, no paging or selectors: for in-process callers. */
-  listCurrent(info: ResourceInfo, ns: string | undefined): any[] {
-    return this.log.list(qualifiedResourceOf(info), info.namespaced ? ns : undefined).map((r) => this.present(info, r.object));
+  /**
+   * The current objects of a resource, no paging or selectors: for in-process callers. With
+   * `fields`, a superset of those matching it (the objects its metadata.name and
+   * metadata.namespace requirements allow, see scopeOf): the caller still applies it.
+   */
+  listCurrent(info: ResourceInfo, ns: string | undefined, fields?: FieldSelector): any[] {
+    const scope = scopeOf(info, info.namespaced ? ns : undefined, fields);
+    if (scope === null) return [];
+    return this.log.list(qualifiedResourceOf(info), scope.ns, undefined, -1, scope.named).map((r) => this.present(info, r.object));
   }
 
   /**
@@ -221,7 +227,10 @@ export class GenericStore {
     }
 
     const res = qualifiedResourceOf(info);
-    const scopeNs = info.namespaced ? ns : undefined;
+    // What the field selector's metadata.name and metadata.namespace allow is all that is read.
+    const scope = scopeOf(info, info.namespaced ? ns : undefined, fields);
+    const scopeNs = scope?.ns;
+    const named = scope === null ? NO_NAME : scope.named;
     let snapshot = this.log.currentRv;
     let after: { ns: string; name: string } | undefined;
     if (opts.continue) {
@@ -239,7 +248,7 @@ export class GenericStore {
     // The current table is the snapshot when nothing of this resource changed since it.
     const fromLog = snapshot !== this.log.currentRv && this.log.changedSince(res, snapshot);
     const read = (from: { ns: string; name: string } | undefined, n: number) =>
-      fromLog ? this.log.listAt(res, scopeNs, snapshot, from, n) : this.log.list(res, scopeNs, from, n);
+      fromLog ? this.log.listAt(res, scopeNs, snapshot, from, n, named) : this.log.list(res, scopeNs, from, n, named);
 
     const limit = opts.limit && opts.limit > 0 ? opts.limit : 0;
     const kept: StoredObject[] = [];
@@ -697,6 +706,31 @@ export class GenericStore {
 }
 
 class RetryableConflict extends Error {}
+
+/** No object has it: the name the rows are read by when the field selector allows none (it asks for two names, say). */
+const NO_NAME = '';
+
+/**
+ * Which rows a field selector leaves to look at: the namespace its metadata.namespace equality
+ * names (when the request itself spans all namespaces) and the name its metadata.name equality
+ * names; null when two equalities of one field contradict each other. Every row read is still
+ * matched against the whole selector: this only spares decoding the rows it cannot match.
+ */
+function scopeOf(info: ResourceInfo, ns: string | undefined, fields: FieldSelector | undefined): { ns: string | undefined; named: string | undefined } | null {
+  let named: string | undefined;
+  let inNs: string | undefined;
+  for (const r of fields?.requirements ?? []) {
+    if (r.op !== '=') continue;
+    if (r.field === 'metadata.name') {
+      if (named !== undefined && named !== r.value) return null;
+      named = r.value;
+    } else if (r.field === 'metadata.namespace' && info.namespaced) {
+      if (inNs !== undefined && inNs !== r.value) return null;
+      inNs = r.value;
+    }
+  }
+  return { ns: ns ?? inNs, named };
+}
 
 /** ObjectMeta fields in the order kube-apiserver serializes them (Go struct order). */
 const META_ORDER = ['name', 'generateName', 'namespace', 'selfLink', 'uid', 'resourceVersion', 'generation', 'creationTimestamp', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'labels', 'annotations', 'ownerReferences', 'finalizers', 'managedFields'];

@@ -201,9 +201,9 @@ export class EventLog {
   }
 
   /** Current objects of a resource, in (namespace, name) order, optionally after a key; one namespace or all. */
-  list(res: string, ns: string | undefined, after?: { ns: string; name: string }, limit = -1): StoredObject[] {
+  list(res: string, ns: string | undefined, after?: { ns: string; name: string }, limit = -1, named?: string): StoredObject[] {
     // Decoded on first use: JSON lists transcode the stored bytes instead.
-    return this.rawRows(res, ns, { after, limit }).map((r) => new StoredRow(r[0], r[1], r[2]));
+    return this.rawRows(res, ns, { after, limit, named }).map((r) => new StoredRow(r[0], r[1], r[2]));
   }
 
   /**
@@ -238,12 +238,22 @@ export class EventLog {
     return Buffer.concat(parts);
   }
 
-  /** The rows of list() (or of listAt() when `rv` is given), as arrays: rv, uid, data, ns, name. */
-  private rawRows(res: string, ns: string | undefined, opts: { rv?: number; after?: { ns: string; name: string }; limit?: number }): [number, string, Buffer, string, string][] {
-    const { rv, after, limit = -1 } = opts;
+  /**
+   * The rows of list() (or of listAt() when `rv` is given), as arrays: rv, uid, data, ns, name.
+   * With `named`, only the objects of that name (a metadata.name field selector): looked up by
+   * key in one namespace, found without decoding anything across all of them.
+   */
+  private rawRows(res: string, ns: string | undefined, opts: { rv?: number; after?: { ns: string; name: string }; limit?: number; named?: string }): [number, string, Buffer, string, string][] {
+    const { rv, after, limit = -1, named } = opts;
     const params = { res, ns: ns ?? after?.ns ?? '', name: after?.name ?? '', after: after ? 1 : 0, limit };
-    if (rv === undefined) return (ns === undefined ? this.stmts.rawAll : this.stmts.rawNs).all(params) as [number, string, Buffer, string, string][];
-    return (ns === undefined ? this.stmts.rawAllAt : this.stmts.rawNsAt).all({ ...params, rv }) as [number, string, Buffer, string, string][];
+    const st = this.stmts;
+    if (named !== undefined) {
+      const p = { ...params, only: named };
+      if (rv === undefined) return (ns === undefined ? st.namedAll : st.namedNs).all(p) as [number, string, Buffer, string, string][];
+      return (ns === undefined ? st.namedAllAt : st.namedNsAt).all({ ...p, rv }) as [number, string, Buffer, string, string][];
+    }
+    if (rv === undefined) return (ns === undefined ? st.rawAll : st.rawNs).all(params) as [number, string, Buffer, string, string][];
+    return (ns === undefined ? st.rawAllAt : st.rawNsAt).all({ ...params, rv }) as [number, string, Buffer, string, string][];
   }
 
   /** How many current objects of a resource come after a key (remainingItemCount). */
@@ -266,8 +276,8 @@ export class EventLog {
    * The objects of a resource as they were at rv: for each key its newest event at or below rv,
    * unless that is a deletion (read as stateAt says). Same order and paging as list().
    */
-  listAt(res: string, ns: string | undefined, rv: number, after?: { ns: string; name: string }, limit = -1): StoredObject[] {
-    return this.rawRows(res, ns, { rv, after, limit }).map((r) => new StoredRow(r[0], r[1], r[2]));
+  listAt(res: string, ns: string | undefined, rv: number, after?: { ns: string; name: string }, limit = -1, named?: string): StoredObject[] {
+    return this.rawRows(res, ns, { rv, after, limit, named }).map((r) => new StoredRow(r[0], r[1], r[2]));
   }
 
   /** remainingItemCount for a snapshot page. */
@@ -658,6 +668,13 @@ function prepare(db: Db) {
       AND (@after = 0 OR name > @name) ORDER BY name LIMIT @limit`).raw(),
     rawAllAt: p(`${stateAt('', 'ns > @ns OR (ns = @ns AND name > @name)')} ORDER BY ns, name LIMIT @limit`).raw(),
     rawNsAt: p(`${stateAt('AND ns = @ns', 'name > @name')} ORDER BY name LIMIT @limit`).raw(),
+    // The same, only the objects named @only.
+    namedAll: p(`SELECT rv, uid, data, ns, name FROM objects WHERE res = @res AND name = @only
+      AND (@after = 0 OR ns > @ns OR (ns = @ns AND name > @name)) ORDER BY ns, name LIMIT @limit`).raw(),
+    namedNs: p(`SELECT rv, uid, data, ns, name FROM objects WHERE res = @res AND ns = @ns AND name = @only
+      AND (@after = 0 OR name > @name) ORDER BY name LIMIT @limit`).raw(),
+    namedAllAt: p(`${stateAt('AND name = @only', 'ns > @ns OR (ns = @ns AND name > @name)')} ORDER BY ns, name LIMIT @limit`).raw(),
+    namedNsAt: p(`${stateAt('AND ns = @ns AND name = @only', 'name > @name')} ORDER BY name LIMIT @limit`).raw(),
     eventRowsAfter: p('SELECT rv, type, data FROM events WHERE res = @res AND rv > @rv AND @ns = @ns ORDER BY rv LIMIT @limit').raw(),
     eventRowsAfterNs: p('SELECT rv, type, data FROM events WHERE res = @res AND rv > @rv AND ns = @ns ORDER BY rv LIMIT @limit').raw(),
     countAllAt: p(`SELECT count(*) AS n FROM (${stateAt('', 'ns > @ns OR (ns = @ns AND name > @name)')}) WHERE @limit = @limit`),
