@@ -328,6 +328,41 @@ test('metadata.name and metadata.namespace field selectors: across namespaces, p
   assert.deepEqual(initial.map((e) => `${e.type} ${e.object.metadata.namespace}/${e.object.metadata.name} ${e.object.data.v}`), ['ADDED byname-a/bn-x 2']);
 });
 
+test('label selectors across namespaces: paged, at a past resourceVersion, negative requirements, watch initial state', async () => {
+  for (const ns of ['lab-a', 'lab-b']) await s.request('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } } });
+  await s.request('POST', '/api/v1/namespaces/lab-a/configmaps', { body: cm('one', { v: '1' }, { 'lab.example.com/tier': 'web', shard: '1' }) });
+  await s.request('POST', '/api/v1/namespaces/lab-a/configmaps', { body: cm('two', {}, { 'lab.example.com/tier': 'db' }) });
+  await s.request('POST', '/api/v1/namespaces/lab-b/configmaps', { body: cm('one', {}, { 'lab.example.com/tier': 'web' }) });
+  await s.request('POST', '/api/v1/namespaces/lab-b/configmaps', { body: cm('three', {}, { shard: '2' }) });
+  const keys = (list: any) => list.items.map((i: any) => `${i.metadata.namespace}/${i.metadata.name}`);
+  const get = async (path: string) => {
+    const r = await s.request('GET', path);
+    assert.equal(r.status, 200, r.text);
+    return r.json();
+  };
+  const L = '/api/v1/configmaps?labelSelector=';
+  assert.deepEqual(keys(await get(`${L}lab.example.com%2Ftier%3Dweb`)), ['lab-a/one', 'lab-b/one']);
+  assert.deepEqual(keys(await get(`${L}lab.example.com%2Ftier+in+(web,db)`)), ['lab-a/one', 'lab-a/two', 'lab-b/one']);
+  assert.deepEqual(keys(await get(`${L}lab.example.com%2Ftier,shard`)), ['lab-a/one']);
+  assert.deepEqual(keys(await get(`${L}shard,lab.example.com%2Ftier!%3Dweb`)), ['lab-b/three']);
+  assert.deepEqual(keys(await get(`${L}shard,!lab.example.com%2Ftier`)), ['lab-b/three']);
+  assert.deepEqual(keys(await get(`${L}shard%3E1`)), ['lab-b/three']);
+  assert.deepEqual(keys(await get(`${L}lab.example.com%2Ftier%3Dweb&fieldSelector=metadata.namespace%3Dlab-b`)), ['lab-b/one']);
+  const p1 = await get(`${L}lab.example.com%2Ftier&limit=2`);
+  assert.deepEqual(keys(p1), ['lab-a/one', 'lab-a/two']);
+  assert.equal(p1.metadata.remainingItemCount, undefined);
+  const p2 = await get(`${L}lab.example.com%2Ftier&limit=2&continue=${encodeURIComponent(p1.metadata.continue)}`);
+  assert.deepEqual(keys(p2), ['lab-b/one']);
+  assert.equal(p2.metadata.continue, undefined);
+  // A label changed since: the list at the older resourceVersion still sees it as it was.
+  const rv = p1.metadata.resourceVersion;
+  await s.request('PATCH', '/api/v1/namespaces/lab-a/configmaps/one', { raw: '{"metadata":{"labels":{"lab.example.com/tier":"db"}}}', headers: { 'content-type': 'application/merge-patch+json' } });
+  assert.deepEqual(keys(await get(`${L}lab.example.com%2Ftier%3Dweb&resourceVersion=${rv}&resourceVersionMatch=Exact`)), ['lab-a/one', 'lab-b/one']);
+  assert.deepEqual(keys(await get(`${L}lab.example.com%2Ftier%3Dweb`)), ['lab-b/one']);
+  const initial = await collectWatch(`${L}lab.example.com%2Ftier%3Ddb&watch=1`, 2);
+  assert.deepEqual(initial.map((e) => `${e.type} ${e.object.metadata.namespace}/${e.object.metadata.name}`), ['ADDED lab-a/one', 'ADDED lab-a/two']);
+});
+
 test('chunked list: limit/continue, remainingItemCount, tampered token → 400', async () => {
   await s.request('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'pages' } } });
   for (let i = 0; i < 7; i++) await s.request('POST', '/api/v1/namespaces/pages/configmaps', { body: cm(`p${i}`) });

@@ -151,7 +151,7 @@ export class WatchService {
     const adapter = new ConvertingWatch(w, converter, this.store.services, info.version, initialState || fromRv === undefined ? startRv : fromRv);
     if (initialState) {
       w.lastRv = startRv;
-      adapter.initial(this.store.listCurrent(info, scopeNs, w.fields).filter((o) => w.matches(o)));
+      adapter.initial(this.store.listCurrent(info, scopeNs, w.fields, w.labels).filter((o) => w.matches(o)));
     } else if (fromRv === undefined) {
       w.lastRv = startRv;
     } else {
@@ -230,7 +230,7 @@ export class WatchService {
       // Every object, as stored: the rows framed as ADDED events, none decoded.
       const framed = w.writesStoredJson ? this.log.addedEventsJoined(res, scopeNs, servedJsonPrefix(apiVersionOf(info), info.kind), !!info.custom) : undefined;
       if (framed) w.writeFramed(framed);
-      else for (const item of this.store.listCurrent(info, scopeNs, w.fields)) if (w.matches(item)) w.write('ADDED', item);
+      else for (const item of this.store.listCurrent(info, scopeNs, w.fields, w.labels)) if (w.matches(item)) w.write('ADDED', item);
     } else if (fromRv === undefined) {
       w.lastRv = this.log.currentRv;
     } else if (fromRv < this.log.compactedRv) {
@@ -298,7 +298,7 @@ class WatchStream implements Watcher {
     private readonly fmt: OutputFormat,
     private readonly res: string,
     private readonly scopeNs: string | undefined,
-    private readonly labels: LabelSelector | undefined,
+    readonly labels: LabelSelector | undefined,
     readonly fields: FieldSelector | undefined,
     private readonly includeObject: string | null,
     private readonly representation: string,

@@ -12,6 +12,17 @@ export interface LabelSelector {
   matches(labels: Record<string, string> | undefined): boolean;
   /** True when the selector does not restrict anything (matches every object). */
   readonly empty: boolean;
+  /**
+   * Labels a matching object must carry, each with the values it may have (undefined: any):
+   * what `=`, `==`, `in`, `exists`, `gt` and `lt` require. Storage reads by them before
+   * matches() decides; the other requirements restrict nothing here.
+   */
+  readonly required: readonly RequiredLabel[];
+}
+
+export interface RequiredLabel {
+  key: string;
+  values?: readonly string[];
 }
 
 type LabelOp = 'in' | 'notin' | '=' | '==' | '!=' | 'exists' | '!' | 'gt' | 'lt';
@@ -86,20 +97,31 @@ function compileRequirement(r: LabelRequirement): LabelTest {
 }
 
 function makeLabelSelector(reqs: LabelRequirement[] | null): LabelSelector {
-  if (reqs === null) return { empty: false, matches: () => false }; // labels.Nothing()
-  if (reqs.length === 0) return { empty: true, matches: () => true };
+  if (reqs === null) return { empty: false, required: [], matches: () => false }; // labels.Nothing()
+  if (reqs.length === 0) return { empty: true, required: [], matches: () => true };
   const tests = reqs.map(compileRequirement);
+  const required = requiredLabels(reqs);
   if (tests.length === 1) {
     const t = tests[0];
-    return { empty: false, matches: (l) => t(l) };
+    return { empty: false, required, matches: (l) => t(l) };
   }
   return {
     empty: false,
+    required,
     matches(l) {
       for (let i = 0; i < tests.length; i++) if (!tests[i](l)) return false;
       return true;
     },
   };
+}
+
+function requiredLabels(reqs: LabelRequirement[]): RequiredLabel[] {
+  const out: RequiredLabel[] = [];
+  for (const r of reqs) {
+    if (r.op === '=' || r.op === '==' || r.op === 'in') out.push({ key: r.key, values: r.values });
+    else if (r.op === 'exists' || r.op === 'gt' || r.op === 'lt') out.push({ key: r.key });
+  }
+  return out;
 }
 
 // --- NewRequirement: validation shared by the string parser and metav1.LabelSelector ---------

@@ -15,7 +15,7 @@ import { apply as applyEngine, update as recordManagedUpdate, zeroObject, cloneJ
 import { UNTYPED } from './apply/fieldset.ts';
 import { goFieldShape } from '../http/protobuf.ts';
 import { validateObjectMeta, validateObjectMetaUpdate, nameRuleFor, generateNameFrom } from './metadata-validation.ts';
-import { parseLabelSelector, parseFieldSelector, fieldsOf, checkFieldSelectorFor, type FieldSelector } from './selectors.ts';
+import { parseLabelSelector, parseFieldSelector, fieldsOf, checkFieldSelectorFor, type FieldSelector, type LabelSelector } from './selectors.ts';
 import { ApiError, alreadyExists, badRequest, conflict, gone, invalid, methodNotAllowed, notFound, tooLargeResourceVersion, tooOldResourceVersion } from '../errors.ts';
 import { deepEqual, deepFreeze, isPlainObject } from '../util/json.ts';
 import { servedJsonPrefix, servedAsStored, withStoredItems, decodeObject, CHECK_STORED_JSON, type StoredRow, type ListRow } from '../storage/codec.ts';
@@ -197,13 +197,14 @@ export class GenericStore {
 
   /**
    * The current objects of a resource, no paging or selectors: for in-process callers. With
-   * `fields`, a superset of those matching it (the objects its metadata.name and
-   * metadata.namespace requirements allow, see scopeOf): the caller still applies it.
+   * selectors, a superset of those matching them (the objects the field selector's
+   * metadata.name and metadata.namespace allow, see scopeOf, and those carrying the labels the
+   * label selector requires): the caller still applies them.
    */
-  listCurrent(info: ResourceInfo, ns: string | undefined, fields?: FieldSelector): any[] {
+  listCurrent(info: ResourceInfo, ns: string | undefined, fields?: FieldSelector, labels?: LabelSelector): any[] {
     const scope = scopeOf(info, info.namespaced ? ns : undefined, fields);
     if (scope === null) return [];
-    return this.log.list(qualifiedResourceOf(info), scope.ns, undefined, -1, scope.named).map((r) => this.present(info, r.object));
+    return this.log.list(qualifiedResourceOf(info), scope.ns, undefined, -1, { name: scope.named, labels: labels?.required }).map((r) => this.present(info, r.object));
   }
 
   /**
@@ -230,7 +231,7 @@ export class GenericStore {
     // What the field selector's metadata.name and metadata.namespace allow is all that is read.
     const scope = scopeOf(info, info.namespaced ? ns : undefined, fields);
     const scopeNs = scope?.ns;
-    const named = scope === null ? NO_NAME : scope.named;
+    const only = { name: scope === null ? NO_NAME : scope.named, labels: labels.required };
     let snapshot = this.log.currentRv;
     let after: { ns: string; name: string } | undefined;
     if (opts.continue) {
@@ -248,7 +249,7 @@ export class GenericStore {
     // The current table is the snapshot when nothing of this resource changed since it.
     const fromLog = snapshot !== this.log.currentRv && this.log.changedSince(res, snapshot);
     const read = (from: { ns: string; name: string } | undefined, n: number) =>
-      fromLog ? this.log.listAt(res, scopeNs, snapshot, from, n, named) : this.log.list(res, scopeNs, from, n, named);
+      fromLog ? this.log.listAt(res, scopeNs, snapshot, from, n, only) : this.log.list(res, scopeNs, from, n, only);
 
     const limit = opts.limit && opts.limit > 0 ? opts.limit : 0;
     const kept: StoredObject[] = [];

@@ -46,6 +46,15 @@ export interface LogEvent {
 
 export type EventListener = (events: LogEvent[]) => void;
 
+/**
+ * What a list reads at most (the caller still matches each row against its selectors): only
+ * objects of this name, only those carrying these labels (each with one of the values, when given).
+ */
+export interface RowFilter {
+  name?: string;
+  labels?: readonly { key: string; values?: readonly string[] }[];
+}
+
 /** Rows of recently written keys kept in memory (at most a few MB: rows are a few KB). */
 const RECENT_ROWS = 1024;
 
@@ -114,6 +123,8 @@ export class EventLog {
   private readonly replies = new Map<number, (r: WriterResponse) => void>();
   private readonly listeners = new Set<EventListener>();
   private readonly stmts: ReturnType<typeof prepare>;
+  /** filteredRows' statements, by the shape of their filter. */
+  private readonly filteredStmts = new Map<string, Database.Statement>();
   private closed?: Promise<void>;
   /** Versions at or below this were compacted: lists and watches from them answer 410 Gone. */
   private compacted: number;
@@ -201,9 +212,9 @@ export class EventLog {
   }
 
   /** Current objects of a resource, in (namespace, name) order, optionally after a key; one namespace or all. */
-  list(res: string, ns: string | undefined, after?: { ns: string; name: string }, limit = -1, named?: string): StoredObject[] {
+  list(res: string, ns: string | undefined, after?: { ns: string; name: string }, limit = -1, only?: RowFilter): StoredObject[] {
     // Decoded on first use: JSON lists transcode the stored bytes instead.
-    return this.rawRows(res, ns, { after, limit, named }).map((r) => new StoredRow(r[0], r[1], r[2]));
+    return this.rawRows(res, ns, { after, limit, only }).map((r) => new StoredRow(r[0], r[1], r[2]));
   }
 
   /**
@@ -238,22 +249,56 @@ export class EventLog {
     return Buffer.concat(parts);
   }
 
-  /**
-   * The rows of list() (or of listAt() when `rv` is given), as arrays: rv, uid, data, ns, name.
-   * With `named`, only the objects of that name (a metadata.name field selector): looked up by
-   * key in one namespace, found without decoding anything across all of them.
-   */
-  private rawRows(res: string, ns: string | undefined, opts: { rv?: number; after?: { ns: string; name: string }; limit?: number; named?: string }): [number, string, Buffer, string, string][] {
-    const { rv, after, limit = -1, named } = opts;
+  /** The rows of list() (or of listAt() when `rv` is given), as arrays: rv, uid, data, ns, name. */
+  private rawRows(res: string, ns: string | undefined, opts: { rv?: number; after?: { ns: string; name: string }; limit?: number; only?: RowFilter }): [number, string, Buffer, string, string][] {
+    const { rv, after, limit = -1, only } = opts;
     const params = { res, ns: ns ?? after?.ns ?? '', name: after?.name ?? '', after: after ? 1 : 0, limit };
-    const st = this.stmts;
-    if (named !== undefined) {
-      const p = { ...params, only: named };
-      if (rv === undefined) return (ns === undefined ? st.namedAll : st.namedNs).all(p) as [number, string, Buffer, string, string][];
-      return (ns === undefined ? st.namedAllAt : st.namedNsAt).all({ ...p, rv }) as [number, string, Buffer, string, string][];
+    if (only !== undefined && (only.name !== undefined || only.labels?.length)) return this.filteredRows(ns !== undefined, rv, only, params);
+    if (rv === undefined) return (ns === undefined ? this.stmts.rawAll : this.stmts.rawNs).all(params) as [number, string, Buffer, string, string][];
+    return (ns === undefined ? this.stmts.rawAllAt : this.stmts.rawNsAt).all({ ...params, rv }) as [number, string, Buffer, string, string][];
+  }
+
+  /**
+   * rawRows narrowed in SQLite by a RowFilter, so rows it rules out are never decoded here: a
+   * name is looked up by key; required labels are read from the stored JSON text by SQLite's
+   * JSON functions (rows stored as CBOR always pass: the caller matches every row it gets).
+   * Statements are made per shape of filter and kept.
+   */
+  private filteredRows(inNs: boolean, rv: number | undefined, only: RowFilter, params: Record<string, unknown>): [number, string, Buffer, string, string][] {
+    const labels = only.labels ?? [];
+    let shape = `${inNs ? 'ns' : 'all'}:${rv === undefined ? 'now' : 'at'}:${only.name === undefined ? '' : 'name'}`;
+    const p: Record<string, unknown> = { ...params, rv, only: only.name };
+    const tests: string[] = [];
+    labels.forEach((l, i) => {
+      p[`k${i}`] = `$.metadata.labels.${JSON.stringify(l.key)}`;
+      const label = `json_extract(CAST(data AS TEXT), @k${i})`;
+      if (l.values === undefined) {
+        tests.push(`${label} IS NOT NULL`);
+        shape += ':*';
+        return;
+      }
+      l.values.forEach((v, j) => (p[`v${i}_${j}`] = v));
+      tests.push(`${label} IN (${l.values.map((_, j) => `@v${i}_${j}`).join(', ')})`);
+      shape += `:${l.values.length}`;
+    });
+    let stmt = this.filteredStmts.get(shape);
+    if (stmt === undefined) {
+      const scope = `${inNs ? 'AND ns = @ns' : ''} ${only.name === undefined ? '' : 'AND name = @only'}`;
+      const cursor = inNs ? 'name > @name' : 'ns > @ns OR (ns = @ns AND name > @name)';
+      // (a JSON text starts with "{"; CBOR maps never do)
+      const labelled = tests.length ? `AND (substr(data, 1, 1) <> X'7B' OR (${tests.join(' AND ')}))` : '';
+      const rows =
+        rv === undefined
+          ? `SELECT rv, uid, data, ns, name FROM objects WHERE res = @res ${scope} AND (@after = 0 OR ${cursor}) ${labelled}`
+          : `SELECT * FROM (${stateAt(scope, cursor)}) WHERE 1 ${labelled}`;
+      stmt = this.db.prepare(`${rows} ORDER BY ${inNs ? 'name' : 'ns, name'} LIMIT @limit`).raw();
+      if (this.filteredStmts.size >= 64) this.filteredStmts.clear();
+      this.filteredStmts.set(shape, stmt);
     }
-    if (rv === undefined) return (ns === undefined ? st.rawAll : st.rawNs).all(params) as [number, string, Buffer, string, string][];
-    return (ns === undefined ? st.rawAllAt : st.rawNsAt).all({ ...params, rv }) as [number, string, Buffer, string, string][];
+    // better-sqlite3 refuses parameters a statement does not name.
+    if (rv === undefined) delete p.rv;
+    if (only.name === undefined) delete p.only;
+    return stmt.all(p) as [number, string, Buffer, string, string][];
   }
 
   /** How many current objects of a resource come after a key (remainingItemCount). */
@@ -276,8 +321,8 @@ export class EventLog {
    * The objects of a resource as they were at rv: for each key its newest event at or below rv,
    * unless that is a deletion (read as stateAt says). Same order and paging as list().
    */
-  listAt(res: string, ns: string | undefined, rv: number, after?: { ns: string; name: string }, limit = -1, named?: string): StoredObject[] {
-    return this.rawRows(res, ns, { rv, after, limit, named }).map((r) => new StoredRow(r[0], r[1], r[2]));
+  listAt(res: string, ns: string | undefined, rv: number, after?: { ns: string; name: string }, limit = -1, only?: RowFilter): StoredObject[] {
+    return this.rawRows(res, ns, { rv, after, limit, only }).map((r) => new StoredRow(r[0], r[1], r[2]));
   }
 
   /** remainingItemCount for a snapshot page. */
@@ -668,13 +713,6 @@ function prepare(db: Db) {
       AND (@after = 0 OR name > @name) ORDER BY name LIMIT @limit`).raw(),
     rawAllAt: p(`${stateAt('', 'ns > @ns OR (ns = @ns AND name > @name)')} ORDER BY ns, name LIMIT @limit`).raw(),
     rawNsAt: p(`${stateAt('AND ns = @ns', 'name > @name')} ORDER BY name LIMIT @limit`).raw(),
-    // The same, only the objects named @only.
-    namedAll: p(`SELECT rv, uid, data, ns, name FROM objects WHERE res = @res AND name = @only
-      AND (@after = 0 OR ns > @ns OR (ns = @ns AND name > @name)) ORDER BY ns, name LIMIT @limit`).raw(),
-    namedNs: p(`SELECT rv, uid, data, ns, name FROM objects WHERE res = @res AND ns = @ns AND name = @only
-      AND (@after = 0 OR name > @name) ORDER BY name LIMIT @limit`).raw(),
-    namedAllAt: p(`${stateAt('AND name = @only', 'ns > @ns OR (ns = @ns AND name > @name)')} ORDER BY ns, name LIMIT @limit`).raw(),
-    namedNsAt: p(`${stateAt('AND ns = @ns AND name = @only', 'name > @name')} ORDER BY name LIMIT @limit`).raw(),
     eventRowsAfter: p('SELECT rv, type, data FROM events WHERE res = @res AND rv > @rv AND @ns = @ns ORDER BY rv LIMIT @limit').raw(),
     eventRowsAfterNs: p('SELECT rv, type, data FROM events WHERE res = @res AND rv > @rv AND ns = @ns ORDER BY rv LIMIT @limit').raw(),
     countAllAt: p(`SELECT count(*) AS n FROM (${stateAt('', 'ns > @ns OR (ns = @ns AND name > @name)')}) WHERE @limit = @limit`),
