@@ -1,5 +1,6 @@
 // Lists narrowed in SQLite (EventLog RowFilter): by name, and by the labels a label selector
-// requires, read from the stored JSON without decoding rows here. The store matches every row it
+// requires, read from the stored JSON without decoding rows here (and each row's labels handed
+// over as text, so the store matches the selector without decoding rows either). The store matches every row it
 // gets against the whole selector; what is tested here is that the narrowing never drops a row
 // that could match (CBOR rows, whose labels SQLite cannot read, always pass), at the current
 // state and at an older resourceVersion, page by page.
@@ -11,6 +12,7 @@ import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { openDatabase } from '../server/storage/database.ts';
 import { EventLog, type Key, type RowFilter, type StoredObject } from '../server/storage/event-log.ts';
+import type { StoredRow } from '../server/storage/codec.ts';
 
 const key = (ns: string, name: string): Key => ({ res: 'configmaps', ns, name });
 const cm = (ns: string, name: string, labels?: Record<string, string>, extra: Record<string, unknown> = {}) => ({
@@ -50,6 +52,13 @@ test('rows narrowed by name and by required labels, now and at an older resource
     assert.deepEqual(all({ name: 'web-1', labels: [{ key: 'app.kubernetes.io/name' }] }), ['a/web-1']);
     assert.deepEqual(all({ name: 'web-1' }, 'b'), ['b/web-1']);
     assert.deepEqual(all({ name: 'nope' }), []);
+    // With readLabels each JSON row comes with its labels as text ("null" for none); a CBOR row without.
+    const labelled = log.list('configmaps', 'b', undefined, -1, { readLabels: true }) as StoredRow[];
+    assert.deepEqual(
+      labelled.map((r) => [r.object.metadata.name, r.labelsJson]),
+      [['big', undefined], ['cache', '{"tier":"cache","app.kubernetes.io/name":"shop"}'], ['web-1', '{"tier":"web"}']],
+    );
+    assert.deepEqual(log.list('configmaps', 'a', undefined, -1, { readLabels: true, name: 'plain' }).map((r) => (r as StoredRow).labelsJson), ['null']);
     // Page by page: the cursor goes on from the last row of the page before.
     const web = { labels: [{ key: 'tier', values: ['web', 'db'] }] };
     const pages: string[][] = [];

@@ -231,7 +231,8 @@ export class GenericStore {
     // What the field selector's metadata.name and metadata.namespace allow is all that is read.
     const scope = scopeOf(info, info.namespaced ? ns : undefined, fields);
     const scopeNs = scope?.ns;
-    const only = { name: scope === null ? NO_NAME : scope.named, labels: labels.required };
+    // With a label selector, SQLite also gives each row's labels: rows are matched undecoded.
+    const only = { name: scope === null ? NO_NAME : scope.named, labels: labels.required, readLabels: !labels.empty };
     let snapshot = this.log.currentRv;
     let after: { ns: string; name: string } | undefined;
     if (opts.continue) {
@@ -282,9 +283,8 @@ export class GenericStore {
       const rows = read(after, batch);
       for (const row of rows) {
         if (filtering) {
-          const o = row.object;
-          if (!labels.matches(o.metadata?.labels)) continue;
-          if (!fields.empty && !fields.matches(fieldsOf(info, o))) continue;
+          if (!labels.empty && !labels.matches(labelsOf(row))) continue;
+          if (!fields.empty && !fields.matches(fieldsOf(info, row.object))) continue;
         }
         kept.push(row);
         if (limit && kept.length === limit) {
@@ -707,6 +707,13 @@ export class GenericStore {
 }
 
 class RetryableConflict extends Error {}
+
+/** A row's metadata.labels, from the labels the read gave when it did (StoredRow.labelsJson), else from the object. */
+function labelsOf(row: StoredObject): Record<string, string> | undefined {
+  const json = (row as Partial<StoredRow>).labelsJson;
+  if (json !== undefined) return (JSON.parse(json) as Record<string, string> | null) ?? undefined;
+  return row.object.metadata?.labels;
+}
 
 /** No object has it: the name the rows are read by when the field selector allows none (it asks for two names, say). */
 const NO_NAME = '';

@@ -173,6 +173,11 @@ export class StoredRow {
     readonly data: Uint8Array,
     /** The object as this process committed it, if it did: shared, read-only (see StoredObject). */
     readonly committed?: any,
+    /**
+     * metadata.labels as JSON text ("null" when there are none), when the read gave them
+     * (EventLog RowFilter.readLabels): a label selector is matched without decoding the row.
+     */
+    readonly labelsJson?: string,
   ) {}
 
   get object(): any {

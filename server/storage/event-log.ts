@@ -53,6 +53,8 @@ export type EventListener = (events: LogEvent[]) => void;
 export interface RowFilter {
   name?: string;
   labels?: readonly { key: string; values?: readonly string[] }[];
+  /** Give each JSON row's metadata.labels (StoredRow.labelsJson) as SQLite reads them. */
+  readLabels?: boolean;
 }
 
 /** Rows of recently written keys kept in memory (at most a few MB: rows are a few KB). */
@@ -214,7 +216,7 @@ export class EventLog {
   /** Current objects of a resource, in (namespace, name) order, optionally after a key; one namespace or all. */
   list(res: string, ns: string | undefined, after?: { ns: string; name: string }, limit = -1, only?: RowFilter): StoredObject[] {
     // Decoded on first use: JSON lists transcode the stored bytes instead.
-    return this.rawRows(res, ns, { after, limit, only }).map((r) => new StoredRow(r[0], r[1], r[2]));
+    return this.rawRows(res, ns, { after, limit, only }).map(storedRow);
   }
 
   /**
@@ -249,11 +251,11 @@ export class EventLog {
     return Buffer.concat(parts);
   }
 
-  /** The rows of list() (or of listAt() when `rv` is given), as arrays: rv, uid, data, ns, name. */
-  private rawRows(res: string, ns: string | undefined, opts: { rv?: number; after?: { ns: string; name: string }; limit?: number; only?: RowFilter }): [number, string, Buffer, string, string][] {
+  /** The rows of list() (or of listAt() when `rv` is given), as arrays: rv, uid, data, ns, name (and labels, see RowFilter.readLabels). */
+  private rawRows(res: string, ns: string | undefined, opts: { rv?: number; after?: { ns: string; name: string }; limit?: number; only?: RowFilter }): RawRow[] {
     const { rv, after, limit = -1, only } = opts;
     const params = { res, ns: ns ?? after?.ns ?? '', name: after?.name ?? '', after: after ? 1 : 0, limit };
-    if (only !== undefined && (only.name !== undefined || only.labels?.length)) return this.filteredRows(ns !== undefined, rv, only, params);
+    if (only !== undefined && (only.name !== undefined || only.labels?.length || only.readLabels)) return this.filteredRows(ns !== undefined, rv, only, params);
     if (rv === undefined) return (ns === undefined ? this.stmts.rawAll : this.stmts.rawNs).all(params) as [number, string, Buffer, string, string][];
     return (ns === undefined ? this.stmts.rawAllAt : this.stmts.rawNsAt).all({ ...params, rv }) as [number, string, Buffer, string, string][];
   }
@@ -264,9 +266,9 @@ export class EventLog {
    * JSON functions (rows stored as CBOR always pass: the caller matches every row it gets).
    * Statements are made per shape of filter and kept.
    */
-  private filteredRows(inNs: boolean, rv: number | undefined, only: RowFilter, params: Record<string, unknown>): [number, string, Buffer, string, string][] {
+  private filteredRows(inNs: boolean, rv: number | undefined, only: RowFilter, params: Record<string, unknown>): RawRow[] {
     const labels = only.labels ?? [];
-    let shape = `${inNs ? 'ns' : 'all'}:${rv === undefined ? 'now' : 'at'}:${only.name === undefined ? '' : 'name'}`;
+    let shape = `${inNs ? 'ns' : 'all'}:${rv === undefined ? 'now' : 'at'}:${only.name === undefined ? '' : 'name'}:${only.readLabels ? 'labels' : ''}`;
     const p: Record<string, unknown> = { ...params, rv, only: only.name };
     const tests: string[] = [];
     labels.forEach((l, i) => {
@@ -291,14 +293,18 @@ export class EventLog {
         rv === undefined
           ? `SELECT rv, uid, data, ns, name FROM objects WHERE res = @res ${scope} AND (@after = 0 OR ${cursor}) ${labelled}`
           : `SELECT * FROM (${stateAt(scope, cursor)}) WHERE 1 ${labelled}`;
-      stmt = this.db.prepare(`${rows} ORDER BY ${inNs ? 'name' : 'ns, name'} LIMIT @limit`).raw();
+      // (no labels column for CBOR rows: NULL, the row is decoded)
+      const withLabels = only.readLabels
+        ? `SELECT *, CASE WHEN substr(data, 1, 1) = X'7B' THEN coalesce(json_extract(CAST(data AS TEXT), '$.metadata.labels'), 'null') END FROM (${rows})`
+        : rows;
+      stmt = this.db.prepare(`${withLabels} ORDER BY ${inNs ? 'name' : 'ns, name'} LIMIT @limit`).raw();
       if (this.filteredStmts.size >= 64) this.filteredStmts.clear();
       this.filteredStmts.set(shape, stmt);
     }
     // better-sqlite3 refuses parameters a statement does not name.
     if (rv === undefined) delete p.rv;
     if (only.name === undefined) delete p.only;
-    return stmt.all(p) as [number, string, Buffer, string, string][];
+    return stmt.all(p) as RawRow[];
   }
 
   /** How many current objects of a resource come after a key (remainingItemCount). */
@@ -322,7 +328,7 @@ export class EventLog {
    * unless that is a deletion (read as stateAt says). Same order and paging as list().
    */
   listAt(res: string, ns: string | undefined, rv: number, after?: { ns: string; name: string }, limit = -1, only?: RowFilter): StoredObject[] {
-    return this.rawRows(res, ns, { rv, after, limit, only }).map((r) => new StoredRow(r[0], r[1], r[2]));
+    return this.rawRows(res, ns, { rv, after, limit, only }).map(storedRow);
   }
 
   /** remainingItemCount for a snapshot page. */
@@ -681,6 +687,13 @@ function stateAt(scope: string, cursor: string): string {
     SELECT p.rv, p.uid, p.data, f.ns, f.name FROM (
       SELECT ns, name, prev_rv, min(rv) FROM events WHERE res = @res ${scope} AND rv > @rv GROUP BY ns, name HAVING (@after = 0 OR ${cursor})
     ) f JOIN events p ON p.rv = f.prev_rv`;
+}
+
+/** A row of rawRows: rv, uid, data, ns, name, and its labels' JSON text when asked for (null for a CBOR row). */
+type RawRow = [number, string, Buffer, string, string, (string | null)?];
+
+function storedRow(r: RawRow): StoredRow {
+  return new StoredRow(r[0], r[1], r[2], undefined, r[5] ?? undefined);
 }
 
 /** Rows joined by listJoined. */
