@@ -5,7 +5,8 @@ import assert from 'node:assert/strict';
 import type { FieldError } from '../server/schema/types.ts';
 import { validateCustomResourceDefinition, validateStructural } from '../server/registry/crd/crd-validation.ts';
 import { compileVersionSchema, goFloat } from '../server/registry/crd/schema-validator.ts';
-import { compileSchemaRules, costErrorMessage, escapeCelName, evaluateRules, parseQuantity, validFieldPath } from '../server/registry/crd/cel.ts';
+import { compileSchemaRules, costErrorMessage, escapeCelName, evaluateRules, validFieldPath } from '../server/registry/crd/cel.ts';
+import { parseQuantity } from '../server/util/quantity.ts';
 
 const fmt = (errs: FieldError[]) => errs.map((e) => `${e.field}: ${e.message}`);
 const clone = <T>(v: T): T => JSON.parse(JSON.stringify(v));

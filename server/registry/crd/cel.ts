@@ -45,6 +45,7 @@ import { isIPv4, isIPv6 } from 'node:net';
 import { deepEqual } from '../../util/json.ts';
 import type { FieldError } from '../../schema/types.ts';
 import { goQuote, isQualifiedName, isValidLabelValue, validateName } from '../metadata-validation.ts';
+import { parseQuantity, addRationals, subtractRationals, compareRationals, type Rational } from '../../util/quantity.ts';
 import {
   childPath,
   duplicateError,
@@ -323,53 +324,13 @@ function celEquals(a: any, b: any): boolean {
 
 // --- quantity: exact rational values (k8s resource.Quantity) ---
 
-const BIN_SUFFIX: Record<string, bigint> = { Ki: 1n << 10n, Mi: 1n << 20n, Gi: 1n << 30n, Ti: 1n << 40n, Pi: 1n << 50n, Ei: 1n << 60n };
-const DEC_SUFFIX: Record<string, number> = { n: -9, u: -6, m: -3, '': 0, k: 3, M: 6, G: 9, T: 12, P: 15, E: 18 };
-
-interface Rational {
-  num: bigint;
-  den: bigint;
-}
-const gcd = (a: bigint, b: bigint): bigint => {
-  a = a < 0n ? -a : a;
-  b = b < 0n ? -b : b;
-  while (b) [a, b] = [b, a % b];
-  return a || 1n;
-};
-const norm = (r: Rational): Rational => {
-  const g = gcd(r.num, r.den);
-  return { num: r.num / g, den: r.den / g };
-};
-
-/** Parses a Kubernetes quantity ("1.5Gi", "100m", "1e3") into an exact rational; undefined if invalid. */
-export function parseQuantity(s: string): Rational | undefined {
-  const m = /^([+-]?)([0-9]+(?:\.[0-9]*)?|\.[0-9]+)(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE][+-]?[0-9]+)?$/.exec(s);
-  if (!m) return undefined;
-  const [, sign, digits, suffix = ''] = m;
-  const [ip, fp = ''] = digits.split('.');
-  let num = BigInt((ip || '0') + fp);
-  let den = 10n ** BigInt(fp.length);
-  if (sign === '-') num = -num;
-  if (suffix in BIN_SUFFIX) num *= BIN_SUFFIX[suffix];
-  else {
-    const exp = suffix in DEC_SUFFIX ? DEC_SUFFIX[suffix] : Number(suffix.slice(1));
-    if (!Number.isFinite(exp) || Math.abs(exp) > 1000) return undefined;
-    if (exp >= 0) num *= 10n ** BigInt(exp);
-    else den *= 10n ** BigInt(-exp);
-  }
-  return norm({ num, den });
-}
 const quantityValue = (r: Rational) => tagged('quantity', { num: r.num, den: r.den });
 const ratOf = (v: any): Rational => {
   if (typeof v === 'bigint') return { num: v, den: 1n };
   const q = expectTag(v, 'quantity', 'quantity');
   return { num: q.get('num'), den: q.get('den') };
 };
-const cmpRat = (a: Rational, b: Rational): number => {
-  const l = a.num * b.den;
-  const r = b.num * a.den;
-  return l < r ? -1 : l > r ? 1 : 0;
-};
+const cmpRat = compareRationals;
 
 // --- ip / cidr ---
 
@@ -989,12 +950,12 @@ const K8S_FUNCS = [
   celMethod('add', MAP, [DYN], MAP, function (o: any) {
     const a = ratOf(this);
     const b = ratOf(o);
-    return quantityValue(norm({ num: a.num * b.den + b.num * a.den, den: a.den * b.den }));
+    return quantityValue(addRationals(a, b));
   }),
   celMethod('sub', MAP, [DYN], MAP, function (o: any) {
     const a = ratOf(this);
     const b = ratOf(o);
-    return quantityValue(norm({ num: a.num * b.den - b.num * a.den, den: a.den * b.den }));
+    return quantityValue(subtractRationals(a, b));
   }),
   // (quantity and semver)
   celMethod('isGreaterThan', MAP, [MAP], BOOL, function (o: any) {

@@ -1,3 +1,4 @@
 // Importing this registers every per-kind strategy.
 import './namespaces.ts';
 import './crds.ts';
+import './pods.ts';
