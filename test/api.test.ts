@@ -363,6 +363,31 @@ test('label selectors across namespaces: paged, at a past resourceVersion, negat
   assert.deepEqual(initial.map((e) => `${e.type} ${e.object.metadata.namespace}/${e.object.metadata.name}`), ['ADDED lab-a/one', 'ADDED lab-a/two']);
 });
 
+test('pods by spec.nodeName (as a kubelet lists them), spec.host, status.phase, an empty value for unscheduled ones', async () => {
+  await s.request('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'nodes-a' } } });
+  await s.request('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'nodes-b' } } });
+  const pod = (ns: string, name: string, nodeName?: string) =>
+    s.request('POST', `/api/v1/namespaces/${ns}/pods`, { body: { apiVersion: 'v1', kind: 'Pod', metadata: { name, labels: { app: name } }, spec: { ...(nodeName ? { nodeName } : {}), containers: [{ name: 'c', image: 'busybox' }] } } });
+  for (const [ns, name, node] of [['nodes-a', 'p1', 'node-1'], ['nodes-a', 'p2', 'node-2'], ['nodes-b', 'p3', 'node-1'], ['nodes-b', 'p4', undefined]] as const) {
+    assert.equal((await pod(ns, name, node)).status, 201);
+  }
+  const keys = async (q: string) => {
+    const r = await s.request('GET', `/api/v1/pods?${q}`);
+    assert.equal(r.status, 200, r.text);
+    return r.json().items.map((i: any) => `${i.metadata.namespace}/${i.metadata.name}`).filter((k: string) => k.startsWith('nodes-'));
+  };
+  assert.deepEqual(await keys('fieldSelector=spec.nodeName%3Dnode-1'), ['nodes-a/p1', 'nodes-b/p3']);
+  assert.deepEqual(await keys('fieldSelector=spec.host%3Dnode-2'), ['nodes-a/p2']);
+  assert.deepEqual(await keys('fieldSelector=spec.nodeName%3D'), ['nodes-b/p4']);
+  assert.deepEqual(await keys('fieldSelector=spec.nodeName%3Dnode-1,metadata.namespace%3Dnodes-b'), ['nodes-b/p3']);
+  assert.deepEqual(await keys('fieldSelector=spec.nodeName%3Dnode-1&labelSelector=app%3Dp1'), ['nodes-a/p1']);
+  assert.deepEqual(await keys('fieldSelector=spec.nodeName!%3Dnode-1'), ['nodes-a/p2', 'nodes-b/p4']);
+  assert.deepEqual(await keys('fieldSelector=spec.nodeName%3Dnode-3'), []);
+  assert.deepEqual(await keys('fieldSelector=status.phase%3DPending,spec.nodeName%3Dnode-2'), ['nodes-a/p2']);
+  const initial = await collectWatch('/api/v1/pods?watch=1&fieldSelector=spec.nodeName%3Dnode-2', 1);
+  assert.deepEqual(initial.map((e) => `${e.type} ${e.object.metadata.namespace}/${e.object.metadata.name}`), ['ADDED nodes-a/p2']);
+});
+
 test('chunked list: limit/continue, remainingItemCount, tampered token → 400', async () => {
   await s.request('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'pages' } } });
   for (let i = 0; i < 7; i++) await s.request('POST', '/api/v1/namespaces/pages/configmaps', { body: cm(`p${i}`) });

@@ -52,6 +52,18 @@ test('rows narrowed by name and by required labels, now and at an older resource
     assert.deepEqual(all({ name: 'web-1', labels: [{ key: 'app.kubernetes.io/name' }] }), ['a/web-1']);
     assert.deepEqual(all({ name: 'web-1' }, 'b'), ['b/web-1']);
     assert.deepEqual(all({ name: 'nope' }), []);
+    // A string at a JSON path (a pod's spec.nodeName, say).
+    await write('a', 'on-node', undefined, { spec: { nodeName: 'n1' } });
+    await write('b', 'on-other', undefined, { spec: { nodeName: 'n2' } });
+    await write('b', 'numbered', undefined, { spec: { nodeName: 7 } });
+    const onN1 = { fields: [{ path: '$.spec.nodeName', value: 'n1' }] };
+    assert.deepEqual(all(onN1), ['a/on-node', 'b/big']);
+    assert.deepEqual(all({ ...onN1, labels: [{ key: 'tier' }] }), ['b/big']);
+    assert.deepEqual(all({ fields: [{ path: '$.spec.nodeName', value: '7' }] }), ['b/big']);
+    for (const name of ['on-node', 'on-other', 'numbered']) {
+      const ns = name === 'on-node' ? 'a' : 'b';
+      await log.write((tx) => tx.remove(key(ns, name), cm(ns, name), tx.get(key(ns, name))!));
+    }
     // With readLabels each JSON row comes with its labels as text ("null" for none); a CBOR row without.
     const labelled = log.list('configmaps', 'b', undefined, -1, { readLabels: true }) as StoredRow[];
     assert.deepEqual(

@@ -862,6 +862,28 @@ export function checkFieldSelectorSupported(group: string, resource: string, sel
   }
 }
 
+/**
+ * Where in the stored object a selectable field is read from, for fields whose value is that
+ * string as it is (else ""): storage can then look for objects holding a given non-empty value
+ * without decoding them. Pods only, for the kubelet's list and watch by spec.nodeName.
+ */
+const STRING_FIELD_PATHS: Record<string, Record<string, string>> = {
+  pods: {
+    'spec.nodeName': '$.spec.nodeName',
+    'spec.host': '$.spec.nodeName',
+    'spec.restartPolicy': '$.spec.restartPolicy',
+    'spec.schedulerName': '$.spec.schedulerName',
+    'spec.serviceAccountName': '$.spec.serviceAccountName',
+    'status.phase': '$.status.phase',
+    'status.nominatedNodeName': '$.status.nominatedNodeName',
+  },
+};
+
+/** The JSON path of a selectable field of a built-in kind whose value is a string read as it is (see STRING_FIELD_PATHS). */
+export function stringFieldPath(info: ResourceInfo, field: string): string | undefined {
+  return info.custom ? undefined : STRING_FIELD_PATHS[kindKey(info.group, info.resource)]?.[field];
+}
+
 /** The field set of an object of any resource, built-in or custom. */
 export function fieldsOf(info: ResourceInfo, obj: any): Record<string, string> {
   return info.custom ? info.custom.fields(obj) : selectableFields(info.group, info.resource, obj, info.namespaced);

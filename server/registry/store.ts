@@ -15,7 +15,7 @@ import { apply as applyEngine, update as recordManagedUpdate, zeroObject, cloneJ
 import { UNTYPED } from './apply/fieldset.ts';
 import { goFieldShape } from '../http/protobuf.ts';
 import { validateObjectMeta, validateObjectMetaUpdate, nameRuleFor, generateNameFrom } from './metadata-validation.ts';
-import { parseLabelSelector, parseFieldSelector, fieldsOf, checkFieldSelectorFor, type FieldSelector, type LabelSelector } from './selectors.ts';
+import { parseLabelSelector, parseFieldSelector, fieldsOf, checkFieldSelectorFor, stringFieldPath, type FieldSelector, type LabelSelector } from './selectors.ts';
 import { ApiError, alreadyExists, badRequest, conflict, gone, invalid, methodNotAllowed, notFound, tooLargeResourceVersion, tooOldResourceVersion } from '../errors.ts';
 import { deepEqual, deepFreeze, isPlainObject } from '../util/json.ts';
 import { servedJsonPrefix, servedAsStored, withStoredItems, decodeObject, CHECK_STORED_JSON, type StoredRow, type ListRow } from '../storage/codec.ts';
@@ -204,7 +204,7 @@ export class GenericStore {
   listCurrent(info: ResourceInfo, ns: string | undefined, fields?: FieldSelector, labels?: LabelSelector): any[] {
     const scope = scopeOf(info, info.namespaced ? ns : undefined, fields);
     if (scope === null) return [];
-    return this.log.list(qualifiedResourceOf(info), scope.ns, undefined, -1, { name: scope.named, labels: labels?.required }).map((r) => this.present(info, r.object));
+    return this.log.list(qualifiedResourceOf(info), scope.ns, undefined, -1, { name: scope.named, fields: scope.fields, labels: labels?.required }).map((r) => this.present(info, r.object));
   }
 
   /**
@@ -232,7 +232,7 @@ export class GenericStore {
     const scope = scopeOf(info, info.namespaced ? ns : undefined, fields);
     const scopeNs = scope?.ns;
     // With a label selector, SQLite also gives each row's labels: rows are matched undecoded.
-    const only = { name: scope === null ? NO_NAME : scope.named, labels: labels.required, readLabels: !labels.empty };
+    const only = { name: scope === null ? NO_NAME : scope.named, fields: scope?.fields, labels: labels.required, readLabels: !labels.empty };
     let snapshot = this.log.currentRv;
     let after: { ns: string; name: string } | undefined;
     if (opts.continue) {
@@ -720,13 +720,16 @@ const NO_NAME = '';
 
 /**
  * Which rows a field selector leaves to look at: the namespace its metadata.namespace equality
- * names (when the request itself spans all namespaces) and the name its metadata.name equality
- * names; null when two equalities of one field contradict each other. Every row read is still
- * matched against the whole selector: this only spares decoding the rows it cannot match.
+ * names (when the request itself spans all namespaces), the name its metadata.name equality
+ * names, and the non-empty string values its equalities on plain string fields ask for (a
+ * pod's spec.nodeName; an empty one also matches objects without the field); null when two
+ * equalities of one field contradict each other. Every row read is still matched against the
+ * whole selector: this only spares decoding the rows it cannot match.
  */
-function scopeOf(info: ResourceInfo, ns: string | undefined, fields: FieldSelector | undefined): { ns: string | undefined; named: string | undefined } | null {
+function scopeOf(info: ResourceInfo, ns: string | undefined, fields: FieldSelector | undefined): { ns: string | undefined; named: string | undefined; fields: { path: string; value: string }[] } | null {
   let named: string | undefined;
   let inNs: string | undefined;
+  const values: { path: string; value: string }[] = [];
   for (const r of fields?.requirements ?? []) {
     if (r.op !== '=') continue;
     if (r.field === 'metadata.name') {
@@ -735,9 +738,12 @@ function scopeOf(info: ResourceInfo, ns: string | undefined, fields: FieldSelect
     } else if (r.field === 'metadata.namespace' && info.namespaced) {
       if (inNs !== undefined && inNs !== r.value) return null;
       inNs = r.value;
+    } else if (r.value !== '') {
+      const path = stringFieldPath(info, r.field);
+      if (path !== undefined) values.push({ path, value: r.value });
     }
   }
-  return { ns: ns ?? inNs, named };
+  return { ns: ns ?? inNs, named, fields: values };
 }
 
 /** ObjectMeta fields in the order kube-apiserver serializes them (Go struct order). */

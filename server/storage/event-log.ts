@@ -53,6 +53,8 @@ export type EventListener = (events: LogEvent[]) => void;
 export interface RowFilter {
   name?: string;
   labels?: readonly { key: string; values?: readonly string[] }[];
+  /** String values at JSON paths of the object (`$.spec.nodeName`) it must hold. */
+  fields?: readonly { path: string; value: string }[];
   /** Give each JSON row's metadata.labels (StoredRow.labelsJson) as SQLite reads them. */
   readLabels?: boolean;
 }
@@ -255,15 +257,16 @@ export class EventLog {
   private rawRows(res: string, ns: string | undefined, opts: { rv?: number; after?: { ns: string; name: string }; limit?: number; only?: RowFilter }): RawRow[] {
     const { rv, after, limit = -1, only } = opts;
     const params = { res, ns: ns ?? after?.ns ?? '', name: after?.name ?? '', after: after ? 1 : 0, limit };
-    if (only !== undefined && (only.name !== undefined || only.labels?.length || only.readLabels)) return this.filteredRows(ns !== undefined, rv, only, params);
+    if (only !== undefined && (only.name !== undefined || only.labels?.length || only.fields?.length || only.readLabels)) return this.filteredRows(ns !== undefined, rv, only, params);
     if (rv === undefined) return (ns === undefined ? this.stmts.rawAll : this.stmts.rawNs).all(params) as [number, string, Buffer, string, string][];
     return (ns === undefined ? this.stmts.rawAllAt : this.stmts.rawNsAt).all({ ...params, rv }) as [number, string, Buffer, string, string][];
   }
 
   /**
    * rawRows narrowed in SQLite by a RowFilter, so rows it rules out are never decoded here: a
-   * name is looked up by key; required labels are read from the stored JSON text by SQLite's
-   * JSON functions (rows stored as CBOR always pass: the caller matches every row it gets).
+   * name is looked up by key; required labels and field values are read from the stored JSON
+   * text by SQLite's JSON functions (rows stored as CBOR always pass: the caller matches every
+   * row it gets).
    * Statements are made per shape of filter and kept.
    */
   private filteredRows(inNs: boolean, rv: number | undefined, only: RowFilter, params: Record<string, unknown>): RawRow[] {
@@ -282,6 +285,12 @@ export class EventLog {
       l.values.forEach((v, j) => (p[`v${i}_${j}`] = v));
       tests.push(`${label} IN (${l.values.map((_, j) => `@v${i}_${j}`).join(', ')})`);
       shape += `:${l.values.length}`;
+    });
+    (only.fields ?? []).forEach((f, i) => {
+      p[`fp${i}`] = f.path;
+      p[`fv${i}`] = f.value;
+      tests.push(`json_extract(CAST(data AS TEXT), @fp${i}) = @fv${i}`);
+      shape += ':f';
     });
     let stmt = this.filteredStmts.get(shape);
     if (stmt === undefined) {
