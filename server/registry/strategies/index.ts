@@ -2,3 +2,4 @@
 import './namespaces.ts';
 import './crds.ts';
 import './pods.ts';
+import './jobs.ts';

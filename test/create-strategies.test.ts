@@ -1,5 +1,6 @@
-// Pods are created Pending with their QoS class (kube's podStrategy.PrepareForCreate and
-// qos.ComputePodQOS), and held by scheduling gates with a PodScheduled=False condition.
+// What kube's strategies set on create: pods Pending with their QoS class (podStrategy
+// PrepareForCreate, qos.ComputePodQOS) and a PodScheduled=False condition while scheduling gates
+// hold them; jobs with the server's selector (jobStrategy PrepareForCreate, generateSelector).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { podQOSClass } from '../server/registry/strategies/pods.ts';
@@ -52,6 +53,48 @@ test('a created pod is Pending with its QoS class; scheduling gates add PodSched
     const row = table.json().rows[0].cells;
     const columns = table.json().columnDefinitions.map((d: any) => d.name);
     assert.equal(row[columns.indexOf('Status')], 'Pending');
+  } finally {
+    await s.stop();
+  }
+});
+
+test('a job gets the server\'s selector and template labels; its own labels default to the template\'s; manualSelector keeps the user\'s', async () => {
+  const s: TestServer = await startTestServer();
+  try {
+    const job = (name: string, extra: { labels?: Record<string, string>; templateLabels?: Record<string, string>; spec?: Record<string, unknown> } = {}) => ({
+      apiVersion: 'batch/v1',
+      kind: 'Job',
+      metadata: { name, ...(extra.labels ? { labels: extra.labels } : {}) },
+      spec: { template: { ...(extra.templateLabels ? { metadata: { labels: extra.templateLabels } } : {}), spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'busybox' }] } }, ...extra.spec },
+    });
+    const create = async (body: unknown) => {
+      const r = await s.request('POST', '/apis/batch/v1/namespaces/default/jobs', { body });
+      assert.equal(r.status, 201, r.text);
+      return r.json();
+    };
+    const plain = await create(job('plain'));
+    const uid = plain.metadata.uid;
+    const generated = { 'job-name': 'plain', 'batch.kubernetes.io/job-name': 'plain', 'controller-uid': uid, 'batch.kubernetes.io/controller-uid': uid };
+    assert.deepEqual(plain.spec.template.metadata.labels, generated);
+    assert.deepEqual(plain.spec.selector, { matchLabels: { 'batch.kubernetes.io/controller-uid': uid } });
+    assert.deepEqual(plain.metadata.labels, generated);
+    assert.equal(plain.spec.manualSelector, false);
+    // Template labels of the user's own: kept, and they alone become the job's labels.
+    const labelled = await create(job('labelled', { templateLabels: { app: 'batch' } }));
+    assert.equal(labelled.spec.template.metadata.labels.app, 'batch');
+    assert.equal(labelled.spec.template.metadata.labels['batch.kubernetes.io/job-name'], 'labelled');
+    assert.deepEqual(labelled.metadata.labels, { app: 'batch' });
+    const own = await create(job('own', { labels: { team: 'x' } }));
+    assert.deepEqual(own.metadata.labels, { team: 'x' });
+    const manual = await create(job('manual', { templateLabels: { app: 'm' }, spec: { manualSelector: true, selector: { matchLabels: { app: 'm' } } } }));
+    assert.deepEqual(manual.spec.selector, { matchLabels: { app: 'm' } });
+    assert.deepEqual(manual.spec.template.metadata.labels, { app: 'm' });
+    // kubectl finds the job's pods by the selector it shows.
+    const table = await s.request('GET', '/apis/batch/v1/namespaces/default/jobs/plain', { headers: { accept: 'application/json;as=Table;v=v1;g=meta.k8s.io' } });
+    const t = table.json();
+    const cells = t.rows[0].cells;
+    const names = t.columnDefinitions.map((d: any) => d.name);
+    assert.equal(cells[names.indexOf('Selector')], `batch.kubernetes.io/controller-uid=${uid}`);
   } finally {
     await s.stop();
   }
