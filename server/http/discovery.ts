@@ -5,7 +5,7 @@ import { createHash } from 'node:crypto';
 import type { GroupInfo, ResourceInfo, SubresourceInfo } from '../schema/types.ts';
 
 /** The subresources the server serves; discovery and OpenAPI advertise only these. */
-export const SERVED_SUBRESOURCES: readonly string[] = ['status', 'scale'];
+export const SERVED_SUBRESOURCES: readonly string[] = ['status', 'scale', 'binding'];
 
 /** What the discovery and OpenAPI builders need from the catalog (ResourceCatalog satisfies it). */
 export interface CatalogView {

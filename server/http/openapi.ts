@@ -559,6 +559,23 @@ function resourcePaths(r: ResourceInfo, resolved: ResolvedSchemas): PathSpec[] {
         consumes: ANY_TYPE,
       });
     }
+    // A create-only subresource (pods/binding) takes its options on the path, as kube's does.
+    const createOnly = info.verbs.includes('create') && !info.verbs.includes('get');
+    if (createOnly) {
+      ops.push({
+        method: 'post',
+        operationId: `create${suffix}`,
+        description: `create ${sub} of ${article(kind)} ${kind}`,
+        tag,
+        action: 'post',
+        gvk: subGvk,
+        params: [],
+        body: { schema: subDef, required: true, mediaTypes: ANY_TYPE },
+        responses: [ok(subDef), created(subDef), accepted(subDef), UNAUTHORIZED],
+        produces: OBJECT_TYPES,
+        consumes: ANY_TYPE,
+      });
+    }
     if (info.verbs.includes('patch')) {
       ops.push({
         method: 'patch',
@@ -574,7 +591,7 @@ function resourcePaths(r: ResourceInfo, resolved: ResolvedSchemas): PathSpec[] {
         consumes: patchTypes,
       });
     }
-    if (ops.length) out.push({ path: `${itemPath}/${sub}`, params: [nameParam(subKind), ...scopeParams], ops });
+    if (ops.length) out.push({ path: `${itemPath}/${sub}`, params: createOnly ? sortParams([...WRITE_PARAMS, nameParam(subKind), ...scopeParams]) : [nameParam(subKind), ...scopeParams], ops });
   }
 
   if (r.namespaced && has('list')) {

@@ -65,6 +65,11 @@ export function resourceHandler(deps: ResourceHandlerDeps): Koa.Middleware {
         return deps.watch.serve(ctx, info, ri);
       case 'create': {
         const rc = requestContext(ctx, 'CreateOptions');
+        if (ri.subresource === 'binding') {
+          await store.bind(info, ns, ri.name, await readObjectBody(ctx, info, 'io.k8s.api.core.v1.Binding', rc), rc);
+          // As kube-apiserver answers a create that returns a Status.
+          return respondObject(ctx, info, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 }, 201, rc, true);
+        }
         const body = await readObjectBody(ctx, info, info.definition, rc);
         const created = await store.create(info, ns, body, rc);
         return respondObject(ctx, info, created, 201, rc);

@@ -10,6 +10,7 @@ import type { AdmissionChain } from '../admission/chain.ts';
 import type { AdmissionAttributes } from '../admission/types.ts';
 import type { UserInfo } from '../authentication/user.ts';
 import { strategyFor, type Strategy } from './strategy.ts';
+import { assignPod, validatePodBinding } from './strategies/pods.ts';
 import { defaultsFor } from './strategies/defaulting.ts';
 import { apply as applyEngine, update as recordManagedUpdate, zeroObject, cloneJSON } from './apply/index.ts';
 import { UNTYPED } from './apply/fieldset.ts';
@@ -377,6 +378,20 @@ export class GenericStore {
     return this.present(info, obj, true);
   }
 
+  /**
+   * POST pods/{name}/binding, as kube's BindingREST: the Binding must name the pod and a node;
+   * the pod is assigned to it (see assignPod). Answers nothing but success.
+   */
+  async bind(info: ResourceInfo, ns: string, name: string, body: any, ctx: RequestContext): Promise<void> {
+    const binding = isPlainObject(body) ? body : {};
+    if (binding.kind !== undefined && binding.kind !== 'Binding') throw badRequest(`the object provided is unrecognized (must be of type Binding): ${String(binding.kind)}`);
+    const meta = isPlainObject(binding.metadata) ? binding.metadata : {};
+    if (meta.name !== name) throw badRequest('name in URL does not match name in Binding object');
+    const errors = validatePodBinding(binding);
+    if (errors.length) throw invalid('', 'Binding', name, errors);
+    await this.guaranteedUpdate(info, ns, name, 'binding', ctx, undefined, (pod: any) => assignPod(pod, binding, nowTimestamp()));
+  }
+
   /** PUT: body replaces the object (or, for a subresource, what that subresource owns). */
   async update(info: ResourceInfo, ns: string, name: string, body: any, ctx: RequestContext, subresource = ''): Promise<any> {
     const obj = this.checkBody(info, body);
@@ -442,7 +457,7 @@ export class GenericStore {
       const obj = this.prepareUpdate(info, strategy, subresource, desired, old);
       const attrs = this.attrs('UPDATE', info, subresource, key.ns, name, obj, old, ctx);
       await this.admission.admit(attrs);
-      if (!isApply) this.recordUpdate(info, old, obj, ctx, subresource);
+      if (!isApply && !strategy.storageOnlySubresources?.includes(subresource)) this.recordUpdate(info, old, obj, ctx, subresource);
       this.validate(info, strategy, obj, old, ctx);
       await this.admission.validate(attrs);
       const finishDeletion = obj.metadata.deletionTimestamp && pendingFinalizers(strategy, obj).length === 0;
@@ -491,7 +506,9 @@ export class GenericStore {
     }
     delete meta.selfLink;
     if (!subresource) strategy.prepareForUpdate?.(obj, old);
-    if (strategy.tracksGeneration) {
+    if (strategy.storageOnlySubresources?.includes(subresource)) {
+      if (oldMeta.generation !== undefined) meta.generation = oldMeta.generation;
+    } else if (strategy.tracksGeneration) {
       meta.generation = oldMeta.generation ?? 1;
       // Custom objects without a status subresource count status changes too, as kube does.
       const countsStatus = info.custom && !info.custom.hasStatus;

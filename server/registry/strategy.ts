@@ -19,6 +19,11 @@ export interface Strategy {
   prepareForDeletion?(obj: any): void;
   /** Subresources with their own update rules: given the stored object and the request body, the object to store. */
   subresourceUpdate?: Record<string, (body: any, old: any) => any>;
+  /**
+   * Subresources whose writes go straight to storage, as kube's REST for them writes: no
+   * managedFields entry and no generation bump (pods/binding).
+   */
+  storageOnlySubresources?: readonly string[];
 }
 
 const strategies = new Map<string, Strategy>();

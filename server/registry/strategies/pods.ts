@@ -1,8 +1,13 @@
 // Pods: created Pending, with the QoS class their resources give (kube's podStrategy
 // PrepareForCreate and qos.ComputePodQOS), and a PodScheduled=False condition while scheduling
-// gates hold them.
+// gates hold them; assigned to a node through the binding subresource (kube's BindingREST),
+// which a scheduler posts.
 import { registerStrategy } from '../strategy.ts';
 import { addRationals, compareRationals, parseQuantity, type Rational } from '../../util/quantity.ts';
+import { conflict, internalError } from '../../errors.ts';
+import type { FieldError } from '../../schema/types.ts';
+import { notSupportedError, requiredError } from '../crd/schema-validator.ts';
+import { goQuote } from '../metadata-validation.ts';
 
 type ResourceList = Record<string, unknown> | undefined;
 
@@ -53,7 +58,50 @@ export function podQOSClass(pod: any): 'Guaranteed' | 'Burstable' | 'BestEffort'
   return guaranteed && requests.size === limits.size ? 'Guaranteed' : 'Burstable';
 }
 
+/** ValidatePodBinding: a Node target (or no kind), with a name. */
+export function validatePodBinding(binding: any): FieldError[] {
+  const errors: FieldError[] = [];
+  const target = typeof binding?.target === 'object' && binding.target !== null ? binding.target : {};
+  const kind = typeof target.kind === 'string' ? target.kind : '';
+  if (kind !== '' && kind !== 'Node') errors.push(notSupportedError('target.kind', goQuote(kind), ['Node', '<empty>']));
+  if (typeof target.name !== 'string' || target.name === '') errors.push(requiredError('target.name', ''));
+  return errors;
+}
+
+/**
+ * The pod assigned to the Binding's node (kube's setPodNodeAndMetadata): refused while it is
+ * being deleted, already assigned or gated, or when the Binding's uid or resourceVersion
+ * preconditions fail; the Binding's annotations are added and PodScheduled turns True.
+ */
+export function assignPod(pod: any, binding: any, now: string): any {
+  const name: string = pod.metadata.name;
+  const meta = binding.metadata ?? {};
+  if (pod.metadata.deletionTimestamp) throw internalError(`pod ${name} is being deleted, cannot be assigned to a host`);
+  if (meta.uid && meta.uid !== pod.metadata.uid) throw conflict('', 'pods/binding', name, `Precondition failed: UID in precondition: ${meta.uid}, UID in object meta: ${pod.metadata.uid}`);
+  if (meta.resourceVersion && meta.resourceVersion !== pod.metadata.resourceVersion) {
+    throw conflict('', 'pods/binding', name, `Precondition failed: ResourceVersion in precondition: ${meta.resourceVersion}, ResourceVersion in object meta: ${pod.metadata.resourceVersion}`);
+  }
+  const spec = (pod.spec ??= {});
+  if (spec.nodeName) throw conflict('', 'pods/binding', name, `pod ${name} is already assigned to node ${JSON.stringify(spec.nodeName)}`);
+  if (Array.isArray(spec.schedulingGates) && spec.schedulingGates.length > 0) throw conflict('', 'pods/binding', name, `pod ${name} has non-empty .spec.schedulingGates`);
+  spec.nodeName = binding.target.name;
+  if (typeof meta.annotations === 'object' && meta.annotations !== null && Object.keys(meta.annotations).length) {
+    pod.metadata.annotations = { ...(pod.metadata.annotations ?? {}), ...meta.annotations };
+  }
+  // podutil.UpdatePodCondition: the transition time moves only when the status does.
+  const status = (pod.status ??= {});
+  const conditions: any[] = Array.isArray(status.conditions) ? status.conditions : (status.conditions = []);
+  const at = conditions.findIndex((c) => c?.type === 'PodScheduled');
+  const scheduled = { type: 'PodScheduled', status: 'True', lastTransitionTime: at >= 0 && conditions[at].status === 'True' ? conditions[at].lastTransitionTime : now };
+  if (at >= 0) conditions[at] = scheduled;
+  else conditions.push(scheduled);
+  return pod;
+}
+
 registerStrategy('', 'pods', {
+  // The binding's pod is the pod to store (assignPod made it from the stored one).
+  subresourceUpdate: { binding: (pod) => pod },
+  storageOnlySubresources: ['binding'],
   prepareForCreate(pod) {
     pod.status = { phase: 'Pending', qosClass: podQOSClass(pod) };
     if (Array.isArray(pod.spec?.schedulingGates) && pod.spec.schedulingGates.length > 0) {
