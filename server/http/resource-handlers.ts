@@ -65,8 +65,9 @@ export function resourceHandler(deps: ResourceHandlerDeps): Koa.Middleware {
         return deps.watch.serve(ctx, info, ri);
       case 'create': {
         const rc = requestContext(ctx, 'CreateOptions');
-        if (ri.subresource === 'binding') {
-          await store.bind(info, ns, ri.name, await readObjectBody(ctx, info, 'io.k8s.api.core.v1.Binding', rc), rc);
+        const sub = ri.subresource ? store.subresourceCreate(info, ri.subresource) : undefined;
+        if (sub) {
+          await store.createSubresource(info, ns, ri.name, ri.subresource, await readObjectBody(ctx, info, sub.definition, rc), rc);
           // As kube-apiserver answers a create that returns a Status.
           return respondObject(ctx, info, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 }, 201, rc, true);
         }

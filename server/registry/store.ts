@@ -9,8 +9,7 @@ import { validateObject } from '../schema/validate.ts';
 import type { AdmissionChain } from '../admission/chain.ts';
 import type { AdmissionAttributes } from '../admission/types.ts';
 import type { UserInfo } from '../authentication/user.ts';
-import { strategyFor, type Strategy } from './strategy.ts';
-import { assignPod, validatePodBinding } from './strategies/pods.ts';
+import { strategyFor, type Strategy, type SubresourceCreate } from './strategy.ts';
 import { defaultsFor } from './strategies/defaulting.ts';
 import { apply as applyEngine, update as recordManagedUpdate, zeroObject, cloneJSON } from './apply/index.ts';
 import { UNTYPED } from './apply/fieldset.ts';
@@ -198,9 +197,8 @@ export class GenericStore {
 
   /**
    * The current objects of a resource, no paging or selectors: for in-process callers. With
-   * selectors, a superset of those matching them (the objects the field selector's
-   * metadata.name and metadata.namespace allow, see scopeOf, and those carrying the labels the
-   * label selector requires): the caller still applies them.
+   * selectors, a superset of those matching them (the rows scopeOf and the labels the label
+   * selector requires allow): the caller still applies them.
    */
   listCurrent(info: ResourceInfo, ns: string | undefined, fields?: FieldSelector, labels?: LabelSelector): any[] {
     const scope = scopeOf(info, info.namespaced ? ns : undefined, fields);
@@ -229,7 +227,7 @@ export class GenericStore {
     }
 
     const res = qualifiedResourceOf(info);
-    // What the field selector's metadata.name and metadata.namespace allow is all that is read.
+    // Only rows the selectors allow are read (see scopeOf and RowFilter).
     const scope = scopeOf(info, info.namespaced ? ns : undefined, fields);
     const scopeNs = scope?.ns;
     // With a label selector, SQLite also gives each row's labels: rows are matched undecoded.
@@ -378,18 +376,17 @@ export class GenericStore {
     return this.present(info, obj, true);
   }
 
-  /**
-   * POST pods/{name}/binding, as kube's BindingREST: the Binding must name the pod and a node;
-   * the pod is assigned to it (see assignPod). Answers nothing but success.
-   */
-  async bind(info: ResourceInfo, ns: string, name: string, body: any, ctx: RequestContext): Promise<void> {
-    const binding = isPlainObject(body) ? body : {};
-    if (binding.kind !== undefined && binding.kind !== 'Binding') throw badRequest(`the object provided is unrecognized (must be of type Binding): ${String(binding.kind)}`);
-    const meta = isPlainObject(binding.metadata) ? binding.metadata : {};
-    if (meta.name !== name) throw badRequest('name in URL does not match name in Binding object');
-    const errors = validatePodBinding(binding);
-    if (errors.length) throw invalid('', 'Binding', name, errors);
-    await this.guaranteedUpdate(info, ns, name, 'binding', ctx, undefined, (pod: any) => assignPod(pod, binding, nowTimestamp()));
+  /** The rules of a subresource a POST writes through (pods/binding), if the kind has one by that name. */
+  subresourceCreate(info: ResourceInfo, subresource: string): SubresourceCreate | undefined {
+    return this.strategyFor(info).subresourceCreate?.[subresource];
+  }
+
+  /** POST to such a subresource: the object is rewritten by its rules (see Strategy.subresourceCreate). */
+  async createSubresource(info: ResourceInfo, ns: string, name: string, subresource: string, body: any, ctx: RequestContext): Promise<void> {
+    const rules = this.subresourceCreate(info, subresource);
+    if (!rules) throw methodNotAllowed('the server does not allow this method on the requested resource');
+    rules.check(body, name);
+    await this.guaranteedUpdate(info, ns, name, subresource, ctx, undefined, (obj: any) => rules.apply(obj, body));
   }
 
   /** PUT: body replaces the object (or, for a subresource, what that subresource owns). */
@@ -457,7 +454,7 @@ export class GenericStore {
       const obj = this.prepareUpdate(info, strategy, subresource, desired, old);
       const attrs = this.attrs('UPDATE', info, subresource, key.ns, name, obj, old, ctx);
       await this.admission.admit(attrs);
-      if (!isApply && !strategy.storageOnlySubresources?.includes(subresource)) this.recordUpdate(info, old, obj, ctx, subresource);
+      if (!isApply && !strategy.subresourceCreate?.[subresource]) this.recordUpdate(info, old, obj, ctx, subresource);
       this.validate(info, strategy, obj, old, ctx);
       await this.admission.validate(attrs);
       const finishDeletion = obj.metadata.deletionTimestamp && pendingFinalizers(strategy, obj).length === 0;
@@ -484,6 +481,8 @@ export class GenericStore {
       if (desired.metadata?.managedFields !== undefined) obj.metadata.managedFields = desired.metadata.managedFields;
     } else if (subresource && strategy.subresourceUpdate?.[subresource]) {
       obj = strategy.subresourceUpdate[subresource](desired, cloneJSON(old));
+    } else if (strategy.subresourceCreate?.[subresource]) {
+      obj = desired; // (made by its apply from a copy of old)
     } else {
       obj = desired;
       if (info.subresources?.status) {
@@ -506,7 +505,7 @@ export class GenericStore {
     }
     delete meta.selfLink;
     if (!subresource) strategy.prepareForUpdate?.(obj, old);
-    if (strategy.storageOnlySubresources?.includes(subresource)) {
+    if (strategy.subresourceCreate?.[subresource]) {
       if (oldMeta.generation !== undefined) meta.generation = oldMeta.generation;
     } else if (strategy.tracksGeneration) {
       meta.generation = oldMeta.generation ?? 1;

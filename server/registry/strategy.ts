@@ -20,10 +20,18 @@ export interface Strategy {
   /** Subresources with their own update rules: given the stored object and the request body, the object to store. */
   subresourceUpdate?: Record<string, (body: any, old: any) => any>;
   /**
-   * Subresources whose writes go straight to storage, as kube's REST for them writes: no
-   * managedFields entry and no generation bump (pods/binding).
+   * Subresources a POST writes through (pods/binding): the body's definition, `check` refusing a
+   * malformed body before anything is read, and `apply` making the object to store from a copy
+   * of the stored one. Written straight to storage, as kube's REST for them writes: no
+   * managedFields entry and no generation bump.
    */
-  storageOnlySubresources?: readonly string[];
+  subresourceCreate?: Record<string, SubresourceCreate>;
+}
+
+export interface SubresourceCreate {
+  definition: string;
+  check(body: any, name: string): void;
+  apply(obj: any, body: any): any;
 }
 
 const strategies = new Map<string, Strategy>();

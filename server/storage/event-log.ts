@@ -48,7 +48,8 @@ export type EventListener = (events: LogEvent[]) => void;
 
 /**
  * What a list reads at most (the caller still matches each row against its selectors): only
- * objects of this name, only those carrying these labels (each with one of the values, when given).
+ * objects of this name, only those carrying these labels (each with one of the values, when
+ * given), only those holding these string values.
  */
 export interface RowFilter {
   name?: string;
@@ -297,11 +298,11 @@ export class EventLog {
       const scope = `${inNs ? 'AND ns = @ns' : ''} ${only.name === undefined ? '' : 'AND name = @only'}`;
       const cursor = inNs ? 'name > @name' : 'ns > @ns OR (ns = @ns AND name > @name)';
       // (a JSON text starts with "{"; CBOR maps never do)
-      const labelled = tests.length ? `AND (substr(data, 1, 1) <> X'7B' OR (${tests.join(' AND ')}))` : '';
+      const narrowed = tests.length ? `AND (substr(data, 1, 1) <> X'7B' OR (${tests.join(' AND ')}))` : '';
       const rows =
         rv === undefined
-          ? `SELECT rv, uid, data, ns, name FROM objects WHERE res = @res ${scope} AND (@after = 0 OR ${cursor}) ${labelled}`
-          : `SELECT * FROM (${stateAt(scope, cursor)}) WHERE 1 ${labelled}`;
+          ? `SELECT rv, uid, data, ns, name FROM objects WHERE res = @res ${scope} AND (@after = 0 OR ${cursor}) ${narrowed}`
+          : `SELECT * FROM (${stateAt(scope, cursor)}) WHERE 1 ${narrowed}`;
       // (no labels column for CBOR rows: NULL, the row is decoded)
       const withLabels = only.readLabels
         ? `SELECT *, CASE WHEN substr(data, 1, 1) = X'7B' THEN coalesce(json_extract(CAST(data AS TEXT), '$.metadata.labels'), 'null') END FROM (${rows})`

@@ -4,10 +4,11 @@
 // which a scheduler posts.
 import { registerStrategy } from '../strategy.ts';
 import { addRationals, compareRationals, parseQuantity, type Rational } from '../../util/quantity.ts';
-import { conflict, internalError } from '../../errors.ts';
+import { badRequest, conflict, internalError, invalid } from '../../errors.ts';
 import type { FieldError } from '../../schema/types.ts';
 import { notSupportedError, requiredError } from '../crd/schema-validator.ts';
 import { goQuote } from '../metadata-validation.ts';
+import { nowTimestamp } from '../store.ts';
 
 type ResourceList = Record<string, unknown> | undefined;
 
@@ -98,10 +99,19 @@ export function assignPod(pod: any, binding: any, now: string): any {
   return pod;
 }
 
+/** BindingREST's checks of the request: a Binding, named as the pod, valid. */
+function checkBinding(binding: any, name: string): void {
+  if (typeof binding !== 'object' || binding === null || Array.isArray(binding)) throw badRequest('the body of the request must be a Binding');
+  if (binding.kind !== undefined && binding.kind !== 'Binding') throw badRequest(`the object provided is unrecognized (must be of type Binding): ${String(binding.kind)}`);
+  if (binding.metadata?.name !== name) throw badRequest('name in URL does not match name in Binding object');
+  const errors = validatePodBinding(binding);
+  if (errors.length) throw invalid('', 'Binding', name, errors);
+}
+
 registerStrategy('', 'pods', {
-  // The binding's pod is the pod to store (assignPod made it from the stored one).
-  subresourceUpdate: { binding: (pod) => pod },
-  storageOnlySubresources: ['binding'],
+  subresourceCreate: {
+    binding: { definition: 'io.k8s.api.core.v1.Binding', check: checkBinding, apply: (pod, binding) => assignPod(pod, binding, nowTimestamp()) },
+  },
   prepareForCreate(pod) {
     pod.status = { phase: 'Pending', qosClass: podQOSClass(pod) };
     if (Array.isArray(pod.spec?.schedulingGates) && pod.spec.schedulingGates.length > 0) {
