@@ -247,6 +247,17 @@ test('bodies arriving in many chunks are read whole; an oversized body is 413 an
   assert.equal(empty.json().message, 'the body of the request was empty');
 });
 
+test('a create or update without Content-Type is read as JSON (kubectl create --raw sends none); a patch without one is 415', async () => {
+  const created = await s.request('POST', '/api/v1/namespaces/wire/configmaps', { raw: JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'no-type' }, data: { a: '1' } }) });
+  assert.equal(created.status, 201, created.text);
+  const replaced = await s.request('PUT', '/api/v1/namespaces/wire/configmaps/no-type', { raw: JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'no-type' }, data: { a: '2' } }) });
+  assert.equal(replaced.status, 200, replaced.text);
+  assert.equal(replaced.json().data.a, '2');
+  const patched = await s.request('PATCH', '/api/v1/namespaces/wire/configmaps/no-type', { raw: '{"data":{"a":"3"}}' });
+  assert.equal(patched.status, 415);
+  assert.equal(patched.json().reason, 'UnsupportedMediaType');
+});
+
 test('HTTP/1.1 headers: 200 KB of them are served (kube allows 1 MiB), past 1 MiB the answer is 431', async () => {
   const ok = await s.request('GET', '/api/v1/namespaces/wire/configmaps/c', { headers: { 'x-padding': 'p'.repeat(200_000) } });
   assert.equal(ok.status, 200);

@@ -289,7 +289,9 @@ export function setWarnings(ctx: Koa.Context, warnings: string[]): void {
 }
 
 async function readObjectBody(ctx: Koa.Context, info: ResourceInfo, definition: string | undefined, rc: RequestContext): Promise<any> {
-  const mediaType = mediaTypeOf(ctx.get('content-type'));
+  // No Content-Type is JSON, the first media type served, as kube-apiserver reads it
+  // (`kubectl create --raw` sends none).
+  const mediaType = mediaTypeOf(ctx.get('content-type')) || 'application/json';
   const enc = bodyEncoding(mediaType);
   // Custom objects have no protobuf form (their Scale has).
   const noProtobuf = !!info.custom && definition === info.definition;
