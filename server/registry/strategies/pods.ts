@@ -60,7 +60,7 @@ export function podQOSClass(pod: any): 'Guaranteed' | 'Burstable' | 'BestEffort'
 }
 
 /** ValidatePodBinding: a Node target (or no kind), with a name. */
-export function validatePodBinding(binding: any): FieldError[] {
+function validatePodBinding(binding: any): FieldError[] {
   const errors: FieldError[] = [];
   const target = typeof binding?.target === 'object' && binding.target !== null ? binding.target : {};
   const kind = typeof target.kind === 'string' ? target.kind : '';
@@ -74,7 +74,7 @@ export function validatePodBinding(binding: any): FieldError[] {
  * being deleted, already assigned or gated, or when the Binding's uid or resourceVersion
  * preconditions fail; the Binding's annotations are added and PodScheduled turns True.
  */
-export function assignPod(pod: any, binding: any, now: string): any {
+function assignPod(pod: any, binding: any, now: string): any {
   const name: string = pod.metadata.name;
   const meta = binding.metadata ?? {};
   if (pod.metadata.deletionTimestamp) throw internalError(`pod ${name} is being deleted, cannot be assigned to a host`);
@@ -83,7 +83,7 @@ export function assignPod(pod: any, binding: any, now: string): any {
     throw conflict('', 'pods/binding', name, `Precondition failed: ResourceVersion in precondition: ${meta.resourceVersion}, ResourceVersion in object meta: ${pod.metadata.resourceVersion}`);
   }
   const spec = (pod.spec ??= {});
-  if (spec.nodeName) throw conflict('', 'pods/binding', name, `pod ${name} is already assigned to node ${JSON.stringify(spec.nodeName)}`);
+  if (spec.nodeName) throw conflict('', 'pods/binding', name, `pod ${name} is already assigned to node ${goQuote(spec.nodeName)}`);
   if (Array.isArray(spec.schedulingGates) && spec.schedulingGates.length > 0) throw conflict('', 'pods/binding', name, `pod ${name} has non-empty .spec.schedulingGates`);
   spec.nodeName = binding.target.name;
   if (typeof meta.annotations === 'object' && meta.annotations !== null && Object.keys(meta.annotations).length) {
