@@ -9,6 +9,20 @@ import { startTestServer, type TestServer } from './helpers/server.ts';
 const c = (requests?: Record<string, string>, limits?: Record<string, string>) => ({ name: 'c', image: 'i', resources: { ...(requests ? { requests } : {}), ...(limits ? { limits } : {}) } });
 const pod = (containers: unknown[], extra: Record<string, unknown> = {}) => ({ spec: { containers, ...extra } });
 
+test('a namespace\'s name label is a default, owned by its creator, as kube defaults it before the field manager runs', async () => {
+  const s: TestServer = await startTestServer();
+  try {
+    const r = await s.request('POST', '/api/v1/namespaces?fieldManager=maker', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'labelled' } } });
+    assert.equal(r.status, 201, r.text);
+    const ns = r.json();
+    assert.equal(ns.metadata.labels['kubernetes.io/metadata.name'], 'labelled');
+    assert.deepEqual(ns.metadata.managedFields.map((m: any) => [m.manager, m.fieldsV1]), [['maker', { 'f:metadata': { 'f:labels': { '.': {}, 'f:kubernetes.io/metadata.name': {} } } }]]);
+    assert.deepEqual(ns.spec.finalizers, ['kubernetes']);
+  } finally {
+    await s.stop();
+  }
+});
+
 test('QoS class: BestEffort, Burstable, Guaranteed as ComputePodQOS decides', () => {
   const cases: [string, unknown, string][] = [
     ['no resources', pod([c()]), 'BestEffort'],
@@ -74,6 +88,9 @@ test('a job gets the server\'s selector and template labels; its own labels defa
     };
     const plain = await create(job('plain'));
     const uid = plain.metadata.uid;
+    // Server-set on create (after the field manager, as in kube): owned by no manager.
+    const owned = JSON.stringify(plain.metadata.managedFields);
+    assert.ok(owned.includes('f:containers') && !owned.includes('f:selector') && !owned.includes('job-name'), owned);
     const generated = { 'job-name': 'plain', 'batch.kubernetes.io/job-name': 'plain', 'controller-uid': uid, 'batch.kubernetes.io/controller-uid': uid };
     assert.deepEqual(plain.spec.template.metadata.labels, generated);
     assert.deepEqual(plain.spec.selector, { matchLabels: { 'batch.kubernetes.io/controller-uid': uid } });

@@ -67,6 +67,24 @@ for (const { version, path } of kubectls) {
       assert.match(await kFail('get', 'cm', 'cm1', '-n', ns), /NotFound|not found/);
     });
 
+    test("a Job's generated selector survives apply, apply --server-side and diff (it belongs to no manager)", async () => {
+      const job = (image: string) =>
+        manifest(`${ns}-job`, { apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'gen', namespace: ns }, spec: { template: { metadata: { labels: { app: 'gen' } }, spec: { restartPolicy: 'Never', containers: [{ name: 'c', image }] } } } });
+      await k('apply', '-f', job('busybox:1'));
+      const created = JSON.parse(await k('get', 'job', 'gen', '-n', ns, '-o', 'json'));
+      const uid = created.metadata.uid;
+      await k('apply', '-f', job('busybox:2'));
+      await k('apply', '--server-side', '--force-conflicts', '-f', job('busybox:3'));
+      const after = JSON.parse(await k('get', 'job', 'gen', '-n', ns, '-o', 'json'));
+      assert.equal(after.spec.template.spec.containers[0].image, 'busybox:3');
+      assert.deepEqual(after.spec.selector, { matchLabels: { 'batch.kubernetes.io/controller-uid': uid } });
+      assert.equal(after.spec.template.metadata.labels['batch.kubernetes.io/job-name'], 'gen');
+      assert.equal(after.spec.template.metadata.labels.app, 'gen');
+      // Nothing left to change: diff exits 0.
+      assert.equal((await s.kubectl(['diff', '-f', job('busybox:3')], { binary: path })).code, 0);
+      await k('delete', 'job', 'gen', '-n', ns);
+    });
+
     test('apply -f again and again, replace, patch of every type', async () => {
       const d = {
         apiVersion: 'apps/v1',

@@ -384,6 +384,11 @@ const TABLE: Record<string, Defaulter> = {
   [`${CORE}ServicePort`]: protocolTCP,
   [`${CORE}EndpointPort`]: protocolTCP,
   [`${CORE}Secret`]: (s) => setZero(s, 'type', 'Opaque'),
+  // SetDefaults_Namespace: the name label, when the name is known (the strategy sets it too).
+  [`${CORE}Namespace`]: (n) => {
+    const meta = struct(n, 'metadata');
+    if (meta && typeof meta.name === 'string' && meta.name !== '') meta.labels = { ...(isObj(meta.labels) ? meta.labels : {}), 'kubernetes.io/metadata.name': meta.name };
+  },
   [`${CORE}ReplicationController`]: replicationController,
   [`${CORE}LimitRangeItem`]: limitRangeItem,
   [`${CORE}NodeStatus`]: (s) => {

@@ -355,11 +355,15 @@ export class GenericStore {
     if (info.subresources?.status) delete obj.status;
     if (info.custom?.terminating) throw methodNotAllowed(`create not allowed while custom resource definition is terminating`);
     this.pruneAndDefault(info, obj, ctx);
+    // Ownership is recorded before the strategy's create-time changes, as kube's create handler
+    // runs the field manager before the store's PrepareForCreate: what the server sets there (a
+    // job's generated selector, a pod's status) belongs to no manager, so an apply that leaves
+    // it out does not remove it.
+    if (!managedFieldsDone) this.recordUpdate(info, undefined, obj, ctx, '');
     strategy.prepareForCreate?.(obj);
 
     const attrs = this.attrs('CREATE', info, '', meta.namespace ?? '', meta.name ?? '', obj, undefined, ctx);
     await this.admission.admit(attrs);
-    if (!managedFieldsDone) this.recordUpdate(info, undefined, obj, ctx, '');
     this.validate(info, strategy, obj, undefined, ctx);
     await this.admission.validate(attrs);
     if (ctx.dryRun) {
