@@ -3,12 +3,11 @@
 // label under its legacy name too), and spec.selector matches the uid. A job without labels of its
 // own carries its template's, as kube's defaulting gives it when the stored job is read back.
 import { registerStrategy } from '../strategy.ts';
+import { isPlainObject as isObj } from '../../util/json.ts';
 
 const JOB_NAME_LABELS = ['job-name', 'batch.kubernetes.io/job-name'];
 const CONTROLLER_UID_LABELS = ['controller-uid', 'batch.kubernetes.io/controller-uid'];
 const SELECTED_LABEL = 'batch.kubernetes.io/controller-uid';
-
-const isObj = (v: unknown): v is Record<string, any> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 registerStrategy('batch', 'jobs', {
   prepareForCreate(job) {

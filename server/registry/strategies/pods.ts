@@ -9,6 +9,7 @@ import type { FieldError } from '../../schema/types.ts';
 import { notSupportedError, requiredError } from '../crd/schema-validator.ts';
 import { goQuote } from '../metadata-validation.ts';
 import { nowTimestamp } from '../store.ts';
+import { isPlainObject } from '../../util/json.ts';
 
 type ResourceList = Record<string, unknown> | undefined;
 
@@ -18,7 +19,7 @@ const QOS_RESOURCES = new Set(['cpu', 'memory']);
 /** The positive quantities of the QoS resources in a list (an unparsable one counts as none: validation refuses it). */
 function positive(list: ResourceList): [string, Rational][] {
   const out: [string, Rational][] = [];
-  if (typeof list !== 'object' || list === null || Array.isArray(list)) return out;
+  if (!isPlainObject(list)) return out;
   for (const [name, raw] of Object.entries(list)) {
     if (!QOS_RESOURCES.has(name)) continue;
     const q = typeof raw === 'string' ? parseQuantity(raw) : typeof raw === 'number' ? parseQuantity(String(raw)) : undefined;
@@ -62,7 +63,7 @@ export function podQOSClass(pod: any): 'Guaranteed' | 'Burstable' | 'BestEffort'
 /** ValidatePodBinding: a Node target (or no kind), with a name. */
 function validatePodBinding(binding: any): FieldError[] {
   const errors: FieldError[] = [];
-  const target = typeof binding?.target === 'object' && binding.target !== null ? binding.target : {};
+  const target = isPlainObject(binding?.target) ? binding.target : {};
   const kind = typeof target.kind === 'string' ? target.kind : '';
   if (kind !== '' && kind !== 'Node') errors.push(notSupportedError('target.kind', goQuote(kind), ['Node', '<empty>']));
   if (typeof target.name !== 'string' || target.name === '') errors.push(requiredError('target.name', ''));
@@ -86,7 +87,7 @@ function assignPod(pod: any, binding: any, now: string): any {
   if (spec.nodeName) throw conflict('', 'pods/binding', name, `pod ${name} is already assigned to node ${goQuote(spec.nodeName)}`);
   if (Array.isArray(spec.schedulingGates) && spec.schedulingGates.length > 0) throw conflict('', 'pods/binding', name, `pod ${name} has non-empty .spec.schedulingGates`);
   spec.nodeName = binding.target.name;
-  if (typeof meta.annotations === 'object' && meta.annotations !== null && Object.keys(meta.annotations).length) {
+  if (isPlainObject(meta.annotations) && Object.keys(meta.annotations).length) {
     pod.metadata.annotations = { ...(pod.metadata.annotations ?? {}), ...meta.annotations };
   }
   // podutil.UpdatePodCondition: the transition time moves only when the status does.
@@ -101,7 +102,7 @@ function assignPod(pod: any, binding: any, now: string): any {
 
 /** BindingREST's checks of the request: a Binding, named as the pod, valid. */
 function checkBinding(binding: any, name: string): void {
-  if (typeof binding !== 'object' || binding === null || Array.isArray(binding)) throw badRequest('the body of the request must be a Binding');
+  if (!isPlainObject(binding)) throw badRequest('the body of the request must be a Binding');
   if (binding.kind !== undefined && binding.kind !== 'Binding') throw badRequest(`the object provided is unrecognized (must be of type Binding): ${String(binding.kind)}`);
   if (binding.metadata?.name !== name) throw badRequest('name in URL does not match name in Binding object');
   const errors = validatePodBinding(binding);
