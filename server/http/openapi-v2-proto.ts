@@ -11,6 +11,7 @@
 //
 // Encoding is two passes over the same walk: the first measures every nested message (pre-order), the
 // second writes into one exactly-sized buffer. No intermediate buffers, nothing copied twice.
+import { isPlainObject } from '../util/json.ts';
 
 /** What client-go puts in Accept (kube-openapi calls this spelling deprecated). */
 export const OPENAPI_V2_PROTOBUF = 'application/com.github.proto-openapi.spec.v2@v1.0+protobuf';
@@ -238,10 +239,6 @@ class Writer {
 
 type Obj = Record<string, unknown>;
 
-function isObj(v: unknown): v is Obj {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
 /** gnostic's StringForScalarNode: strings, integers (as text), null as "". */
 function str(v: unknown): string | undefined {
   if (typeof v === 'string') return v;
@@ -460,11 +457,11 @@ function yamlScalar(v: unknown, literalIndent: number): string {
   if (typeof v === 'number') return yamlNumber(v);
   if (typeof v === 'string') return yamlString(v, literalIndent);
   if (Array.isArray(v)) return '[]';
-  if (isObj(v)) return '{}';
+  if (isPlainObject(v)) return '{}';
   return yamlString(String(v), literalIndent);
 }
 
-const isBlockCollection = (v: unknown): boolean => (Array.isArray(v) ? v.length > 0 : isObj(v) && Object.keys(v).length > 0);
+const isBlockCollection = (v: unknown): boolean => (Array.isArray(v) ? v.length > 0 : isPlainObject(v) && Object.keys(v).length > 0);
 
 /** yaml.v3's indentation step for anything not directly inside a sequence item: the next multiple of 4. */
 const alignIndent = (indent: number): number => BEST_INDENT * Math.floor((indent + BEST_INDENT) / BEST_INDENT);
@@ -517,7 +514,7 @@ function yamlSequence(o: YamlOut, items: unknown[], indent: number, inline: bool
 export function toYaml(v: unknown): string {
   const o = new YamlOut();
   if (Array.isArray(v) && v.length > 0) yamlSequence(o, v, 0, true);
-  else if (isObj(v) && Object.keys(v).length > 0) yamlMapping(o, v, 0, true);
+  else if (isPlainObject(v) && Object.keys(v).length > 0) yamlMapping(o, v, 0, true);
   else o.text = yamlScalar(v, BEST_INDENT);
   return o.text + '\n';
 }
@@ -553,7 +550,7 @@ function writeStrings(w: Writer, field: number, v: unknown): void {
 
 /** ExternalDocs { description = 1; url = 2; vendor_extension = 3 } */
 function writeExternalDocs(w: Writer, field: number, v: unknown): void {
-  if (!isObj(v)) return;
+  if (!isPlainObject(v)) return;
   w.message(field, () => {
     w.string(1, str(v.description));
     w.string(2, str(v.url));
@@ -568,7 +565,7 @@ function writeInfo(w: Writer, v: Obj): void {
   w.string(3, str(v.description));
   w.string(4, str(v.termsOfService));
   const contact = v.contact;
-  if (isObj(contact)) {
+  if (isPlainObject(contact)) {
     w.message(5, () => {
       w.string(1, str(contact.name));
       w.string(2, str(contact.url));
@@ -577,7 +574,7 @@ function writeInfo(w: Writer, v: Obj): void {
     });
   }
   const license = v.license;
-  if (isObj(license)) {
+  if (isPlainObject(license)) {
     w.message(6, () => {
       w.string(1, str(license.name));
       w.string(2, str(license.url));
@@ -594,7 +591,7 @@ function writeInfo(w: Writer, v: Obj): void {
 function writePrimitiveFields(w: Writer, v: Obj, base: number): void {
   w.string(base + 1, str(v.type));
   w.string(base + 2, str(v.format));
-  if (isObj(v.items)) {
+  if (isPlainObject(v.items)) {
     const items = v.items;
     w.message(base + 3, () => writePrimitivesItems(w, items));
   }
@@ -652,27 +649,27 @@ function writeSchema(w: Writer, s: Obj): void {
   // AdditionalPropertiesItem { oneof { Schema schema = 1; bool boolean = 2; } }
   const ap = s.additionalProperties;
   if (typeof ap === 'boolean') w.message(21, () => w.bool(2, ap, true));
-  else if (isObj(ap)) w.message(21, () => w.message(1, () => writeSchema(w, ap)));
+  else if (isPlainObject(ap)) w.message(21, () => w.message(1, () => writeSchema(w, ap)));
   // TypeItem { repeated string value = 1 }
   const type = s.type;
   if (typeof type === 'string') w.message(22, () => w.string(1, type));
   else if (Array.isArray(type)) w.message(22, () => writeStrings(w, 1, type));
   // ItemsItem { repeated Schema schema = 1 }: one schema for an object, several for a tuple.
   const items = s.items;
-  if (isObj(items)) w.message(23, () => w.message(1, () => writeSchema(w, items)));
+  if (isPlainObject(items)) w.message(23, () => w.message(1, () => writeSchema(w, items)));
   else if (Array.isArray(items)) {
     w.message(23, () => {
-      for (const it of items) if (isObj(it)) w.message(1, () => writeSchema(w, it));
+      for (const it of items) if (isPlainObject(it)) w.message(1, () => writeSchema(w, it));
     });
   }
-  if (Array.isArray(s.allOf)) for (const sub of s.allOf) if (isObj(sub)) w.message(24, () => writeSchema(w, sub));
+  if (Array.isArray(s.allOf)) for (const sub of s.allOf) if (isPlainObject(sub)) w.message(24, () => writeSchema(w, sub));
   // Properties { repeated NamedSchema additional_properties = 1 }
   const props = s.properties;
-  if (isObj(props)) w.message(25, () => writeNamedSchemas(w, 1, props));
+  if (isPlainObject(props)) w.message(25, () => writeNamedSchemas(w, 1, props));
   w.string(26, str(s.discriminator));
   w.bool(27, bool(s.readOnly));
   const xml = s.xml;
-  if (isObj(xml)) {
+  if (isPlainObject(xml)) {
     w.message(28, () => {
       w.string(1, str(xml.name));
       w.string(2, str(xml.namespace));
@@ -693,7 +690,7 @@ function writeNamedSchemas(w: Writer, field: number, m: Obj): void {
     const v = m[name];
     w.message(field, () => {
       w.string(1, name);
-      w.message(2, () => writeSchema(w, isObj(v) ? v : {}));
+      w.message(2, () => writeSchema(w, isPlainObject(v) ? v : {}));
     });
   }
 }
@@ -729,7 +726,7 @@ function writeParameter(w: Writer, p: Obj): void {
       w.string(3, where);
       w.bool(4, bool(p.required));
       const schema = p.schema;
-      if (isObj(schema)) w.message(5, () => writeSchema(w, schema));
+      if (isPlainObject(schema)) w.message(5, () => writeSchema(w, schema));
       writeExtensions(w, 6, p);
     });
     return;
@@ -759,7 +756,7 @@ function writeParameter(w: Writer, p: Obj): void {
 function writeParametersItems(w: Writer, field: number, v: unknown): void {
   if (!Array.isArray(v)) return;
   for (const p of v) {
-    if (!isObj(p)) continue;
+    if (!isPlainObject(p)) continue;
     w.message(field, () => {
       if (typeof p.$ref === 'string') w.message(2, () => writeJsonReference(w, p));
       else w.message(1, () => writeParameter(w, p));
@@ -771,7 +768,7 @@ function writeParametersItems(w: Writer, field: number, v: unknown): void {
 function writeResponse(w: Writer, r: Obj): void {
   w.string(1, str(r.description));
   const schema = r.schema;
-  if (isObj(schema)) {
+  if (isPlainObject(schema)) {
     // SchemaItem { oneof { Schema schema = 1; FileSchema file_schema = 2; } }
     w.message(2, () => {
       if (schema.type === 'file') w.message(2, () => writeFileSchema(w, schema));
@@ -779,20 +776,20 @@ function writeResponse(w: Writer, r: Obj): void {
     });
   }
   const headers = r.headers;
-  if (isObj(headers)) {
+  if (isPlainObject(headers)) {
     // Headers { repeated NamedHeader additional_properties = 1 }
     w.message(3, () => {
       for (const name in headers) {
         const h = headers[name];
         w.message(1, () => {
           w.string(1, name);
-          w.message(2, () => writeHeader(w, isObj(h) ? h : {}));
+          w.message(2, () => writeHeader(w, isPlainObject(h) ? h : {}));
         });
       }
     });
   }
   const examples = r.examples;
-  if (isObj(examples)) {
+  if (isPlainObject(examples)) {
     // Examples { repeated NamedAny additional_properties = 1 }
     w.message(4, () => {
       for (const name in examples) {
@@ -822,7 +819,7 @@ function writeResponses(w: Writer, r: Obj): void {
     const v = r[code];
     w.message(1, () => {
       w.string(1, code);
-      w.message(2, () => writeResponseValue(w, isObj(v) ? v : {}));
+      w.message(2, () => writeResponseValue(w, isPlainObject(v) ? v : {}));
     });
   }
   writeExtensions(w, 2, r);
@@ -832,7 +829,7 @@ function writeResponses(w: Writer, r: Obj): void {
 function writeSecurity(w: Writer, field: number, v: unknown): void {
   if (!Array.isArray(v)) return;
   for (const req of v) {
-    if (!isObj(req)) continue;
+    if (!isPlainObject(req)) continue;
     w.message(field, () => {
       for (const name in req) {
         const scopes = req[name];
@@ -857,7 +854,7 @@ function writeOperation(w: Writer, op: Obj): void {
   writeStrings(w, 7, op.consumes);
   writeParametersItems(w, 8, op.parameters);
   const responses = op.responses;
-  if (isObj(responses)) w.message(9, () => writeResponses(w, responses));
+  if (isPlainObject(responses)) w.message(9, () => writeResponses(w, responses));
   writeStrings(w, 10, op.schemes);
   w.bool(11, bool(op.deprecated));
   writeSecurity(w, 12, op.security);
@@ -879,7 +876,7 @@ function writePathItem(w: Writer, p: Obj): void {
   w.string(1, str(p.$ref));
   for (const [method, field] of OPERATION_FIELDS) {
     const op = p[method];
-    if (isObj(op)) w.message(field, () => writeOperation(w, op));
+    if (isPlainObject(op)) w.message(field, () => writeOperation(w, op));
   }
   writeParametersItems(w, 9, p.parameters);
   writeExtensions(w, 10, p);
@@ -893,14 +890,14 @@ function writePaths(w: Writer, paths: Obj): void {
     const item = paths[name];
     w.message(2, () => {
       w.string(1, name);
-      w.message(2, () => writePathItem(w, isObj(item) ? item : {}));
+      w.message(2, () => writePathItem(w, isPlainObject(item) ? item : {}));
     });
   }
 }
 
 /** Oauth2Scopes { repeated NamedString additional_properties = 1 } */
 function writeScopes(w: Writer, field: number, v: unknown): void {
-  if (!isObj(v)) return;
+  if (!isPlainObject(v)) return;
   w.message(field, () => {
     for (const name in v) {
       const value = str(v[name]);
@@ -967,39 +964,39 @@ function writeSecurityScheme(w: Writer, s: Obj): void {
 function writeDocument(w: Writer, doc: Obj): void {
   w.string(1, str(doc.swagger));
   const info = doc.info;
-  if (isObj(info)) w.message(2, () => writeInfo(w, info));
+  if (isPlainObject(info)) w.message(2, () => writeInfo(w, info));
   w.string(3, str(doc.host));
   w.string(4, str(doc.basePath));
   writeStrings(w, 5, doc.schemes);
   writeStrings(w, 6, doc.consumes);
   writeStrings(w, 7, doc.produces);
   const paths = doc.paths;
-  if (isObj(paths)) w.message(8, () => writePaths(w, paths));
+  if (isPlainObject(paths)) w.message(8, () => writePaths(w, paths));
   // Definitions { repeated NamedSchema additional_properties = 1 }
   const defs = doc.definitions;
-  if (isObj(defs)) w.message(9, () => writeNamedSchemas(w, 1, defs));
+  if (isPlainObject(defs)) w.message(9, () => writeNamedSchemas(w, 1, defs));
   // ParameterDefinitions { repeated NamedParameter additional_properties = 1 }
   const params = doc.parameters;
-  if (isObj(params)) {
+  if (isPlainObject(params)) {
     w.message(10, () => {
       for (const name in params) {
         const p = params[name];
         w.message(1, () => {
           w.string(1, name);
-          w.message(2, () => writeParameter(w, isObj(p) ? p : {}));
+          w.message(2, () => writeParameter(w, isPlainObject(p) ? p : {}));
         });
       }
     });
   }
   // ResponseDefinitions { repeated NamedResponse additional_properties = 1 }
   const responses = doc.responses;
-  if (isObj(responses)) {
+  if (isPlainObject(responses)) {
     w.message(11, () => {
       for (const name in responses) {
         const r = responses[name];
         w.message(1, () => {
           w.string(1, name);
-          w.message(2, () => writeResponse(w, isObj(r) ? r : {}));
+          w.message(2, () => writeResponse(w, isPlainObject(r) ? r : {}));
         });
       }
     });
@@ -1007,20 +1004,20 @@ function writeDocument(w: Writer, doc: Obj): void {
   writeSecurity(w, 12, doc.security);
   // SecurityDefinitions { repeated NamedSecurityDefinitionsItem additional_properties = 1 }
   const secDefs = doc.securityDefinitions;
-  if (isObj(secDefs)) {
+  if (isPlainObject(secDefs)) {
     w.message(13, () => {
       for (const name in secDefs) {
         const s = secDefs[name];
         w.message(1, () => {
           w.string(1, name);
-          w.message(2, () => writeSecurityScheme(w, isObj(s) ? s : {}));
+          w.message(2, () => writeSecurityScheme(w, isPlainObject(s) ? s : {}));
         });
       }
     });
   }
   if (Array.isArray(doc.tags)) {
     for (const t of doc.tags) {
-      if (!isObj(t)) continue;
+      if (!isPlainObject(t)) continue;
       // Tag { name = 1; description = 2; external_docs = 3; vendor_extension = 4 }
       w.message(14, () => {
         w.string(1, str(t.name));
@@ -1036,6 +1033,6 @@ function writeDocument(w: Writer, doc: Obj): void {
 
 /** Encode a Swagger 2.0 JSON document (as a parsed object) into gnostic openapi.v2.Document protobuf bytes. */
 export function encodeOpenApiV2Document(doc: any): Buffer {
-  if (!isObj(doc)) throw new TypeError('encodeOpenApiV2Document: expected a Swagger 2.0 document object');
+  if (!isPlainObject(doc)) throw new TypeError('encodeOpenApiV2Document: expected a Swagger 2.0 document object');
   return new Writer().run((w) => writeDocument(w, doc));
 }

@@ -11,11 +11,11 @@
 // pod-level resources defaults of the PodLevelResources feature.
 import type { TypeNode } from '../schema/types.ts';
 import { TypeModel } from '../schema/model.ts';
+import { isPlainObject } from '../util/json.ts';
 
 type Obj = Record<string, any>;
 type Defaulter = (obj: Obj) => void;
 
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 /** A pointer (or slice/map) field: unset only when absent or null. */
 const absent = (v: unknown): boolean => v === undefined || v === null;
 /** A non-pointer scalar field: unset when it holds the Go zero value. */
@@ -30,11 +30,11 @@ function setZero(o: Obj, key: string, value: unknown): void {
 /** The object at o[key], created when absent (a non-pointer struct in Go); undefined when o[key] is not an object. */
 function struct(o: Obj, key: string): Obj | undefined {
   if (absent(o[key])) o[key] = {};
-  return isObj(o[key]) ? o[key] : undefined;
+  return isPlainObject(o[key]) ? o[key] : undefined;
 }
 const list = (v: unknown): any[] => (Array.isArray(v) ? v : []);
-const objects = (v: unknown): Obj[] => list(v).filter(isObj);
-const emptyMap = (v: unknown): boolean => !isObj(v) || Object.keys(v).length === 0;
+const objects = (v: unknown): Obj[] => list(v).filter(isPlainObject);
+const emptyMap = (v: unknown): boolean => !isPlainObject(v) || Object.keys(v).length === 0;
 
 // ---------------------------------------------------------------------------------------------
 // core/v1
@@ -81,10 +81,10 @@ function pod(p: Obj): void {
   // Requests default to limits, for regular and init containers.
   for (const c of [...objects(spec.containers), ...objects(spec.initContainers)]) {
     const res = c.resources;
-    if (!isObj(res) || !isObj(res.limits)) continue;
-    const missing = Object.keys(res.limits).filter((k) => !isObj(res.requests) || !(k in res.requests));
+    if (!isPlainObject(res) || !isPlainObject(res.limits)) continue;
+    const missing = Object.keys(res.limits).filter((k) => !isPlainObject(res.requests) || !(k in res.requests));
     if (!missing.length) continue;
-    if (!isObj(res.requests)) res.requests = {};
+    if (!isPlainObject(res.requests)) res.requests = {};
     for (const k of missing) res.requests[k] = res.limits[k];
   }
   setPtr(spec, 'enableServiceLinks', true);
@@ -107,7 +107,7 @@ const VOLUME_SOURCES_IGNORED = new Set(['name']);
 function volume(v: Obj): void {
   const hasSource = Object.keys(v).some((k) => !VOLUME_SOURCES_IGNORED.has(k) && !absent(v[k]));
   if (!hasSource) v.emptyDir = {};
-  if (isObj(v.image) && zero(v.image.pullPolicy)) v.image.pullPolicy = pullPolicyFor(v.image.reference);
+  if (isPlainObject(v.image) && zero(v.image.pullPolicy)) v.image.pullPolicy = pullPolicyFor(v.image.reference);
 }
 
 function service(svc: Obj): void {
@@ -117,7 +117,7 @@ function service(svc: Obj): void {
   if (spec.sessionAffinity === 'None') delete spec.sessionAffinityConfig;
   if (spec.sessionAffinity === 'ClientIP') {
     const cfg = spec.sessionAffinityConfig;
-    if (!isObj(cfg) || !isObj(cfg.clientIP) || absent(cfg.clientIP.timeoutSeconds)) {
+    if (!isPlainObject(cfg) || !isPlainObject(cfg.clientIP) || absent(cfg.clientIP.timeoutSeconds)) {
       spec.sessionAffinityConfig = { clientIP: { timeoutSeconds: 10800 } };
     }
   }
@@ -132,7 +132,7 @@ function service(svc: Obj): void {
   if (type === 'NodePort' || type === 'LoadBalancer' || type === 'ClusterIP') setPtr(spec, 'internalTrafficPolicy', 'Cluster');
   if (type === 'LoadBalancer') {
     setPtr(spec, 'allocateLoadBalancerNodePorts', true);
-    const ingress = isObj(svc.status) && isObj(svc.status.loadBalancer) ? objects(svc.status.loadBalancer.ingress) : [];
+    const ingress = isPlainObject(svc.status) && isPlainObject(svc.status.loadBalancer) ? objects(svc.status.loadBalancer.ingress) : [];
     for (const ing of ingress) if (!zero(ing.ip)) setPtr(ing, 'ipMode', 'VIP');
   }
 }
@@ -149,8 +149,8 @@ function persistentVolume(pv: Obj): void {
 function replicationController(rc: Obj): void {
   const spec = struct(rc, 'spec');
   if (!spec) return;
-  const labels = isObj(spec.template) && isObj(spec.template.metadata) ? spec.template.metadata.labels : undefined;
-  if (isObj(labels)) {
+  const labels = isPlainObject(spec.template) && isPlainObject(spec.template.metadata) ? spec.template.metadata.labels : undefined;
+  if (isPlainObject(labels)) {
     if (emptyMap(spec.selector)) spec.selector = { ...labels };
     const meta = struct(rc, 'metadata');
     if (meta && emptyMap(meta.labels)) meta.labels = { ...labels };
@@ -164,10 +164,10 @@ function limitRangeItem(item: Obj): void {
   if (absent(item.defaultRequest)) item.defaultRequest = {};
   const def = item.default;
   const req = item.defaultRequest;
-  if (!isObj(def) || !isObj(req)) return;
-  if (isObj(item.max)) for (const [k, v] of Object.entries(item.max)) if (!(k in def)) def[k] = v;
+  if (!isPlainObject(def) || !isPlainObject(req)) return;
+  if (isPlainObject(item.max)) for (const [k, v] of Object.entries(item.max)) if (!(k in def)) def[k] = v;
   for (const [k, v] of Object.entries(def)) if (!(k in req)) req[k] = v;
-  if (isObj(item.min)) for (const [k, v] of Object.entries(item.min)) if (!(k in req)) req[k] = v;
+  if (isPlainObject(item.min)) for (const [k, v] of Object.entries(item.min)) if (!(k in req)) req[k] = v;
 }
 
 function rbd(s: Obj): void {
@@ -231,7 +231,7 @@ function statefulSet(ss: Obj): void {
       us.type = 'RollingUpdate';
       setPtr(us, 'rollingUpdate', {});
     }
-    if (us.type === 'RollingUpdate' && isObj(us.rollingUpdate)) {
+    if (us.type === 'RollingUpdate' && isPlainObject(us.rollingUpdate)) {
       setPtr(us.rollingUpdate, 'partition', 0);
       // MaxUnavailableStatefulSet: beta, enabled by default.
       setPtr(us.rollingUpdate, 'maxUnavailable', 1);
@@ -256,8 +256,8 @@ function job(j: Obj): void {
   }
   setPtr(spec, 'parallelism', 1);
   if (absent(spec.backoffLimit)) spec.backoffLimit = absent(spec.backoffLimitPerIndex) ? 6 : 2147483647;
-  const labels = isObj(spec.template) && isObj(spec.template.metadata) ? spec.template.metadata.labels : undefined;
-  if (isObj(labels)) {
+  const labels = isPlainObject(spec.template) && isPlainObject(spec.template.metadata) ? spec.template.metadata.labels : undefined;
+  if (isPlainObject(labels)) {
     const meta = struct(j, 'metadata');
     if (meta && emptyMap(meta.labels)) meta.labels = { ...labels };
   }
@@ -292,7 +292,7 @@ const HPA_SCALE_DOWN = () => ({ selectPolicy: 'Max', policies: [{ type: 'Percent
 
 /** Unset fields of the user's rules come from the defaults (copyHPAScalingRules). */
 function scalingRules(given: unknown, defaults: Obj): Obj {
-  if (!isObj(given)) return defaults;
+  if (!isPlainObject(given)) return defaults;
   for (const k of ['selectPolicy', 'stabilizationWindowSeconds', 'policies', 'tolerance']) {
     if (!absent(given[k])) defaults[k] = given[k];
   }
@@ -306,7 +306,7 @@ function hpaV2(h: Obj): void {
   if (list(spec.metrics).length === 0) {
     spec.metrics = [{ type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 80 } } }];
   }
-  if (isObj(spec.behavior)) {
+  if (isPlainObject(spec.behavior)) {
     spec.behavior.scaleUp = scalingRules(spec.behavior.scaleUp, HPA_SCALE_UP());
     spec.behavior.scaleDown = scalingRules(spec.behavior.scaleDown, HPA_SCALE_DOWN());
   }
@@ -387,12 +387,12 @@ const TABLE: Record<string, Defaulter> = {
   // SetDefaults_Namespace: the name label, when the name is known (the strategy sets it too).
   [`${CORE}Namespace`]: (n) => {
     const meta = struct(n, 'metadata');
-    if (meta && typeof meta.name === 'string' && meta.name !== '') meta.labels = { ...(isObj(meta.labels) ? meta.labels : {}), 'kubernetes.io/metadata.name': meta.name };
+    if (meta && typeof meta.name === 'string' && meta.name !== '') meta.labels = { ...(isPlainObject(meta.labels) ? meta.labels : {}), 'kubernetes.io/metadata.name': meta.name };
   },
   [`${CORE}ReplicationController`]: replicationController,
   [`${CORE}LimitRangeItem`]: limitRangeItem,
   [`${CORE}NodeStatus`]: (s) => {
-    if (absent(s.allocatable) && isObj(s.capacity)) s.allocatable = { ...s.capacity };
+    if (absent(s.allocatable) && isPlainObject(s.capacity)) s.allocatable = { ...s.capacity };
   },
 
   // apps/v1
@@ -424,7 +424,7 @@ const TABLE: Record<string, Defaulter> = {
   },
   'io.k8s.api.networking.v1.NetworkPolicyPort': (p) => setPtr(p, 'protocol', 'TCP'),
   'io.k8s.api.networking.v1.IngressClass': (ic) => {
-    if (isObj(ic.spec) && isObj(ic.spec.parameters)) setPtr(ic.spec.parameters, 'scope', 'Cluster');
+    if (isPlainObject(ic.spec) && isPlainObject(ic.spec.parameters)) setPtr(ic.spec.parameters, 'scope', 'Cluster');
   },
 
   // discovery/v1
@@ -435,10 +435,10 @@ const TABLE: Record<string, Defaulter> = {
 
   // rbac/v1
   'io.k8s.api.rbac.v1.RoleBinding': (b) => {
-    if (isObj(b.roleRef)) setZero(b.roleRef, 'apiGroup', 'rbac.authorization.k8s.io');
+    if (isPlainObject(b.roleRef)) setZero(b.roleRef, 'apiGroup', 'rbac.authorization.k8s.io');
   },
   'io.k8s.api.rbac.v1.ClusterRoleBinding': (b) => {
-    if (isObj(b.roleRef)) setZero(b.roleRef, 'apiGroup', 'rbac.authorization.k8s.io');
+    if (isPlainObject(b.roleRef)) setZero(b.roleRef, 'apiGroup', 'rbac.authorization.k8s.io');
   },
   'io.k8s.api.rbac.v1.Subject': (s) => {
     if (!zero(s.apiGroup)) return;
@@ -496,7 +496,7 @@ const TABLE: Record<string, Defaulter> = {
 
   // apiextensions.k8s.io/v1
   'io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionSpec': (s) => {
-    if (isObj(s.names)) {
+    if (isPlainObject(s.names)) {
       if (zero(s.names.singular) && typeof s.names.kind === 'string') s.names.singular = s.names.kind.toLowerCase();
       if (zero(s.names.listKind) && typeof s.names.kind === 'string' && s.names.kind) s.names.listKind = `${s.names.kind}List`;
     }
@@ -585,7 +585,7 @@ function walk(plan: Plan, value: unknown): void {
     }
     return;
   }
-  if (!isObj(value)) return;
+  if (!isPlainObject(value)) return;
   if (node.type === 'map' && node.values) {
     const values = plan.values === undefined ? (plan.values = planOf(node.values)) : plan.values;
     if (values) for (const k in value) walk(values, value[k]);

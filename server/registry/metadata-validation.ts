@@ -4,6 +4,7 @@
 // validators too; they return the bare error texts, callers attach the field and bad value.
 import { randomInt } from 'node:crypto';
 import type { FieldError } from '../schema/types.ts';
+import { isPlainObject } from '../util/json.ts';
 
 // ---------------------------------------------------------------------------------------------
 // Go-style rendering of bad values ("Invalid value: <value>: <detail>").
@@ -258,12 +259,11 @@ export function generateNameFrom(prefix: string): string {
 // ---------------------------------------------------------------------------------------------
 // Pieces of ObjectMeta.
 
-const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const str = (v: unknown): string => (typeof v === 'string' ? v : '');
 
 export function validateLabels(labels: unknown, field: string): FieldError[] {
   const errs: FieldError[] = [];
-  if (!isObj(labels)) return errs;
+  if (!isPlainObject(labels)) return errs;
   for (const k of Object.keys(labels)) {
     for (const msg of isQualifiedName(k)) errs.push(invalidString(field, k, msg));
     const v = labels[k];
@@ -277,7 +277,7 @@ export const TotalAnnotationSizeLimitB = 256 * 1024;
 
 export function validateAnnotations(annotations: unknown, field: string): FieldError[] {
   const errs: FieldError[] = [];
-  if (!isObj(annotations)) return errs;
+  if (!isPlainObject(annotations)) return errs;
   let total = 0;
   for (const k of Object.keys(annotations)) {
     // Annotation keys follow the label-key rule, case-insensitively.
@@ -346,7 +346,7 @@ export function validateOwnerReferences(ownerReferences: unknown, field: string)
   if (!Array.isArray(ownerReferences)) return errs;
   let firstController = '';
   for (const raw of ownerReferences) {
-    const ref = isObj(raw) ? raw : {};
+    const ref = isPlainObject(raw) ? raw : {};
     const apiVersion = str(ref.apiVersion);
     const kind = str(ref.kind);
     const gv = parseGroupVersion(apiVersion);
@@ -361,7 +361,7 @@ export function validateOwnerReferences(ownerReferences: unknown, field: string)
     if (ref.controller === true) {
       const cur = `${kind}/${str(ref.name)}`;
       if (firstController !== '') {
-        const all = `[]v1.OwnerReference{${ownerReferences.map((r) => goOwnerReference(isObj(r) ? r : {})).join(', ')}}`;
+        const all = `[]v1.OwnerReference{${ownerReferences.map((r) => goOwnerReference(isPlainObject(r) ? r : {})).join(', ')}}`;
         errs.push(invalid(field, all, `Only one reference can have Controller set to true. Found "true" in references for ${firstController} and ${cur}`));
       } else {
         firstController = cur;
@@ -377,7 +377,7 @@ export function validateManagedFields(managedFields: unknown, field: string): Fi
   const errs: FieldError[] = [];
   if (!Array.isArray(managedFields)) return errs;
   managedFields.forEach((raw, i) => {
-    const e = isObj(raw) ? raw : {};
+    const e = isPlainObject(raw) ? raw : {};
     const p = `${field}[${i}]`;
     const op = str(e.operation);
     if (op !== 'Apply' && op !== 'Update') errs.push(invalidString(`${p}.operation`, op, 'must be `Apply` or `Update`'));
@@ -409,7 +409,7 @@ export function validateManagedFields(managedFields: unknown, field: string): Fi
  */
 export function validateObjectMeta(meta: any, opts: { namespaced: boolean; nameRule: NameRule; isCreate: boolean }): FieldError[] {
   const errs: FieldError[] = [];
-  const m = isObj(meta) ? meta : {};
+  const m = isPlainObject(meta) ? meta : {};
   const generateName = str(m.generateName);
   const name = str(m.name);
   const namespace = str(m.namespace);
@@ -469,8 +469,8 @@ function sameTime(a: unknown, b: unknown): boolean {
  */
 export function validateObjectMetaUpdate(newMeta: any, oldMeta: any): FieldError[] {
   const errs: FieldError[] = [];
-  const n = isObj(newMeta) ? newMeta : {};
-  const o = isObj(oldMeta) ? oldMeta : {};
+  const n = isPlainObject(newMeta) ? newMeta : {};
+  const o = isPlainObject(oldMeta) ? oldMeta : {};
   const immutable = 'field is immutable';
 
   if (o.deletionTimestamp != null) {

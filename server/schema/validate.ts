@@ -6,6 +6,7 @@
 //   required: FieldValueRequired     'Required value'
 //   enum:     FieldValueNotSupported 'Unsupported value: "X": supported values: "A", "B"'
 import type { FieldError, TypeNode } from './types.ts';
+import { isPlainObject } from '../util/json.ts';
 
 export interface ValidationResult {
   errors: FieldError[];
@@ -173,10 +174,6 @@ class Walker {
 function appendSeg(s: string, kind: number, seg: string | number): string {
   if (kind === INDEX || kind === KEY) return `${s}[${seg}]`;
   return s === '' ? String(seg) : `${s}.${seg}`;
-}
-
-function isPlainObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 /** kube-openapi's name for the JSON type of a value. */

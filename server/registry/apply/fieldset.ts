@@ -18,6 +18,7 @@
 // levels remember what is derived from them; schema atoms are computed once per TypeNode; walks
 // build their sets bottom-up, without paths.
 import type { TypeNode } from '../../schema/types.ts';
+import { isPlainObject } from '../../util/json.ts';
 
 export type PathElement =
   | { readonly field: string }
@@ -52,10 +53,6 @@ function sortKeys(v: unknown): unknown {
     return out;
   }
   return v;
-}
-
-export function isPlainObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 const ownProperty = Object.prototype.hasOwnProperty;

@@ -23,7 +23,6 @@ import {
   fieldPath,
   fieldsOf,
   goJSON,
-  isPlainObject,
   jsonEqual,
   pathString,
   ensureNamedShared,
@@ -40,7 +39,7 @@ import {
   isSubset,
 } from './fieldset.ts';
 import { applyMerge, applyMergeWithFields, cloneJSON, compareObjects, createdFieldsV1, removeFieldsShared, type Comparison } from './merge.ts';
-import { deepFreeze } from '../../util/json.ts';
+import { deepFreeze, isPlainObject } from '../../util/json.ts';
 
 export interface ManagedFieldsEntry {
   manager: string;

@@ -18,7 +18,6 @@ import {
   SetBuilder,
   fieldNamed,
   indexItems,
-  isPlainObject,
   jsonEqual,
   level,
   listItem,
@@ -34,6 +33,7 @@ import {
   nullOrEmptyMap,
   ensuringWalk,
 } from './fieldset.ts';
+import { isPlainObject } from '../../util/json.ts';
 
 /** A deep copy of a JSON value (structuredClone for anything that is not plain JSON data). */
 export function cloneJSON<T>(v: T): T {

@@ -42,7 +42,7 @@ import { parse, plan, celEnv, isCelError, isCelUint, CelScalar, celFunc, celMeth
 import type { CelEnv } from '@bufbuild/cel';
 import { strings } from '@bufbuild/cel/ext';
 import { isIPv4, isIPv6 } from 'node:net';
-import { deepEqual } from '../../util/json.ts';
+import { deepEqual, isPlainObject } from '../../util/json.ts';
 import type { FieldError } from '../../schema/types.ts';
 import { goQuote, isQualifiedName, isValidLabelValue, validateName } from '../metadata-validation.ts';
 import { parseQuantity, addRationals, subtractRationals, compareRationals, type Rational } from '../../util/quantity.ts';
@@ -54,7 +54,6 @@ import {
   goValue,
   indexPath,
   invalidError,
-  isObj,
   re2Error,
   requiredError,
 } from './schema-validator.ts';
@@ -190,8 +189,8 @@ function escapeName(name: string): string | undefined {
 }
 
 function withTypeAndObjectMeta(s: Obj): Obj {
-  const props = isObj(s.properties) ? s.properties : {};
-  const meta = isObj(props.metadata) ? props.metadata : undefined;
+  const props = isPlainObject(s.properties) ? s.properties : {};
+  const meta = isPlainObject(props.metadata) ? props.metadata : undefined;
   if (props.kind?.type === 'string' && props.apiVersion?.type === 'string' && meta?.type === 'object' && meta.properties?.name?.type === 'string' && meta.properties?.generateName?.type === 'string') return s;
   return {
     ...s,
@@ -206,7 +205,7 @@ function withTypeAndObjectMeta(s: Obj): Obj {
 
 /** The CEL type of a schema node, or undefined when rules cannot see it (kube's SchemaDeclType). */
 export function schemaDeclType(s: unknown, isResourceRoot: boolean): CT | undefined {
-  if (!isObj(s)) return undefined;
+  if (!isPlainObject(s)) return undefined;
   if (s['x-kubernetes-int-or-string'] === true) {
     return { k: 'dyn', min: 1, max: typeof s.maxLength === 'number' ? Math.max(0, s.maxLength) * 4 : MaxRequestSizeBytes - 2 };
   }
@@ -214,14 +213,14 @@ export function schemaDeclType(s: unknown, isResourceRoot: boolean): CT | undefi
   const sch = s as Obj;
   switch (sch.type) {
     case 'array': {
-      if (!isObj(sch.items)) return undefined;
+      if (!isPlainObject(sch.items)) return undefined;
       const e = schemaDeclType(sch.items, sch.items['x-kubernetes-embedded-resource'] === true);
       if (!e) return undefined;
       const max = typeof sch.maxItems === 'number' ? Math.max(0, sch.maxItems) : Math.floor((MaxRequestSizeBytes - 2) / (e.min + 1));
       return listOf(e, max);
     }
     case 'object': {
-      if (isObj(sch.additionalProperties)) {
+      if (isPlainObject(sch.additionalProperties)) {
         const v = schemaDeclType(sch.additionalProperties, sch.additionalProperties['x-kubernetes-embedded-resource'] === true);
         if (!v) return undefined;
         const max = typeof sch.maxProperties === 'number' ? Math.max(0, sch.maxProperties) : Math.floor((MaxRequestSizeBytes - 2) / (v.min + 6));
@@ -230,12 +229,12 @@ export function schemaDeclType(s: unknown, isResourceRoot: boolean): CT | undefi
       const fields = new Map<string, CT>();
       const required = new Set(Array.isArray(sch.required) ? sch.required : []);
       let min = 2;
-      for (const [name, prop] of Object.entries(isObj(sch.properties) ? sch.properties : {})) {
-        const ft = schemaDeclType(prop, isObj(prop) && prop['x-kubernetes-embedded-resource'] === true);
+      for (const [name, prop] of Object.entries(isPlainObject(sch.properties) ? sch.properties : {})) {
+        const ft = schemaDeclType(prop, isPlainObject(prop) && prop['x-kubernetes-embedded-resource'] === true);
         if (!ft) continue;
         const esc = escapeCelName(name);
         if (esc !== undefined) fields.set(esc, ft);
-        if (required.has(name) && isObj(prop) && prop.default === undefined) min += name.length + ft.min + 4;
+        if (required.has(name) && isPlainObject(prop) && prop.default === undefined) min += name.length + ft.min + 4;
       }
       return { k: 'object', fields, min };
     }
@@ -1164,9 +1163,9 @@ class LazyObject extends Map<string, unknown> {
       const esc = escapeCelName(k);
       if (esc === undefined) continue;
       const p = props[k];
-      if (isObj(p)) {
+      if (isPlainObject(p)) {
         if (celVisible(p)) index.set(esc, k);
-      } else if (this.shape.embedded && (((k === 'apiVersion' || k === 'kind') && typeof x === 'string') || (k === 'metadata' && isObj(x)))) {
+      } else if (this.shape.embedded && (((k === 'apiVersion' || k === 'kind') && typeof x === 'string') || (k === 'metadata' && isPlainObject(x)))) {
         index.set(k, k);
       }
     }
@@ -1178,10 +1177,10 @@ class LazyObject extends Map<string, unknown> {
     const f = visibleFields(this.shape).get(name);
     if (f !== undefined) return Object.prototype.hasOwnProperty.call(this.src, f.key) && this.src[f.key] !== undefined ? f : undefined;
     // apiVersion, kind and metadata of an embedded resource are visible unless declared otherwise.
-    if (!this.shape.embedded || !(name === 'apiVersion' || name === 'kind' || name === 'metadata') || isObj(this.shape.props[name])) return undefined;
+    if (!this.shape.embedded || !(name === 'apiVersion' || name === 'kind' || name === 'metadata') || isPlainObject(this.shape.props[name])) return undefined;
     if (!Object.prototype.hasOwnProperty.call(this.src, name)) return undefined;
     const x = this.src[name];
-    return (name === 'metadata' ? isObj(x) : typeof x === 'string') ? name : undefined;
+    return (name === 'metadata' ? isPlainObject(x) : typeof x === 'string') ? name : undefined;
   }
 
   override get size(): number {
@@ -1268,7 +1267,7 @@ function visibleFields(shape: ObjectShape): Map<string, VisibleField> {
   for (const k of Object.keys(shape.props)) {
     const p = shape.props[k];
     const esc = escapeCelName(k);
-    if (esc !== undefined && isObj(p) && celVisible(p)) m.set(esc, { key: k, conv: converter(p, p['x-kubernetes-embedded-resource'] === true) });
+    if (esc !== undefined && isPlainObject(p) && celVisible(p)) m.set(esc, { key: k, conv: converter(p, p['x-kubernetes-embedded-resource'] === true) });
   }
   return (shape.visible = m);
 }
@@ -1284,7 +1283,7 @@ const celValue = (v: unknown, conv: Converter): unknown => (v === null || v === 
 const converters = [new WeakMap<Obj, Converter>(), new WeakMap<Obj, Converter>()];
 
 function converter(s: unknown, isResourceRoot: boolean): Converter {
-  const sch = isObj(s) ? s : NO_PROPERTIES;
+  const sch = isPlainObject(s) ? s : NO_PROPERTIES;
   const cache = converters[isResourceRoot ? 1 : 0];
   let c = cache.get(sch);
   if (!c) cache.set(sch, (c = buildConverter(sch, isResourceRoot)));
@@ -1310,7 +1309,7 @@ function buildConverter(sch: Obj, isResourceRoot: boolean): Converter {
       }
       return same;
     case 'array': {
-      const items = isObj(sch.items) ? sch.items : undefined;
+      const items = isPlainObject(sch.items) ? sch.items : undefined;
       let conv: Converter | undefined;
       return (v) => {
         if (!Array.isArray(v)) return v;
@@ -1321,19 +1320,19 @@ function buildConverter(sch: Obj, isResourceRoot: boolean): Converter {
       };
     }
     case 'object': {
-      if (isObj(sch.additionalProperties)) {
+      if (isPlainObject(sch.additionalProperties)) {
         const addl = sch.additionalProperties;
         let conv: Converter | undefined;
         return (v) => {
-          if (!isObj(v)) return v;
+          if (!isPlainObject(v)) return v;
           conv ??= converter(addl, addl['x-kubernetes-embedded-resource'] === true);
           const m = new Map<string, unknown>();
           for (const k of Object.keys(v)) m.set(k, celValue(v[k], conv));
           return wrapMap(m);
         };
       }
-      const shape: ObjectShape = { props: isObj(sch.properties) ? sch.properties : NO_PROPERTIES, embedded: isResourceRoot || sch['x-kubernetes-embedded-resource'] === true };
-      return (v) => (isObj(v) ? wrapMap(new LazyObject(v, shape)) : v);
+      const shape: ObjectShape = { props: isPlainObject(sch.properties) ? sch.properties : NO_PROPERTIES, embedded: isResourceRoot || sch['x-kubernetes-embedded-resource'] === true };
+      return (v) => (isPlainObject(v) ? wrapMap(new LazyObject(v, shape)) : v);
     }
     default:
       return same;
@@ -2666,16 +2665,16 @@ export function validFieldPath(jsonPath: string, schema: unknown): { path?: stri
   const append = (name: string, named: boolean): string | undefined => {
     if (named) {
       path = path === '' ? name : `${path}.${name}`;
-      const p = isObj(s?.properties) ? s.properties[name] : undefined;
-      if (!isObj(p)) return 'does not refer to a valid field';
+      const p = isPlainObject(s?.properties) ? s.properties[name] : undefined;
+      if (!isPlainObject(p)) return 'does not refer to a valid field';
       s = p;
     } else {
       path = `${path}[${name}]`;
-      s = isObj(s?.additionalProperties) ? s.additionalProperties : undefined;
+      s = isPlainObject(s?.additionalProperties) ? s.additionalProperties : undefined;
     }
     return undefined;
   };
-  const namedHere = (): boolean | undefined => (isObj(s?.properties) ? true : s?.additionalProperties !== undefined ? false : undefined);
+  const namedHere = (): boolean | undefined => (isPlainObject(s?.properties) ? true : s?.additionalProperties !== undefined ? false : undefined);
   for (let i = 0; i < tokens.length; i++) {
     const tok = tokens[i];
     if (tok === '[') {
@@ -2750,9 +2749,9 @@ export interface CompileRulesOptions {
 }
 
 export function hasValidationRules(s: unknown): boolean {
-  if (!isObj(s)) return false;
+  if (!isPlainObject(s)) return false;
   if (Array.isArray(s['x-kubernetes-validations']) && s['x-kubernetes-validations'].length > 0) return true;
-  if (isObj(s.properties) && Object.values(s.properties).some(hasValidationRules)) return true;
+  if (isPlainObject(s.properties) && Object.values(s.properties).some(hasValidationRules)) return true;
   return hasValidationRules(s.items) || hasValidationRules(s.additionalProperties);
 }
 
@@ -2774,7 +2773,7 @@ export function costErrorMessage(costName: string, cost: number, limit: number):
 
 function asRules(v: unknown): ValidationRule[] {
   if (!Array.isArray(v)) return [];
-  return v.map((r) => (isObj(r) ? (r as ValidationRule) : { rule: '' }));
+  return v.map((r) => (isPlainObject(r) ? (r as ValidationRule) : { rule: '' }));
 }
 
 /**
@@ -2793,7 +2792,7 @@ export function compileSchemaRules(schema: unknown, opts: CompileRulesOptions): 
   };
 
   const walk = (s: unknown, path: string, isResourceRoot: boolean, cardinality: number | null, uncorrelatable: string | undefined): CelNode | undefined => {
-    if (!isObj(s)) return undefined;
+    if (!isPlainObject(s)) return undefined;
     const node: CelNode = { schema: s, isResourceRoot, rules: [] };
     const rules = asRules(s['x-kubernetes-validations']);
     if (rules.length > 0 && !(opts.skipNode?.(path) ?? false)) {
@@ -2853,19 +2852,19 @@ export function compileSchemaRules(schema: unknown, opts: CompileRulesOptions): 
       }
     }
     const correlatableMap = s['x-kubernetes-map-type'] !== 'atomic';
-    if (isObj(s.properties)) {
+    if (isPlainObject(s.properties)) {
       for (const [k, p] of Object.entries(s.properties)) {
         if (!hasValidationRules(p)) continue;
-        const child = walk(p, `${path}.properties[${k}]`, isObj(p) && p['x-kubernetes-embedded-resource'] === true, cardinality, uncorrelatable ?? (correlatableMap ? undefined : path));
+        const child = walk(p, `${path}.properties[${k}]`, isPlainObject(p) && p['x-kubernetes-embedded-resource'] === true, cardinality, uncorrelatable ?? (correlatableMap ? undefined : path));
         if (child) (node.properties ??= new Map()).set(k, child);
       }
     }
-    if (isObj(s.items) && hasValidationRules(s.items)) {
+    if (isPlainObject(s.items) && hasValidationRules(s.items)) {
       const card = cardinality === null || typeof s.maxItems !== 'number' ? null : cardinality * Math.max(0, s.maxItems);
       const listMap = s['x-kubernetes-list-type'] === 'map';
       node.items = walk(s.items, `${path}.items`, s.items['x-kubernetes-embedded-resource'] === true, card, uncorrelatable ?? (listMap ? undefined : path));
     }
-    if (isObj(s.additionalProperties) && hasValidationRules(s.additionalProperties)) {
+    if (isPlainObject(s.additionalProperties) && hasValidationRules(s.additionalProperties)) {
       const card = cardinality === null || typeof s.maxProperties !== 'number' ? null : cardinality * Math.max(0, s.maxProperties);
       node.additionalProperties = walk(s.additionalProperties, `${path}.additionalProperties`, s.additionalProperties['x-kubernetes-embedded-resource'] === true, card, uncorrelatable);
     }
@@ -2962,7 +2961,7 @@ function evalNodeRules(node: CelNode, path: string, obj: unknown, old: unknown, 
       result = { __thrown: String(e?.message ?? e) };
     }
     if (result === true) continue;
-    const thrown = isObj(result) && typeof (result as any).__thrown === 'string' ? (result as any).__thrown : undefined;
+    const thrown = isPlainObject(result) && typeof (result as any).__thrown === 'string' ? (result as any).__thrown : undefined;
     if (isCelError(result) || thrown !== undefined) {
       const msg = thrown ?? (result as Error).message;
       const at = path || '<nil>';
@@ -3001,7 +3000,7 @@ function evalNodeRules(node: CelNode, path: string, obj: unknown, old: unknown, 
  * (`[v1, v2...]`, absent ones null) is; a single string or number key skips JSON.
  */
 function listMapKey(item: unknown, keys: string[]): string | undefined {
-  if (!isObj(item)) return undefined;
+  if (!isPlainObject(item)) return undefined;
   if (keys.length === 1) {
     const v = item[keys[0]] ?? null;
     if (typeof v === 'string') return 's' + v;
@@ -3065,10 +3064,10 @@ function evalNode(node: CelNode, path: string, obj: unknown, old: unknown, near:
     }
     return;
   }
-  if (!isObj(obj)) return;
+  if (!isPlainObject(obj)) return;
   if (!node.additionalProperties && !node.properties) return;
   const plan = evalPlan(node);
-  const oldObj = isObj(old) ? old : undefined;
+  const oldObj = isPlainObject(old) ? old : undefined;
   const atomic = inAtomicMap || plan.atomic;
   if (node.additionalProperties) {
     for (const k of Object.keys(obj)) evalNode(node.additionalProperties, indexPath(path, k), obj[k], oldValueAt(oldObj, k), near, sinks, atomic);

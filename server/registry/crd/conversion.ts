@@ -26,9 +26,9 @@ import { randomUUID, X509Certificate } from 'node:crypto';
 import { ApiError, fieldErrorText, internalError, type Status } from '../../errors.ts';
 import type { FieldError } from '../../schema/types.ts';
 import { validateAnnotations, validateLabels } from '../metadata-validation.ts';
+import { isPlainObject } from '../../util/json.ts';
 
 type Obj = Record<string, any>;
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 export interface ConverterOptions {
   /**
@@ -88,8 +88,8 @@ interface GVK {
 
 /** schema.ParseGroupVersion on an object's apiVersion; unparsable gives the empty GVK, as Unstructured does. */
 function gvkOf(obj: unknown): GVK {
-  const av = isObj(obj) && typeof obj.apiVersion === 'string' ? obj.apiVersion : '';
-  const kind = isObj(obj) && typeof obj.kind === 'string' ? obj.kind : '';
+  const av = isPlainObject(obj) && typeof obj.apiVersion === 'string' ? obj.apiVersion : '';
+  const kind = isPlainObject(obj) && typeof obj.kind === 'string' ? obj.kind : '';
   if (av === '') return { group: '', version: '', kind };
   const parts = av.split('/');
   if (parts.length === 1) return { group: '', version: av, kind };
@@ -145,10 +145,10 @@ const byCrdName = new Map<string, { fingerprint: string; converter: Converter }>
  * are shared per URL origin and caBundle, as kube caches its webhook REST clients.
  */
 export function converterFor(crd: any, opts: ConverterOptions = {}): Converter {
-  const spec = isObj(crd?.spec) ? crd.spec : {};
-  const names = isObj(crd?.status?.acceptedNames) && crd.status.acceptedNames.kind ? crd.status.acceptedNames : isObj(spec.names) ? spec.names : {};
+  const spec = isPlainObject(crd?.spec) ? crd.spec : {};
+  const names = isPlainObject(crd?.status?.acceptedNames) && crd.status.acceptedNames.kind ? crd.status.acceptedNames : isPlainObject(spec.names) ? spec.names : {};
   const versions: string[] = (Array.isArray(spec.versions) ? spec.versions : []).map((v: any) => String(v?.name ?? ''));
-  const conversion = isObj(spec.conversion) ? spec.conversion : { strategy: 'None' };
+  const conversion = isPlainObject(spec.conversion) ? spec.conversion : { strategy: 'None' };
   const name = String(crd?.metadata?.name ?? '');
   const kind = typeof names.kind === 'string' ? names.kind : '';
   const listKind = typeof names.listKind === 'string' && names.listKind ? names.listKind : `${kind}List`;
@@ -411,7 +411,7 @@ function hostMismatch(e: any, host: string): string {
 function httpStatusError(ans: HttpAnswer): string {
   try {
     const s = JSON.parse(ans.body.toString('utf8'));
-    if (isObj(s) && s.kind === 'Status' && s.status === 'Failure') return typeof s.message === 'string' ? s.message : '';
+    if (isPlainObject(s) && s.kind === 'Status' && s.status === 'Failure') return typeof s.message === 'string' ? s.message : '';
   } catch {
     // not a Status
   }
@@ -455,8 +455,8 @@ function httpStatusError(ans: HttpAnswer): string {
  * node hearth runs on) reaches the webhook's pods this way.
  */
 export function resolveService(svc: any, name: string, port: number): DialTarget | string {
-  if (!isObj(svc)) return `service ${JSON.stringify(name)} not found`;
-  const spec = isObj(svc.spec) ? svc.spec : {};
+  if (!isPlainObject(svc)) return `service ${JSON.stringify(name)} not found`;
+  const spec = isPlainObject(svc.spec) ? svc.spec : {};
   const type = typeof spec.type === 'string' ? spec.type : '';
   if (type === 'ClusterIP' && spec.clusterIP === 'None') return 'cannot route to service with ClusterIP "None"';
   if (type === 'ClusterIP' || type === 'NodePort' || type === 'LoadBalancer') {
@@ -484,8 +484,8 @@ class WebhookConverter implements Converter {
     webhook: unknown,
     opts: ConverterOptions,
   ) {
-    const w = isObj(webhook) ? webhook : {};
-    this.clientConfig = isObj(w.clientConfig) ? w.clientConfig : {};
+    const w = isPlainObject(webhook) ? webhook : {};
+    this.clientConfig = isPlainObject(w.clientConfig) ? w.clientConfig : {};
     // The first version in the CRD's list that kube speaks.
     const listed: unknown[] = Array.isArray(w.conversionReviewVersions) ? w.conversionReviewVersions : [];
     this.reviewVersion = listed.find((v): v is 'v1' | 'v1beta1' => v === 'v1' || v === 'v1beta1');
@@ -497,7 +497,7 @@ class WebhookConverter implements Converter {
     if (this.client) return this.client;
     const cc = this.clientConfig;
     let ep: Endpoint | string;
-    if (isObj(cc.service)) {
+    if (isPlainObject(cc.service)) {
       // The URL kube's webhook client builds for a service; the dial goes where the Service resolves.
       const s = cc.service;
       const port = typeof s.port === 'number' ? s.port : 443;
@@ -615,7 +615,7 @@ class WebhookConverter implements Converter {
     } catch (e) {
       throw failed(`couldn't get version/kind; json parse error: ${(e as Error).message}`);
     }
-    if (!isObj(doc)) throw failed(`couldn't get version/kind; json parse error: json: cannot unmarshal ${Array.isArray(doc) ? 'array' : typeof doc} into Go value of type struct { APIVersion string "json:\\"apiVersion,omitempty\\""; Kind string "json:\\"kind,omitempty\\"" }`);
+    if (!isPlainObject(doc)) throw failed(`couldn't get version/kind; json parse error: json: cannot unmarshal ${Array.isArray(doc) ? 'array' : typeof doc} into Go value of type struct { APIVersion string "json:\\"apiVersion,omitempty\\""; Kind string "json:\\"kind,omitempty\\"" }`);
     if (typeof doc.kind !== 'string' || doc.kind === '') throw failed(`Object 'Kind' is missing in '${ans.body.toString('utf8')}'`);
     if (doc.kind === 'Status' && doc.status !== 'Success') throw failed(typeof doc.message === 'string' ? doc.message : '');
     if (this.reviewVersion === 'v1') {
@@ -625,12 +625,12 @@ class WebhookConverter implements Converter {
       }
     }
     const response = doc.response;
-    if (!isObj(response)) throw failed('no response provided');
+    if (!isPlainObject(response)) throw failed('no response provided');
     if (this.reviewVersion === 'v1') {
       const got = typeof response.uid === 'string' ? response.uid : '';
       if (got !== uid) throw failed(`expected response.uid=${JSON.stringify(uid)}, got ${JSON.stringify(got)}`);
     }
-    const result = isObj(response.result) ? response.result : {};
+    const result = isPlainObject(response.result) ? response.result : {};
     if (result.status !== 'Success') {
       if (typeof result.message === 'string' && result.message.length > 0) throw failed(result.message);
       throw failed(`response.result.status was '${typeof result.status === 'string' ? result.status : ''}', not 'Success'`);
@@ -640,7 +640,7 @@ class WebhookConverter implements Converter {
 }
 
 function isEmptyObject(o: unknown): boolean {
-  if (!isObj(o)) return false;
+  if (!isPlainObject(o)) return false;
   const keys = Object.keys(o);
   return keys.length === 2 && 'kind' in o && 'apiVersion' in o;
 }
@@ -648,12 +648,12 @@ function isEmptyObject(o: unknown): boolean {
 /** What decoding one convertedObjects entry as Unstructured fails with, if it does. */
 function rawObjectError(raw: unknown): string | undefined {
   if (raw === null || raw === undefined) return 'unexpected end of JSON input';
-  if (!isObj(raw)) return `json: cannot unmarshal ${Array.isArray(raw) ? 'array' : typeof raw === 'string' ? 'string' : typeof raw === 'boolean' ? 'bool' : 'number'} into Go value of type map[string]interface {}`;
+  if (!isPlainObject(raw)) return `json: cannot unmarshal ${Array.isArray(raw) ? 'array' : typeof raw === 'string' ? 'string' : typeof raw === 'boolean' ? 'bool' : 'number'} into Go value of type map[string]interface {}`;
   if (typeof raw.kind !== 'string' || raw.kind === '') return `Object 'Kind' is missing in '${JSON.stringify(raw)}'`;
   return undefined;
 }
 
-const metaString = (o: any, field: string): string => (isObj(o?.metadata) && typeof o.metadata[field] === 'string' ? o.metadata[field] : '');
+const metaString = (o: any, field: string): string => (isPlainObject(o?.metadata) && typeof o.metadata[field] === 'string' ? o.metadata[field] : '');
 
 /** validateConvertedObject: kind, name, namespace and uid must survive conversion. */
 function sameIdentityError(original: any, converted: any): string | undefined {
@@ -679,8 +679,8 @@ function sameIdentityError(original: any, converted: any): string | undefined {
 function restoreObjectMeta(original: any, converted: Obj): string | undefined {
   if (!('metadata' in converted)) return 'missing metadata in converted object';
   const response = converted.metadata;
-  if (!isObj(response)) return `invalid metadata of type ${goType(response)} in converted object`;
-  const meta: Obj = isObj(original?.metadata) ? structuredClone(original.metadata) : {};
+  if (!isPlainObject(response)) return `invalid metadata of type ${goType(response)} in converted object`;
+  const meta: Obj = isPlainObject(original?.metadata) ? structuredClone(original.metadata) : {};
   converted.metadata = meta;
   for (const field of ['labels', 'annotations'] as const) {
     const fromWebhook = response[field];
@@ -688,10 +688,10 @@ function restoreObjectMeta(original: any, converted: Obj): string | undefined {
       delete meta[field];
       continue;
     }
-    if (!isObj(fromWebhook)) return `invalid metadata.${field} of type ${goType(fromWebhook)} in converted object`;
+    if (!isPlainObject(fromWebhook)) return `invalid metadata.${field} of type ${goType(fromWebhook)} in converted object`;
     const before = meta[field];
-    if (before !== undefined && before !== null && !isObj(before)) return `invalid metadata.${field} of type ${goType(before)} in original object`;
-    const prior: Obj = isObj(before) ? before : {};
+    if (before !== undefined && before !== null && !isPlainObject(before)) return `invalid metadata.${field} of type ${goType(before)} in original object`;
+    const prior: Obj = isPlainObject(before) ? before : {};
     let changed = Object.keys(prior).length !== Object.keys(fromWebhook).length;
     for (const [k, v] of Object.entries(fromWebhook)) {
       if (typeof v !== 'string') return `metadata.${field}[${k}] must be a string, but is ${goType(v)} in converted object`;

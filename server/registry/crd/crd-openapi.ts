@@ -17,10 +17,10 @@
 // Descriptions in the CRD's schema are kept; the generated apiVersion/kind/metadata/items fields carry
 // none, like the built-in definitions this server publishes (they are stripped there too).
 // Keys are sorted at every level, as in the built-in definitions.
+import { isPlainObject } from '../../util/json.ts';
 
 type Obj = Record<string, unknown>;
 
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 const nonEmptyString = (v: unknown): v is string => typeof v === 'string' && v !== '';
 const isNumber = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
 
@@ -55,18 +55,18 @@ export function crdDefinitionName(group: string, version: string, kind: string):
 /** The definitions a CRD contributes, for every served version with a schema. */
 export function crdDefinitions(crd: any): CrdDefinitions {
   const out: CrdDefinitions = { definitions: {}, v2Definitions: {}, byVersion: {} };
-  const spec = isObj(crd?.spec) ? crd.spec : {};
+  const spec = isPlainObject(crd?.spec) ? crd.spec : {};
   const group = typeof spec.group === 'string' ? spec.group : '';
-  const names = isObj(spec.names) ? spec.names : {};
+  const names = isPlainObject(spec.names) ? spec.names : {};
   const kind = typeof names.kind === 'string' ? names.kind : '';
   const listKind = nonEmptyString(names.listKind) ? names.listKind : `${kind}List`;
   const legacyPreserveUnknownFields = spec.preserveUnknownFields === true;
   if (!group || !kind) return out;
 
   for (const v of Array.isArray(spec.versions) ? spec.versions : []) {
-    if (!isObj(v) || v.served !== true || !nonEmptyString(v.name)) continue;
-    const raw = isObj(v.schema) ? v.schema.openAPIV3Schema : undefined;
-    if (!isObj(raw)) continue;
+    if (!isPlainObject(v) || v.served !== true || !nonEmptyString(v.name)) continue;
+    const raw = isPlainObject(v.schema) ? v.schema.openAPIV3Schema : undefined;
+    if (!isPlainObject(raw)) continue;
     const version = v.name;
     const definition = crdDefinitionName(group, version, kind);
     const listDefinition = crdDefinitionName(group, version, listKind);
@@ -102,7 +102,7 @@ export function crdDefinitions(crd: any): CrdDefinitions {
 /** selectableFields as kube publishes them: [{fieldPath: "spec.color"}], leading dot trimmed. */
 function selectableFields(v: Obj): Obj[] | undefined {
   if (!Array.isArray(v.selectableFields) || v.selectableFields.length === 0) return undefined;
-  return v.selectableFields.map((f) => ({ fieldPath: (isObj(f) && typeof f.jsonPath === 'string' ? f.jsonPath : '').replace(/^\./, '') }));
+  return v.selectableFields.map((f) => ({ fieldPath: (isPlainObject(f) && typeof f.jsonPath === 'string' ? f.jsonPath : '').replace(/^\./, '') }));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -119,7 +119,7 @@ function structural(s: Obj): Obj {
   for (const k of ['default', 'example'] as const) if (s[k] !== undefined && s[k] !== null) out[k] = s[k];
   for (const k of TRUE_FLAGS) if (s[k] === true) out[k] = true;
   for (const k of NUMBER_FIELDS) if (isNumber(s[k])) out[k] = s[k];
-  if (isObj(s.externalDocs)) {
+  if (isPlainObject(s.externalDocs)) {
     const d: Obj = {};
     if (nonEmptyString(s.externalDocs.description)) d.description = s.externalDocs.description;
     if (nonEmptyString(s.externalDocs.url)) d.url = s.externalDocs.url;
@@ -132,23 +132,23 @@ function structural(s: Obj): Obj {
   }
   for (const k of JUNCTORS) {
     const list = s[k];
-    if (Array.isArray(list) && list.length > 0) out[k] = list.map((x) => structural(isObj(x) ? x : {}));
+    if (Array.isArray(list) && list.length > 0) out[k] = list.map((x) => structural(isPlainObject(x) ? x : {}));
   }
-  if (isObj(s.not)) out.not = structural(s.not);
-  if (isObj(s.items)) out.items = structural(s.items);
-  if (isObj(s.properties)) {
+  if (isPlainObject(s.not)) out.not = structural(s.not);
+  if (isPlainObject(s.items)) out.items = structural(s.items);
+  if (isPlainObject(s.properties)) {
     const props: Obj = {};
-    for (const [name, p] of Object.entries(s.properties)) if (isObj(p)) props[name] = structural(p);
+    for (const [name, p] of Object.entries(s.properties)) if (isPlainObject(p)) props[name] = structural(p);
     if (Object.keys(props).length) out.properties = props;
   }
-  if (isObj(s.additionalProperties)) out.additionalProperties = structural(s.additionalProperties);
+  if (isPlainObject(s.additionalProperties)) out.additionalProperties = structural(s.additionalProperties);
   else if (typeof s.additionalProperties === 'boolean') out.additionalProperties = s.additionalProperties;
   const keys = s['x-kubernetes-list-map-keys'];
   if (Array.isArray(keys) && keys.length > 0) out['x-kubernetes-list-map-keys'] = keys.filter((k): k is string => typeof k === 'string');
   if (typeof s['x-kubernetes-list-type'] === 'string') out['x-kubernetes-list-type'] = s['x-kubernetes-list-type'];
   if (typeof s['x-kubernetes-map-type'] === 'string') out['x-kubernetes-map-type'] = s['x-kubernetes-map-type'];
   const rules = s['x-kubernetes-validations'];
-  if (Array.isArray(rules) && rules.length > 0) out['x-kubernetes-validations'] = rules.filter(isObj).map(validationRule);
+  if (Array.isArray(rules) && rules.length > 0) out['x-kubernetes-validations'] = rules.filter(isPlainObject).map(validationRule);
   return out;
 }
 
@@ -163,9 +163,9 @@ function validationRule(r: Obj): Obj {
 /** Calls fn on every structural node (root, properties, items, additionalProperties), parent first. */
 function visit(s: Obj, fn: (s: Obj) => void): void {
   fn(s);
-  if (isObj(s.items)) visit(s.items, fn);
-  if (isObj(s.properties)) for (const p of Object.values(s.properties)) if (isObj(p)) visit(p, fn);
-  if (isObj(s.additionalProperties)) visit(s.additionalProperties, fn);
+  if (isPlainObject(s.items)) visit(s.items, fn);
+  if (isPlainObject(s.properties)) for (const p of Object.values(s.properties)) if (isPlainObject(p)) visit(p, fn);
+  if (isPlainObject(s.additionalProperties)) visit(s.additionalProperties, fn);
 }
 
 const INT_OR_STRING_ANY_OF = JSON.stringify([{ type: 'integer' }, { type: 'string' }]);
@@ -176,7 +176,7 @@ function unfold(root: Obj): void {
     if (s['x-kubernetes-int-or-string'] !== true) return;
     if (JSON.stringify(s.anyOf) === INT_OR_STRING_ANY_OF) return;
     const allOf = Array.isArray(s.allOf) ? s.allOf : undefined;
-    if (allOf && isObj(allOf[0]) && JSON.stringify(allOf[0].anyOf) === INT_OR_STRING_ANY_OF) return;
+    if (allOf && isPlainObject(allOf[0]) && JSON.stringify(allOf[0].anyOf) === INT_OR_STRING_ANY_OF) return;
     const pattern = JSON.parse(INT_OR_STRING_ANY_OF) as Obj[];
     if (s.anyOf === undefined) s.anyOf = pattern;
     else s.allOf = [{ anyOf: pattern }, ...(allOf ?? [])];
@@ -204,11 +204,11 @@ function toV2(root: Obj): Obj {
     // A nullable field cannot be required: v2 has no way to say null is fine.
     if (Array.isArray(s.required)) {
       let required = s.required as string[];
-      if (isObj(s.properties)) {
+      if (isPlainObject(s.properties)) {
         const props = s.properties;
-        required = required.filter((f) => !(isObj(props[f]) && props[f].nullable === true));
+        required = required.filter((f) => !(isPlainObject(props[f]) && props[f].nullable === true));
       }
-      if (isObj(s.additionalProperties) && s.additionalProperties.nullable === true) required = [];
+      if (isPlainObject(s.additionalProperties) && s.additionalProperties.nullable === true) required = [];
       if (required.length) s.required = required;
       else delete s.required;
     }
@@ -218,19 +218,19 @@ function toV2(root: Obj): Obj {
 
 /** kube's buildKubeNative for a version with a schema: TypeMeta and ObjectMeta at the root and in embedded resources. */
 function kubeNative(s: Obj, v2: boolean): Obj {
-  s.properties = { ...(isObj(s.properties) ? s.properties : {}), metadata: { $ref: OBJECT_META_REF }, apiVersion: { type: 'string' }, kind: { type: 'string' } };
+  s.properties = { ...(isPlainObject(s.properties) ? s.properties : {}), metadata: { $ref: OBJECT_META_REF }, apiVersion: { type: 'string' }, kind: { type: 'string' } };
   addEmbeddedProperties(s, v2);
   return s;
 }
 
 function addEmbeddedProperties(s: Obj, v2: boolean): void {
-  if (isObj(s.properties)) for (const p of Object.values(s.properties)) if (isObj(p)) addEmbeddedProperties(p, v2);
-  if (isObj(s.items)) addEmbeddedProperties(s.items, v2);
-  if (isObj(s.additionalProperties)) addEmbeddedProperties(s.additionalProperties, v2);
+  if (isPlainObject(s.properties)) for (const p of Object.values(s.properties)) if (isPlainObject(p)) addEmbeddedProperties(p, v2);
+  if (isPlainObject(s.items)) addEmbeddedProperties(s.items, v2);
+  if (isPlainObject(s.additionalProperties)) addEmbeddedProperties(s.additionalProperties, v2);
   // In v2, listing properties next to preserved unknown fields makes kubectl reject the unknown ones.
   if (v2 && s['x-kubernetes-preserve-unknown-fields'] === true) return;
   if (s['x-kubernetes-embedded-resource'] !== true) return;
-  s.properties = { ...(isObj(s.properties) ? s.properties : {}), apiVersion: { type: 'string' }, kind: { type: 'string' }, metadata: { $ref: OBJECT_META_REF } };
+  s.properties = { ...(isPlainObject(s.properties) ? s.properties : {}), apiVersion: { type: 'string' }, kind: { type: 'string' }, metadata: { $ref: OBJECT_META_REF } };
   const required = Array.isArray(s.required) ? [...(s.required as string[])] : [];
   if (!required.includes('kind')) required.push('kind');
   if (!required.includes('apiVersion')) required.push('apiVersion');
@@ -261,7 +261,7 @@ function pruneDefaults(root: Obj): void {
 /** Keys sorted at every level (values inside default/example/enum too, as Go marshals maps). */
 function sortKeys<T>(v: T): T {
   if (Array.isArray(v)) return v.map(sortKeys) as T;
-  if (!isObj(v)) return v;
+  if (!isPlainObject(v)) return v;
   const out: Obj = {};
   for (const k of Object.keys(v).sort()) out[k] = sortKeys(v[k]);
   return out as T;

@@ -19,7 +19,6 @@ import {
   forbiddenError,
   goValue,
   invalidError,
-  isObj,
   notSupportedError,
   pruneValue,
   re2Error,
@@ -29,6 +28,7 @@ import {
   embeddedTypeMetaError,
   validateEmbeddedResources,
 } from './schema-validator.ts';
+import { isPlainObject } from '../../util/json.ts';
 
 type Obj = Record<string, any>;
 
@@ -41,7 +41,7 @@ function semanticEqual(a: unknown, b: unknown): boolean {
   const empty = (v: unknown) => v === undefined || v === null || (Array.isArray(v) && v.length === 0);
   if (empty(a) && empty(b)) return true;
   if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((x, i) => semanticEqual(x, b[i]));
-  if (isObj(a) && isObj(b)) {
+  if (isPlainObject(a) && isPlainObject(b)) {
     const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
     for (const k of keys) if (!semanticEqual(a[k], b[k])) return false;
     return true;
@@ -107,7 +107,7 @@ function validateSimpleJSONPath(s: string, path: string): FieldError[] {
 
 function validateSubresources(sub: unknown, path: string): FieldError[] {
   const errs: FieldError[] = [];
-  if (!isObj(sub) || !isObj(sub.scale)) return errs;
+  if (!isPlainObject(sub) || !isPlainObject(sub.scale)) return errs;
   const scale = sub.scale;
   const spec = str(scale.specReplicasPath);
   if (!spec) errs.push(requiredError(`${path}.scale.specReplicasPath`));
@@ -137,7 +137,7 @@ const PRINTER_COLUMN_FORMATS = ['byte', 'date', 'date-time', 'double', 'float', 
 
 function validateColumn(col: unknown, path: string): FieldError[] {
   const errs: FieldError[] = [];
-  const c = isObj(col) ? col : {};
+  const c = isPlainObject(col) ? col : {};
   if (!str(c.name)) errs.push(requiredError(`${path}.name`));
   const type = str(c.type);
   if (!type) errs.push(requiredError(`${path}.type`, `must be one of ${PRINTER_COLUMN_TYPES.join(',')}`));
@@ -198,22 +198,22 @@ const ACCEPTED_REVIEW_VERSIONS = ['v1', 'v1beta1'];
 
 function validateConversion(conv: unknown, path: string, preserveUnknownFields: boolean): FieldError[] {
   const errs: FieldError[] = [];
-  if (!isObj(conv)) return errs;
+  if (!isPlainObject(conv)) return errs;
   const strategy = str(conv.strategy);
   if (strategy && strategy !== 'None' && preserveUnknownFields) {
     errs.push(invalidError(`${path}.strategy`, q(strategy), 'must be None if spec.preserveUnknownFields is true'));
   }
   if (!strategy) errs.push(requiredError(`${path}.strategy`));
   else if (strategy !== 'None' && strategy !== 'Webhook') errs.push(notSupportedError(`${path}.strategy`, q(strategy), ['None', 'Webhook']));
-  const webhook = isObj(conv.webhook) ? conv.webhook : undefined;
-  const clientConfig = webhook && isObj(webhook.clientConfig) ? webhook.clientConfig : undefined;
+  const webhook = isPlainObject(conv.webhook) ? conv.webhook : undefined;
+  const clientConfig = webhook && isPlainObject(webhook.clientConfig) ? webhook.clientConfig : undefined;
   const reviewVersions = webhook && Array.isArray(webhook.conversionReviewVersions) ? webhook.conversionReviewVersions.map(str) : undefined;
   if (strategy === 'Webhook') {
     const ccPath = `${path}.webhookClientConfig`;
     if (!clientConfig) errs.push(requiredError(ccPath, 'required when strategy is set to Webhook'));
     else {
       const hasURL = typeof clientConfig.url === 'string';
-      const hasService = isObj(clientConfig.service);
+      const hasService = isPlainObject(clientConfig.service);
       if (hasURL === hasService) errs.push(requiredError(ccPath, 'exactly one of url or service is required'));
       else if (hasURL) errs.push(...validateWebhookURL(`${ccPath}.url`, clientConfig.url));
       else errs.push(...validateWebhookService(`${ccPath}.service`, clientConfig.service));
@@ -303,17 +303,17 @@ const nonZero = (v: unknown): boolean => v !== undefined && v !== null && v !== 
 
 /** NewStructural's refusals: the first unsupported construct anywhere in the schema. */
 function structuralInitError(s: unknown): string | undefined {
-  if (!isObj(s)) return undefined;
+  if (!isPlainObject(s)) return undefined;
   if (str(s.id)) return "OpenAPIV3Schema 'id' is not supported";
   if (str(s.$schema)) return "OpenAPIV3Schema 'schema' is not supported";
   if (str(s.$ref)) return "OpenAPIV3Schema '$ref' is not supported";
-  if (isObj(s.patternProperties) && Object.keys(s.patternProperties).length) return "OpenAPIV3Schema 'patternProperties' is not supported";
-  if (isObj(s.dependencies) && Object.keys(s.dependencies).length) return "OpenAPIV3Schema 'dependencies' is not supported";
+  if (isPlainObject(s.patternProperties) && Object.keys(s.patternProperties).length) return "OpenAPIV3Schema 'patternProperties' is not supported";
+  if (isPlainObject(s.dependencies) && Object.keys(s.dependencies).length) return "OpenAPIV3Schema 'dependencies' is not supported";
   if (s.additionalItems !== undefined && s.additionalItems !== null) return "OpenAPIV3Schema 'additionalItems' is not supported";
-  if (isObj(s.definitions) && Object.keys(s.definitions).length) return "OpenAPIV3Schema 'definitions' is not supported";
+  if (isPlainObject(s.definitions) && Object.keys(s.definitions).length) return "OpenAPIV3Schema 'definitions' is not supported";
   if (s['x-kubernetes-preserve-unknown-fields'] === false) return "internal error: 'x-kubernetes-preserve-unknown-fields' must be true or undefined";
   if (Array.isArray(s.items)) return "OpenAPIV3Schema 'items' must be a schema, but is an array";
-  const subs: unknown[] = [s.items, s.not, s.additionalProperties, ...arr(s.allOf), ...arr(s.anyOf), ...arr(s.oneOf), ...Object.values(isObj(s.properties) ? s.properties : {})];
+  const subs: unknown[] = [s.items, s.not, s.additionalProperties, ...arr(s.allOf), ...arr(s.anyOf), ...arr(s.oneOf), ...Object.values(isPlainObject(s.properties) ? s.properties : {})];
   for (const x of subs) {
     const e = structuralInitError(x);
     if (e) return e;
@@ -327,18 +327,18 @@ const FIELD = 2;
 
 function isIntOrStringAnyOf(v: unknown): boolean {
   if (!Array.isArray(v) || v.length !== 2) return false;
-  const only = (x: unknown, t: string) => isObj(x) && Object.keys(x).length === 1 && x.type === t;
+  const only = (x: unknown, t: string) => isPlainObject(x) && Object.keys(x).length === 1 && x.type === t;
   return only(v[0], 'integer') && only(v[1], 'string');
 }
 
 function structuralInvariants(s: Obj, lvl: number, path: string, errs: FieldError[]): void {
   const type = str(s.type);
-  if (type === 'array' && !isObj(s.items)) errs.push(requiredError(`${path}.items`, 'must be specified'));
-  if (isObj(s.items)) structuralInvariants(s.items, ITEM, `${path}.items`, errs);
-  if (isObj(s.properties)) for (const [k, p] of Object.entries(s.properties)) if (isObj(p)) structuralInvariants(p, FIELD, `${path}.properties[${k}]`, errs);
+  if (type === 'array' && !isPlainObject(s.items)) errs.push(requiredError(`${path}.items`, 'must be specified'));
+  if (isPlainObject(s.items)) structuralInvariants(s.items, ITEM, `${path}.items`, errs);
+  if (isPlainObject(s.properties)) for (const [k, p] of Object.entries(s.properties)) if (isPlainObject(p)) structuralInvariants(p, FIELD, `${path}.properties[${k}]`, errs);
   if (s.additionalProperties !== undefined && s.additionalProperties !== null) {
     if (lvl === ROOT) errs.push(forbiddenError(`${path}.additionalProperties`, 'must not be used at the root'));
-    if (isObj(s.additionalProperties)) structuralInvariants(s.additionalProperties, FIELD, `${path}.additionalProperties`, errs);
+    if (isPlainObject(s.additionalProperties)) structuralInvariants(s.additionalProperties, FIELD, `${path}.additionalProperties`, errs);
   }
   const intOrString = s['x-kubernetes-int-or-string'] === true;
   const preserve = s['x-kubernetes-preserve-unknown-fields'] === true;
@@ -346,7 +346,7 @@ function structuralInvariants(s: Obj, lvl: number, path: string, errs: FieldErro
   if (intOrString && preserve) errs.push(invalidError(`${path}.x-kubernetes-preserve-unknown-fields`, 'true', 'must be false if x-kubernetes-int-or-string is true'));
   if (intOrString && embedded) errs.push(invalidError(`${path}.x-kubernetes-embedded-resource`, 'true', 'must be false if x-kubernetes-int-or-string is true'));
   const skipAnyOf = isIntOrStringAnyOf(s.anyOf);
-  const skipFirstAllOfAnyOf = Array.isArray(s.allOf) && s.allOf.length >= 1 && isObj(s.allOf[0]) && isIntOrStringAnyOf(s.allOf[0].anyOf);
+  const skipFirstAllOfAnyOf = Array.isArray(s.allOf) && s.allOf.length >= 1 && isPlainObject(s.allOf[0]) && isIntOrStringAnyOf(s.allOf[0].anyOf);
   valueValidation(s, skipAnyOf, skipFirstAllOfAnyOf, lvl, path, errs);
   const checkMetadata = lvl === ROOT || embedded;
   if (embedded && type !== 'object') {
@@ -360,10 +360,10 @@ function structuralInvariants(s: Obj, lvl: number, path: string, errs: FieldErro
     errs.push(forbiddenError(`${path}.additionalProperties`, 'must not be used if x-kubernetes-embedded-resource is set'));
   }
   if (lvl === ROOT && type && type !== 'object') errs.push(invalidError(`${path}.type`, q(type), 'must be object at the root'));
-  const props = isObj(s.properties) ? s.properties : {};
-  if (isObj(props.kind) && checkMetadata && props.kind.type !== 'string') errs.push(invalidError(`${path}.properties[kind].type`, q(str(props.kind.type)), 'must be string'));
-  if (isObj(props.apiVersion) && checkMetadata && props.apiVersion.type !== 'string') errs.push(invalidError(`${path}.properties[apiVersion].type`, q(str(props.apiVersion.type)), 'must be string'));
-  if (isObj(props.metadata)) metadataInvariants(props.metadata, checkMetadata, lvl, `${path}.properties[metadata]`, errs);
+  const props = isPlainObject(s.properties) ? s.properties : {};
+  if (isPlainObject(props.kind) && checkMetadata && props.kind.type !== 'string') errs.push(invalidError(`${path}.properties[kind].type`, q(str(props.kind.type)), 'must be string'));
+  if (isPlainObject(props.apiVersion) && checkMetadata && props.apiVersion.type !== 'string') errs.push(invalidError(`${path}.properties[apiVersion].type`, q(str(props.apiVersion.type)), 'must be string'));
+  if (isPlainObject(props.metadata)) metadataInvariants(props.metadata, checkMetadata, lvl, `${path}.properties[metadata]`, errs);
   if (embedded && !preserve && Object.keys(props).length === 0) {
     errs.push(requiredError(`${path}.properties`, 'must not be empty if x-kubernetes-embedded-resource is true without x-kubernetes-preserve-unknown-fields'));
   }
@@ -411,7 +411,7 @@ function metadataInvariants(m: Obj, checkMetadata: boolean, lvl: number, path: s
   let offending = false;
   for (const [k, v] of Object.entries(m)) {
     if (k === 'properties') {
-      if (!isObj(v)) continue;
+      if (!isPlainObject(v)) continue;
       const keys = Object.keys(v);
       if (keys.length > 0 && !keys.every((x) => x === 'name' || x === 'generateName')) offending = true;
     } else if (STRUCTURAL_KEYS.has(k) && nonZero(v) && !(Array.isArray(v) && v.length === 0 && k !== 'enum')) {
@@ -422,10 +422,10 @@ function metadataInvariants(m: Obj, checkMetadata: boolean, lvl: number, path: s
 }
 
 function valueValidation(v: Obj, skipAnyOf: boolean, skipFirstAllOfAnyOf: boolean, lvl: number, path: string, errs: FieldError[]): void {
-  if (!skipAnyOf) arr(v.anyOf).forEach((x, i) => isObj(x) && nestedValueValidation(x, false, false, lvl, `${path}.anyOf[${i}]`, errs));
-  arr(v.allOf).forEach((x, i) => isObj(x) && nestedValueValidation(x, skipFirstAllOfAnyOf && i === 0, false, lvl, `${path}.allOf[${i}]`, errs));
-  arr(v.oneOf).forEach((x, i) => isObj(x) && nestedValueValidation(x, false, false, lvl, `${path}.oneOf[${i}]`, errs));
-  if (isObj(v.not)) nestedValueValidation(v.not, false, false, lvl, `${path}.not`, errs);
+  if (!skipAnyOf) arr(v.anyOf).forEach((x, i) => isPlainObject(x) && nestedValueValidation(x, false, false, lvl, `${path}.anyOf[${i}]`, errs));
+  arr(v.allOf).forEach((x, i) => isPlainObject(x) && nestedValueValidation(x, skipFirstAllOfAnyOf && i === 0, false, lvl, `${path}.allOf[${i}]`, errs));
+  arr(v.oneOf).forEach((x, i) => isPlainObject(x) && nestedValueValidation(x, false, false, lvl, `${path}.oneOf[${i}]`, errs));
+  if (isPlainObject(v.not)) nestedValueValidation(v.not, false, false, lvl, `${path}.not`, errs);
   if (typeof v.pattern === 'string' && v.pattern.length > 0) {
     const e = re2Error(v.pattern);
     if (e) errs.push(invalidError(`${path}.pattern`, q(v.pattern), `must be a valid regular expression, but isn't: ${e}`));
@@ -434,8 +434,8 @@ function valueValidation(v: Obj, skipAnyOf: boolean, skipFirstAllOfAnyOf: boolea
 
 function nestedValueValidation(v: Obj, skipAnyOf: boolean, skipAllOfAnyOf: boolean, lvl: number, path: string, errs: FieldError[]): void {
   valueValidation(v, skipAnyOf, skipAllOfAnyOf, lvl, path, errs);
-  if (isObj(v.items)) nestedValueValidation(v.items, false, false, lvl, `${path}.items`, errs);
-  if (isObj(v.properties)) for (const [k, p] of Object.entries(v.properties)) if (isObj(p)) nestedValueValidation(p, false, false, FIELD, `${path}.properties[${k}]`, errs);
+  if (isPlainObject(v.items)) nestedValueValidation(v.items, false, false, lvl, `${path}.items`, errs);
+  if (isPlainObject(v.properties)) for (const [k, p] of Object.entries(v.properties)) if (isPlainObject(p)) nestedValueValidation(p, false, false, FIELD, `${path}.properties[${k}]`, errs);
   if (str(v.type)) errs.push(forbiddenError(`${path}.type`, 'must be empty to be structural'));
   if (v.additionalProperties !== undefined && v.additionalProperties !== null) errs.push(forbiddenError(`${path}.additionalProperties`, 'must be undefined to be structural'));
   if (v.default !== undefined && v.default !== null) errs.push(forbiddenError(`${path}.default`, 'must be undefined to be structural'));
@@ -450,7 +450,7 @@ function nestedValueValidation(v: Obj, skipAnyOf: boolean, skipAllOfAnyOf: boole
   if (v['x-kubernetes-list-type'] !== undefined && v['x-kubernetes-list-type'] !== null) errs.push(forbiddenError(`${path}.x-kubernetes-list-type`, 'must be undefined to be structural'));
   if (v['x-kubernetes-map-type'] !== undefined && v['x-kubernetes-map-type'] !== null) errs.push(forbiddenError(`${path}.x-kubernetes-map-type`, 'must be undefined to be structural'));
   if (arr(v['x-kubernetes-validations']).length > 0) errs.push(forbiddenError(`${path}.x-kubernetes-validations`, 'must be empty to be structural'));
-  if (isObj(v.properties) && 'metadata' in v.properties) errs.push(forbiddenError(`${path}.properties[metadata]`, 'must not be specified in a nested context'));
+  if (isPlainObject(v.properties) && 'metadata' in v.properties) errs.push(forbiddenError(`${path}.properties[metadata]`, 'must not be specified in a nested context'));
 }
 
 function valueValidationCompleteness(v: Obj, s: Obj | undefined, sPath: string, vPath: string, errs: FieldError[]): void {
@@ -458,10 +458,10 @@ function valueValidationCompleteness(v: Obj, s: Obj | undefined, sPath: string, 
     errs.push(requiredError(sPath, `because it is defined in ${vPath}`));
     return;
   }
-  if (isObj(v.not)) nestedCompleteness(v.not, s, sPath, `${vPath}.not`, errs);
-  arr(v.allOf).forEach((x, i) => isObj(x) && nestedCompleteness(x, s, sPath, `${vPath}.allOf[${i}]`, errs));
-  arr(v.anyOf).forEach((x, i) => isObj(x) && nestedCompleteness(x, s, sPath, `${vPath}.anyOf[${i}]`, errs));
-  arr(v.oneOf).forEach((x, i) => isObj(x) && nestedCompleteness(x, s, sPath, `${vPath}.oneOf[${i}]`, errs));
+  if (isPlainObject(v.not)) nestedCompleteness(v.not, s, sPath, `${vPath}.not`, errs);
+  arr(v.allOf).forEach((x, i) => isPlainObject(x) && nestedCompleteness(x, s, sPath, `${vPath}.allOf[${i}]`, errs));
+  arr(v.anyOf).forEach((x, i) => isPlainObject(x) && nestedCompleteness(x, s, sPath, `${vPath}.anyOf[${i}]`, errs));
+  arr(v.oneOf).forEach((x, i) => isPlainObject(x) && nestedCompleteness(x, s, sPath, `${vPath}.oneOf[${i}]`, errs));
 }
 
 function nestedCompleteness(v: Obj, s: Obj | undefined, sPath: string, vPath: string, errs: FieldError[]): void {
@@ -470,12 +470,12 @@ function nestedCompleteness(v: Obj, s: Obj | undefined, sPath: string, vPath: st
     return;
   }
   valueValidationCompleteness(v, s, sPath, vPath, errs);
-  if (isObj(v.items)) nestedCompleteness(v.items, isObj(s.items) ? s.items : undefined, `${sPath}.items`, `${vPath}.items`, errs);
-  if (isObj(v.properties)) {
-    const sp = isObj(s.properties) ? s.properties : {};
+  if (isPlainObject(v.items)) nestedCompleteness(v.items, isPlainObject(s.items) ? s.items : undefined, `${sPath}.items`, `${vPath}.items`, errs);
+  if (isPlainObject(v.properties)) {
+    const sp = isPlainObject(s.properties) ? s.properties : {};
     for (const [k, p] of Object.entries(v.properties)) {
-      if (!isObj(p)) continue;
-      if (!isObj(sp[k])) errs.push(requiredError(`${sPath}.properties[${k}]`, `because it is defined in ${vPath}.properties[${k}]`));
+      if (!isPlainObject(p)) continue;
+      if (!isPlainObject(sp[k])) errs.push(requiredError(`${sPath}.properties[${k}]`, `because it is defined in ${vPath}.properties[${k}]`));
       else nestedCompleteness(p, sp[k], `${sPath}.properties[${k}]`, `${vPath}.properties[${k}]`, errs);
     }
   }
@@ -525,10 +525,10 @@ function validateDefaults(s: Obj, path: string, insideMeta: boolean, isRoot: boo
       if (rules.errors.length === 0) errs.push(...evaluateRules(rules, value, undefined, { basePath: dpath }));
     }
   }
-  if (isObj(s.items)) validateDefaults(s.items, `${path}.items`, insideMeta, false, errs);
-  if (isObj(s.properties)) {
+  if (isPlainObject(s.items)) validateDefaults(s.items, `${path}.items`, insideMeta, false, errs);
+  if (isPlainObject(s.properties)) {
     for (const [k, p] of Object.entries(s.properties)) {
-      if (!isObj(p)) continue;
+      if (!isPlainObject(p)) continue;
       validateDefaults(p, `${path}.properties[${k}]`, insideMeta || (embedded && META_FIELDS.has(k)), false, errs);
     }
   }
@@ -539,7 +539,7 @@ function semanticEqualStrict(a: unknown, b: unknown): boolean {
 }
 function sortKeys(v: unknown): unknown {
   if (Array.isArray(v)) return v.map(sortKeys);
-  if (isObj(v)) return Object.fromEntries(Object.keys(v).sort().map((k) => [k, sortKeys(v[k])]));
+  if (isPlainObject(v)) return Object.fromEntries(Object.keys(v).sort().map((k) => [k, sortKeys(v[k])]));
   return v;
 }
 
@@ -560,8 +560,8 @@ function ssvValidate(s: Obj, path: string, ssv: SSV, errs: FieldError[]): void {
   }
   if (str(s.id)) errs.push(forbiddenError(`${path}.id`, 'id is not supported'));
   if (s.additionalItems !== undefined && s.additionalItems !== null) errs.push(forbiddenError(`${path}.additionalItems`, 'additionalItems is not supported'));
-  if (isObj(s.patternProperties) && Object.keys(s.patternProperties).length) errs.push(forbiddenError(`${path}.patternProperties`, 'patternProperties is not supported'));
-  if (isObj(s.definitions) && Object.keys(s.definitions).length) errs.push(forbiddenError(`${path}.definitions`, 'definitions is not supported'));
+  if (isPlainObject(s.patternProperties) && Object.keys(s.patternProperties).length) errs.push(forbiddenError(`${path}.patternProperties`, 'patternProperties is not supported'));
+  if (isPlainObject(s.definitions) && Object.keys(s.definitions).length) errs.push(forbiddenError(`${path}.definitions`, 'definitions is not supported'));
   if (s.dependencies !== undefined && s.dependencies !== null) errs.push(forbiddenError(`${path}.dependencies`, 'dependencies is not supported'));
   if (s.$ref !== undefined && s.$ref !== null) errs.push(forbiddenError(`${path}.$ref`, '$ref is not supported'));
   if (type === 'null') errs.push(forbiddenError(`${path}.type`, 'type cannot be set to null, use nullable as an alternative'));
@@ -570,13 +570,13 @@ function ssvValidate(s: Obj, path: string, ssv: SSV, errs: FieldError[]): void {
 }
 
 function openAPISchema(s: unknown, path: string, ssv: SSV, isRoot: boolean, errs: FieldError[]): void {
-  if (!isObj(s)) return;
+  if (!isPlainObject(s)) return;
   ssvValidate(s, path, ssv, errs);
   if (s.uniqueItems === true) errs.push(forbiddenError(`${path}.uniqueItems`, 'uniqueItems cannot be set to true since the runtime complexity becomes quadratic'));
-  const props = isObj(s.properties) ? s.properties : {};
+  const props = isPlainObject(s.properties) ? s.properties : {};
   const hasProps = Object.keys(props).length > 0;
   if (s.additionalProperties !== undefined && s.additionalProperties !== null) {
-    if (hasProps && (s.additionalProperties === false || isObj(s.additionalProperties))) {
+    if (hasProps && (s.additionalProperties === false || isPlainObject(s.additionalProperties))) {
       errs.push(forbiddenError(`${path}.additionalProperties`, 'additionalProperties and properties are mutual exclusive'));
     }
     const sub = ssv.insideResourceMeta ? { ...ssv, allowDefaults: false, disallowDefaultsReason: 'inside additionalProperties applying to object metadata' } : ssv;
@@ -594,10 +594,10 @@ function openAPISchema(s: unknown, path: string, ssv: SSV, isRoot: boolean, errs
   arr(s.allOf).forEach((x, i) => openAPISchema(x, `${path}.allOf[${i}]`, ssv, false, errs));
   arr(s.oneOf).forEach((x, i) => openAPISchema(x, `${path}.oneOf[${i}]`, ssv, false, errs));
   arr(s.anyOf).forEach((x, i) => openAPISchema(x, `${path}.anyOf[${i}]`, ssv, false, errs));
-  if (isObj(s.definitions)) for (const [k, d] of Object.entries(s.definitions)) openAPISchema(d, `${path}.definitions[${k}]`, ssv, false, errs);
-  if (isObj(s.items)) openAPISchema(s.items, `${path}.items`, ssv, false, errs);
+  if (isPlainObject(s.definitions)) for (const [k, d] of Object.entries(s.definitions)) openAPISchema(d, `${path}.definitions[${k}]`, ssv, false, errs);
+  if (isPlainObject(s.items)) openAPISchema(s.items, `${path}.items`, ssv, false, errs);
   else if (Array.isArray(s.items)) s.items.forEach((x, i) => openAPISchema(x, `${path}.items[${i}]`, ssv, false, errs));
-  if (isObj(s.dependencies)) for (const [k, d] of Object.entries(s.dependencies)) openAPISchema(d, `${path}.dependencies[${k}]`, ssv, false, errs);
+  if (isPlainObject(s.dependencies)) for (const [k, d] of Object.entries(s.dependencies)) openAPISchema(d, `${path}.dependencies[${k}]`, ssv, false, errs);
 
   if (s['x-kubernetes-preserve-unknown-fields'] === false) errs.push(invalidError(`${path}.x-kubernetes-preserve-unknown-fields`, 'false', 'must be true or undefined'));
   const type = str(s.type);
@@ -612,7 +612,7 @@ function openAPISchema(s: unknown, path: string, ssv: SSV, isRoot: boolean, errs
   if (hasListType && type !== 'array') {
     if (!type) errs.push(requiredError(`${path}.type`, 'must be array if x-kubernetes-list-type is specified'));
     else errs.push(invalidError(`${path}.type`, q(type), 'must be array if x-kubernetes-list-type is specified'));
-  } else if (listType === 'set' && isObj(s.items)) {
+  } else if (listType === 'set' && isPlainObject(s.items)) {
     const is = s.items;
     if (is.type === 'array' && is['x-kubernetes-list-type'] !== undefined && is['x-kubernetes-list-type'] !== 'atomic') {
       errs.push(invalidError(`${path}.items.x-kubernetes-list-type`, goValue(is['x-kubernetes-list-type']), 'must be atomic as item of a list with x-kubernetes-list-type=set'));
@@ -630,13 +630,13 @@ function openAPISchema(s: unknown, path: string, ssv: SSV, isRoot: boolean, errs
     if (mapKeys.length === 0) errs.push(requiredError(`${path}.x-kubernetes-list-map-keys`, 'must not be empty if x-kubernetes-list-type is map'));
     if (s.items === undefined || s.items === null) errs.push(requiredError(`${path}.items`, 'must have a schema if x-kubernetes-list-type is map'));
     if (Array.isArray(s.items)) errs.push(invalidError(`${path}.items`, jsonValue(s.items), 'must only have a single schema if x-kubernetes-list-type is map'));
-    if (isObj(s.items) && s.items.type !== 'object') errs.push(invalidError(`${path}.items.type`, q(str(s.items.type)), "must be object if parent array's x-kubernetes-list-type is map"));
-    if (isObj(s.items) && s.items.type === 'object') {
-      const itemProps = isObj(s.items.properties) ? s.items.properties : {};
+    if (isPlainObject(s.items) && s.items.type !== 'object') errs.push(invalidError(`${path}.items.type`, q(str(s.items.type)), "must be object if parent array's x-kubernetes-list-type is map"));
+    if (isPlainObject(s.items) && s.items.type === 'object') {
+      const itemProps = isPlainObject(s.items.properties) ? s.items.properties : {};
       const seen = new Set<string>();
       for (const k of mapKeys) {
         const kp = itemProps[k];
-        if (isObj(kp)) {
+        if (isPlainObject(kp)) {
           if (kp.type === 'array' || kp.type === 'object') errs.push(invalidError(`${path}.items.properties[${k}].type`, q(str(s.items.type)), "must be a scalar type if parent array's x-kubernetes-list-type is map"));
         } else {
           errs.push(invalidError(`${path}.x-kubernetes-list-map-keys`, goStringSlice(mapKeys), 'entries must all be names of item properties'));
@@ -647,14 +647,14 @@ function openAPISchema(s: unknown, path: string, ssv: SSV, isRoot: boolean, errs
     }
   }
   // requireMapListKeysMapSetValidation
-  if (isObj(s.items) && (listType === 'set' || listType === 'map')) {
+  if (isPlainObject(s.items) && (listType === 'set' || listType === 'map')) {
     if (s.items.nullable === true) errs.push(forbiddenError(`${path}.items.nullable`, `cannot be nullable when x-kubernetes-list-type is ${listType}`));
     if (listType === 'map') {
       const required = new Set(arr(s.items.required));
-      const itemProps = isObj(s.items.properties) ? s.items.properties : {};
+      const itemProps = isPlainObject(s.items.properties) ? s.items.properties : {};
       for (const k of mapKeys) {
         const kp = itemProps[k];
-        if (!isObj(kp)) continue;
+        if (!isPlainObject(kp)) continue;
         if (!required.has(k) && kp.default === undefined) errs.push(requiredError(`${path}.items.properties[${k}].default`, 'this property is in x-kubernetes-list-map-keys, so it must have a default or be a required property'));
         if (kp.nullable === true) errs.push(forbiddenError(`${path}.items.properties[${k}].nullable`, 'this property is in x-kubernetes-list-map-keys, so it cannot be nullable'));
       }
@@ -662,7 +662,7 @@ function openAPISchema(s: unknown, path: string, ssv: SSV, isRoot: boolean, errs
   }
   // x-kubernetes-validations: the checks that need no compilation
   arr(s['x-kubernetes-validations']).forEach((r, i) => {
-    const rule = isObj(r) ? r : {};
+    const rule = isPlainObject(r) ? r : {};
     const rp = `${path}.x-kubernetes-validations[${i}]`;
     const ruleText = str(rule.rule);
     const message = str(rule.message);
@@ -726,14 +726,14 @@ function selectableFieldPath(jsonPath: string, schema: unknown): { path: string;
     if (tok !== '.') return { error: `expected [ or . but got: ${tok}` };
     const name = tokens[++i];
     if (name === undefined) return { error: 'unexpected end of JSON path' };
-    if (isObj(s) && isObj(s.properties)) {
+    if (isPlainObject(s) && isPlainObject(s.properties)) {
       const p = s.properties[name];
-      if (!isObj(p)) return { error: 'does not refer to a valid field' };
+      if (!isPlainObject(p)) return { error: 'does not refer to a valid field' };
       path = path === '' ? name : `${path}.${name}`;
       s = p;
-    } else if (isObj(s) && s.additionalProperties !== undefined && s.additionalProperties !== false) {
+    } else if (isPlainObject(s) && s.additionalProperties !== undefined && s.additionalProperties !== false) {
       path = `${path}[${name}]`;
-      s = isObj(s.additionalProperties) ? s.additionalProperties : undefined;
+      s = isPlainObject(s.additionalProperties) ? s.additionalProperties : undefined;
     } else {
       return { error: 'does not refer to a valid field' };
     }
@@ -747,7 +747,7 @@ function validateSelectableFields(fields: unknown[], schema: unknown, path: stri
   const errs: FieldError[] = [];
   const unique = new Set<string>();
   fields.forEach((f, i) => {
-    const jp = str(isObj(f) ? f.jsonPath : undefined);
+    const jp = str(isPlainObject(f) ? f.jsonPath : undefined);
     const fp = `${path}[${i}].jsonPath`;
     if (jp === '') {
       errs.push(requiredError(fp));
@@ -759,7 +759,7 @@ function validateSelectableFields(fields: unknown[], schema: unknown, path: stri
       return;
     }
     if (r.root === 'metadata') errs.push(invalidError(fp, q(jp), 'must not point to fields in metadata'));
-    const type = isObj(r.schema) ? r.schema.type : undefined;
+    const type = isPlainObject(r.schema) ? r.schema.type : undefined;
     if (type !== 'string' && type !== 'boolean' && type !== 'integer') {
       errs.push(invalidError(fp, q(jp), 'must point to a field of type string, boolean or integer. Enum string fields and strings with formats are allowed.'));
     }
@@ -774,13 +774,13 @@ function validateSelectableFields(fields: unknown[], schema: unknown, path: stri
 function validateSelectableFieldsOf(fields: unknown[], container: unknown, topLevel: boolean, path: string, schemaPath: string): FieldError[] {
   if (fields.length === 0) return [];
   // kube's wording (sic); the top level only asks for spec.validation itself
-  if (topLevel && !isObj(container)) return [invalidError(path, '""', 'selectableFields may only be set when validations.schema is included')];
-  if (!topLevel && !(isObj(container) && isObj(container.openAPIV3Schema))) {
+  if (topLevel && !isPlainObject(container)) return [invalidError(path, '""', 'selectableFields may only be set when validations.schema is included')];
+  if (!topLevel && !(isPlainObject(container) && isPlainObject(container.openAPIV3Schema))) {
     return [invalidError(path, '""', 'selectableFields may only be set when version.schema.openAPIV3Schema is not included')];
   }
   const errs: FieldError[] = [];
-  const schema = isObj(container) ? container.openAPIV3Schema : undefined;
-  const initErr = isObj(schema) ? structuralInitError(schema) : undefined;
+  const schema = isPlainObject(container) ? container.openAPIV3Schema : undefined;
+  const initErr = isPlainObject(schema) ? structuralInitError(schema) : undefined;
   if (initErr) errs.push(invalidError(schemaPath, '""', initErr));
   errs.push(...validateSelectableFields(fields, initErr ? undefined : schema, path));
   return errs;
@@ -790,9 +790,9 @@ function validateSelectableFieldsOf(fields: unknown[], container: unknown, topLe
 // One schema (spec.validation or spec.versions[i].schema).
 
 function validateCRValidation(container: unknown, statusEnabled: boolean, path: string, errsOut: FieldError[]): void {
-  if (!isObj(container)) return;
+  if (!isPlainObject(container)) return;
   const schema = container.openAPIV3Schema;
-  if (!isObj(schema)) return;
+  if (!isPlainObject(schema)) return;
   const errs: FieldError[] = [];
   const sPath = `${path}.openAPIV3Schema`;
   if (statusEnabled) {
@@ -846,15 +846,15 @@ function validateCRValidation(container: unknown, statusEnabled: boolean, path: 
 // ---------------------------------------------------------------------------------------------
 // The CRD.
 
-const hasStatus = (sub: unknown): boolean => isObj(sub) && sub.status !== undefined && sub.status !== null;
+const hasStatus = (sub: unknown): boolean => isPlainObject(sub) && sub.status !== undefined && sub.status !== null;
 
 function schemaHas(s: unknown, pred: (s: Obj) => boolean): boolean {
-  if (!isObj(s)) return false;
+  if (!isPlainObject(s)) return false;
   if (pred(s)) return true;
   const subs: unknown[] = [s.not, s.additionalProperties, s.additionalItems, ...arr(s.allOf), ...arr(s.anyOf), ...arr(s.oneOf)];
   if (Array.isArray(s.items)) subs.push(...s.items);
   else subs.push(s.items);
-  for (const m of [s.properties, s.patternProperties, s.definitions, s.dependencies]) if (isObj(m)) subs.push(...Object.values(m));
+  for (const m of [s.properties, s.patternProperties, s.definitions, s.dependencies]) if (isPlainObject(m)) subs.push(...Object.values(m));
   return subs.some((x) => schemaHas(x, pred));
 }
 
@@ -886,7 +886,7 @@ function isProtectedGroup(group: string): boolean {
 const APPROVAL_ANNOTATION = 'api-approved.kubernetes.io';
 
 function approvalState(annotations: unknown): { state: 'missing' | 'bypassed' | 'approved' | 'invalid'; reason: string } {
-  const a = isObj(annotations) ? str(annotations[APPROVAL_ANNOTATION]) : '';
+  const a = isPlainObject(annotations) ? str(annotations[APPROVAL_ANNOTATION]) : '';
   if (a.length === 0) return { state: 'missing', reason: `protected groups must have approval annotation ${q(APPROVAL_ANNOTATION)}, see https://github.com/kubernetes/enhancements/pull/1111` };
   if (a.startsWith('unapproved')) return { state: 'bypassed', reason: `not approved: ${q(a)}` };
   try {
@@ -899,7 +899,7 @@ function approvalState(annotations: unknown): { state: 'missing' | 'bypassed' | 
 }
 
 function isEstablished(crd: Obj): boolean {
-  return arr(crd?.status?.conditions).some((c) => isObj(c) && c.type === 'Established' && c.status === 'True');
+  return arr(crd?.status?.conditions).some((c) => isPlainObject(c) && c.type === 'Established' && c.status === 'True');
 }
 
 /**
@@ -908,12 +908,12 @@ function isEstablished(crd: Obj): boolean {
  */
 export function validateCustomResourceDefinition(crd: any, old?: any): FieldError[] {
   const errs: FieldError[] = [];
-  const c: Obj = isObj(crd) ? crd : {};
-  const meta: Obj = isObj(c.metadata) ? c.metadata : {};
-  const spec: Obj = isObj(c.spec) ? c.spec : {};
-  const names: Obj = isObj(spec.names) ? spec.names : {};
+  const c: Obj = isPlainObject(crd) ? crd : {};
+  const meta: Obj = isPlainObject(c.metadata) ? c.metadata : {};
+  const spec: Obj = isPlainObject(c.spec) ? c.spec : {};
+  const names: Obj = isPlainObject(spec.names) ? spec.names : {};
   const group = str(spec.group);
-  const versions: Obj[] = arr(spec.versions).map((v) => (isObj(v) ? v : {}));
+  const versions: Obj[] = arr(spec.versions).map((v) => (isPlainObject(v) ? v : {}));
   const preserveUnknownFields = spec.preserveUnknownFields === true;
 
   // metadata.name: <plural>.<group> (DNS-subdomain and required checks are generic ObjectMeta validation)
@@ -932,7 +932,7 @@ export function validateCustomResourceDefinition(crd: any, old?: any): FieldErro
   const selectableHoisted = schemaHoisted && identical('selectableFields');
   const versionSchema = (v: Obj) => (schemaHoisted ? undefined : v.schema);
   const versionSubresources = (v: Obj) => (subresourcesHoisted ? undefined : v.subresources);
-  const hasTopSchema = isObj(topValidation) && isObj(topValidation.openAPIV3Schema);
+  const hasTopSchema = isPlainObject(topValidation) && isPlainObject(topValidation.openAPIV3Schema);
 
   // spec.group
   if (!group) errs.push(requiredError('spec.group'));
@@ -951,11 +951,11 @@ export function validateCustomResourceDefinition(crd: any, old?: any): FieldErro
   if (!hasTopSchema) {
     versions.forEach((v, i) => {
       const s = versionSchema(v);
-      if (!isObj(s) || !isObj(s.openAPIV3Schema)) errs.push(requiredError(`spec.versions[${i}].schema.openAPIV3Schema`, 'schemas are required'));
+      if (!isPlainObject(s) || !isPlainObject(s.openAPIV3Schema)) errs.push(requiredError(`spec.versions[${i}].schema.openAPIV3Schema`, 'schemas are required'));
     });
   }
   const anySchema = (pred: (s: Obj) => boolean) =>
-    (hasTopSchema && schemaHas(topValidation.openAPIV3Schema, pred)) || versions.some((v) => isObj(versionSchema(v)) && schemaHas(versionSchema(v).openAPIV3Schema, pred));
+    (hasTopSchema && schemaHas(topValidation.openAPIV3Schema, pred)) || versions.some((v) => isPlainObject(versionSchema(v)) && schemaHas(versionSchema(v).openAPIV3Schema, pred));
   if (anySchema((s) => s.default !== undefined && s.default !== null) && spec.preserveUnknownFields !== false && preserveUnknownFields) {
     errs.push(invalidError('spec.preserveUnknownFields', 'true', 'must be false in order to use defaults in the schema'));
   }
@@ -1010,9 +1010,9 @@ export function validateCustomResourceDefinition(crd: any, old?: any): FieldErro
   errs.push(...validateConversion(spec.conversion, 'spec.conversion', preserveUnknownFields));
 
   // update rules
-  if (isObj(old)) {
-    const oldSpec: Obj = isObj(old.spec) ? old.spec : {};
-    const oldNames: Obj = isObj(oldSpec.names) ? oldSpec.names : {};
+  if (isPlainObject(old)) {
+    const oldSpec: Obj = isPlainObject(old.spec) ? old.spec : {};
+    const oldNames: Obj = isPlainObject(oldSpec.names) ? oldSpec.names : {};
     if (isEstablished(old)) {
       if (str(spec.scope) !== str(oldSpec.scope)) errs.push(invalidError('spec.scope', q(str(spec.scope)), 'field is immutable'));
       if (str(names.kind) !== str(oldNames.kind)) errs.push(invalidError('spec.names.kind', q(str(names.kind)), 'field is immutable'));
@@ -1021,8 +1021,8 @@ export function validateCustomResourceDefinition(crd: any, old?: any): FieldErro
     if (str(names.plural) !== str(oldNames.plural)) errs.push(invalidError('spec.names.plural', q(str(names.plural)), 'field is immutable'));
   }
   // status
-  const status: Obj = isObj(c.status) ? c.status : {};
-  if (isObj(status.acceptedNames)) errs.push(...validateNames(status.acceptedNames, 'status.acceptedNames'));
+  const status: Obj = isPlainObject(c.status) ? c.status : {};
+  if (isPlainObject(status.acceptedNames)) errs.push(...validateNames(status.acceptedNames, 'status.acceptedNames'));
   if (Array.isArray(status.storedVersions) && (status.storedVersions.length > 0 || old !== undefined)) {
     const stored: string[] = status.storedVersions.map(str);
     if (stored.length === 0) errs.push(invalidError('status.storedVersions', '[]string{}', 'must have at least one stored version'));
@@ -1041,17 +1041,17 @@ export function validateCustomResourceDefinition(crd: any, old?: any): FieldErro
   // API approval for protected groups
   if (isProtectedGroup(group)) {
     const now = approvalState(meta.annotations);
-    const before = isObj(old) ? approvalState(old?.metadata?.annotations).state : undefined;
+    const before = isPlainObject(old) ? approvalState(old?.metadata?.annotations).state : undefined;
     if (before !== now.state) {
       const field = `metadata.annotations[${APPROVAL_ANNOTATION}]`;
-      const value = isObj(meta.annotations) ? str(meta.annotations[APPROVAL_ANNOTATION]) : '';
+      const value = isPlainObject(meta.annotations) ? str(meta.annotations[APPROVAL_ANNOTATION]) : '';
       if (now.state === 'missing') errs.push(requiredError(field, now.reason));
       else if (now.state === 'invalid') errs.push(invalidError(field, q(value), now.reason));
     }
   }
 
   // spec.preserveUnknownFields may not be turned on
-  if (preserveUnknownFields && !(isObj(old) && old?.spec?.preserveUnknownFields === true)) {
+  if (preserveUnknownFields && !(isPlainObject(old) && old?.spec?.preserveUnknownFields === true)) {
     errs.push(invalidError('spec.preserveUnknownFields', 'true', 'cannot set to true, set x-preserve-unknown-fields to true in spec.versions[*].schema instead'));
   }
 
@@ -1060,6 +1060,6 @@ export function validateCustomResourceDefinition(crd: any, old?: any): FieldErro
 
 /** The schema kube uses for a served version: the version's own, else the shared one. */
 export function versionSchemaOf(crd: any, version: string): Obj | undefined {
-  const v = arr(crd?.spec?.versions).find((x) => isObj(x) && x.name === version);
-  return isObj(v?.schema?.openAPIV3Schema) ? v.schema.openAPIV3Schema : undefined;
+  const v = arr(crd?.spec?.versions).find((x) => isPlainObject(x) && x.name === version);
+  return isPlainObject(v?.schema?.openAPIV3Schema) ? v.schema.openAPIV3Schema : undefined;
 }

@@ -12,9 +12,9 @@
 // Schema quirks the reference has are kept on purpose, e.g. `k in properties` (prototype keys
 // count) where it uses `in`, own keys where it uses hasOwnProperty; the rare shapes where the
 // schema pruning follows differs from the one defaulting follows take two walks of that child.
+import { isPlainObject } from '../../util/json.ts';
 
 type Obj = Record<string, any>;
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 const hasOwn = (o: Obj, k: string): boolean => Object.prototype.hasOwnProperty.call(o, k);
 
 /** ObjectMeta's JSON fields: unknown keys in an embedded resource's metadata are dropped. */
@@ -87,7 +87,7 @@ const nodes = new WeakMap<Obj, WalkNode>();
 export function walkNode(s: Obj): WalkNode {
   let n = nodes.get(s);
   if (n) return n;
-  const props = isObj(s.properties) ? s.properties : undefined;
+  const props = isPlainObject(s.properties) ? s.properties : undefined;
   const child = new Map<string, WalkNode | null>();
   const defaults: { key: string; node: WalkNode }[] = [];
   const addlS = s.additionalProperties;
@@ -103,7 +103,7 @@ export function walkNode(s: Obj): WalkNode {
     defaults,
     hasDefault: s.default !== undefined,
     nullable: s.nullable === true,
-    objectWork: props !== undefined || isObj(addlS),
+    objectWork: props !== undefined || isPlainObject(addlS),
     lastKeys: [],
     lastChild: [],
   };
@@ -112,13 +112,13 @@ export function walkNode(s: Obj): WalkNode {
   if (props) {
     for (const k of Object.keys(props)) {
       const p = props[k];
-      const c = isObj(p) ? walkNode(p) : null;
+      const c = isPlainObject(p) ? walkNode(p) : null;
       child.set(k, c);
       if (c && c.hasDefault) defaults.push({ key: k, node: c });
     }
   }
-  (n as { items: WalkNode | undefined }).items = isObj(s.items) ? walkNode(s.items) : undefined;
-  (n as { addl: WalkNode | undefined }).addl = isObj(addlS) ? walkNode(addlS) : undefined;
+  (n as { items: WalkNode | undefined }).items = isPlainObject(s.items) ? walkNode(s.items) : undefined;
+  (n as { addl: WalkNode | undefined }).addl = isPlainObject(addlS) ? walkNode(addlS) : undefined;
   return n;
 }
 
@@ -180,7 +180,7 @@ export function defaultWalk(n: WalkNode, x: unknown): void {
     }
     return;
   }
-  if (!isObj(x) || !n.objectWork) return;
+  if (!isPlainObject(x) || !n.objectWork) return;
   // The reference drops nulls, adds defaults, then walks every key. Here the values already
   // there are walked first (defaulting a child never touches its siblings, and nothing below a
   // null or a scalar changes), then this object's own nulls and defaults, as pruneWalk does.
@@ -225,7 +225,7 @@ function dropNonNullableNulls(n: WalkNode, x: Obj): void {
   const addl = n.addl?.s;
   for (const k of Object.keys(x)) {
     if (x[k] !== null) continue;
-    const ps = props && isObj(props[k]) ? props[k] : !props || !(k in props) ? addl : undefined;
+    const ps = props && isPlainObject(props[k]) ? props[k] : !props || !(k in props) ? addl : undefined;
     if (ps && ps.nullable !== true && ps.default === undefined) delete x[k];
   }
 }
@@ -253,7 +253,7 @@ function pruneAll(x: unknown, w: Walk): void {
     }
     return;
   }
-  if (!isObj(x)) return;
+  if (!isPlainObject(x)) return;
   for (const k of Object.keys(x)) {
     w.prunedKey(k);
     delete x[k];
@@ -271,12 +271,12 @@ function pruneEmbeddedMeta(meta: Obj, w: Walk): void {
 
 /**
  * The schema defaulting uses for key k of an object at n (the reference's
- * `props && isObj(props[k]) ? props[k] : additionalProperties`), compiled.
+ * `props && isPlainObject(props[k]) ? props[k] : additionalProperties`), compiled.
  */
 function defaultNodeFor(n: WalkNode, k: string): WalkNode | undefined {
   const c = n.child.get(k);
   if (c) return c;
-  if (c === undefined && n.props && isObj(n.props[k])) return walkNode(n.props[k]);
+  if (c === undefined && n.props && isPlainObject(n.props[k])) return walkNode(n.props[k]);
   return n.addl;
 }
 
@@ -304,7 +304,7 @@ function pruneWalk(n: WalkNode, x: unknown, w: Walk, defaults: boolean, root: bo
     }
     return;
   }
-  if (!isObj(x)) return;
+  if (!isPlainObject(x)) return;
   const embedded = root || n.embedded;
   const preserve = n.preserve;
   let sawNull = false;
@@ -327,7 +327,7 @@ function pruneWalk(n: WalkNode, x: unknown, w: Walk, defaults: boolean, root: bo
     // prune everything in it (none); otherwise it goes.
     let kept = false;
     if (embedded && (k === 'apiVersion' || k === 'kind') && (preserve || typeof v === 'string')) kept = true;
-    else if (embedded && k === 'metadata' && isObj(v)) {
+    else if (embedded && k === 'metadata' && isPlainObject(v)) {
       if (!root) {
         w.push(k);
         pruneEmbeddedMeta(v, w);

@@ -13,9 +13,9 @@ import { crdTablePrinter } from '../../http/crd-printer.ts';
 import { converterFor, type Converter } from './conversion.ts';
 import { fieldErrorText } from '../../errors.ts';
 import { compileSelectableFields, compileSimpleJsonPath, type SimpleJsonPath } from './jsonpath.ts';
+import { isPlainObject } from '../../util/json.ts';
 
 type Obj = Record<string, any>;
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 export const CRD_CLEANUP_FINALIZER = 'customresourcecleanup.apiextensions.k8s.io';
 const OBJECT_META = 'io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta';
@@ -94,18 +94,18 @@ function compiledFor(key: string): Compiled {
 }
 
 export function servedVersions(crd: any): Obj[] {
-  return (Array.isArray(crd?.spec?.versions) ? crd.spec.versions : []).filter((v: unknown) => isObj(v) && v.served === true);
+  return (Array.isArray(crd?.spec?.versions) ? crd.spec.versions : []).filter((v: unknown) => isPlainObject(v) && v.served === true);
 }
 
 export function storageVersionOf(crd: any): string {
-  const v = (crd?.spec?.versions ?? []).find((x: any) => isObj(x) && x.storage === true);
+  const v = (crd?.spec?.versions ?? []).find((x: any) => isPlainObject(x) && x.storage === true);
   return v?.name ?? '';
 }
 
 /** The names a CRD is served under: the accepted ones once the CRD is established, else the spec's. */
 function namesOf(crd: any): Obj {
   const accepted = crd?.status?.acceptedNames;
-  return isObj(accepted) && accepted.plural ? accepted : crd?.spec?.names ?? {};
+  return isPlainObject(accepted) && accepted.plural ? accepted : crd?.spec?.names ?? {};
 }
 
 /** The REST resources a CRD serves, one per served version. */
@@ -118,11 +118,11 @@ export function customResourceInfos(crd: any): ResourceInfo[] {
   const served = servedVersions(crd);
   const converter = converterFor(crd);
   return served.map((v) => {
-    const schema: Obj | undefined = isObj(v.schema?.openAPIV3Schema) ? v.schema.openAPIV3Schema : undefined;
+    const schema: Obj | undefined = isPlainObject(v.schema?.openAPIV3Schema) ? v.schema.openAPIV3Schema : undefined;
     const columns = Array.isArray(v.additionalPrinterColumns) ? v.additionalPrinterColumns : [];
     const cache = compiledFor(JSON.stringify([schema ?? null, columns]));
-    const sub = isObj(v.subresources) ? v.subresources : {};
-    const scaleSpec = isObj(sub.scale) ? sub.scale : undefined;
+    const sub = isPlainObject(v.subresources) ? v.subresources : {};
+    const scaleSpec = isPlainObject(sub.scale) ? sub.scale : undefined;
     const scale: ScalePaths | undefined = scaleSpec && {
       specReplicas: compileSimpleJsonPath(scaleSpec.specReplicasPath),
       statusReplicas: compileSimpleJsonPath(scaleSpec.statusReplicasPath),
@@ -132,7 +132,7 @@ export function customResourceInfos(crd: any): ResourceInfo[] {
     const namespaced = spec.scope === 'Namespaced';
     const selectableOf = compileSelectableFields(selectable);
     const subresources: ResourceInfo['subresources'] = {};
-    if (isObj(sub.status)) subresources.status = { verbs: SUBRESOURCE_VERBS };
+    if (isPlainObject(sub.status)) subresources.status = { verbs: SUBRESOURCE_VERBS };
     if (scale) subresources.scale = { verbs: SUBRESOURCE_VERBS, kind: 'Scale', group: 'autoscaling', version: 'v1' };
     const custom: CustomResourceVersion = {
       crdName: crd.metadata.name,
@@ -141,7 +141,7 @@ export function customResourceInfos(crd: any): ResourceInfo[] {
       kind: names.kind,
       storageVersion,
       terminating,
-      hasStatus: isObj(sub.status),
+      hasStatus: isPlainObject(sub.status),
       scale,
       selectableFields: selectable,
       fields(obj) {
@@ -215,7 +215,7 @@ function defaultDeprecationWarning(group: string, kind: string, version: string,
 function typeNodeOf(schema: Obj | undefined): TypeNode {
   const root: Obj = schema ? { ...schema } : { type: 'object', 'x-kubernetes-preserve-unknown-fields': true };
   root.properties = {
-    ...(isObj(root.properties) ? root.properties : {}),
+    ...(isPlainObject(root.properties) ? root.properties : {}),
     apiVersion: { type: 'string' },
     kind: { type: 'string' },
     metadata: { $ref: `#/definitions/${OBJECT_META}` },
@@ -226,10 +226,10 @@ function typeNodeOf(schema: Obj | undefined): TypeNode {
 
 /** Status a freshly written CRD carries: names accepted, established, storage version recorded. */
 export function establishedStatus(crd: any, previous: any | undefined, now: string): Obj {
-  const status: Obj = isObj(previous) ? structuredClone(previous) : {};
+  const status: Obj = isPlainObject(previous) ? structuredClone(previous) : {};
   const names = { ...(crd.spec?.names ?? {}) };
   status.acceptedNames = names;
-  const conditions: Obj[] = Array.isArray(status.conditions) ? status.conditions.filter(isObj) : [];
+  const conditions: Obj[] = Array.isArray(status.conditions) ? status.conditions.filter(isPlainObject) : [];
   setCondition(conditions, { type: 'NamesAccepted', status: 'True', reason: 'NoConflicts', message: 'no conflicts found' }, now);
   setCondition(conditions, { type: 'Established', status: 'True', reason: 'InitialNamesAccepted', message: 'the initial names have been accepted' }, now);
   status.conditions = conditions;

@@ -22,13 +22,12 @@ import { isIP, isIPv4, isIPv6 } from 'node:net';
 import { parse, plan, celEnv, isCelError, CelScalar } from '@bufbuild/cel';
 import type { FieldError, TypeNode } from '../../schema/types.ts';
 import { TypeModel } from '../../schema/model.ts';
-import { deepEqual } from '../../util/json.ts';
+import { deepEqual, isPlainObject } from '../../util/json.ts';
 import { goQuote, isDNS1035Label, validateObjectMeta } from '../metadata-validation.ts';
 import { OBJECT_META_FIELDS, defaultCompiled, pruneAndDefaultCompiled, pruneCompiled } from './prune-default.ts';
 
 type Obj = Record<string, any>;
 
-export const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 // ---------------------------------------------------------------------------------------------
 // Go-flavoured rendering of values in field errors (apimachinery field.Error.ErrorBody).
@@ -58,7 +57,7 @@ export function goSharpV(v: unknown): string {
   if (typeof v === 'number') return goNumber(v);
   if (typeof v === 'boolean' || typeof v === 'bigint') return String(v);
   if (Array.isArray(v)) return `[]interface {}{${v.map(goSharpV).join(', ')}}`;
-  if (isObj(v)) {
+  if (isPlainObject(v)) {
     const keys = Object.keys(v).sort();
     return `map[string]interface {}{${keys.map((k) => `${goQuote(k)}:${goSharpV(v[k])}`).join(', ')}}`;
   }
@@ -361,7 +360,7 @@ function ajvCompile(kind: AjvKind, ajvSchema: Obj): any {
 /** Whether an ajv schema (toAjvSchema's output) has a minLength anywhere. */
 function hasMinLength(s: unknown): boolean {
   if (Array.isArray(s)) return s.some(hasMinLength);
-  if (!isObj(s)) return false;
+  if (!isPlainObject(s)) return false;
   if (s.minLength !== undefined) return true;
   for (const k of Object.keys(s)) if (k !== 'enum' && typeof s[k] === 'object' && hasMinLength(s[k])) return true;
   return false;
@@ -370,13 +369,13 @@ function hasMinLength(s: unknown): boolean {
 /** The x-kubernetes-int-or-string anyOf pattern kube treats as part of the type. */
 function isIntOrStringAnyOf(v: unknown): boolean {
   if (!Array.isArray(v) || v.length !== 2) return false;
-  const only = (x: unknown, t: string) => isObj(x) && Object.keys(x).length === 1 && x.type === t;
+  const only = (x: unknown, t: string) => isPlainObject(x) && Object.keys(x).length === 1 && x.type === t;
   return only(v[0], 'integer') && only(v[1], 'string');
 }
 
 /** A CRD schema node as the JSON Schema ajv reads (OpenAPI v3.0 semantics). */
 function toAjvSchema(s: unknown): Obj {
-  if (!isObj(s)) return {};
+  if (!isPlainObject(s)) return {};
   const out: Obj = {};
   const intOrString = s['x-kubernetes-int-or-string'] === true;
   if (intOrString) out.type = ['integer', 'string'];
@@ -400,22 +399,22 @@ function toAjvSchema(s: unknown): Obj {
     registerFormat(s.format);
     out.format = s.format;
   }
-  if (isObj(s.properties)) {
+  if (isPlainObject(s.properties)) {
     out.properties = {};
     for (const [k, v] of Object.entries(s.properties)) out.properties[k] = toAjvSchema(v);
   }
-  if (isObj(s.items)) out.items = toAjvSchema(s.items);
-  if (isObj(s.additionalProperties)) out.additionalProperties = toAjvSchema(s.additionalProperties);
+  if (isPlainObject(s.items)) out.items = toAjvSchema(s.items);
+  if (isPlainObject(s.additionalProperties)) out.additionalProperties = toAjvSchema(s.additionalProperties);
   for (const k of ['allOf', 'oneOf', 'anyOf'] as const) {
     if (!Array.isArray(s[k]) || s[k].length === 0) continue;
     if (k === 'anyOf' && intOrString && isIntOrStringAnyOf(s[k])) continue;
     let list = s[k] as unknown[];
-    if (k === 'allOf' && intOrString && isObj(list[0]) && isIntOrStringAnyOf(list[0].anyOf)) {
+    if (k === 'allOf' && intOrString && isPlainObject(list[0]) && isIntOrStringAnyOf(list[0].anyOf)) {
       list = [{ ...list[0], anyOf: undefined }, ...list.slice(1)];
     }
     out[k] = list.map(toAjvSchema);
   }
-  if (isObj(s.not)) out.not = toAjvSchema(s.not);
+  if (isPlainObject(s.not)) out.not = toAjvSchema(s.not);
   return out;
 }
 
@@ -468,7 +467,7 @@ function openapiName(root: unknown, pointer: string, prefix: string): string {
       cur = cur[Number(seg)];
     } else {
       name = name ? `${name}.${seg}` : seg;
-      cur = isObj(cur) ? cur[seg] : undefined;
+      cur = isPlainObject(cur) ? cur[seg] : undefined;
     }
   }
   return name;
@@ -650,7 +649,7 @@ function allOfClauseCount(ajvSchema: Obj, allOfPath: string): number {
  * A set element's identity: scalars by value, objects and lists by their key-sorted JSON. Strings
  * and numbers (most set elements) skip JSON; the type letter keeps the kinds apart.
  */
-const sortedKeys = (_k: string, x: unknown): unknown => (isObj(x) ? Object.fromEntries(Object.keys(x).sort().map((k) => [k, x[k]])) : x);
+const sortedKeys = (_k: string, x: unknown): unknown => (isPlainObject(x) ? Object.fromEntries(Object.keys(x).sort().map((k) => [k, x[k]])) : x);
 const canonical = (v: unknown): string => {
   if (typeof v === 'string') return 's' + v;
   if (typeof v === 'number' && Number.isFinite(v)) return 'n' + JSON.stringify(v);
@@ -702,7 +701,7 @@ function distinctByOneKey(s: Obj, v: unknown[]): boolean {
   const k = keys[0];
   for (let i = 0; i < v.length; i++) {
     const x = v[i];
-    if (!isObj(x) || !Object.prototype.hasOwnProperty.call(x, k)) return false;
+    if (!isPlainObject(x) || !Object.prototype.hasOwnProperty.call(x, k)) return false;
     const kx = x[k];
     if (!isScalarKey(kx)) return false;
     for (let j = 0; j < i; j++) if ((v[j] as Obj)[k] === kx) return false;
@@ -715,7 +714,7 @@ function listMapErrors(s: Obj, v: unknown[], path: string): FieldError[] {
   // only null and objects are allowed; the first other item ends the check
   for (let i = 0; i < v.length; i++) {
     const x = v[i];
-    if (x !== null && !isObj(x)) return [invalidError(indexPath(path, i), goValue(x), 'must be an object for an array of list-type map')];
+    if (x !== null && !isPlainObject(x)) return [invalidError(indexPath(path, i), goValue(x), 'must be an object for an array of list-type map')];
   }
   if (v.length <= 1) return [];
   const keyFields = (Array.isArray(s['x-kubernetes-list-map-keys']) ? s['x-kubernetes-list-map-keys'] : []).filter((k: unknown): k is string => typeof k === 'string');
@@ -724,16 +723,16 @@ function listMapErrors(s: Obj, v: unknown[], path: string): FieldError[] {
     const k = keyFields[0];
     const UNSPECIFIED = '\u0000unspecified';
     const keys: string[] = [];
-    for (const x of v) keys.push(isObj(x) && Object.prototype.hasOwnProperty.call(x, k) ? canonical(x[k]) : UNSPECIFIED);
+    for (const x of v) keys.push(isPlainObject(x) && Object.prototype.hasOwnProperty.call(x, k) ? canonical(x[k]) : UNSPECIFIED);
     return firstRepeats(keys, asKey).map((i) => {
       const x = v[i];
-      const shown = isObj(x) && Object.prototype.hasOwnProperty.call(x, k) ? { [k]: x[k] } : {};
+      const shown = isPlainObject(x) && Object.prototype.hasOwnProperty.call(x, k) ? { [k]: x[k] } : {};
       return duplicateError(indexPath(path, i), goSharpV(shown));
     });
   }
   const keys = v.map((x) => {
     const key: Obj = {};
-    if (isObj(x)) for (const k of keyFields) if (Object.prototype.hasOwnProperty.call(x, k)) key[k] = x[k];
+    if (isPlainObject(x)) for (const k of keyFields) if (Object.prototype.hasOwnProperty.call(x, k)) key[k] = x[k];
     return key;
   });
   return firstRepeats(keys).map((i) => duplicateError(indexPath(path, i), goSharpV(keys[i])));
@@ -755,14 +754,14 @@ function walkPlan(s: Obj, here: (s: Obj) => boolean, cache: WeakMap<Obj, WalkPla
   const hit = cache.get(s);
   if (hit !== undefined) return hit;
   let props: [string, WalkPlan][] | undefined;
-  if (isObj(s.properties)) {
+  if (isPlainObject(s.properties)) {
     for (const [k, p] of Object.entries(s.properties)) {
-      const c = isObj(p) ? walkPlan(p, here, cache) : null;
+      const c = isPlainObject(p) ? walkPlan(p, here, cache) : null;
       if (c) (props ??= []).push([k, c]);
     }
   }
-  const items = isObj(s.items) ? walkPlan(s.items, here, cache) : null;
-  const addl = isObj(s.additionalProperties) ? walkPlan(s.additionalProperties, here, cache) : null;
+  const items = isPlainObject(s.items) ? walkPlan(s.items, here, cache) : null;
+  const addl = isPlainObject(s.additionalProperties) ? walkPlan(s.additionalProperties, here, cache) : null;
   const plan = here(s) || props || items || addl ? { node: s, props, items: items ?? undefined, addl: addl ?? undefined } : null;
   cache.set(s, plan);
   return plan;
@@ -777,7 +776,7 @@ const hasOwn = (o: Obj, k: string): boolean => Object.prototype.hasOwnProperty.c
 /** kube's listtype.ValidateListSetsAndMaps over a value and its schema (`reference`: without the pairwise quick check). */
 export function validateListSetsAndMaps(s: unknown, v: unknown, path: string, reference = false): FieldError[] {
   const errs: FieldError[] = [];
-  const plan = isObj(s) ? walkPlan(s, hasListType, listPlans) : null;
+  const plan = isPlainObject(s) ? walkPlan(s, hasListType, listPlans) : null;
   if (plan) listWalk(plan, v, path, errs, !reference);
   return errs;
 }
@@ -794,7 +793,7 @@ function listWalk(plan: WalkPlan, v: unknown, path: string, errs: FieldError[], 
     if (plan.items) for (let i = 0; i < v.length; i++) listWalk(plan.items, v[i], indexPath(path, i), errs, quick);
     return;
   }
-  if (!isObj(v)) return;
+  if (!isPlainObject(v)) return;
   // kube applies additionalProperties to every key and properties to the keys they name
   if (plan.addl) for (const k of Object.keys(v)) listWalk(plan.addl, v[k], indexPath(path, k), errs, quick);
   if (plan.props) for (const [k, p] of plan.props) if (hasOwn(v, k)) listWalk(p, v[k], childPath(path, k), errs, quick);
@@ -806,9 +805,9 @@ function listWalk(plan: WalkPlan, v: unknown, path: string, errs: FieldError[], 
  */
 export function validateEmbeddedResources(s: unknown, v: unknown, path: string, isResourceRoot = false): FieldError[] {
   const errs: FieldError[] = [];
-  const schema = isObj(s) ? s : isResourceRoot ? {} : undefined;
+  const schema = isPlainObject(s) ? s : isResourceRoot ? {} : undefined;
   if (!schema) return errs;
-  if (isResourceRoot && isObj(v) && !isEmbedded(schema)) errs.push(...validateEmbeddedResource(v, path));
+  if (isResourceRoot && isPlainObject(v) && !isEmbedded(schema)) errs.push(...validateEmbeddedResource(v, path));
   const plan = walkPlan(schema, isEmbedded, embeddedPlans);
   if (plan) embeddedWalk(plan, v, path, errs);
   return errs;
@@ -820,13 +819,13 @@ function embeddedWalk(plan: WalkPlan, v: unknown, path: string, errs: FieldError
     if (plan.items) for (let i = 0; i < v.length; i++) embeddedWalk(plan.items, v[i], indexPath(path, i), errs);
     return;
   }
-  if (!isObj(v)) return;
+  if (!isPlainObject(v)) return;
   if (isEmbedded(s)) errs.push(...validateEmbeddedResource(v, path));
   if (plan.props) for (const [k, p] of plan.props) if (hasOwn(v, k)) embeddedWalk(p, v[k], childPath(path, k), errs);
   // additionalProperties apply to the keys properties do not name
   if (plan.addl) {
-    const props = isObj(s.properties) ? s.properties : undefined;
-    for (const k of Object.keys(v)) if (!(props && isObj(props[k]))) embeddedWalk(plan.addl, v[k], indexPath(path, k), errs);
+    const props = isPlainObject(s.properties) ? s.properties : undefined;
+    for (const k of Object.keys(v)) if (!(props && isPlainObject(props[k]))) embeddedWalk(plan.addl, v[k], indexPath(path, k), errs);
   }
 }
 
@@ -836,27 +835,27 @@ function embeddedWalk(plan: WalkPlan, v: unknown, path: string, errs: FieldError
  */
 export function embeddedTypeMetaError(s: unknown, v: unknown, path: string, isResourceRoot = false): FieldError | undefined {
   const walk = (sch: unknown, x: unknown, p: string, embedded: boolean): FieldError | undefined => {
-    if (!isObj(sch)) return undefined;
+    if (!isPlainObject(sch)) return undefined;
     if (Array.isArray(x)) {
-      if (!isObj(sch.items)) return undefined;
+      if (!isPlainObject(sch.items)) return undefined;
       for (let i = 0; i < x.length; i++) {
         const e = walk(sch.items, x[i], indexPath(p, i), sch.items['x-kubernetes-embedded-resource'] === true);
         if (e) return e;
       }
       return undefined;
     }
-    if (!isObj(x)) return undefined;
-    const props = isObj(sch.properties) ? sch.properties : undefined;
+    if (!isPlainObject(x)) return undefined;
+    const props = isPlainObject(sch.properties) ? sch.properties : undefined;
     for (const k of Object.keys(x)) {
       if (embedded && (k === 'apiVersion' || k === 'kind') && typeof x[k] !== 'string') return invalidError(childPath(p, k), goValue(x[k]), 'must be a string');
       let e: FieldError | undefined;
-      if (props && isObj(props[k])) e = walk(props[k], x[k], childPath(p, k), props[k]['x-kubernetes-embedded-resource'] === true);
-      else if (isObj(sch.additionalProperties)) e = walk(sch.additionalProperties, x[k], indexPath(p, k), sch.additionalProperties['x-kubernetes-embedded-resource'] === true);
+      if (props && isPlainObject(props[k])) e = walk(props[k], x[k], childPath(p, k), props[k]['x-kubernetes-embedded-resource'] === true);
+      else if (isPlainObject(sch.additionalProperties)) e = walk(sch.additionalProperties, x[k], indexPath(p, k), sch.additionalProperties['x-kubernetes-embedded-resource'] === true);
       if (e) return e;
     }
     return undefined;
   };
-  return walk(isObj(s) ? s : isResourceRoot ? {} : undefined, v, path, isResourceRoot || (isObj(s) && s['x-kubernetes-embedded-resource'] === true));
+  return walk(isPlainObject(s) ? s : isResourceRoot ? {} : undefined, v, path, isResourceRoot || (isPlainObject(s) && s['x-kubernetes-embedded-resource'] === true));
 }
 
 /** apimachinery's ParseGroupVersion error, if any. */
@@ -896,9 +895,9 @@ export function validateEmbeddedResource(x: Obj, path: string): FieldError[] {
         const le = isDNS1035Label(v.toLowerCase());
         if (le.length) errs.push(invalidError(childPath(path, k), goQuote(v), 'may have mixed case, but should otherwise match: ' + le.join(',')));
       }
-    } else if (k === 'metadata' && (isObj(v) || v === null)) {
+    } else if (k === 'metadata' && (isPlainObject(v) || v === null)) {
       // Non-object metadata never gets here: decoding the custom object rejects it first.
-      const meta: Obj = isObj(v) ? { ...v } : {};
+      const meta: Obj = isPlainObject(v) ? { ...v } : {};
       if (typeof meta.name !== 'string' || meta.name === '') meta.name = 'fakename';
       const namespaced = typeof meta.namespace === 'string' && meta.namespace !== '';
       errs.push(...underPath(path, validateObjectMeta(meta, { namespaced, nameRule: 'pathSegment', isCreate: true })));
@@ -925,14 +924,14 @@ function pruneEmbeddedMeta(meta: Obj, path: string, pruned: string[]): void {
  * metadata is left to ObjectMeta handling).
  */
 export function pruneValue(s: unknown, x: unknown, path: string, pruned: string[], isResourceRoot = false): void {
-  const schema = isObj(s) ? s : undefined;
+  const schema = isPlainObject(s) ? s : undefined;
   if (schema && schema['x-kubernetes-preserve-unknown-fields'] === true) return skipPrune(schema, x, path, pruned, isResourceRoot);
   if (Array.isArray(x)) {
-    const items = schema && isObj(schema.items) ? schema.items : undefined;
+    const items = schema && isPlainObject(schema.items) ? schema.items : undefined;
     x.forEach((v, i) => pruneValue(items, v, indexPath(path, i), pruned));
     return;
   }
-  if (!isObj(x)) return;
+  if (!isPlainObject(x)) return;
   if (!schema) {
     for (const k of Object.keys(x)) {
       pruned.push(childPath(path, k));
@@ -941,12 +940,12 @@ export function pruneValue(s: unknown, x: unknown, path: string, pruned: string[
     return;
   }
   const embedded = isResourceRoot || schema['x-kubernetes-embedded-resource'] === true;
-  const props = isObj(schema.properties) ? schema.properties : undefined;
+  const props = isPlainObject(schema.properties) ? schema.properties : undefined;
   for (const k of Object.keys(x)) {
     const v = x[k];
     if (embedded) {
       if ((k === 'apiVersion' || k === 'kind') && typeof v === 'string') continue;
-      if (k === 'metadata' && isObj(v)) {
+      if (k === 'metadata' && isPlainObject(v)) {
         if (!isResourceRoot) pruneEmbeddedMeta(v, childPath(path, k), pruned);
         continue;
       }
@@ -954,7 +953,7 @@ export function pruneValue(s: unknown, x: unknown, path: string, pruned: string[
     if (props && Object.prototype.hasOwnProperty.call(props, k)) {
       pruneValue(props[k], v, childPath(path, k), pruned);
     } else if (schema.additionalProperties !== undefined && schema.additionalProperties !== false) {
-      pruneValue(isObj(schema.additionalProperties) ? schema.additionalProperties : undefined, v, childPath(path, k), pruned);
+      pruneValue(isPlainObject(schema.additionalProperties) ? schema.additionalProperties : undefined, v, childPath(path, k), pruned);
     } else {
       if (!(isResourceRoot && path === '' && (k === 'apiVersion' || k === 'kind' || k === 'metadata'))) pruned.push(childPath(path, k));
       delete x[k];
@@ -965,21 +964,21 @@ export function pruneValue(s: unknown, x: unknown, path: string, pruned: string[
 /** Under x-kubernetes-preserve-unknown-fields: unknown fields stay, known ones are still pruned inside. */
 function skipPrune(schema: Obj, x: unknown, path: string, pruned: string[], isResourceRoot: boolean): void {
   if (Array.isArray(x)) {
-    if (isObj(schema.items)) x.forEach((v, i) => pruneValue(schema.items, v, indexPath(path, i), pruned));
+    if (isPlainObject(schema.items)) x.forEach((v, i) => pruneValue(schema.items, v, indexPath(path, i), pruned));
     return;
   }
-  if (!isObj(x)) return;
+  if (!isPlainObject(x)) return;
   const embedded = isResourceRoot || schema['x-kubernetes-embedded-resource'] === true;
-  const props = isObj(schema.properties) ? schema.properties : undefined;
+  const props = isPlainObject(schema.properties) ? schema.properties : undefined;
   for (const k of Object.keys(x)) {
     const v = x[k];
-    if (embedded && k === 'metadata' && isObj(v)) {
+    if (embedded && k === 'metadata' && isPlainObject(v)) {
       if (!isResourceRoot) pruneEmbeddedMeta(v, childPath(path, k), pruned);
       continue;
     }
     if (embedded && (k === 'apiVersion' || k === 'kind')) continue;
     if (props && Object.prototype.hasOwnProperty.call(props, k)) pruneValue(props[k], v, childPath(path, k), pruned);
-    else if (isObj(schema.additionalProperties)) pruneValue(schema.additionalProperties, v, childPath(path, k), pruned);
+    else if (isPlainObject(schema.additionalProperties)) pruneValue(schema.additionalProperties, v, childPath(path, k), pruned);
   }
 }
 
@@ -994,9 +993,9 @@ const clone = <T>(v: T): T => (v === undefined ? v : (JSON.parse(JSON.stringify(
  * apply inside objects and list items that exist (including ones just defaulted).
  */
 export function defaultValue(s: unknown, x: unknown): void {
-  if (!isObj(s)) return;
+  if (!isPlainObject(s)) return;
   if (Array.isArray(x)) {
-    const items = isObj(s.items) ? s.items : undefined;
+    const items = isPlainObject(s.items) ? s.items : undefined;
     if (!items) return;
     for (let i = 0; i < x.length; i++) {
       if (x[i] === null && items.default !== undefined && items.nullable !== true) x[i] = clone(items.default);
@@ -1004,24 +1003,24 @@ export function defaultValue(s: unknown, x: unknown): void {
     }
     return;
   }
-  if (!isObj(x)) return;
-  const props = isObj(s.properties) ? s.properties : undefined;
-  const addl = isObj(s.additionalProperties) ? s.additionalProperties : undefined;
+  if (!isPlainObject(x)) return;
+  const props = isPlainObject(s.properties) ? s.properties : undefined;
+  const addl = isPlainObject(s.additionalProperties) ? s.additionalProperties : undefined;
   // PruneNonNullableNullsWithoutDefaults
   for (const k of Object.keys(x)) {
     if (x[k] !== null) continue;
-    const ps = props && isObj(props[k]) ? props[k] : !props || !(k in props) ? addl : undefined;
+    const ps = props && isPlainObject(props[k]) ? props[k] : !props || !(k in props) ? addl : undefined;
     if (ps && ps.nullable !== true && ps.default === undefined) delete x[k];
   }
   if (props) {
     for (const k of Object.keys(props)) {
       const p = props[k];
-      if (!isObj(p) || p.default === undefined) continue;
+      if (!isPlainObject(p) || p.default === undefined) continue;
       if (!(k in x) || (x[k] === null && p.nullable !== true)) x[k] = clone(p.default);
     }
   }
   for (const k of Object.keys(x)) {
-    if (props && isObj(props[k])) defaultValue(props[k], x[k]);
+    if (props && isPlainObject(props[k])) defaultValue(props[k], x[k]);
     else if (addl) {
       if (x[k] === null && addl.default !== undefined && addl.nullable !== true) x[k] = clone(addl.default);
       defaultValue(addl, x[k]);
@@ -1047,17 +1046,17 @@ function ratcheted(schema: Obj, obj: unknown, old: unknown, pointer: string, unc
       const seg = raw.replace(/~1/g, '/').replace(/~0/g, '~');
       let next: { s: Obj; now: unknown; was: unknown } | undefined;
       if (Array.isArray(now)) {
-        if (s['x-kubernetes-list-type'] !== 'map' || !Array.isArray(was) || !isObj(s.items)) break;
+        if (s['x-kubernetes-list-type'] !== 'map' || !Array.isArray(was) || !isPlainObject(s.items)) break;
         const keys: string[] = Array.isArray(s['x-kubernetes-list-map-keys']) ? s['x-kubernetes-list-map-keys'] : [];
         const item = now[Number(seg)];
-        if (!isObj(item)) break;
-        const match = was.find((o) => isObj(o) && keys.every((k) => deepEqual(o[k], item[k])));
+        if (!isPlainObject(item)) break;
+        const match = was.find((o) => isPlainObject(o) && keys.every((k) => deepEqual(o[k], item[k])));
         if (match === undefined) break;
         next = { s: s.items, now: item, was: match };
-      } else if (isObj(now)) {
-        if (!isObj(was) || !Object.hasOwn(now, seg) || !Object.hasOwn(was, seg)) break;
+      } else if (isPlainObject(now)) {
+        if (!isPlainObject(was) || !Object.hasOwn(now, seg) || !Object.hasOwn(was, seg)) break;
         if (at === '' && (seg === 'apiVersion' || seg === 'kind')) break;
-        const child = isObj(s.properties) && isObj(s.properties[seg]) ? s.properties[seg] : isObj(s.additionalProperties) ? s.additionalProperties : undefined;
+        const child = isPlainObject(s.properties) && isPlainObject(s.properties[seg]) ? s.properties[seg] : isPlainObject(s.additionalProperties) ? s.additionalProperties : undefined;
         if (!child) break;
         next = { s: child, now: now[seg], was: was[seg] };
       } else break;
@@ -1133,7 +1132,7 @@ export function compileVersionSchema(schema: unknown, opts: CompileOptions = {})
 }
 
 function compileSchema(schema: unknown, opts: CompileOptions): CompiledSchema {
-  const root: Obj = isObj(schema) ? schema : {};
+  const root: Obj = isPlainObject(schema) ? schema : {};
   const isResourceRoot = opts.isResourceRoot !== false;
   const ajvSchema = toAjvSchema(root);
   const checkFn = ajvCompile(hasMinLength(ajvSchema) ? 'check' : 'checkUtf16', ajvSchema);

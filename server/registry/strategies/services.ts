@@ -13,6 +13,7 @@ import type { FieldError } from '../../schema/types.ts';
 import { invalid, internalError } from '../../errors.ts';
 import { goQuote } from '../metadata-validation.ts';
 import type { Strategy } from '../strategy.ts';
+import { isPlainObject } from '../../util/json.ts';
 
 export interface ServiceAllocatorOptions {
   /** IPv4 service CIDR (kube-apiserver --service-cluster-ip-range). */
@@ -27,7 +28,6 @@ const DEFAULT_CIDR = '10.96.0.0/12';
 const DEFAULT_NODE_PORTS: [number, number] = [30000, 32767];
 
 type Obj = Record<string, any>;
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 const list = (v: unknown): any[] => (Array.isArray(v) ? v : []);
 const zero = (v: unknown): boolean => v === undefined || v === null || v === 0 || v === '';
 const typeOf = (spec: Obj): string => (typeof spec.type === 'string' && spec.type ? spec.type : 'ClusterIP');
@@ -39,7 +39,7 @@ const externallyAccessible = (spec: Obj): boolean =>
 const sameJSON = (a: unknown, b: unknown): boolean => JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
 const clusterIPsOf = (spec: Obj): string[] => list(spec.clusterIPs);
 const headless = (spec: Obj): boolean => spec.clusterIP === 'None' || clusterIPsOf(spec)[0] === 'None';
-const selectorless = (spec: Obj): boolean => !isObj(spec.selector) || Object.keys(spec.selector).length === 0;
+const selectorless = (spec: Obj): boolean => !isPlainObject(spec.selector) || Object.keys(spec.selector).length === 0;
 
 // ---- field errors, worded as kube-apiserver words them ----
 
@@ -138,14 +138,14 @@ export function createServiceStrategy(listAllServices: () => any[], opts: Servic
       const meta = svc?.metadata ?? {};
       if (except && (meta.namespace ?? '') === except.ns && meta.name === except.name) continue;
       const spec = svc?.spec;
-      if (!isObj(spec)) continue;
+      if (!isPlainObject(spec)) continue;
       if (needsClusterIP(spec)) {
         for (const ip of [spec.clusterIP, ...clusterIPsOf(spec)]) {
           const n = parseIPv4(ip);
           if (n !== undefined) u.ips.add(n);
         }
       }
-      for (const p of list(spec.ports)) if (isObj(p) && typeof p.nodePort === 'number' && p.nodePort > 0) u.ports.add(p.nodePort);
+      for (const p of list(spec.ports)) if (isPlainObject(p) && typeof p.nodePort === 'number' && p.nodePort > 0) u.ports.add(p.nodePort);
       if (typeof spec.healthCheckNodePort === 'number' && spec.healthCheckNodePort > 0) u.ports.add(spec.healthCheckNodePort);
     }
     return u;
@@ -252,12 +252,12 @@ export function createServiceStrategy(listAllServices: () => any[], opts: Servic
     const byPort = new Map<unknown, number>();
     const taken = (n: number) => used.ports.has(n);
     svcPorts.forEach((p, i) => {
-      if (!isObj(p)) return;
+      if (!isPlainObject(p)) return;
       if (zero(p.nodePort) && !shouldAllocateNodePorts(spec)) return;
       const field = `spec.ports[${i}].nodePort`;
       const allocated = byPort.get(p.port);
       if (allocated === undefined) {
-        const requested = svcPorts.find((q) => isObj(q) && q.port === p.port && typeof q.nodePort === 'number' && q.nodePort !== 0)?.nodePort as number | undefined;
+        const requested = svcPorts.find((q) => isPlainObject(q) && q.port === p.port && typeof q.nodePort === 'number' && q.nodePort !== 0)?.nodePort as number | undefined;
         let n: number;
         if (requested !== undefined) {
           const problem = portProblem(requested, taken);
@@ -284,11 +284,11 @@ export function createServiceStrategy(listAllServices: () => any[], opts: Servic
   /** Update: ports the service already holds stay; new requested ones must be free; missing ones are allocated. */
   function updateNodePorts(obj: Obj, spec: Obj, oldSpec: Obj, used: Usage): void {
     const held = new Set<number>();
-    for (const p of list(oldSpec.ports)) if (isObj(p) && typeof p.nodePort === 'number' && p.nodePort > 0) held.add(p.nodePort);
+    for (const p of list(oldSpec.ports)) if (isPlainObject(p) && typeof p.nodePort === 'number' && p.nodePort > 0) held.add(p.nodePort);
     const taken = (n: number) => used.ports.has(n) || held.has(n);
     const mine = new Set<number>();
     list(spec.ports).forEach((p, i) => {
-      if (!isObj(p)) return;
+      if (!isPlainObject(p)) return;
       if (zero(p.nodePort)) {
         if (!shouldAllocateNodePorts(spec)) return;
         p.nodePort = nextPort(taken);
@@ -323,13 +323,13 @@ export function createServiceStrategy(listAllServices: () => any[], opts: Servic
       if (clusterIPsOf(spec).length === 0 && clusterIPsOf(oldSpec).length > 0) spec.clusterIPs = [...clusterIPsOf(oldSpec)];
     }
     if (needsNodePort(oldSpec) && needsNodePort(spec)) {
-      const nodePorts = (s: Obj) => new Set(list(s.ports).filter((p) => isObj(p) && !zero(p.nodePort)).map((p) => p.nodePort));
+      const nodePorts = (s: Obj) => new Set(list(s.ports).filter((p) => isPlainObject(p) && !zero(p.nodePort)).map((p) => p.nodePort));
       const newPorts = nodePorts(spec);
       const inBoth = new Set([...nodePorts(oldSpec)].filter((n) => newPorts.has(n)));
       const byName = new Map<string, number>();
-      for (const p of list(oldSpec.ports)) if (isObj(p)) byName.set(p.name ?? '', p.nodePort);
+      for (const p of list(oldSpec.ports)) if (isPlainObject(p)) byName.set(p.name ?? '', p.nodePort);
       for (const p of list(spec.ports)) {
-        if (!isObj(p) || !zero(p.nodePort)) continue;
+        if (!isPlainObject(p) || !zero(p.nodePort)) continue;
         const old = byName.get(p.name ?? '');
         if (typeof old === 'number' && old > 0 && !inBoth.has(old)) p.nodePort = old;
       }
@@ -370,7 +370,7 @@ export function createServiceStrategy(listAllServices: () => any[], opts: Servic
     }
     if (needsNodePort(oldSpec) && !needsNodePort(spec)) {
       const oldPorts = new Set(list(oldSpec.ports).map((p) => p?.nodePort));
-      const newPorts = list(spec.ports).filter((p) => isObj(p) && !zero(p.nodePort));
+      const newPorts = list(spec.ports).filter((p) => isPlainObject(p) && !zero(p.nodePort));
       if (newPorts.every((p) => oldPorts.has(p.nodePort))) for (const p of newPorts) delete p.nodePort;
     }
     if (needsHealthCheck(oldSpec) && !needsHealthCheck(spec) && oldSpec.healthCheckNodePort === spec.healthCheckNodePort) {
@@ -384,13 +384,13 @@ export function createServiceStrategy(listAllServices: () => any[], opts: Servic
     if (externallyAccessible(oldSpec) && !externallyAccessible(spec) && spec.externalTrafficPolicy === oldSpec.externalTrafficPolicy) {
       delete spec.externalTrafficPolicy;
     }
-    if (typeOf(spec) !== 'LoadBalancer') obj.status = { ...(isObj(obj.status) ? obj.status : {}), loadBalancer: {} };
+    if (typeOf(spec) !== 'LoadBalancer') obj.status = { ...(isPlainObject(obj.status) ? obj.status : {}), loadBalancer: {} };
   }
 
   return {
     prepareForCreate(obj) {
       const spec = obj.spec;
-      if (!isObj(spec)) return;
+      if (!isPlainObject(spec)) return;
       obj.status = { loadBalancer: {} };
       normalizeClusterIPs(spec, undefined);
       const used = usage();
@@ -405,7 +405,7 @@ export function createServiceStrategy(listAllServices: () => any[], opts: Servic
     prepareForUpdate(obj, old) {
       const spec = obj.spec;
       const oldSpec = old.spec;
-      if (!isObj(spec) || !isObj(oldSpec)) return;
+      if (!isPlainObject(spec) || !isPlainObject(oldSpec)) return;
       patchAllocatedValues(spec, oldSpec);
       normalizeClusterIPs(spec, oldSpec);
       dropTypeDependentFields(obj, spec, oldSpec);
@@ -427,8 +427,8 @@ export function createServiceStrategy(listAllServices: () => any[], opts: Servic
     },
 
     validateUpdate(obj, old) {
-      const spec = isObj(obj.spec) ? obj.spec : {};
-      const oldSpec = isObj(old.spec) ? old.spec : {};
+      const spec = isPlainObject(obj.spec) ? obj.spec : {};
+      const oldSpec = isPlainObject(old.spec) ? old.spec : {};
       return [...validateClusterIPsUpdate(spec, oldSpec), ...validateIPFamiliesUpdate(spec, oldSpec)];
     },
   };
