@@ -23,6 +23,26 @@ test('a namespace\'s name label is a default, owned by its creator, as kube defa
   }
 });
 
+test('a container without resources is written with `resources: {}` (a non-pointer struct in Go), owned by its creator as kube records it', async () => {
+  const s: TestServer = await startTestServer();
+  try {
+    const deployment = {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'web' },
+      spec: { selector: { matchLabels: { app: 'web' } }, template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'nginx', image: 'nginx' }] } } },
+    };
+    const r = await s.request('POST', '/apis/apps/v1/namespaces/default/deployments?fieldManager=maker', { body: deployment });
+    assert.equal(r.status, 201, r.text);
+    const created = r.json();
+    assert.deepEqual(created.spec.template.spec.containers[0].resources, {});
+    const owned = created.metadata.managedFields[0].fieldsV1['f:spec']['f:template']['f:spec']['f:containers']['k:{"name":"nginx"}'];
+    assert.deepEqual(owned['f:resources'], {});
+  } finally {
+    await s.stop();
+  }
+});
+
 test('QoS class: BestEffort, Burstable, Guaranteed as ComputePodQOS decides', () => {
   const cases: [string, unknown, string][] = [
     ['no resources', pod([c()]), 'BestEffort'],

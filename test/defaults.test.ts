@@ -53,6 +53,8 @@ test('pod: PodSpec, Container, port, probe, env, volume and Pod-only defaults', 
   // Requests default to limits, keeping the ones given.
   assert.deepEqual(c.resources.requests, { cpu: '100m', memory: '128Mi' });
   assert.equal(spec.initContainers[0].imagePullPolicy, 'Always');
+  // Resources is a non-pointer struct in Go: kube writes `resources: {}` when none are given.
+  assert.deepEqual(spec.initContainers[0].resources, {});
   assert.deepEqual(spec.volumes[0], { name: 'scratch', emptyDir: {} });
   assert.deepEqual(spec.volumes[1].configMap, { name: 'c', defaultMode: 420 });
   assert.deepEqual(spec.volumes[2].hostPath, { path: '/data', type: '' });

@@ -69,6 +69,8 @@ function pullPolicyFor(image: unknown): string {
 }
 
 function container(c: Obj): void {
+  // Not a default: Resources is a non-pointer struct, so kube always writes it (`resources: {}`).
+  struct(c, 'resources');
   setZero(c, 'imagePullPolicy', pullPolicyFor(c.image));
   setZero(c, 'terminationMessagePath', '/dev/termination-log');
   setZero(c, 'terminationMessagePolicy', 'File');
