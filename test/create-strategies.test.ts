@@ -43,6 +43,36 @@ test('a container without resources is written with `resources: {}` (a non-point
   }
 });
 
+test('a workload is created with the status kube writes for its reset status struct: `{}` plus the counters Go writes without omitempty', async () => {
+  const s: TestServer = await startTestServer();
+  try {
+    const template = { metadata: { labels: { app: 'w' } }, spec: { containers: [{ name: 'c', image: 'nginx' }] } };
+    const spec = { selector: { matchLabels: { app: 'w' } }, template };
+    const cases: [string, string, unknown][] = [
+      ['/apis/apps/v1/namespaces/default/deployments', 'Deployment', {}],
+      ['/apis/apps/v1/namespaces/default/replicasets', 'ReplicaSet', { replicas: 0 }],
+      ['/apis/apps/v1/namespaces/default/statefulsets', 'StatefulSet', { replicas: 0, availableReplicas: 0 }],
+      ['/apis/apps/v1/namespaces/default/daemonsets', 'DaemonSet', { currentNumberScheduled: 0, numberMisscheduled: 0, desiredNumberScheduled: 0, numberReady: 0 }],
+    ];
+    for (const [path, kind, status] of cases) {
+      // A status in the body is dropped (the create strategy resets it) before the zero struct is written.
+      const r = await s.request('POST', path, { body: { apiVersion: 'apps/v1', kind, metadata: { name: 'w' }, spec, status: { observedGeneration: 7 } } });
+      assert.equal(r.status, 201, r.text);
+      assert.deepEqual(r.json().status, status, kind);
+    }
+    const job = await s.request('POST', '/apis/batch/v1/namespaces/default/jobs', { body: { apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'j' }, spec: { template: { spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'busybox' }] } } } } });
+    assert.equal(job.status, 201, job.text);
+    assert.deepEqual(job.json().status, {});
+    // A status write that leaves a counter out gets it back as 0, as Go decodes and writes it.
+    const ds = (await s.request('GET', '/apis/apps/v1/namespaces/default/daemonsets/w')).json();
+    const put = await s.request('PUT', '/apis/apps/v1/namespaces/default/daemonsets/w/status', { body: { ...ds, status: { currentNumberScheduled: 1, desiredNumberScheduled: 1 } } });
+    assert.equal(put.status, 200, put.text);
+    assert.deepEqual(put.json().status, { currentNumberScheduled: 1, desiredNumberScheduled: 1, numberMisscheduled: 0, numberReady: 0 });
+  } finally {
+    await s.stop();
+  }
+});
+
 test('QoS class: BestEffort, Burstable, Guaranteed as ComputePodQOS decides', () => {
   const cases: [string, unknown, string][] = [
     ['no resources', pod([c()]), 'BestEffort'],

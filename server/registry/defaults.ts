@@ -32,6 +32,19 @@ function struct(o: Obj, key: string): Obj | undefined {
   if (absent(o[key])) o[key] = {};
   return isPlainObject(o[key]) ? o[key] : undefined;
 }
+/**
+ * A kind's status as its create strategy leaves it: the zero struct, which Go writes as `status: {}`
+ * plus its counters without omitempty (statusCounters).
+ */
+function statusStruct(o: Obj): void {
+  struct(o, 'status');
+}
+/** Status counters whose Go field has no omitempty: written as 0 while unset. */
+const statusCounters =
+  (...keys: string[]): Defaulter =>
+  (s) => {
+    for (const k of keys) setPtr(s, k, 0);
+  };
 const list = (v: unknown): any[] => (Array.isArray(v) ? v : []);
 const objects = (v: unknown): Obj[] => list(v).filter(isPlainObject);
 const emptyMap = (v: unknown): boolean => !isPlainObject(v) || Object.keys(v).length === 0;
@@ -149,6 +162,7 @@ function persistentVolume(pv: Obj): void {
 }
 
 function replicationController(rc: Obj): void {
+  statusStruct(rc);
   const spec = struct(rc, 'spec');
   if (!spec) return;
   const labels = isPlainObject(spec.template) && isPlainObject(spec.template.metadata) ? spec.template.metadata.labels : undefined;
@@ -188,6 +202,7 @@ const protocolTCP = (p: Obj): void => setZero(p, 'protocol', 'TCP');
 // apps/v1, batch/v1
 
 function deployment(d: Obj): void {
+  statusStruct(d);
   const spec = struct(d, 'spec');
   if (!spec) return;
   setPtr(spec, 'replicas', 1);
@@ -207,6 +222,7 @@ function deployment(d: Obj): void {
 }
 
 function daemonSet(ds: Obj): void {
+  statusStruct(ds);
   const spec = struct(ds, 'spec');
   if (!spec) return;
   const us = struct(spec, 'updateStrategy');
@@ -224,6 +240,7 @@ function daemonSet(ds: Obj): void {
 }
 
 function statefulSet(ss: Obj): void {
+  statusStruct(ss);
   const spec = struct(ss, 'spec');
   if (!spec) return;
   setZero(spec, 'podManagementPolicy', 'OrderedReady');
@@ -250,6 +267,7 @@ function statefulSet(ss: Obj): void {
 }
 
 function job(j: Obj): void {
+  statusStruct(j);
   const spec = struct(j, 'spec');
   if (!spec) return;
   if (absent(spec.completions) && absent(spec.parallelism)) {
@@ -271,6 +289,7 @@ function job(j: Obj): void {
 }
 
 function cronJob(cj: Obj): void {
+  statusStruct(cj);
   const spec = struct(cj, 'spec');
   if (!spec) return;
   setZero(spec, 'concurrencyPolicy', 'Allow');
@@ -302,6 +321,7 @@ function scalingRules(given: unknown, defaults: Obj): Obj {
 }
 
 function hpaV2(h: Obj): void {
+  statusStruct(h);
   const spec = struct(h, 'spec');
   if (!spec) return;
   setPtr(spec, 'minReplicas', 1);
@@ -392,6 +412,7 @@ const TABLE: Record<string, Defaulter> = {
     if (meta && typeof meta.name === 'string' && meta.name !== '') meta.labels = { ...(isPlainObject(meta.labels) ? meta.labels : {}), 'kubernetes.io/metadata.name': meta.name };
   },
   [`${CORE}ReplicationController`]: replicationController,
+  [`${CORE}ReplicationControllerStatus`]: statusCounters('replicas'),
   [`${CORE}LimitRangeItem`]: limitRangeItem,
   [`${CORE}NodeStatus`]: (s) => {
     if (absent(s.allocatable) && isPlainObject(s.capacity)) s.allocatable = { ...s.capacity };
@@ -399,9 +420,13 @@ const TABLE: Record<string, Defaulter> = {
 
   // apps/v1
   'io.k8s.api.apps.v1.Deployment': deployment,
+  'io.k8s.api.apps.v1.ReplicaSetStatus': statusCounters('replicas'),
+  'io.k8s.api.apps.v1.StatefulSetStatus': statusCounters('replicas', 'availableReplicas'),
+  'io.k8s.api.apps.v1.DaemonSetStatus': statusCounters('currentNumberScheduled', 'numberMisscheduled', 'desiredNumberScheduled', 'numberReady'),
   'io.k8s.api.apps.v1.DaemonSet': daemonSet,
   'io.k8s.api.apps.v1.StatefulSet': statefulSet,
   'io.k8s.api.apps.v1.ReplicaSet': (rs) => {
+    statusStruct(rs);
     const spec = struct(rs, 'spec');
     if (spec) setPtr(spec, 'replicas', 1);
   },
@@ -412,11 +437,18 @@ const TABLE: Record<string, Defaulter> = {
   'io.k8s.api.batch.v1.PodFailurePolicyOnPodConditionsPattern': (p) => setZero(p, 'status', 'True'),
 
   // autoscaling
+  'io.k8s.api.autoscaling.v2.HorizontalPodAutoscalerStatus': statusCounters('desiredReplicas'),
+  'io.k8s.api.autoscaling.v1.HorizontalPodAutoscalerStatus': statusCounters('currentReplicas', 'desiredReplicas'),
   'io.k8s.api.autoscaling.v2.HorizontalPodAutoscaler': hpaV2,
   'io.k8s.api.autoscaling.v1.HorizontalPodAutoscaler': (h) => {
+    statusStruct(h);
     const spec = struct(h, 'spec');
     if (spec) setPtr(spec, 'minReplicas', 1);
   },
+
+  // policy/v1
+  'io.k8s.api.policy.v1.PodDisruptionBudget': statusStruct,
+  'io.k8s.api.policy.v1.PodDisruptionBudgetStatus': statusCounters('disruptionsAllowed', 'currentHealthy', 'desiredHealthy', 'expectedPods'),
 
   // networking/v1
   'io.k8s.api.networking.v1.NetworkPolicy': (np) => {
