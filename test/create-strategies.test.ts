@@ -43,7 +43,7 @@ test('a container without resources is written with `resources: {}` (a non-point
   }
 });
 
-test('a workload is created with the status kube writes for its reset status struct: `{}` plus the counters Go writes without omitempty', async () => {
+test('a workload is created with the status kube writes for its reset status struct: `{}` plus the counters Go writes without omitempty; empty template metadata is `{}`', async () => {
   const s: TestServer = await startTestServer();
   try {
     const template = { metadata: { labels: { app: 'w' } }, spec: { containers: [{ name: 'c', image: 'nginx' }] } };
@@ -63,6 +63,13 @@ test('a workload is created with the status kube writes for its reset status str
     const job = await s.request('POST', '/apis/batch/v1/namespaces/default/jobs', { body: { apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'j' }, spec: { template: { spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'busybox' }] } } } } });
     assert.equal(job.status, 201, job.text);
     assert.deepEqual(job.json().status, {});
+    // Templates without metadata: ObjectMeta is a non-pointer struct, written as `metadata: {}`.
+    const cronJob = await s.request('POST', '/apis/batch/v1/namespaces/default/cronjobs', {
+      body: { apiVersion: 'batch/v1', kind: 'CronJob', metadata: { name: 'cj' }, spec: { schedule: '*/5 * * * *', jobTemplate: { spec: { template: { spec: { restartPolicy: 'OnFailure', containers: [{ name: 'c', image: 'busybox' }] } } } } } },
+    });
+    assert.equal(cronJob.status, 201, cronJob.text);
+    const cj = cronJob.json();
+    assert.deepEqual([cj.status, cj.spec.jobTemplate.metadata, cj.spec.jobTemplate.spec.template.metadata], [{}, {}, {}]);
     // A status write that leaves a counter out gets it back as 0, as Go decodes and writes it.
     const ds = (await s.request('GET', '/apis/apps/v1/namespaces/default/daemonsets/w')).json();
     const put = await s.request('PUT', '/apis/apps/v1/namespaces/default/daemonsets/w/status', { body: { ...ds, status: { currentNumberScheduled: 1, desiredNumberScheduled: 1 } } });

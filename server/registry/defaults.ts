@@ -39,6 +39,10 @@ function struct(o: Obj, key: string): Obj | undefined {
 function statusStruct(o: Obj): void {
   struct(o, 'status');
 }
+/** A template's ObjectMeta: a non-pointer struct, written as `metadata: {}` when empty (creationTimestamp is omitzero). */
+function templateMetadata(t: Obj): void {
+  struct(t, 'metadata');
+}
 /** Status counters whose Go field has no omitempty: written as 0 while unset. */
 const statusCounters =
   (...keys: string[]): Defaulter =>
@@ -362,6 +366,7 @@ const TABLE: Record<string, Defaulter> = {
   // core/v1
   [`${CORE}Pod`]: pod,
   [`${CORE}PodSpec`]: podSpec,
+  [`${CORE}PodTemplateSpec`]: templateMetadata,
   [`${CORE}Container`]: container,
   [`${CORE}EphemeralContainer`]: container,
   [`${CORE}ContainerPort`]: protocolTCP,
@@ -434,6 +439,7 @@ const TABLE: Record<string, Defaulter> = {
   // batch/v1
   'io.k8s.api.batch.v1.Job': job,
   'io.k8s.api.batch.v1.CronJob': cronJob,
+  'io.k8s.api.batch.v1.JobTemplateSpec': templateMetadata,
   'io.k8s.api.batch.v1.PodFailurePolicyOnPodConditionsPattern': (p) => setZero(p, 'status', 'True'),
 
   // autoscaling
