@@ -149,6 +149,11 @@ test('statefulset, daemonset, replicaset defaults', () => {
   assert.equal(ss.spec.revisionHistoryLimit, 10);
   assert.equal(ss.spec.volumeClaimTemplates[0].spec.volumeMode, 'Filesystem');
   assert.equal(ss.spec.template.spec.restartPolicy, 'Always');
+  // serviceName has no omitempty in Go: written as "" when unset; so has ordinals.start.
+  assert.equal(ss.spec.serviceName, '');
+  const ordinals: any = { spec: { ordinals: {}, serviceName: 'web' } };
+  applyDefaults('io.k8s.api.apps.v1.StatefulSet', ordinals);
+  assert.deepEqual([ordinals.spec.serviceName, ordinals.spec.ordinals], ['web', { start: 0 }]);
   const onDelete: any = { spec: { updateStrategy: { type: 'OnDelete' } } };
   applyDefaults('io.k8s.api.apps.v1.StatefulSet', onDelete);
   assert.deepEqual(onDelete.spec.updateStrategy, { type: 'OnDelete' });

@@ -268,6 +268,9 @@ function statefulSet(ss: Obj): void {
   }
   setPtr(spec, 'replicas', 1);
   setPtr(spec, 'revisionHistoryLimit', 10);
+  // Not defaults: Go fields without omitempty, written even when unset.
+  setPtr(spec, 'serviceName', '');
+  if (isPlainObject(spec.ordinals)) setPtr(spec.ordinals, 'start', 0);
 }
 
 function job(j: Obj): void {
