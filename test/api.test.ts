@@ -122,12 +122,42 @@ test('invalid objects → 422 with one cause per field, and nothing is written',
 
   const d = deployment('broken') as any;
   delete d.spec.selector;
-  d.spec.template.spec.containers[0].image = 5;
+  d.metadata.labels = { x: '-bad-' };
   const st = assertStatus(await s.request('POST', '/apis/apps/v1/namespaces/default/deployments', { body: d }), 422, 'Invalid');
   const fields = st.details.causes.map((c: any) => c.field).sort();
-  assert.deepEqual(fields, ['spec.selector', 'spec.template.spec.containers[0].image']);
+  assert.deepEqual(fields, ['metadata.labels', 'spec.selector']);
   const rvAfter = (await s.request('GET', '/api/v1/namespaces/default/configmaps')).json().metadata.resourceVersion;
   assert.equal(rvAfter, rvBefore, 'failed writes must not move the resourceVersion');
+});
+
+test('a built-in body whose JSON does not fit the Go types is a 400 from decoding, as kube-apiserver words it; nothing is written', async () => {
+  const rvBefore = (await s.request('GET', '/api/v1/namespaces/default/configmaps')).json().metadata.resourceVersion;
+  const cannot = (kind: string, err: string) => `${kind} in version "v1" cannot be handled as a ${kind}: ${err}`;
+  const cases: [string, (d: any) => void, string][] = [
+    ['a string for an int32', (d) => (d.spec.replicas = '3'), 'json: cannot unmarshal string into Go struct field DeploymentSpec.spec.replicas of type int32'],
+    ['a fraction for an int32', (d) => (d.spec.replicas = 1.5), 'json: cannot unmarshal number 1.5 into Go struct field DeploymentSpec.spec.replicas of type int32'],
+    ['a string for a struct, inside a list', (d) => (d.spec.template.spec.containers[0].resources = 'x'), 'json: cannot unmarshal string into Go struct field Container.spec.template.spec.containers.resources of type v1.ResourceRequirements'],
+    ['a number for a label value', (d) => (d.metadata.labels = { a: 1 }), 'json: cannot unmarshal number into Go struct field ObjectMeta.metadata.labels of type string'],
+    ['a quantity that does not parse', (d) => (d.spec.template.spec.containers[0].resources = { limits: { cpu: 'lots' } }), "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"],
+    ['a bool for an int-or-string', (d) => (d.spec.strategy = { type: 'RollingUpdate', rollingUpdate: { maxSurge: true } }), 'json: cannot unmarshal bool into Go value of type int32'],
+    // encoding/json reports the first mismatch and decodes on; a custom decoder's error ends it.
+    ['the first of two mismatches', (d) => ((d.spec.replicas = '3'), (d.spec.paused = 'no')), 'json: cannot unmarshal string into Go struct field DeploymentSpec.spec.replicas of type int32'],
+  ];
+  for (const [what, spoil, err] of cases) {
+    const d = deployment('typed') as any;
+    spoil(d);
+    const st = assertStatus(await s.request('POST', '/apis/apps/v1/namespaces/default/deployments', { body: d }), 400, 'BadRequest');
+    assert.equal(st.message, cannot('Deployment', err), what);
+  }
+  // YAML bodies are decoded the same way; so are subresource bodies, in their own kind.
+  const yamlBody = YAML.stringify({ ...cm('typed'), data: { n: 1 } });
+  const y = assertStatus(await s.request('POST', '/api/v1/namespaces/default/configmaps', { raw: yamlBody, headers: { 'content-type': 'application/yaml' } }), 400, 'BadRequest');
+  assert.equal(y.message, cannot('ConfigMap', 'json: cannot unmarshal number into Go struct field ConfigMap.data of type string'));
+  await s.request('POST', '/apis/apps/v1/namespaces/default/deployments', { body: deployment('typed-scale') });
+  const scale = assertStatus(await s.request('PUT', '/apis/apps/v1/namespaces/default/deployments/typed-scale/scale', { body: { apiVersion: 'autoscaling/v1', kind: 'Scale', metadata: { name: 'typed-scale' }, spec: { replicas: '2' } } }), 400, 'BadRequest');
+  assert.equal(scale.message, cannot('Scale', 'json: cannot unmarshal string into Go struct field ScaleSpec.spec.replicas of type int32'));
+  const rvAfter = (await s.request('GET', '/api/v1/namespaces/default/configmaps')).json().metadata.resourceVersion;
+  assert.equal(Number(rvAfter), Number(rvBefore) + 1, 'only the deployment made for the scale request was written');
 });
 
 test('unknown fields are dropped with a warning header and never stored', async () => {

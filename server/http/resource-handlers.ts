@@ -21,6 +21,8 @@ import type { UserInfo } from '../authentication/user.ts';
 import { SERVED_SUBRESOURCES } from './discovery.ts';
 import { scaleFromObject, applyScaleToObject } from '../registry/scale.ts';
 import { duplicateJsonFields, duplicateYamlFields } from './duplicate-fields.ts';
+import { goDecodeError } from '../schema/go-decode.ts';
+import { isPlainObject } from '../util/json.ts';
 import type { WatchService } from './watch.ts';
 
 export interface ResourceHandlerDeps {
@@ -67,17 +69,17 @@ export function resourceHandler(deps: ResourceHandlerDeps): Koa.Middleware {
         const rc = requestContext(ctx, 'CreateOptions');
         const sub = ri.subresource ? store.subresourceCreate(info, ri.subresource) : undefined;
         if (sub) {
-          await store.createSubresource(info, ns, ri.name, ri.subresource, await readObjectBody(ctx, info, sub.definition, rc), rc);
+          await store.createSubresource(info, ns, ri.name, ri.subresource, await readObjectBody(ctx, info, sub.definition, rc, deps.model), rc);
           // As kube-apiserver answers a create that returns a Status.
           return respondObject(ctx, info, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 }, 201, rc, true);
         }
-        const body = await readObjectBody(ctx, info, info.definition, rc);
+        const body = await readObjectBody(ctx, info, info.definition, rc, deps.model);
         const created = await store.create(info, ns, body, rc);
         return respondObject(ctx, info, created, 201, rc);
       }
       case 'update': {
         const rc = requestContext(ctx, 'UpdateOptions');
-        const body = await readObjectBody(ctx, info, ri.subresource === 'scale' ? 'io.k8s.api.autoscaling.v1.Scale' : info.definition, rc);
+        const body = await readObjectBody(ctx, info, ri.subresource === 'scale' ? 'io.k8s.api.autoscaling.v1.Scale' : info.definition, rc, deps.model);
         let updated: any;
         if (ri.subresource === 'scale') {
           updated = await store.patch(info, ns, ri.name, (cur) => applyScaleToObject(info, cur, body), rc, 'scale');
@@ -288,7 +290,7 @@ export function setWarnings(ctx: Koa.Context, warnings: string[]): void {
   }
 }
 
-async function readObjectBody(ctx: Koa.Context, info: ResourceInfo, definition: string | undefined, rc: RequestContext): Promise<any> {
+async function readObjectBody(ctx: Koa.Context, info: ResourceInfo, definition: string | undefined, rc: RequestContext, model: TypeModel): Promise<any> {
   // No Content-Type is JSON, the first media type served, as kube-apiserver reads it
   // (`kubectl create --raw` sends none).
   const mediaType = mediaTypeOf(ctx.get('content-type')) || 'application/json';
@@ -302,6 +304,13 @@ async function readObjectBody(ctx: Koa.Context, info: ResourceInfo, definition: 
   const raw = await readBody(ctx.req);
   if (raw.length === 0) throw badRequest('the body of the request was empty');
   const decoded = decodeBody(raw, enc, definition);
+  // A built-in body is decoded into Go types first: JSON that does not fit them is a 400 there.
+  // (CBOR and protobuf bodies are checked later, by the schema.)
+  const value = decoded.value;
+  if (definition && !noProtobuf && (enc === 'json' || enc === 'yaml') && isPlainObject(value)) {
+    const decodeError = goDecodeError(model.node(definition), value);
+    if (decodeError) throw badRequest(decodeError);
+  }
   rc.duplicateFields = findDuplicates(decoded, enc);
   return decoded.value;
 }

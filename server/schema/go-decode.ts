@@ -1,0 +1,173 @@
+// What kube-apiserver's decoder says of a built-in object whose JSON does not fit its Go types.
+// A built-in body is decoded into Go structs before anything else runs, so a value of the wrong
+// JSON type (`replicas: "3"`, `resources: "x"`) is a 400 BadRequest naming the Go field, not a 422:
+//
+//   Deployment in version "v1" cannot be handled as a Deployment: json: cannot unmarshal string
+//   into Go struct field DeploymentSpec.spec.replicas of type int32
+//
+// encoding/json keeps the first such error and decodes on; the custom decoders of Quantity and
+// IntOrString stop the decoding with theirs. Go type names come from the definitions; named
+// string, slice and map types (v1.PullPolicy, v1.ResourceList) are not in them and read as their
+// underlying types. null decodes into anything. YAML bodies are decoded the same way (kube
+// converts them to JSON first).
+import type { TypeNode } from './types.ts';
+import { isPlainObject } from '../util/json.ts';
+import { parseQuantity } from '../util/quantity.ts';
+
+const META_V1 = 'io.k8s.apimachinery.pkg.apis.meta.v1.';
+const QUANTITY_FORMAT_ERROR = "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'";
+
+/** Stops the walk: a custom decoder's error, which encoding/json returns as it is. */
+class Abort {
+  constructor(readonly message: string) {}
+}
+
+/**
+ * The decoding error of a built-in object of this definition, worded as kube-apiserver answers it,
+ * or undefined when its JSON types fit.
+ */
+export function goDecodeError(root: TypeNode, value: Record<string, unknown>): string | undefined {
+  const walk = new DecodeWalk();
+  let err: string | undefined;
+  try {
+    walk.struct(root, value);
+    err = walk.first;
+  } catch (e) {
+    if (!(e instanceof Abort)) throw e;
+    err = e.message;
+  }
+  if (err === undefined) return undefined;
+  // transformDecodeError: the kind and version the body was decoded as.
+  const parts = (root.definition ?? '').split('.');
+  const kind = parts[parts.length - 1];
+  return `${kind} in version ${JSON.stringify(parts[parts.length - 2])} cannot be handled as a ${kind}: ${err}`;
+}
+
+class DecodeWalk {
+  /** The first type error (encoding/json's savedError). */
+  first: string | undefined;
+  /** The innermost struct around the value being decoded, and the JSON field names from the root (built into messages only on error). */
+  private structNode: TypeNode | undefined;
+  private readonly fields: string[] = [];
+
+  struct(node: TypeNode, obj: Record<string, unknown>): void {
+    const props = node.properties ?? {};
+    const outer = this.structNode;
+    for (const k of Object.keys(obj)) {
+      const child = props[k];
+      if (child === undefined) continue; // unknown fields: strict decoding's concern
+      this.structNode = node;
+      this.fields.push(k);
+      this.value(child, obj[k]);
+      this.fields.pop();
+    }
+    this.structNode = outer;
+  }
+
+  value(node: TypeNode, v: unknown): void {
+    if (v === null) return;
+    switch (node.type) {
+      case 'any':
+        return;
+      case 'object':
+        if (!isPlainObject(v)) return this.mismatch(v, node);
+        return this.struct(node, v);
+      case 'map':
+        if (!isPlainObject(v)) return this.mismatch(v, node);
+        // Map keys are not fields: errors below name the map's field.
+        if (node.values) for (const k of Object.keys(v)) this.value(node.values, v[k]);
+        return;
+      case 'array':
+        if (!Array.isArray(v)) return this.mismatch(v, node);
+        if (node.items) for (let i = 0; i < v.length; i++) this.value(node.items, v[i]);
+        return;
+      case 'string':
+        if (typeof v === 'string') return;
+        // metav1.Time and MicroTime decode a string themselves: anything else ends the decoding.
+        if (node.definition?.startsWith(META_V1) && node.definition.endsWith('Time')) throw new Abort(`json: cannot unmarshal ${jsonKind(v)} into Go value of type string`);
+        return this.mismatch(v, node);
+      case 'boolean':
+        if (typeof v !== 'boolean') this.mismatch(v, node);
+        return;
+      case 'number':
+        if (typeof v !== 'number') this.mismatch(v, node);
+        return;
+      case 'integer':
+        if (typeof v !== 'number') return this.mismatch(v, node);
+        if (!Number.isInteger(v) || !fitsInteger(v, node.format)) this.save(`number ${goNumberText(v)}`, goTypeName(node));
+        return;
+      case 'int-or-string':
+        return this.intOrString(node, v);
+    }
+  }
+
+  /** The custom UnmarshalJSON of Quantity and IntOrString: their errors end the decoding. */
+  private intOrString(node: TypeNode, v: unknown): void {
+    if (node.format === 'quantity') {
+      if ((typeof v === 'string' || typeof v === 'number') && parseQuantity(String(v).trim()) !== undefined) return;
+      throw new Abort(QUANTITY_FORMAT_ERROR);
+    }
+    if (typeof v === 'string') return;
+    if (typeof v !== 'number') throw new Abort(`json: cannot unmarshal ${jsonKind(v)} into Go value of type int32`);
+    if (!Number.isInteger(v) || !fitsInteger(v, 'int32')) throw new Abort(`json: cannot unmarshal number ${goNumberText(v)} into Go value of type int32`);
+  }
+
+  private mismatch(v: unknown, node: TypeNode): void {
+    this.save(jsonKind(v), goTypeName(node));
+  }
+
+  private save(value: string, type: string): void {
+    const struct = this.structNode ? goStructName(this.structNode) : '';
+    this.first ??= `json: cannot unmarshal ${value} into Go struct field ${struct}.${this.fields.join('.')} of type ${type}`;
+  }
+}
+
+/** The JSON kind encoding/json names in an UnmarshalTypeError. */
+function jsonKind(v: unknown): string {
+  if (Array.isArray(v)) return 'array';
+  if (typeof v === 'object') return 'object';
+  if (typeof v === 'boolean') return 'bool';
+  return typeof v; // string, number
+}
+
+function fitsInteger(v: number, format: string | undefined): boolean {
+  if (format === 'int32') return v >= -2147483648 && v <= 2147483647;
+  return Number.isSafeInteger(v) || Math.abs(v) <= 9223372036854775807;
+}
+
+/** The number's text as it would have been sent (JSON.parse keeps only its value). */
+function goNumberText(v: number): string {
+  return String(v);
+}
+
+/** "io.k8s.api.apps.v1.DeploymentSpec" → "DeploymentSpec". */
+function goStructName(node: TypeNode): string {
+  const def = node.definition;
+  return def ? def.slice(def.lastIndexOf('.') + 1) : '';
+}
+
+/** The Go type encoding/json names: a definition as package.Name, else the type its schema describes. */
+function goTypeName(node: TypeNode): string {
+  if (node.definition) {
+    const parts = node.definition.split('.');
+    return `${parts[parts.length - 2]}.${parts[parts.length - 1]}`;
+  }
+  switch (node.type) {
+    case 'string':
+      return node.format === 'byte' ? '[]uint8' : 'string';
+    case 'boolean':
+      return 'bool';
+    case 'integer':
+      return node.format === 'int32' ? 'int32' : 'int64';
+    case 'number':
+      return 'float64';
+    case 'array':
+      return `[]${node.items ? goTypeName(node.items) : 'interface {}'}`;
+    case 'map':
+      return `map[string]${node.values ? goTypeName(node.values) : 'interface {}'}`;
+    case 'int-or-string':
+      return node.format === 'quantity' ? 'resource.Quantity' : 'intstr.IntOrString';
+    default:
+      return 'interface {}';
+  }
+}
