@@ -149,6 +149,13 @@ test('a built-in body whose JSON does not fit the Go types is a 400 from decodin
     const st = assertStatus(await s.request('POST', '/apis/apps/v1/namespaces/default/deployments', { body: d }), 400, 'BadRequest');
     assert.equal(st.message, cannot('Deployment', err), what);
   }
+  // []byte fields take base64 as Go decodes it: the offset is where base64.StdEncoding gives up.
+  const secret = (data: Record<string, string>) => ({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'typed-secret' }, data });
+  for (const [given, at] of [['not base64!', 3], ['abc', 0], ['aGVsbG8', 4], ['aGVsbA=', 7], ['a===', 1], ['aGVsbG8=x', 8]] as const) {
+    const bad = assertStatus(await s.request('POST', '/api/v1/namespaces/default/secrets?dryRun=All', { body: secret({ k: given }) }), 400, 'BadRequest');
+    assert.equal(bad.message, cannot('Secret', `illegal base64 data at input byte ${at}`), given);
+  }
+  assert.equal((await s.request('POST', '/api/v1/namespaces/default/secrets?dryRun=All', { body: secret({ k: 'aGVsbG8=', l: '' }) })).status, 201);
   // YAML bodies are decoded the same way; so are subresource bodies, in their own kind.
   const yamlBody = YAML.stringify({ ...cm('typed'), data: { n: 1 } });
   const y = assertStatus(await s.request('POST', '/api/v1/namespaces/default/configmaps', { raw: yamlBody, headers: { 'content-type': 'application/yaml' } }), 400, 'BadRequest');

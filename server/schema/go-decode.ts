@@ -5,8 +5,8 @@
 //   Deployment in version "v1" cannot be handled as a Deployment: json: cannot unmarshal string
 //   into Go struct field DeploymentSpec.spec.replicas of type int32
 //
-// encoding/json keeps the first such error and decodes on; the custom decoders of Quantity and
-// IntOrString stop the decoding with theirs. Go type names come from the definitions; named
+// encoding/json keeps the first such error (or bad base64 in a []byte field, Secret data) and
+// decodes on; the custom decoders of Quantity, IntOrString and Time stop the decoding with theirs. Go type names come from the definitions; named
 // string, slice and map types (v1.PullPolicy, v1.ResourceList) are not in them and read as their
 // underlying types. null decodes into anything. YAML bodies are decoded the same way (kube
 // converts them to JSON first).
@@ -82,7 +82,14 @@ class DecodeWalk {
         if (node.items) for (let i = 0; i < v.length; i++) this.value(node.items, v[i]);
         return;
       case 'string':
-        if (typeof v === 'string') return;
+        if (typeof v === 'string') {
+          // []byte fields take base64 (Secret data): a bad one is saved as it is, no field named.
+          if (node.format === 'byte') {
+            const at = base64ErrorOffset(v);
+            if (at !== undefined) this.first ??= `illegal base64 data at input byte ${at}`;
+          }
+          return;
+        }
         // metav1.Time and MicroTime decode a string themselves: anything else ends the decoding.
         if (node.definition?.startsWith(META_V1) && node.definition.endsWith('Time')) throw new Abort(`json: cannot unmarshal ${jsonKind(v)} into Go value of type string`);
         return this.mismatch(v, node);
@@ -120,6 +127,48 @@ class DecodeWalk {
     const struct = this.structNode ? goStructName(this.structNode) : '';
     this.first ??= `json: cannot unmarshal ${value} into Go struct field ${struct}.${this.fields.join('.')} of type ${type}`;
   }
+}
+
+const BASE64_ALPHABET = new Uint8Array(256).fill(0);
+for (const c of 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/') BASE64_ALPHABET[c.charCodeAt(0)] = 1;
+const CR = 0x0d;
+const LF = 0x0a;
+const PAD = 0x3d;
+
+/**
+ * Where base64.StdEncoding.Decode finds the string corrupt (its CorruptInputError), or undefined
+ * when it decodes: quanta of four characters, CR and LF skipped, `=` padding required.
+ */
+function base64ErrorOffset(s: string): number | undefined {
+  // Plain base64 is ASCII: offsets are byte offsets of the UTF-8 text Go reads.
+  const src = /^[\x00-\x7f]*$/.test(s) ? s : Buffer.from(s, 'utf8').toString('latin1');
+  const n = src.length;
+  let si = 0;
+  while (si < n) {
+    for (let j = 0; j < 4; j++) {
+      if (si === n) {
+        if (j === 0) return undefined;
+        return si - j; // a quantum cut short (padding is required)
+      }
+      const c = src.charCodeAt(si++);
+      if (c < 256 && BASE64_ALPHABET[c]) continue;
+      if (c === LF || c === CR) {
+        j--;
+        continue;
+      }
+      if (c !== PAD || j < 2) return si - 1;
+      if (j === 2) {
+        // "==" is expected: the second "=" after any newlines.
+        while (si < n && (src.charCodeAt(si) === LF || src.charCodeAt(si) === CR)) si++;
+        if (si === n) return n;
+        if (src.charCodeAt(si) !== PAD) return si - 1;
+        si++;
+      }
+      while (si < n && (src.charCodeAt(si) === LF || src.charCodeAt(si) === CR)) si++;
+      return si < n ? si : undefined; // trailing garbage after the padding
+    }
+  }
+  return undefined;
 }
 
 /** The JSON kind encoding/json names in an UnmarshalTypeError. */
