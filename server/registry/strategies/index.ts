@@ -3,3 +3,4 @@ import './namespaces.ts';
 import './crds.ts';
 import './pods.ts';
 import './jobs.ts';
+import './workloads.ts';

@@ -1,0 +1,159 @@
+// Validation of the pod controllers in apps/v1 (kube's ValidateDeploymentSpec,
+// ValidateReplicaSetSpec, ValidateStatefulSetSpec, ValidateDaemonSetSpec), the rules users meet:
+// counts that may not be negative, a selector that selects something and matches the pod
+// template's labels, templates that restart Always, Deployment rolling-update bounds. Messages
+// and bad values are rendered as kube renders them (Go's %#v where it prints one). The schema walk
+// has already reported a missing selector or template; the pod spec itself is not validated here.
+import type { FieldError } from '../../schema/types.ts';
+import { registerStrategy } from '../strategy.ts';
+import { isPlainObject } from '../../util/json.ts';
+import { labelSelectorFromObject } from '../selectors.ts';
+import { goQuote } from '../metadata-validation.ts';
+import { forbiddenError, goValue, invalidError, notSupportedError } from '../crd/schema-validator.ts';
+
+const NEGATIVE = 'must be greater than or equal to 0';
+
+type Obj = Record<string, any>;
+
+function nonNegative(errs: FieldError[], field: string, v: unknown): void {
+  if (typeof v === 'number' && v < 0) errs.push(invalidError(field, goValue(v), NEGATIVE));
+}
+
+/** A map[string]string as Go's %#v prints it (keys sorted; nil when absent). */
+function goStringMap(m: unknown): string {
+  if (!isPlainObject(m)) return 'map[string]string(nil)';
+  const keys = Object.keys(m).sort();
+  return `map[string]string{${keys.map((k) => `${goQuote(k)}:${goQuote(String(m[k]))}`).join(', ')}}`;
+}
+
+/** A []string as %#v prints it. */
+function goStrings(v: unknown): string {
+  return Array.isArray(v) ? `[]string{${v.map((x) => goQuote(String(x))).join(', ')}}` : '[]string(nil)';
+}
+
+/** A LabelSelector struct as %#v prints it (field.Invalid dereferences the *LabelSelector). */
+function goLabelSelector(sel: Obj): string {
+  const ml = sel.matchLabels === undefined || sel.matchLabels === null ? 'map[string]string(nil)' : goStringMap(sel.matchLabels);
+  const requirement = (r: unknown): string => {
+    const o: Obj = isPlainObject(r) ? r : {};
+    return `v1.LabelSelectorRequirement{Key:${goQuote(String(o.key ?? ''))}, Operator:${goQuote(String(o.operator ?? ''))}, Values:${goStrings(o.values)}}`;
+  };
+  const me = Array.isArray(sel.matchExpressions) ? `[]v1.LabelSelectorRequirement{${sel.matchExpressions.map(requirement).join(', ')}}` : '[]v1.LabelSelectorRequirement(nil)';
+  return `v1.LabelSelector{MatchLabels:${ml}, MatchExpressions:${me}}`;
+}
+
+/**
+ * The selector and the pod template of a pod controller (the selector checks, then
+ * ValidatePodTemplateSpecForReplicaSet), with the nouns each kind's validation words its
+ * messages with.
+ */
+function selectorAndTemplate(errs: FieldError[], spec: Obj, emptySelectorNoun: string, templateNoun: string): void {
+  const sel = spec.selector;
+  let selector: ReturnType<typeof labelSelectorFromObject> | undefined;
+  if (isPlainObject(sel)) {
+    const count = (isPlainObject(sel.matchLabels) ? Object.keys(sel.matchLabels).length : 0) + (Array.isArray(sel.matchExpressions) ? sel.matchExpressions.length : 0);
+    if (count === 0) errs.push(invalidError('spec.selector', goLabelSelector(sel), `empty selector is invalid for ${emptySelectorNoun}`));
+    try {
+      selector = labelSelectorFromObject(sel);
+    } catch {
+      errs.push(invalidError('spec.selector', goLabelSelector(sel), 'invalid label selector'));
+    }
+  }
+  const template = spec.template;
+  if (!isPlainObject(template)) return;
+  const labels = isPlainObject(template.metadata) ? template.metadata.labels : undefined;
+  if (selector && !selector.empty && !selector.matches(isPlainObject(labels) ? labels : {})) {
+    errs.push(invalidError('spec.template.metadata.labels', goStringMap(labels), '`selector` does not match template `labels`'));
+  }
+  const podSpec = isPlainObject(template.spec) ? template.spec : {};
+  if (podSpec.restartPolicy !== undefined && podSpec.restartPolicy !== 'Always') {
+    errs.push(notSupportedError('spec.template.spec.restartPolicy', goQuote(String(podSpec.restartPolicy)), ['Always']));
+  }
+  if (podSpec.activeDeadlineSeconds !== undefined && podSpec.activeDeadlineSeconds !== null) {
+    errs.push(invalidError('spec.template.spec.activeDeadlineSeconds', goValue(podSpec.activeDeadlineSeconds), `activeDeadlineSeconds in ${templateNoun} is not Supported`));
+  }
+}
+
+/** An IntOrString value as %#v prints the struct (its String method has a pointer receiver). */
+function goIntOrString(v: unknown): string {
+  return typeof v === 'string' ? `intstr.IntOrString{Type:1, IntVal:0, StrVal:${goQuote(v)}}` : `intstr.IntOrString{Type:0, IntVal:${goValue(v ?? 0)}, StrVal:""}`;
+}
+
+const PERCENT = /^[0-9]+%$/;
+const PERCENT_MESSAGE = "a valid percent string must be a numeric string followed by an ending '%' (e.g. '1%',  or '93%', regex used for validation is '[0-9]+%')";
+
+/** getIntOrPercentValue: the number, or a percentage's number; and whether it was a percentage. */
+function intOrPercent(v: unknown): { value: number; percent: boolean } {
+  if (typeof v === 'string') return { value: PERCENT.test(v) ? Number(v.slice(0, -1)) : 0, percent: true };
+  return { value: typeof v === 'number' ? v : 0, percent: false };
+}
+
+/** ValidateRollingUpdateDeployment. */
+function rollingUpdate(errs: FieldError[], ru: Obj): void {
+  const base = 'spec.strategy.rollingUpdate';
+  for (const k of ['maxUnavailable', 'maxSurge']) {
+    const v = ru[k];
+    if (typeof v === 'string' && !PERCENT.test(v)) errs.push(invalidError(`${base}.${k}`, goIntOrString(v), PERCENT_MESSAGE));
+    else if (typeof v === 'number' && v < 0) errs.push(invalidError(`${base}.${k}`, goValue(v), NEGATIVE));
+  }
+  if (intOrPercent(ru.maxUnavailable).value === 0 && intOrPercent(ru.maxSurge).value === 0) {
+    errs.push(invalidError(`${base}.maxUnavailable`, goIntOrString(ru.maxUnavailable), 'may not be 0 when `maxSurge` is 0'));
+  }
+  const mu = intOrPercent(ru.maxUnavailable);
+  if (mu.percent && mu.value > 100) errs.push(invalidError(`${base}.maxUnavailable`, goIntOrString(ru.maxUnavailable), 'must not be greater than 100%'));
+}
+
+function validateDeployment(d: Obj): FieldError[] {
+  const errs: FieldError[] = [];
+  const spec: Obj = isPlainObject(d.spec) ? d.spec : {};
+  nonNegative(errs, 'spec.replicas', spec.replicas);
+  selectorAndTemplate(errs, spec, 'deployment', 'ReplicaSet');
+  const strategy = spec.strategy;
+  if (isPlainObject(strategy)) {
+    if (strategy.type === 'Recreate' && strategy.rollingUpdate !== undefined && strategy.rollingUpdate !== null) {
+      errs.push(forbiddenError('spec.strategy.rollingUpdate', "may not be specified when strategy `type` is 'Recreate'"));
+    } else if (strategy.type === 'RollingUpdate' && isPlainObject(strategy.rollingUpdate)) rollingUpdate(errs, strategy.rollingUpdate);
+  }
+  nonNegative(errs, 'spec.minReadySeconds', spec.minReadySeconds);
+  nonNegative(errs, 'spec.revisionHistoryLimit', spec.revisionHistoryLimit);
+  if (typeof spec.progressDeadlineSeconds === 'number') {
+    nonNegative(errs, 'spec.progressDeadlineSeconds', spec.progressDeadlineSeconds);
+    if (spec.progressDeadlineSeconds <= (typeof spec.minReadySeconds === 'number' ? spec.minReadySeconds : 0)) {
+      errs.push(invalidError('spec.progressDeadlineSeconds', goValue(spec.progressDeadlineSeconds), 'must be greater than minReadySeconds'));
+    }
+  }
+  return errs;
+}
+
+function validateReplicaSet(rs: Obj): FieldError[] {
+  const errs: FieldError[] = [];
+  const spec: Obj = isPlainObject(rs.spec) ? rs.spec : {};
+  nonNegative(errs, 'spec.replicas', spec.replicas);
+  nonNegative(errs, 'spec.minReadySeconds', spec.minReadySeconds);
+  // (kube's ReplicaSet validation words its empty selector as the Deployment one does)
+  selectorAndTemplate(errs, spec, 'deployment', 'ReplicaSet');
+  return errs;
+}
+
+function validateStatefulSet(ss: Obj): FieldError[] {
+  const errs: FieldError[] = [];
+  const spec: Obj = isPlainObject(ss.spec) ? ss.spec : {};
+  nonNegative(errs, 'spec.replicas', spec.replicas);
+  nonNegative(errs, 'spec.minReadySeconds', spec.minReadySeconds);
+  selectorAndTemplate(errs, spec, 'statefulset', 'StatefulSet');
+  return errs;
+}
+
+function validateDaemonSet(ds: Obj): FieldError[] {
+  const errs: FieldError[] = [];
+  const spec: Obj = isPlainObject(ds.spec) ? ds.spec : {};
+  selectorAndTemplate(errs, spec, 'daemonset', 'DaemonSet');
+  nonNegative(errs, 'spec.minReadySeconds', spec.minReadySeconds);
+  nonNegative(errs, 'spec.revisionHistoryLimit', spec.revisionHistoryLimit);
+  return errs;
+}
+
+registerStrategy('apps', 'deployments', { validate: validateDeployment });
+registerStrategy('apps', 'replicasets', { validate: validateReplicaSet });
+registerStrategy('apps', 'statefulsets', { validate: validateStatefulSet });
+registerStrategy('apps', 'daemonsets', { validate: validateDaemonSet });

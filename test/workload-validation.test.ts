@@ -1,0 +1,78 @@
+// The apps/v1 pod controllers' validation as kube-apiserver words it: negative counts, selectors
+// that select nothing or do not match the pod template, templates that do not restart Always,
+// Deployment rolling-update bounds. One cause per field; nothing is written.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startTestServer, type TestServer } from './helpers/server.ts';
+
+let s: TestServer;
+before(async () => {
+  s = await startTestServer();
+});
+after(async () => {
+  await s.stop();
+});
+
+const template = (labels: Record<string, string> = { app: 'w' }, spec: Record<string, unknown> = {}) => ({ metadata: { labels }, spec: { containers: [{ name: 'c', image: 'nginx' }], ...spec } });
+const workload = (kind: string, name: string, spec: Record<string, unknown>) => ({ apiVersion: 'apps/v1', kind, metadata: { name }, spec: { selector: { matchLabels: { app: 'w' } }, template: template(), ...spec } });
+const PATHS: Record<string, string> = { Deployment: 'deployments', ReplicaSet: 'replicasets', StatefulSet: 'statefulsets', DaemonSet: 'daemonsets' };
+
+async function causes(kind: string, spec: Record<string, unknown>): Promise<[string, string][]> {
+  const r = await s.request('POST', `/apis/apps/v1/namespaces/default/${PATHS[kind]}`, { body: workload(kind, 'w', spec) });
+  assert.equal(r.status, 422, r.text);
+  const st = r.json();
+  assert.equal(st.reason, 'Invalid');
+  assert.equal(st.details.kind, kind);
+  return st.details.causes.map((c: any) => [c.field, c.message]);
+}
+
+test('deployments: counts, selector against template labels, restart policy, rolling-update bounds', async () => {
+  assert.deepEqual(await causes('Deployment', { replicas: -1, minReadySeconds: -2 }), [
+    ['spec.replicas', 'Invalid value: -1: must be greater than or equal to 0'],
+    ['spec.minReadySeconds', 'Invalid value: -2: must be greater than or equal to 0'],
+  ]);
+  assert.deepEqual(await causes('Deployment', { selector: { matchLabels: { app: 'other' } } }), [
+    ['spec.template.metadata.labels', 'Invalid value: map[string]string{"app":"w"}: `selector` does not match template `labels`'],
+  ]);
+  assert.deepEqual(await causes('Deployment', { selector: {} }), [
+    ['spec.selector', 'Invalid value: v1.LabelSelector{MatchLabels:map[string]string(nil), MatchExpressions:[]v1.LabelSelectorRequirement(nil)}: empty selector is invalid for deployment'],
+  ]);
+  assert.deepEqual(await causes('Deployment', { template: template({ app: 'w' }, { restartPolicy: 'Never' }) }), [
+    ['spec.template.spec.restartPolicy', 'Unsupported value: "Never": supported values: "Always"'],
+  ]);
+  assert.deepEqual(await causes('Deployment', { strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: 0, maxUnavailable: '0%' } } }), [
+    ['spec.strategy.rollingUpdate.maxUnavailable', 'Invalid value: intstr.IntOrString{Type:1, IntVal:0, StrVal:"0%"}: may not be 0 when `maxSurge` is 0'],
+  ]);
+  assert.deepEqual(await causes('Deployment', { strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: 'x', maxUnavailable: '150%' } } }), [
+    ['spec.strategy.rollingUpdate.maxSurge', "Invalid value: intstr.IntOrString{Type:1, IntVal:0, StrVal:\"x\"}: a valid percent string must be a numeric string followed by an ending '%' (e.g. '1%',  or '93%', regex used for validation is '[0-9]+%')"],
+    ['spec.strategy.rollingUpdate.maxUnavailable', 'Invalid value: intstr.IntOrString{Type:1, IntVal:0, StrVal:"150%"}: must not be greater than 100%'],
+  ]);
+  assert.deepEqual(await causes('Deployment', { progressDeadlineSeconds: 10, minReadySeconds: 10 }), [
+    ['spec.progressDeadlineSeconds', 'Invalid value: 10: must be greater than minReadySeconds'],
+  ]);
+  assert.deepEqual(await causes('Deployment', { strategy: { type: 'Recreate', rollingUpdate: { maxSurge: 1 } } }), [
+    ['spec.strategy.rollingUpdate', "Forbidden: may not be specified when strategy `type` is 'Recreate'"],
+  ]);
+  // None of them was written; a valid one is.
+  assert.equal((await s.request('GET', '/apis/apps/v1/namespaces/default/deployments/w')).status, 404);
+  assert.equal((await s.request('POST', '/apis/apps/v1/namespaces/default/deployments', { body: workload('Deployment', 'w', { replicas: 0 }) })).status, 201);
+});
+
+test('replicasets, statefulsets, daemonsets: the same selector and template rules in their own words; updates are checked too', async () => {
+  assert.deepEqual(await causes('ReplicaSet', { replicas: -3, selector: { matchLabels: {} } }), [
+    ['spec.replicas', 'Invalid value: -3: must be greater than or equal to 0'],
+    ['spec.selector', 'Invalid value: v1.LabelSelector{MatchLabels:map[string]string{}, MatchExpressions:[]v1.LabelSelectorRequirement(nil)}: empty selector is invalid for deployment'],
+  ]);
+  assert.deepEqual(await causes('StatefulSet', { selector: { matchExpressions: [{ key: 'app', operator: 'In', values: ['x'] }] } }), [
+    ['spec.template.metadata.labels', 'Invalid value: map[string]string{"app":"w"}: `selector` does not match template `labels`'],
+  ]);
+  assert.deepEqual(await causes('DaemonSet', { template: template({ app: 'w' }, { activeDeadlineSeconds: 5 }) }), [
+    ['spec.template.spec.activeDeadlineSeconds', 'Invalid value: 5: activeDeadlineSeconds in DaemonSet is not Supported'],
+  ]);
+  const created = await s.request('POST', '/apis/apps/v1/namespaces/default/statefulsets', { body: workload('StatefulSet', 'ok', {}) });
+  assert.equal(created.status, 201, created.text);
+  const ss = created.json();
+  const put = await s.request('PUT', '/apis/apps/v1/namespaces/default/statefulsets/ok', { body: { ...ss, spec: { ...ss.spec, replicas: -1 } } });
+  assert.equal(put.status, 422, put.text);
+  assert.deepEqual(put.json().details.causes.map((c: any) => c.field), ['spec.replicas']);
+});
