@@ -76,3 +76,45 @@ test('replicasets, statefulsets, daemonsets: the same selector and template rule
   assert.equal(put.status, 422, put.text);
   assert.deepEqual(put.json().details.causes.map((c: any) => c.field), ['spec.replicas']);
 });
+
+test('pod specs, in pods and in every pod template: containers, names, images, ports, volume mounts', async () => {
+  const post = async (path: string, body: unknown) => {
+    const r = await s.request('POST', path, { body });
+    assert.equal(r.status, 422, r.text);
+    return r.json().details.causes.map((c: any) => [c.field, c.message]);
+  };
+  const pod = (spec: Record<string, unknown>) => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p' }, spec });
+  assert.deepEqual(await post('/api/v1/namespaces/default/pods', pod({ containers: [] })), [['spec.containers', 'Required value']]);
+  assert.deepEqual(
+    await post(
+      '/api/v1/namespaces/default/pods',
+      pod({
+        containers: [
+          { name: 'Bad_Name', image: 'nginx', ports: [{ containerPort: 70000 }, { containerPort: 80, name: 'HTTP' }, { containerPort: 81, name: 'web' }, { containerPort: 82, name: 'web' }] },
+          { name: 'app', volumeMounts: [{ name: 'data', mountPath: '/d' }, { name: 'cfg', mountPath: '/d' }] },
+        ],
+        initContainers: [{ name: 'app', image: 'busybox' }],
+        volumes: [{ name: 'cfg', configMap: { name: 'c' } }],
+      }),
+    ),
+    [
+      ['spec.containers[0].name', `Invalid value: "Bad_Name": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')`],
+      ['spec.containers[0].ports[0].containerPort', 'Invalid value: 70000: must be between 1 and 65535, inclusive'],
+      ['spec.containers[0].ports[1].name', 'Invalid value: "HTTP": must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)'],
+      ['spec.containers[0].ports[1].name', 'Invalid value: "HTTP": must contain at least one letter (a-z)'],
+      ['spec.containers[0].ports[3].name', 'Duplicate value: "web"'],
+      ['spec.containers[1].image', 'Required value'],
+      ['spec.containers[1].volumeMounts[0].name', 'Not found: "data"'],
+      ['spec.containers[1].volumeMounts[1].mountPath', 'Invalid value: "/d": must be unique'],
+      ['spec.initContainers[0].name', 'Duplicate value: "app"'],
+    ],
+  );
+  // Templates get the same checks at their own paths.
+  const noImage = { metadata: { labels: { app: 'w' } }, spec: { restartPolicy: 'Never', containers: [{ name: 'c' }] } };
+  assert.deepEqual(await post('/apis/batch/v1/namespaces/default/jobs', { apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'j' }, spec: { template: noImage } }), [['spec.template.spec.containers[0].image', 'Required value']]);
+  assert.deepEqual(await post('/apis/batch/v1/namespaces/default/cronjobs', { apiVersion: 'batch/v1', kind: 'CronJob', metadata: { name: 'cj' }, spec: { schedule: '* * * * *', jobTemplate: { spec: { template: noImage } } } }), [
+    ['spec.jobTemplate.spec.template.spec.containers[0].image', 'Required value'],
+  ]);
+  assert.deepEqual(await causes('Deployment', { template: { ...noImage, spec: { containers: [{ name: 'c' }] } } }), [['spec.template.spec.containers[0].image', 'Required value']]);
+  assert.equal((await s.request('GET', '/api/v1/namespaces/default/pods/p')).status, 404, 'nothing was written');
+});

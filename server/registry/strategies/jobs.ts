@@ -4,12 +4,14 @@
 // own carries its template's, as kube's defaulting gives it when the stored job is read back.
 import { registerStrategy } from '../strategy.ts';
 import { isPlainObject } from '../../util/json.ts';
+import { validatePodTemplate } from '../pod-validation.ts';
 
 const JOB_NAME_LABELS = ['job-name', 'batch.kubernetes.io/job-name'];
 const CONTROLLER_UID_LABELS = ['controller-uid', 'batch.kubernetes.io/controller-uid'];
 const SELECTED_LABEL = 'batch.kubernetes.io/controller-uid';
 
 registerStrategy('batch', 'jobs', {
+  validate: (job) => validatePodTemplate(job.spec?.template, 'spec.template'),
   prepareForCreate(job) {
     const spec = isPlainObject(job.spec) ? job.spec : (job.spec = {});
     if (spec.manualSelector !== true) {

@@ -10,6 +10,7 @@ import { notSupportedError, requiredError } from '../crd/schema-validator.ts';
 import { goQuote } from '../metadata-validation.ts';
 import { nowTimestamp } from '../store.ts';
 import { isPlainObject } from '../../util/json.ts';
+import { validatePodSpec } from '../pod-validation.ts';
 
 type ResourceList = Record<string, unknown> | undefined;
 
@@ -110,6 +111,7 @@ function checkBinding(binding: any, name: string): void {
 }
 
 registerStrategy('', 'pods', {
+  validate: (pod) => validatePodSpec(pod.spec, 'spec'),
   subresourceCreate: {
     binding: { definition: 'io.k8s.api.core.v1.Binding', check: checkBinding, apply: (pod, binding) => assignPod(pod, binding, nowTimestamp()) },
   },

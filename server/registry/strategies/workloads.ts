@@ -3,13 +3,16 @@
 // counts that may not be negative, a selector that selects something and matches the pod
 // template's labels, templates that restart Always, Deployment rolling-update bounds. Messages
 // and bad values are rendered as kube renders them (Go's %#v where it prints one). The schema walk
-// has already reported a missing selector or template; the pod spec itself is not validated here.
+// has already reported a missing selector or template. Pod templates get pod-validation.ts's
+// checks, here and in the other kinds that carry one (jobs, cronjobs, replication controllers,
+// pod templates); pods get them on their own spec (strategies/pods.ts).
 import type { FieldError } from '../../schema/types.ts';
 import { registerStrategy } from '../strategy.ts';
 import { isPlainObject } from '../../util/json.ts';
 import { labelSelectorFromObject } from '../selectors.ts';
 import { goQuote } from '../metadata-validation.ts';
 import { forbiddenError, goValue, invalidError, notSupportedError } from '../crd/schema-validator.ts';
+import { validatePodSpec, validatePodTemplate } from '../pod-validation.ts';
 
 const NEGATIVE = 'must be greater than or equal to 0';
 
@@ -65,6 +68,7 @@ function selectorAndTemplate(errs: FieldError[], spec: Obj, emptySelectorNoun: s
   if (selector && !selector.empty && !selector.matches(isPlainObject(labels) ? labels : {})) {
     errs.push(invalidError('spec.template.metadata.labels', goStringMap(labels), '`selector` does not match template `labels`'));
   }
+  errs.push(...validatePodTemplate(template, 'spec.template'));
   const podSpec = isPlainObject(template.spec) ? template.spec : {};
   if (podSpec.restartPolicy !== undefined && podSpec.restartPolicy !== 'Always') {
     errs.push(notSupportedError('spec.template.spec.restartPolicy', goQuote(String(podSpec.restartPolicy)), ['Always']));
@@ -157,3 +161,6 @@ registerStrategy('apps', 'deployments', { validate: validateDeployment });
 registerStrategy('apps', 'replicasets', { validate: validateReplicaSet });
 registerStrategy('apps', 'statefulsets', { validate: validateStatefulSet });
 registerStrategy('apps', 'daemonsets', { validate: validateDaemonSet });
+registerStrategy('batch', 'cronjobs', { validate: (cj) => validatePodTemplate(cj.spec?.jobTemplate?.spec?.template, 'spec.jobTemplate.spec.template') });
+registerStrategy('', 'replicationcontrollers', { validate: (rc) => validatePodTemplate(rc.spec?.template, 'spec.template') });
+registerStrategy('', 'podtemplates', { validate: (pt) => validatePodSpec(pt.template?.spec, 'template.spec') });

@@ -1,0 +1,85 @@
+// The part of kube's ValidatePodSpec users meet first, for Pods and every pod template: containers
+// present, named (RFC 1123 labels, unique across init and regular containers) and with an image;
+// container ports in range, their names IANA service names, unique per container; volume mounts
+// naming a volume of the pod. Field paths and messages as kube words them. The rest of
+// ValidatePodSpec (probes, env, resources, security contexts, affinity, ...) is not done here.
+import type { FieldError } from '../schema/types.ts';
+import { isPlainObject } from '../util/json.ts';
+import { goQuote, isDNS1123Label, maxLenError } from './metadata-validation.ts';
+import { duplicateError, invalidError, requiredError } from './crd/schema-validator.ts';
+
+type Obj = Record<string, any>;
+
+const objects = (v: unknown): Obj[] => (Array.isArray(v) ? v.map((x) => (isPlainObject(x) ? x : {})) : []);
+
+/** validation.IsValidPortNum. */
+const PORT_RANGE = 'must be between 1 and 65535, inclusive';
+
+/** validation.IsValidPortName (an IANA_SVC_NAME). */
+function portNameErrors(name: string): string[] {
+  const errs: string[] = [];
+  if (Buffer.byteLength(name, 'utf8') > 15) errs.push(maxLenError(15));
+  if (!/^[-a-z0-9]+$/.test(name)) errs.push('must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)');
+  if (!/[a-z]/.test(name)) errs.push('must contain at least one letter (a-z)');
+  if (name.includes('--')) errs.push('must not contain consecutive hyphens');
+  if (name.length > 0 && (name.startsWith('-') || name.endsWith('-'))) errs.push('must not begin or end with a hyphen');
+  return errs;
+}
+
+function validatePorts(errs: FieldError[], ports: unknown, path: string): void {
+  const names = new Set<string>();
+  objects(ports).forEach((p, i) => {
+    const at = `${path}[${i}]`;
+    if (typeof p.name === 'string' && p.name !== '') {
+      const msgs = portNameErrors(p.name);
+      if (msgs.length) for (const m of msgs) errs.push(invalidError(`${at}.name`, goQuote(p.name), m));
+      else if (names.has(p.name)) errs.push(duplicateError(`${at}.name`, goQuote(p.name)));
+      else names.add(p.name);
+    }
+    if (p.containerPort === 0) errs.push(requiredError(`${at}.containerPort`));
+    else if (typeof p.containerPort === 'number' && (p.containerPort < 1 || p.containerPort > 65535)) errs.push(invalidError(`${at}.containerPort`, String(p.containerPort), PORT_RANGE));
+    if (typeof p.hostPort === 'number' && p.hostPort !== 0 && (p.hostPort < 1 || p.hostPort > 65535)) errs.push(invalidError(`${at}.hostPort`, String(p.hostPort), PORT_RANGE));
+  });
+}
+
+/** validateContainerCommon's first checks: name, image, ports, volume mounts. */
+function validateContainer(errs: FieldError[], c: Obj, path: string, names: Set<string>, volumes: Set<string>): void {
+  // (An absent name or containerPort is the schema walk's Required.)
+  if (c.name === '') errs.push(requiredError(`${path}.name`));
+  else if (typeof c.name === 'string') {
+    for (const m of isDNS1123Label(c.name)) errs.push(invalidError(`${path}.name`, goQuote(c.name), m));
+    if (names.has(c.name)) errs.push(duplicateError(`${path}.name`, goQuote(c.name)));
+    else names.add(c.name);
+  }
+  if (typeof c.image !== 'string' || c.image === '') errs.push(requiredError(`${path}.image`));
+  validatePorts(errs, c.ports, `${path}.ports`);
+  const mountPaths = new Set<string>();
+  objects(c.volumeMounts).forEach((m, i) => {
+    const at = `${path}.volumeMounts[${i}]`;
+    const name = typeof m.name === 'string' ? m.name : '';
+    if (name === '') errs.push(requiredError(`${at}.name`));
+    if (!volumes.has(name)) errs.push({ reason: 'FieldValueNotFound', field: `${at}.name`, message: `Not found: ${goQuote(name)}` });
+    const mountPath = typeof m.mountPath === 'string' ? m.mountPath : '';
+    if (mountPath === '') errs.push(requiredError(`${at}.mountPath`));
+    if (mountPaths.has(mountPath)) errs.push(invalidError(`${at}.mountPath`, goQuote(mountPath), 'must be unique'));
+    mountPaths.add(mountPath);
+  });
+}
+
+/** Checks of a PodSpec at `path` ("spec" for a Pod, "spec.template.spec" in a Deployment, ...). */
+export function validatePodSpec(spec: unknown, path: string): FieldError[] {
+  if (!isPlainObject(spec)) return [];
+  const errs: FieldError[] = [];
+  const volumes = new Set(objects(spec.volumes).map((v) => (typeof v.name === 'string' ? v.name : '')));
+  const names = new Set<string>();
+  // An absent list is the schema walk's Required; an empty one is this check's.
+  if (Array.isArray(spec.containers) && spec.containers.length === 0) errs.push(requiredError(`${path}.containers`));
+  objects(spec.containers).forEach((c, i) => validateContainer(errs, c, `${path}.containers[${i}]`, names, volumes));
+  objects(spec.initContainers).forEach((c, i) => validateContainer(errs, c, `${path}.initContainers[${i}]`, names, volumes));
+  return errs;
+}
+
+/** A pod template's spec, at `path` + ".spec", when the template is there. */
+export function validatePodTemplate(template: unknown, path: string): FieldError[] {
+  return isPlainObject(template) ? validatePodSpec(template.spec, `${path}.spec`) : [];
+}
