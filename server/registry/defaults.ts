@@ -129,6 +129,19 @@ function volume(v: Obj): void {
   if (isPlainObject(v.image) && zero(v.image.pullPolicy)) v.image.pullPolicy = pullPolicyFor(v.image.reference);
 }
 
+/**
+ * Not a default but the v1 → internal conversion, which kube runs while decoding every write:
+ * stringData is write-only, each entry replacing the data key of its name (as base64).
+ */
+function secret(s: Obj): void {
+  if (isPlainObject(s.stringData)) {
+    const data = isPlainObject(s.data) ? s.data : (s.data = {});
+    for (const [k, v] of Object.entries(s.stringData)) data[k] = Buffer.from(String(v), 'utf8').toString('base64');
+  }
+  delete s.stringData;
+  setZero(s, 'type', 'Opaque');
+}
+
 function service(svc: Obj): void {
   const spec = struct(svc, 'spec');
   if (!spec) return;
@@ -413,7 +426,7 @@ const TABLE: Record<string, Defaulter> = {
   [`${CORE}Service`]: service,
   [`${CORE}ServicePort`]: protocolTCP,
   [`${CORE}EndpointPort`]: protocolTCP,
-  [`${CORE}Secret`]: (s) => setZero(s, 'type', 'Opaque'),
+  [`${CORE}Secret`]: secret,
   // SetDefaults_Namespace: the name label, when the name is known (the strategy sets it too).
   [`${CORE}Namespace`]: (n) => {
     const meta = struct(n, 'metadata');

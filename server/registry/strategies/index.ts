@@ -4,3 +4,4 @@ import './crds.ts';
 import './pods.ts';
 import './jobs.ts';
 import './workloads.ts';
+import './config.ts';

@@ -1,0 +1,66 @@
+// ConfigMaps and Secrets as kube-apiserver handles them: stringData merged into data on every
+// write and never stored; config keys, types and immutability validated with kube's wording.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startTestServer, type TestServer } from './helpers/server.ts';
+
+let s: TestServer;
+before(async () => {
+  s = await startTestServer();
+});
+after(async () => {
+  await s.stop();
+});
+
+const CM = '/api/v1/namespaces/default/configmaps';
+const SECRETS = '/api/v1/namespaces/default/secrets';
+const b64 = (t: string) => Buffer.from(t).toString('base64');
+
+async function causes(method: string, path: string, body: unknown, contentType?: string): Promise<[string, string][]> {
+  const r = await s.request(method, path, { body, ...(contentType ? { headers: { 'content-type': contentType } } : {}) });
+  assert.equal(r.status, 422, r.text);
+  return r.json().details.causes.map((c: any) => [c.field, c.message]);
+}
+
+test('a secret\'s stringData is merged into data on create, update and patch, wins over data, is owned as data, and is never stored', async () => {
+  const created = await s.request('POST', `${SECRETS}?fieldManager=maker`, { body: { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'creds' }, data: { user: b64('old'), x: b64('x') }, stringData: { user: 'admin' } } });
+  assert.equal(created.status, 201, created.text);
+  const sec = created.json();
+  assert.deepEqual(sec.data, { user: b64('admin'), x: b64('x') });
+  assert.equal(sec.stringData, undefined);
+  assert.equal(sec.type, 'Opaque');
+  assert.deepEqual(sec.metadata.managedFields[0].fieldsV1['f:data'], { '.': {}, 'f:user': {}, 'f:x': {} });
+  assert.equal(sec.metadata.managedFields[0].fieldsV1['f:stringData'], undefined);
+  const patched = await s.request('PATCH', `${SECRETS}/creds`, { body: { stringData: { pass: 'p@ss' } }, headers: { 'content-type': 'application/merge-patch+json' } });
+  assert.equal(patched.status, 200, patched.text);
+  assert.deepEqual(patched.json().data, { pass: b64('p@ss'), user: b64('admin'), x: b64('x') });
+  const stored = (await s.request('GET', `${SECRETS}/creds`)).json();
+  assert.equal(stored.stringData, undefined);
+  const put = await s.request('PUT', `${SECRETS}/creds`, { body: { ...stored, stringData: { x: 'y' } } });
+  assert.equal(put.status, 200, put.text);
+  assert.equal(put.json().data.x, b64('y'));
+});
+
+test('config keys, data/binaryData overlap, secret types and their keys', async () => {
+  assert.deepEqual(await causes('POST', CM, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'keys' }, data: { 'bad key': 'x', '..dots': 'y', ok: 'z' }, binaryData: { ok: b64('z') } }), [
+    ['data[..dots]', `Invalid value: "..dots": must not start with '..'`],
+    ['data[bad key]', `Invalid value: "bad key": a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')`],
+    ['data[ok]', 'Invalid value: "ok": duplicate of key present in binaryData'],
+  ]);
+  assert.deepEqual(await causes('POST', SECRETS, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'tls' }, type: 'kubernetes.io/tls', stringData: { 'tls.crt': 'c' } }), [['data[tls.key]', 'Required value']]);
+  assert.deepEqual(await causes('POST', SECRETS, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'basic' }, type: 'kubernetes.io/basic-auth' }), [
+    ['data[username]', 'Required value'],
+    ['data[password]', 'Required value'],
+  ]);
+  assert.equal((await s.request('GET', `${SECRETS}/tls`)).status, 404, 'nothing was written');
+});
+
+test('a secret\'s type never changes; immutable configmaps and secrets keep their data', async () => {
+  const sec = (await s.request('POST', SECRETS, { body: { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'typed' }, stringData: { a: 'b' } } })).json();
+  assert.deepEqual(await causes('PUT', `${SECRETS}/typed`, { ...sec, type: 'kubernetes.io/tls', data: { 'tls.crt': b64('c'), 'tls.key': b64('k') } }), [['type', 'Invalid value: "kubernetes.io/tls": field is immutable']]);
+  const cm = (await s.request('POST', CM, { body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'frozen' }, data: { a: '1' }, immutable: true } })).json();
+  assert.deepEqual(await causes('PUT', `${CM}/frozen`, { ...cm, data: { a: '2' } }), [['data', 'Forbidden: field is immutable when `immutable` is set']]);
+  assert.deepEqual(await causes('PATCH', `${CM}/frozen`, { immutable: false }, 'application/merge-patch+json'), [['immutable', 'Forbidden: field is immutable when `immutable` is set']]);
+  const labelled = await s.request('PATCH', `${CM}/frozen`, { body: { metadata: { labels: { ok: 'yes' } } }, headers: { 'content-type': 'application/merge-patch+json' } });
+  assert.equal(labelled.status, 200, 'metadata stays writable');
+});
