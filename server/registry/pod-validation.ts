@@ -12,11 +12,11 @@ type Obj = Record<string, any>;
 
 const objects = (v: unknown): Obj[] => (Array.isArray(v) ? v.map((x) => (isPlainObject(x) ? x : {})) : []);
 
-/** validation.IsValidPortNum. */
-const PORT_RANGE = 'must be between 1 and 65535, inclusive';
+/** validation.IsValidPortNum's message. */
+export const PORT_RANGE = 'must be between 1 and 65535, inclusive';
 
-/** validation.IsValidPortName (an IANA_SVC_NAME). */
-function portNameErrors(name: string): string[] {
+/** validation.IsValidPortName (an IANA_SVC_NAME): container ports, service target ports. */
+export function portNameErrors(name: string): string[] {
   const errs: string[] = [];
   if (Buffer.byteLength(name, 'utf8') > 15) errs.push(maxLenError(15));
   if (!/^[-a-z0-9]+$/.test(name)) errs.push('must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)');

@@ -11,7 +11,9 @@
 import { isIPv6 } from 'node:net';
 import type { FieldError } from '../../schema/types.ts';
 import { invalid, internalError } from '../../errors.ts';
-import { goQuote } from '../metadata-validation.ts';
+import { goQuote, isDNS1123Label } from '../metadata-validation.ts';
+import { PORT_RANGE, portNameErrors } from '../pod-validation.ts';
+import { duplicateError, requiredError } from '../crd/schema-validator.ts';
 import type { Strategy } from '../strategy.ts';
 import { isPlainObject } from '../../util/json.ts';
 
@@ -426,12 +428,38 @@ export function createServiceStrategy(listAllServices: () => any[], opts: Servic
       }
     },
 
+    validate: (obj) => validatePorts(isPlainObject(obj.spec) ? obj.spec : {}),
+
     validateUpdate(obj, old) {
       const spec = isPlainObject(obj.spec) ? obj.spec : {};
       const oldSpec = isPlainObject(old.spec) ? old.spec : {};
-      return [...validateClusterIPsUpdate(spec, oldSpec), ...validateIPFamiliesUpdate(spec, oldSpec)];
+      return [...validatePorts(spec), ...validateClusterIPsUpdate(spec, oldSpec), ...validateIPFamiliesUpdate(spec, oldSpec)];
     },
   };
+}
+
+/** ValidateService's port checks: ports required unless headless or ExternalName; validateServicePort for each. */
+function validatePorts(spec: Obj): FieldError[] {
+  const errors: FieldError[] = [];
+  const ports = list(spec.ports).map((p) => (isPlainObject(p) ? p : {}));
+  const headless = typeOf(spec) === 'ClusterIP' && clusterIPsOf(spec)[0] === 'None';
+  if (ports.length === 0 && !headless && typeOf(spec) !== 'ExternalName') errors.push(requiredError('spec.ports'));
+  const names = new Set<string>();
+  ports.forEach((p, i) => {
+    const at = `spec.ports[${i}]`;
+    const name = typeof p.name === 'string' ? p.name : '';
+    if (ports.length > 1 && name === '') errors.push(requiredError(`${at}.name`));
+    else if (name !== '') {
+      for (const m of isDNS1123Label(name)) errors.push(fieldInvalid(`${at}.name`, name, m));
+      if (names.has(name)) errors.push(duplicateError(`${at}.name`, goQuote(name)));
+      else names.add(name);
+    }
+    if (typeof p.port === 'number' && (p.port < 1 || p.port > 65535)) errors.push(fieldInvalid(`${at}.port`, p.port, PORT_RANGE));
+    const target = p.targetPort;
+    if (typeof target === 'number' && (target < 1 || target > 65535)) errors.push(fieldInvalid(`${at}.targetPort`, target, PORT_RANGE));
+    else if (typeof target === 'string') for (const m of portNameErrors(target)) errors.push(fieldInvalid(`${at}.targetPort`, target, m));
+  });
+  return errors;
 }
 
 /** validateUpgradeDowngradeClusterIPs: the primary cluster IP may not change once set. */
