@@ -118,3 +118,23 @@ test('pod specs, in pods and in every pod template: containers, names, images, p
   assert.deepEqual(await causes('Deployment', { template: { ...noImage, spec: { containers: [{ name: 'c' }] } } }), [['spec.template.spec.containers[0].image', 'Required value']]);
   assert.equal((await s.request('GET', '/api/v1/namespaces/default/pods/p')).status, 404, 'nothing was written');
 });
+
+test('updates: apps/v1 selectors are immutable; a statefulset changes only replicas, template, update strategy and a few more', async () => {
+  const d = (await s.request('POST', '/apis/apps/v1/namespaces/default/deployments', { body: workload('Deployment', 'sel', {}) })).json();
+  const moved = { ...d, spec: { ...d.spec, selector: { matchLabels: { app: 'w', tier: 'x' } }, template: template({ app: 'w', tier: 'x' }) } };
+  const r = await s.request('PUT', '/apis/apps/v1/namespaces/default/deployments/sel', { body: moved });
+  assert.equal(r.status, 422, r.text);
+  assert.deepEqual(r.json().details.causes.map((c: any) => [c.field, c.message]), [['spec.selector', 'Invalid value: v1.LabelSelector{MatchLabels:map[string]string{"app":"w", "tier":"x"}, MatchExpressions:[]v1.LabelSelectorRequirement(nil)}: field is immutable']]);
+  // The same selector spelled with an empty expression list is no change (apiequality.Semantic).
+  const same = await s.request('PUT', '/apis/apps/v1/namespaces/default/deployments/sel', { body: { ...d, spec: { ...d.spec, selector: { matchLabels: { app: 'w' }, matchExpressions: [] }, replicas: 3 } } });
+  assert.equal(same.status, 200, same.text);
+
+  const ss = (await s.request('POST', '/apis/apps/v1/namespaces/default/statefulsets', { body: workload('StatefulSet', 'db', {}) })).json();
+  const scaled = await s.request('PUT', '/apis/apps/v1/namespaces/default/statefulsets/db', { body: { ...ss, spec: { ...ss.spec, replicas: 3, minReadySeconds: 5 } } });
+  assert.equal(scaled.status, 200, scaled.text);
+  const renamed = await s.request('PUT', '/apis/apps/v1/namespaces/default/statefulsets/db', { body: { ...scaled.json(), spec: { ...scaled.json().spec, serviceName: 'other' } } });
+  assert.equal(renamed.status, 422, renamed.text);
+  assert.deepEqual(renamed.json().details.causes.map((c: any) => [c.field, c.message]), [
+    ['spec', "Forbidden: updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', 'updateStrategy', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden"],
+  ]);
+});

@@ -8,7 +8,7 @@
 // pod templates); pods get them on their own spec (strategies/pods.ts).
 import type { FieldError } from '../../schema/types.ts';
 import { registerStrategy } from '../strategy.ts';
-import { isPlainObject } from '../../util/json.ts';
+import { deepEqual, isPlainObject } from '../../util/json.ts';
 import { labelSelectorFromObject } from '../selectors.ts';
 import { goQuote } from '../metadata-validation.ts';
 import { forbiddenError, goValue, invalidError, notSupportedError } from '../crd/schema-validator.ts';
@@ -157,10 +157,41 @@ function validateDaemonSet(ds: Obj): FieldError[] {
   return errs;
 }
 
-registerStrategy('apps', 'deployments', { validate: validateDeployment });
-registerStrategy('apps', 'replicasets', { validate: validateReplicaSet });
-registerStrategy('apps', 'statefulsets', { validate: validateStatefulSet });
-registerStrategy('apps', 'daemonsets', { validate: validateDaemonSet });
+/** A selector as apiequality.Semantic compares it: an empty map or list is the same as none. */
+function semanticSelector(sel: unknown): unknown {
+  if (!isPlainObject(sel)) return null;
+  const ml = isPlainObject(sel.matchLabels) && Object.keys(sel.matchLabels).length ? sel.matchLabels : null;
+  const me = Array.isArray(sel.matchExpressions) && sel.matchExpressions.length ? sel.matchExpressions : null;
+  return { ml, me };
+}
+
+/** apps/v1 selectors never change (the strategies' ValidateImmutableField, after the spec checks). */
+function selectorUpdate(obj: Obj, old: Obj): FieldError[] {
+  const sel = obj.spec?.selector;
+  if (deepEqual(semanticSelector(sel), semanticSelector(old.spec?.selector))) return [];
+  return [invalidError('spec.selector', isPlainObject(sel) ? goLabelSelector(sel) : 'null', 'field is immutable')];
+}
+
+/** What a StatefulSet update may change in spec (ValidateStatefulSetUpdate). */
+const STATEFULSET_MUTABLE = ['replicas', 'ordinals', 'template', 'updateStrategy', 'persistentVolumeClaimRetentionPolicy', 'minReadySeconds'];
+
+function statefulSetUpdate(ss: Obj, old: Obj): FieldError[] {
+  const rest = (spec: unknown): Obj => {
+    const copy: Obj = isPlainObject(spec) ? { ...spec } : {};
+    for (const k of STATEFULSET_MUTABLE) delete copy[k];
+    return copy;
+  };
+  const errs = validateStatefulSet(ss);
+  if (!deepEqual(rest(ss.spec), rest(old.spec))) {
+    errs.push(forbiddenError('spec', "updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', 'updateStrategy', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden"));
+  }
+  return errs;
+}
+
+registerStrategy('apps', 'deployments', { validate: validateDeployment, validateUpdate: (d, old) => [...validateDeployment(d), ...selectorUpdate(d, old)] });
+registerStrategy('apps', 'replicasets', { validate: validateReplicaSet, validateUpdate: (rs, old) => [...validateReplicaSet(rs), ...selectorUpdate(rs, old)] });
+registerStrategy('apps', 'statefulsets', { validate: validateStatefulSet, validateUpdate: statefulSetUpdate });
+registerStrategy('apps', 'daemonsets', { validate: validateDaemonSet, validateUpdate: (ds, old) => [...validateDaemonSet(ds), ...selectorUpdate(ds, old)] });
 registerStrategy('batch', 'cronjobs', { validate: (cj) => validatePodTemplate(cj.spec?.jobTemplate?.spec?.template, 'spec.jobTemplate.spec.template') });
 registerStrategy('', 'replicationcontrollers', { validate: (rc) => validatePodTemplate(rc.spec?.template, 'spec.template') });
 registerStrategy('', 'podtemplates', { validate: (pt) => validatePodSpec(pt.template?.spec, 'template.spec') });
