@@ -5,3 +5,4 @@ import './pods.ts';
 import './jobs.ts';
 import './workloads.ts';
 import './config.ts';
+import './rbac.ts';
