@@ -64,3 +64,17 @@ test('a secret\'s type never changes; immutable configmaps and secrets keep thei
   const labelled = await s.request('PATCH', `${CM}/frozen`, { body: { metadata: { labels: { ok: 'yes' } } }, headers: { 'content-type': 'application/merge-patch+json' } });
   assert.equal(labelled.status, 200, 'metadata stays writable');
 });
+
+test('persistent volume claims need a supported access mode and a storage request', async () => {
+  const pvc = (spec: Record<string, unknown>) => ({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'data' }, spec });
+  const PVC = '/api/v1/namespaces/default/persistentvolumeclaims';
+  assert.deepEqual(await causes('POST', PVC, pvc({})), [
+    ['spec.accessModes', 'Required value: at least 1 access mode is required'],
+    ['spec.resources[storage]', 'Required value'],
+  ]);
+  assert.deepEqual(await causes('POST', PVC, pvc({ accessModes: ['ReadWriteSometimes'], resources: { requests: { storage: '1Gi' } } })), [
+    ['spec.accessModes', 'Unsupported value: "ReadWriteSometimes": supported values: "ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce", "ReadWriteOncePod"'],
+  ]);
+  const ok = await s.request('POST', PVC, { body: pvc({ accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } }) });
+  assert.equal(ok.status, 201, ok.text);
+});

@@ -6,3 +6,4 @@ import './jobs.ts';
 import './workloads.ts';
 import './config.ts';
 import './rbac.ts';
+import './storage.ts';
