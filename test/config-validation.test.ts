@@ -2,7 +2,7 @@
 // write and never stored; config keys, types and immutability validated with kube's wording.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestServer, type TestServer } from './helpers/server.ts';
+import { invalidCauses, startTestServer, type TestServer } from './helpers/server.ts';
 
 let s: TestServer;
 before(async () => {
@@ -16,11 +16,7 @@ const CM = '/api/v1/namespaces/default/configmaps';
 const SECRETS = '/api/v1/namespaces/default/secrets';
 const b64 = (t: string) => Buffer.from(t).toString('base64');
 
-async function causes(method: string, path: string, body: unknown, contentType?: string): Promise<[string, string][]> {
-  const r = await s.request(method, path, { body, ...(contentType ? { headers: { 'content-type': contentType } } : {}) });
-  assert.equal(r.status, 422, r.text);
-  return r.json().details.causes.map((c: any) => [c.field, c.message]);
-}
+const causes = (method: string, path: string, body: unknown, contentType?: string) => invalidCauses(s, method, path, body, contentType ? { 'content-type': contentType } : undefined);
 
 test('a secret\'s stringData is merged into data on create, update and patch, wins over data, is owned as data, and is never stored', async () => {
   const created = await s.request('POST', `${SECRETS}?fieldManager=maker`, { body: { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'creds' }, data: { user: b64('old'), x: b64('x') }, stringData: { user: 'admin' } } });

@@ -1,7 +1,7 @@
 // RoleBindings and ClusterRoleBindings as kube-apiserver validates them.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestServer, type TestServer } from './helpers/server.ts';
+import { invalidCauses, startTestServer, type TestServer } from './helpers/server.ts';
 
 let s: TestServer;
 before(async () => {
@@ -16,11 +16,7 @@ const CRB = '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings';
 const binding = (kind: string, name: string, roleRef: Record<string, string>, subjects: unknown[]) => ({ apiVersion: 'rbac.authorization.k8s.io/v1', kind, metadata: { name }, roleRef, subjects });
 const ref = (kind: string, name: string) => ({ apiGroup: 'rbac.authorization.k8s.io', kind, name });
 
-async function causes(method: string, path: string, body: unknown): Promise<[string, string][]> {
-  const r = await s.request(method, path, { body });
-  assert.equal(r.status, 422, r.text);
-  return r.json().details.causes.map((c: any) => [c.field, c.message]);
-}
+const causes = (method: string, path: string, body: unknown) => invalidCauses(s, method, path, body);
 
 test('bindings: roleRef kinds and group, subject kinds, service accounts of cluster bindings name their namespace', async () => {
   assert.deepEqual(await causes('POST', RB, binding('RoleBinding', 'b', { apiGroup: 'example.com', kind: 'Policy', name: 'r' }, [{ kind: 'Robot', name: 'x' }])), [

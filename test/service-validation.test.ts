@@ -1,7 +1,7 @@
 // Service ports as kube-apiserver validates them (ValidateService, validateServicePort).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestServer, type TestServer } from './helpers/server.ts';
+import { invalidCauses, startTestServer, type TestServer } from './helpers/server.ts';
 
 let s: TestServer;
 before(async () => {
@@ -14,11 +14,7 @@ after(async () => {
 const SERVICES = '/api/v1/namespaces/default/services';
 const svc = (name: string, spec: Record<string, unknown>) => ({ apiVersion: 'v1', kind: 'Service', metadata: { name }, spec });
 
-async function causes(method: string, path: string, body: unknown): Promise<[string, string][]> {
-  const r = await s.request(method, path, { body });
-  assert.equal(r.status, 422, r.text);
-  return r.json().details.causes.map((c: any) => [c.field, c.message]);
-}
+const causes = (method: string, path: string, body: unknown) => invalidCauses(s, method, path, body);
 
 test('service ports: required unless headless or ExternalName, named when several, in range, target ports numbers or IANA names', async () => {
   assert.deepEqual(await causes('POST', SERVICES, svc('none', { selector: { app: 'a' } })), [['spec.ports', 'Required value']]);

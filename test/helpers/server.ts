@@ -115,6 +115,13 @@ export async function startTestServer(opts: { dataDir?: string } = {}): Promise<
   };
 }
 
+/** A write that must fail validation: asserts a 422 Invalid and returns its causes as [field, message]. */
+export async function invalidCauses(s: TestServer, method: string, path: string, body: unknown, headers?: Record<string, string>): Promise<[string, string][]> {
+  const r = await s.request(method, path, { body, headers });
+  if (r.status !== 422 || r.json().reason !== 'Invalid') throw new Error(`expected 422 Invalid, got ${r.status}: ${r.text}`);
+  return r.json().details.causes.map((c: { field: string; message: string }) => [c.field, c.message]);
+}
+
 export const KUBECTL = '/usr/bin/kubectl';
 export const KUBECTL_VERSIONS: Record<string, string> = {
   default: '/usr/bin/kubectl',
