@@ -123,3 +123,15 @@ test('updates: apps/v1 selectors are immutable; a statefulset changes only repli
     ['spec', "Forbidden: updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', 'updateStrategy', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden"],
   ]);
 });
+
+test('jobs and cronjobs: non-negative counts, and a template that restarts OnFailure or Never (none given is Always, refused)', async () => {
+  const podTemplate = { spec: { containers: [{ name: 'c', image: 'busybox' }] } };
+  assert.deepEqual(await invalidCauses(s, 'POST', '/apis/batch/v1/namespaces/default/jobs', { apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'j' }, spec: { backoffLimit: -1, template: podTemplate } }), [
+    ['spec.backoffLimit', 'Invalid value: -1: must be greater than or equal to 0'],
+    ['spec.template.spec.restartPolicy', 'Unsupported value: "Always": supported values: "OnFailure", "Never"'],
+  ]);
+  assert.deepEqual(await invalidCauses(s, 'POST', '/apis/batch/v1/namespaces/default/cronjobs', { apiVersion: 'batch/v1', kind: 'CronJob', metadata: { name: 'cj' }, spec: { schedule: '@hourly', jobTemplate: { spec: { parallelism: -2, template: podTemplate } } } }), [
+    ['spec.jobTemplate.spec.parallelism', 'Invalid value: -2: must be greater than or equal to 0'],
+    ['spec.jobTemplate.spec.template.spec.restartPolicy', 'Unsupported value: "Always": supported values: "OnFailure", "Never"'],
+  ]);
+});

@@ -2,16 +2,39 @@
 // PrepareForCreate, generateSelector): the template is labelled with the job's name and uid (each
 // label under its legacy name too), and spec.selector matches the uid. A job without labels of its
 // own carries its template's, as kube's defaulting gives it when the stored job is read back.
+// Their spec gets ValidateJobSpec's common checks (validateJobSpec, which CronJobs share).
 import { registerStrategy } from '../strategy.ts';
 import { isPlainObject } from '../../util/json.ts';
 import { validatePodTemplate } from '../pod-validation.ts';
+import type { FieldError } from '../../schema/types.ts';
+import { goValue, invalidError, notSupportedError } from '../crd/schema-validator.ts';
+import { goQuote } from '../metadata-validation.ts';
 
 const JOB_NAME_LABELS = ['job-name', 'batch.kubernetes.io/job-name'];
 const CONTROLLER_UID_LABELS = ['controller-uid', 'batch.kubernetes.io/controller-uid'];
 const SELECTED_LABEL = 'batch.kubernetes.io/controller-uid';
 
+/**
+ * ValidateJobSpec's common checks at `path` (a Job's "spec", a CronJob's "spec.jobTemplate.spec"):
+ * non-negative counts and deadline, the pod template, and a restart policy of OnFailure or Never
+ * (a template without one is defaulted to Always and refused).
+ */
+export function validateJobSpec(spec: unknown, path: string): FieldError[] {
+  if (!isPlainObject(spec)) return [];
+  const errs: FieldError[] = [];
+  for (const k of ['parallelism', 'completions', 'activeDeadlineSeconds', 'backoffLimit']) {
+    if (typeof spec[k] === 'number' && spec[k] < 0) errs.push(invalidError(`${path}.${k}`, goValue(spec[k]), 'must be greater than or equal to 0'));
+  }
+  errs.push(...validatePodTemplate(spec.template, `${path}.template`));
+  const restartPolicy = isPlainObject(spec.template) && isPlainObject(spec.template.spec) ? spec.template.spec.restartPolicy : undefined;
+  if (restartPolicy !== undefined && restartPolicy !== 'OnFailure' && restartPolicy !== 'Never') {
+    errs.push(notSupportedError(`${path}.template.spec.restartPolicy`, goQuote(String(restartPolicy)), ['OnFailure', 'Never']));
+  }
+  return errs;
+}
+
 registerStrategy('batch', 'jobs', {
-  validate: (job) => validatePodTemplate(job.spec?.template, 'spec.template'),
+  validate: (job) => validateJobSpec(job.spec, 'spec'),
   prepareForCreate(job) {
     const spec = isPlainObject(job.spec) ? job.spec : (job.spec = {});
     if (spec.manualSelector !== true) {

@@ -13,6 +13,7 @@ import { labelSelectorFromObject } from '../selectors.ts';
 import { goQuote } from '../metadata-validation.ts';
 import { forbiddenError, goValue, invalidError, notSupportedError } from '../crd/schema-validator.ts';
 import { validatePodSpec, validatePodTemplate } from '../pod-validation.ts';
+import { validateJobSpec } from './jobs.ts';
 
 const NEGATIVE = 'must be greater than or equal to 0';
 
@@ -192,6 +193,6 @@ registerStrategy('apps', 'deployments', { validate: validateDeployment, validate
 registerStrategy('apps', 'replicasets', { validate: validateReplicaSet, validateUpdate: (rs, old) => [...validateReplicaSet(rs), ...selectorUpdate(rs, old)] });
 registerStrategy('apps', 'statefulsets', { validate: validateStatefulSet, validateUpdate: statefulSetUpdate });
 registerStrategy('apps', 'daemonsets', { validate: validateDaemonSet, validateUpdate: (ds, old) => [...validateDaemonSet(ds), ...selectorUpdate(ds, old)] });
-registerStrategy('batch', 'cronjobs', { validate: (cj) => validatePodTemplate(cj.spec?.jobTemplate?.spec?.template, 'spec.jobTemplate.spec.template') });
+registerStrategy('batch', 'cronjobs', { validate: (cj) => validateJobSpec(cj.spec?.jobTemplate?.spec, 'spec.jobTemplate.spec') });
 registerStrategy('', 'replicationcontrollers', { validate: (rc) => validatePodTemplate(rc.spec?.template, 'spec.template') });
 registerStrategy('', 'podtemplates', { validate: (pt) => validatePodSpec(pt.template?.spec, 'template.spec') });
