@@ -7,3 +7,4 @@ import './workloads.ts';
 import './config.ts';
 import './rbac.ts';
 import './storage.ts';
+import './ingress.ts';
