@@ -77,6 +77,10 @@ export function invalidError(field: string, valueText: string | null, detail: st
   const head = valueText === null ? 'Invalid value' : `Invalid value: ${valueText}`;
   return { reason: 'FieldValueInvalid', field, message: detail ? `${head}: ${detail}` : head };
 }
+/** apivalidation.ValidateNonnegativeField: a negative number is invalid. */
+export function nonNegativeErrors(field: string, v: unknown): FieldError[] {
+  return typeof v === 'number' && v < 0 ? [invalidError(field, goValue(v), 'must be greater than or equal to 0')] : [];
+}
 export function requiredError(field: string, detail = ''): FieldError {
   return { reason: 'FieldValueRequired', field, message: detail ? `Required value: ${detail}` : 'Required value' };
 }

@@ -7,7 +7,7 @@ import { registerStrategy } from '../strategy.ts';
 import { isPlainObject } from '../../util/json.ts';
 import { validatePodTemplate } from '../pod-validation.ts';
 import type { FieldError } from '../../schema/types.ts';
-import { goValue, invalidError, notSupportedError } from '../crd/schema-validator.ts';
+import { nonNegativeErrors, notSupportedError } from '../crd/schema-validator.ts';
 import { goQuote } from '../metadata-validation.ts';
 
 const JOB_NAME_LABELS = ['job-name', 'batch.kubernetes.io/job-name'];
@@ -19,12 +19,10 @@ const SELECTED_LABEL = 'batch.kubernetes.io/controller-uid';
  * non-negative counts and deadline, the pod template, and a restart policy of OnFailure or Never
  * (a template without one is defaulted to Always and refused).
  */
-export function validateJobSpec(spec: unknown, path: string): FieldError[] {
+function validateJobSpec(spec: unknown, path: string): FieldError[] {
   if (!isPlainObject(spec)) return [];
   const errs: FieldError[] = [];
-  for (const k of ['parallelism', 'completions', 'activeDeadlineSeconds', 'backoffLimit']) {
-    if (typeof spec[k] === 'number' && spec[k] < 0) errs.push(invalidError(`${path}.${k}`, goValue(spec[k]), 'must be greater than or equal to 0'));
-  }
+  for (const k of ['parallelism', 'completions', 'activeDeadlineSeconds', 'backoffLimit']) errs.push(...nonNegativeErrors(`${path}.${k}`, spec[k]));
   errs.push(...validatePodTemplate(spec.template, `${path}.template`));
   const restartPolicy = isPlainObject(spec.template) && isPlainObject(spec.template.spec) ? spec.template.spec.restartPolicy : undefined;
   if (restartPolicy !== undefined && restartPolicy !== 'OnFailure' && restartPolicy !== 'Never') {
@@ -53,3 +51,5 @@ registerStrategy('batch', 'jobs', {
     if ((!isPlainObject(own) || Object.keys(own).length === 0) && isPlainObject(templateLabels) && Object.keys(templateLabels).length > 0) job.metadata.labels = { ...templateLabels };
   },
 });
+
+registerStrategy('batch', 'cronjobs', { validate: (cj) => validateJobSpec(cj.spec?.jobTemplate?.spec, 'spec.jobTemplate.spec') });

@@ -4,24 +4,17 @@
 // template's labels, templates that restart Always, Deployment rolling-update bounds. Messages
 // and bad values are rendered as kube renders them (Go's %#v where it prints one). The schema walk
 // has already reported a missing selector or template. Pod templates get pod-validation.ts's
-// checks, here and in the other kinds that carry one (jobs, cronjobs, replication controllers,
-// pod templates); pods get them on their own spec (strategies/pods.ts).
+// checks, here, in replication controllers and pod templates, and in jobs and cronjobs
+// (strategies/jobs.ts); pods get them on their own spec (strategies/pods.ts).
 import type { FieldError } from '../../schema/types.ts';
 import { registerStrategy } from '../strategy.ts';
 import { deepEqual, isPlainObject } from '../../util/json.ts';
 import { labelSelectorFromObject } from '../selectors.ts';
 import { goQuote } from '../metadata-validation.ts';
-import { forbiddenError, goValue, invalidError, notSupportedError } from '../crd/schema-validator.ts';
+import { forbiddenError, goValue, invalidError, nonNegativeErrors, notSupportedError } from '../crd/schema-validator.ts';
 import { validatePodSpec, validatePodTemplate } from '../pod-validation.ts';
-import { validateJobSpec } from './jobs.ts';
-
-const NEGATIVE = 'must be greater than or equal to 0';
 
 type Obj = Record<string, any>;
-
-function nonNegative(errs: FieldError[], field: string, v: unknown): void {
-  if (typeof v === 'number' && v < 0) errs.push(invalidError(field, goValue(v), NEGATIVE));
-}
 
 /** A map[string]string as Go's %#v prints it (keys sorted; nil when absent). */
 function goStringMap(m: unknown): string {
@@ -99,7 +92,7 @@ function rollingUpdate(errs: FieldError[], ru: Obj): void {
   for (const k of ['maxUnavailable', 'maxSurge']) {
     const v = ru[k];
     if (typeof v === 'string' && !PERCENT.test(v)) errs.push(invalidError(`${base}.${k}`, goIntOrString(v), PERCENT_MESSAGE));
-    else if (typeof v === 'number' && v < 0) errs.push(invalidError(`${base}.${k}`, goValue(v), NEGATIVE));
+    else errs.push(...nonNegativeErrors(`${base}.${k}`, v));
   }
   if (intOrPercent(ru.maxUnavailable).value === 0 && intOrPercent(ru.maxSurge).value === 0) {
     errs.push(invalidError(`${base}.maxUnavailable`, goIntOrString(ru.maxUnavailable), 'may not be 0 when `maxSurge` is 0'));
@@ -111,7 +104,7 @@ function rollingUpdate(errs: FieldError[], ru: Obj): void {
 function validateDeployment(d: Obj): FieldError[] {
   const errs: FieldError[] = [];
   const spec: Obj = isPlainObject(d.spec) ? d.spec : {};
-  nonNegative(errs, 'spec.replicas', spec.replicas);
+  errs.push(...nonNegativeErrors('spec.replicas', spec.replicas));
   selectorAndTemplate(errs, spec, 'deployment', 'ReplicaSet');
   const strategy = spec.strategy;
   if (isPlainObject(strategy)) {
@@ -119,10 +112,10 @@ function validateDeployment(d: Obj): FieldError[] {
       errs.push(forbiddenError('spec.strategy.rollingUpdate', "may not be specified when strategy `type` is 'Recreate'"));
     } else if (strategy.type === 'RollingUpdate' && isPlainObject(strategy.rollingUpdate)) rollingUpdate(errs, strategy.rollingUpdate);
   }
-  nonNegative(errs, 'spec.minReadySeconds', spec.minReadySeconds);
-  nonNegative(errs, 'spec.revisionHistoryLimit', spec.revisionHistoryLimit);
+  errs.push(...nonNegativeErrors('spec.minReadySeconds', spec.minReadySeconds));
+  errs.push(...nonNegativeErrors('spec.revisionHistoryLimit', spec.revisionHistoryLimit));
   if (typeof spec.progressDeadlineSeconds === 'number') {
-    nonNegative(errs, 'spec.progressDeadlineSeconds', spec.progressDeadlineSeconds);
+    errs.push(...nonNegativeErrors('spec.progressDeadlineSeconds', spec.progressDeadlineSeconds));
     if (spec.progressDeadlineSeconds <= (typeof spec.minReadySeconds === 'number' ? spec.minReadySeconds : 0)) {
       errs.push(invalidError('spec.progressDeadlineSeconds', goValue(spec.progressDeadlineSeconds), 'must be greater than minReadySeconds'));
     }
@@ -133,8 +126,8 @@ function validateDeployment(d: Obj): FieldError[] {
 function validateReplicaSet(rs: Obj): FieldError[] {
   const errs: FieldError[] = [];
   const spec: Obj = isPlainObject(rs.spec) ? rs.spec : {};
-  nonNegative(errs, 'spec.replicas', spec.replicas);
-  nonNegative(errs, 'spec.minReadySeconds', spec.minReadySeconds);
+  errs.push(...nonNegativeErrors('spec.replicas', spec.replicas));
+  errs.push(...nonNegativeErrors('spec.minReadySeconds', spec.minReadySeconds));
   // (kube's ReplicaSet validation words its empty selector as the Deployment one does)
   selectorAndTemplate(errs, spec, 'deployment', 'ReplicaSet');
   return errs;
@@ -143,8 +136,8 @@ function validateReplicaSet(rs: Obj): FieldError[] {
 function validateStatefulSet(ss: Obj): FieldError[] {
   const errs: FieldError[] = [];
   const spec: Obj = isPlainObject(ss.spec) ? ss.spec : {};
-  nonNegative(errs, 'spec.replicas', spec.replicas);
-  nonNegative(errs, 'spec.minReadySeconds', spec.minReadySeconds);
+  errs.push(...nonNegativeErrors('spec.replicas', spec.replicas));
+  errs.push(...nonNegativeErrors('spec.minReadySeconds', spec.minReadySeconds));
   selectorAndTemplate(errs, spec, 'statefulset', 'StatefulSet');
   return errs;
 }
@@ -153,8 +146,8 @@ function validateDaemonSet(ds: Obj): FieldError[] {
   const errs: FieldError[] = [];
   const spec: Obj = isPlainObject(ds.spec) ? ds.spec : {};
   selectorAndTemplate(errs, spec, 'daemonset', 'DaemonSet');
-  nonNegative(errs, 'spec.minReadySeconds', spec.minReadySeconds);
-  nonNegative(errs, 'spec.revisionHistoryLimit', spec.revisionHistoryLimit);
+  errs.push(...nonNegativeErrors('spec.minReadySeconds', spec.minReadySeconds));
+  errs.push(...nonNegativeErrors('spec.revisionHistoryLimit', spec.revisionHistoryLimit));
   return errs;
 }
 
@@ -193,6 +186,5 @@ registerStrategy('apps', 'deployments', { validate: validateDeployment, validate
 registerStrategy('apps', 'replicasets', { validate: validateReplicaSet, validateUpdate: (rs, old) => [...validateReplicaSet(rs), ...selectorUpdate(rs, old)] });
 registerStrategy('apps', 'statefulsets', { validate: validateStatefulSet, validateUpdate: statefulSetUpdate });
 registerStrategy('apps', 'daemonsets', { validate: validateDaemonSet, validateUpdate: (ds, old) => [...validateDaemonSet(ds), ...selectorUpdate(ds, old)] });
-registerStrategy('batch', 'cronjobs', { validate: (cj) => validateJobSpec(cj.spec?.jobTemplate?.spec, 'spec.jobTemplate.spec') });
 registerStrategy('', 'replicationcontrollers', { validate: (rc) => validatePodTemplate(rc.spec?.template, 'spec.template') });
 registerStrategy('', 'podtemplates', { validate: (pt) => validatePodSpec(pt.template?.spec, 'template.spec') });
