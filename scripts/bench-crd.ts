@@ -1,4 +1,4 @@
-// npm run bench:crd [-- --quick]
+// npm run bench:crd [-- --quick] [-- --cpu-prof=DIR]
 // CustomResourceDefinition benchmarks against a hearth in its own process on loopback:
 //   1. durable creates/s of a custom resource whose schema has ~200 properties and 5 CEL rules
 //      (test/fixtures/crds/bench-widgets.yaml), 16 at a time: from 16 keep-alive HTTP/1.1
@@ -7,6 +7,7 @@
 //   2. time from POST of a CRD to its resource being served (first 200 on a list of it), median
 //      and worst of several CRDs of that size
 //   3. server start time (spawn → listening) with 100 such CRDs installed, next to an empty file
+// --cpu-prof=DIR writes a CPU profile of the server that serves 1 and 2.
 import { mkdtempSync, rmSync } from 'node:fs';
 import tls from 'node:tls';
 import { tmpdir } from 'node:os';
@@ -16,7 +17,8 @@ import { startHearth, stopHearth, request, createNamespace, configMap, percentil
 import { benchWidgetsCRD, benchWidget } from '../test/fixtures/crds/generate.ts';
 
 const quick = process.argv.includes('--quick');
-const COMMAND = `node --import tsx scripts/bench-crd.ts${quick ? ' --quick' : ''}`;
+const cpuProfDir = process.argv.find((a) => a.startsWith('--cpu-prof='))?.slice('--cpu-prof='.length);
+const COMMAND = `node --import tsx scripts/bench-crd.ts ${process.argv.slice(2).join(' ')}`.trim();
 const CONCURRENCY = 16;
 const CREATE_SECONDS = quick ? 3 : 10;
 const WARMUP_SECONDS = quick ? 2 : 5;
@@ -108,7 +110,7 @@ async function main() {
   console.log(`hearth CRD benchmark${quick ? ' (quick)' : ''} — node ${process.version}, loopback`);
   const dir = tempDir('hearth-bench-crd-');
   try {
-    const s = await startHearth(dir, { connections: CONCURRENCY });
+    const s = await startHearth(dir, { connections: CONCURRENCY, nodeArgs: cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`] : [] });
     const rates = await createRates(s);
     const slices = `${ROUNDS} slices of ${CREATE_SECONDS / ROUNDS} s`;
     console.log(`custom resource creates/s (~200 properties, 5 CEL rules), ${CONCURRENCY} at a time, ${slices} each, in turns:`);
@@ -118,6 +120,7 @@ async function main() {
     const est = await establishTimes(s);
     console.log(`CRD create → served (${est.length} CRDs of ~200 properties): median ${percentile(est, 50).toFixed(1)} ms, worst ${est[est.length - 1].toFixed(1)} ms`);
     await stopHearth(s);
+    if (cpuProfDir) console.log(`server CPU profile written to ${cpuProfDir}`);
 
     const empty = tempDir('hearth-bench-crd-empty-');
     const full = tempDir('hearth-bench-crd-full-');
