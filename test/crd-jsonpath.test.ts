@@ -4,13 +4,13 @@ import {
   compileJsonPath,
   compileSelectableFields,
   compileSimpleJsonPath,
-  goFormatFloat,
   goJsonMarshal,
   goSprint,
   jsonPathParseError,
   JsonPathError,
   printResults,
 } from '../server/registry/crd/jsonpath.ts';
+import { goFloat } from '../server/util/go-format.ts';
 
 /** Evaluates a template the way client-go's Execute prints it. */
 function execute(template: string, input: unknown, allowMissingKeys = false): string {
@@ -257,7 +257,7 @@ test('Go value formatting', () => {
     [1e100, '1e+100'],
     [0, '0'],
   ];
-  for (const [f, want] of floats) assert.equal(goFormatFloat(f), want, String(f));
+  for (const [f, want] of floats) assert.equal(goFloat(f), want, String(f));
   assert.equal(goSprint({ b: [1, 'x', null], a: { c: true } }), 'map[a:map[c:true] b:[1 x <nil>]]');
   assert.equal(goSprint(2.5), '2.5');
   assert.equal(goJsonMarshal({ z: 1, a: [1.5, 1e-7, 'q"<'], m: null }), '{"a":[1.5,1e-7,"q\\"\\u003c"],"m":null,"z":1}');

@@ -20,6 +20,7 @@
 // dotted path, so ['a.b'] means .a.b (escape the dot, ['a\.b'], for a key containing one).
 
 import { goRuneU } from '../metadata-validation.ts';
+import { goFloat } from '../../util/go-format.ts';
 
 /** A parse or evaluation error; `message` is client-go's wording. */
 export class JsonPathError extends Error {
@@ -506,7 +507,7 @@ function kindOf(v: unknown): Kind {
 }
 
 /** Go's name for a value's dynamic type (%T / reflect.Type), for error messages. */
-function goTypeName(v: unknown): string {
+export function goTypeName(v: unknown): string {
   switch (kindOf(v)) {
     case 'nil': return '<nil>';
     case 'bool': return 'bool';
@@ -542,24 +543,6 @@ const sortedKeys = (m: Record<string, unknown>): string[] => Object.keys(m).sort
 // ---------------------------------------------------------------------------------------------
 // Go formatting of values
 
-/** fmt's %v of a float64 (strconv 'g', shortest): exponent form below 1e-4 and from 1e6 up. */
-export function goFormatFloat(f: number): string {
-  if (Number.isNaN(f)) return 'NaN';
-  if (!Number.isFinite(f)) return f > 0 ? '+Inf' : '-Inf';
-  if (f === 0) return Object.is(f, -0) ? '-0' : '0';
-  const abs = Math.abs(f);
-  const [mant, expText] = abs.toExponential().split('e');
-  const exp = Number(expText);
-  let out: string;
-  if (exp < -4 || exp >= 6) {
-    const ae = Math.abs(exp);
-    out = `${mant}e${exp < 0 ? '-' : '+'}${ae < 10 ? '0' : ''}${ae}`;
-  } else {
-    out = String(abs);
-  }
-  return f < 0 ? `-${out}` : out;
-}
-
 /** fmt.Sprint of a decoded JSON value: maps as map[k:v ...] (sorted keys), slices as [a b]. */
 export function goSprint(v: unknown): string {
   switch (kindOf(v)) {
@@ -568,7 +551,7 @@ export function goSprint(v: unknown): string {
     case 'bool': return (v as boolean) ? 'true' : 'false';
     case 'int':
     case 'uint': return String(unwrap(v));
-    case 'float': return goFormatFloat(unwrap(v) as number);
+    case 'float': return goFloat(unwrap(v) as number);
     case 'slice': return `[${(v as unknown[]).map(goSprint).join(' ')}]`;
     default: {
       const m = v as Record<string, unknown>;

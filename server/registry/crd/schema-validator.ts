@@ -24,6 +24,7 @@ import type { FieldError, TypeNode } from '../../schema/types.ts';
 import { TypeModel } from '../../schema/model.ts';
 import { deepEqual, isPlainObject } from '../../util/json.ts';
 import { goQuote, isDNS1035Label, validateObjectMeta } from '../metadata-validation.ts';
+import { goFloat, goNumber, goSharpV } from '../../util/go-format.ts';
 import { OBJECT_META_FIELDS, defaultCompiled, pruneAndDefaultCompiled, pruneCompiled } from './prune-default.ts';
 
 type Obj = Record<string, any>;
@@ -31,38 +32,6 @@ type Obj = Record<string, any>;
 
 // ---------------------------------------------------------------------------------------------
 // Go-flavoured rendering of values in field errors (apimachinery field.Error.ErrorBody).
-
-/** strconv.FormatFloat(f, 'g', -1, 64) as fmt's %v prints a float64. */
-export function goFloat(n: number): string {
-  if (Number.isNaN(n)) return 'NaN';
-  if (!Number.isFinite(n)) return n > 0 ? '+Inf' : '-Inf';
-  if (n === 0) return Object.is(n, -0) ? '-0' : '0';
-  // Shortest digits; %e form when the exponent is < -4 or >= 6 (strconv's rule for shortest %g).
-  const [mant, e] = n.toExponential().split('e');
-  const exp = Number(e);
-  if (exp < -4 || exp >= 6) return `${mant}e${exp < 0 ? '-' : '+'}${String(Math.abs(exp)).padStart(2, '0')}`;
-  return String(n);
-}
-
-/** A JSON number as Go decodes it for unstructured objects: integral values are int64, the rest float64. */
-export function goNumber(n: number): string {
-  if (Number.isInteger(n) && Math.abs(n) < 1e21) return BigInt(n).toString();
-  return goFloat(n);
-}
-
-/** %#v of an unstructured value: map[string]interface {}{"a":1}, []interface {}{"x"}. */
-export function goSharpV(v: unknown): string {
-  if (v === null || v === undefined) return 'interface {}(nil)';
-  if (typeof v === 'string') return goQuote(v);
-  if (typeof v === 'number') return goNumber(v);
-  if (typeof v === 'boolean' || typeof v === 'bigint') return String(v);
-  if (Array.isArray(v)) return `[]interface {}{${v.map(goSharpV).join(', ')}}`;
-  if (isPlainObject(v)) {
-    const keys = Object.keys(v).sort();
-    return `map[string]interface {}{${keys.map((k) => `${goQuote(k)}:${goSharpV(v[k])}`).join(', ')}}`;
-  }
-  return String(v);
-}
 
 /** The value part of "Invalid value: <value>": strings quoted, numbers and booleans bare, the rest %#v. */
 export function goValue(v: unknown): string {
