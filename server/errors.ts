@@ -47,7 +47,10 @@ export class ApiError extends Error {
   }
 
   toStatus(): Status {
-    const s: Status = { kind: 'Status', apiVersion: 'v1', metadata: this.statusMetadata ?? {}, status: 'Failure', message: this.message, reason: this.reason, code: this.code };
+    // metav1.Status's field order; an empty message or reason (an error that is no Status) is left out.
+    const s = { kind: 'Status', apiVersion: 'v1', metadata: this.statusMetadata ?? {}, status: 'Failure' } as Status;
+    if (this.message) s.message = this.message;
+    if (this.reason) s.reason = this.reason;
     // kube writes an empty details object where it made one with no fields set (a 404 of an unknown path).
     if (this.details !== undefined) {
       // Members left undefined are absent (JSON drops them; CBOR would write an undefined).
@@ -55,6 +58,7 @@ export class ApiError extends Error {
       if (d.causes) d.causes = d.causes.map(definedMembers);
       s.details = d;
     }
+    s.code = this.code;
     return s;
   }
 }
@@ -100,7 +104,7 @@ export function invalid(group: string, kind: string, name: string, errors: Field
   // A cause's message is the error without its field (kube's ErrorBody); the summary has both.
   const causes = errors.map((e) => ({ reason: e.reason, message: e.message, field: e.field }));
   const what = group ? `${kind}.${group}` : kind;
-  return new ApiError(422, 'Invalid', `${what} "${name}" is invalid: ${fieldErrorsText(errors)}`, { name: name || undefined, group: group || undefined, kind, causes });
+  return new ApiError(422, 'Invalid', `${what} "${name}" is invalid: ${fieldErrorsText(errors)}`, { name: name || undefined, group: group || undefined, kind: kind || undefined, causes });
 }
 
 /** One error as its text, several as "[a, b]": how kube-apiserver joins a field ErrorList. */

@@ -167,6 +167,48 @@ test('a built-in body whose JSON does not fit the Go types is a 400 from decodin
   assert.equal(Number(rvAfter), Number(rvBefore) + 1, 'only the deployment made for the scale request was written');
 });
 
+test('a patch whose result does not fit the Go types is a 422 on "patch" with no kind or name, as kube words each patch type; nothing is written', async () => {
+  await s.request('POST', '/apis/apps/v1/namespaces/default/deployments', { body: deployment('typed-patch') });
+  const path = '/apis/apps/v1/namespaces/default/deployments/typed-patch';
+  const before = (await s.request('GET', path)).json();
+  const patch = async (type: string, body: unknown) => {
+    const st = assertStatus(await s.request('PATCH', path, { raw: JSON.stringify(body), headers: { 'content-type': `application/${type}+json` } }), 422, 'Invalid');
+    assert.deepEqual(Object.keys(st), ['kind', 'apiVersion', 'metadata', 'status', 'message', 'reason', 'details', 'code'], "metav1.Status's field order");
+    assert.deepEqual(Object.keys(st.details), ['causes'], 'no kind, group or name');
+    assert.equal(st.details.causes.length, 1);
+    const cause = st.details.causes[0];
+    assert.equal(cause.field, 'patch');
+    assert.equal(cause.reason, 'FieldValueInvalid');
+    assert.equal(st.message, ` "" is invalid: patch: ${cause.message}`);
+    return cause.message as string;
+  };
+  // JSON and merge patches: the patched object, as Go encodes it, decoded by encoding/json.
+  const merged = await patch('merge-patch', { metadata: { labels: { a: 5 } } });
+  assert.match(merged, /^Invalid value: "\{\\"apiVersion\\":\\"apps\/v1\\",\\"kind\\":\\"Deployment\\",\\"metadata\\":\{/);
+  assert.ok(merged.includes('\\"labels\\":{\\"a\\":5}'), merged);
+  assert.ok(merged.endsWith('": json: cannot unmarshal number into Go struct field ObjectMeta.metadata.labels of type string'), merged);
+  const jsonPatched = await patch('json-patch', [{ op: 'replace', path: '/spec/replicas', value: '2' }]);
+  assert.ok(jsonPatched.endsWith('": json: cannot unmarshal string into Go struct field DeploymentSpec.spec.replicas of type int32'), jsonPatched);
+  // A strategic merge patch's result is converted from a map: the patch as Go prints it, the converter's words.
+  const smp = (body: unknown) => patch('strategic-merge-patch', body);
+  assert.equal(await smp({ spec: { replicas: '2' } }), 'Invalid value: "map[spec:map[replicas:2]]": unrecognized type: int32');
+  assert.equal(await smp({ metadata: { annotations: { a: ['x'] } } }), 'Invalid value: "map[metadata:map[annotations:map[a:[x]]]]": unrecognized type: string');
+  assert.equal(await smp({ metadata: { labels: { a: 5 } } }), 'Invalid value: "map[metadata:map[labels:map[a:5]]]": cannot convert int64 to string');
+  assert.equal(await smp({ spec: { replicas: 1.5 } }), 'Invalid value: "map[spec:map[replicas:1.5]]": cannot convert float64 to int32');
+  assert.equal(await smp({ spec: { paused: 'yes' } }), 'Invalid value: "map[spec:map[paused:yes]]": unrecognized type: bool');
+  assert.equal(await smp({ spec: { template: { spec: { containers: { a: 1 } } } } }), 'Invalid value: "map[spec:map[template:map[spec:map[containers:map[a:1]]]]]": cannot restore slice from map');
+  assert.equal(await smp({ spec: { strategy: ['Recreate'] } }), 'Invalid value: "map[spec:map[strategy:[Recreate]]]": cannot restore struct from: slice');
+  assert.equal(await smp({ metadata: { labels: 'x' } }), 'Invalid value: "map[metadata:map[labels:x]]": cannot restore map from string');
+  // The scale subresource's patch is decoded as a Scale.
+  const scale = assertStatus(await s.request('PATCH', `${path}/scale`, { raw: '{"spec":{"replicas":"3"}}', headers: { 'content-type': 'application/merge-patch+json' } }), 422, 'Invalid');
+  assert.ok(scale.details.causes[0].message.endsWith('": json: cannot unmarshal string into Go struct field ScaleSpec.spec.replicas of type int32'));
+  const after = (await s.request('GET', path)).json();
+  assert.equal(after.metadata.resourceVersion, before.metadata.resourceVersion, 'nothing was written');
+  assert.equal(after.metadata.labels, undefined);
+  // A patch that fits is applied as before.
+  assert.equal((await s.request('PATCH', path, { raw: '{"spec":{"replicas":2}}', headers: { 'content-type': 'application/strategic-merge-patch+json' } })).status, 200);
+});
+
 test('unknown fields are dropped with a warning header and never stored', async () => {
   const body: any = cm('unknown');
   body.bogus = 1;

@@ -267,6 +267,27 @@ test('patches: merge and JSON patch work, strategic merge patch is unsupported (
   assert.equal(sm.json().reason, 'UnsupportedMediaType');
 });
 
+test('a custom object\'s metadata is decoded into ObjectMeta: values of the wrong type are a 400 on create, a 422 on "patch" for patches; nothing is written', async () => {
+  const cannot = 'Widget in version "v1" cannot be handled as a Widget: json: cannot unmarshal number into Go struct field ObjectMeta.labels of type string';
+  const created = await s.request('POST', W, { body: { ...widget('w-meta'), metadata: { name: 'w-meta', labels: { a: 5 } } } });
+  assert.equal(created.status, 400, created.text);
+  assert.equal(created.json().message, cannot);
+  const fromYaml = await s.request('POST', W, { raw: YAML.stringify({ ...widget('w-meta'), metadata: { name: 'w-meta', annotations: { a: ['x'] } } }), headers: { 'content-type': 'application/yaml' } });
+  assert.equal(fromYaml.json().message, 'Widget in version "v1" cannot be handled as a Widget: json: cannot unmarshal array into Go struct field ObjectMeta.annotations of type string');
+  assert.equal((await s.request('POST', W, { body: widget('w-meta') })).status, 201);
+  const rv = (await s.request('GET', `${W}/w-meta`)).json().metadata.resourceVersion;
+  const patched = await s.request('PATCH', `${W}/w-meta`, { raw: '{"metadata":{"labels":{"a":5}}}', headers: { 'content-type': 'application/merge-patch+json' } });
+  assert.equal(patched.status, 422, patched.text);
+  const cause = patched.json().details.causes[0];
+  assert.equal(cause.field, 'patch');
+  assert.ok(cause.message.endsWith('": json: cannot unmarshal number into Go struct field ObjectMeta.labels of type string'), cause.message);
+  // The rest of a custom object is a map: its types are the schema's concern (422 on the field).
+  const spec = await s.request('PATCH', `${W}/w-meta`, { raw: '{"spec":{"replicas":"x"}}', headers: { 'content-type': 'application/merge-patch+json' } });
+  assert.equal(spec.status, 422);
+  assert.equal(spec.json().details.causes[0].field, 'spec.replicas');
+  assert.equal((await s.request('GET', `${W}/w-meta`)).json().metadata.resourceVersion, rv);
+});
+
 test('server-side apply merges list-type=map items by key from the CRD schema and tracks managers', async () => {
   const apply = (body: object, manager: string, force = false) =>
     s.request('PATCH', `${W}/w-ssa?fieldManager=${manager}${force ? '&force=true' : ''}`, { raw: YAML.stringify(body), headers: { 'content-type': 'application/apply-patch+yaml' } });

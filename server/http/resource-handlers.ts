@@ -12,7 +12,7 @@ import type { FieldError } from '../schema/types.ts';
 import { forbiddenError, invalidError, notSupportedError, requiredError } from '../registry/crd/schema-validator.ts';
 import { goIsPrint, goQuote, goRuneU } from '../registry/metadata-validation.ts';
 import { negotiateOutput, readBody, decodeAs, decodeBody, bodyEncoding, mediaTypeOf, SUPPORTED_MEDIA_TYPES, type DecodedBody, type OutputFormat, type Shape } from './negotiation.ts';
-import { applyPatch, PATCH_TYPES } from '../registry/patch/index.ts';
+import { applyPatch, checkPatchedTypes, PATCH_TYPES } from '../registry/patch/index.ts';
 import type { TypeModel } from '../schema/model.ts';
 import { printerFor, scalePrinter, type TablePrinter } from './printers.ts';
 import { prettyPrint, send, sendEncoded } from './respond.ts';
@@ -21,7 +21,7 @@ import type { UserInfo } from '../authentication/user.ts';
 import { SERVED_SUBRESOURCES } from './discovery.ts';
 import { scaleFromObject, applyScaleToObject } from '../registry/scale.ts';
 import { duplicateJsonFields, duplicateYamlFields } from './duplicate-fields.ts';
-import { goDecodeError } from '../schema/go-decode.ts';
+import { goDecodeError, goJsonTypeError } from '../schema/go-decode.ts';
 import { isPlainObject } from '../util/json.ts';
 import type { WatchService } from './watch.ts';
 
@@ -119,11 +119,19 @@ export function resourceHandler(deps: ResourceHandlerDeps): Koa.Middleware {
           const scaleNode = deps.model.node('io.k8s.api.autoscaling.v1.Scale');
           const updated = await store.patch(info, ns, ri.name, (cur) => {
             const patchedScale = applyPatch(mediaType, scaleFromObject(info, cur), patchBody, scaleNode);
+            checkPatchedTypes(mediaType, scaleNode, patchedScale, patchBody);
             return applyScaleToObject(info, cur, patchedScale);
           }, rc, 'scale');
           return respondScale(ctx, info, updated, rc);
         }
-        const updated = await store.patch(info, ns, ri.name, (cur) => applyPatch(mediaType, cur, patchBody, node), rc, ri.subresource);
+        const metaNode = deps.model.node(OBJECT_META);
+        const updated = await store.patch(info, ns, ri.name, (cur) => {
+          const patched = applyPatch(mediaType, cur, patchBody, node);
+          // A custom object is decoded into a map, but for its metadata.
+          if (info.custom) checkPatchedTypes(mediaType, metaNode, patched, patchBody, true);
+          else if (node) checkPatchedTypes(mediaType, node, patched, patchBody);
+          return patched;
+        }, rc, ri.subresource);
         return respondObject(ctx, info, updated, 200, rc);
       }
       case 'delete': {
@@ -310,6 +318,10 @@ async function readObjectBody(ctx: Koa.Context, info: ResourceInfo, definition: 
   if (definition && !noProtobuf && (enc === 'json' || enc === 'yaml') && isPlainObject(value)) {
     const decodeError = goDecodeError(model.node(definition), value);
     if (decodeError) throw badRequest(decodeError);
+  } else if (noProtobuf && isPlainObject(value) && isPlainObject(value.metadata)) {
+    // A custom object's metadata is decoded into ObjectMeta (the rest into a map).
+    const metaError = goJsonTypeError(model.node(OBJECT_META), value.metadata);
+    if (metaError) throw badRequest(`${info.kind} in version ${JSON.stringify(info.version)} cannot be handled as a ${info.kind}: ${metaError}`);
   }
   rc.duplicateFields = findDuplicates(decoded, enc);
   return decoded.value;
@@ -325,6 +337,7 @@ function findDuplicates(d: DecodedBody, enc: string): string[] {
 }
 
 const APPLY_TYPES = ['application/apply-patch+yaml', 'application/apply-patch+cbor'];
+const OBJECT_META = 'io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta';
 const CUSTOM_PATCH_TYPES = PATCH_TYPES.filter((t) => t !== 'application/strategic-merge-patch+json');
 const MAX_FIELD_MANAGER_LENGTH = 128;
 

@@ -27,20 +27,109 @@ class Abort {
  * or undefined when its JSON types fit.
  */
 export function goDecodeError(root: TypeNode, value: Record<string, unknown>): string | undefined {
-  const walk = new DecodeWalk();
-  let err: string | undefined;
-  try {
-    walk.struct(root, value);
-    err = walk.first;
-  } catch (e) {
-    if (!(e instanceof Abort)) throw e;
-    err = e.message;
-  }
+  const err = goJsonTypeError(root, value);
   if (err === undefined) return undefined;
   // transformDecodeError: the kind and version the body was decoded as.
   const parts = (root.definition ?? '').split('.');
   const kind = parts[parts.length - 1];
   return `${kind} in version ${JSON.stringify(parts[parts.length - 2])} cannot be handled as a ${kind}: ${err}`;
+}
+
+/** encoding/json's own error for a built-in object of this definition (what goDecodeError wraps), or undefined. */
+export function goJsonTypeError(root: TypeNode, value: Record<string, unknown>): string | undefined {
+  const walk = new DecodeWalk();
+  try {
+    walk.struct(root, value);
+    return walk.first;
+  } catch (e) {
+    if (!(e instanceof Abort)) throw e;
+    return e.message;
+  }
+}
+
+/**
+ * What runtime.DefaultUnstructuredConverter.FromUnstructured says of a built-in object whose
+ * values do not fit its Go types, or undefined. A strategic merge patch's result goes from a map
+ * to the Go struct this way, without JSON, so its errors are the converter's own: the first one
+ * ends it. Integral numbers are int64 there (the patch is decoded keeping integers), others float64.
+ */
+export function goUnstructuredError(root: TypeNode, value: Record<string, unknown>): string | undefined {
+  try {
+    return fromUnstructured(root, value);
+  } catch (e) {
+    if (!(e instanceof Abort)) throw e;
+    return e.message;
+  }
+}
+
+function fromUnstructured(node: TypeNode, v: unknown): string | undefined {
+  if (v === null || v === undefined) return undefined;
+  switch (node.type) {
+    case 'any':
+      return undefined;
+    case 'object': {
+      if (!isPlainObject(v)) return `cannot restore struct from: ${goKind(v)}`;
+      const props = node.properties ?? {};
+      for (const k of Object.keys(v)) {
+        const child = props[k];
+        const err = child && fromUnstructured(child, v[k]);
+        if (err) return err;
+      }
+      return undefined;
+    }
+    case 'map': {
+      if (!isPlainObject(v)) return `cannot restore map from ${goKind(v)}`;
+      if (!node.values) return undefined;
+      for (const k of Object.keys(v)) {
+        const err = fromUnstructured(node.values, v[k]);
+        if (err) return err;
+      }
+      return undefined;
+    }
+    case 'array': {
+      if (!Array.isArray(v)) return `cannot restore slice from ${goKind(v)}`;
+      if (!node.items) return undefined;
+      for (const item of v) {
+        const err = fromUnstructured(node.items, item);
+        if (err) return err;
+      }
+      return undefined;
+    }
+    case 'int-or-string':
+      // Quantity and IntOrString convert through their UnmarshalJSON: its errors, as when decoding.
+      new DecodeWalk().value(node, v);
+      return undefined;
+    case 'string':
+      if (node.format === 'byte') {
+        // []byte takes a base64 string (through JSON) or a list of bytes.
+        if (Array.isArray(v)) return undefined;
+        if (typeof v !== 'string') return `cannot restore slice from ${goKind(v)}`;
+        const at = base64ErrorOffset(v);
+        return at === undefined ? undefined : `error decoding from json: illegal base64 data at input byte ${at}`;
+      }
+      if (node.definition?.startsWith(META_V1) && node.definition.endsWith('Time')) {
+        return typeof v === 'string' ? undefined : `json: cannot unmarshal ${jsonKind(v)} into Go value of type string`;
+      }
+      if (typeof v === 'string') return undefined;
+      // Go converts an integer to a string (as a rune), which the converter refuses by name.
+      return goKind(v) === 'int64' ? `cannot convert int64 to ${goTypeName(node)}` : `unrecognized type: ${goTypeName(node)}`;
+    case 'integer':
+      if (typeof v !== 'number') return `unrecognized type: ${goTypeName(node)}`;
+      return Number.isInteger(v) ? undefined : `cannot convert float64 to ${goTypeName(node)}`;
+    case 'number':
+      return typeof v === 'number' ? undefined : `unrecognized type: ${goTypeName(node)}`;
+    case 'boolean':
+      return typeof v === 'boolean' ? undefined : `unrecognized type: ${goTypeName(node)}`;
+  }
+  return undefined;
+}
+
+/** reflect.Kind of a decoded JSON value, as the converter names it. */
+function goKind(v: unknown): string {
+  if (Array.isArray(v)) return 'slice';
+  if (typeof v === 'object') return 'map';
+  if (typeof v === 'number') return Number.isInteger(v) ? 'int64' : 'float64';
+  return typeof v === 'boolean' ? 'bool' : 'string';
 }
 
 class DecodeWalk {

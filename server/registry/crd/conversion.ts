@@ -23,7 +23,7 @@
 import * as https from 'node:https';
 import * as path from 'node:path';
 import { randomUUID, X509Certificate } from 'node:crypto';
-import { ApiError, fieldErrorText, internalError, type Status } from '../../errors.ts';
+import { ApiError, fieldErrorText, internalError } from '../../errors.ts';
 import type { FieldError } from '../../schema/types.ts';
 import { validateAnnotations, validateLabels } from '../metadata-validation.ts';
 import { isPlainObject } from '../../util/json.ts';
@@ -68,12 +68,6 @@ export interface Converter {
 export class ConversionError extends ApiError {
   constructor(message: string) {
     super(500, '', message);
-  }
-
-  override toStatus(): Status {
-    const s = super.toStatus();
-    delete s.reason;
-    return s;
   }
 }
 

@@ -2,7 +2,11 @@
 // PATCH handler calls. Rejecting strategic merge patch for custom resources (415) is the caller's
 // decision; here a missing/"any" TypeNode simply merges like a JSON merge patch.
 import type { TypeNode } from '../../schema/types.ts';
-import { badRequest, unsupportedMediaType } from '../../errors.ts';
+import { badRequest, invalid, unsupportedMediaType } from '../../errors.ts';
+import { goJsonTypeError, goUnstructuredError } from '../../schema/go-decode.ts';
+import { goJsonMarshal, goSprint } from '../crd/jsonpath.ts';
+import { invalidError } from '../crd/schema-validator.ts';
+import { goQuote } from '../metadata-validation.ts';
 import { applyJsonPatch } from './json-patch.ts';
 import { applyMergePatch, isJsonObject, jsonKind } from './merge-patch.ts';
 import { applyStrategicMergePatch } from './strategic-merge-patch.ts';
@@ -46,4 +50,24 @@ export function applyPatch(contentType: string, doc: unknown, patch: unknown, no
     default:
       throw unsupportedMediaType(`the body of the request was in an unknown format - accepted media types include: ${PATCH_TYPES.join(', ')}`);
   }
+}
+
+/**
+ * A built-in object's patch result is decoded into its Go type before anything else looks at it;
+ * a value that does not fit (`labels: {a: 5}`, `replicas: "2"`) is a 422 on the field "patch",
+ * with no kind or name, as kube-apiserver's patch handler answers. The value shown is the patched
+ * object as JSON for JSON and merge patches (Go's encoding of a decoded map, keys sorted: kube
+ * keeps untouched parts in their own order), the patch itself as Go prints a map for a strategic
+ * merge patch, whose result is converted without JSON (the converter's wording).
+ */
+export function checkPatchedTypes(contentType: string, node: TypeNode, patched: unknown, patch: unknown, metadataOnly = false): void {
+  if (!isJsonObject(patched)) return;
+  // A custom object's metadata alone is decoded into ObjectMeta (node is then that type's).
+  const decoded = metadataOnly ? patched.metadata : patched;
+  if (!isJsonObject(decoded)) return;
+  const smp = patchMediaType(contentType) === STRATEGIC_MERGE_PATCH;
+  const err = smp ? goUnstructuredError(node, decoded) : goJsonTypeError(node, decoded);
+  if (err === undefined) return;
+  const value = smp ? goSprint(patch) : goJsonMarshal(patched);
+  throw invalid('', '', '', [invalidError('patch', goQuote(value), err)]);
 }

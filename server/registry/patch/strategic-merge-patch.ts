@@ -83,17 +83,6 @@ function strategyOf(node: TypeNode | undefined): string {
   return parts.length === 1 ? parts[0]! : '';
 }
 
-/** A patch value whose shape cannot fit the schema position is rejected before merging. */
-function checkShape(value: unknown, node: TypeNode | undefined): void {
-  if (value === null || value === undefined || !node) return;
-  if ((node.type === 'object' || node.type === 'map') && !isJsonObject(value)) {
-    throw badRequest(`expected a map, but received a ${goReflectKind(value)}`);
-  }
-  if (node.type === 'array' && !Array.isArray(value)) {
-    throw badRequest(`expected a slice, but received a ${goReflectKind(value)}`);
-  }
-}
-
 function isDirectiveKey(k: string): boolean {
   return (
     k === DIRECTIVE_MARKER ||
@@ -217,7 +206,6 @@ function elementKind(lists: readonly (readonly unknown[])[]): string | undefined
 // Cleaning values that are set rather than merged.
 
 function clean(value: unknown, node: TypeNode | undefined): Cleaned {
-  checkShape(value, node);
   if (Array.isArray(value)) {
     const items = node?.type === 'array' ? node.items : node?.type === 'any' ? node : undefined;
     const out: unknown[] = [];
@@ -250,7 +238,8 @@ function clean(value: unknown, node: TypeNode | undefined): Cleaned {
 /** Merge `patch` into the existing, non-null value `cur` at a position typed by `node`. */
 function mergeValue(cur: unknown, patch: unknown, node: TypeNode | undefined): Cleaned {
   if (!isStructural(node)) return mergePatchValue(cur, patch);
-  checkShape(patch, node);
+  // A value of another shape than the current one replaces it, as kube's mergeMap does: whether it
+  // fits the type is the decoding's concern (checkPatchedTypes).
   if (isJsonObject(cur) && isJsonObject(patch) && (node.type === 'object' || node.type === 'map')) {
     if (strategyOf(node) === 'replace') return clean(patch, node);
     return mergeMap(cur, patch, node);
@@ -301,7 +290,6 @@ function mergeMap(original: JsonObject, patchIn: JsonObject, node: TypeNode): Js
     const fieldNode = childNode(node, field);
     const patchList = getOwn(patch, field);
     if (patchList === null) continue; // the field is deleted below
-    checkShape(patchList, fieldNode);
     if (patchList !== undefined && !Array.isArray(patchList)) throw badRequest(`expected a slice, but received a ${goReflectKind(patchList)}`);
     const current = getOwn(out, field);
     const origList = Array.isArray(current) ? current : undefined;
