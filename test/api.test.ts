@@ -209,6 +209,23 @@ test('a patch whose result does not fit the Go types is a 422 on "patch" with no
   assert.equal((await s.request('PATCH', path, { raw: '{"spec":{"replicas":2}}', headers: { 'content-type': 'application/strategic-merge-patch+json' } })).status, 200);
 });
 
+test('metadata is written in ObjectMeta field order, whatever order the body had, on create, update, apply and dry run', async () => {
+  const order = ['name', 'namespace', 'uid', 'resourceVersion', 'creationTimestamp', 'labels', 'annotations', 'managedFields'];
+  const body = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { annotations: { x: 'y' }, labels: { a: 'b' }, name: 'ordered' } };
+  const created = await s.request('POST', '/api/v1/namespaces/default/configmaps', { body });
+  assert.equal(created.status, 201);
+  assert.deepEqual(Object.keys(created.json().metadata), order);
+  assert.deepEqual(Object.keys((await s.request('GET', '/api/v1/namespaces/default/configmaps/ordered')).json().metadata), order, 'as stored');
+  // A PUT without the fields the server carries over gets them in their place.
+  const updated = await s.request('PUT', '/api/v1/namespaces/default/configmaps/ordered', { body: { ...body, metadata: { annotations: { x: 'z' }, labels: { a: 'b' }, name: 'ordered' } } });
+  assert.deepEqual(Object.keys(updated.json().metadata), order);
+  const applied = await s.request('PATCH', '/api/v1/namespaces/default/configmaps/ordered-apply?fieldManager=m', { raw: 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  labels: {a: b}\n  name: ordered-apply\n', headers: { 'content-type': 'application/apply-patch+yaml' } });
+  assert.equal(applied.status, 201);
+  assert.deepEqual(Object.keys(applied.json().metadata), order.filter((k) => k !== 'annotations'));
+  const dry = await s.request('POST', '/api/v1/namespaces/default/configmaps?dryRun=All', { body: { ...body, metadata: { ...body.metadata, name: 'ordered-dry' } } });
+  assert.deepEqual(Object.keys(dry.json().metadata), order.filter((k) => k !== 'resourceVersion'));
+});
+
 test('unknown fields are dropped with a warning header and never stored', async () => {
   const body: any = cm('unknown');
   body.bogus = 1;

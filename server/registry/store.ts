@@ -368,10 +368,14 @@ export class GenericStore {
     await this.admission.validate(attrs);
     if (ctx.dryRun) {
       if (this.log.get(this.key(info, ns, meta.name))) throw alreadyExists(info.group, info.resource, meta.name);
+      obj.metadata = metadataInOrder(obj.metadata);
       return this.present(info, obj, true);
     }
     const key = this.key(info, ns, meta.name);
     const stored = await this.toStorage(info, obj);
+    // What the server set (and admission added) goes where kube writes it; the write fills in the resourceVersion.
+    obj.metadata = metadataInOrder(obj.metadata, true);
+    if (stored !== obj) stored.metadata = metadataInOrder(stored.metadata, true);
     await this.log.write((tx) => {
       if (tx.currentRv(key) !== undefined) throw alreadyExists(info.group, info.resource, meta.name);
       tx.put('ADDED', key, stored);
@@ -463,6 +467,8 @@ export class GenericStore {
       await this.admission.validate(attrs);
       const finishDeletion = obj.metadata.deletionTimestamp && pendingFinalizers(strategy, obj).length === 0;
       if (!finishDeletion && unchanged(obj, old)) return old;
+      // A body without the fields the server carries over (uid, creationTimestamp) gets them in kube's place.
+      obj.metadata = metadataInOrder(obj.metadata);
       if (ctx.dryRun) return obj;
       const stored = await this.toStorage(info, obj);
       const written = await this.writeIfUnchanged(info, key, current, (tx) => {
@@ -774,11 +780,23 @@ const META_ORDER = ['name', 'generateName', 'namespace', 'selfLink', 'uid', 'res
  * stored objects serialize as kube-apiserver's do; done once per write, never per read.
  */
 function canonicalOrder(body: any, kind: string, apiVersion: string): any {
-  const meta: any = {};
-  for (const k of META_ORDER) if (body.metadata[k] !== undefined) meta[k] = body.metadata[k];
-  for (const k of Object.keys(body.metadata)) if (!(k in meta)) meta[k] = body.metadata[k];
-  const out: any = { kind, apiVersion, metadata: meta };
+  const out: any = { kind, apiVersion, metadata: metadataInOrder(body.metadata) };
   for (const k of Object.keys(body)) if (!(k in out)) out[k] = body[k];
+  return out;
+}
+
+/**
+ * ObjectMeta with its fields in kube's order. The server sets some after the body was read (uid,
+ * creationTimestamp; resourceVersion as the write commits): `rvSlot` holds resourceVersion's
+ * place with "" for the write to fill in.
+ */
+function metadataInOrder(meta: any, rvSlot = false): any {
+  const out: any = {};
+  for (const k of META_ORDER) {
+    if (meta[k] !== undefined) out[k] = meta[k];
+    else if (rvSlot && k === 'resourceVersion') out[k] = '';
+  }
+  for (const k of Object.keys(meta)) if (!(k in out)) out[k] = meta[k];
   return out;
 }
 
