@@ -43,6 +43,39 @@ test('apply creates (201), records an Apply entry in FieldsV1, and an unchanged 
   assert.equal(again.json().metadata.resourceVersion, o.metadata.resourceVersion, 'no-op apply keeps the resourceVersion');
 });
 
+test('an apply configuration whose values do not fit the schema is refused as kube refuses it (500, structured-merge-diff\'s typed conversion), nothing written', async () => {
+  const bad = deployment('typed-apply', 2) as any;
+  bad.metadata.labels = { a: 5 };
+  bad.spec.replicas = '2';
+  bad.spec.paused = 1;
+  bad.spec.minReadySeconds = { n: 1 };
+  bad.spec.strategy = 'Recreate';
+  bad.spec.template.spec.containers[0].args = 'x';
+  bad.spec.template.spec.containers[0].resources = { limits: { cpu: ['1'] } };
+  const r = await apply(`${D}/typed-apply`, bad, 'alice');
+  assert.equal(r.status, 500);
+  const st = r.json();
+  assert.equal(st.reason, undefined, 'an error that is not a Status: reason unknown');
+  const problems = st.message.split('\n').slice(1).map((l: string) => l.trim()).sort();
+  assert.equal(st.message.split('\n')[0], 'failed to create typed patch object (default/typed-apply; apps/v1, Kind=Deployment): errors:');
+  assert.deepEqual(problems, [
+    '.metadata.labels.a: expected string, got &value.valueUnstructured{Value:5}',
+    '.spec.minReadySeconds: expected numeric (int or float), got map[string]interface {}',
+    '.spec.paused: expected boolean, got &{1}',
+    '.spec.replicas: expected numeric (int or float), got string',
+    '.spec.strategy: expected map, got &{Recreate}',
+    '.spec.template.spec.containers[name="app"].args: expected list, got &{x}',
+    '.spec.template.spec.containers[name="app"].resources.limits.cpu: expected any scalar, got &{[1]}',
+  ]);
+  assert.equal((await s.request('GET', `${D}/typed-apply`)).status, 404);
+  // One problem is the message itself; values that fit (an int for a Quantity, a string timestamp) pass.
+  const one = await apply(`${D}/typed-apply`, { ...deployment('typed-apply'), metadata: { name: 'typed-apply', annotations: { a: true } } }, 'alice');
+  assert.equal(one.json().message, 'failed to create typed patch object (default/typed-apply; apps/v1, Kind=Deployment): .metadata.annotations.a: expected string, got &value.valueUnstructured{Value:true}');
+  const fine = deployment('typed-apply') as any;
+  fine.spec.template.spec.containers[0].resources = { limits: { cpu: 1 } };
+  assert.equal((await apply(`${D}/typed-apply`, fine, 'alice')).status, 201);
+});
+
 test('conflicts → 409 naming field and manager, nothing written; same value shares; force takes over', async () => {
   await apply(`${D}/shared`, deployment('shared', 2), 'alice');
   const before = (await s.request('GET', `${D}/shared`)).json();

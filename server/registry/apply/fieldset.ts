@@ -19,6 +19,8 @@
 // build their sets bottom-up, without paths.
 import type { TypeNode } from '../../schema/types.ts';
 import { isPlainObject } from '../../util/json.ts';
+import { goSharpV } from '../../util/go-format.ts';
+import { goSprint, goTypeName } from '../crd/jsonpath.ts';
 
 export type PathElement =
   | { readonly field: string }
@@ -1703,11 +1705,16 @@ export function checkedFieldsOf(node: TypeNode, obj: unknown): { problems: strin
 function checkValue(node: TypeNode, value: unknown, path: PathElement[], errors: string[]): FieldSet | undefined {
   const atom = resolveAtom(node, value);
   if (atom.kind === 'scalar') {
+    if (node.type !== 'any' && value !== null && value !== undefined) {
+      const problem = scalarProblem(node, value);
+      if (problem !== undefined) errors.push(new SchemaError(path, problem).message);
+    }
     selfMember = true;
     return undefined;
   }
   if (atom.kind === 'list') {
     if (!Array.isArray(value)) {
+      if (value !== null && value !== undefined) errors.push(new SchemaError(path, `expected list, got ${valueV(value)}`).message);
       selfMember = atom.relationship === 'atomic' || (value !== null && value !== undefined);
       return undefined;
     }
@@ -1754,6 +1761,7 @@ function checkValue(node: TypeNode, value: unknown, path: PathElement[], errors:
     return entries.length > 0 ? level(entries, false) : undefined;
   }
   if (!isPlainObject(value)) {
+    if (value !== null && value !== undefined) errors.push(new SchemaError(path, `expected map, got ${valueV(value)}`).message);
     selfMember = atom.atomic || (value !== null && value !== undefined);
     return undefined;
   }
@@ -1780,4 +1788,31 @@ function checkValue(node: TypeNode, value: unknown, path: PathElement[], errors:
   // An atomic map or struct is one field, whatever it holds.
   selfMember = atom.atomic;
   return atom.atomic || entries.length === 0 ? undefined : level(entries, false);
+}
+
+/**
+ * structured-merge-diff's check of a typed scalar (validateScalar), worded as it prints the value:
+ * the value.Value holding it, with %T, %#v or %v. Integers and floats are both numeric;
+ * int-or-string, Quantity and formatted strings take any scalar (kube-openapi's schemaconv).
+ */
+function scalarProblem(node: TypeNode, v: unknown): string | undefined {
+  switch (node.type) {
+    case 'integer':
+    case 'number':
+      return typeof v === 'number' ? undefined : `expected numeric (int or float), got ${goTypeName(v)}`;
+    case 'string':
+      // A format other than byte (date-time: metav1.Time) makes the scalar untyped there.
+      if (node.format && node.format !== 'byte') return typeof v === 'object' ? `expected any scalar, got ${valueV(v)}` : undefined;
+      return typeof v === 'string' ? undefined : `expected string, got &value.valueUnstructured{Value:${goSharpV(v)}}`;
+    case 'boolean':
+      return typeof v === 'boolean' ? undefined : `expected boolean, got ${valueV(v)}`;
+    case 'int-or-string':
+      return typeof v === 'object' ? `expected any scalar, got ${valueV(v)}` : undefined;
+  }
+  return undefined;
+}
+
+/** %v of the *valueUnstructured holding a decoded value: `&{5}`, `&{map[a:b]}`. */
+function valueV(v: unknown): string {
+  return `&{${goSprint(v)}}`;
 }
