@@ -252,6 +252,12 @@ test('YAML and CBOR requests and responses', async () => {
   assert.equal(res2.status, 201);
   assert.deepEqual([...res2.raw.subarray(0, 3)], [0xd9, 0xd9, 0xf7], 'self-described CBOR tag');
   assert.equal(cborDecode(res2.raw.subarray(3)).metadata.name, 'cbor-cm');
+  // A CBOR body is checked by the schema: a metadata value of the wrong type too (it was stored).
+  const badMeta = Buffer.concat([Buffer.from([0xd9, 0xd9, 0xf7]), enc.encode({ ...cm('cbor-bad'), metadata: { name: 'cbor-bad', labels: { a: 5 } } })]);
+  const res3 = await s.request('POST', '/api/v1/namespaces/default/configmaps', { raw: badMeta, headers: { 'content-type': 'application/cbor' } });
+  assert.equal(res3.status, 422, res3.text);
+  assert.deepEqual(res3.json().details.causes.map((c: any) => c.field), ['metadata.labels[a]']);
+  assert.equal((await s.request('GET', '/api/v1/namespaces/default/configmaps/cbor-bad')).status, 404);
 });
 
 test('protobuf responses carry the k8s envelope; Table requests fall back to JSON', async () => {

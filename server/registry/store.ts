@@ -711,7 +711,9 @@ export class GenericStore {
       errors.push(...info.custom.validate(obj, old, ctx.warnings));
     } else if (type) {
       const r = validateObject(type, obj, { prune: true });
-      errors.push(...r.errors.filter((e) => !e.field.startsWith('metadata.')));
+      // validateObjectMeta reports metadata in kube's words; a value of the wrong type (a CBOR
+      // body's: JSON ones never get here with one) it does not look at.
+      errors.push(...r.errors.filter((e) => !e.field.startsWith('metadata.') || e.reason === 'FieldValueTypeInvalid'));
       for (const f of r.unknownFields) decodeProblems.push(`unknown field "${f}"`);
     }
     if (decodeProblems.length) {
