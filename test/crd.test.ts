@@ -408,7 +408,7 @@ test('CRDs and their objects are served again after a restart', async () => {
         if (!published) await new Promise((r) => setTimeout(r, 50));
       }
       assert.ok(published, 'the Widget schema is in OpenAPI v3 after a restart');
-      const apply = await one.request('PATCH', `${W}/kept?fieldManager=m&force=true`, { raw: 'spec:\n  size: small\n', headers: { 'content-type': 'application/apply-patch+yaml' } });
+      const apply = await one.request('PATCH', `${W}/kept?fieldManager=m&force=true`, { raw: `apiVersion: ${GROUP}/v1\nkind: Widget\nmetadata:\n  name: kept\nspec:\n  size: small\n`, headers: { 'content-type': 'application/apply-patch+yaml' } });
       assert.equal(apply.status, 200, apply.text);
     } finally {
       await one.stop();

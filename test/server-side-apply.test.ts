@@ -76,6 +76,22 @@ test('an apply configuration whose values do not fit the schema is refused as ku
   assert.equal((await apply(`${D}/typed-apply`, fine, 'alice')).status, 201);
 });
 
+test('an apply configuration of another group-version is a 400 in structured-merge-diff\'s words, of another kind a 500 (no type for it); nothing written', async () => {
+  const C = '/api/v1/namespaces/default/configmaps';
+  const cm = (extra: object) => ({ kind: 'ConfigMap', metadata: { name: 'target', namespace: 'default' }, ...extra });
+  for (const [apiVersion, specified] of [[undefined, ''], ['apps/v1', 'apps/v1'], ['a/b/c', ''], [5, '']] as const) {
+    const r = await apply(`${C}/target`, cm(apiVersion === undefined ? {} : { apiVersion }), 'alice');
+    assert.equal(r.status, 400, String(apiVersion));
+    assert.equal(r.json().message, `Incorrect version specified in apply patch. Specified patch version: ${specified}, expected: v1`);
+  }
+  const noKind = await apply(`${C}/target`, { apiVersion: 'v1', metadata: { name: 'target', namespace: 'default' } }, 'alice');
+  assert.equal(noKind.status, 500);
+  assert.equal(noKind.json().message, 'failed to create typed patch object (default/target; /v1, Kind=): no corresponding type for /v1, Kind=');
+  const otherKind = await apply(`${D}/target`, { ...deployment('target'), kind: 'Widget' }, 'alice');
+  assert.equal(otherKind.json().message, 'failed to create typed patch object (/target; apps/v1, Kind=Widget): no corresponding type for apps/v1, Kind=Widget');
+  assert.equal((await s.request('GET', `${C}/target`)).status, 404);
+});
+
 test('conflicts → 409 naming field and manager, nothing written; same value shares; force takes over', async () => {
   await apply(`${D}/shared`, deployment('shared', 2), 'alice');
   const before = (await s.request('GET', `${D}/shared`)).json();

@@ -316,7 +316,7 @@ export function validateFinalizers(finalizers: unknown, field: string): FieldErr
 }
 
 /** schema.ParseGroupVersion: "" → {"",""}, "v1" → {"","v1"}, "g/v" → {g,v}; more slashes is an error. */
-function parseGroupVersion(apiVersion: string): { group: string; version: string } | null {
+export function parseGroupVersion(apiVersion: string): { group: string; version: string } | null {
   const slashes = apiVersion.split('/').length - 1;
   if (slashes === 0) return { group: '', version: apiVersion };
   if (slashes === 1) {

@@ -11,7 +11,7 @@ import type { AdmissionAttributes } from '../admission/types.ts';
 import type { UserInfo } from '../authentication/user.ts';
 import { strategyFor, type Strategy, type SubresourceCreate } from './strategy.ts';
 import { defaultsFor } from './strategies/defaulting.ts';
-import { apply as applyEngine, update as recordManagedUpdate, zeroObject, cloneJSON } from './apply/index.ts';
+import { apply as applyEngine, checkApplyTarget, update as recordManagedUpdate, zeroObject, cloneJSON } from './apply/index.ts';
 import { UNTYPED } from './apply/fieldset.ts';
 import { goFieldShape } from '../http/protobuf.ts';
 import { validateObjectMeta, validateObjectMetaUpdate, nameRuleFor, generateNameFrom } from './metadata-validation.ts';
@@ -533,6 +533,7 @@ export class GenericStore {
    * ownership; creates the object when it does not exist (not through a subresource).
    */
   async apply(info: ResourceInfo, ns: string, name: string, body: any, ctx: RequestContext, opts: ApplyOptions): Promise<{ object: any; created: boolean }> {
+    checkApplyTarget(body, apiVersionOf(info), info.kind);
     const config = this.checkBody(info, body);
     if (config.metadata.name && config.metadata.name !== name) {
       throw badRequest(`the name of the object (${config.metadata.name}) does not match the name on the URL (${name})`);

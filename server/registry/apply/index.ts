@@ -25,6 +25,7 @@ export {
   LAST_APPLIED_ANNOTATION,
   MAX_UPDATE_MANAGERS,
   apply,
+  checkApplyTarget,
   conflictError,
   decodeManagedFields,
   encodeManagedFields,

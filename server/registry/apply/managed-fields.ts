@@ -40,6 +40,7 @@ import {
 } from './fieldset.ts';
 import { applyMerge, applyMergeWithFields, cloneJSON, compareObjects, createdFieldsV1, removeFieldsShared, type Comparison } from './merge.ts';
 import { deepFreeze, isPlainObject } from '../../util/json.ts';
+import { parseGroupVersion } from '../metadata-validation.ts';
 
 export interface ManagedFieldsEntry {
   manager: string;
@@ -867,6 +868,25 @@ function withoutManagedFields(obj: unknown): any {
   const m = { ...meta };
   delete m.managedFields;
   return { ...o, metadata: m };
+}
+
+/**
+ * What structured-merge-diff checks of an apply configuration before anything else: its
+ * group-version (a 400), then that its kind is a type it knows (a 500 naming the object).
+ */
+export function checkApplyTarget(config: unknown, apiVersion: string, kind: string): void {
+  if (!isPlainObject(config)) return;
+  // Unstructured reads a missing or non-string apiVersion as "", an unparsable one as no group-version.
+  const gv = parseGroupVersion(typeof config.apiVersion === 'string' ? config.apiVersion : '');
+  const specified = gv === null ? '' : gv.group ? `${gv.group}/${gv.version}` : gv.version;
+  if (specified !== apiVersion) {
+    throw badRequest(`Incorrect version specified in apply patch. Specified patch version: ${specified}, expected: ${apiVersion}`);
+  }
+  if (config.kind !== kind) {
+    const gvk = `${gv!.group}/${gv!.version}, Kind=${typeof config.kind === 'string' ? config.kind : ''}`;
+    const meta = isPlainObject(config.metadata) ? config.metadata : {};
+    throw new ApiError(500, '', `failed to create typed patch object (${str(meta.namespace)}/${str(meta.name)}; ${gvk}): no corresponding type for ${gvk}`);
+  }
 }
 
 function objectName(config: any): string {
