@@ -209,6 +209,19 @@ test('a patch whose result does not fit the Go types is a 422 on "patch" with no
   assert.equal((await s.request('PATCH', path, { raw: '{"spec":{"replicas":2}}', headers: { 'content-type': 'application/strategic-merge-patch+json' } })).status, 200);
 });
 
+test('a patch that renames the object or moves it to another namespace is a 400 naming both, as kube checks the patched object against the URL', async () => {
+  await s.request('POST', '/api/v1/namespaces/default/configmaps', { body: cm('renamed') });
+  const path = '/api/v1/namespaces/default/configmaps/renamed';
+  const merge = (body: unknown) => s.request('PATCH', path, { raw: JSON.stringify(body), headers: { 'content-type': 'application/merge-patch+json' } });
+  assert.equal(assertStatus(await merge({ metadata: { name: 'other' } }), 400, 'BadRequest').message, 'the name of the object (other) does not match the name on the URL (renamed)');
+  assert.equal(assertStatus(await merge({ metadata: { namespace: 'kube-system' } }), 400, 'BadRequest').message, 'the namespace of the object (kube-system) does not match the namespace on the URL (default)');
+  const removed = await s.request('PATCH', path, { raw: '[{"op":"remove","path":"/metadata/name"}]', headers: { 'content-type': 'application/json-patch+json' } });
+  assert.equal(assertStatus(removed, 400, 'BadRequest').message, 'the name of the object () does not match the name on the URL (renamed)');
+  // Other server-set fields are immutable as validation says.
+  const uid = assertStatus(await merge({ metadata: { uid: 'abc' } }), 422, 'Invalid');
+  assert.equal(uid.message, 'ConfigMap "renamed" is invalid: metadata.uid: Invalid value: "abc": field is immutable');
+});
+
 test('metadata is written in ObjectMeta field order, whatever order the body had, on create, update, apply and dry run', async () => {
   const order = ['name', 'namespace', 'uid', 'resourceVersion', 'creationTimestamp', 'labels', 'annotations', 'managedFields'];
   const body = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { annotations: { x: 'y' }, labels: { a: 'b' }, name: 'ordered' } };

@@ -415,9 +415,12 @@ export class GenericStore {
       const next = fn(cur);
       if (!isPlainObject(next)) throw badRequest('the patch produced an object that is not a JSON object');
       const checked = this.checkBody(info, next);
-      if (checked.metadata.name !== name) {
-        throw invalid(info.group, info.kind, name, [{ reason: 'FieldValueInvalid', field: 'metadata.name', message: `Invalid value: ${JSON.stringify(checked.metadata.name)}: field is immutable` }]);
-      }
+      // kube's checkName on the patched object: 400s, before anything validates it.
+      const meta = checked.metadata;
+      const objName = typeof meta.name === 'string' ? meta.name : '';
+      if (objName !== name) throw badRequest(`the name of the object (${objName}) does not match the name on the URL (${name})`);
+      const objNs = typeof meta.namespace === 'string' ? meta.namespace : '';
+      if (info.namespaced && objNs && objNs !== ns) throw badRequest(`the namespace of the object (${objNs}) does not match the namespace on the URL (${ns})`);
       return checked;
     }, true);
   }
