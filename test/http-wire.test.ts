@@ -216,18 +216,23 @@ test('a DELETE body with dryRun makes the delete a dry run', async () => {
   assert.equal((await s.request('GET', '/api/v1/namespaces/wire/configmaps/d')).status, 200);
 });
 
-test('written responses: verbatim Content-Type, then Content-Length matching the body', async () => {
+test('written responses: Audit-Id and Cache-Control as the filters of kube set them, verbatim Content-Type, then Content-Length matching the body', async () => {
   const res = await rawRequest('POST', '/api/v1/namespaces/wire/configmaps', JSON.stringify({ metadata: { name: 'hdr' } }), { 'content-type': 'application/json' });
   assert.equal(res.status, 201);
-  assert.deepEqual(res.headerNames.slice(0, 2), ['content-type', 'content-length']);
+  assert.deepEqual(res.headerNames.slice(0, 4), ['audit-id', 'cache-control', 'content-type', 'content-length']);
+  assert.match(res.headers['audit-id'], /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+  assert.equal(res.headers['cache-control'], 'no-cache, private');
+  // The client's own audit ID is answered back; every request gets its own otherwise.
+  assert.equal((await rawRequest('GET', '/api/v1/namespaces/wire/configmaps/hdr', undefined, { 'audit-id': 'trace-1' })).headers['audit-id'], 'trace-1');
+  assert.notEqual((await rawRequest('GET', '/version', undefined, {})).headers['audit-id'], res.headers['audit-id']);
   assert.equal(res.headers['content-type'], 'application/json');
   assert.equal(Number(res.headers['content-length']), res.body.length);
   const yaml = await rawRequest('GET', '/api/v1/namespaces/wire/configmaps/hdr', undefined, { accept: 'application/yaml' });
-  assert.deepEqual(yaml.headerNames.slice(0, 2), ['content-type', 'content-length']);
+  assert.deepEqual(yaml.headerNames.slice(2, 4), ['content-type', 'content-length']);
   assert.equal(yaml.headers['content-type'], 'application/yaml');
   const err = await rawRequest('GET', '/api/v1/namespaces/wire/configmaps/nope', undefined, {});
   assert.equal(err.status, 404);
-  assert.deepEqual(err.headerNames.slice(0, 2), ['content-type', 'content-length']);
+  assert.deepEqual(err.headerNames.slice(0, 4), ['audit-id', 'cache-control', 'content-type', 'content-length']);
   assert.equal(err.headers['content-type'], 'application/json');
 });
 

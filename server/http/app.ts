@@ -1,6 +1,7 @@
 // The request's path, in one visible order:
 //   Status errors → request info → authentication → authorization → routes
 //   (health, version, discovery, OpenAPI) → resource handlers (→ admission → registry → storage).
+import { randomUUID } from 'node:crypto';
 import Koa from 'koa';
 import Router from '@koa/router';
 import type { ResourceCatalog } from '../schema/catalog.ts';
@@ -39,6 +40,13 @@ export function buildApp(deps: AppDeps): Koa {
   app.proxy = false;
   app.silent = true;
 
+  // Headers kube-apiserver's filters put on every response: the request's audit ID (the one the
+  // client sent, else a new one) and no caching unless a handler says otherwise.
+  app.use((ctx, next) => {
+    ctx.res.setHeader('Audit-Id', ctx.get('audit-id') || randomUUID());
+    ctx.res.setHeader('Cache-Control', 'no-cache, private');
+    return next();
+  });
   app.use(statusErrors());
   app.use((ctx, next) => {
     ctx.state.requestInfo = parseRequestInfo(ctx.method, ctx.path, queryOf(ctx));
