@@ -129,6 +129,27 @@ test('query parameters: encoded, repeated, plus as space, fragments ignored, bad
   assert.deepEqual(watched.text.trim().split('\n').map((l) => [JSON.parse(l).type, JSON.parse(l).object.metadata.name]), [['ADDED', 'c']]);
 });
 
+test('timeout must be a Go duration on requests that are not long-running: 400 with time.ParseDuration\'s words; watches do not read it', async () => {
+  const bad = async (value: string) => {
+    const r = await s.request('GET', `/api/v1/namespaces/wire/configmaps?timeout=${encodeURIComponent(value)}`);
+    assert.equal(r.status, 400, value);
+    assert.equal(r.json().reason, 'BadRequest');
+    return r.json().message.replace('invalid timeout specified in the request URL - ', '');
+  };
+  assert.equal(await bad('abc'), 'time: invalid duration "abc"');
+  assert.equal(await bad('10'), 'time: missing unit in duration "10"');
+  assert.equal(await bad('1d'), 'time: unknown unit "d" in duration "1d"');
+  assert.equal(await bad('.s'), 'time: invalid duration ".s"');
+  assert.equal(await bad('-'), 'time: invalid duration "-"');
+  assert.equal(await bad('9999999999h'), 'time: invalid duration "9999999999h"');
+  assert.equal(await bad('1é'), 'time: unknown unit "\\xc3\\xa9" in duration "1\\xc3\\xa9"');
+  for (const ok of ['32s', '1m30s', '1.5h', '0', '-1s', '500ms', '2µs', '.5s']) {
+    assert.equal((await s.request('GET', `/api/v1/namespaces/wire/configmaps?timeout=${encodeURIComponent(ok)}`)).status, 200, ok);
+  }
+  const watch = await s.request('GET', '/api/v1/namespaces/wire/configmaps?watch=1&timeout=abc&timeoutSeconds=1');
+  assert.equal(watch.status, 200);
+});
+
 test('a Table watch sends the column definitions with its first event only (later ones: null, as kube)', async () => {
   const r = await s.request('GET', '/api/v1/namespaces/wire/configmaps?watch=1&timeoutSeconds=1', { headers: { accept: 'application/json;as=Table;v=v1;g=meta.k8s.io' } });
   assert.equal(r.status, 200);

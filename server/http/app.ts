@@ -7,7 +7,7 @@ import Router from '@koa/router';
 import type { ResourceCatalog } from '../schema/catalog.ts';
 import type { TypeModel } from '../schema/model.ts';
 import type { GenericStore } from '../registry/store.ts';
-import { parseRequestInfo, queryOf, type RequestInfo } from './request-info.ts';
+import { parseRequestInfo, queryOf, timeoutParamError, type RequestInfo } from './request-info.ts';
 import { prettyPrint, statusErrors } from './respond.ts';
 import { authenticationMiddleware, type Authenticator } from '../authentication/authenticator.ts';
 import { authorizationMiddleware, type Authorizer } from '../authorization/authorizer.ts';
@@ -19,7 +19,7 @@ import { resourceHandler } from './resource-handlers.ts';
 import type { WatchService } from './watch.ts';
 import type { EventLog } from '../storage/event-log.ts';
 import { registerAdminRoutes } from './admin.ts';
-import { ApiError, notAcceptable } from '../errors.ts';
+import { ApiError, badRequest, notAcceptable } from '../errors.ts';
 
 export interface AppDeps {
   log: EventLog;
@@ -49,7 +49,10 @@ export function buildApp(deps: AppDeps): Koa {
   });
   app.use(statusErrors());
   app.use((ctx, next) => {
-    ctx.state.requestInfo = parseRequestInfo(ctx.method, ctx.path, queryOf(ctx));
+    const info = parseRequestInfo(ctx.method, ctx.path, queryOf(ctx));
+    ctx.state.requestInfo = info;
+    const timeoutError = timeoutParamError(info, queryOf(ctx));
+    if (timeoutError) throw badRequest(timeoutError);
     return next();
   });
   app.use(authenticationMiddleware(deps.authenticators, { anonymous: deps.anonymous }));
