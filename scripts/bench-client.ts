@@ -408,6 +408,8 @@ export interface LatencySink {
 
 const TYPE_ADDED = Buffer.from('{"type":"ADDED"');
 const RV_NEEDLE = Buffer.from('"resourceVersion":"');
+/** Where RV_NEEDLE has its 'V'. */
+const RV_V = RV_NEEDLE.indexOf('V');
 const T_NEEDLE = Buffer.from('"bench-t":"');
 
 /** One watch's event stream (newline-delimited JSON): records each event's resourceVersion and delivery latency. */
@@ -456,34 +458,33 @@ export class WatchStream {
   }
 
   /**
-   * The event b[s, nl), read in place: its fields are found from the end backwards (the send
-   * timestamp is the last data field, the resourceVersion ends the metadata before it). A
-   * thousand watchers parse half a million events a second on the same two cores as the server.
+   * The event b[s, nl), read in place: the send timestamp is the last data field, found from the
+   * end backwards; the resourceVersion comes early in the metadata (after name, namespace and
+   * uid, as kube orders ObjectMeta), found from the start. A thousand watchers parse half a
+   * million events a second on the same two cores as the server.
    */
   private event(b: Buffer, s: number, nl: number, now: number): void {
     if (!startsWith(b, s, TYPE_ADDED)) {
       this.fail(`unexpected event: ${b.toString('utf8', s, Math.min(nl, s + 300))}`);
       return;
     }
-    // The usual layout, `..."resourceVersion":"<rv>"},"data":{"bench-t":"<t>","mode":"watched"}}}`,
-    // is read with one pass backwards: the '-' of "bench-t" is the last one in the event, and the
-    // resourceVersion is the last number before it. Each needle is then checked where it must be;
-    // any other layout takes the general search.
+    // The usual layout, `..."data":{"bench-t":"<t>","mode":"watched"}}}`, is read with one pass
+    // backwards: the '-' of "bench-t" is the last one in the event. The first "resourceVersion"
+    // after the event's start is the object's. Any other layout takes the general search.
     let tStart = -1;
     let ri = -1;
-    let rv = 0;
     let i = nl - 1;
     while (i > s && b[i] !== 0x2d) i--;
     if (!this.generalOnly && startsWith(b, i - 6, T_NEEDLE)) {
       tStart = i - 6;
-      let j = tStart - 1;
-      while (j > s && (b[j] < 0x30 || b[j] > 0x39)) j--;
-      for (let m = 1; j > s; j--, m *= 10) {
-        const c = b[j];
-        if (c < 0x30 || c > 0x39) break;
-        rv += (c - 0x30) * m;
+      // A loop over bytes: Buffer.indexOf costs more per call than the ~150 bytes it would search.
+      // 'V' (its 10th byte) is rare in these events: each one found is checked for the whole needle.
+      for (let k = s + RV_V; k < tStart; k++) {
+        if (b[k] === 0x56 && startsWith(b, k - RV_V, RV_NEEDLE)) {
+          ri = k - RV_V;
+          break;
+        }
       }
-      if (startsWith(b, j + 1 - RV_NEEDLE.length, RV_NEEDLE)) ri = j + 1 - RV_NEEDLE.length;
     }
     if (ri < 0) {
       tStart = lastIndexOf(b, T_NEEDLE, nl - T_NEEDLE.length, s);
@@ -492,12 +493,12 @@ export class WatchStream {
         this.fail(`event without a resourceVersion or send timestamp: ${b.toString('utf8', s, Math.min(nl, s + 300))}`);
         return;
       }
-      rv = 0;
-      for (let k = ri + RV_NEEDLE.length; k < nl; k++) {
-        const c = b[k];
-        if (c < 0x30 || c > 0x39) break;
-        rv = rv * 10 + (c - 0x30);
-      }
+    }
+    let rv = 0;
+    for (let k = ri + RV_NEEDLE.length; k < nl; k++) {
+      const c = b[k];
+      if (c < 0x30 || c > 0x39) break;
+      rv = rv * 10 + (c - 0x30);
     }
     if (rv <= this.last) this.fail(`resourceVersion ${rv} after ${this.last} (duplicate or out of order)`);
     this.last = Math.max(this.last, rv);
