@@ -200,7 +200,7 @@ class DecodeWalk {
   /** The custom UnmarshalJSON of Quantity and IntOrString: their errors end the decoding. */
   private intOrString(node: TypeNode, v: unknown): void {
     if (node.format === 'quantity') {
-      if ((typeof v === 'string' || typeof v === 'number') && parseQuantity(String(v).trim()) !== undefined) return;
+      if ((typeof v === 'string' || typeof v === 'number') && isQuantity(String(v).trim())) return;
       throw new Abort(QUANTITY_FORMAT_ERROR);
     }
     if (typeof v === 'string') return;
@@ -258,6 +258,17 @@ function base64ErrorOffset(s: string): number | undefined {
     }
   }
   return undefined;
+}
+
+/** Quantities that parsed lately: the same few ("100m", "128Mi") come in every pod template. */
+const PARSED_QUANTITIES = new Set<string>();
+
+function isQuantity(text: string): boolean {
+  if (PARSED_QUANTITIES.has(text)) return true;
+  if (parseQuantity(text) === undefined) return false;
+  if (PARSED_QUANTITIES.size >= 1024) PARSED_QUANTITIES.clear();
+  PARSED_QUANTITIES.add(text);
+  return true;
 }
 
 /** The JSON kind encoding/json names in an UnmarshalTypeError. */
