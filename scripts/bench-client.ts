@@ -422,6 +422,8 @@ export class WatchStream {
   bytes = 0;
   ended = false;
   failures: string[] = [];
+  /** Where the last event's resourceVersion needle had its 'V', from the event's start. */
+  private rvAt = 0;
 
   /**
    * offsetMs: this clock minus the writer's. generalOnly: always search for the fields (the
@@ -477,14 +479,12 @@ export class WatchStream {
     while (i > s && b[i] !== 0x2d) i--;
     if (!this.generalOnly && startsWith(b, i - 6, T_NEEDLE)) {
       tStart = i - 6;
-      // A loop over bytes: Buffer.indexOf costs more per call than the ~150 bytes it would search.
-      // 'V' (its 10th byte) is rare in these events: each one found is checked for the whole needle.
-      for (let k = s + RV_V; k < tStart; k++) {
-        if (b[k] === 0x56 && startsWith(b, k - RV_V, RV_NEEDLE)) {
-          ri = k - RV_V;
-          break;
-        }
-      }
+      // Where the last event had it, give or take a few bytes (names grow a digit at a time);
+      // else from the start.
+      const near = s + Math.max(RV_V, this.rvAt - 8);
+      ri = rvNeedleAt(b, near, tStart);
+      if (ri < 0 && near > s + RV_V) ri = rvNeedleAt(b, s + RV_V, tStart);
+      if (ri >= 0) this.rvAt = ri - s + RV_V;
     }
     if (ri < 0) {
       tStart = lastIndexOf(b, T_NEEDLE, nl - T_NEEDLE.length, s);
@@ -526,6 +526,15 @@ export class WatchStream {
 }
 
 const POW10 = Array.from({ length: 23 }, (_, i) => 10 ** i);
+
+/**
+ * Where RV_NEEDLE starts, its 'V' looked for in [from, to), or -1. A loop over bytes: Buffer.indexOf
+ * costs more per call than the bytes it would search; 'V' is rare in these events.
+ */
+function rvNeedleAt(b: Buffer, from: number, to: number): number {
+  for (let k = from; k < to; k++) if (b[k] === 0x56 && startsWith(b, k - RV_V, RV_NEEDLE)) return k - RV_V;
+  return -1;
+}
 
 function startsWith(b: Buffer, at: number, prefix: Buffer): boolean {
   if (at < 0 || at + prefix.length > b.length) return false;
