@@ -108,6 +108,25 @@ test('pod specs, in pods and in every pod template: containers, names, images, p
   assert.equal((await s.request('GET', '/api/v1/namespaces/default/pods/p')).status, 404, 'nothing was written');
 });
 
+test('null list elements decode as their zero values, as Go decodes them, and are validated as such; env variables need a printable name without =', async () => {
+  const post = (body: unknown) => invalidCauses(s, 'POST', '/api/v1/namespaces/default/pods', body);
+  const pod = (containers: unknown[]) => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'zero' }, spec: { containers } });
+  assert.deepEqual(await post(pod([null])), [
+    ['spec.containers[0].name', 'Required value'],
+    ['spec.containers[0].image', 'Required value'],
+  ]);
+  assert.deepEqual(await post(pod([{ name: 'a', image: 'i', ports: [null], env: [null, { name: 'A=B' }, { name: 'tab\there' }, { name: 'ok name' }] }])), [
+    ['spec.containers[0].ports[0].containerPort', 'Required value'],
+    ['spec.containers[0].env[0].name', 'Required value'],
+    ['spec.containers[0].env[1].name', `Invalid value: "A=B": a valid environment variable name must consist only of printable ASCII characters other than '='`],
+    ['spec.containers[0].env[2].name', `Invalid value: "tab\\there": a valid environment variable name must consist only of printable ASCII characters other than '='`],
+  ]);
+  // A null string element is the empty string, stored as such.
+  const ok = await s.request('POST', '/api/v1/namespaces/default/pods?dryRun=All', { body: pod([{ name: 'a', image: 'i', args: [null, 'x'] }]) });
+  assert.equal(ok.status, 201, ok.text);
+  assert.deepEqual(ok.json().spec.containers[0].args, ['', 'x']);
+});
+
 test('updates: apps/v1 selectors are immutable; a statefulset changes only replicas, template, update strategy and a few more', async () => {
   const d = (await s.request('POST', '/apis/apps/v1/namespaces/default/deployments', { body: workload('Deployment', 'sel', {}) })).json();
   const moved = { ...d, spec: { ...d.spec, selector: { matchLabels: { app: 'w', tier: 'x' } }, template: template({ app: 'w', tier: 'x' }) } };

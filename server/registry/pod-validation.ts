@@ -1,8 +1,9 @@
 // The part of kube's ValidatePodSpec users meet first, for Pods and every pod template: containers
 // present, named (RFC 1123 labels, unique across init and regular containers) and with an image;
-// container ports in range, their names IANA service names, unique per container; volume mounts
-// naming a volume of the pod. Field paths and messages as kube words them. The rest of
-// ValidatePodSpec (probes, env, resources, security contexts, affinity, ...) is not done here.
+// container ports in range, their names IANA service names, unique per container; env variables
+// named; volume mounts naming a volume of the pod. Field paths and messages as kube words them.
+// The rest of ValidatePodSpec (probes, env sources, resources, security contexts, affinity, ...)
+// is not done here.
 import type { FieldError } from '../schema/types.ts';
 import { isPlainObject } from '../util/json.ts';
 import { goQuote, isDNS1123Label, maxLenError } from './metadata-validation.ts';
@@ -42,7 +43,19 @@ function validatePorts(errs: FieldError[], ports: unknown, path: string): void {
   });
 }
 
-/** validateContainerCommon's first checks: name, image, ports, volume mounts. */
+/** validation.IsRelaxedEnvVarName's message (relaxed names are the rule since kube 1.34). */
+const ENV_NAME = "a valid environment variable name must consist only of printable ASCII characters other than '='";
+
+/** ValidateEnv's name checks: each variable named, with printable ASCII other than '='. */
+function validateEnvNames(errs: FieldError[], env: unknown, path: string): void {
+  objects(env).forEach((e, i) => {
+    const name = typeof e.name === 'string' ? e.name : '';
+    if (name === '') errs.push(requiredError(`${path}[${i}].name`));
+    else if (!/^[\x20-\x3c\x3e-\x7e]*$/.test(name)) errs.push(invalidError(`${path}[${i}].name`, goQuote(name), ENV_NAME));
+  });
+}
+
+/** validateContainerCommon's first checks: name, image, ports, env names, volume mounts. */
 function validateContainer(errs: FieldError[], c: Obj, path: string, names: Set<string>, volumes: Set<string>): void {
   // (An absent name or containerPort is the schema walk's Required.)
   if (c.name === '') errs.push(requiredError(`${path}.name`));
@@ -53,6 +66,7 @@ function validateContainer(errs: FieldError[], c: Obj, path: string, names: Set<
   }
   if (typeof c.image !== 'string' || c.image === '') errs.push(requiredError(`${path}.image`));
   validatePorts(errs, c.ports, `${path}.ports`);
+  validateEnvNames(errs, c.env, `${path}.env`);
   const mountPaths = new Set<string>();
   objects(c.volumeMounts).forEach((m, i) => {
     const at = `${path}.volumeMounts[${i}]`;

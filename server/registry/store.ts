@@ -714,7 +714,7 @@ export class GenericStore {
       for (const f of ctx.prunedFields ?? []) decodeProblems.push(`unknown field "${f}"`);
       errors.push(...info.custom.validate(obj, old, ctx.warnings));
     } else if (type) {
-      const r = validateObject(type, obj, { prune: true });
+      const r = validateObject(type, obj, { prune: true, zeroOf: goZeroValue });
       // validateObjectMeta reports metadata in kube's words; a value of the wrong type (a CBOR
       // body's: JSON ones never get here with one) it does not look at.
       errors.push(...r.errors.filter((e) => !e.field.startsWith('metadata.') || e.reason === 'FieldValueTypeInvalid'));
@@ -804,6 +804,26 @@ function metadataInOrder(meta: any, rvSlot = false): any {
   }
   for (const k of Object.keys(meta)) if (!(k in out)) out[k] = meta[k];
   return out;
+}
+
+/** What Go decodes a JSON null list element of this type as, written back as JSON (null: a nil pointer, slice or map). */
+function goZeroValue(node: TypeNode): unknown {
+  switch (node.type) {
+    case 'object':
+      return node.definition ? zeroObject(node, goFieldShape) : null;
+    case 'string':
+      if (node.definition?.startsWith('io.k8s.apimachinery.pkg.apis.meta.v1.') && node.definition.endsWith('Time')) return null;
+      return node.format === 'byte' ? null : '';
+    case 'integer':
+    case 'number':
+      return 0;
+    case 'boolean':
+      return false;
+    case 'int-or-string':
+      return node.format === 'quantity' ? '0' : 0;
+    default:
+      return null;
+  }
 }
 
 function pendingFinalizers(strategy: Strategy, obj: any): string[] {

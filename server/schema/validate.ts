@@ -18,6 +18,11 @@ export interface ValidateOptions {
   prune?: boolean;
   /** Path of obj inside the enclosing object, e.g. "spec.template"; "" or absent for the root. */
   path?: string;
+  /**
+   * A null list element decodes as its type's zero value: what this gives for the element's
+   * node (written in its place, then walked). Absent: the null stays.
+   */
+  zeroOf?: (node: TypeNode) => unknown;
 }
 
 /** Segment kinds on the path stack. */
@@ -34,6 +39,7 @@ class Walker {
   constructor(
     private readonly prune: boolean,
     private readonly base: string,
+    private readonly zeroOf: ((node: TypeNode) => unknown) | undefined,
   ) {}
 
   /** The current path, built only when something must be reported. */
@@ -135,8 +141,12 @@ class Walker {
     const items = node.items;
     if (items === undefined || items.type === 'any') return;
     for (let i = 0; i < arr.length; i++) {
-      const v = arr[i];
-      if (v === null || v === undefined) continue; // decodes as the zero value
+      let v = arr[i];
+      if (v === null || v === undefined) {
+        // Go decodes it as the element type's zero value (a nil pointer or slice stays null).
+        if (this.zeroOf === undefined || (v = this.zeroOf(items)) === null) continue;
+        arr[i] = v;
+      }
       this.segs.push(i);
       this.kinds.push(INDEX);
       this.walk(items, v);
@@ -206,7 +216,7 @@ function formatValue(v: unknown): string {
  * required fields and enum violations. Does not descend into `any` nodes.
  */
 export function validateObject(node: TypeNode, obj: unknown, opts?: ValidateOptions): ValidationResult {
-  const w = new Walker(opts?.prune === true, opts?.path ?? '');
+  const w = new Walker(opts?.prune === true, opts?.path ?? '', opts?.zeroOf);
   if (obj !== null && obj !== undefined) w.walk(node, obj);
   return { errors: w.errors, unknownFields: w.unknownFields };
 }
