@@ -108,7 +108,7 @@ test('pod specs, in pods and in every pod template: containers, names, images, p
   assert.equal((await s.request('GET', '/api/v1/namespaces/default/pods/p')).status, 404, 'nothing was written');
 });
 
-test('null list elements decode as their zero values, as Go decodes them, and are validated as such; env variables need a printable name without =', async () => {
+test('null list elements and map values decode as their zero values, as Go decodes them, and are validated as such; env variables need a printable name without =', async () => {
   const post = (body: unknown) => invalidCauses(s, 'POST', '/api/v1/namespaces/default/pods', body);
   const pod = (containers: unknown[]) => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'zero' }, spec: { containers } });
   assert.deepEqual(await post(pod([null])), [
@@ -125,6 +125,11 @@ test('null list elements decode as their zero values, as Go decodes them, and ar
   const ok = await s.request('POST', '/api/v1/namespaces/default/pods?dryRun=All', { body: pod([{ name: 'a', image: 'i', args: [null, 'x'] }]) });
   assert.equal(ok.status, 201, ok.text);
   assert.deepEqual(ok.json().spec.containers[0].args, ['', 'x']);
+  // A map keeps the key with the zero value (a Helm chart's `KEY:` in a ConfigMap is "").
+  const cm = await s.request('POST', '/api/v1/namespaces/default/configmaps?dryRun=All', { body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'zero', labels: { k: null } }, data: { a: null, b: 'x' } } });
+  assert.equal(cm.status, 201, cm.text);
+  assert.deepEqual(cm.json().data, { a: '', b: 'x' });
+  assert.deepEqual(cm.json().metadata.labels, { k: '' });
 });
 
 test('updates: apps/v1 selectors are immutable; a statefulset changes only replicas, template, update strategy and a few more', async () => {

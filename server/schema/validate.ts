@@ -19,8 +19,9 @@ export interface ValidateOptions {
   /** Path of obj inside the enclosing object, e.g. "spec.template"; "" or absent for the root. */
   path?: string;
   /**
-   * A null list element decodes as its type's zero value: what this gives for the element's
-   * node (written in its place, then walked). Absent: the null stays.
+   * A null list element or map value decodes as its type's zero value: what this gives for its
+   * node (written in its place, then walked; null: none). Absent: list elements stay null, map
+   * entries are dropped.
    */
   zeroOf?: (node: TypeNode) => unknown;
 }
@@ -123,10 +124,15 @@ class Walker {
     const values = node.values;
     const descend = values !== undefined && values.type !== 'any';
     for (const key in obj) {
-      const v = obj[key];
+      let v = obj[key];
       if (v === null || v === undefined) {
-        delete obj[key];
-        continue;
+        // Go keeps the key with the value type's zero value (a Helm chart's `KEY:` is "" in a
+        // ConfigMap); a nil pointer, slice or map value, and an untyped one, is dropped here.
+        if (!descend || this.zeroOf === undefined || (v = this.zeroOf(values!)) === null) {
+          delete obj[key];
+          continue;
+        }
+        obj[key] = v;
       }
       if (!descend) continue;
       this.segs.push(key);
