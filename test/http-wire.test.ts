@@ -231,10 +231,20 @@ test('write options are validated as kube validates Create/Update/PatchOptions: 
   assert.equal(del.status, 200);
 });
 
-test('a DELETE body with dryRun makes the delete a dry run', async () => {
+test('a DELETE body with dryRun makes the delete a dry run; a body that does not fit DeleteOptions is a 400 and deletes nothing', async () => {
   const r = await s.request('DELETE', '/api/v1/namespaces/wire/configmaps/d', { body: { kind: 'DeleteOptions', apiVersion: 'v1', dryRun: ['All'] } });
   assert.equal(r.status, 200);
   assert.equal((await s.request('GET', '/api/v1/namespaces/wire/configmaps/d')).status, 200);
+  for (const [body, message] of [
+    [{ dryRun: 'All' }, 'json: cannot unmarshal string into Go struct field DeleteOptions.dryRun of type []string'],
+    [{ gracePeriodSeconds: '5' }, 'json: cannot unmarshal string into Go struct field DeleteOptions.gracePeriodSeconds of type int64'],
+    [{ preconditions: { uid: 5 } }, 'json: cannot unmarshal number into Go struct field Preconditions.preconditions.uid of type string'],
+  ] as const) {
+    const bad = await s.request('DELETE', '/api/v1/namespaces/wire/configmaps/d', { body });
+    assert.equal(bad.status, 400, JSON.stringify(body));
+    assert.equal(bad.json().message, message);
+  }
+  assert.equal((await s.request('GET', '/api/v1/namespaces/wire/configmaps/d')).status, 200, 'still there');
 });
 
 test('written responses: Audit-Id and Cache-Control as the filters of kube set them, verbatim Content-Type, then Content-Length matching the body', async () => {

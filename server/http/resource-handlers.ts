@@ -135,7 +135,7 @@ export function resourceHandler(deps: ResourceHandlerDeps): Koa.Middleware {
         return respondObject(ctx, info, updated, 200, rc);
       }
       case 'delete': {
-        const { opts, problems } = await deleteOptions(ctx); // may carry dryRun in the body
+        const { opts, problems } = await deleteOptions(ctx, deps.model); // may carry dryRun in the body
         const rc = requestContext(ctx, 'DeleteOptions', problems);
         const r = await store.delete(info, ns, ri.name, opts, rc);
         if (r.deleted) {
@@ -145,7 +145,7 @@ export function resourceHandler(deps: ResourceHandlerDeps): Koa.Middleware {
         return respondObject(ctx, info, r.object, 200, rc);
       }
       case 'deletecollection': {
-        const { opts, problems } = await deleteOptions(ctx);
+        const { opts, problems } = await deleteOptions(ctx, deps.model);
         const rc = requestContext(ctx, 'DeleteOptions', problems);
         const items = await store.deleteCollection(info, info.namespaced ? ri.namespace || undefined : undefined, {
           labelSelector: q.get('labelSelector') ?? undefined,
@@ -338,6 +338,7 @@ function findDuplicates(d: DecodedBody, enc: string): string[] {
 
 const APPLY_TYPES = ['application/apply-patch+yaml', 'application/apply-patch+cbor'];
 const OBJECT_META = 'io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta';
+const DELETE_OPTIONS = 'io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions';
 const CUSTOM_PATCH_TYPES = PATCH_TYPES.filter((t) => t !== 'application/strategic-merge-patch+json');
 const MAX_FIELD_MANAGER_LENGTH = 128;
 
@@ -405,14 +406,17 @@ const PROPAGATION_POLICIES: readonly string[] = ['Foreground', 'Background', 'Or
  * DeleteOptions come from the body (if any) and from query parameters; `problems` are what kube's
  * ValidateDeleteOptions finds in them (for requestContext's 422).
  */
-async function deleteOptions(ctx: Koa.Context): Promise<{ opts: DeleteOptions; problems: FieldError[] }> {
+async function deleteOptions(ctx: Koa.Context, model: TypeModel): Promise<{ opts: DeleteOptions; problems: FieldError[] }> {
   const q = queryOf(ctx);
   const raw = await readBody(ctx.req);
   let body: any = {};
   if (raw.length > 0) {
     const enc = bodyEncoding(mediaTypeOf(ctx.get('content-type')) || 'application/json') ?? 'json';
-    body = decodeAs(raw, enc, 'io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions') ?? {};
+    body = decodeAs(raw, enc, DELETE_OPTIONS) ?? {};
     if (typeof body !== 'object' || Array.isArray(body)) throw badRequest('the body of the request was not a DeleteOptions object');
+    // Decoded into the Go type, as every body: `dryRun: "All"` (not a list) is refused, never read as no dry run.
+    const typeError = goJsonTypeError(model.node(DELETE_OPTIONS), body);
+    if (typeError) throw badRequest(typeError);
   }
   const opts: DeleteOptions = {};
   if (body.preconditions) opts.preconditions = body.preconditions;
