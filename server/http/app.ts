@@ -1,5 +1,6 @@
 // The request's path, in one visible order:
-//   Status errors → request info → authentication → authorization → routes
+//   common response headers → Status errors → request info (and its timeout parameter) →
+//   authentication → authorization → routes
 //   (health, version, discovery, OpenAPI) → resource handlers (→ admission → registry → storage).
 import { randomUUID } from 'node:crypto';
 import Koa from 'koa';
