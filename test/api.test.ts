@@ -157,7 +157,7 @@ test('a built-in body whose JSON does not fit the Go types is a 400 from decodin
   }
   assert.equal((await s.request('POST', '/api/v1/namespaces/default/secrets?dryRun=All', { body: secret({ k: 'aGVsbG8=', l: '' }) })).status, 201);
   // YAML bodies are decoded the same way; so are subresource bodies, in their own kind.
-  const yamlBody = YAML.stringify({ ...cm('typed'), data: { n: 1 } });
+  const yamlBody = YAML.stringify({ ...cm('typed'), data: { n: 1 } }, { version: '1.1' });
   const y = assertStatus(await s.request('POST', '/api/v1/namespaces/default/configmaps', { raw: yamlBody, headers: { 'content-type': 'application/yaml' } }), 400, 'BadRequest');
   assert.equal(y.message, cannot('ConfigMap', 'json: cannot unmarshal number into Go struct field ConfigMap.data of type string'));
   await s.request('POST', '/apis/apps/v1/namespaces/default/deployments', { body: deployment('typed-scale') });
@@ -253,11 +253,20 @@ test('unknown fields are dropped with a warning header and never stored', async 
 });
 
 test('YAML and CBOR requests and responses', async () => {
-  const yamlBody = YAML.stringify(cm('yaml-cm'));
+  const yamlBody = YAML.stringify(cm('yaml-cm'), { version: '1.1' });
   const res = await s.request('POST', '/api/v1/namespaces/default/configmaps', { raw: yamlBody, headers: { 'content-type': 'application/yaml', accept: 'application/yaml' } });
   assert.equal(res.status, 201);
   assert.match(String(res.headers['content-type']), /^application\/yaml/);
   assert.equal(YAML.parse(res.text).metadata.name, 'yaml-cm');
+  // YAML is read and written as kube does (go-yaml v2, YAML 1.1): an unquoted yes is a boolean,
+  // so a string that looks like one is quoted in YAML output.
+  const yesBody = 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: yaml-yes\ndata:\n  enabled: yes\n';
+  const yes = await s.request('POST', '/api/v1/namespaces/default/configmaps', { raw: yesBody, headers: { 'content-type': 'application/yaml' } });
+  assert.equal(yes.status, 400);
+  assert.equal(yes.json().message, 'ConfigMap in version "v1" cannot be handled as a ConfigMap: json: cannot unmarshal bool into Go struct field ConfigMap.data of type string');
+  const quoted = await s.request('POST', '/api/v1/namespaces/default/configmaps', { raw: yesBody.replace('enabled: yes', 'enabled: "yes"'), headers: { 'content-type': 'application/yaml', accept: 'application/yaml' } });
+  assert.equal(quoted.status, 201);
+  assert.match(quoted.text, /\n {2}enabled: "yes"\n/);
 
   const enc = new Encoder({ useRecords: false, mapsAsObjects: true });
   const cborBody = Buffer.concat([Buffer.from([0xd9, 0xd9, 0xf7]), enc.encode(cm('cbor-cm'))]);

@@ -272,7 +272,7 @@ test('a custom object\'s metadata is decoded into ObjectMeta: values of the wron
   const created = await s.request('POST', W, { body: { ...widget('w-meta'), metadata: { name: 'w-meta', labels: { a: 5 } } } });
   assert.equal(created.status, 400, created.text);
   assert.equal(created.json().message, cannot);
-  const fromYaml = await s.request('POST', W, { raw: YAML.stringify({ ...widget('w-meta'), metadata: { name: 'w-meta', annotations: { a: ['x'] } } }), headers: { 'content-type': 'application/yaml' } });
+  const fromYaml = await s.request('POST', W, { raw: YAML.stringify({ ...widget('w-meta'), metadata: { name: 'w-meta', annotations: { a: ['x'] } } }, { version: '1.1' }), headers: { 'content-type': 'application/yaml' } });
   assert.equal(fromYaml.json().message, 'Widget in version "v1" cannot be handled as a Widget: json: cannot unmarshal array into Go struct field ObjectMeta.annotations of type string');
   assert.equal((await s.request('POST', W, { body: widget('w-meta') })).status, 201);
   const rv = (await s.request('GET', `${W}/w-meta`)).json().metadata.resourceVersion;
@@ -290,7 +290,7 @@ test('a custom object\'s metadata is decoded into ObjectMeta: values of the wron
 
 test('server-side apply merges list-type=map items by key from the CRD schema and tracks managers', async () => {
   const apply = (body: object, manager: string, force = false) =>
-    s.request('PATCH', `${W}/w-ssa?fieldManager=${manager}${force ? '&force=true' : ''}`, { raw: YAML.stringify(body), headers: { 'content-type': 'application/apply-patch+yaml' } });
+    s.request('PATCH', `${W}/w-ssa?fieldManager=${manager}${force ? '&force=true' : ''}`, { raw: YAML.stringify(body, { version: '1.1' }), headers: { 'content-type': 'application/apply-patch+yaml' } });
   const a = await apply(widget('w-ssa', { size: 'small', ports: [{ name: 'http', port: 80 }] }), 'alice');
   assert.equal(a.status, 201, a.text);
   const b = await apply({ apiVersion: `${GROUP}/v1`, kind: 'Widget', metadata: { name: 'w-ssa' }, spec: { size: 'small', ports: [{ name: 'grpc', port: 90 }] } }, 'bob');

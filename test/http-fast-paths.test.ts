@@ -180,7 +180,9 @@ test('decodeBody gives the value, the text it parsed and whether YAML was JSON t
     ['json', '"just a string"', 'just a string', true],
     ['yaml', '{"kind":"ConfigMap","data":{"k":"v"}}', { kind: 'ConfigMap', data: { k: 'v' } }, true],
     ['yaml', '  {"a": 1}', { a: 1 }, true],
-    ['yaml', '{a: 1, b: [x, y]}', { a: 1, b: ['x', 'y'] }, false],
+    ['yaml', '{a: 1, b: [x, z]}', { a: 1, b: ['x', 'z'] }, false],
+    // YAML 1.1, as go-yaml v2 reads it for kube: y, yes and on are booleans, 0755 octal; timestamps stay strings.
+    ['yaml', 'a: [y, yes, on, "y"]\nb: 0755\nc: 2001-12-14\nd: 1:20\n', { a: [true, true, true, 'y'], b: 493, c: '2001-12-14', d: '1:20' }, false],
     ['yaml', 'kind: ConfigMap\ndata:\n  k: v\n', { kind: 'ConfigMap', data: { k: 'v' } }, false],
     ['yaml', 'a: 1\na: 2\n', { a: 2 }, false],
     ['yaml', '', null, false],

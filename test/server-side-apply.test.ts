@@ -25,7 +25,7 @@ const deployment = (name: string, replicas?: number, image = 'nginx:1') => ({
 });
 
 const apply = (path: string, body: unknown, manager: string | undefined, extra = '') =>
-  s.request('PATCH', `${path}?${manager === undefined ? '' : `fieldManager=${manager}`}${extra}`, { raw: YAML.stringify(body), headers: { 'content-type': 'application/apply-patch+yaml' } });
+  s.request('PATCH', `${path}?${manager === undefined ? '' : `fieldManager=${manager}`}${extra}`, { raw: YAML.stringify(body, { version: '1.1' }), headers: { 'content-type': 'application/apply-patch+yaml' } });
 
 const D = '/apis/apps/v1/namespaces/default/deployments';
 const managers = (o: any) => (o.metadata.managedFields ?? []).map((m: any) => `${m.manager}:${m.operation}${m.subresource ? '/' + m.subresource : ''}`).sort();

@@ -2,6 +2,7 @@
 // kube-apiserver reports them (a warning, or 400 with fieldValidation=Strict). One linear scan of
 // the text finds them (paths are built only for the duplicates), with the path kube prints: "metadata.name", "spec.containers[0].image".
 import YAML from 'yaml';
+import { KUBE_YAML } from './negotiation.ts';
 
 /**
  * Paths of keys that appear twice in the same JSON object. Assumes text is valid JSON; `parsed`,
@@ -197,7 +198,7 @@ function pathOf(frames: Frame[], depth: number, key: string): string {
 /** Paths of keys that appear twice in the same YAML mapping (first document). */
 export function duplicateYamlFields(text: string): string[] {
   const out: string[] = [];
-  const doc = YAML.parseDocument(text, { uniqueKeys: false });
+  const doc = YAML.parseDocument(text, { ...KUBE_YAML, uniqueKeys: false });
   const walk = (node: unknown, path: string) => {
     if (YAML.isMap(node)) {
       const seen = new Set<string>();

@@ -132,7 +132,7 @@ export function encode(value: unknown, encoding: Encoding, pretty = false): Buff
       return Buffer.from(JSON.stringify(value) + '\n');
     }
     case 'yaml':
-      return Buffer.from(YAML.stringify(value, { lineWidth: 0 }));
+      return Buffer.from(YAML.stringify(value, { ...KUBE_YAML, lineWidth: 0 }));
     case 'cbor':
       return Buffer.concat([SELF_DESCRIBED, cbor.encode(value)]);
   }
@@ -157,6 +157,16 @@ export function bodyEncoding(mediaType: string): Encoding | undefined {
   }
   return undefined;
 }
+
+/**
+ * YAML as kube reads and writes it (go-yaml v2, YAML 1.1): `yes`, `on` and `y` are booleans, `0755`
+ * is octal, `1_000` a number; so strings like those are quoted on the way out. go-yaml v2 reads
+ * timestamps into a map as strings and has no sexagesimal numbers (`1:20`): those tags are left out.
+ */
+export const KUBE_YAML = {
+  version: '1.1',
+  customTags: (tags: YAML.Tags) => tags.filter((t) => typeof t === 'string' || !(t.tag === 'tag:yaml.org,2002:timestamp' || t.format === 'TIME')),
+} as const;
 
 /** A decoded body and, for JSON and YAML, the text it was decoded from (for the duplicate-field scan). */
 export interface DecodedBody {
@@ -191,7 +201,7 @@ export function decodeBody(body: Buffer, enc: Encoding, definition?: string): De
             // Not JSON after all (flow-style YAML): the YAML parser decides.
           }
         }
-        const docs = YAML.parseAllDocuments(text, { uniqueKeys: false });
+        const docs = YAML.parseAllDocuments(text, { ...KUBE_YAML, uniqueKeys: false });
         if (docs.length === 0) return { value: null, text, jsonText: false };
         if (docs[0].errors.length) throw docs[0].errors[0];
         return { value: docs[0].toJS({ maxAliasCount: 100 }), text, jsonText: false };
