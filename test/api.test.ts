@@ -267,6 +267,21 @@ test('YAML and CBOR requests and responses', async () => {
   const quoted = await s.request('POST', '/api/v1/namespaces/default/configmaps', { raw: yesBody.replace('enabled: yes', 'enabled: "yes"'), headers: { 'content-type': 'application/yaml', accept: 'application/yaml' } });
   assert.equal(quoted.status, 201);
   assert.match(quoted.text, /\n {2}enabled: "yes"\n/);
+  // go-yaml v2's plain scalars: `.` and `e5` are strings (YAML 1.1's float pattern reads them as
+  // NaN, which was stored as null).
+  const plainBody = 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: yaml-plain\n  labels: {a10: x, a2: y2}\ndata:\n  path: .\n  tier: e5\n  when: "1:20"\n';
+  const plain = await s.request('POST', '/api/v1/namespaces/default/configmaps', { raw: plainBody, headers: { 'content-type': 'application/yaml' } });
+  assert.equal(plain.status, 201, plain.text);
+  assert.deepEqual(plain.json().data, { path: '.', tier: 'e5', when: '1:20' });
+  // YAML out as kube writes it (JSON through go-yaml v2): every map's keys in go-yaml's order (a2
+  // before a10), sequences at their key's indent, timestamps and sexagesimal-looking strings
+  // double-quoted, `.` plain.
+  const out = await s.request('GET', '/api/v1/namespaces/default/configmaps/yaml-plain', { headers: { accept: 'application/yaml' } });
+  assert.match(
+    out.text,
+    /^apiVersion: v1\ndata:\n {2}path: \.\n {2}tier: e5\n {2}when: "1:20"\nkind: ConfigMap\nmetadata:\n {2}creationTimestamp: "\d{4}-\d\d-\d\dT[\d:]+Z"\n {2}labels:\n {4}a2: y2\n {4}a10: x\n {2}managedFields:\n {2}- apiVersion: v1\n {4}fieldsType: FieldsV1\n {4}fieldsV1:\n {6}f:data:\n {8}\.: \{\}\n/,
+    out.text,
+  );
 
   const enc = new Encoder({ useRecords: false, mapsAsObjects: true });
   const cborBody = Buffer.concat([Buffer.from([0xd9, 0xd9, 0xf7]), enc.encode(cm('cbor-cm'))]);
