@@ -374,6 +374,10 @@ test('finalizers hold deletion until removed; preconditions', async () => {
   assert.ok(pending.metadata.deletionTimestamp);
   assert.equal(pending.metadata.deletionGracePeriodSeconds, 0);
   assert.equal(pending.metadata.uid, created.metadata.uid);
+  // Where ObjectMeta has them (after creationTimestamp), not appended.
+  const metaKeys = ['name', 'namespace', 'uid', 'resourceVersion', 'creationTimestamp', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'finalizers', 'managedFields'];
+  assert.deepEqual(Object.keys(pending.metadata), metaKeys);
+  assert.deepEqual(Object.keys((await s.request('GET', '/api/v1/namespaces/default/configmaps/fin')).json().metadata), metaKeys);
   // Removing the finalizer completes the deletion.
   const patched = await s.request('PATCH', '/api/v1/namespaces/default/configmaps/fin', {
     raw: JSON.stringify({ metadata: { finalizers: null } }),

@@ -330,7 +330,7 @@ test('chunked lists and watches work on custom resources', async () => {
   assert.equal(p1.metadata.remainingItemCount, 3);
   const p2 = (await s.request('GET', `${NS}?limit=3&continue=${encodeURIComponent(p1.metadata.continue)}`)).json();
   assert.equal(p2.items.length, 3);
-  assert.equal(p2.metadata.continue, undefined);
+  assert.equal(p2.metadata.continue, '', 'the last page of an UnstructuredList has an empty continue');
 
   const done = s.watch(`${NS}?watch=1&resourceVersion=${p1.metadata.resourceVersion}`, (ev) => ev.length === 2);
   await new Promise((r) => setTimeout(r, 100));
@@ -338,6 +338,68 @@ test('chunked lists and watches work on custom resources', async () => {
   await s.request('DELETE', `${NS}/c0`);
   const { events } = await done;
   assert.deepEqual(events.map((e) => [e.type, e.object.metadata.name, e.object.apiVersion]), [['ADDED', 'c-new', `${GROUP}/v1`], ['DELETED', 'c0', `${GROUP}/v1`]]);
+});
+
+/** The path of the first object in v whose keys are not sorted, or undefined. */
+function unsortedAt(v: unknown, path = ''): string | undefined {
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) {
+      const at = unsortedAt(v[i], `${path}[${i}]`);
+      if (at !== undefined) return at;
+    }
+    return undefined;
+  }
+  if (v === null || typeof v !== 'object') return undefined;
+  const keys = Object.keys(v);
+  if (keys.some((k, i) => i > 0 && keys[i - 1] > k)) return path || '.';
+  for (const k of keys) {
+    const at = unsortedAt((v as Record<string, unknown>)[k], `${path}.${k}`);
+    if (at !== undefined) return at;
+  }
+  return undefined;
+}
+
+test('custom objects are written as kube writes a map: keys sorted at the top and all through metadata; lists as UnstructuredList', async () => {
+  const NS = `/apis/${GROUP}/v1/namespaces/sorted/widgets`;
+  await s.request('POST', '/api/v1/namespaces', { body: { metadata: { name: 'sorted' } } });
+  const rv0 = (await s.request('GET', NS)).json().metadata.resourceVersion;
+  const events = s.watch(`${NS}?watch=1&resourceVersion=${rv0}`, (ev) => ev.length === 2);
+  await new Promise((r) => setTimeout(r, 100));
+  /** The top level's and metadata's keys (FieldsV1 aside) are sorted. */
+  const sortedAsKube = (o: any, text: string) => {
+    assert.deepEqual(Object.keys(o), Object.keys(o).sort(), text);
+    const meta = { ...o.metadata, managedFields: o.metadata.managedFields.map((e: any) => ({ ...e, fieldsV1: {} })) };
+    assert.equal(unsortedAt(meta), undefined, text);
+  };
+  // Keys out of order, as a client may send them.
+  const body = { spec: { size: 'small', extra: { zeta: 1, alpha: 2 } }, kind: 'Widget', metadata: { name: 'w', labels: { z: '1', a: '2' }, ownerReferences: [{ uid: 'u1', name: 'o', kind: 'K', controller: true, apiVersion: 'v1' }] }, apiVersion: `${GROUP}/v1` };
+  const created = await s.request('POST', NS, { body });
+  assert.equal(created.status, 201, created.text);
+  assert.match(created.text, new RegExp(`^\\{"apiVersion":"${GROUP}/v1","kind":"Widget","metadata":\\{"creationTimestamp":"[^"]+","generation":1,"labels":\\{"a":"2","z":"1"\\},"managedFields":\\[\\{"apiVersion":`));
+  sortedAsKube(created.json(), created.text);
+  assert.deepEqual(Object.keys(created.json().metadata.ownerReferences[0]), ['apiVersion', 'controller', 'kind', 'name', 'uid']);
+  // Below spec, the client's order stays (a choice: sorting every level costs too much).
+  assert.deepEqual(Object.keys(created.json().spec.extra), ['zeta', 'alpha']);
+  const patched = await s.request('PATCH', `${NS}/w`, { raw: JSON.stringify({ metadata: { annotations: { b: '1', a: '2' } }, spec: { color: 'red' } }), headers: { 'content-type': 'application/merge-patch+json' } });
+  assert.equal(patched.status, 200, patched.text);
+  sortedAsKube(patched.json(), patched.text);
+  const got = await s.request('GET', `${NS}/w`);
+  sortedAsKube(got.json(), got.text);
+  assert.deepEqual(Object.keys(got.json().metadata.annotations), ['a', 'b']);
+  // An UnstructuredList: sorted keys, items after apiVersion, continue always there.
+  const list = await s.request('GET', NS);
+  assert.match(list.text, new RegExp(`^\\{"apiVersion":"${GROUP}/v1","items":\\[\\{"apiVersion":"${GROUP}/v1","kind":"Widget","metadata":\\{"annotations":`));
+  assert.match(list.text, /\],"kind":"WidgetList","metadata":\{"continue":"","resourceVersion":"\d+"\}\}\n$/);
+  for (const e of (await events).events) sortedAsKube(e.object, JSON.stringify(e.object));
+  // A streaming list's closing BOOKMARK is a map too.
+  const stream = await s.watch(`${NS}?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true`, (ev) => ev.some((e) => e.type === 'BOOKMARK'));
+  const bm = stream.events.find((e) => e.type === 'BOOKMARK')!.object;
+  assert.deepEqual([Object.keys(bm), Object.keys(bm.metadata)], [['apiVersion', 'kind', 'metadata'], ['annotations', 'resourceVersion']]);
+  // PartialObjectMetadata is a struct: ObjectMeta's order, its managedFields entries' too.
+  const partial = (await s.request('GET', `${NS}/w`, { headers: { accept: 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1' } })).json();
+  assert.deepEqual(Object.keys(partial.metadata), ['name', 'namespace', 'uid', 'resourceVersion', 'generation', 'creationTimestamp', 'labels', 'annotations', 'ownerReferences', 'managedFields']);
+  assert.deepEqual(Object.keys(partial.metadata.managedFields[0]), ['manager', 'operation', 'apiVersion', 'time', 'fieldsType', 'fieldsV1']);
+  assert.deepEqual(Object.keys(partial.metadata.ownerReferences[0]), ['apiVersion', 'kind', 'name', 'uid', 'controller']);
 });
 
 test('deleting a CRD: Terminating, its objects deleted, then gone and no longer served; recreated it starts empty', async () => {

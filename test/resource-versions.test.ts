@@ -205,6 +205,8 @@ test('sendInitialEvents: initial ADDED events end with an annotated BOOKMARK', a
   const bm = events[3].object;
   assert.equal(bm.metadata.annotations['k8s.io/initial-events-end'], 'true');
   assert.ok(Number(bm.metadata.resourceVersion) >= Number(rv));
+  // The kind's own order: ObjectMeta's for a built-in kind.
+  assert.deepEqual([Object.keys(bm), Object.keys(bm.metadata)], [['kind', 'apiVersion', 'metadata'], ['resourceVersion', 'annotations']]);
 });
 
 test('sendInitialEvents without allowWatchBookmarks: the initial events, then live ones, with no bookmark (as kube serves it)', async () => {

@@ -5,7 +5,7 @@ import type Koa from 'koa';
 import type { ResourceCatalog } from '../schema/catalog.ts';
 import type { ResourceInfo } from '../schema/types.ts';
 import type { GenericStore, RequestContext, FieldValidation, DeleteOptions, ListResult } from '../registry/store.ts';
-import { apiVersionOf } from '../registry/store.ts';
+import { apiVersionOf, objectMetaInOrder } from '../registry/store.ts';
 import { int64Param, queryFlag, queryOf, sendInitialEventsOf, type RequestInfo } from './request-info.ts';
 import { ApiError, badRequest, invalid, methodNotAllowed, unsupportedMediaType } from '../errors.ts';
 import type { FieldError } from '../schema/types.ts';
@@ -196,9 +196,22 @@ async function list(ctx: Koa.Context, deps: ResourceHandlerDeps, info: ResourceI
   });
   // A plain JSON list of stored objects: transcoded from the stored bytes, never decoded.
   const stored = fmt.shape === 'object' && fmt.encoding === 'json' && !prettyPrint(ctx) ? storedItemsOf(result) : undefined;
-  if (stored) return sendEncoded(ctx, 200, storedListJson({ kind: info.listKind, apiVersion: apiVersionOf(info), metadata: listMetadata(result) }, stored), fmt);
+  if (stored) return sendEncoded(ctx, 200, storedListJson(objectList(info, result, []), stored), fmt);
   const body = shapeList(info, result, fmt, q.get('includeObject'));
   return send(ctx, 200, body, fmt);
+}
+
+/**
+ * A list of the resource's objects as kube writes it: a built-in kind's in struct order, items
+ * last; a custom kind's (an UnstructuredList, a map) with its keys sorted and `continue` always
+ * set, as kube's storage sets it on every list.
+ */
+function objectList(info: ResourceInfo, result: ListResult, items: unknown[]): Record<string, unknown> {
+  if (!info.custom) return { kind: info.listKind, apiVersion: apiVersionOf(info), metadata: listMetadata(result), items };
+  const metadata: Record<string, unknown> = { continue: result.continue ?? '' };
+  if (result.remainingItemCount !== undefined) metadata.remainingItemCount = result.remainingItemCount;
+  metadata.resourceVersion = result.resourceVersion;
+  return { apiVersion: apiVersionOf(info), items, kind: info.listKind, metadata };
 }
 
 function listMetadata(result: ListResult): Record<string, unknown> {
@@ -217,10 +230,10 @@ export function shapeList(info: ResourceInfo, result: ListResult, fmt: OutputFor
         kind: 'PartialObjectMetadataList',
         apiVersion: `meta.k8s.io/${fmt.metaVersion}`,
         metadata: listMetadata(result),
-        items: result.items.map((o) => partialMetadata(o, fmt.metaVersion)),
+        items: result.items.map((o) => partialMetadata(o, fmt.metaVersion, !!info.custom)),
       };
     default:
-      return { kind: info.listKind, apiVersion: apiVersionOf(info), metadata: listMetadata(result), items: result.items };
+      return objectList(info, result, result.items);
   }
 }
 
@@ -229,14 +242,15 @@ export function shapeObject(info: ResourceInfo, obj: any, fmt: OutputFormat, inc
     case 'Table':
       return toTable(info, [obj], { resourceVersion: obj.metadata?.resourceVersion }, fmt.metaVersion, includeObject, printer);
     case 'PartialObjectMetadata':
-      return partialMetadata(obj, fmt.metaVersion);
+      return partialMetadata(obj, fmt.metaVersion, !!info.custom);
     default:
       return obj;
   }
 }
 
-export function partialMetadata(obj: any, metaVersion = 'v1'): unknown {
-  return { kind: 'PartialObjectMetadata', apiVersion: `meta.k8s.io/${metaVersion}`, metadata: obj.metadata };
+/** An object's PartialObjectMetadata. A custom object's metadata (sorted, as kube holds it) is put in ObjectMeta's order. */
+export function partialMetadata(obj: any, metaVersion = 'v1', custom = false): unknown {
+  return { kind: 'PartialObjectMetadata', apiVersion: `meta.k8s.io/${metaVersion}`, metadata: custom ? objectMetaInOrder(obj.metadata) : obj.metadata };
 }
 
 export function toTable(
@@ -260,7 +274,7 @@ export function toTable(
     rows: items.map((o) => {
       const row: Record<string, unknown> = { cells: printer.cells(o, now) };
       if (mode === 'Object') row.object = o;
-      else if (mode === 'Metadata') row.object = partialMetadata(o, metaVersion);
+      else if (mode === 'Metadata') row.object = partialMetadata(o, metaVersion, !!info.custom);
       return row;
     }),
   };

@@ -7,7 +7,7 @@ import { flushAll } from './h2/connection.ts';
 import type { ResourceInfo } from '../schema/types.ts';
 import type { EventLog, LogEvent } from '../storage/event-log.ts';
 import type { GenericStore } from '../registry/store.ts';
-import { apiVersionOf, qualifiedResourceOf, parseResourceVersion } from '../registry/store.ts';
+import { apiVersionOf, qualifiedResourceOf, parseResourceVersion, customObjectOrder } from '../registry/store.ts';
 import { int64Param, queryFlag, queryOf, sendInitialEventsOf, type RequestInfo } from './request-info.ts';
 import { validateListOptions } from '../registry/list-options.ts';
 import { negotiateOutput, encode, type OutputFormat } from './negotiation.ts';
@@ -166,7 +166,7 @@ export class WatchService {
       if (replay.length) adapter.onBatch(replay);
     }
     if (initialEventsEnd) {
-      adapter.then(() => w.write('BOOKMARK', { kind: info.kind, apiVersion: apiVersionOf(info), metadata: { resourceVersion: String(Math.max(w.lastRv, startRv)), annotations: { 'k8s.io/initial-events-end': 'true' } } }));
+      adapter.then(() => w.write('BOOKMARK', bookmarkObject(info, Math.max(w.lastRv, startRv), true)));
     }
     w.unsubscribe = this.subscribe(res, adapter);
     w.live = true;
@@ -228,7 +228,7 @@ export class WatchService {
     if (initialState) {
       w.lastRv = this.log.currentRv;
       // Every object, as stored: the rows framed as ADDED events, none decoded.
-      const framed = w.writesStoredJson ? this.log.addedEventsJoined(res, scopeNs, servedJsonPrefix(apiVersionOf(info), info.kind), !!info.custom) : undefined;
+      const framed = w.writesStoredJson ? this.log.addedEventsJoined(res, scopeNs, servedJsonPrefix(apiVersionOf(info), info.kind, !!info.custom), !!info.custom) : undefined;
       if (framed) w.writeFramed(framed);
       else for (const item of this.store.listCurrent(info, scopeNs, w.fields, w.labels)) if (w.matches(item)) w.write('ADDED', item);
     } else if (fromRv === undefined) {
@@ -242,7 +242,7 @@ export class WatchService {
     } else {
       let from = fromRv;
       w.lastRv = from;
-      const prefix = w.writesStoredJson ? servedJsonPrefix(apiVersionOf(info), info.kind) : undefined;
+      const prefix = w.writesStoredJson ? servedJsonPrefix(apiVersionOf(info), info.kind, !!info.custom) : undefined;
       for (;;) {
         // The events as stored, framed, where the watch writes them as they are.
         const framed = prefix && this.log.framedEventsAfter(res, scopeNs, from, REPLAY_BATCH, prefix, !!info.custom);
@@ -261,7 +261,7 @@ export class WatchService {
       w.lastRv = Math.max(w.lastRv, this.log.currentRv);
     }
     if (initialEventsEnd) {
-      w.write('BOOKMARK', { kind: info.kind, apiVersion: apiVersionOf(info), metadata: { resourceVersion: String(w.lastRv || this.log.currentRv), annotations: { 'k8s.io/initial-events-end': 'true' } } });
+      w.write('BOOKMARK', bookmarkObject(info, w.lastRv || this.log.currentRv, true));
     }
     w.unsubscribe = this.subscribe(res, w);
     w.live = true;
@@ -375,7 +375,7 @@ class WatchStream implements Watcher {
   }
 
   bookmark(): void {
-    this.write('BOOKMARK', { kind: this.info.kind, apiVersion: apiVersionOf(this.info), metadata: { resourceVersion: String(this.lastRv || this.log.currentRv) } });
+    this.write('BOOKMARK', bookmarkObject(this.info, this.lastRv || this.log.currentRv));
   }
 
   /** The end of the watch (timeout, client gone): a last bookmark if asked for, then the end of the response. */
@@ -433,7 +433,7 @@ class WatchStream implements Watcher {
     if (type !== 'BOOKMARK' && type !== 'ERROR' && this.writesStoredJson) {
       // A committed object's stored JSON, when it is already as served: framed, not serialized again.
       const stored = storedJsonOf(object);
-      if (stored && servedAsStored(stored, servedJsonPrefix(apiVersionOf(info), info.kind), !!info.custom)) {
+      if (stored && servedAsStored(stored, servedJsonPrefix(apiVersionOf(info), info.kind, !!info.custom), !!info.custom)) {
         return Buffer.concat([EVENT_OPEN[type], stored, EVENT_CLOSE]);
       }
     }
@@ -448,7 +448,7 @@ class WatchStream implements Watcher {
         this.firstTable = false;
         payload = t;
       } else if (fmt.shape === 'PartialObjectMetadata') {
-        payload = partialMetadata(o, fmt.metaVersion);
+        payload = partialMetadata(o, fmt.metaVersion, !!info.custom);
       } else {
         payload = o;
       }
@@ -462,6 +462,18 @@ class WatchStream implements Watcher {
 }
 
 /**
+ * A BOOKMARK event's object: the kind with only a resourceVersion in its metadata, and the
+ * `k8s.io/initial-events-end` annotation on the one that ends a streaming list's initial events;
+ * in the kind's order (a custom object's keys sorted).
+ */
+function bookmarkObject(info: ResourceInfo, rv: number, initialEventsEnd = false): object {
+  const metadata: Record<string, unknown> = { resourceVersion: String(rv) };
+  if (initialEventsEnd) metadata.annotations = { 'k8s.io/initial-events-end': 'true' };
+  const o = { kind: info.kind, apiVersion: apiVersionOf(info), metadata };
+  return info.custom ? customObjectOrder(o) : o;
+}
+
+/**
  * A custom object as a GET serves it: its schema's defaults applied, which may be newer than the
  * stored event (a replay from the log). A copy: the event's object is shared by every watcher.
  */
@@ -470,7 +482,7 @@ function defaultedCopy(info: ResourceInfo, object: any): any {
   o.apiVersion = apiVersionOf(info);
   o.kind = info.kind;
   info.custom!.compiled().applyDefaults(o);
-  return o;
+  return customObjectOrder(o);
 }
 
 /**

@@ -262,8 +262,9 @@ class Transcoder {
   private kind = '';
   private apiVersionJson = EMPTY;
   private kindJson = EMPTY;
-  /** servedJsonPrefix of the served apiVersion and kind. */
+  /** servedJsonPrefix of the served apiVersion and kind, in a built-in's order and in a custom object's. */
   private servedPrefix: Buffer = EMPTY;
+  private servedSortedPrefix: Buffer = EMPTY;
 
   constructor(private readonly into: JsonOut) {}
 
@@ -500,7 +501,7 @@ class Transcoder {
     const n = s.length;
     // JSON.stringify writes a key once: a row opening with the served kind and apiVersion (as
     // the store writes them) has no others, and is copied without reading the rest.
-    const pre = this.servedPrefix;
+    const pre = s[2] === 0x6b ? this.servedPrefix : this.servedSortedPrefix; // {"k… or {"a…
     if (n > pre.length && s.compare(pre, 0, pre.length, 0, pre.length) === 0) {
       this.room(n);
       s.copy(this.o, this.q);
@@ -587,7 +588,10 @@ class Transcoder {
       this.kindJson = Buffer.from(JSON.stringify(kind));
       this.servedPrefix = EMPTY;
     }
-    if (this.servedPrefix === EMPTY) this.servedPrefix = servedJsonPrefix(apiVersion, kind);
+    if (this.servedPrefix === EMPTY) {
+      this.servedPrefix = servedJsonPrefix(apiVersion, kind);
+      this.servedSortedPrefix = servedJsonPrefix(apiVersion, kind, true);
+    }
     this.s = Buffer.isBuffer(data) ? data : Buffer.from(data.buffer, data.byteOffset, data.byteLength);
     this.p = 0;
     this.o = into.buf;
@@ -614,11 +618,12 @@ const EMPTY = Buffer.alloc(0);
  * then apiVersion, as kube writes it) when it needs nothing changed to be served as this
  * apiVersion and kind.
  */
-export function servedJsonPrefix(apiVersion: string, kind: string): Buffer {
-  const key = `${apiVersion}\u0000${kind}`;
+export function servedJsonPrefix(apiVersion: string, kind: string, custom = false): Buffer {
+  const key = `${apiVersion}\u0000${kind}\u0000${custom ? 1 : 0}`;
   let p = prefixes.get(key);
   if (p === undefined) {
-    p = Buffer.from(`{"kind":${JSON.stringify(kind)},"apiVersion":${JSON.stringify(apiVersion)},`);
+    // A built-in kind's TypeMeta order; a custom object's keys are sorted (goMapOrder).
+    p = Buffer.from(custom ? `{"apiVersion":${JSON.stringify(apiVersion)},"kind":${JSON.stringify(kind)},` : `{"kind":${JSON.stringify(kind)},"apiVersion":${JSON.stringify(apiVersion)},`);
     if (prefixes.size < 1000) prefixes.set(key, p);
   }
   return p;
@@ -724,7 +729,7 @@ export interface StoredItems {
 }
 
 const STORED_ITEMS = Symbol('storedItems');
-const CLOSE_LIST = Buffer.from(']}\n');
+const EMPTY_ITEMS = '"items":[]';
 
 /**
  * `fields` with an `items` property holding the rows' presented objects, made on first access.
@@ -759,14 +764,17 @@ export function storedItemsOf(result: object): StoredItems | undefined {
 }
 
 /**
- * The JSON of `head` (a list object without items) with the rows as its items, and a newline,
- * as JSON.stringify writes the whole list with the presented objects.
+ * The JSON of `list` (a list object whose items are `[]`) with the rows as its items, and a
+ * newline, as JSON.stringify writes the whole list with the presented objects.
  */
-export function storedListJson(head: object, stored: StoredItems): Buffer {
-  const headJson = JSON.stringify(head);
-  const open = headJson.length > 2 ? headJson.slice(0, -1) + ',"items":[' : '{"items":[';
-  if (stored.joined) return Buffer.concat([Buffer.from(open), stored.joined, CLOSE_LIST]);
-  let estimate = headJson.length + 32;
+export function storedListJson(list: object, stored: StoredItems): Buffer {
+  const listJson = JSON.stringify(list);
+  // The envelope's own members (kinds, versions, digits, a base64 token) hold no such text.
+  const at = listJson.indexOf(EMPTY_ITEMS) + EMPTY_ITEMS.length - 1;
+  const open = listJson.slice(0, at);
+  const close = `${listJson.slice(at)}\n`;
+  if (stored.joined) return Buffer.concat([Buffer.from(open), stored.joined, Buffer.from(close)]);
+  let estimate = listJson.length + 32;
   // JSON rows are copied; a CBOR row's JSON runs about 1.3 times its size.
   for (const r of stored.rows) estimate += r.data ? r.data.length + (r.data.length >> 1) : 1024;
   const out = new JsonOut(estimate);
@@ -780,6 +788,6 @@ export function storedListJson(head: object, stored: StoredItems): Buffer {
     const row = rows[i];
     if (!(row.data && transcodeToJson(row.data, out, apiVersion, kind))) out.text(JSON.stringify(stored.present(row.object)));
   }
-  out.text(']}\n');
+  out.text(close);
   return out.bytes();
 }

@@ -1,0 +1,38 @@
+// Go's encoding/json writes a map's keys sorted: a built-in kind's Go maps (labels, annotations,
+// ...) and the objects of a custom object, which kube-apiserver holds as a map (unstructured).
+
+/**
+ * A JSON value with the keys of every object in it in Go's map order: UTF-16 code unit order,
+ * which is Go's UTF-8 byte order but for characters beyond U+FFFF. The values of `keep`'s keys
+ * are left as they are. What is already in order is returned as it is (no copy); what is not is
+ * copied, so nothing given is changed.
+ */
+export function goMapOrder<T>(value: T, keep?: ReadonlySet<string>): T {
+  if (value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) {
+    let out: unknown[] | undefined;
+    for (let i = 0; i < value.length; i++) {
+      const e = value[i];
+      const s = goMapOrder(e, keep);
+      if (s !== e) (out ??= value.slice())[i] = s;
+    }
+    return (out ?? value) as T;
+  }
+  const o = value as Record<string, unknown>;
+  let prev: string | undefined;
+  let inOrder = true;
+  let changed: Map<string, unknown> | undefined;
+  for (const k in o) {
+    if (prev !== undefined && prev > k) inOrder = false;
+    prev = k;
+    const c = o[k];
+    if (c !== null && typeof c === 'object' && !keep?.has(k)) {
+      const s = goMapOrder(c, keep);
+      if (s !== c) (changed ??= new Map()).set(k, s);
+    }
+  }
+  if (inOrder && !changed) return value;
+  const out: Record<string, unknown> = {};
+  for (const k of inOrder ? Object.keys(o) : Object.keys(o).sort()) out[k] = changed?.has(k) ? changed.get(k) : o[k];
+  return out as T;
+}
