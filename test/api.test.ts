@@ -239,6 +239,33 @@ test('metadata is written in ObjectMeta field order, whatever order the body had
   assert.deepEqual(Object.keys(dry.json().metadata), order.filter((k) => k !== 'resourceVersion'));
 });
 
+test('Go maps of built-in kinds are written with their keys sorted, as encoding/json writes a map; structs keep their order', async () => {
+  const body = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'maps', labels: { z: '1', a: '2' }, annotations: { 'y.io/b': '1', 'x.io/a': '2' } }, data: { zz: '1', aa: '2', mm: '3' } };
+  const created = await s.request('POST', '/api/v1/namespaces/default/configmaps', { body });
+  assert.equal(created.status, 201, created.text);
+  assert.match(created.text, /"labels":\{"a":"2","z":"1"\},"annotations":\{"x\.io\/a":"2","y\.io\/b":"1"\}/);
+  assert.match(created.text, /"data":\{"aa":"2","mm":"3","zz":"1"\}\}\n$/);
+  // A key a patch adds goes in its place, not last.
+  const patched = await s.request('PATCH', '/api/v1/namespaces/default/configmaps/maps', { raw: '{"metadata":{"labels":{"m":"3"}},"data":{"bb":"4"}}', headers: { 'content-type': 'application/strategic-merge-patch+json' } });
+  assert.equal(patched.status, 200, patched.text);
+  assert.deepEqual([Object.keys(patched.json().metadata.labels), Object.keys(patched.json().data)], [['a', 'm', 'z'], ['aa', 'bb', 'mm', 'zz']]);
+  const got = (await s.request('GET', '/api/v1/namespaces/default/configmaps/maps')).json();
+  assert.deepEqual(Object.keys(got.data), ['aa', 'bb', 'mm', 'zz'], 'as stored');
+  // Maps inside structs and lists: a Service's selector, a pod template's resource limits; the
+  // structs around them keep the order they came in.
+  const svc = await s.request('POST', '/api/v1/namespaces/default/services', { body: { apiVersion: 'v1', kind: 'Service', metadata: { name: 'maps' }, spec: { selector: { b: '1', a: '2' }, ports: [{ port: 80 }] } } });
+  assert.equal(svc.status, 201, svc.text);
+  assert.deepEqual(Object.keys(svc.json().spec.selector), ['a', 'b']);
+  assert.deepEqual(Object.keys(svc.json().spec).slice(0, 2), ['selector', 'ports']);
+  const rs = {
+    apiVersion: 'apps/v1', kind: 'ReplicaSet', metadata: { name: 'maps' },
+    spec: { selector: { matchLabels: { y: '1', x: '2' } }, template: { metadata: { labels: { y: '1', x: '2' } }, spec: { containers: [{ name: 'c', image: 'i', resources: { limits: { memory: '1Gi', cpu: '1' } } }] } } },
+  };
+  const created2 = (await s.request('POST', '/apis/apps/v1/namespaces/default/replicasets', { body: rs })).json();
+  assert.deepEqual(Object.keys(created2.spec.selector.matchLabels), ['x', 'y']);
+  assert.deepEqual(Object.keys(created2.spec.template.spec.containers[0].resources.limits), ['cpu', 'memory']);
+});
+
 test('unknown fields are dropped with a warning header and never stored', async () => {
   const body: any = cm('unknown');
   body.bogus = 1;

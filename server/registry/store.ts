@@ -18,7 +18,7 @@ import { validateObjectMeta, validateObjectMetaUpdate, nameRuleFor, generateName
 import { parseLabelSelector, parseFieldSelector, fieldsOf, checkFieldSelectorFor, stringFieldPath, type FieldSelector, type LabelSelector } from './selectors.ts';
 import { ApiError, alreadyExists, badRequest, conflict, gone, invalid, methodNotAllowed, notFound, tooLargeResourceVersion, tooOldResourceVersion } from '../errors.ts';
 import { deepEqual, deepFreeze, isPlainObject } from '../util/json.ts';
-import { goMapOrder } from '../util/go-map-order.ts';
+import { goMapOrder, goMapsInOrder } from '../util/go-map-order.ts';
 import { servedJsonPrefix, servedAsStored, withStoredItems, decodeObject, CHECK_STORED_JSON, type StoredRow, type ListRow } from '../storage/codec.ts';
 import { encodeContinue, decodeContinue } from './continue-token.ts';
 import type { ServiceLookup } from './crd/conversion.ts';
@@ -169,6 +169,23 @@ export class GenericStore {
       if (objs.some((o) => o.apiVersion !== want)) objs = await cr.converter.convert(objs, info.version, this.services);
     }
     return objs.map((o) => this.present(info, o));
+  }
+
+  /**
+   * The object as kube-apiserver writes it: a built-in kind's ObjectMeta in Go struct order and
+   * its Go maps' keys sorted; a custom object, which kube holds as a map, sorted (see
+   * customObjectOrder). `rvSlot` holds resourceVersion's place for the write to fill in. Returns
+   * obj, or a copy where an order changed.
+   */
+  private inKubeOrder(info: ResourceInfo, obj: any, rvSlot = false): any {
+    if (info.custom) {
+      if (rvSlot && obj.metadata.resourceVersion === undefined) obj.metadata.resourceVersion = '';
+      return customObjectOrder(obj);
+    }
+    const node = this.typeOf(info);
+    const out = node ? (goMapsInOrder(node, obj) as any) : obj;
+    out.metadata = metadataInOrder(out.metadata, rvSlot);
+    return out;
   }
 
   /** The form written to storage: custom objects are stored in their CRD's storage version. */
@@ -374,14 +391,14 @@ export class GenericStore {
     await this.admission.validate(attrs);
     if (ctx.dryRun) {
       if (this.log.get(this.key(info, ns, meta.name))) throw alreadyExists(info.group, info.resource, meta.name);
-      return this.present(info, inKubeOrder(info, obj), true);
+      return this.present(info, this.inKubeOrder(info, obj), true);
     }
     const key = this.key(info, ns, meta.name);
     const converted = await this.toStorage(info, obj);
     const unconverted = converted === obj;
     // What the server set (and admission added) goes where kube writes it; the write fills in the resourceVersion.
-    obj = inKubeOrder(info, obj, true);
-    const stored = unconverted ? obj : inKubeOrder(info, converted, true);
+    obj = this.inKubeOrder(info, obj, true);
+    const stored = unconverted ? obj : this.inKubeOrder(info, converted, true);
     await this.log.write((tx) => {
       if (tx.currentRv(key) !== undefined) throw alreadyExists(info.group, info.resource, meta.name);
       tx.put('ADDED', key, stored);
@@ -477,10 +494,10 @@ export class GenericStore {
       const finishDeletion = obj.metadata.deletionTimestamp && pendingFinalizers(strategy, obj).length === 0;
       if (!finishDeletion && unchanged(obj, old)) return old;
       // A body without the fields the server carries over (uid, creationTimestamp) gets them in kube's place.
-      obj = inKubeOrder(info, obj);
+      obj = this.inKubeOrder(info, obj);
       if (ctx.dryRun) return obj;
       const converted = await this.toStorage(info, obj);
-      const stored = converted === obj ? obj : inKubeOrder(info, converted);
+      const stored = converted === obj ? obj : this.inKubeOrder(info, converted);
       const written = await this.writeIfUnchanged(info, key, current, (tx) => {
         if (finishDeletion) tx.remove(key, stored, current);
         else tx.put('MODIFIED', key, stored, current);
@@ -637,10 +654,10 @@ export class GenericStore {
       } else {
         next = structuredClone(old);
       }
-      next = inKubeOrder(info, next);
+      next = this.inKubeOrder(info, next);
       if (ctx.dryRun) return { deleted: !graceful, object: next };
       const converted = await this.toStorage(info, next);
-      const stored = converted === next ? next : inKubeOrder(info, converted);
+      const stored = converted === next ? next : this.inKubeOrder(info, converted);
       const written = await this.writeIfUnchanged(info, key, current, (tx) => {
         if (graceful) tx.put('MODIFIED', key, stored, current);
         else tx.remove(key, stored, current);
@@ -798,20 +815,6 @@ function canonicalOrder(body: any, kind: string, apiVersion: string): any {
   const out: any = { kind, apiVersion, metadata: metadataInOrder(body.metadata) };
   for (const k of Object.keys(body)) if (!(k in out)) out[k] = body[k];
   return out;
-}
-
-/**
- * The object as kube-apiserver writes it: a built-in kind's ObjectMeta in Go struct order; a
- * custom object, which kube holds as a map, with every key sorted (goMapOrder). `rvSlot` holds
- * resourceVersion's place for the write to fill in. Returns obj, or a sorted copy of a custom one.
- */
-function inKubeOrder(info: ResourceInfo, obj: any, rvSlot = false): any {
-  if (info.custom) {
-    if (rvSlot && obj.metadata.resourceVersion === undefined) obj.metadata.resourceVersion = '';
-    return customObjectOrder(obj);
-  }
-  obj.metadata = metadataInOrder(obj.metadata, rvSlot);
-  return obj;
 }
 
 const FIELDS_V1 = new Set(['fieldsV1']);
