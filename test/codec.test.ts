@@ -1,17 +1,18 @@
 // The storage codec: objects stored as JSON (CBOR for older rows and BigInt values), lazily
 // decoded rows, and stored rows served as JSON that must give exactly the bytes JSON.stringify
-// gives for the decoded object (with apiVersion/kind set as the store serves them): JSON rows
-// copied with those values replaced, CBOR rows transcoded.
+// gives for the decoded object, with Go's escapes (goJsonText; apiVersion/kind set as the store
+// serves them): JSON rows copied with those values replaced, CBOR rows transcoded.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { encodeObject, encodeObjectCbor, decodeObject, transcodeToJson, JsonOut, StoredRow } from '../server/storage/codec.ts';
+import { goJsonText } from '../server/util/json.ts';
 
-/** What the object path serves: decode, set apiVersion/kind (present()), JSON.stringify. */
+/** What the object path serves: decode, set apiVersion/kind (present()), JSON.stringify, Go's escapes. */
 function viaObject(data: Uint8Array, apiVersion: string, kind: string): string {
   const o = decodeObject(data);
   o.apiVersion = apiVersion;
   o.kind = kind;
-  return JSON.stringify(o);
+  return goJsonText(JSON.stringify(o));
 }
 
 type Encode = (obj: unknown) => Uint8Array;
@@ -26,7 +27,7 @@ function transcoded(obj: unknown, apiVersion = 'v1', kind = 'ConfigMap', encodeR
   return { ok, json: text.slice(1), expected: viaObject(data, apiVersion, kind) };
 }
 
-test('served JSON of a stored row (JSON or CBOR) equals JSON.stringify of the decoded object', () => {
+test('served JSON of a stored row (JSON or CBOR) equals JSON.stringify of the decoded object, with Go\'s escapes', () => {
   const objects: unknown[] = [
     { kind: 'ConfigMap', apiVersion: 'v1', metadata: { name: 'a', namespace: 'ns', labels: { app: 'x' } }, data: { k: 'v' } },
     // served in another version: both replaced in place
@@ -45,6 +46,7 @@ test('served JSON of a stored row (JSON or CBOR) equals JSON.stringify of the de
         backslash: 'a\\b',
         controls: '\u0000\u0001\b\t\n\u000b\f\r\u001f\u007f',
         unicode: 'é ü 日本 😀 \u2028\u2029 \ufffd',
+        html: 'a<b> && c',
         empty: '',
         long: 'x'.repeat(5000) + '"' + 'y'.repeat(100),
         '': 'empty key',
@@ -92,7 +94,7 @@ test('served JSON of a stored row (JSON or CBOR) equals JSON.stringify of the de
 test('objects are stored as JSON text; BigInt values and older CBOR rows still decode', () => {
   const obj = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'a' }, data: { k: 'é' } };
   const data = encodeObject(obj);
-  assert.equal(Buffer.from(data).toString('utf8'), JSON.stringify(obj));
+  assert.equal(Buffer.from(data).toString('utf8'), goJsonText(JSON.stringify(obj)));
   assert.equal(data.byteLength, data.buffer.byteLength, 'a buffer of its own');
   assert.deepEqual(decodeObject(data), obj);
   assert.deepEqual(decodeObject(encodeObjectCbor(obj)), obj);
@@ -102,7 +104,7 @@ test('objects are stored as JSON text; BigInt values and older CBOR rows still d
   assert.deepEqual(decodeObject(bigData), big);
 });
 
-test('managedFields with shared (frozen) FieldsV1 are stored exactly as JSON.stringify writes them', () => {
+test('managedFields with shared (frozen) FieldsV1 are stored exactly as JSON.stringify writes them, with Go\'s escapes', () => {
   const frozenDeep = <T extends object>(o: T): T => {
     for (const v of Object.values(o)) if (typeof v === 'object' && v !== null) frozenDeep(v);
     return Object.freeze(o);
@@ -148,13 +150,13 @@ test('managedFields with shared (frozen) FieldsV1 are stored exactly as JSON.str
       return o;
     })(),
   ];
-  for (const c of cases) assert.equal(Buffer.from(encodeObject(c)).toString('utf8'), JSON.stringify(c));
+  for (const c of cases) assert.equal(Buffer.from(encodeObject(c)).toString('utf8'), goJsonText(JSON.stringify(c)));
   // Only frozen FieldsV1 are remembered: one that is not may change between writes.
   const own: Record<string, unknown> = { 'f:data': {} };
   const changing = object([entry('a', shared), entry('b', own)]);
-  assert.equal(Buffer.from(encodeObject(changing)).toString('utf8'), JSON.stringify(changing));
+  assert.equal(Buffer.from(encodeObject(changing)).toString('utf8'), goJsonText(JSON.stringify(changing)));
   own['f:binaryData'] = {};
-  assert.equal(Buffer.from(encodeObject(changing)).toString('utf8'), JSON.stringify(changing));
+  assert.equal(Buffer.from(encodeObject(changing)).toString('utf8'), goJsonText(JSON.stringify(changing)));
   // The marker never leaks, whatever a client writes where the list was.
   const text = Buffer.from(encodeObject(object([entry('a', shared)]))).toString('utf8');
   assert.ok(!text.includes('hearth:'), text);

@@ -4,6 +4,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestServer, type TestServer } from './helpers/server.ts';
+import { goJsonText } from '../server/util/json.ts';
 
 let s: TestServer;
 before(async () => {
@@ -18,7 +19,7 @@ after(async () => {
 async function viaObjectPath(path: string): Promise<string> {
   const pretty = await s.request('GET', `${path}${path.includes('?') ? '&' : '?'}pretty=true`);
   assert.equal(pretty.status, 200);
-  return JSON.stringify(JSON.parse(pretty.text)) + '\n';
+  return goJsonText(JSON.stringify(JSON.parse(pretty.text))) + '\n';
 }
 
 test('a JSON list transcoded from storage is byte for byte the object path answer', async () => {

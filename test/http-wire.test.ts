@@ -163,6 +163,30 @@ test('a Table watch sends the column definitions with its first event only (late
   }
 });
 
+test('JSON is written as Go writes it: <, > and & escaped for HTML, and U+2028/U+2029, in objects, lists, watch events, Tables and errors', async () => {
+  const ns = '/api/v1/namespaces/wire';
+  const rv = (await s.request('GET', `${ns}/configmaps`)).json().metadata.resourceVersion;
+  const data = { cmd: 'a && b > /dev/null < x', sep: 'x\u2028y\u2029z' };
+  const escaped = '"cmd":"a \\u0026\\u0026 b \\u003e /dev/null \\u003c x","sep":"x\\u2028y\\u2029z"';
+  const created = await s.request('POST', `${ns}/configmaps`, { body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'html' }, data } });
+  assert.equal(created.status, 201);
+  assert.ok(created.text.includes(escaped), created.text);
+  assert.deepEqual(created.json().data, data, 'the same JSON');
+  assert.ok((await s.request('GET', `${ns}/configmaps/html`)).text.includes(escaped));
+  assert.ok((await s.request('GET', `${ns}/configmaps`)).text.includes(escaped));
+  assert.ok((await s.request('GET', `${ns}/configmaps/html?pretty=true`)).text.includes('"cmd": "a \\u0026\\u0026 b'));
+  const watched = await s.request('GET', `${ns}/configmaps?watch=1&resourceVersion=${rv}&timeoutSeconds=1`);
+  assert.ok(watched.text.includes(escaped), watched.text);
+  // A Table's "<none>" cells, and an error message quoting the request.
+  assert.equal((await s.request('POST', `${ns}/pods`, { body: { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'html' }, spec: { containers: [{ name: 'c', image: 'i' }] } } })).status, 201);
+  const table = await s.request('GET', `${ns}/pods/html`, { headers: { accept: 'application/json;as=Table;v=v1;g=meta.k8s.io' } });
+  assert.equal(table.status, 200);
+  assert.ok(table.text.includes('"\\u003cnone\\u003e"') && !table.text.includes('<none>'), table.text);
+  const bad = await s.request('POST', `${ns}/configmaps`, { body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'Bad<Name>' } } });
+  assert.equal(bad.status, 422);
+  assert.ok(bad.text.includes('Bad\\u003cName\\u003e') && !bad.text.includes('<'), bad.text);
+});
+
 test('the scale subresource answers a Table (kube printScale) and PartialObjectMetadata, on GET and on writes', async () => {
   const d = { metadata: { name: 'sc' }, spec: { replicas: 2, selector: { matchLabels: { a: 'b' } }, template: { metadata: { labels: { a: 'b' } }, spec: { containers: [{ name: 'c', image: 'i' }] } } } };
   assert.equal((await s.request('POST', '/apis/apps/v1/namespaces/wire/deployments', { body: d })).status, 201);

@@ -21,6 +21,7 @@ import type { WatchService } from './watch.ts';
 import type { EventLog } from '../storage/event-log.ts';
 import { registerAdminRoutes } from './admin.ts';
 import { ApiError, badRequest, notAcceptable } from '../errors.ts';
+import { goJsonText } from '../util/json.ts';
 
 export interface AppDeps {
   log: EventLog;
@@ -104,13 +105,13 @@ function registerVersionRoute(router: Router, kubernetesVersion: string): void {
 }
 
 function json(ctx: Koa.Context, body: object | Buffer, contentType = 'application/json'): void {
-  ctx.body = Buffer.isBuffer(body) ? body : Buffer.from(JSON.stringify(body));
+  ctx.body = Buffer.isBuffer(body) ? body : Buffer.from(goJsonText(JSON.stringify(body)));
   ctx.set('Content-Type', contentType);
 }
 
 /** A discovery document: indented for the clients kube-apiserver indents for (prettyPrint). */
 function discoveryJson(ctx: Koa.Context, body: object | Buffer, contentType?: string): void {
-  if (prettyPrint(ctx)) body = Buffer.from(JSON.stringify(Buffer.isBuffer(body) ? JSON.parse(body.toString()) : body, null, 2) + '\n');
+  if (prettyPrint(ctx)) body = Buffer.from(goJsonText(JSON.stringify(Buffer.isBuffer(body) ? JSON.parse(body.toString()) : body, null, 2)) + '\n');
   json(ctx, body, contentType);
 }
 

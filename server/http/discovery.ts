@@ -3,6 +3,7 @@
 // Pure builders over the catalog; everything is cached per catalog.generation.
 import { createHash } from 'node:crypto';
 import type { GroupInfo, ResourceInfo, SubresourceInfo } from '../schema/types.ts';
+import { goJsonText } from '../util/json.ts';
 
 /** The subresources the server serves; discovery and OpenAPI advertise only these. */
 export const SERVED_SUBRESOURCES: readonly string[] = ['status', 'scale', 'binding'];
@@ -199,7 +200,7 @@ export class Discovery {
     const key = `${which}/${version}`;
     let body = c.bodies.get(key);
     if (!body) {
-      body = Buffer.from(JSON.stringify(this.aggregated(which, version)));
+      body = Buffer.from(goJsonText(JSON.stringify(this.aggregated(which, version))));
       c.bodies.set(key, body);
     }
     return body;

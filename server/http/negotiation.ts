@@ -5,6 +5,7 @@ import YAML from 'yaml';
 import { PROTOBUF_MEDIA_TYPE, decodeProtobuf, encodeProtobuf, definitionForKind } from './protobuf.ts';
 import { Encoder } from 'cbor-x';
 import { storedJsonOf } from '../storage/codec.ts';
+import { goJsonText } from '../util/json.ts';
 import { badRequest, notAcceptable, unsupportedMediaType, requestEntityTooLarge } from '../errors.ts';
 
 export type Encoding = 'json' | 'yaml' | 'cbor' | 'protobuf';
@@ -121,7 +122,7 @@ export function encode(value: unknown, encoding: Encoding, pretty = false): Buff
       return def ? encodeProtobuf(v, def) : undefined;
     }
     case 'json': {
-      if (pretty) return Buffer.from(JSON.stringify(value, null, 2) + '\n');
+      if (pretty) return Buffer.from(goJsonText(JSON.stringify(value, null, 2)) + '\n');
       const stored = typeof value === 'object' && value !== null ? storedJsonOf(value) : undefined;
       if (stored) {
         const out = Buffer.allocUnsafe(stored.length + 1);
@@ -129,7 +130,7 @@ export function encode(value: unknown, encoding: Encoding, pretty = false): Buff
         out[stored.length] = 0x0a;
         return out;
       }
-      return Buffer.from(JSON.stringify(value) + '\n');
+      return Buffer.from(goJsonText(JSON.stringify(value)) + '\n');
     }
     case 'yaml':
       return Buffer.from(kubeYaml(value));

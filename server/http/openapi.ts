@@ -6,6 +6,7 @@
 import { createHash } from 'node:crypto';
 import type { ResourceInfo } from '../schema/types.ts';
 import { type CatalogView, servedSubresources } from './discovery.ts';
+import { goJsonText } from '../util/json.ts';
 
 /** What the builders need from the type model (TypeModel satisfies it). */
 export interface ModelView {
@@ -740,7 +741,7 @@ function rootSchemas(specs: PathSpec[]): Set<string> {
 }
 
 function document(body: unknown): OpenApiDocument {
-  const buf = Buffer.from(JSON.stringify(body));
+  const buf = Buffer.from(goJsonText(JSON.stringify(body)));
   const hash = createHash('sha512').update(buf).digest('hex').toUpperCase();
   return { body: buf, etag: hash, hash };
 }

@@ -18,6 +18,7 @@ import type { Converter, ServiceLookup } from '../registry/crd/conversion.ts';
 import { toTable, partialMetadata } from './resource-handlers.ts';
 import { cloneJSON } from '../registry/apply/index.ts';
 import { EVENT_CLOSE, EVENT_OPEN, servedAsStored, servedJsonPrefix, storedJsonOf } from '../storage/codec.ts';
+import { goJsonText } from '../util/json.ts';
 
 /** A watcher whose socket buffer grows past this is closed; the client re-lists. */
 const MAX_BUFFERED_BYTES = 8 * 1024 * 1024;
@@ -454,7 +455,7 @@ class WatchStream implements Watcher {
       }
     }
     return fmt.encoding === 'json'
-      ? Buffer.from(JSON.stringify({ type, object: payload }) + '\n')
+      ? Buffer.from(goJsonText(JSON.stringify({ type, object: payload })) + '\n')
       : fmt.encoding === 'protobuf'
         ? encodeWatchEventFrame({ type, object: payload })
         : encode({ type, object: payload }, fmt.encoding);

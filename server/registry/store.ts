@@ -17,7 +17,7 @@ import { goFieldShape } from '../http/protobuf.ts';
 import { validateObjectMeta, validateObjectMetaUpdate, nameRuleFor, generateNameFrom } from './metadata-validation.ts';
 import { parseLabelSelector, parseFieldSelector, fieldsOf, checkFieldSelectorFor, stringFieldPath, type FieldSelector, type LabelSelector } from './selectors.ts';
 import { ApiError, alreadyExists, badRequest, conflict, gone, invalid, methodNotAllowed, notFound, tooLargeResourceVersion, tooOldResourceVersion } from '../errors.ts';
-import { deepEqual, deepFreeze, isPlainObject } from '../util/json.ts';
+import { deepEqual, deepFreeze, goJsonText, isPlainObject } from '../util/json.ts';
 import { goMapOrder, goMapsInOrder } from '../util/go-map-order.ts';
 import { servedJsonPrefix, servedAsStored, withStoredItems, decodeObject, CHECK_STORED_JSON, type StoredRow, type ListRow } from '../storage/codec.ts';
 import { encodeContinue, decodeContinue } from './continue-token.ts';
@@ -341,7 +341,7 @@ export class GenericStore {
     const asStored = servedAsStoredIf(info);
     if (asStored && Buffer.isBuffer(data) && servedAsStored(data, asStored.prefix, asStored.noNulls)) {
       if (CHECK_STORED_JSON) {
-        const served = JSON.stringify((await this.presentAll(info, [decodeObject(data)]))[0]);
+        const served = goJsonText(JSON.stringify((await this.presentAll(info, [decodeObject(data)]))[0]));
         if (served !== data.toString('utf8')) throw new Error(`stored JSON served as it is differs from the presented object: ${data.toString('utf8').slice(0, 200)}`);
       }
       return { json: data };

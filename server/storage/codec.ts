@@ -1,4 +1,5 @@
-// How objects are stored: as the JSON text JSON.stringify gives (UTF-8), so a JSON list or
+// How objects are stored: as the JSON text JSON.stringify gives, with Go's HTML escapes
+// (goJsonText: kube's JSON has them), in UTF-8, so a JSON list or
 // response is the stored bytes, and encoding an object for storage costs one native stringify.
 // Rows written by earlier versions, and objects JSON cannot hold (BigInt values from protobuf
 // or CBOR bodies), are plain CBOR (RFC 8949 maps/arrays/strings, no cbor-x record extension).
@@ -6,6 +7,7 @@
 // 0xa0–0xbf.
 import { randomUUID } from 'node:crypto';
 import { Encoder } from 'cbor-x';
+import { goJsonText } from '../util/json.ts';
 
 const cbor = new Encoder({ useRecords: false, mapsAsObjects: true, variableMapSize: true });
 const OPEN_BRACE = 0x7b;
@@ -17,7 +19,7 @@ const OPEN_BRACE = 0x7b;
 export function encodeObject(obj: unknown): Uint8Array {
   let text: string;
   try {
-    text = objectJson(obj);
+    text = goJsonText(objectJson(obj));
   } catch {
     return encodeObjectCbor(obj); // a BigInt
   }
@@ -134,7 +136,7 @@ export function storedJsonOf(obj: object): Buffer | undefined {
   const r = storedJson.get(obj);
   const o = obj as Served;
   if (!r || r.apiVersion !== o.apiVersion || r.kind !== o.kind || r.rv !== o.metadata?.resourceVersion) return undefined;
-  if (CHECK_STORED_JSON && r.bytes.toString('utf8') !== JSON.stringify(obj)) {
+  if (CHECK_STORED_JSON && r.bytes.toString('utf8') !== goJsonText(JSON.stringify(obj))) {
     throw new Error(`an object was changed after it was stored: ${r.bytes.toString('utf8').slice(0, 200)}`);
   }
   return r.bytes;
@@ -249,6 +251,11 @@ for (let b = 0; b < 0x20; b++) SPECIAL[b] = 1;
 SPECIAL[QUOTE] = 1;
 SPECIAL[BACKSLASH] = 1;
 SPECIAL[0xed] = 1; // may start an encoded lone surrogate
+// Escaped as Go's encoding/json writes them (goJsonText): <, >, &, and U+2028/U+2029 (E2 80 A8/A9).
+SPECIAL[0x3c] = 1;
+SPECIAL[0x3e] = 1;
+SPECIAL[0x26] = 1;
+SPECIAL[0xe2] = 1;
 
 /** One transcoding: reads CBOR at s[p], appends JSON to o[q] (o has room, see room()). */
 class Transcoder {
@@ -309,7 +316,7 @@ class Transcoder {
     return -1;
   }
 
-  /** A text string of n bytes, quoted and escaped as JSON.stringify does. */
+  /** A text string of n bytes, quoted and escaped as JSON.stringify and then goJsonText do. */
   string(n: number): boolean {
     const s = this.s;
     const end = this.p + n;
@@ -331,9 +338,17 @@ class Transcoder {
         o[q++] = b;
         continue;
       }
+      if (b === 0xe2) {
+        if (s[i + 1] === 0x80 && (s[i + 2] === 0xa8 || s[i + 2] === 0xa9)) {
+          o[q++] = BACKSLASH;
+          for (const c of s[i + 2] === 0xa8 ? 'u2028' : 'u2029') o[q++] = c.charCodeAt(0);
+          i += 2;
+        } else o[q++] = b;
+        continue;
+      }
       o[q++] = BACKSLASH;
       if (b === QUOTE || b === BACKSLASH) o[q++] = b;
-      else if (SHORT_ESCAPE[b] !== 0) o[q++] = SHORT_ESCAPE[b];
+      else if (b < 0x20 && SHORT_ESCAPE[b] !== 0) o[q++] = SHORT_ESCAPE[b];
       else {
         o[q++] = 0x75; // u
         o[q++] = 0x30;
@@ -768,7 +783,7 @@ export function storedItemsOf(result: object): StoredItems | undefined {
  * newline, as JSON.stringify writes the whole list with the presented objects.
  */
 export function storedListJson(list: object, stored: StoredItems): Buffer {
-  const listJson = JSON.stringify(list);
+  const listJson = goJsonText(JSON.stringify(list));
   // The envelope's own members (kinds, versions, digits, a base64 token) hold no such text.
   const at = listJson.indexOf(EMPTY_ITEMS) + EMPTY_ITEMS.length - 1;
   const open = listJson.slice(0, at);
@@ -786,7 +801,7 @@ export function storedListJson(list: object, stored: StoredItems): Buffer {
       out.buf[out.pos++] = 0x2c;
     }
     const row = rows[i];
-    if (!(row.data && transcodeToJson(row.data, out, apiVersion, kind))) out.text(JSON.stringify(stored.present(row.object)));
+    if (!(row.data && transcodeToJson(row.data, out, apiVersion, kind))) out.text(goJsonText(JSON.stringify(stored.present(row.object))));
   }
   out.text(close);
   return out.bytes();

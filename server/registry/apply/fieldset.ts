@@ -18,7 +18,7 @@
 // levels remember what is derived from them; schema atoms are computed once per TypeNode; walks
 // build their sets bottom-up, without paths.
 import type { TypeNode } from '../../schema/types.ts';
-import { isPlainObject } from '../../util/json.ts';
+import { goJsonText, isPlainObject } from '../../util/json.ts';
 import { goSharpV } from '../../util/go-format.ts';
 import { goSprint, goTypeName } from '../crd/jsonpath.ts';
 
@@ -33,18 +33,11 @@ export type FieldPath = readonly PathElement[];
 // ---------------------------------------------------------------------------------------------
 // Values: the JSON encoding kube uses inside k:/v: names, ordering and human-readable form.
 
-const GO_ESCAPE = /[<>&\u2028\u2029]/;
-const GO_ESCAPE_ALL = /[<>&\u2028\u2029]/g;
-const goEscape = (c: string): string => '\\u' + c.charCodeAt(0).toString(16).padStart(4, '0');
-
 /** Compact JSON as Go's encoding/json writes it: object keys sorted, <, >, & and U+2028/9 escaped. */
 export function goJSON(v: unknown): string {
-  if (typeof v === 'string') {
-    const s = JSON.stringify(v);
-    return GO_ESCAPE.test(s) ? s.replace(GO_ESCAPE_ALL, goEscape) : s;
-  }
+  if (typeof v === 'string') return goJsonText(JSON.stringify(v));
   if (typeof v === 'number' || typeof v === 'boolean' || v === null) return JSON.stringify(v);
-  return JSON.stringify(sortKeys(v)).replace(GO_ESCAPE_ALL, goEscape);
+  return goJsonText(JSON.stringify(sortKeys(v)));
 }
 
 function sortKeys(v: unknown): unknown {
