@@ -239,7 +239,7 @@ test('metadata is written in ObjectMeta field order, whatever order the body had
   assert.deepEqual(Object.keys(dry.json().metadata), order.filter((k) => k !== 'resourceVersion'));
 });
 
-test('Go maps of built-in kinds are written with their keys sorted, as encoding/json writes a map; structs keep their order', async () => {
+test('built-in objects are written in encoding/json\'s order: struct fields as the Go struct declares them, map keys sorted', async () => {
   const body = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'maps', labels: { z: '1', a: '2' }, annotations: { 'y.io/b': '1', 'x.io/a': '2' } }, data: { zz: '1', aa: '2', mm: '3' } };
   const created = await s.request('POST', '/api/v1/namespaces/default/configmaps', { body });
   assert.equal(created.status, 201, created.text);
@@ -251,12 +251,13 @@ test('Go maps of built-in kinds are written with their keys sorted, as encoding/
   assert.deepEqual([Object.keys(patched.json().metadata.labels), Object.keys(patched.json().data)], [['a', 'm', 'z'], ['aa', 'bb', 'mm', 'zz']]);
   const got = (await s.request('GET', '/api/v1/namespaces/default/configmaps/maps')).json();
   assert.deepEqual(Object.keys(got.data), ['aa', 'bb', 'mm', 'zz'], 'as stored');
-  // Maps inside structs and lists: a Service's selector, a pod template's resource limits; the
-  // structs around them keep the order they came in.
-  const svc = await s.request('POST', '/api/v1/namespaces/default/services', { body: { apiVersion: 'v1', kind: 'Service', metadata: { name: 'maps' }, spec: { selector: { b: '1', a: '2' }, ports: [{ port: 80 }] } } });
+  // Maps inside structs and lists: a Service's selector, a pod template's resource limits. The
+  // structs around them, and the fields the server defaults, in Go struct order.
+  const svc = await s.request('POST', '/api/v1/namespaces/default/services', { body: { apiVersion: 'v1', kind: 'Service', metadata: { name: 'maps' }, spec: { type: 'ClusterIP', selector: { b: '1', a: '2' }, ports: [{ targetPort: 8080, port: 80 }] } } });
   assert.equal(svc.status, 201, svc.text);
   assert.deepEqual(Object.keys(svc.json().spec.selector), ['a', 'b']);
-  assert.deepEqual(Object.keys(svc.json().spec).slice(0, 2), ['selector', 'ports']);
+  assert.deepEqual(Object.keys(svc.json().spec), ['ports', 'selector', 'clusterIP', 'clusterIPs', 'type', 'sessionAffinity', 'ipFamilies', 'ipFamilyPolicy', 'internalTrafficPolicy']);
+  assert.deepEqual(Object.keys(svc.json().spec.ports[0]), ['protocol', 'port', 'targetPort']);
   const rs = {
     apiVersion: 'apps/v1', kind: 'ReplicaSet', metadata: { name: 'maps' },
     spec: { selector: { matchLabels: { y: '1', x: '2' } }, template: { metadata: { labels: { y: '1', x: '2' } }, spec: { containers: [{ name: 'c', image: 'i', resources: { limits: { memory: '1Gi', cpu: '1' } } }] } } },
@@ -264,6 +265,11 @@ test('Go maps of built-in kinds are written with their keys sorted, as encoding/
   const created2 = (await s.request('POST', '/apis/apps/v1/namespaces/default/replicasets', { body: rs })).json();
   assert.deepEqual(Object.keys(created2.spec.selector.matchLabels), ['x', 'y']);
   assert.deepEqual(Object.keys(created2.spec.template.spec.containers[0].resources.limits), ['cpu', 'memory']);
+  // As kubectl sends them (sorted), and as kube answers (struct order).
+  assert.deepEqual(Object.keys(created2.spec), ['replicas', 'selector', 'template']);
+  assert.deepEqual(Object.keys(created2.spec.template.spec.containers[0]), ['name', 'image', 'resources', 'terminationMessagePath', 'terminationMessagePolicy', 'imagePullPolicy']);
+  const sorted = (await s.request('GET', '/apis/apps/v1/namespaces/default/replicasets/maps')).json();
+  assert.deepEqual(Object.keys(sorted.spec.template.spec).slice(0, 5), ['containers', 'restartPolicy', 'terminationGracePeriodSeconds', 'dnsPolicy', 'securityContext'], 'as stored');
 });
 
 test('unknown fields are dropped with a warning header and never stored', async () => {

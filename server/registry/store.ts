@@ -18,7 +18,8 @@ import { validateObjectMeta, validateObjectMetaUpdate, nameRuleFor, generateName
 import { parseLabelSelector, parseFieldSelector, fieldsOf, checkFieldSelectorFor, stringFieldPath, type FieldSelector, type LabelSelector } from './selectors.ts';
 import { ApiError, alreadyExists, badRequest, conflict, gone, invalid, methodNotAllowed, notFound, tooLargeResourceVersion, tooOldResourceVersion } from '../errors.ts';
 import { deepEqual, deepFreeze, goJsonText, isPlainObject } from '../util/json.ts';
-import { goMapOrder, goMapsInOrder } from '../util/go-map-order.ts';
+import { goMapOrder } from '../util/go-map-order.ts';
+import { goJsonOrder } from '../schema/go-order.ts';
 import { servedJsonPrefix, servedAsStored, withStoredItems, decodeObject, CHECK_STORED_JSON, type StoredRow, type ListRow } from '../storage/codec.ts';
 import { encodeContinue, decodeContinue } from './continue-token.ts';
 import type { ServiceLookup } from './crd/conversion.ts';
@@ -172,8 +173,8 @@ export class GenericStore {
   }
 
   /**
-   * The object as kube-apiserver writes it: a built-in kind's ObjectMeta in Go struct order and
-   * its Go maps' keys sorted; a custom object, which kube holds as a map, sorted (see
+   * The object as kube-apiserver writes it: a built-in kind's fields in Go struct order and its
+   * Go maps' keys sorted (goJsonOrder); a custom object, which kube holds as a map, sorted (see
    * customObjectOrder). `rvSlot` holds resourceVersion's place for the write to fill in. Returns
    * obj, or a copy where an order changed.
    */
@@ -183,7 +184,7 @@ export class GenericStore {
       return customObjectOrder(obj);
     }
     const node = this.typeOf(info);
-    const out = node ? (goMapsInOrder(node, obj) as any) : obj;
+    const out = node ? (goJsonOrder(node, obj) as any) : obj;
     out.metadata = metadataInOrder(out.metadata, rvSlot);
     return out;
   }
