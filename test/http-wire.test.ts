@@ -304,7 +304,7 @@ test('bodies arriving in many chunks are read whole; an oversized body is 413 an
   assert.equal(after.status, 200);
   const empty = await s.request('POST', '/api/v1/namespaces/wire/configmaps', { raw: '', headers: { 'content-type': 'application/json' } });
   assert.equal(empty.status, 400);
-  assert.equal(empty.json().message, 'the body of the request was empty');
+  assert.equal(empty.json().message, 'the object provided is unrecognized (must be of type ConfigMap): couldn\'t get version/kind; json parse error: unexpected end of JSON input (<empty>)');
 });
 
 test('a create or update without Content-Type is read as JSON (kubectl create --raw sends none); a patch without one is 415', async () => {

@@ -21,7 +21,7 @@ import type { UserInfo } from '../authentication/user.ts';
 import { SERVED_SUBRESOURCES } from './discovery.ts';
 import { scaleFromObject, applyScaleToObject } from '../registry/scale.ts';
 import { duplicateJsonFields, duplicateYamlFields } from './duplicate-fields.ts';
-import { goDecodeError, goJsonTypeError } from '../schema/go-decode.ts';
+import { goDecodeError, goJsonTypeError, summarizeBody, unreadableKindError } from '../schema/go-decode.ts';
 import { isPlainObject } from '../util/json.ts';
 import type { WatchService } from './watch.ts';
 
@@ -324,8 +324,25 @@ async function readObjectBody(ctx: Koa.Context, info: ResourceInfo, definition: 
     throw unsupportedMediaType(`the body of the request was in an unknown format - accepted media types include: ${accepted.join(', ')}`);
   }
   const raw = await readBody(ctx.req);
-  if (raw.length === 0) throw badRequest('the body of the request was empty');
-  const decoded = decodeBody(raw, enc, definition);
+  let decoded: DecodedBody;
+  if (enc === 'json') {
+    // kube reads a JSON body's apiVersion and kind first; one it cannot read them from (not JSON,
+    // not an object, a kind that is no string) is refused with that reason and the body's start.
+    const kind = definition && definition !== info.definition ? definition.slice(definition.lastIndexOf('.') + 1) : info.kind;
+    const unrecognized = (why: string) => badRequest(`the object provided is unrecognized (must be of type ${kind}): ${why} (${summarizeBody(raw)})`);
+    try {
+      decoded = decodeBody(raw, enc, definition);
+    } catch {
+      throw unrecognized(unreadableKindError(raw.toString('utf8'))!);
+    }
+    const why = unreadableKindError(decoded.text!, decoded);
+    if (why) throw unrecognized(why);
+    // null reads as an empty object.
+    if (decoded.value === null) decoded = { ...decoded, value: {} };
+  } else {
+    if (raw.length === 0) throw badRequest('the body of the request was empty');
+    decoded = decodeBody(raw, enc, definition);
+  }
   // A built-in body is decoded into Go types first: JSON that does not fit them is a 400 there.
   // (CBOR and protobuf bodies are checked later, by the schema.)
   const value = decoded.value;

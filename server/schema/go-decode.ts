@@ -320,3 +320,192 @@ function goTypeName(node: TypeNode): string {
       return 'interface {}';
   }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Bodies kube cannot even read the kind of. Its JSON serializer first unmarshals the body into
+// struct { APIVersion, Kind } (meta.Interpret); when that fails the create/update handler answers
+// `the object provided is unrecognized (must be of type <Kind>): <why> (<the body's start>)`.
+
+const FIND_KIND_TYPE = 'struct { APIVersion string "json:\\"apiVersion,omitempty\\""; Kind string "json:\\"kind,omitempty\\"" }';
+
+/**
+ * Why kube could not read a JSON body's apiVersion and kind, or undefined when it can: Go's
+ * syntax error for text that is not JSON (parsed, when given, is JSON.parse's result for text
+ * that is), a type error for a body that is not an object, or for a kind or apiVersion that is
+ * not a string.
+ */
+export function unreadableKindError(text: string, parsed?: { value: unknown }): string | undefined {
+  if (parsed === undefined) return `couldn't get version/kind; json parse error: ${goJsonSyntaxError(text) ?? 'unexpected end of JSON input'}`;
+  const v = parsed.value;
+  if (v === null) return undefined;
+  if (typeof v !== 'object' || Array.isArray(v)) return `couldn't get version/kind; json parse error: json: cannot unmarshal ${jsonKind(v)} into Go value of type ${FIND_KIND_TYPE}`;
+  // encoding/json reports the first of them in the document, which JSON.parse keeps in key order.
+  for (const k of Object.keys(v)) {
+    if ((k === 'kind' || k === 'apiVersion') && typeof (v as any)[k] !== 'string' && (v as any)[k] !== null) {
+      return `couldn't get version/kind; json parse error: json: cannot unmarshal ${jsonKind((v as any)[k])} into Go struct field .${k} of type string`;
+    }
+  }
+  return undefined;
+}
+
+/** kube's summary of a body in that message: "<empty>", JSON text, or hex, cut at 30 bytes. */
+export function summarizeBody(body: Buffer): string {
+  if (body.length === 0) return '<empty>';
+  const cut = body.length > 30;
+  const head = cut ? body.subarray(0, 30) : body;
+  return (body[0] === 0x7b ? head.toString('utf8') : head.toString('hex')) + (cut ? ' ...' : '');
+}
+
+/** Go's strconv.Quote of one byte, between single quotes, as encoding/json's quoteChar writes it. */
+function quoteChar(c: number): string {
+  if (c === 0x27) return "'\\''";
+  if (c === 0x22) return `'"'`;
+  const short: Record<number, string> = { 7: '\\a', 8: '\\b', 9: '\\t', 10: '\\n', 11: '\\v', 12: '\\f', 13: '\\r', 0x5c: '\\\\' };
+  if (short[c]) return `'${short[c]}'`;
+  if (c < 0x20 || c === 0x7f) return `'\\x${c.toString(16).padStart(2, '0')}'`;
+  if (c < 0x7f) return `'${String.fromCharCode(c)}'`;
+  // A byte past ASCII is quoted as the rune of that value (U+0080–U+00FF).
+  return c < 0xa0 || c === 0xad ? `'\\u00${c.toString(16)}'` : `'${String.fromCharCode(c)}'`;
+}
+
+/**
+ * The error encoding/json's scanner reports for text that is not JSON (its wording: `invalid
+ * character 'x' looking for beginning of value`, `unexpected end of JSON input`, ...), or
+ * undefined for valid JSON. Run only on bodies JSON.parse refused.
+ */
+export function goJsonSyntaxError(text: string): string | undefined {
+  const b = Buffer.from(text, 'utf8');
+  let i = 0;
+  const bad = (what: string) => `invalid character ${quoteChar(b[i])} ${what}`;
+  const space = () => {
+    while (i < b.length && (b[i] === 0x20 || b[i] === 0x09 || b[i] === 0x0a || b[i] === 0x0d)) i++;
+  };
+  const EOF = 'unexpected end of JSON input';
+  const isDigit = (c: number) => c >= 0x30 && c <= 0x39;
+  const literal = (word: string): string | undefined => {
+    for (let k = 1; k < word.length; k++) {
+      i++;
+      if (i >= b.length) return EOF;
+      if (b[i] !== word.charCodeAt(k)) return bad(`in literal ${word} (expecting '${word[k]}')`);
+    }
+    i++;
+    return undefined;
+  };
+  const string = (): string | undefined => {
+    i++; // the opening quote
+    for (;;) {
+      if (i >= b.length) return EOF;
+      const c = b[i];
+      if (c === 0x22) {
+        i++;
+        return undefined;
+      }
+      if (c === 0x5c) {
+        i++;
+        if (i >= b.length) return EOF;
+        const e = b[i];
+        if (e === 0x75) {
+          for (let k = 0; k < 4; k++) {
+            i++;
+            if (i >= b.length) return EOF;
+            const h = b[i];
+            if (!(isDigit(h) || (h >= 0x61 && h <= 0x66) || (h >= 0x41 && h <= 0x46))) return bad('in \\u hexadecimal character escape');
+          }
+        } else if (!'bfnrt\\/"'.includes(String.fromCharCode(e))) return bad('in string escape code');
+        i++;
+        continue;
+      }
+      if (c < 0x20) return bad('in string literal');
+      i++;
+    }
+  };
+  const number = (): string | undefined => {
+    if (b[i] === 0x2d) {
+      i++;
+      if (i >= b.length) return EOF;
+      if (!isDigit(b[i])) return bad('in numeric literal');
+    }
+    if (b[i] === 0x30) i++;
+    else while (i < b.length && isDigit(b[i])) i++;
+    if (i < b.length && b[i] === 0x2e) {
+      i++;
+      if (i >= b.length) return EOF;
+      if (!isDigit(b[i])) return bad('after decimal point in numeric literal');
+      while (i < b.length && isDigit(b[i])) i++;
+    }
+    if (i < b.length && (b[i] === 0x65 || b[i] === 0x45)) {
+      i++;
+      if (i < b.length && (b[i] === 0x2b || b[i] === 0x2d)) i++;
+      if (i >= b.length) return EOF;
+      if (!isDigit(b[i])) return bad('in exponent of numeric literal');
+      while (i < b.length && isDigit(b[i])) i++;
+    }
+    return undefined;
+  };
+  const value = (): string | undefined => {
+    space();
+    if (i >= b.length) return EOF;
+    const c = b[i];
+    if (c === 0x7b) {
+      i++;
+      space();
+      if (i >= b.length) return EOF;
+      if (b[i] === 0x7d) {
+        i++;
+        return undefined;
+      }
+      for (;;) {
+        if (b[i] !== 0x22) return bad('looking for beginning of object key string');
+        const e = string();
+        if (e) return e;
+        space();
+        if (i >= b.length) return EOF;
+        if (b[i] !== 0x3a) return bad('after object key');
+        i++;
+        const v = value();
+        if (v) return v;
+        space();
+        if (i >= b.length) return EOF;
+        if (b[i] === 0x7d) {
+          i++;
+          return undefined;
+        }
+        if (b[i] !== 0x2c) return bad('after object key:value pair');
+        i++;
+        space();
+        if (i >= b.length) return EOF;
+      }
+    }
+    if (c === 0x5b) {
+      i++;
+      space();
+      if (i >= b.length) return EOF;
+      if (b[i] === 0x5d) {
+        i++;
+        return undefined;
+      }
+      for (;;) {
+        const v = value();
+        if (v) return v;
+        space();
+        if (i >= b.length) return EOF;
+        if (b[i] === 0x5d) {
+          i++;
+          return undefined;
+        }
+        if (b[i] !== 0x2c) return bad('after array element');
+        i++;
+      }
+    }
+    if (c === 0x22) return string();
+    if (c === 0x2d || isDigit(c)) return number();
+    if (c === 0x74) return literal('true');
+    if (c === 0x66) return literal('false');
+    if (c === 0x6e) return literal('null');
+    return bad('looking for beginning of value');
+  };
+  const err = value();
+  if (err) return err;
+  space();
+  return i < b.length ? bad('after top-level value') : undefined;
+}
