@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { TypeNode } from './types.ts';
+import { sortedMap } from '../util/go-map-order.ts';
 
 const STRUCT_ORDER_FILE = fileURLToPath(new URL('../../schemas/struct-order.json', import.meta.url));
 
@@ -53,21 +54,7 @@ export function goJsonOrder(node: TypeNode, value: unknown): unknown {
   const o = value as Record<string, unknown>;
   if (node.type === 'map') {
     const values = node.values && composite(node.values) ? node.values : undefined;
-    let prev: string | undefined;
-    let inOrder = true;
-    let changed: Map<string, unknown> | undefined;
-    for (const k in o) {
-      if (prev !== undefined && prev > k) inOrder = false;
-      prev = k;
-      if (values) {
-        const s = goJsonOrder(values, o[k]);
-        if (s !== o[k]) (changed ??= new Map()).set(k, s);
-      }
-    }
-    if (inOrder && !changed) return value;
-    const out: Record<string, unknown> = {};
-    for (const k of inOrder ? Object.keys(o) : Object.keys(o).sort()) out[k] = changed?.has(k) ? changed.get(k) : o[k];
-    return out;
+    return sortedMap(o, values && ((c) => goJsonOrder(values, c)));
   }
   if (node.type !== 'object' || !node.properties) return value;
   const order = orderOf(node);

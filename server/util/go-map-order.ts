@@ -19,7 +19,14 @@ export function goMapOrder<T>(value: T, keep?: ReadonlySet<string>): T {
     }
     return (out ?? value) as T;
   }
-  const o = value as Record<string, unknown>;
+  return sortedMap(value as Record<string, unknown>, (c, k) => (keep?.has(k) ? c : goMapOrder(c, keep))) as T;
+}
+
+/**
+ * A map's keys in Go's order, the values that are objects or lists replaced by inner's result
+ * for them: the object itself when neither changes anything, else a copy.
+ */
+export function sortedMap(o: Record<string, unknown>, inner?: (value: object, key: string) => unknown): Record<string, unknown> {
   let prev: string | undefined;
   let inOrder = true;
   let changed: Map<string, unknown> | undefined;
@@ -27,14 +34,14 @@ export function goMapOrder<T>(value: T, keep?: ReadonlySet<string>): T {
     if (prev !== undefined && prev > k) inOrder = false;
     prev = k;
     const c = o[k];
-    if (c !== null && typeof c === 'object' && !keep?.has(k)) {
-      const s = goMapOrder(c, keep);
+    if (inner && c !== null && typeof c === 'object') {
+      const s = inner(c, k);
       if (s !== c) (changed ??= new Map()).set(k, s);
     }
   }
-  if (inOrder && !changed) return value;
+  if (inOrder && !changed) return o;
   const out: Record<string, unknown> = {};
   for (const k of inOrder ? Object.keys(o) : Object.keys(o).sort()) out[k] = changed?.has(k) ? changed.get(k) : o[k];
-  return out as T;
+  return out;
 }
 
