@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import type { EventLog, Key, StoredObject, WriteTx } from '../storage/event-log.ts';
 import type { ResourceInfo, FieldError, TypeNode } from '../schema/types.ts';
-import type { TypeModel } from '../schema/model.ts';
+import { TypeModel } from '../schema/model.ts';
 import { validateObject } from '../schema/validate.ts';
 import type { AdmissionChain } from '../admission/chain.ts';
 import type { AdmissionAttributes } from '../admission/types.ts';
@@ -857,28 +857,15 @@ function metadataInOrder(meta: any, rvSlot = false): any {
   return out;
 }
 
-/** ManagedFieldsEntry's and OwnerReference's fields in Go struct order. */
-const MANAGED_FIELDS_ORDER = ['manager', 'operation', 'apiVersion', 'time', 'fieldsType', 'fieldsV1', 'subresource'];
-const OWNER_REFERENCE_ORDER = ['apiVersion', 'kind', 'name', 'uid', 'controller', 'blockOwnerDeletion'];
-
-/** A struct's fields in its order (unknown ones after them). */
-function structInOrder(o: unknown, order: readonly string[]): unknown {
-  if (!isPlainObject(o)) return o;
-  const out: any = {};
-  for (const k of order) if (o[k] !== undefined) out[k] = o[k];
-  for (const k of Object.keys(o)) if (!(k in out)) out[k] = o[k];
-  return out;
-}
+const OBJECT_META = 'io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta';
 
 /**
- * ObjectMeta as a struct writes it, from a custom object's (sorted) metadata: its fields and
- * each managedFields entry's in Go struct order (kube's PartialObjectMetadata of a custom object).
+ * ObjectMeta as a struct writes it, from a custom object's (sorted) metadata: its fields, each
+ * managedFields entry's and owner reference's in Go struct order (kube's PartialObjectMetadata
+ * of a custom object).
  */
 export function objectMetaInOrder(meta: any): any {
-  const out = metadataInOrder(meta);
-  if (Array.isArray(out.managedFields)) out.managedFields = out.managedFields.map((e: unknown) => structInOrder(e, MANAGED_FIELDS_ORDER));
-  if (Array.isArray(out.ownerReferences)) out.ownerReferences = out.ownerReferences.map((r: unknown) => structInOrder(r, OWNER_REFERENCE_ORDER));
-  return out;
+  return goJsonOrder(TypeModel.loadBuiltins().node(OBJECT_META), meta);
 }
 
 /** What Go decodes a JSON null list element of this type as, written back as JSON (null: a nil pointer, slice or map). */
