@@ -19,6 +19,7 @@ import { parseLabelSelector, parseFieldSelector, fieldsOf, checkFieldSelectorFor
 import { ApiError, alreadyExists, badRequest, conflict, gone, invalid, methodNotAllowed, notFound, tooLargeResourceVersion, tooOldResourceVersion } from '../errors.ts';
 import { deepEqual, deepFreeze, goJsonText, isPlainObject } from '../util/json.ts';
 import { goMapOrder } from '../util/go-map-order.ts';
+import { canonicalizeQuantities } from '../schema/quantities.ts';
 import { goJsonOrder } from '../schema/go-order.ts';
 import { servedJsonPrefix, servedAsStored, withStoredItems, decodeObject, CHECK_STORED_JSON, type StoredRow, type ListRow } from '../storage/codec.ts';
 import { encodeContinue, decodeContinue } from './continue-token.ts';
@@ -203,6 +204,8 @@ export class GenericStore {
     if (info.custom) {
       ctx.prunedFields = info.custom.compiled().pruneAndDefault(obj);
     } else if (info.definition) {
+      // As decoding into Go types leaves them, before defaults copy any (requests from limits).
+      canonicalizeQuantities(this.model.node(info.definition), obj);
       defaultsFor(info.definition)?.(obj);
     }
   }

@@ -48,3 +48,72 @@ export function compareRationals(a: Rational, b: Rational): number {
   const r = b.num * a.den;
   return l < r ? -1 : l > r ? 1 : 0;
 }
+
+// ---------------------------------------------------------------------------------------------
+// Canonical form: how kube-apiserver writes back a Quantity it decoded ("1000m" → "1",
+// "1024Mi" → "1Gi", "0.5" → "500m"), following resource.ParseQuantity and Quantity.String.
+
+const QUANTITY_TEXT = /^([+-]?)([0-9]*)(?:\.([0-9]*))?(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE][+-]?[0-9]+)?$/;
+const DEC_TEXT: Record<number, string> = { [-9]: 'n', [-6]: 'u', [-3]: 'm', 0: '', 3: 'k', 6: 'M', 9: 'G', 12: 'T', 15: 'P', 18: 'E' };
+const BIN_TEXT = ['', 'Ki', 'Mi', 'Gi', 'Ti', 'Pi', 'Ei'];
+const NANOS = 1_000_000_000n;
+const MAX_INT64 = (1n << 63n) - 1n;
+
+/**
+ * The text kube writes for a quantity (a string, or a JSON number as its text); undefined when it
+ * is not one. Values finer than 1n are rounded up to it. As kube does, a text already in canonical
+ * form is kept as given (so "+5" stays "+5").
+ */
+export function canonicalQuantity(input: string): string | undefined {
+  const text = input.trim();
+  const m = QUANTITY_TEXT.exec(text);
+  if (!m || (m[2] === '' && (m[3] ?? '') === '')) return undefined;
+  const negative = m[1] === '-';
+  const num = m[2].replace(/^0+/, '') || '0';
+  const denom = m[3] ?? '';
+  const suffix = m[4] ?? '';
+  const binary = suffix.length === 2 && suffix[1] === 'i';
+  const exponent = binary ? 10 * (BIN_TEXT.indexOf(suffix)) : suffix[0] === 'e' || suffix[0] === 'E' ? Number(suffix.slice(1)) : DEC_SUFFIX[suffix];
+  const shifted = num + denom;
+  // ParseQuantity keeps the text of an int64-sized value that is canonical already.
+  if (binary) {
+    const precision = 15 - num.length - Math.trunc((exponent * 3) / 10) - 1;
+    if (precision >= 0 && denom === '' && (BigInt(num) & 7n) !== 0n && BigInt(num) << BigInt(exponent) <= MAX_INT64) return text;
+  } else {
+    const scale = exponent - denom.length;
+    if (18 - shifted.length >= 0 && scale >= -9 && scale % 3 === 0 && !shifted.endsWith('000') && shifted[0] !== '0') return text;
+  }
+  // The exact value in nanos, rounded up (away from zero).
+  let value = BigInt(shifted);
+  let den = 10n ** BigInt(denom.length);
+  if (binary) value <<= BigInt(exponent);
+  else if (exponent >= 0) value *= 10n ** BigInt(exponent);
+  else den *= 10n ** BigInt(-exponent);
+  let nanos = (value * NANOS + den - 1n) / den;
+  if (binary && nanos > MAX_INT64 * NANOS) nanos = MAX_INT64 * NANOS;
+  if (nanos === 0n) return '0';
+  const sign = negative ? '-' : '';
+  if (binary && nanos >= 1024n * NANOS && nanos % NANOS === 0n) {
+    let whole = nanos / NANOS;
+    let e = 0;
+    while (whole % 1024n === 0n) {
+      whole /= 1024n;
+      e++;
+    }
+    return sign + whole.toString() + BIN_TEXT[e];
+  }
+  let mantissa = nanos;
+  let e = -9;
+  while (mantissa % 10n === 0n) {
+    mantissa /= 10n;
+    e++;
+  }
+  const r = ((e % 3) + 3) % 3;
+  if (r !== 0) {
+    mantissa *= 10n ** BigInt(r);
+    e -= r;
+  }
+  if (suffix[0] === 'e' || suffix[0] === 'E') return sign + mantissa.toString() + (e === 0 ? '' : `e${e}`);
+  const unit = DEC_TEXT[e];
+  return unit === undefined ? text : sign + mantissa.toString() + unit;
+}

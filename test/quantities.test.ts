@@ -1,0 +1,85 @@
+// Quantities as kube-apiserver writes them back (canonical form).
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startTestServer, type TestServer } from './helpers/server.ts';
+import { canonicalQuantity } from '../server/util/quantity.ts';
+
+let s: TestServer;
+before(async () => {
+  s = await startTestServer();
+});
+after(async () => {
+  await s.stop();
+});
+
+const pod = (name: string, resources: unknown, extra: Record<string, unknown> = {}) => ({
+  apiVersion: 'v1',
+  kind: 'Pod',
+  metadata: { name },
+  spec: { containers: [{ name: 'c', image: 'nginx', resources }], ...extra },
+});
+
+test('canonical form: as resource.ParseQuantity and Quantity.String give it', () => {
+  const cases: [string, string | undefined][] = [
+    ['1000m', '1'],
+    ['1024Mi', '1Gi'],
+    ['2048Ki', '2Mi'],
+    ['0.5', '500m'],
+    ['.5', '500m'],
+    ['1.5', '1500m'],
+    ['1.5Gi', '1536Mi'],
+    ['0.5Ki', '512'],
+    ['2000', '2k'],
+    ['1000G', '1T'],
+    ['1.5m', '1500u'],
+    ['0.1m', '100u'],
+    ['0.0000000001', '1n'], // rounded up to the smallest quantity
+    ['1.5e3', '1500'],
+    ['120e5', '12e6'],
+    ['-1.5Gi', '-1536Mi'],
+    ['0.000', '0'],
+    ['-0', '0'],
+    ['1.0', '1'],
+    // Texts ParseQuantity finds canonical already are kept as given.
+    ['100m', '100m'],
+    ['1500Mi', '1500Mi'],
+    ['1e3', '1e3'],
+    ['+5', '+5'],
+    ['05', '05'],
+    ['1Ei', '1Ei'],
+    ['x', undefined],
+    ['', undefined],
+    ['1Qi', undefined],
+  ];
+  for (const [text, want] of cases) assert.equal(canonicalQuantity(text), want, text);
+});
+
+test('quantities of built-in objects are stored in canonical form; a PUT that only respells them changes nothing', async () => {
+  const resources = { requests: { cpu: 0.25, memory: '1024Mi' }, limits: { cpu: '2000m', memory: '2048Mi', 'example.com/gpu': 1 } };
+  const created = await s.request('POST', '/api/v1/namespaces/default/pods', { body: pod('canon', resources, { volumes: [{ name: 'v', emptyDir: { sizeLimit: '1000M' } }], overhead: { cpu: '0.1' } }) });
+  assert.equal(created.status, 201, created.text);
+  const spec = created.json().spec;
+  assert.deepEqual(spec.containers[0].resources, {
+    // (requests a limit has and requests lack are defaulted from the limit, as kube does)
+    limits: { cpu: '2', 'example.com/gpu': '1', memory: '2Gi' },
+    requests: { cpu: '250m', 'example.com/gpu': '1', memory: '1Gi' },
+  });
+  assert.deepEqual(spec.volumes, [{ name: 'v', emptyDir: { sizeLimit: '1G' } }]);
+  assert.deepEqual(spec.overhead, { cpu: '100m' });
+  const got = await s.request('GET', '/api/v1/namespaces/default/pods/canon');
+  assert.deepEqual(got.json().spec.containers[0].resources, spec.containers[0].resources);
+
+  // The same values spelled otherwise: no change, no new resourceVersion.
+  const body = got.json();
+  body.spec.containers[0].resources = { limits: { cpu: '2', memory: '2048Mi', 'example.com/gpu': '1' }, requests: { cpu: '0.25', memory: '1Gi', 'example.com/gpu': '1' } };
+  const put = await s.request('PUT', '/api/v1/namespaces/default/pods/canon', { body });
+  assert.equal(put.status, 200, put.text);
+  assert.equal(put.json().metadata.resourceVersion, got.json().metadata.resourceVersion);
+
+  // Pod templates too (without a Pod's defaulting of requests from limits).
+  const dep = await s.request('POST', '/apis/apps/v1/namespaces/default/deployments', {
+    body: { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'canon' }, spec: { selector: { matchLabels: { a: 'b' } }, template: { metadata: { labels: { a: 'b' } }, spec: { containers: [{ name: 'c', image: 'nginx', resources: { limits: { memory: '512000Ki' } } }] } } } },
+  });
+  assert.equal(dep.status, 201, dep.text);
+  assert.deepEqual(dep.json().spec.template.spec.containers[0].resources, { limits: { memory: '500Mi' } });
+});
