@@ -1,7 +1,8 @@
-// Quantities as kube-apiserver writes them back (canonical form).
+// Quantities as kube-apiserver writes them back (canonical form), and a container's resource
+// requirements validated in kube's words: names, values, requests within limits.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestServer, type TestServer } from './helpers/server.ts';
+import { invalidCauses, startTestServer, type TestServer } from './helpers/server.ts';
 import { canonicalQuantity } from '../server/util/quantity.ts';
 
 let s: TestServer;
@@ -82,4 +83,40 @@ test('quantities of built-in objects are stored in canonical form; a PUT that on
   });
   assert.equal(dep.status, 201, dep.text);
   assert.deepEqual(dep.json().spec.template.spec.containers[0].resources, { limits: { memory: '500Mi' } });
+});
+
+test('resource requirements: names, values and requests within limits, in kube words; nothing written', async () => {
+  const causes = (name: string, resources: unknown) => invalidCauses(s, 'POST', '/api/v1/namespaces/default/pods', pod(name, resources));
+  assert.deepEqual(await causes('r1', { requests: { cpu: '1000m', memory: '1Gi' }, limits: { cpu: '500m', memory: '1024Mi' } }), [
+    ['spec.containers[0].resources.requests', 'Invalid value: "1": must be less than or equal to cpu limit of 500m'],
+  ]);
+  assert.deepEqual(await causes('r2', { limits: { cpu: '-1' } }), [
+    ['spec.containers[0].resources.limits[cpu]', 'Invalid value: "-1": must be greater than or equal to 0'],
+    // (the request defaulted from the limit)
+    ['spec.containers[0].resources.requests[cpu]', 'Invalid value: "-1": must be greater than or equal to 0'],
+  ]);
+  assert.deepEqual(await causes('r3', { requests: { cpux: '1', pods: '1' } }), [
+    ['spec.containers[0].resources.requests[cpux]', 'Invalid value: cpux: must be a standard resource type or fully qualified'],
+    ['spec.containers[0].resources.requests[cpux]', 'Invalid value: cpux: must be a standard resource for containers'],
+    ['spec.containers[0].resources.requests[pods]', 'Invalid value: pods: must be a standard resource for containers'],
+  ]);
+  assert.deepEqual(await causes('r4', { requests: { 'example.com/gpu': '2' }, limits: { 'example.com/gpu': '1' } }), [
+    ['spec.containers[0].resources.requests', 'Invalid value: "2": must be equal to example.com/gpu limit of 1'],
+  ]);
+  assert.deepEqual(await causes('r5', { requests: { 'example.com/gpu': '500m', 'hugepages-2Mi': '2Mi' } }), [
+    ['spec.containers[0].resources.requests[example.com/gpu]', 'Invalid value: "500m": must be an integer'],
+    ['spec.containers[0].resources.limits', 'Required value: Limit must be set for non overcommitable resources'],
+    ['spec.containers[0].resources.limits', 'Required value: Limit must be set for non overcommitable resources'],
+    ['spec.containers[0].resources.requests', 'Forbidden: HugePages require cpu or memory'],
+  ]);
+  assert.deepEqual(await causes('r6', { limits: { 'Example.com/x_y': '1', 'kubernetes.io/x': '1' } }), [
+    ['spec.containers[0].resources.limits[Example.com/x_y]', "Invalid value: Example.com/x_y: prefix part a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"],
+    ['spec.containers[0].resources.limits[Example.com/x_y]', "Invalid value: Example.com/x_y: doesn't follow extended resource name standard"],
+    ['spec.containers[0].resources.requests[Example.com/x_y]', "Invalid value: Example.com/x_y: prefix part a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"],
+    ['spec.containers[0].resources.requests[Example.com/x_y]', "Invalid value: Example.com/x_y: doesn't follow extended resource name standard"],
+  ]);
+  for (const name of ['r1', 'r2', 'r3', 'r4', 'r5', 'r6']) assert.equal((await s.request('GET', `/api/v1/namespaces/default/pods/${name}`)).status, 404);
+  // Within limits, with an extended resource requested as much as its limit: accepted.
+  const ok = await s.request('POST', '/api/v1/namespaces/default/pods', { body: pod('r7', { requests: { cpu: '100m', 'example.com/gpu': '1' }, limits: { cpu: '1', 'example.com/gpu': '1', 'hugepages-2Mi': '4Mi', memory: '1Gi' } }) });
+  assert.equal(ok.status, 201, ok.text);
 });
