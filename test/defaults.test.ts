@@ -337,7 +337,7 @@ class Services {
     defaultsFor(SERVICE)!(obj);
     obj.status = old.status;
     this.strategy.prepareForUpdate!(obj, old);
-    const errors = this.strategy.validateUpdate!(obj, old);
+    const errors = this.strategy.validateUpdate!(obj, old, '');
     if (errors.length) throw invalid('', 'Service', obj.metadata.name, errors);
     this.items[this.items.indexOf(old)] = obj;
     return obj;

@@ -2,8 +2,9 @@
 // present, named (RFC 1123 labels, unique across init and regular containers) and with an image;
 // container ports in range, their names IANA service names, unique per container; env variables
 // named; volume mounts naming a volume of the pod; resource requirements (names, values, requests
-// within limits). Field paths and messages as kube words them. The rest of ValidatePodSpec (probes,
-// env sources, security contexts, affinity, ...) is not done here.
+// within limits); and ValidatePodUpdate's immutable spec. Field paths and messages as kube words
+// them. The rest of ValidatePodSpec (probes, env sources, security contexts, affinity, ...) is not
+// done here.
 import type { FieldError } from '../schema/types.ts';
 import { isPlainObject } from '../util/json.ts';
 import { goQuote, isDNS1123Label, isQualifiedName, maxLenError } from './metadata-validation.ts';
@@ -169,3 +170,103 @@ export function validatePodSpec(spec: unknown, path: string): FieldError[] {
 export function validatePodTemplate(template: unknown, path: string): FieldError[] {
   return isPlainObject(template) ? validatePodSpec(template.spec, `${path}.spec`) : [];
 }
+
+/** What ValidatePodUpdate names as the only fields a pod's update may change. */
+const UPDATABLE_POD_FIELDS = [
+  '`spec.containers[*].image`',
+  '`spec.initContainers[*].image`',
+  '`spec.activeDeadlineSeconds`',
+  '`spec.tolerations` (only additions to existing tolerations)',
+  '`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)',
+].join(',');
+
+/**
+ * ValidatePodUpdate's spec rules: containers neither added nor removed, images present and
+ * unpadded, activeDeadlineSeconds only set or lowered, tolerations only added (their
+ * tolerationSeconds may change), scheduling gates only removed; any other change of the spec is
+ * Forbidden. kube appends a go-cmp diff of the specs to that message (go-cmp's output is
+ * deliberately unstable); hearth lists the top-level spec fields that changed in that diff's shape.
+ * Equality is kube's semantic one: a list or map that is empty equals one that is absent.
+ */
+export function validatePodUpdate(pod: Obj, old: Obj): FieldError[] {
+  const spec: Obj = isPlainObject(pod.spec) ? pod.spec : {};
+  const was: Obj = isPlainObject(old.spec) ? old.spec : {};
+  const errs: FieldError[] = [];
+  for (const list of ['containers', 'initContainers']) {
+    const now = objects(spec[list]);
+    if (now.length !== objects(was[list]).length) {
+      errs.push(forbiddenError(`spec.${list}`, 'pod updates may not add or remove containers'));
+      return errs;
+    }
+    now.forEach((c, i) => {
+      const image = typeof c.image === 'string' ? c.image : '';
+      if (image === '') errs.push(requiredError(`spec.${list}[${i}].image`));
+      else if (image.trim() !== image) errs.push(invalidError(`spec.${list}[${i}].image`, goQuote(image), 'must not have leading or trailing whitespace'));
+    });
+  }
+  const deadline = spec.activeDeadlineSeconds;
+  if (typeof deadline === 'number') {
+    if (deadline < 0 || deadline > 2147483647) return [...errs, invalidError('spec.activeDeadlineSeconds', String(deadline), 'must be between 0 and 2147483647, inclusive')];
+    if (typeof was.activeDeadlineSeconds === 'number' && was.activeDeadlineSeconds < deadline) return [...errs, invalidError('spec.activeDeadlineSeconds', String(deadline), 'must be less than or equal to previous value')];
+  } else if (typeof was.activeDeadlineSeconds === 'number') {
+    errs.push(invalidError('spec.activeDeadlineSeconds', '"null"', 'must not update from a positive integer to nil value'));
+  }
+  // The spec with what may change taken from the old one: anything else that differs is forbidden.
+  const munged: Obj = { ...spec };
+  for (const list of ['containers', 'initContainers']) {
+    if (Array.isArray(spec[list])) munged[list] = objects(spec[list]).map((c, i) => ({ ...c, image: objects(was[list])[i]?.image }));
+  }
+  setOrDelete(munged, 'activeDeadlineSeconds', was.activeDeadlineSeconds);
+  setOrDelete(munged, 'tolerations', was.tolerations);
+  setOrDelete(munged, 'schedulingGates', was.schedulingGates);
+  if (typeof was.terminationGracePeriodSeconds === 'number' && was.terminationGracePeriodSeconds < 0 && spec.terminationGracePeriodSeconds === 1) {
+    munged.terminationGracePeriodSeconds = was.terminationGracePeriodSeconds;
+  }
+  const changed = [...new Set([...Object.keys(was), ...Object.keys(munged)])].filter((k) => !semanticEqual(was[k], munged[k]));
+  if (changed.length) {
+    const lines = changed.flatMap((k) => [
+      ...(isEmpty(was[k]) ? [] : [`- \t${goFieldName(k)}: ${JSON.stringify(was[k])},`]),
+      ...(isEmpty(munged[k]) ? [] : [`+ \t${goFieldName(k)}: ${JSON.stringify(munged[k])},`]),
+    ]);
+    errs.push(forbiddenError('spec', `pod updates may not change fields other than ${UPDATABLE_POD_FIELDS}\n  core.PodSpec{\n${lines.join('\n')}\n  }\n`));
+  }
+  errs.push(...tolerationUpdateErrors(objects(spec.tolerations), objects(was.tolerations)));
+  const gates = new Set(objects(was.schedulingGates).map((g) => g.name));
+  for (const g of objects(spec.schedulingGates)) {
+    if (!gates.has(g.name)) errs.push(forbiddenError('spec.schedulingGates', `only deletion is allowed, but found new scheduling gate '${String(g.name)}'`));
+  }
+  return errs;
+}
+
+/** validateOnlyAddedTolerations: every old toleration still there, its tolerationSeconds aside. */
+function tolerationUpdateErrors(now: Obj[], was: Obj[]): FieldError[] {
+  const withoutSeconds = ({ tolerationSeconds: _, ...t }: Obj) => t;
+  for (const old of was) {
+    if (!now.some((t) => semanticEqual(withoutSeconds(t), withoutSeconds(old)))) {
+      return [forbiddenError('spec.tolerations', 'existing toleration can not be modified except its tolerationSeconds')];
+    }
+  }
+  return [];
+}
+
+function setOrDelete(o: Obj, k: string, v: unknown): void {
+  if (v === undefined) delete o[k];
+  else o[k] = v;
+}
+
+const isEmpty = (v: unknown): boolean => v === undefined || v === null || (Array.isArray(v) && v.length === 0) || (isPlainObject(v) && Object.keys(v).length === 0);
+
+/** apiequality.Semantic.DeepEqual on JSON: an empty list or map equals an absent one. */
+function semanticEqual(a: unknown, b: unknown): boolean {
+  if (isEmpty(a) && isEmpty(b)) return true;
+  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((x, i) => semanticEqual(x, b[i]));
+  if (isPlainObject(a) && isPlainObject(b)) {
+    const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
+    for (const k of keys) if (!semanticEqual(a[k], b[k])) return false;
+    return true;
+  }
+  return a === b;
+}
+
+/** The Go field name of a PodSpec JSON key (nodeName → NodeName), as go-cmp names it. */
+const goFieldName = (k: string): string => k.charAt(0).toUpperCase() + k.slice(1);

@@ -493,7 +493,7 @@ export class GenericStore {
       const attrs = this.attrs('UPDATE', info, subresource, key.ns, name, obj, old, ctx);
       await this.admission.admit(attrs);
       if (!isApply && !strategy.subresourceCreate?.[subresource]) this.recordUpdate(info, old, obj, ctx, subresource);
-      this.validate(info, strategy, obj, old, ctx);
+      this.validate(info, strategy, obj, old, ctx, subresource);
       await this.admission.validate(attrs);
       const finishDeletion = obj.metadata.deletionTimestamp && pendingFinalizers(strategy, obj).length === 0;
       if (!finishDeletion && unchanged(obj, old)) return old;
@@ -736,7 +736,7 @@ export class GenericStore {
     }
   }
 
-  private validate(info: ResourceInfo, strategy: Strategy, obj: any, old: any | undefined, ctx: RequestContext): void {
+  private validate(info: ResourceInfo, strategy: Strategy, obj: any, old: any | undefined, ctx: RequestContext, subresource = ''): void {
     const errors: FieldError[] = [];
     const type = this.typeOf(info);
     const decodeProblems = (ctx.duplicateFields ?? []).map((f) => `duplicate field "${f}"`);
@@ -758,7 +758,7 @@ export class GenericStore {
     const nameRule = nameRuleFor(info.group, info.resource);
     errors.push(...validateObjectMeta(obj.metadata, { namespaced: info.namespaced, nameRule, isCreate: !old }));
     if (old) errors.push(...validateObjectMetaUpdate(obj.metadata, old.metadata));
-    if (old && strategy.validateUpdate) errors.push(...strategy.validateUpdate(obj, old));
+    if (old && strategy.validateUpdate) errors.push(...strategy.validateUpdate(obj, old, subresource));
     else if (strategy.validate) errors.push(...strategy.validate(obj));
     if (errors.length) throw invalid(info.group, info.kind, obj.metadata.name ?? '', errors);
   }

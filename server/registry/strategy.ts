@@ -12,7 +12,7 @@ export interface Strategy {
   /** Create validation (and update validation when there is no validateUpdate). */
   validate?(obj: any): FieldError[];
   /** Update validation; replaces validate on updates. */
-  validateUpdate?(obj: any, old: any): FieldError[];
+  validateUpdate?(obj: any, old: any, subresource: string): FieldError[];
   /** Finalizers beyond metadata.finalizers that hold deletion (namespaces: spec.finalizers). */
   pendingFinalizers?(obj: any): string[];
   /** Called when deletion starts on an object that must wait (namespaces turn Terminating). */

@@ -10,7 +10,7 @@ import { notSupportedError, requiredError } from '../crd/schema-validator.ts';
 import { goQuote } from '../metadata-validation.ts';
 import { nowTimestamp } from '../store.ts';
 import { isPlainObject } from '../../util/json.ts';
-import { validatePodSpec } from '../pod-validation.ts';
+import { validatePodSpec, validatePodUpdate } from '../pod-validation.ts';
 
 type ResourceList = Record<string, unknown> | undefined;
 
@@ -112,6 +112,8 @@ function checkBinding(binding: any, name: string): void {
 
 registerStrategy('', 'pods', {
   validate: (pod) => validatePodSpec(pod.spec, 'spec'),
+  // (a binding sets spec.nodeName, a status write carries the spec over: only a write of the pod itself is checked)
+  validateUpdate: (pod, old, subresource) => [...validatePodSpec(pod.spec, 'spec'), ...(subresource === '' ? validatePodUpdate(pod, old) : [])],
   subresourceCreate: {
     binding: { definition: 'io.k8s.api.core.v1.Binding', check: checkBinding, apply: (pod, binding) => assignPod(pod, binding, nowTimestamp()) },
   },
