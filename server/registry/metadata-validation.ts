@@ -148,6 +148,19 @@ export function isDNS1035Label(value: string): string[] {
 }
 
 /** A label key (a "qualified name"): optional DNS-subdomain prefix and '/', then a name of at most 63. */
+const CONFIG_KEY = /^[-._a-zA-Z0-9]+$/;
+
+/** validation.IsConfigMapKey. */
+export function configKeyErrors(key: string): string[] {
+  const errs: string[] = [];
+  if (key.length > DNS1123SubdomainMaxLength) errs.push(maxLenError(DNS1123SubdomainMaxLength));
+  if (!CONFIG_KEY.test(key)) errs.push(regexError("a valid config key must consist of alphanumeric characters, '-', '_' or '.'", '[-._a-zA-Z0-9]+', 'key.name', 'KEY_NAME', 'key-name'));
+  if (key === '.') errs.push("must not be '.'");
+  else if (key === '..') errs.push("must not be '..'");
+  else if (key.startsWith('..')) errs.push("must not start with '..'");
+  return errs;
+}
+
 export function isQualifiedName(value: string): string[] {
   const errs: string[] = [];
   const parts = value.split('/');

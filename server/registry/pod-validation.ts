@@ -2,14 +2,14 @@
 // present, named (RFC 1123 labels, unique across init and regular containers) and with an image;
 // container ports in range, their names IANA service names, unique per container; env variables
 // named; volume mounts naming a volume of the pod; resource requirements (names, values, requests
-// within limits); and ValidatePodUpdate's immutable spec. Field paths and messages as kube words
-// them. The rest of ValidatePodSpec (probes, env sources, security contexts, affinity, ...) is not
-// done here.
+// within limits); env variable sources; probes and lifecycle hooks; and ValidatePodUpdate's
+// immutable spec. Field paths and messages as kube words them. The rest of ValidatePodSpec
+// (security contexts, affinity, volumes' sources, ...) is not done here.
 import type { FieldError } from '../schema/types.ts';
 import { isPlainObject } from '../util/json.ts';
-import { goQuote, isDNS1123Label, isQualifiedName, maxLenError } from './metadata-validation.ts';
+import { configKeyErrors, goQuote, isDNS1123Label, isDNS1123Subdomain, isQualifiedName, maxLenError } from './metadata-validation.ts';
 import { compareRationals, parseQuantity } from '../util/quantity.ts';
-import { duplicateError, forbiddenError, invalidError, requiredError } from './crd/schema-validator.ts';
+import { duplicateError, forbiddenError, invalidError, notSupportedError, requiredError } from './crd/schema-validator.ts';
 
 type Obj = Record<string, any>;
 
@@ -48,13 +48,149 @@ function validatePorts(errs: FieldError[], ports: unknown, path: string): void {
 /** validation.IsRelaxedEnvVarName's message (relaxed names are the rule since kube 1.34). */
 const ENV_NAME = "a valid environment variable name must consist only of printable ASCII characters other than '='";
 
-/** ValidateEnv's name checks: each variable named, with printable ASCII other than '='. */
-function validateEnvNames(errs: FieldError[], env: unknown, path: string): void {
+/** ValidateEnv: each variable named, with printable ASCII other than '=', and its valueFrom. */
+function validateEnv(errs: FieldError[], env: unknown, path: string): void {
   objects(env).forEach((e, i) => {
     const name = typeof e.name === 'string' ? e.name : '';
     if (name === '') errs.push(requiredError(`${path}[${i}].name`));
     else if (!/^[\x20-\x3c\x3e-\x7e]*$/.test(name)) errs.push(invalidError(`${path}[${i}].name`, goQuote(name), ENV_NAME));
+    if (isPlainObject(e.valueFrom)) validateEnvValueFrom(errs, e, `${path}[${i}].valueFrom`);
   });
+}
+
+/** The pod fields an env variable may take (validEnvDownwardAPIFieldPathExpressions). */
+const ENV_FIELD_PATHS = ['metadata.name', 'metadata.namespace', 'metadata.uid', 'spec.nodeName', 'spec.serviceAccountName', 'status.hostIP', 'status.hostIPs', 'status.podIP', 'status.podIPs'];
+/** The fields ConvertDownwardAPIFieldLabel knows at all. */
+const DOWNWARD_FIELD_LABELS = new Set(['metadata.annotations', 'metadata.labels', 'metadata.name', 'metadata.namespace', 'metadata.uid', 'spec.nodeName', 'spec.restartPolicy', 'spec.serviceAccountName', 'spec.schedulerName', 'status.phase', 'status.hostIP', 'status.hostIPs', 'status.podIP', 'status.podIPs', 'spec.host']);
+const ENV_RESOURCES = ['limits.cpu', 'limits.ephemeral-storage', 'limits.memory', 'requests.cpu', 'requests.ephemeral-storage', 'requests.memory'];
+
+/** validateEnvVarValueFrom: exactly one source, not with a value, each source well formed. */
+function validateEnvValueFrom(errs: FieldError[], e: Obj, path: string): void {
+  const from: Obj = e.valueFrom;
+  let sources = 0;
+  if (isPlainObject(from.fieldRef)) {
+    sources++;
+    validateFieldRef(errs, from.fieldRef, `${path}.fieldRef`);
+  }
+  if (isPlainObject(from.resourceFieldRef)) {
+    sources++;
+    const resource = typeof from.resourceFieldRef.resource === 'string' ? from.resourceFieldRef.resource : '';
+    if (resource === '') errs.push(requiredError(`${path}.resourceFieldRef.resource`));
+    else if (!ENV_RESOURCES.includes(resource) && !resource.startsWith('limits.hugepages-') && !resource.startsWith('requests.hugepages-')) {
+      errs.push(notSupportedError(`${path}.resourceFieldRef.resource`, goQuote(resource), ENV_RESOURCES));
+    }
+  }
+  for (const ref of ['configMapKeyRef', 'secretKeyRef']) {
+    if (!isPlainObject(from[ref])) continue;
+    sources++;
+    const name = typeof from[ref].name === 'string' ? from[ref].name : '';
+    for (const m of isDNS1123Subdomain(name)) errs.push(invalidError(`${path}.${ref}.name`, goQuote(name), m));
+    const key = typeof from[ref].key === 'string' ? from[ref].key : '';
+    if (key === '') errs.push(requiredError(`${path}.${ref}.key`));
+    else for (const m of configKeyErrors(key)) errs.push(invalidError(`${path}.${ref}.key`, goQuote(key), m));
+  }
+  const value = typeof e.value === 'string' ? e.value : '';
+  if (sources === 0) errs.push(invalidError(path, '""', 'must specify one of: `fieldRef`, `resourceFieldRef`, `configMapKeyRef` or `secretKeyRef`'));
+  else if (value !== '') errs.push(invalidError(path, '""', 'may not be specified when `value` is not empty'));
+  else if (sources > 1) errs.push(invalidError(path, '""', 'may not have more than one field specified at a time'));
+}
+
+/** validateObjectFieldSelector with the paths an env variable may take. */
+function validateFieldRef(errs: FieldError[], ref: Obj, path: string): void {
+  const apiVersion = typeof ref.apiVersion === 'string' ? ref.apiVersion : '';
+  const fieldPath = typeof ref.fieldPath === 'string' ? ref.fieldPath : '';
+  if (apiVersion === '') return void errs.push(requiredError(`${path}.apiVersion`));
+  if (fieldPath === '') return void errs.push(requiredError(`${path}.fieldPath`));
+  const subscripted = /^(.*)\['(.*)'\]$/.exec(fieldPath);
+  let problem: string | undefined;
+  if (apiVersion !== 'v1') problem = `unsupported pod version: ${apiVersion}`;
+  else if (subscripted && subscripted[1] !== 'metadata.annotations' && subscripted[1] !== 'metadata.labels') problem = `field label does not support subscript: ${fieldPath}`;
+  else if (!subscripted && !DOWNWARD_FIELD_LABELS.has(fieldPath)) problem = `field label not supported: ${fieldPath}`;
+  if (problem) return void errs.push(invalidError(`${path}.fieldPath`, goQuote(fieldPath), `error converting fieldPath: ${problem}`));
+  if (subscripted) {
+    const key = subscripted[1] === 'metadata.annotations' ? subscripted[2].toLowerCase() : subscripted[2];
+    for (const m of isQualifiedName(key)) errs.push(invalidError(path, goQuote(key), m));
+    return;
+  }
+  const internal = fieldPath === 'spec.host' ? 'spec.nodeName' : fieldPath;
+  if (!ENV_FIELD_PATHS.includes(internal)) errs.push(notSupportedError(`${path}.fieldPath`, goQuote(internal), ENV_FIELD_PATHS));
+}
+
+const MORE_THAN_ONE_HANDLER = 'may not specify more than 1 handler type';
+const HTTP_SCHEMES = ['HTTP', 'HTTPS'];
+
+/** ValidatePortNumOrName. */
+function portNumOrNameErrors(errs: FieldError[], port: unknown, path: string): void {
+  if (typeof port === 'number') {
+    if (port < 1 || port > 65535) errs.push(invalidError(path, String(port), PORT_RANGE));
+  } else if (typeof port === 'string') {
+    for (const m of portNameErrors(port)) errs.push(invalidError(path, goQuote(port), m));
+  }
+}
+
+/**
+ * validateHandler: exactly one action (exec, httpGet, tcpSocket, grpc for probes; sleep for
+ * lifecycle hooks), each well formed. `gracePeriod`: the pod's terminationGracePeriodSeconds.
+ */
+function validateHandler(errs: FieldError[], h: Obj, path: string, gracePeriod: unknown): void {
+  let handlers = 0;
+  const one = (name: string, check: (a: Obj, at: string) => void) => {
+    if (!isPlainObject(h[name])) return;
+    if (handlers > 0) return void errs.push(forbiddenError(`${path}.${name}`, MORE_THAN_ONE_HANDLER));
+    handlers++;
+    check(h[name], `${path}.${name}`);
+  };
+  one('exec', (a, at) => {
+    if (!Array.isArray(a.command) || a.command.length === 0) errs.push(requiredError(`${at}.command`));
+  });
+  one('httpGet', (a, at) => {
+    if (typeof a.path !== 'string' || a.path === '') errs.push(requiredError(`${at}.path`));
+    portNumOrNameErrors(errs, a.port, `${at}.port`);
+    const scheme = typeof a.scheme === 'string' ? a.scheme : '';
+    if (!HTTP_SCHEMES.includes(scheme)) errs.push(notSupportedError(`${at}.scheme`, goQuote(scheme), HTTP_SCHEMES));
+    for (const header of objects(a.httpHeaders)) {
+      const name = typeof header.name === 'string' ? header.name : '';
+      if (!/^[-A-Za-z0-9]+$/.test(name)) errs.push(invalidError(`${at}.httpHeaders`, goQuote(name), "a valid HTTP header must consist of alphanumeric characters or '-' (e.g. 'X-Header-Name', regex used for validation is '[-A-Za-z0-9]+')"));
+    }
+  });
+  one('tcpSocket', (a, at) => portNumOrNameErrors(errs, a.port, `${at}.port`));
+  one('grpc', (a, at) => portNumOrNameErrors(errs, typeof a.port === 'number' ? a.port : 0, `${at}.port`));
+  one('sleep', (a, at) => {
+    const seconds = typeof a.seconds === 'number' ? a.seconds : 0;
+    if (typeof gracePeriod === 'number' && (seconds < 0 || seconds > gracePeriod)) {
+      errs.push(invalidError(at, String(seconds), `must be non-negative and less than terminationGracePeriodSeconds (${gracePeriod})`));
+    }
+  });
+  if (handlers === 0) errs.push(requiredError(path, 'must specify a handler type'));
+}
+
+/** validateProbe, with the rules of the probe's kind (liveness and startup succeed once; readiness has no grace period). */
+function validateProbe(errs: FieldError[], probe: unknown, path: string, kind: 'liveness' | 'readiness' | 'startup', gracePeriod: unknown): void {
+  if (!isPlainObject(probe)) return;
+  validateHandler(errs, probe, path, gracePeriod);
+  for (const f of ['initialDelaySeconds', 'timeoutSeconds', 'periodSeconds', 'successThreshold', 'failureThreshold']) {
+    if (typeof probe[f] === 'number' && probe[f] < 0) errs.push(invalidError(`${path}.${f}`, String(probe[f]), 'must be greater than or equal to 0'));
+  }
+  const grace = probe.terminationGracePeriodSeconds;
+  if (typeof grace === 'number' && grace <= 0) errs.push(invalidError(`${path}.terminationGracePeriodSeconds`, String(grace), 'must be greater than 0'));
+  if (kind !== 'readiness' && probe.successThreshold !== 1) errs.push(invalidError(`${path}.successThreshold`, String(probe.successThreshold ?? 0), 'must be 1'));
+  if (kind === 'readiness' && typeof grace === 'number') errs.push(invalidError(`${path}.terminationGracePeriodSeconds`, String(grace), 'must not be set for readinessProbes'));
+}
+
+const INIT_ONLY = 'may not be set for init containers without restartPolicy=Always';
+
+/** A container's lifecycle hooks and probes; init containers that are no sidecars may have none. */
+function validateProbesAndHooks(errs: FieldError[], c: Obj, path: string, init: boolean, gracePeriod: unknown): void {
+  if (init && c.restartPolicy !== 'Always') {
+    for (const f of ['lifecycle', 'livenessProbe', 'readinessProbe', 'startupProbe']) if (c[f] != null) errs.push(forbiddenError(`${path}.${f}`, INIT_ONLY));
+    return;
+  }
+  if (isPlainObject(c.lifecycle)) {
+    for (const hook of ['postStart', 'preStop']) if (isPlainObject(c.lifecycle[hook])) validateHandler(errs, c.lifecycle[hook], `${path}.lifecycle.${hook}`, gracePeriod);
+  }
+  validateProbe(errs, c.livenessProbe, `${path}.livenessProbe`, 'liveness', gracePeriod);
+  validateProbe(errs, c.readinessProbe, `${path}.readinessProbe`, 'readiness', gracePeriod);
+  validateProbe(errs, c.startupProbe, `${path}.startupProbe`, 'startup', gracePeriod);
 }
 
 /** Resource names kube knows without a domain (helper.IsStandardResourceName, quota's included). */
@@ -127,8 +263,8 @@ function validateResources(errs: FieldError[], r: Obj, path: string): void {
   if (!cpuOrMemory(requestNames) && requestNames.some(isHugePages)) errs.push(forbiddenError(`${path}.requests`, 'HugePages require cpu or memory'));
 }
 
-/** validateContainerCommon's first checks: name, image, ports, env names, volume mounts. */
-function validateContainer(errs: FieldError[], c: Obj, path: string, names: Set<string>, volumes: Set<string>): void {
+/** validateContainerCommon: name, image, ports, env, volume mounts, resources; then probes and hooks. */
+function validateContainer(errs: FieldError[], c: Obj, path: string, names: Set<string>, volumes: Set<string>, init: boolean, gracePeriod: unknown): void {
   // (An absent name or containerPort is the schema walk's Required.)
   if (c.name === '') errs.push(requiredError(`${path}.name`));
   else if (typeof c.name === 'string') {
@@ -138,8 +274,7 @@ function validateContainer(errs: FieldError[], c: Obj, path: string, names: Set<
   }
   if (typeof c.image !== 'string' || c.image === '') errs.push(requiredError(`${path}.image`));
   validatePorts(errs, c.ports, `${path}.ports`);
-  validateEnvNames(errs, c.env, `${path}.env`);
-  if (isPlainObject(c.resources)) validateResources(errs, c.resources, `${path}.resources`);
+  validateEnv(errs, c.env, `${path}.env`);
   const mountPaths = new Set<string>();
   objects(c.volumeMounts).forEach((m, i) => {
     const at = `${path}.volumeMounts[${i}]`;
@@ -151,6 +286,9 @@ function validateContainer(errs: FieldError[], c: Obj, path: string, names: Set<
     if (mountPaths.has(mountPath)) errs.push(invalidError(`${at}.mountPath`, goQuote(mountPath), 'must be unique'));
     mountPaths.add(mountPath);
   });
+  if (isPlainObject(c.resources)) validateResources(errs, c.resources, `${path}.resources`);
+  // (validateContainers, after the checks every container gets)
+  validateProbesAndHooks(errs, c, path, init, gracePeriod);
 }
 
 /** Checks of a PodSpec at `path` ("spec" for a Pod, "spec.template.spec" in a Deployment, ...). */
@@ -161,8 +299,9 @@ export function validatePodSpec(spec: unknown, path: string): FieldError[] {
   const names = new Set<string>();
   // An absent list is the schema walk's Required; an empty one is this check's.
   if (Array.isArray(spec.containers) && spec.containers.length === 0) errs.push(requiredError(`${path}.containers`));
-  objects(spec.containers).forEach((c, i) => validateContainer(errs, c, `${path}.containers[${i}]`, names, volumes));
-  objects(spec.initContainers).forEach((c, i) => validateContainer(errs, c, `${path}.initContainers[${i}]`, names, volumes));
+  const grace = spec.terminationGracePeriodSeconds;
+  objects(spec.containers).forEach((c, i) => validateContainer(errs, c, `${path}.containers[${i}]`, names, volumes, false, grace));
+  objects(spec.initContainers).forEach((c, i) => validateContainer(errs, c, `${path}.initContainers[${i}]`, names, volumes, true, grace));
   return errs;
 }
 

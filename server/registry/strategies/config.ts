@@ -5,7 +5,7 @@
 import type { FieldError } from '../../schema/types.ts';
 import { registerStrategy } from '../strategy.ts';
 import { deepEqual, isPlainObject } from '../../util/json.ts';
-import { goQuote, maxLenError, regexError, DNS1123SubdomainMaxLength } from '../metadata-validation.ts';
+import { configKeyErrors, goQuote } from '../metadata-validation.ts';
 import { forbiddenError, invalidError, requiredError, tooLongError } from '../crd/schema-validator.ts';
 
 type Obj = Record<string, any>;
@@ -13,19 +13,6 @@ type Obj = Record<string, any>;
 /** core.MaxSecretSize, the limit for ConfigMaps too. */
 const MAX_SIZE = 1024 * 1024;
 const IMMUTABLE = 'field is immutable when `immutable` is set';
-const CONFIG_KEY = /^[-._a-zA-Z0-9]+$/;
-
-/** validation.IsConfigMapKey. */
-function configKeyErrors(key: string): string[] {
-  const errs: string[] = [];
-  if (key.length > DNS1123SubdomainMaxLength) errs.push(maxLenError(DNS1123SubdomainMaxLength));
-  if (!CONFIG_KEY.test(key)) errs.push(regexError("a valid config key must consist of alphanumeric characters, '-', '_' or '.'", '[-._a-zA-Z0-9]+', 'key.name', 'KEY_NAME', 'key-name'));
-  if (key === '.') errs.push("must not be '.'");
-  else if (key === '..') errs.push("must not be '..'");
-  else if (key.startsWith('..')) errs.push("must not start with '..'");
-  return errs;
-}
-
 /** The keys of a data map, sorted (Go ranges over maps in random order; one order for all). */
 const keysOf = (m: unknown): string[] => (isPlainObject(m) ? Object.keys(m).sort() : []);
 
