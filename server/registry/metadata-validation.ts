@@ -162,6 +162,19 @@ export function configKeyErrors(key: string): string[] {
 }
 
 export function isQualifiedName(value: string): string[] {
+  // Label and annotation keys recur on every write: the valid ones are remembered (bounded).
+  if (VALID_QUALIFIED_NAMES.has(value)) return [];
+  const errs = qualifiedNameErrors(value);
+  if (errs.length === 0) {
+    if (VALID_QUALIFIED_NAMES.size >= 10_000) VALID_QUALIFIED_NAMES.clear();
+    VALID_QUALIFIED_NAMES.add(value);
+  }
+  return errs;
+}
+const VALID_QUALIFIED_NAMES = new Set<string>();
+
+/** validation.IsQualifiedName: an optional DNS subdomain prefix and "/", then a name part. */
+function qualifiedNameErrors(value: string): string[] {
   const errs: string[] = [];
   const parts = value.split('/');
   let name: string;

@@ -206,6 +206,7 @@ const isExtended = (name: string): boolean => !isNative(name) && !name.startsWit
  * ephemeral-storage, hugepages-*) or an extended resource. kube prints a ResourceName unquoted.
  */
 function resourceNameErrors(errs: FieldError[], name: string, at: string): void {
+  if (name === 'cpu' || name === 'memory' || name === 'ephemeral-storage') return; // (the common case, valid)
   const qualified = isQualifiedName(name);
   for (const m of qualified) errs.push(invalidError(at, name, m));
   if (!name.includes('/')) {

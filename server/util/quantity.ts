@@ -21,8 +21,30 @@ export const normalize = (r: Rational): Rational => {
   return { num: r.num / g, den: r.den / g };
 };
 
-/** Parses a Kubernetes quantity into an exact rational; undefined if invalid. */
+/**
+ * Parses a Kubernetes quantity into an exact rational; undefined if invalid. Results are shared
+ * (remembered by text: the same few quantities recur in every pod), so callers never change them.
+ */
 export function parseQuantity(s: string): Rational | undefined {
+  let r = PARSED.get(s);
+  if (r === undefined && !PARSED.has(s)) {
+    r = parseQuantityText(s);
+    remember(PARSED, s, r && Object.freeze(r));
+  }
+  return r;
+}
+
+/** Texts remembered per cache: enough for the quantities a cluster uses, bounded against the rest. */
+const REMEMBERED = 1000;
+const PARSED = new Map<string, Rational | undefined>();
+const CANONICAL = new Map<string, string | undefined>();
+
+function remember<T>(cache: Map<string, T>, key: string, value: T): void {
+  if (cache.size >= REMEMBERED) cache.clear();
+  cache.set(key, value);
+}
+
+function parseQuantityText(s: string): Rational | undefined {
   const m = /^([+-]?)([0-9]+(?:\.[0-9]*)?|\.[0-9]+)(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE][+-]?[0-9]+)?$/.exec(s);
   if (!m) return undefined;
   const [, sign, digits, suffix = ''] = m;
@@ -65,6 +87,12 @@ const MAX_INT64 = (1n << 63n) - 1n;
  * form is kept as given (so "+5" stays "+5").
  */
 export function canonicalQuantity(input: string): string | undefined {
+  let c = CANONICAL.get(input);
+  if (c === undefined && !CANONICAL.has(input)) remember(CANONICAL, input, (c = canonicalText(input)));
+  return c;
+}
+
+function canonicalText(input: string): string | undefined {
   const text = input.trim();
   const m = QUANTITY_TEXT.exec(text);
   if (!m || (m[2] === '' && (m[3] ?? '') === '')) return undefined;
