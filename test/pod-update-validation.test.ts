@@ -96,3 +96,12 @@ test('scheduling gates may only be removed; a binding and a status write are not
   const moved = await invalidCauses(s, 'PATCH', `${PODS}/p3`, { spec: { nodeName: 'n2' } }, { 'content-type': 'application/merge-patch+json' });
   assert.match(moved[0][1], /^Forbidden: pod updates may not change fields other than/);
 });
+
+test('a pod stored before quantities were canonical compares by value (no API write can store one now: checked directly)', async () => {
+  const { validatePodUpdate } = await import('../server/registry/pod-validation.ts');
+  const spec = (cpu: string, memory: string) => ({ containers: [{ name: 'c', image: 'nginx', resources: { limits: { cpu, memory } } }] });
+  assert.deepEqual(validatePodUpdate({ spec: spec('1', '1Gi') }, { spec: spec('1000m', '1024Mi') }), []);
+  const changed = validatePodUpdate({ spec: spec('2', '1Gi') }, { spec: spec('1000m', '1024Mi') });
+  assert.equal(changed.length, 1);
+  assert.ok(changed[0].message.startsWith(FORBIDDEN_HEAD), changed[0].message);
+});

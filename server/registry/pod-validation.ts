@@ -9,6 +9,9 @@ import type { FieldError } from '../schema/types.ts';
 import { isPlainObject } from '../util/json.ts';
 import { configKeyErrors, goQuote, isDNS1123Label, isDNS1123Subdomain, isQualifiedName, maxLenError } from './metadata-validation.ts';
 import { compareRationals, parseQuantity } from '../util/quantity.ts';
+import { canonicalizeQuantities } from '../schema/quantities.ts';
+import { TypeModel } from '../schema/model.ts';
+import { cloneJSON } from './apply/index.ts';
 import { duplicateError, forbiddenError, invalidError, notSupportedError, requiredError } from './crd/schema-validator.ts';
 
 type Obj = Record<string, any>;
@@ -330,7 +333,9 @@ const UPDATABLE_POD_FIELDS = [
  */
 export function validatePodUpdate(pod: Obj, old: Obj): FieldError[] {
   const spec: Obj = isPlainObject(pod.spec) ? pod.spec : {};
-  const was: Obj = isPlainObject(old.spec) ? old.spec : {};
+  // An object stored before quantities were canonical compares by value, as Semantic.DeepEqual does.
+  const was: Obj = isPlainObject(old.spec) ? cloneJSON(old.spec) : {};
+  canonicalizeQuantities(TypeModel.loadBuiltins().node('io.k8s.api.core.v1.PodSpec'), was);
   const errs: FieldError[] = [];
   for (const list of ['containers', 'initContainers']) {
     const now = objects(spec[list]);
