@@ -74,3 +74,28 @@ test('persistent volume claims need a supported access mode and a storage reques
   const ok = await s.request('POST', PVC, { body: pvc({ accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } }) });
   assert.equal(ok.status, 201, ok.text);
 });
+
+test('a persistent volume claim spec is immutable but for a volume name and class set once and a bound claim\'s request', async () => {
+  const PVC = '/api/v1/namespaces/default/persistentvolumeclaims';
+  const created = await s.request('POST', PVC, { body: { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'grow' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } } });
+  assert.equal(created.status, 201, created.text);
+  const patch = (body: unknown, sub = '') => s.request('PATCH', `${PVC}/grow${sub}`, { body, headers: { 'content-type': 'application/merge-patch+json' } });
+  // Pending: the request may not change; a class and a volume may be set once.
+  const pending = await causes('PATCH', `${PVC}/grow`, { spec: { resources: { requests: { storage: '2Gi' } } } }, 'application/merge-patch+json');
+  assert.equal(pending.length, 1);
+  assert.equal(pending[0][0], 'spec');
+  assert.ok(pending[0][1].startsWith('Forbidden: spec is immutable after creation except resources.requests and volumeAttributesClassName for bound claims\n  core.PersistentVolumeClaimSpec{\n'), pending[0][1]);
+  assert.match(pending[0][1], /\+ \tResources: \{"requests":\{"storage":"2Gi"\}\}/);
+  assert.equal((await patch({ spec: { storageClassName: 'fast', volumeName: 'pv-1' } })).status, 200);
+  assert.equal((await causes('PATCH', `${PVC}/grow`, { spec: { storageClassName: 'slow' } }, 'application/merge-patch+json'))[0][0], 'spec');
+  assert.equal((await causes('PATCH', `${PVC}/grow`, { spec: { accessModes: ['ReadWriteMany'] } }, 'application/merge-patch+json'))[0][0], 'spec');
+  // Bound (a status write, which is no spec update): the request may grow, and shrink only above the capacity.
+  assert.equal((await patch({ status: { phase: 'Bound', capacity: { storage: '1Gi' } } }, '/status')).status, 200);
+  const grown = await patch({ spec: { resources: { requests: { storage: '2048Mi' } } } });
+  assert.equal(grown.status, 200, grown.text);
+  assert.equal(grown.json().spec.resources.requests.storage, '2Gi');
+  assert.deepEqual(await causes('PATCH', `${PVC}/grow`, { spec: { resources: { requests: { storage: '1Gi' } } } }, 'application/merge-patch+json'), [
+    ['spec.resources.requests.storage', 'Forbidden: field can not be less than status.capacity'],
+  ]);
+  assert.equal((await patch({ spec: { resources: { requests: { storage: '1536Mi' } } } })).status, 200);
+});

@@ -9,9 +9,7 @@ import type { FieldError } from '../schema/types.ts';
 import { isPlainObject } from '../util/json.ts';
 import { configKeyErrors, goQuote, isDNS1123Label, isDNS1123Subdomain, isQualifiedName, maxLenError } from './metadata-validation.ts';
 import { compareRationals, parseQuantity } from '../util/quantity.ts';
-import { canonicalizeQuantities } from '../schema/quantities.ts';
-import { TypeModel } from '../schema/model.ts';
-import { cloneJSON } from './apply/index.ts';
+import { withCanonicalQuantities } from '../schema/quantities.ts';
 import { duplicateError, forbiddenError, invalidError, notSupportedError, requiredError } from './crd/schema-validator.ts';
 
 type Obj = Record<string, any>;
@@ -334,8 +332,7 @@ const UPDATABLE_POD_FIELDS = [
 export function validatePodUpdate(pod: Obj, old: Obj): FieldError[] {
   const spec: Obj = isPlainObject(pod.spec) ? pod.spec : {};
   // An object stored before quantities were canonical compares by value, as Semantic.DeepEqual does.
-  const was: Obj = isPlainObject(old.spec) ? cloneJSON(old.spec) : {};
-  canonicalizeQuantities(TypeModel.loadBuiltins().node('io.k8s.api.core.v1.PodSpec'), was);
+  const was: Obj = isPlainObject(old.spec) ? withCanonicalQuantities('io.k8s.api.core.v1.PodSpec', old.spec) : {};
   const errs: FieldError[] = [];
   for (const list of ['containers', 'initContainers']) {
     const now = objects(spec[list]);
@@ -367,14 +364,8 @@ export function validatePodUpdate(pod: Obj, old: Obj): FieldError[] {
   if (typeof was.terminationGracePeriodSeconds === 'number' && was.terminationGracePeriodSeconds < 0 && spec.terminationGracePeriodSeconds === 1) {
     munged.terminationGracePeriodSeconds = was.terminationGracePeriodSeconds;
   }
-  const changed = [...new Set([...Object.keys(was), ...Object.keys(munged)])].filter((k) => !semanticEqual(was[k], munged[k]));
-  if (changed.length) {
-    const lines = changed.flatMap((k) => [
-      ...(isEmpty(was[k]) ? [] : [`- \t${goFieldName(k)}: ${JSON.stringify(was[k])},`]),
-      ...(isEmpty(munged[k]) ? [] : [`+ \t${goFieldName(k)}: ${JSON.stringify(munged[k])},`]),
-    ]);
-    errs.push(forbiddenError('spec', `pod updates may not change fields other than ${UPDATABLE_POD_FIELDS}\n  core.PodSpec{\n${lines.join('\n')}\n  }\n`));
-  }
+  const changed = specChangeError('spec', `pod updates may not change fields other than ${UPDATABLE_POD_FIELDS}`, 'core.PodSpec', was, munged);
+  if (changed) errs.push(changed);
   errs.push(...tolerationUpdateErrors(objects(spec.tolerations), objects(was.tolerations)));
   const gates = new Set(objects(was.schedulingGates).map((g) => g.name));
   for (const g of objects(spec.schedulingGates)) {
@@ -413,5 +404,21 @@ function semanticEqual(a: unknown, b: unknown): boolean {
   return a === b;
 }
 
-/** The Go field name of a PodSpec JSON key (nodeName → NodeName), as go-cmp names it. */
+/** The Go field name of a JSON key (nodeName → NodeName), as go-cmp names it. */
 const goFieldName = (k: string): string => k.charAt(0).toUpperCase() + k.slice(1);
+
+/**
+ * The Forbidden error of an update that changed an immutable spec (what may change already taken
+ * from the old one): kube's message, then a diff of the two. kube's is go-cmp's, whose output is
+ * deliberately unstable; this one lists the changed top-level fields of `goType` in its shape.
+ * Undefined when nothing changed (kube's Semantic.DeepEqual: empty equals absent).
+ */
+export function specChangeError(field: string, message: string, goType: string, was: Obj, now: Obj): FieldError | undefined {
+  const changed = [...new Set([...Object.keys(was), ...Object.keys(now)])].filter((k) => !semanticEqual(was[k], now[k]));
+  if (changed.length === 0) return undefined;
+  const lines = changed.flatMap((k) => [
+    ...(isEmpty(was[k]) ? [] : [`- \t${goFieldName(k)}: ${JSON.stringify(was[k])},`]),
+    ...(isEmpty(now[k]) ? [] : [`+ \t${goFieldName(k)}: ${JSON.stringify(now[k])},`]),
+  ]);
+  return forbiddenError(field, `${message}\n  ${goType}{\n${lines.join('\n')}\n  }\n`);
+}

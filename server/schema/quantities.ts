@@ -3,7 +3,8 @@
 // The walk goes only where the type can hold a Quantity: most kinds have none, and a Pod's are
 // in its containers' resources, its overhead and its volumes.
 import { canonicalQuantity } from '../util/quantity.ts';
-import { isPlainObject } from '../util/json.ts';
+import { deepClone, isPlainObject } from '../util/json.ts';
+import { TypeModel } from './model.ts';
 import type { TypeNode } from './types.ts';
 
 /** Where below a node Quantities can be: itself, some struct fields, map values or list elements. */
@@ -80,4 +81,14 @@ function walk(plan: Plan, v: unknown): void {
 function canonical(x: unknown): unknown {
   if (typeof x !== 'string' && typeof x !== 'number') return x;
   return canonicalQuantity(String(x)) ?? x;
+}
+
+/**
+ * A copy of a built-in value of type `definition` with its quantities canonical: how an update
+ * compares an object stored before quantities were (kube compares Quantities by value).
+ */
+export function withCanonicalQuantities<T>(definition: string, value: T): T {
+  const copy = deepClone(value);
+  canonicalizeQuantities(TypeModel.loadBuiltins().node(definition), copy);
+  return copy;
 }
