@@ -159,3 +159,40 @@ test('jobs and cronjobs: non-negative counts, and a template that restarts OnFai
     ['spec.jobTemplate.spec.template.spec.restartPolicy', 'Unsupported value: "Always": supported values: "OnFailure", "Never"'],
   ]);
 });
+
+test('job updates: template, selector, completions and completion mode are immutable; a suspended job that never ran may move', async () => {
+  const JOBS = '/apis/batch/v1/namespaces/default/jobs';
+  const job = (name: string, spec: Record<string, unknown> = {}) => ({
+    apiVersion: 'batch/v1',
+    kind: 'Job',
+    metadata: { name },
+    spec: { completions: 2, template: { spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'busybox' }] } }, ...spec },
+  });
+  assert.equal((await s.request('POST', JOBS, { body: job('ju') })).status, 201);
+  const patch = (name: string, body: unknown) => invalidCauses(s, 'PATCH', `${JOBS}/${name}`, body, { 'content-type': 'application/strategic-merge-patch+json' });
+  assert.deepEqual(await patch('ju', { spec: { template: { spec: { containers: [{ name: 'c', image: 'busybox:2' }] } } } }), [['spec.template', 'Invalid value: core.PodTemplateSpec{...}: field is immutable']]);
+  assert.deepEqual(await patch('ju', { spec: { completions: 3 } }), [['spec.completions', 'Invalid value: 3: field is immutable']]);
+  const selector = await patch('ju', { spec: { selector: { matchLabels: { x: 'y' } } } });
+  assert.deepEqual(selector.map(([f, m]) => [f, m.replace(/"[0-9a-f-]{36}"/g, '"<uid>"')]), [
+    ['spec.selector', 'Invalid value: v1.LabelSelector{MatchLabels:map[string]string{"batch.kubernetes.io/controller-uid":"<uid>", "x":"y"}, MatchExpressions:[]v1.LabelSelectorRequirement(nil)}: field is immutable'],
+  ]);
+  // Labels and other metadata of the job itself may change.
+  const labelled = await s.request('PATCH', `${JOBS}/ju`, { body: { metadata: { labels: { a: 'b' } } }, headers: { 'content-type': 'application/merge-patch+json' } });
+  assert.equal(labelled.status, 200, labelled.text);
+
+  // Suspended and never started: the template's scheduling directives and labels may change, not its containers.
+  assert.equal((await s.request('POST', JOBS, { body: job('js', { suspend: true }) })).status, 201);
+  const moved = await s.request('PATCH', `${JOBS}/js`, {
+    body: { spec: { template: { metadata: { labels: { zone: 'b' } }, spec: { nodeSelector: { zone: 'b' }, tolerations: [{ key: 'k', operator: 'Exists' }] } } } },
+    headers: { 'content-type': 'application/strategic-merge-patch+json' },
+  });
+  assert.equal(moved.status, 200, moved.text);
+  assert.deepEqual(moved.json().spec.template.spec.nodeSelector, { zone: 'b' });
+  assert.deepEqual(await patch('js', { spec: { template: { spec: { containers: [{ name: 'c', image: 'busybox:2' }] } } } }), [['spec.template', 'Invalid value: core.PodTemplateSpec{...}: field is immutable']]);
+  // Indexed jobs scale completions together with parallelism.
+  assert.equal((await s.request('POST', JOBS, { body: job('ji', { completionMode: 'Indexed', parallelism: 2 }) })).status, 201);
+  assert.deepEqual(await patch('ji', { spec: { completions: 4 } }), [['spec.completions', 'Invalid value: 4: can only be modified in tandem with spec.parallelism']]);
+  const scaled = await s.request('PATCH', `${JOBS}/ji`, { body: { spec: { completions: 4, parallelism: 4 } }, headers: { 'content-type': 'application/merge-patch+json' } });
+  assert.equal(scaled.status, 200, scaled.text);
+  assert.deepEqual(await patch('ji', { spec: { completionMode: 'NonIndexed' } }), [['spec.completionMode', 'Invalid value: "NonIndexed": field is immutable']]);
+});

@@ -393,7 +393,7 @@ function setOrDelete(o: Obj, k: string, v: unknown): void {
 const isEmpty = (v: unknown): boolean => v === undefined || v === null || (Array.isArray(v) && v.length === 0) || (isPlainObject(v) && Object.keys(v).length === 0);
 
 /** apiequality.Semantic.DeepEqual on JSON: an empty list or map equals an absent one. */
-function semanticEqual(a: unknown, b: unknown): boolean {
+export function semanticEqual(a: unknown, b: unknown): boolean {
   if (isEmpty(a) && isEmpty(b)) return true;
   if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((x, i) => semanticEqual(x, b[i]));
   if (isPlainObject(a) && isPlainObject(b)) {

@@ -2,12 +2,16 @@
 // PrepareForCreate, generateSelector): the template is labelled with the job's name and uid (each
 // label under its legacy name too), and spec.selector matches the uid. A job without labels of its
 // own carries its template's, as kube's defaulting gives it when the stored job is read back.
-// Their spec gets ValidateJobSpec's common checks (validateJobSpec, which CronJobs share).
+// Their spec gets ValidateJobSpec's common checks (validateJobSpec, which CronJobs share); a Job's
+// update ValidateJobSpecUpdate's: selector, template (but for a suspended job's scheduling
+// directives), completions and completion mode never change.
 import { registerStrategy } from '../strategy.ts';
 import { isPlainObject } from '../../util/json.ts';
-import { validatePodTemplate } from '../pod-validation.ts';
+import { semanticEqual, validatePodTemplate } from '../pod-validation.ts';
+import { withCanonicalQuantities } from '../../schema/quantities.ts';
+import { selectorUpdate } from './workloads.ts';
 import type { FieldError } from '../../schema/types.ts';
-import { nonNegativeErrors, notSupportedError } from '../crd/schema-validator.ts';
+import { invalidError, nonNegativeErrors, notSupportedError } from '../crd/schema-validator.ts';
 import { goQuote } from '../metadata-validation.ts';
 
 const JOB_NAME_LABELS = ['job-name', 'batch.kubernetes.io/job-name'];
@@ -31,8 +35,41 @@ function validateJobSpec(spec: unknown, path: string): FieldError[] {
   return errs;
 }
 
+type Obj = Record<string, any>;
+const IMMUTABLE = 'field is immutable';
+
+/**
+ * ValidateJobSpecUpdate: completions (but an Indexed job's, changed with parallelism), the
+ * selector, the template and the completion mode are immutable. A suspended job that never ran
+ * may change its template's scheduling directives, labels and annotations. kube prints the whole
+ * PodTemplateSpec as Go's %#v (with pointer addresses); hearth prints `core.PodTemplateSpec{...}`.
+ */
+function jobUpdateErrors(job: Obj, old: Obj): FieldError[] {
+  const spec: Obj = isPlainObject(job.spec) ? job.spec : {};
+  const was: Obj = isPlainObject(old.spec) ? old.spec : {};
+  const errs: FieldError[] = [];
+  if (!semanticEqual(spec.completions, was.completions)) {
+    if (spec.completionMode !== 'Indexed') errs.push(invalidError('spec.completions', spec.completions == null ? '"null"' : String(spec.completions), IMMUTABLE));
+    else if (spec.completions != null && spec.completions !== spec.parallelism) errs.push(invalidError('spec.completions', String(spec.completions), 'can only be modified in tandem with spec.parallelism'));
+  }
+  errs.push(...selectorUpdate(job, old));
+  const template = spec.template;
+  const oldTemplate: Obj = isPlainObject(was.template) ? withCanonicalQuantities('io.k8s.api.core.v1.PodTemplateSpec', was.template) : {};
+  if (spec.suspend === true && old.status?.startTime == null && isPlainObject(template)) {
+    const meta: Obj = isPlainObject(template.metadata) ? template.metadata : {};
+    const podSpec: Obj = isPlainObject(template.spec) ? template.spec : {};
+    oldTemplate.metadata = { ...oldTemplate.metadata, labels: meta.labels, annotations: meta.annotations };
+    oldTemplate.spec = { ...oldTemplate.spec, nodeSelector: podSpec.nodeSelector, tolerations: podSpec.tolerations, affinity: podSpec.affinity, schedulingGates: podSpec.schedulingGates };
+  }
+  if (!semanticEqual(template, oldTemplate)) errs.push(invalidError('spec.template', 'core.PodTemplateSpec{...}', IMMUTABLE));
+  if ((spec.completionMode ?? null) !== (was.completionMode ?? null)) errs.push(invalidError('spec.completionMode', spec.completionMode == null ? '"null"' : goQuote(String(spec.completionMode)), IMMUTABLE));
+  return errs;
+}
+
 registerStrategy('batch', 'jobs', {
   validate: (job) => validateJobSpec(job.spec, 'spec'),
+  // (a status write carries the spec over)
+  validateUpdate: (job, old, subresource) => [...validateJobSpec(job.spec, 'spec'), ...(subresource === '' ? jobUpdateErrors(job, old) : [])],
   prepareForCreate(job) {
     const spec = isPlainObject(job.spec) ? job.spec : (job.spec = {});
     if (spec.manualSelector !== true) {

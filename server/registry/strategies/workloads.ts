@@ -159,8 +159,8 @@ function semanticSelector(sel: unknown): unknown {
   return { ml, me };
 }
 
-/** apps/v1 selectors never change (the strategies' ValidateImmutableField, after the spec checks). */
-function selectorUpdate(obj: Obj, old: Obj): FieldError[] {
+/** apps/v1 and Job selectors never change (the strategies' ValidateImmutableField, after the spec checks). */
+export function selectorUpdate(obj: Obj, old: Obj): FieldError[] {
   const sel = obj.spec?.selector;
   if (deepEqual(semanticSelector(sel), semanticSelector(old.spec?.selector))) return [];
   return [invalidError('spec.selector', isPlainObject(sel) ? goLabelSelector(sel) : 'null', 'field is immutable')];
