@@ -8,3 +8,4 @@ import './config.ts';
 import './rbac.ts';
 import './storage.ts';
 import './ingress.ts';
+import './autoscaling.ts';
