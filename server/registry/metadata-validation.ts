@@ -299,6 +299,35 @@ export function validateLabels(labels: unknown, field: string): FieldError[] {
   return errs;
 }
 
+/**
+ * metav1validation.ValidateLabelSelector: matchLabels as labels, and each requirement's operator,
+ * values (required for In/NotIn, forbidden for Exists/DoesNotExist, each a label value) and key.
+ */
+export function validateLabelSelector(selector: unknown, field: string): FieldError[] {
+  if (!isPlainObject(selector)) return [];
+  const errs = validateLabels(selector.matchLabels, `${field}.matchLabels`);
+  const expressions: unknown[] = Array.isArray(selector.matchExpressions) ? selector.matchExpressions : [];
+  expressions.forEach((e, i) => {
+    const r: Record<string, any> = isPlainObject(e) ? e : {};
+    const at = `${field}.matchExpressions[${i}]`;
+    const values: unknown[] = Array.isArray(r.values) ? r.values : [];
+    const operator = typeof r.operator === 'string' ? r.operator : '';
+    if (operator === 'In' || operator === 'NotIn') {
+      if (values.length === 0) errs.push(required(`${at}.values`, "must be specified when `operator` is 'In' or 'NotIn'"));
+    } else if (operator === 'Exists' || operator === 'DoesNotExist') {
+      if (values.length > 0) errs.push(forbidden(`${at}.values`, "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"));
+    } else {
+      errs.push(invalidString(`${at}.operator`, operator, 'not a valid selector operator'));
+    }
+    const key = typeof r.key === 'string' ? r.key : '';
+    for (const msg of isQualifiedName(key)) errs.push(invalidString(`${at}.key`, key, msg));
+    values.forEach((v, j) => {
+      if (typeof v === 'string') for (const msg of isValidLabelValue(v)) errs.push(invalidString(`${at}.values[${j}]`, v, msg));
+    });
+  });
+  return errs;
+}
+
 export const TotalAnnotationSizeLimitB = 256 * 1024;
 
 export function validateAnnotations(annotations: unknown, field: string): FieldError[] {

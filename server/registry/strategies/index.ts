@@ -9,3 +9,4 @@ import './rbac.ts';
 import './storage.ts';
 import './ingress.ts';
 import './autoscaling.ts';
+import './policy.ts';

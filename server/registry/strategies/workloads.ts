@@ -86,19 +86,26 @@ function intOrPercent(v: unknown): { value: number; percent: boolean } {
   return { value: typeof v === 'number' ? v : 0, percent: false };
 }
 
+/** ValidatePositiveIntOrPercent: a non-negative number, or a percentage. */
+export function positiveIntOrPercentErrors(field: string, v: unknown): FieldError[] {
+  if (typeof v === 'string' && !PERCENT.test(v)) return [invalidError(field, goIntOrString(v), PERCENT_MESSAGE)];
+  return nonNegativeErrors(field, v);
+}
+
+/** IsNotMoreThan100Percent. */
+export function notMoreThan100PercentErrors(field: string, v: unknown): FieldError[] {
+  const p = intOrPercent(v);
+  return p.percent && p.value > 100 ? [invalidError(field, goIntOrString(v), 'must not be greater than 100%')] : [];
+}
+
 /** ValidateRollingUpdateDeployment. */
 function rollingUpdate(errs: FieldError[], ru: Obj): void {
   const base = 'spec.strategy.rollingUpdate';
-  for (const k of ['maxUnavailable', 'maxSurge']) {
-    const v = ru[k];
-    if (typeof v === 'string' && !PERCENT.test(v)) errs.push(invalidError(`${base}.${k}`, goIntOrString(v), PERCENT_MESSAGE));
-    else errs.push(...nonNegativeErrors(`${base}.${k}`, v));
-  }
+  for (const k of ['maxUnavailable', 'maxSurge']) errs.push(...positiveIntOrPercentErrors(`${base}.${k}`, ru[k]));
   if (intOrPercent(ru.maxUnavailable).value === 0 && intOrPercent(ru.maxSurge).value === 0) {
     errs.push(invalidError(`${base}.maxUnavailable`, goIntOrString(ru.maxUnavailable), 'may not be 0 when `maxSurge` is 0'));
   }
-  const mu = intOrPercent(ru.maxUnavailable);
-  if (mu.percent && mu.value > 100) errs.push(invalidError(`${base}.maxUnavailable`, goIntOrString(ru.maxUnavailable), 'must not be greater than 100%'));
+  errs.push(...notMoreThan100PercentErrors(`${base}.maxUnavailable`, ru.maxUnavailable));
 }
 
 function validateDeployment(d: Obj): FieldError[] {

@@ -1,0 +1,29 @@
+// PodDisruptionBudgets as kube validates their spec (ValidatePodDisruptionBudgetSpec): minAvailable
+// or maxUnavailable, not both, each a non-negative number or a percentage of at most 100%; the
+// selector; the unhealthy-pod eviction policy. Their spec may change (it may since kube 1.15).
+import type { FieldError } from '../../schema/types.ts';
+import { registerStrategy } from '../strategy.ts';
+import { isPlainObject } from '../../util/json.ts';
+import { goQuote, validateLabelSelector } from '../metadata-validation.ts';
+import { invalidError, notSupportedError } from '../crd/schema-validator.ts';
+import { notMoreThan100PercentErrors, positiveIntOrPercentErrors } from './workloads.ts';
+
+const EVICTION_POLICIES = ['AlwaysAllow', 'IfHealthyBudget'];
+
+function validateDisruptionBudget(pdb: Record<string, any>): FieldError[] {
+  const spec: Record<string, any> = isPlainObject(pdb.spec) ? pdb.spec : {};
+  const errs: FieldError[] = [];
+  const set = (v: unknown) => v !== undefined && v !== null;
+  // (kube prints the whole spec as Go's %#v, pointer addresses and all)
+  if (set(spec.minAvailable) && set(spec.maxUnavailable)) errs.push(invalidError('spec', 'policy.PodDisruptionBudgetSpec{...}', 'minAvailable and maxUnavailable cannot be both set'));
+  for (const k of ['minAvailable', 'maxUnavailable']) {
+    if (!set(spec[k])) continue;
+    errs.push(...positiveIntOrPercentErrors(`spec.${k}`, spec[k]), ...notMoreThan100PercentErrors(`spec.${k}`, spec[k]));
+  }
+  errs.push(...validateLabelSelector(spec.selector, 'spec.selector'));
+  const policy = spec.unhealthyPodEvictionPolicy;
+  if (set(policy) && !EVICTION_POLICIES.includes(String(policy))) errs.push(notSupportedError('spec.unhealthyPodEvictionPolicy', goQuote(String(policy)), EVICTION_POLICIES));
+  return errs;
+}
+
+registerStrategy('policy', 'poddisruptionbudgets', { validate: validateDisruptionBudget });
