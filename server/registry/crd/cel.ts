@@ -41,7 +41,8 @@
 import { parse, plan, celEnv, isCelError, isCelUint, CelScalar, celFunc, celMethod, listType, mapType, isCelMap, isCelList, celMap, celList } from '@bufbuild/cel';
 import type { CelEnv } from '@bufbuild/cel';
 import { strings } from '@bufbuild/cel/ext';
-import { isIPv4, isIPv6 } from 'node:net';
+import { isIPv4 } from 'node:net';
+import { ipv6Groups } from '../../util/net.ts';
 import { deepEqual, isPlainObject } from '../../util/json.ts';
 import type { FieldError } from '../../schema/types.ts';
 import { goQuote, isQualifiedName, isValidLabelValue, validateName } from '../metadata-validation.ts';
@@ -333,29 +334,10 @@ const cmpRat = compareRationals;
 
 // --- ip / cidr ---
 
-function expandV6(s: string): number[] | undefined {
-  if (!isIPv6(s)) return undefined;
-  let head = s;
-  const tail: number[] = [];
-  const v4 = /(\d+\.\d+\.\d+\.\d+)$/.exec(s);
-  if (v4) {
-    const parts = v4[1].split('.').map(Number);
-    tail.push((parts[0] << 8) | parts[1], (parts[2] << 8) | parts[3]);
-    head = s.slice(0, s.length - v4[1].length);
-    if (head.endsWith(':') && !head.endsWith('::')) head = head.slice(0, -1);
-  }
-  const [l, r] = head.split('::');
-  const parse16 = (x: string) => (x ? x.split(':').filter((p) => p !== '').map((p) => parseInt(p, 16)) : []);
-  const left = parse16(l);
-  const right = r === undefined ? [] : parse16(r);
-  const fill = 8 - tail.length - left.length - right.length;
-  if (r === undefined && fill !== 0) return undefined;
-  return [...left, ...Array(Math.max(0, fill)).fill(0), ...right, ...tail];
-}
 function ipBytes(s: string): { fam: 4 | 6; bytes: number[] } | undefined {
   if (s.includes('%')) return undefined;
   if (isIPv4(s)) return { fam: 4, bytes: s.split('.').map(Number) };
-  const g = expandV6(s);
+  const g = ipv6Groups(s);
   if (!g) return undefined;
   const bytes: number[] = [];
   for (const x of g) bytes.push(x >> 8, x & 255);

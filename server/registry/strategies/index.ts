@@ -10,3 +10,4 @@ import './storage.ts';
 import './ingress.ts';
 import './autoscaling.ts';
 import './policy.ts';
+import './network-policy.ts';
