@@ -6,7 +6,7 @@
 // immutable spec. Field paths and messages as kube words them. The rest of ValidatePodSpec
 // (security contexts, affinity, volumes' sources, ...) is not done here.
 import type { FieldError } from '../schema/types.ts';
-import { isPlainObject } from '../util/json.ts';
+import { isPlainObject, semanticEqual } from '../util/json.ts';
 import { configKeyErrors, goQuote, isDNS1123Label, isDNS1123Subdomain, isQualifiedName, maxLenError } from './metadata-validation.ts';
 import { compareRationals, parseQuantity } from '../util/quantity.ts';
 import { withCanonicalQuantities } from '../schema/quantities.ts';
@@ -327,7 +327,7 @@ const UPDATABLE_POD_FIELDS = [
  * tolerationSeconds may change), scheduling gates only removed; any other change of the spec is
  * Forbidden. kube appends a go-cmp diff of the specs to that message (go-cmp's output is
  * deliberately unstable); hearth lists the top-level spec fields that changed in that diff's shape.
- * Equality is kube's semantic one: a list or map that is empty equals one that is absent.
+ * Equality is kube's semantic one (semanticEqual).
  */
 export function validatePodUpdate(pod: Obj, old: Obj): FieldError[] {
   const spec: Obj = isPlainObject(pod.spec) ? pod.spec : {};
@@ -392,17 +392,6 @@ function setOrDelete(o: Obj, k: string, v: unknown): void {
 
 const isEmpty = (v: unknown): boolean => v === undefined || v === null || (Array.isArray(v) && v.length === 0) || (isPlainObject(v) && Object.keys(v).length === 0);
 
-/** apiequality.Semantic.DeepEqual on JSON: an empty list or map equals an absent one. */
-export function semanticEqual(a: unknown, b: unknown): boolean {
-  if (isEmpty(a) && isEmpty(b)) return true;
-  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((x, i) => semanticEqual(x, b[i]));
-  if (isPlainObject(a) && isPlainObject(b)) {
-    const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
-    for (const k of keys) if (!semanticEqual(a[k], b[k])) return false;
-    return true;
-  }
-  return a === b;
-}
 
 /** The Go field name of a JSON key (nodeName → NodeName), as go-cmp names it. */
 const goFieldName = (k: string): string => k.charAt(0).toUpperCase() + k.slice(1);
@@ -411,7 +400,7 @@ const goFieldName = (k: string): string => k.charAt(0).toUpperCase() + k.slice(1
  * The Forbidden error of an update that changed an immutable spec (what may change already taken
  * from the old one): kube's message, then a diff of the two. kube's is go-cmp's, whose output is
  * deliberately unstable; this one lists the changed top-level fields of `goType` in its shape.
- * Undefined when nothing changed (kube's Semantic.DeepEqual: empty equals absent).
+ * Undefined when nothing changed (semanticEqual).
  */
 export function specChangeError(field: string, message: string, goType: string, was: Obj, now: Obj): FieldError | undefined {
   const changed = [...new Set([...Object.keys(was), ...Object.keys(now)])].filter((k) => !semanticEqual(was[k], now[k]));

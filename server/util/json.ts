@@ -22,6 +22,23 @@ export function deepEqual(a: unknown, b: unknown): boolean {
   return true;
 }
 
+/**
+ * apimachinery's Semantic.DeepEqual on JSON: an absent, null or empty list equals another. An
+ * empty object does not equal an absent one: it may be a struct behind a pointer, which Go tells
+ * from nil (a CRD's `subresources: {}`); the rare empty map that Go would drop compares unequal.
+ */
+export function semanticEqual(a: unknown, b: unknown): boolean {
+  const empty = (v: unknown) => v === undefined || v === null || (Array.isArray(v) && v.length === 0);
+  if (empty(a) && empty(b)) return true;
+  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((x, i) => semanticEqual(x, b[i]));
+  if (isPlainObject(a) && isPlainObject(b)) {
+    const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
+    for (const k of keys) if (!semanticEqual(a[k], b[k])) return false;
+    return true;
+  }
+  return a === b;
+}
+
 export function deepClone<T>(v: T): T {
   return structuredClone(v);
 }

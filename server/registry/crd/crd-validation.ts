@@ -28,7 +28,7 @@ import {
   embeddedTypeMetaError,
   validateEmbeddedResources,
 } from './schema-validator.ts';
-import { isPlainObject } from '../../util/json.ts';
+import { isPlainObject, semanticEqual } from '../../util/json.ts';
 
 type Obj = Record<string, any>;
 
@@ -36,18 +36,6 @@ const str = (v: unknown): string => (typeof v === 'string' ? v : '');
 const arr = (v: unknown): any[] => (Array.isArray(v) ? v : []);
 const q = goQuote;
 
-/** apimachinery's Semantic.DeepEqual on JSON: absent, null and empty lists/maps of a field compare equal. */
-function semanticEqual(a: unknown, b: unknown): boolean {
-  const empty = (v: unknown) => v === undefined || v === null || (Array.isArray(v) && v.length === 0);
-  if (empty(a) && empty(b)) return true;
-  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((x, i) => semanticEqual(x, b[i]));
-  if (isPlainObject(a) && isPlainObject(b)) {
-    const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
-    for (const k of keys) if (!semanticEqual(a[k], b[k])) return false;
-    return true;
-  }
-  return a === b;
-}
 
 /** A JSON value shown as the bad value of a field error (Go would print the internal struct). */
 const jsonValue = (v: unknown): string => JSON.stringify(v) ?? 'null';

@@ -6,8 +6,8 @@
 // update ValidateJobSpecUpdate's: selector, template (but for a suspended job's scheduling
 // directives), completions and completion mode never change.
 import { registerStrategy } from '../strategy.ts';
-import { isPlainObject } from '../../util/json.ts';
-import { semanticEqual, validatePodTemplate } from '../pod-validation.ts';
+import { isPlainObject, semanticEqual } from '../../util/json.ts';
+import { validatePodTemplate } from '../pod-validation.ts';
 import { withCanonicalQuantities } from '../../schema/quantities.ts';
 import { selectorUpdate } from './workloads.ts';
 import type { FieldError } from '../../schema/types.ts';
