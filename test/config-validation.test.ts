@@ -99,3 +99,25 @@ test('a persistent volume claim spec is immutable but for a volume name and clas
   ]);
   assert.equal((await patch({ spec: { resources: { requests: { storage: '1536Mi' } } } })).status, 200);
 });
+
+test('storage classes: a qualified provisioner, known modes; parameters, provisioner, reclaim policy and binding mode never change', async () => {
+  const SC = '/apis/storage.k8s.io/v1/storageclasses';
+  const sc = (name: string, extra: Record<string, unknown>) => ({ apiVersion: 'storage.k8s.io/v1', kind: 'StorageClass', metadata: { name }, provisioner: 'rancher.io/local-path', ...extra });
+  assert.deepEqual(await causes('POST', SC, sc('bad', { provisioner: 'not a/provisioner', reclaimPolicy: 'Recycle', volumeBindingMode: 'Later', parameters: { '': 'x' } })), [
+    ['provisioner', "Invalid value: \"not a/provisioner\": prefix part a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"],
+    ['parameters', 'Invalid value: "": field can not be empty.'],
+    ['reclaimPolicy', 'Unsupported value: "Recycle": supported values: "Delete", "Retain"'],
+    ['volumeBindingMode', 'Unsupported value: "Later": supported values: "Immediate", "WaitForFirstConsumer"'],
+  ]);
+  const created = await s.request('POST', SC, { body: sc('local', { parameters: { nodePath: '/data' } }) });
+  assert.equal(created.status, 201, created.text);
+  assert.equal(created.json().reclaimPolicy, 'Delete');
+  assert.deepEqual(await causes('PATCH', `${SC}/local`, { parameters: { nodePath: '/other' }, reclaimPolicy: 'Retain', volumeBindingMode: 'WaitForFirstConsumer' }, 'application/merge-patch+json'), [
+    ['parameters', 'Forbidden: updates to parameters are forbidden.'],
+    ['reclaimPolicy', 'Forbidden: updates to reclaimPolicy are forbidden.'],
+    ['volumeBindingMode', 'Invalid value: "WaitForFirstConsumer": field is immutable'],
+  ]);
+  // Labels, annotations and allowVolumeExpansion may change.
+  const patched = await s.request('PATCH', `${SC}/local`, { body: { metadata: { annotations: { 'storageclass.kubernetes.io/is-default-class': 'true' } }, allowVolumeExpansion: true }, headers: { 'content-type': 'application/merge-patch+json' } });
+  assert.equal(patched.status, 200, patched.text);
+});
