@@ -107,3 +107,50 @@ test('probes and lifecycle hooks: one handler, well formed; liveness and startup
   ]);
   for (const name of ['p1', 'p2']) assert.equal((await s.request('GET', `/api/v1/namespaces/default/pods/${name}`)).status, 404);
 });
+
+test('volumes, policies, names and tolerations of a pod spec', async () => {
+  const spec = {
+    restartPolicy: 'Sometimes',
+    dnsPolicy: 'Maybe',
+    nodeSelector: { 'bad key!': 'x' },
+    serviceAccountName: 'Not_Valid',
+    hostname: 'a.b',
+    activeDeadlineSeconds: 0,
+    volumes: [
+      { name: 'data', emptyDir: {} },
+      { name: 'data', emptyDir: {} },
+      { name: 'Bad_Name', emptyDir: {} },
+      { name: 'both', emptyDir: {}, configMap: { name: 'x' } },
+    ],
+    tolerations: [
+      { operator: 'Equal', value: 'x' },
+      { key: 'k', operator: 'Exists', value: 'v' },
+      { key: 'k', operator: 'Equal', value: 'v', effect: 'NoSchedule', tolerationSeconds: 5 },
+      { key: 'k', operator: 'Near', effect: 'Sometimes' },
+    ],
+  };
+  const causesOf = await causes('s1', { imagePullPolicy: 'Sometimes', volumeMounts: [{ name: 'both', mountPath: '/x' }] }, spec);
+  assert.deepEqual(causesOf, [
+    ['spec.volumes[1].name', 'Duplicate value: "data"'],
+    ['spec.volumes[2].name', "Invalid value: \"Bad_Name\": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"],
+    ['spec.volumes[3].configMap', 'Forbidden: may not specify more than 1 volume type'],
+    // (a volume with errors cannot be mounted)
+    [`${C}.volumeMounts[0].name`, 'Not found: "both"'],
+    [`${C}.imagePullPolicy`, 'Unsupported value: "Sometimes": supported values: "Always", "IfNotPresent", "Never"'],
+    ['spec.restartPolicy', 'Unsupported value: "Sometimes": supported values: "Always", "OnFailure", "Never"'],
+    ['spec.dnsPolicy', 'Unsupported value: "Maybe": supported values: "ClusterFirstWithHostNet", "ClusterFirst", "Default", "None"'],
+    ['spec.nodeSelector', `Invalid value: "bad key!": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')`],
+    ['spec.serviceAccountName', `Invalid value: "Not_Valid": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')`],
+    ['spec.activeDeadlineSeconds', 'Invalid value: 0: must be between 1 and 2147483647, inclusive'],
+    ['spec.hostname', 'Invalid value: "a.b": must not contain dots'],
+    ['spec.tolerations[0].operator', 'Invalid value: "Equal": operator must be Exists when `key` is empty, which means "match all values and all keys"'],
+    ['spec.tolerations[1].operator', "Invalid value: core.Toleration{Key:\"k\", Operator:\"Exists\", Value:\"v\", Effect:\"\", TolerationSeconds:(*int64)(nil)}: value must be empty when `operator` is 'Exists'"],
+    ['spec.tolerations[2].effect', "Invalid value: \"NoSchedule\": effect must be 'NoExecute' when `tolerationSeconds` is set"],
+    ['spec.tolerations[3].operator', 'Unsupported value: "Near": supported values: "Equal", "Exists"'],
+    ['spec.tolerations[3].effect', 'Unsupported value: "Sometimes": supported values: "NoSchedule", "PreferNoSchedule", "NoExecute"'],
+  ]);
+  // A volume given no source gets an emptyDir (kube's default), so it is valid.
+  const ok = await s.request('POST', '/api/v1/namespaces/default/pods', { body: pod('s2', { volumeMounts: [{ name: 'scratch', mountPath: '/tmp' }] }, { volumes: [{ name: 'scratch' }], tolerations: [{ operator: 'Exists' }] }) });
+  assert.equal(ok.status, 201, ok.text);
+  assert.deepEqual(ok.json().spec.volumes, [{ name: 'scratch', emptyDir: {} }]);
+});

@@ -30,13 +30,13 @@ const mergePatch = (name: string, patch: unknown) => s.request('PATCH', `${PODS}
 const strategicPatch = (name: string, patch: unknown) => s.request('PATCH', `${PODS}/${name}`, { body: patch, headers: { 'content-type': 'application/strategic-merge-patch+json' } });
 
 test('images, a lower activeDeadlineSeconds and added tolerations may change; other spec fields may not', async () => {
-  const pod = await createPod('p1', { activeDeadlineSeconds: 100, tolerations: [{ key: 'a', operator: 'Exists', effect: 'NoSchedule', tolerationSeconds: 5 }] });
+  const pod = await createPod('p1', { activeDeadlineSeconds: 100, tolerations: [{ key: 'a', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 5 }] });
   const ok = await strategicPatch('p1', {
     spec: {
       containers: [{ name: 'c', image: 'nginx:2' }],
       activeDeadlineSeconds: 50,
       tolerations: [
-        { key: 'a', operator: 'Exists', effect: 'NoSchedule', tolerationSeconds: 10 },
+        { key: 'a', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 10 },
         { key: 'b', operator: 'Exists' },
       ],
     },

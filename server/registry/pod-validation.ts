@@ -1,13 +1,14 @@
-// The part of kube's ValidatePodSpec users meet first, for Pods and every pod template: containers
-// present, named (RFC 1123 labels, unique across init and regular containers) and with an image;
-// container ports in range, their names IANA service names, unique per container; env variables
-// named; volume mounts naming a volume of the pod; resource requirements (names, values, requests
-// within limits); env variable sources; probes and lifecycle hooks; and ValidatePodUpdate's
-// immutable spec. Field paths and messages as kube words them. The rest of ValidatePodSpec
-// (security contexts, affinity, volumes' sources, ...) is not done here.
+// The part of kube's ValidatePodSpec users meet: containers present, named (RFC 1123 labels, unique
+// across init and regular containers), with an image, a known pull policy, ports in range with
+// IANA service names, env variables and their sources, volume mounts of valid volumes, resource
+// requirements, probes and lifecycle hooks; volumes (named once, one source each); restart and
+// DNS policies; node selector, service account and node names, hostname, subdomain, deadline and
+// tolerations. And ValidatePodUpdate's immutable spec. Field paths and messages as kube words
+// them. Not done: security contexts, affinity, topology spread, DNS config, volume sources' own
+// fields, ephemeral containers.
 import type { FieldError } from '../schema/types.ts';
 import { isPlainObject, semanticEqual } from '../util/json.ts';
-import { configKeyErrors, goQuote, isDNS1123Label, isDNS1123Subdomain, isQualifiedName, maxLenError } from './metadata-validation.ts';
+import { configKeyErrors, goQuote, isDNS1123Label, isDNS1123Subdomain, isQualifiedName, isValidLabelValue, maxLenError, validateLabels } from './metadata-validation.ts';
 import { compareRationals, parseQuantity } from '../util/quantity.ts';
 import { withCanonicalQuantities } from '../schema/quantities.ts';
 import { duplicateError, forbiddenError, invalidError, notSupportedError, requiredError } from './crd/schema-validator.ts';
@@ -288,6 +289,7 @@ function validateContainer(errs: FieldError[], c: Obj, path: string, names: Set<
     if (mountPaths.has(mountPath)) errs.push(invalidError(`${at}.mountPath`, goQuote(mountPath), 'must be unique'));
     mountPaths.add(mountPath);
   });
+  oneOf(errs, c.imagePullPolicy, `${path}.imagePullPolicy`, PULL_POLICIES);
   if (isPlainObject(c.resources)) validateResources(errs, c.resources, `${path}.resources`);
   // (validateContainers, after the checks every container gets)
   validateProbesAndHooks(errs, c, path, init, gracePeriod);
@@ -297,14 +299,103 @@ function validateContainer(errs: FieldError[], c: Obj, path: string, names: Set<
 export function validatePodSpec(spec: unknown, path: string): FieldError[] {
   if (!isPlainObject(spec)) return [];
   const errs: FieldError[] = [];
-  const volumes = new Set(objects(spec.volumes).map((v) => (typeof v.name === 'string' ? v.name : '')));
+  const volumes = validateVolumes(errs, spec.volumes, `${path}.volumes`);
   const names = new Set<string>();
   // An absent list is the schema walk's Required; an empty one is this check's.
   if (Array.isArray(spec.containers) && spec.containers.length === 0) errs.push(requiredError(`${path}.containers`));
   const grace = spec.terminationGracePeriodSeconds;
   objects(spec.containers).forEach((c, i) => validateContainer(errs, c, `${path}.containers[${i}]`, names, volumes, false, grace));
   objects(spec.initContainers).forEach((c, i) => validateContainer(errs, c, `${path}.initContainers[${i}]`, names, volumes, true, grace));
+  oneOf(errs, spec.restartPolicy, `${path}.restartPolicy`, RESTART_POLICIES);
+  oneOf(errs, spec.dnsPolicy, `${path}.dnsPolicy`, DNS_POLICIES);
+  errs.push(...validateLabels(spec.nodeSelector, `${path}.nodeSelector`));
+  for (const [k, check] of [['serviceAccountName', isDNS1123Subdomain], ['nodeName', isDNS1123Subdomain]] as const) {
+    const v = spec[k];
+    if (typeof v === 'string' && v !== '') for (const m of check(v)) errs.push(invalidError(`${path}.${k}`, goQuote(v), m));
+  }
+  const deadline = spec.activeDeadlineSeconds;
+  if (typeof deadline === 'number' && (deadline < 1 || deadline > 2147483647)) errs.push(invalidError(`${path}.activeDeadlineSeconds`, String(deadline), 'must be between 1 and 2147483647, inclusive'));
+  for (const k of ['hostname', 'subdomain']) {
+    const v = spec[k];
+    if (typeof v === 'string' && v !== '') for (const m of isDNS1123Label(v)) errs.push(invalidError(`${path}.${k}`, goQuote(v), m));
+  }
+  validateTolerations(errs, spec.tolerations, `${path}.tolerations`);
   return errs;
+}
+
+const RESTART_POLICIES = ['Always', 'OnFailure', 'Never'];
+const DNS_POLICIES = ['ClusterFirstWithHostNet', 'ClusterFirst', 'Default', 'None'];
+const PULL_POLICIES = ['Always', 'IfNotPresent', 'Never'];
+const TAINT_EFFECTS = ['NoSchedule', 'PreferNoSchedule', 'NoExecute'];
+
+/** validateRestartPolicy, validateDNSPolicy, validatePullPolicy: one of the values (in kube's order), never empty. */
+function oneOf(errs: FieldError[], v: unknown, path: string, values: string[]): void {
+  if (v === undefined || v === null) return; // (defaulted: absent only where the schema walk reports it)
+  const text = String(v);
+  if (text === '') errs.push(requiredError(path));
+  else if (!values.includes(text)) errs.push(notSupportedError(path, goQuote(text), values));
+}
+
+/** The volume sources, in the order ValidateVolumeSource looks at them. */
+const VOLUME_SOURCES = [
+  'hostPath', 'gitRepo', 'emptyDir', 'gcePersistentDisk', 'awsElasticBlockStore', 'secret', 'nfs', 'iscsi', 'glusterfs', 'flocker', 'persistentVolumeClaim', 'rbd', 'cinder', 'cephfs',
+  'downwardAPI', 'fc', 'azureFile', 'vsphereVolume', 'quobyte', 'azureDisk', 'photonPersistentDisk', 'portworxVolume', 'scaleIO', 'configMap', 'storageos', 'csi', 'projected', 'ephemeral', 'image',
+];
+
+/**
+ * ValidateVolumes: each volume named (an RFC 1123 label, once) with exactly one source. Returns the
+ * names of the valid ones: only those can be mounted (a mount of another is Not found, as in kube).
+ */
+function validateVolumes(errs: FieldError[], list: unknown, path: string): Set<string> {
+  const valid = new Set<string>();
+  const seen = new Set<string>();
+  objects(list).forEach((v, i) => {
+    const at = `${path}[${i}]`;
+    const own: FieldError[] = [];
+    const sources = VOLUME_SOURCES.filter((k) => v[k] != null);
+    if (sources.length === 0) own.push(requiredError(at, 'must specify a volume type'));
+    for (const extra of sources.slice(1)) own.push(forbiddenError(`${at}.${extra}`, 'may not specify more than 1 volume type'));
+    const name = typeof v.name === 'string' ? v.name : '';
+    if (name === '') own.push(requiredError(`${at}.name`));
+    else for (const m of isDNS1123Label(name)) own.push(invalidError(`${at}.name`, goQuote(name), m));
+    if (seen.has(name)) own.push(duplicateError(`${at}.name`, goQuote(name)));
+    if (own.length === 0) {
+      seen.add(name);
+      valid.add(name);
+    }
+    errs.push(...own);
+  });
+  return valid;
+}
+
+/** ValidateTolerations. */
+function validateTolerations(errs: FieldError[], list: unknown, path: string): void {
+  objects(list).forEach((t, i) => {
+    const at = `${path}[${i}]`;
+    const key = typeof t.key === 'string' ? t.key : '';
+    const operator = typeof t.operator === 'string' ? t.operator : '';
+    const effect = typeof t.effect === 'string' ? t.effect : '';
+    const value = typeof t.value === 'string' ? t.value : '';
+    if (key !== '') for (const m of isQualifiedName(key)) errs.push(invalidError(`${at}.key`, goQuote(key), m));
+    if (key === '' && operator !== 'Exists') errs.push(invalidError(`${at}.operator`, goQuote(operator), 'operator must be Exists when `key` is empty, which means "match all values and all keys"'));
+    if (typeof t.tolerationSeconds === 'number' && effect !== 'NoExecute') errs.push(invalidError(`${at}.effect`, goQuote(effect), "effect must be 'NoExecute' when `tolerationSeconds` is set"));
+    if (operator === 'Equal' || operator === '') {
+      const msgs = isValidLabelValue(value);
+      if (msgs.length) errs.push(invalidError(`${at}.operator`, goQuote(value), msgs.join(';')));
+    } else if (operator === 'Exists') {
+      if (value !== '') errs.push(invalidError(`${at}.operator`, goToleration(t), "value must be empty when `operator` is 'Exists'"));
+    } else {
+      errs.push(notSupportedError(`${at}.operator`, goQuote(operator), ['Equal', 'Exists']));
+    }
+    if (effect !== '' && !TAINT_EFFECTS.includes(effect)) errs.push(notSupportedError(`${at}.effect`, goQuote(effect), TAINT_EFFECTS));
+  });
+}
+
+/** A Toleration as Go's %#v prints it; kube prints a set tolerationSeconds as a pointer address, hearth as its value. */
+function goToleration(t: Obj): string {
+  const seconds = typeof t.tolerationSeconds === 'number' ? `(*int64)(${t.tolerationSeconds})` : '(*int64)(nil)';
+  const s = (v: unknown) => goQuote(typeof v === 'string' ? v : '');
+  return `core.Toleration{Key:${s(t.key)}, Operator:${s(t.operator)}, Value:${s(t.value)}, Effect:${s(t.effect)}, TolerationSeconds:${seconds}}`;
 }
 
 /** A pod template's spec, at `path` + ".spec", when the template is there. */
