@@ -309,9 +309,9 @@ export function validatePodSpec(spec: unknown, path: string): FieldError[] {
   oneOf(errs, spec.restartPolicy, `${path}.restartPolicy`, RESTART_POLICIES);
   oneOf(errs, spec.dnsPolicy, `${path}.dnsPolicy`, DNS_POLICIES);
   errs.push(...validateLabels(spec.nodeSelector, `${path}.nodeSelector`));
-  for (const [k, check] of [['serviceAccountName', isDNS1123Subdomain], ['nodeName', isDNS1123Subdomain]] as const) {
+  for (const k of ['serviceAccountName', 'nodeName']) {
     const v = spec[k];
-    if (typeof v === 'string' && v !== '') for (const m of check(v)) errs.push(invalidError(`${path}.${k}`, goQuote(v), m));
+    if (typeof v === 'string' && v !== '') for (const m of isDNS1123Subdomain(v)) errs.push(invalidError(`${path}.${k}`, goQuote(v), m));
   }
   const deadline = spec.activeDeadlineSeconds;
   if (typeof deadline === 'number' && (deadline < 1 || deadline > 2147483647)) errs.push(invalidError(`${path}.activeDeadlineSeconds`, String(deadline), 'must be between 1 and 2147483647, inclusive'));
