@@ -268,6 +268,7 @@ test('node, event, job and binding cells', () => {
   });
 
   const newEv = cellMap(printerFor('events.k8s.io', 'events'), {
+    apiVersion: 'events.k8s.io/v1',
     metadata: { name: 'e2' },
     regarding: { kind: 'Node', name: 'n1' },
     note: 'hi',

@@ -7,6 +7,8 @@
  * of cells, and kubectl hides priority > 0 columns unless `-o wide` is used.
  * Every printer here therefore returns one cell per column, wide ones included.
  */
+import { convertEvent, CORE_EVENT_VERSION, EVENTS_V1_VERSION } from '../registry/conversions/events.ts';
+import { convertHorizontalPodAutoscaler } from '../registry/conversions/autoscaling.ts';
 
 export interface TableColumnDefinition {
   name: string;
@@ -518,26 +520,9 @@ const nodePrinter = printer(
   },
 );
 
-/** A core/v1-shaped event; events.k8s.io/v1 objects are mapped onto it first. */
+/** A core/v1-shaped event (kube prints the internal form): events.k8s.io/v1 objects are converted first. */
 function coreEventShape(o: any): any {
-  if (o && typeof o === 'object' && (o.regarding !== undefined || o.note !== undefined || o.deprecatedSource !== undefined)) {
-    return {
-      metadata: o.metadata,
-      involvedObject: o.regarding ?? {},
-      reason: o.reason,
-      message: o.note,
-      type: o.type,
-      source: o.deprecatedSource ?? {},
-      firstTimestamp: o.deprecatedFirstTimestamp,
-      lastTimestamp: o.deprecatedLastTimestamp,
-      count: o.deprecatedCount,
-      eventTime: o.eventTime,
-      series: o.series,
-      reportingComponent: o.reportingController,
-      reportingInstance: o.reportingInstance,
-    };
-  }
-  return o ?? {};
+  return o?.apiVersion === EVENTS_V1_VERSION ? convertEvent(o, CORE_EVENT_VERSION) : (o ?? {});
 }
 
 function eventCells(raw: any, now: number): unknown[] {
@@ -962,17 +947,11 @@ const cronJobPrinter = printer(
 // autoscaling
 // ---------------------------------------------------------------------------
 
-function hpaMetrics(o: any): string {
-  let specs = arr(o?.spec?.metrics);
-  let statuses = arr(o?.status?.currentMetrics);
-  if (specs.length === 0 && typeof o?.spec?.targetCPUUtilizationPercentage === 'number') {
-    // autoscaling/v1 shape
-    specs = [{ type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: o.spec.targetCPUUtilizationPercentage } } }];
-    statuses =
-      typeof o?.status?.currentCPUUtilizationPercentage === 'number'
-        ? [{ type: 'Resource', resource: { name: 'cpu', current: { averageUtilization: o.status.currentCPUUtilizationPercentage } } }]
-        : [];
-  }
+function hpaMetrics(given: any): string {
+  // kube prints the internal (v2) form: an autoscaling/v1 object's metrics are converted first.
+  const o = given?.apiVersion === 'autoscaling/v1' ? convertHorizontalPodAutoscaler(given, 'autoscaling/v2') : given;
+  const specs = arr(o?.spec?.metrics);
+  const statuses = arr(o?.status?.currentMetrics);
   if (specs.length === 0) return '<none>';
   const list: string[] = [];
   specs.forEach((spec, i) => {

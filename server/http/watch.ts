@@ -7,7 +7,8 @@ import { flushAll } from './h2/connection.ts';
 import type { ResourceInfo } from '../schema/types.ts';
 import type { EventLog, LogEvent } from '../storage/event-log.ts';
 import type { GenericStore } from '../registry/store.ts';
-import { apiVersionOf, qualifiedResourceOf, parseResourceVersion, customObjectOrder } from '../registry/store.ts';
+import { apiVersionOf, qualifiedResourceOf, parseResourceVersion, customObjectOrder, builtinConversionOf } from '../registry/store.ts';
+import { convertTo } from '../registry/conversions/index.ts';
 import { int64Param, queryFlag, queryOf, sendInitialEventsOf, type RequestInfo } from './request-info.ts';
 import { validateListOptions } from '../registry/list-options.ts';
 import { negotiateOutput, encode, type OutputFormat } from './negotiation.ts';
@@ -440,7 +441,7 @@ class WatchStream implements Watcher {
     }
     let payload: unknown = object;
     if (type !== 'BOOKMARK' && type !== 'ERROR') {
-      const o = info.custom ? defaultedCopy(info, object) : { ...object, apiVersion: apiVersionOf(info), kind: info.kind };
+      const o = info.custom ? defaultedCopy(info, object) : builtinPresented(info, object);
       if (fmt.shape === 'Table') {
         const t = toTable(info, [o], { resourceVersion: o.metadata?.resourceVersion }, fmt.metaVersion, this.includeObject) as any;
         // Only the first event carries the columns; later ones are printed without headers, and
@@ -472,6 +473,16 @@ function bookmarkObject(info: ResourceInfo, rv: number, initialEventsEnd = false
   if (initialEventsEnd) metadata.annotations = { 'k8s.io/initial-events-end': 'true' };
   const o = { kind: info.kind, apiVersion: apiVersionOf(info), metadata };
   return info.custom ? customObjectOrder(o) : o;
+}
+
+/**
+ * A built-in object as a GET serves it: converted when it is kept in another version or group
+ * (conversions/index.ts). A fresh object: the event's is shared by every watcher.
+ */
+function builtinPresented(info: ResourceInfo, object: any): any {
+  const apiVersion = apiVersionOf(info);
+  const builtin = object.apiVersion !== apiVersion || object.kind !== info.kind ? builtinConversionOf(info) : undefined;
+  return builtin ? convertTo(builtin, object, apiVersion) : { ...object, apiVersion, kind: info.kind };
 }
 
 /**

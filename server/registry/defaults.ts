@@ -12,6 +12,7 @@
 import type { TypeNode } from '../schema/types.ts';
 import { TypeModel } from '../schema/model.ts';
 import { isPlainObject } from '../util/json.ts';
+import { fillEventZeros, CORE_EVENT_VERSION, EVENTS_V1_VERSION } from './conversions/events.ts';
 
 type Obj = Record<string, any>;
 type Defaulter = (obj: Obj) => void;
@@ -467,6 +468,10 @@ const TABLE: Record<string, Defaulter> = {
     const spec = struct(h, 'spec');
     if (spec) setPtr(spec, 'minReplicas', 1);
   },
+
+  // Events: not defaults but what encoding/json writes for their unset fields (see fillEventZeros)
+  'io.k8s.api.core.v1.Event': (e) => fillEventZeros(e, CORE_EVENT_VERSION),
+  'io.k8s.api.events.v1.Event': (e) => fillEventZeros(e, EVENTS_V1_VERSION),
 
   // policy/v1
   'io.k8s.api.policy.v1.PodDisruptionBudget': statusStruct,

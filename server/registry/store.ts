@@ -11,7 +11,7 @@ import type { AdmissionAttributes } from '../admission/types.ts';
 import type { UserInfo } from '../authentication/user.ts';
 import { strategyFor, type Strategy, type SubresourceCreate } from './strategy.ts';
 import { defaultsFor } from './strategies/defaulting.ts';
-import { apply as applyEngine, checkApplyTarget, update as recordManagedUpdate, zeroObject, cloneJSON } from './apply/index.ts';
+import { apply as applyEngine, checkApplyTarget, update as recordManagedUpdate, zeroObject, cloneJSON, type OtherVersion } from './apply/index.ts';
 import { UNTYPED } from './apply/fieldset.ts';
 import { goFieldShape } from '../http/protobuf.ts';
 import { validateObjectMeta, validateObjectMetaUpdate, nameRuleFor, generateNameFrom } from './metadata-validation.ts';
@@ -25,6 +25,7 @@ import { servedJsonPrefix, servedAsStored, withStoredItems, decodeObject, CHECK_
 import { encodeContinue, decodeContinue } from './continue-token.ts';
 import type { ServiceLookup } from './crd/conversion.ts';
 import { validateListOptions, type ListParameters } from './list-options.ts';
+import { conversionOf, convertTo, type KindConversion } from './conversions/index.ts';
 
 export type FieldValidation = 'Ignore' | 'Warn' | 'Strict';
 
@@ -91,8 +92,23 @@ export type UpdateFn = (current: any) => any;
 // as kube-apiserver's guaranteed update does; only one write per key lands per batch.
 const MAX_CONFLICT_RETRIES = 200;
 
-export function qualifiedResourceOf(info: ResourceInfo): string {
+/** The resource's own qualified name: `resource.group`, or `resource` for the core group. */
+function ownQualifiedName(info: ResourceInfo): string {
   return info.group ? `${info.resource}.${info.group}` : info.resource;
+}
+
+/** Where a resource's rows are kept: its own name, or the shared one of a kind served by several groups (events). */
+export function qualifiedResourceOf(info: ResourceInfo): string {
+  return builtinConversionOf(info)?.storageResource ?? ownQualifiedName(info);
+}
+
+const BUILTIN_CONVERSIONS = new WeakMap<ResourceInfo, KindConversion | null>();
+
+/** How a built-in resource kept in another form than served converts (see conversions/index.ts). */
+export function builtinConversionOf(info: ResourceInfo): KindConversion | undefined {
+  let c = BUILTIN_CONVERSIONS.get(info);
+  if (c === undefined) BUILTIN_CONVERSIONS.set(info, (c = (!info.custom && conversionOf(info.group, info.resource)) || null));
+  return c ?? undefined;
 }
 
 /**
@@ -126,7 +142,7 @@ export class GenericStore {
   }
 
   private strategyFor(info: ResourceInfo): Strategy {
-    return (!info.custom && this.ownStrategies.get(qualifiedResourceOf(info))) || strategyFor(info);
+    return (!info.custom && this.ownStrategies.get(ownQualifiedName(info))) || strategyFor(info);
   }
 
   get currentResourceVersion(): number {
@@ -152,6 +168,10 @@ export class GenericStore {
   private present(info: ResourceInfo, obj: any, defaulted = false): any {
     // Assigned only when different: a committed object is read-only (frozen in the tests).
     const apiVersion = apiVersionOf(info);
+    if (obj.apiVersion !== apiVersion || obj.kind !== info.kind) {
+      const builtin = builtinConversionOf(info);
+      if (builtin) return convertTo(builtin, obj, apiVersion);
+    }
     if (obj.apiVersion !== apiVersion) obj.apiVersion = apiVersion;
     if (obj.kind !== info.kind) obj.kind = info.kind;
     if (info.custom && !defaulted) {
@@ -190,13 +210,33 @@ export class GenericStore {
     return out;
   }
 
-  /** The form written to storage: custom objects are stored in their CRD's storage version. */
-  private async toStorage(info: ResourceInfo, obj: any): Promise<any> {
+  /**
+   * The form written to storage: custom objects in their CRD's storage version, built-ins kept in
+   * another version (or group) converted to it; in kube's order (rvSlot: see inKubeOrder). obj
+   * itself when it is stored as it is (the caller orders it).
+   */
+  private async toStorage(info: ResourceInfo, obj: any, rvSlot = false): Promise<any> {
+    const builtin = builtinConversionOf(info);
+    if (builtin) {
+      if (apiVersionOf(info) === builtin.storageApiVersion) return obj;
+      // (defaulted: kube defaults the stored version when it reads it back; the same, done once here)
+      const out = convertTo(builtin, obj, builtin.storageApiVersion, true);
+      out.metadata = metadataInOrder(out.metadata, rvSlot);
+      return out;
+    }
     const cr = info.custom;
     if (!cr || cr.storageVersion === info.version) return obj;
-    if (cr.converter.trivial) return { ...obj, apiVersion: `${info.group}/${cr.storageVersion}` };
-    const [stored] = await cr.converter.convert([obj], cr.storageVersion, this.services);
-    return stored;
+    const stored = cr.converter.trivial ? { ...obj, apiVersion: `${info.group}/${cr.storageVersion}` } : (await cr.converter.convert([obj], cr.storageVersion, this.services))[0];
+    return this.inKubeOrder(info, stored, rvSlot);
+  }
+
+  /**
+   * What a write answers: obj, as the request's version has it; for a built-in kept in another
+   * form, what was stored converted back (kube answers with the stored object decoded).
+   */
+  private written(info: ResourceInfo, obj: any, stored: any): any {
+    const builtin = stored !== obj ? builtinConversionOf(info) : undefined;
+    return builtin ? convertTo(builtin, stored, apiVersionOf(info)) : this.present(info, obj, true);
   }
 
   /** Unknown fields of a custom object are pruned (and reported) before its schema's defaults apply. */
@@ -287,7 +327,8 @@ export class GenericStore {
     // the stored bytes (storedListJson). Custom objects may need conversion and defaults first.
     const resultOf = async (rows: StoredObject[]): Promise<ListResult> => {
       const resourceVersion = String(snapshot);
-      if (info.custom) return { items: await this.presentAll(info, rows.map((r) => r.object)), resourceVersion };
+      // (a built-in kept in another form converts: its stored bytes are never transcoded as they are)
+      if (info.custom || builtinConversionOf(info)) return { items: await this.presentAll(info, rows.map((r) => r.object)), resourceVersion };
       return withStoredItems({ resourceVersion } as ListResult, { rows: rows as ListRow[], apiVersion: apiVersionOf(info), kind: info.kind, present: (o) => this.present(info, o) });
     };
     // Unfiltered objects as JSON rows that are served as they are stored: a page of stored bytes
@@ -395,20 +436,21 @@ export class GenericStore {
     await this.admission.validate(attrs);
     if (ctx.dryRun) {
       if (this.log.get(this.key(info, ns, meta.name))) throw alreadyExists(info.group, info.resource, meta.name);
-      return this.present(info, this.inKubeOrder(info, obj), true);
+      obj = this.inKubeOrder(info, obj);
+      return this.written(info, obj, builtinConversionOf(info) ? await this.toStorage(info, obj) : obj);
     }
     const key = this.key(info, ns, meta.name);
-    const converted = await this.toStorage(info, obj);
+    const converted = await this.toStorage(info, obj, true);
     const unconverted = converted === obj;
     // What the server set (and admission added) goes where kube writes it; the write fills in the resourceVersion.
     obj = this.inKubeOrder(info, obj, true);
-    const stored = unconverted ? obj : this.inKubeOrder(info, converted, true);
+    const stored = unconverted ? obj : converted;
     await this.log.write((tx) => {
       if (tx.currentRv(key) !== undefined) throw alreadyExists(info.group, info.resource, meta.name);
       tx.put('ADDED', key, stored);
     });
     carryResourceVersion(obj, stored);
-    return this.present(info, obj, true);
+    return this.written(info, obj, stored);
   }
 
   /** The rules of a subresource a POST writes through (pods/binding), if the kind has one by that name. */
@@ -499,15 +541,16 @@ export class GenericStore {
       if (!finishDeletion && unchanged(obj, old)) return old;
       // A body without the fields the server carries over (uid, creationTimestamp) gets them in kube's place.
       obj = this.inKubeOrder(info, obj);
-      if (ctx.dryRun) return obj;
-      const converted = await this.toStorage(info, obj);
-      const stored = converted === obj ? obj : this.inKubeOrder(info, converted);
+      // (a dry run converts only a built-in: its answer is what storing would give back)
+      if (ctx.dryRun && !builtinConversionOf(info)) return obj;
+      const stored = await this.toStorage(info, obj);
+      if (ctx.dryRun) return this.written(info, obj, stored);
       const written = await this.writeIfUnchanged(info, key, current, (tx) => {
         if (finishDeletion) tx.remove(key, stored, current);
         else tx.put('MODIFIED', key, stored, current);
       }, !rvWanted && attempt < MAX_CONFLICT_RETRIES);
       carryResourceVersion(obj, stored);
-      if (written) return obj;
+      if (written) return stored === obj ? obj : this.written(info, obj, stored);
     }
   }
 
@@ -607,6 +650,18 @@ export class GenericStore {
       now: nowTimestamp(),
       statusSubresource: !!info.subresources?.status,
       emptyObject: this.zeroOf(info),
+      otherVersion: this.otherVersions(info),
+    };
+  }
+
+  /** A built-in kept in several versions: each version's schema and the conversion to it, for its managers. */
+  private otherVersions(info: ResourceInfo): ((apiVersion: string) => OtherVersion | undefined) | undefined {
+    const builtin = builtinConversionOf(info);
+    if (!builtin) return undefined;
+    return (apiVersion) => {
+      const definition = builtin.definitions[apiVersion];
+      if (!definition) return undefined;
+      return { node: this.model.node(definition), convert: (o) => (isPlainObject(o) && o.apiVersion !== undefined ? convertTo(builtin, o, apiVersion) : o) };
     };
   }
 
@@ -660,8 +715,7 @@ export class GenericStore {
       }
       next = this.inKubeOrder(info, next);
       if (ctx.dryRun) return { deleted: !graceful, object: next };
-      const converted = await this.toStorage(info, next);
-      const stored = converted === next ? next : this.inKubeOrder(info, converted);
+      const stored = await this.toStorage(info, next);
       const written = await this.writeIfUnchanged(info, key, current, (tx) => {
         if (graceful) tx.put('MODIFIED', key, stored, current);
         else tx.remove(key, stored, current);
@@ -747,7 +801,7 @@ export class GenericStore {
       const r = validateObject(type, obj, { prune: true, zeroOf: goZeroValue });
       // validateObjectMeta reports metadata in kube's words; a value of the wrong type (a CBOR
       // body's: JSON ones never get here with one) it does not look at.
-      errors.push(...r.errors.filter((e) => !e.field.startsWith('metadata.') || e.reason === 'FieldValueTypeInvalid'));
+      errors.push(...r.errors.filter((e) => (!e.field.startsWith('metadata.') || e.reason === 'FieldValueTypeInvalid') && !(strategy.reportsRequired && e.reason === 'FieldValueRequired')));
       for (const f of r.unknownFields) decodeProblems.push(`unknown field "${f}"`);
     }
     if (decodeProblems.length) {

@@ -9,6 +9,8 @@ export interface Strategy {
   prepareForCreate?(obj: any): void;
   /** Adjusts an update of the main resource (after the generic status carry-over). */
   prepareForUpdate?(obj: any, old: any): void;
+  /** The strategy reports missing fields itself, where and when kube does: the schema's `required` is not checked. */
+  reportsRequired?: boolean;
   /** Create validation (and update validation when there is no validateUpdate). */
   validate?(obj: any): FieldError[];
   /** Update validation; replaces validate on updates. */

@@ -39,4 +39,5 @@ export {
   type FieldShapeLookup,
   type ManagedFieldsEntry,
   type UpdateOptions,
+  type OtherVersion,
 } from './managed-fields.ts';

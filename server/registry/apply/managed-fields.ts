@@ -108,6 +108,17 @@ interface CommonOptions {
   resetFields?: string[][];
   /** The object as it looks before it exists (kube compares creates with the kind's zero value); default {}. */
   emptyObject?: unknown;
+  /**
+   * Another version of the kind, for managers that wrote in it: its schema and a conversion of
+   * an object of the request's version to it (undefined: not known; the request's schema and
+   * field paths stand in, as for versions that differ in nothing).
+   */
+  otherVersion?: (apiVersion: string) => OtherVersion | undefined;
+}
+
+export interface OtherVersion {
+  node: TypeNode;
+  convert(obj: unknown): unknown;
 }
 
 export interface ApplyOptions extends CommonOptions {
@@ -486,14 +497,27 @@ function updateSets(
   force: boolean,
   ignored: FieldSet,
   compared?: Comparison,
+  versions?: Pick<CommonOptions, 'apiVersion' | 'otherVersion'>,
 ): { managers: Map<string, VersionedSet>; compare: Comparison; taken: Map<string, FieldSet> } {
   // (compared: compareObjects(node, oldObj, newObj), found by the caller already)
   const compare = excludeFields(compared ?? compareObjects(node, oldObj, newObj), ignored);
   const changed = compare.modified.union(compare.added);
+  // A manager that wrote in another version is compared in that version, as structured-merge-diff does.
+  const byVersion = new Map<string, { compare: Comparison; changed: FieldSet }>();
+  const comparisonFor = (vs: VersionedSet): { compare: Comparison; changed: FieldSet } => {
+    const other = versions?.otherVersion && vs.apiVersion !== versions.apiVersion ? versions.otherVersion(vs.apiVersion) : undefined;
+    if (!other) return { compare, changed };
+    let r = byVersion.get(vs.apiVersion);
+    if (!r) {
+      const c = excludeFields(compareObjects(other.node, other.convert(oldObj), other.convert(newObj)), ignored);
+      byVersion.set(vs.apiVersion, (r = { compare: c, changed: c.modified.union(c.added) }));
+    }
+    return r;
+  };
   const conflicts = new Map<string, FieldSet>();
   for (const [id, vs] of managers) {
     if (id === workflow) continue;
-    const c = vs.set.intersection(changed);
+    const c = vs.set.intersection(comparisonFor(vs).changed);
     if (!c.isEmpty()) conflicts.set(id, c);
   }
   if (!force && conflicts.size > 0) throw new ApplyConflicts(conflictsFromManagers(conflicts));
@@ -503,7 +527,8 @@ function updateSets(
     if (id !== workflow) {
       const c = conflicts.get(id);
       if (c) set = set.difference(c);
-      if (!compare.removed.isEmpty()) set = set.difference(compare.removed);
+      const removed = comparisonFor(vs).compare.removed;
+      if (!removed.isEmpty()) set = set.difference(removed);
     }
     if (!set.isEmpty()) out.set(id, set === vs.set ? vs : { ...vs, set });
   }
@@ -648,10 +673,12 @@ function survives(merged: FieldSet, lost: FieldSet): boolean {
  * owning the field. The other way round nothing changes (structured-merge-diff treats such a field
  * as if it had always been granular: its owner owns the field itself, nothing below it).
  */
-function reconcileWithSchema(node: TypeNode, managers: Map<string, VersionedSet>): Map<string, VersionedSet> {
+function reconcileWithSchema(node: TypeNode, managers: Map<string, VersionedSet>, opts: CommonOptions): Map<string, VersionedSet> {
   const out = new Map<string, VersionedSet>();
   for (const [id, vs] of managers) {
-    const atomic = schemaMismatches(node, vs.set);
+    // Each manager's set against the schema of the version it wrote in.
+    const own = opts.otherVersion && vs.apiVersion !== opts.apiVersion ? (opts.otherVersion(vs.apiVersion)?.node ?? node) : node;
+    const atomic = schemaMismatches(own, vs.set);
     if (atomic === NO_MISMATCHES) {
       out.set(id, vs);
       continue;
@@ -707,9 +734,9 @@ function capUpdateManagers(managed: Managed, max = MAX_UPDATE_MANAGERS): void {
 
 /** A non-apply write through kube's layers: current-operation diff, strip, merge into the manager's entry, cap. */
 function recordUpdate(node: TypeNode, liveObj: unknown, newObj: unknown, managed: Managed, opts: CommonOptions, ignored: FieldSet, shortcuts: boolean): Managed {
-  let managers = reconcileWithSchema(node, managed.fields);
+  let managers = reconcileWithSchema(node, managed.fields, opts);
   const before = managers;
-  const res = updateSets(node, liveObj, newObj, managers, CURRENT_OPERATION, true, ignored);
+  const res = updateSets(node, liveObj, newObj, managers, CURRENT_OPERATION, true, ignored, undefined, opts);
   managers = res.managers;
   const prev = managers.get(CURRENT_OPERATION)?.set ?? new FieldSet();
   // Removed first, then modified and added (structured-merge-diff's order since it handles repeated
@@ -757,7 +784,7 @@ function applyOnce(
   shortcuts: boolean,
 ): { object: unknown; managed: Managed } {
   const id = managerIdentifier({ manager: opts.manager, operation: 'Apply', subresource: opts.subresource });
-  let managers = reconcileWithSchema(node, managed.fields);
+  let managers = reconcileWithSchema(node, managed.fields, opts);
   const lastSet = managers.get(id);
   // Pruning needs the fields of the merged object: found while merging.
   const found = lastSet !== undefined && !lastSet.set.isEmpty();
@@ -779,7 +806,7 @@ function applyOnce(
   const pruned = prune(node, merged, managers, applied, lastSet, mergedFields, shortcuts);
   // What changed from the live object to the merged one was found while merging (kept when nothing was pruned).
   const compared = shortcuts && pruned === merged ? mergedFields?.comparison : undefined;
-  managers = updateSets(node, liveObj, pruned, managers, id, force, ignored, compared).managers;
+  managers = updateSets(node, liveObj, pruned, managers, id, force, ignored, compared, opts).managers;
   stripManagers(managers, id);
   const times = new Map(managed.times);
   for (const k of times.keys()) if (!managers.has(k)) times.delete(k);

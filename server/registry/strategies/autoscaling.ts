@@ -1,13 +1,16 @@
 // HorizontalPodAutoscalers as kube validates them (ValidateHorizontalPodAutoscaler): replica
 // bounds, the scale target, then the metrics, then the scaling behavior. kube validates the
-// internal (v2) form of either version, so an autoscaling/v1 target CPU is reported where v2 holds
-// it. Quantities that are not positive are printed quoted (kube prints Go's %#v of the Quantity).
+// internal (v2) form of either version, so what an autoscaling/v1 object holds is reported where
+// v2 holds it. Quantities that are not positive are printed quoted (kube prints Go's %#v of the Quantity).
 import type { FieldError } from '../../schema/types.ts';
 import { registerStrategy } from '../strategy.ts';
 import { isPlainObject } from '../../util/json.ts';
 import { goQuote, isPathSegmentName } from '../metadata-validation.ts';
 import { forbiddenError, invalidError, notSupportedError, requiredError } from '../crd/schema-validator.ts';
 import { parseQuantity } from '../../util/quantity.ts';
+import { convertHorizontalPodAutoscaler } from '../conversions/autoscaling.ts';
+
+const HUB_VERSION = 'autoscaling/v2';
 
 type Obj = Record<string, any>;
 const obj = (v: unknown): Obj => (isPlainObject(v) ? v : {});
@@ -130,7 +133,9 @@ function scalingRulesErrors(errs: FieldError[], rules: unknown, path: string): v
   });
 }
 
-function validateAutoscaler(hpa: Obj): FieldError[] {
+function validateAutoscaler(given: Obj): FieldError[] {
+  // The v2 form either version converts to (an autoscaling/v1 target CPU becomes a metric).
+  const hpa = given.apiVersion === HUB_VERSION ? given : convertHorizontalPodAutoscaler(given, HUB_VERSION);
   const spec = obj(hpa.spec);
   const errs: FieldError[] = [];
   const min = spec.minReplicas;
@@ -143,12 +148,7 @@ function validateAutoscaler(hpa: Obj): FieldError[] {
   objectReferenceErrors(refErrs, obj(spec.scaleTargetRef), 'spec.scaleTargetRef');
   if (refErrs.length) return [...errs, ...refErrs];
   const metricErrs: FieldError[] = [];
-  if (hpa.apiVersion === 'autoscaling/v1') {
-    const cpu = spec.targetCPUUtilizationPercentage;
-    if (typeof cpu === 'number' && cpu < 1) metricErrs.push(invalidError('spec.metrics[0].resource.target.averageUtilization', String(cpu), 'must be greater than 0'));
-  } else {
-    (Array.isArray(spec.metrics) ? spec.metrics : []).forEach((m: unknown, i: number) => metricErrors(metricErrs, obj(m), `spec.metrics[${i}]`));
-  }
+  (Array.isArray(spec.metrics) ? spec.metrics : []).forEach((m: unknown, i: number) => metricErrors(metricErrs, obj(m), `spec.metrics[${i}]`));
   if (metricErrs.length) return [...errs, ...metricErrs];
   if (isPlainObject(spec.behavior)) {
     scalingRulesErrors(errs, spec.behavior.scaleUp, 'spec.behavior.scaleUp');
