@@ -11,3 +11,4 @@ import './ingress.ts';
 import './autoscaling.ts';
 import './policy.ts';
 import './network-policy.ts';
+import './events.ts';
