@@ -11,12 +11,13 @@ interface Flags {
   tlsSans: string[];
   anonymousAuth: boolean;
   compactionIntervalMs: number;
+  eventTtlMs: number;
 }
 
-const USAGE = `usage: npm start -- [--data-dir DIR] [--secure-port PORT] [--bind-address ADDR] [--tls-san NAME_OR_IP]... [--anonymous-auth=false] [--compaction-interval 5m]`;
+const USAGE = `usage: npm start -- [--data-dir DIR] [--secure-port PORT] [--bind-address ADDR] [--tls-san NAME_OR_IP]... [--anonymous-auth=false] [--compaction-interval 5m] [--event-ttl 1h]`;
 
 function parseFlags(argv: string[]): Flags {
-  const flags: Flags = { dataDir: './data', securePort: 6443, bindAddress: '127.0.0.1', tlsSans: [], anonymousAuth: true, compactionIntervalMs: 5 * 60_000 };
+  const flags: Flags = { dataDir: './data', securePort: 6443, bindAddress: '127.0.0.1', tlsSans: [], anonymousAuth: true, compactionIntervalMs: 5 * 60_000, eventTtlMs: 60 * 60_000 };
   for (let i = 0; i < argv.length; i++) {
     let arg = argv[i];
     let value: string | undefined;
@@ -49,6 +50,13 @@ function parseFlags(argv: string[]): Flags {
           fail((e as Error).message);
         }
         break;
+      case '--event-ttl':
+        try {
+          flags.eventTtlMs = parseDuration(take());
+        } catch (e) {
+          fail((e as Error).message);
+        }
+        break;
       case '-h':
       case '--help':
         console.log(USAGE);
@@ -75,6 +83,7 @@ try {
     tlsSans: flags.tlsSans,
     anonymousAuth: flags.anonymousAuth,
     compactionIntervalMs: flags.compactionIntervalMs,
+    eventTtlMs: flags.eventTtlMs,
   });
   console.log(`export KUBECONFIG=${server.kubeconfigPath}; kubectl get namespaces`);
   const stop = (signal: string) => {

@@ -25,6 +25,7 @@ import { ensurePki, type ServerPki } from './pki/certificates.ts';
 import { serverUrlFor, writeAdminKubeconfig } from './pki/kubeconfig.ts';
 import { NamespaceController } from './controllers/namespace.ts';
 import { CrdController } from './controllers/crd.ts';
+import { EventTtlController } from './controllers/event-ttl.ts';
 import { crdDefinitions } from './registry/crd/crd-openapi.ts';
 import { forgetConverter } from './registry/crd/conversion.ts';
 import { LOOPBACK_USER } from './authentication/user.ts';
@@ -41,6 +42,8 @@ export interface ServerOptions {
   synchronous?: 'full' | 'normal' | 'off';
   /** How often history is compacted (0 disables); default 5 minutes. */
   compactionIntervalMs?: number;
+  /** How long an event lives after its last write (kube's --event-ttl; 0 keeps events); default 1 hour. */
+  eventTtlMs?: number;
   log?: (line: string) => void;
 }
 
@@ -125,6 +128,9 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     log(`compacted to resourceVersion ${r.compactedRv}: ${r.removed} events removed in ${r.slices} slices (longest ${r.longestSliceMs.toFixed(1)} ms)`),
   );
   compactor.start();
+  const eventTtlMs = opts.eventTtlMs ?? 60 * 60_000;
+  const eventTtl = eventTtlMs > 0 ? new EventTtlController(store, catalog, eventLog, eventTtlMs) : undefined;
+  eventTtl?.start();
   const sqlite = sqliteCheck(db);
   const app = buildApp({
     log: eventLog,
@@ -189,6 +195,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
         nsController.stop();
         crdController.stop();
         compactor.stop();
+        eventTtl?.stop();
         await listener.close();
         // Let writes already queued commit before the file closes.
         await eventLog.close();

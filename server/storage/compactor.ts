@@ -31,11 +31,13 @@ export class Compactor {
   }
 }
 
-/** "5m", "30s", "1h", "500ms", or plain seconds; 0 disables. */
+/** "5m", "30s", "1h", "500ms", "1h30m", or plain seconds; 0 disables. */
 export function parseDuration(v: string): number {
-  const m = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(v.trim());
-  if (!m) throw new Error(`invalid duration: ${v} (use e.g. 5m, 30s, 0 to disable)`);
-  const n = Number(m[1]);
-  const unit = m[2] ?? 's';
-  return n * (unit === 'ms' ? 1 : unit === 's' ? 1000 : unit === 'm' ? 60_000 : 3_600_000);
+  const text = v.trim();
+  // A bare number is seconds; otherwise Go's form, parts summed ("1h30m", "1h0m0s").
+  if (/^\d+(?:\.\d+)?$/.test(text)) return Number(text) * 1000;
+  if (!/^(?:\d+(?:\.\d+)?(?:ms|s|m|h))+$/.test(text)) throw new Error(`invalid duration: ${v} (use e.g. 5m, 30s, 1h30m, 0 to disable)`);
+  let ms = 0;
+  for (const [, n, unit] of text.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h)/g)) ms += Number(n) * (unit === 'ms' ? 1 : unit === 's' ? 1000 : unit === 'm' ? 60_000 : 3_600_000);
+  return ms;
 }

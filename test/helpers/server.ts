@@ -34,9 +34,9 @@ export interface TestResponse {
   json(): any;
 }
 
-export async function startTestServer(opts: { dataDir?: string } = {}): Promise<TestServer> {
+export async function startTestServer(opts: { dataDir?: string; eventTtlMs?: number } = {}): Promise<TestServer> {
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'hearth-test-'));
-  const server = await startServer({ dataDir, securePort: 0, bindAddress: '127.0.0.1', log: () => {} });
+  const server = await startServer({ dataDir, securePort: 0, bindAddress: '127.0.0.1', eventTtlMs: opts.eventTtlMs, log: () => {} });
   const agent = new https.Agent({ keepAlive: true, ca: server.pki.caCertPem, cert: server.pki.adminCertPem, key: server.pki.adminKeyPem });
   const anonAgent = new https.Agent({ keepAlive: true, ca: server.pki.caCertPem });
   const request = (method: string, path: string, ro: RequestOptions = {}) =>
