@@ -142,7 +142,14 @@ test('events.k8s.io/v1 writes get the strict rules, core/v1 ones the legacy rule
   assert.deepEqual(await invalidCauses(s, 'POST', CORE, { ...coreEvent('bad.4'), involvedObject: { kind: 'Pod', namespace: 'kube-system', name: 'p' } }), [
     ['involvedObject.namespace', 'Invalid value: "kube-system": does not match event.namespace'],
   ]);
-  for (const name of ['bad.1', 'bad.2', 'bad.3', 'bad.4']) assert.equal((await s.request('GET', `${CORE}/${name}`)).status, 404);
+  // Only events.k8s.io/v1 holds the name to the DNS subdomain rule; core/v1 only keeps it path-safe.
+  assert.deepEqual(await invalidCauses(s, 'POST', NEW, newEvent('Web_Pod.5')), [
+    ['metadata.name', `Invalid value: "Web_Pod.5": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')`],
+  ]);
+  assert.deepEqual(await invalidCauses(s, 'POST', CORE, coreEvent('a%b')), [['metadata.name', `Invalid value: "a%b": may not contain '%'`]]);
+  for (const name of ['bad.1', 'bad.2', 'bad.3', 'bad.4', 'Web_Pod.5']) assert.equal((await s.request('GET', `${CORE}/${name}`)).status, 404);
+  const legacyName = await s.request('POST', CORE, { body: coreEvent('Web_Pod.5') });
+  assert.equal(legacyName.status, 201, legacyName.text);
 });
 
 test('through events.k8s.io/v1 only the series of an event may change; through core/v1 more may', async () => {

@@ -260,6 +260,9 @@ const NAME_RULES: Record<string, NameRule> = {
   'clusterroles.rbac.authorization.k8s.io': 'rbacPathSegment',
   'clusterrolebindings.rbac.authorization.k8s.io': 'rbacPathSegment',
   'certificatesigningrequests.certificates.k8s.io': 'none',
+  // Events through core/v1 get only the generic check (kube's legacy event validation has no name
+  // rule); through events.k8s.io/v1 the default one.
+  events: 'pathSegment',
 };
 
 /** The name rule kube-apiserver applies to a group/resource; DNS-1123 subdomain unless listed. */
