@@ -5,7 +5,8 @@ import type Koa from 'koa';
 import type { ResourceCatalog } from '../schema/catalog.ts';
 import type { ResourceInfo } from '../schema/types.ts';
 import type { GenericStore, RequestContext, FieldValidation, DeleteOptions, ListResult } from '../registry/store.ts';
-import { apiVersionOf, objectMetaInOrder } from '../registry/store.ts';
+import { apiVersionOf, objectMetaInOrder, nowTimestamp } from '../registry/store.ts';
+import { evictPod, type EvictionTargets } from '../registry/eviction.ts';
 import { int64Param, queryFlag, queryOf, sendInitialEventsOf, type RequestInfo } from './request-info.ts';
 import { ApiError, badRequest, invalid, methodNotAllowed, unsupportedMediaType } from '../errors.ts';
 import type { FieldError } from '../schema/types.ts';
@@ -67,6 +68,11 @@ export function resourceHandler(deps: ResourceHandlerDeps): Koa.Middleware {
         return deps.watch.serve(ctx, info, ri);
       case 'create': {
         const rc = requestContext(ctx, 'CreateOptions');
+        if (!info.group && info.resource === 'pods' && ri.subresource === 'eviction') {
+          const eviction = await readObjectBody(ctx, info, EVICTION, rc, deps.model);
+          await evictPod(store, evictionTargets(catalog), ns, ri.name, eviction, rc, nowTimestamp);
+          return respondObject(ctx, info, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 }, 201, rc, true);
+        }
         const sub = ri.subresource ? store.subresourceCreate(info, ri.subresource) : undefined;
         if (sub) {
           await store.createSubresource(info, ns, ri.name, ri.subresource, await readObjectBody(ctx, info, sub.definition, rc, deps.model), rc);
@@ -370,6 +376,12 @@ function findDuplicates(d: DecodedBody, enc: string): string[] {
 const APPLY_TYPES = ['application/apply-patch+yaml', 'application/apply-patch+cbor'];
 const OBJECT_META = 'io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta';
 const DELETE_OPTIONS = 'io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions';
+const EVICTION = 'io.k8s.api.policy.v1.Eviction';
+
+/** What an eviction reads and writes: pods, and the disruption budgets that guard them. */
+function evictionTargets(catalog: ResourceCatalog): EvictionTargets {
+  return { pods: catalog.lookup('', 'v1', 'pods')!, budgets: catalog.lookup('policy', 'v1', 'poddisruptionbudgets')! };
+}
 const CUSTOM_PATCH_TYPES = PATCH_TYPES.filter((t) => t !== 'application/strategic-merge-patch+json');
 const MAX_FIELD_MANAGER_LENGTH = 128;
 
