@@ -133,7 +133,7 @@ for (const { version, path } of kubectlsToTest()) {
     const node = `drain-${version.replace('.', '')}`;
     assert.equal((await s.request('POST', '/api/v1/nodes', { body: { metadata: { name: node } } })).status, 201);
     for (const i of [1, 2]) {
-      const r = await s.request('POST', PODS, { body: { metadata: { name: `${node}-${i}`, labels: { app: node } }, spec: { nodeName: node, containers: [{ name: 'c', image: 'nginx' }] } } });
+      const r = await s.request('POST', PODS, { body: { metadata: { name: `${node}-${i}`, labels: { app: node } }, spec: { nodeName: node, terminationGracePeriodSeconds: 0, containers: [{ name: 'c', image: 'nginx' }] } } });
       assert.equal(r.status, 201, r.text);
     }
     const r = await s.kubectl(['drain', node, '--force', '--timeout=30s'], { binary: path });

@@ -697,31 +697,49 @@ export class GenericStore {
       await this.admission.admit(attrs);
       await this.admission.validate(attrs);
 
-      let next: any;
-      let graceful = false;
+      // What the delete writes: the object marked as going (kept while its grace period or
+      // finalizers hold it), then, unless something holds it, its removal.
+      let next = structuredClone(old);
+      let marked = false;
+      let held = pendingFinalizers(strategy, old).length > 0;
+      // (a negative period is one second, as kube reads it)
+      const requested = opts.gracePeriodSeconds !== undefined && opts.gracePeriodSeconds < 0 ? 1 : opts.gracePeriodSeconds;
+      const meta = next.metadata;
       if (old.metadata.deletionTimestamp) {
-        // Already terminating: nothing more to do until the finalizers are gone.
-        return { deleted: false, object: old };
-      }
-      if (pendingFinalizers(strategy, old).length > 0) {
-        graceful = true;
-        next = structuredClone(old);
-        next.metadata.deletionTimestamp = nowTimestamp();
-        next.metadata.deletionGracePeriodSeconds = 0;
-        if (strategy.tracksGeneration) next.metadata.generation = (next.metadata.generation ?? 1) + 1;
-        strategy.prepareForDeletion?.(next);
+        const remaining: number = old.metadata.deletionGracePeriodSeconds ?? 0;
+        if (strategy.gracePeriod && remaining > 0) {
+          // A graceful deletion under way: only a shorter period changes it.
+          if (requested === undefined || requested >= remaining) return { deleted: false, object: old };
+          meta.deletionTimestamp = timestampAt(Date.parse(old.metadata.deletionTimestamp) + (requested - remaining) * 1000);
+          meta.deletionGracePeriodSeconds = requested;
+          marked = true;
+          held ||= requested > 0;
+        } else if (held) {
+          // Already terminating: nothing more to do until the finalizers are gone.
+          return { deleted: false, object: old };
+        }
       } else {
-        next = structuredClone(old);
+        const period = strategy.gracePeriod?.(old, requested);
+        if (period !== undefined || held) {
+          marked = true;
+          held ||= (period ?? 0) > 0;
+          meta.deletionTimestamp = period ? timestampAt(Date.now() + period * 1000) : nowTimestamp();
+          meta.deletionGracePeriodSeconds = period ?? 0;
+          if (period !== undefined ? meta.generation > 0 : strategy.tracksGeneration) meta.generation = (meta.generation ?? 1) + 1;
+          if (held) strategy.prepareForDeletion?.(next);
+        }
       }
       next = this.inKubeOrder(info, next);
-      if (ctx.dryRun) return { deleted: !graceful, object: next };
+      if (ctx.dryRun) return { deleted: !held, object: next };
       const stored = await this.toStorage(info, next);
+      // The removal carries the last state (a fresh copy: the mark's event keeps its own resourceVersion).
+      const removed = marked && !held ? cloneJSON(stored) : stored;
       const written = await this.writeIfUnchanged(info, key, current, (tx) => {
-        if (graceful) tx.put('MODIFIED', key, stored, current);
-        else tx.remove(key, stored, current);
+        if (marked) tx.put('MODIFIED', key, stored, current);
+        if (!held) tx.remove(key, removed, marked ? tx.get(key)! : current);
       }, attempt < MAX_CONFLICT_RETRIES);
       carryResourceVersion(next, stored);
-      if (written) return { deleted: !graceful, object: next };
+      if (written) return { deleted: !held, object: next };
     }
   }
 
@@ -970,6 +988,11 @@ function unchanged(obj: any, old: any): boolean {
 let stampSecond = -1;
 let stampText = '';
 /** RFC 3339 with whole seconds, as metav1.Time serializes; formatted once per second. */
+/** A time as kube writes a metav1.Time: RFC 3339, whole seconds, UTC. */
+function timestampAt(ms: number): string {
+  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
+}
+
 export function nowTimestamp(): string {
   const sec = Math.floor(Date.now() / 1000);
   if (sec !== stampSecond) {

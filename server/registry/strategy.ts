@@ -17,6 +17,11 @@ export interface Strategy {
   validateUpdate?(obj: any, old: any, subresource: string): FieldError[];
   /** Finalizers beyond metadata.finalizers that hold deletion (namespaces: spec.finalizers). */
   pendingFinalizers?(obj: any): string[];
+  /**
+   * Graceful deletion (kube's CheckGracefulDelete): the seconds a delete gives an object of
+   * this kind, from the period the request asked for (undefined: none). Kinds without it go at once.
+   */
+  gracePeriod?(obj: any, requested: number | undefined): number;
   /** Called when deletion starts on an object that must wait (namespaces turn Terminating). */
   prepareForDeletion?(obj: any): void;
   /** Subresources with their own update rules: given the stored object and the request body, the object to store. */

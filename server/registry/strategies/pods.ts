@@ -117,6 +117,14 @@ registerStrategy('', 'pods', {
   subresourceCreate: {
     binding: { definition: 'io.k8s.api.core.v1.Binding', check: checkBinding, apply: (pod, binding) => assignPod(pod, binding, nowTimestamp()) },
   },
+  // A pod on a node gets the time to stop that it or the request asks for; one on no node, or
+  // finished, goes at once.
+  gracePeriod(pod, requested) {
+    let period = requested ?? (typeof pod.spec?.terminationGracePeriodSeconds === 'number' ? pod.spec.terminationGracePeriodSeconds : 0);
+    const phase = pod.status?.phase;
+    if (!pod.spec?.nodeName || phase === 'Failed' || phase === 'Succeeded') period = 0;
+    return period < 0 ? 1 : period;
+  },
   prepareForCreate(pod) {
     pod.status = { phase: 'Pending', qosClass: podQOSClass(pod) };
     if (Array.isArray(pod.spec?.schedulingGates) && pod.spec.schedulingGates.length > 0) {
