@@ -2,20 +2,24 @@
 // across init and regular containers), with an image, a known pull policy, ports in range with
 // IANA service names, env variables and their sources, volume mounts of valid volumes, resource
 // requirements, probes and lifecycle hooks; volumes (named once, one source each); restart and
-// DNS policies; node selector, service account and node names, hostname, subdomain, deadline and
-// tolerations. And ValidatePodUpdate's immutable spec. Field paths and messages as kube words
-// them. Not done: security contexts, affinity, topology spread, DNS config, volume sources' own
-// fields, ephemeral containers.
+// DNS policies; node selector; affinity, DNS config, readiness and scheduling
+// gates and topology spread constraints (pod-scheduling-validation.ts); service account and node
+// names, hostname, subdomain, deadline and tolerations. And ValidatePodUpdate's immutable spec.
+// Field paths and messages as kube words them. Not done: security contexts, volume sources' own
+// fields, ephemeral containers, host aliases, priority class, runtime class, preemption policy,
+// overhead and OS.
 import type { FieldError } from '../schema/types.ts';
 import { isPlainObject, semanticEqual } from '../util/json.ts';
 import { configKeyErrors, goQuote, isDNS1123Label, isDNS1123Subdomain, isQualifiedName, isValidLabelValue, maxLenError, validateLabels } from './metadata-validation.ts';
 import { compareRationals, parseQuantity } from '../util/quantity.ts';
 import { withCanonicalQuantities } from '../schema/quantities.ts';
+import { validateAffinity, validatePodDNSConfig, validateReadinessGates, validateSchedulingGates, validateTopologySpreadConstraints } from './pod-scheduling-validation.ts';
 import { duplicateError, forbiddenError, invalidError, notSupportedError, requiredError } from './crd/schema-validator.ts';
 
 type Obj = Record<string, any>;
 
-const objects = (v: unknown): Obj[] => (Array.isArray(v) ? v.map((x) => (isPlainObject(x) ? x : {})) : []);
+/** A list's entries as objects (an entry that is none reads as {}: the schema walk has reported it). */
+export const objects = (v: unknown): Obj[] => (Array.isArray(v) ? v.map((x) => (isPlainObject(x) ? x : {})) : []);
 
 /** validation.IsValidPortNum's message. */
 export const PORT_RANGE = 'must be between 1 and 65535, inclusive';
@@ -309,6 +313,13 @@ export function validatePodSpec(spec: unknown, path: string): FieldError[] {
   oneOf(errs, spec.restartPolicy, `${path}.restartPolicy`, RESTART_POLICIES);
   oneOf(errs, spec.dnsPolicy, `${path}.dnsPolicy`, DNS_POLICIES);
   errs.push(...validateLabels(spec.nodeSelector, `${path}.nodeSelector`));
+  // (kube's pod security context checks come here, hearth has none yet; then image pull secrets,
+  // whose one rule no decoded body can break: unknown fields are gone by now)
+  validateAffinity(errs, spec.affinity, `${path}.affinity`);
+  validatePodDNSConfig(errs, spec.dnsConfig, spec.dnsPolicy, `${path}.dnsConfig`);
+  validateReadinessGates(errs, spec.readinessGates, `${path}.readinessGates`);
+  validateSchedulingGates(errs, spec.schedulingGates, `${path}.schedulingGates`);
+  validateTopologySpreadConstraints(errs, spec.topologySpreadConstraints, `${path}.topologySpreadConstraints`);
   for (const k of ['serviceAccountName', 'nodeName']) {
     const v = spec[k];
     if (typeof v === 'string' && v !== '') for (const m of isDNS1123Subdomain(v)) errs.push(invalidError(`${path}.${k}`, goQuote(v), m));

@@ -1,4 +1,4 @@
-// IP address and CIDR parsing shared by validation (NetworkPolicy ipBlocks) and CEL's ip/cidr library.
+// IP address and CIDR parsing shared by validation (NetworkPolicy ipBlocks, pod DNS nameservers) and CEL's ip/cidr library.
 import { isIPv6 } from 'node:net';
 
 /** The eight 16-bit groups of an IPv6 address (an embedded IPv4 tail included); undefined if it is not one. */
@@ -22,6 +22,45 @@ export function ipv6Groups(s: string): number[] | undefined {
   return [...left, ...Array(Math.max(0, fill)).fill(0), ...right, ...tail];
 }
 
+/** An IPv4 address as Go's old net.ParseIP reads it: four decimal fields of at most 255, leading zeros allowed. */
+export function parseIPv4Sloppy(s: string): number[] | undefined {
+  const parts = s.split('.');
+  if (parts.length !== 4 || !parts.every((p) => /^[0-9]+$/.test(p) && Number(p) <= 255)) return undefined;
+  return parts.map(Number);
+}
+
+/** An IPv6 address as Go's old net.ParseIP reads it (hex fields of any length up to 0xffff, one "::", an IPv4 tail, no zone): its 16 bytes. */
+export function parseIPv6Sloppy(s: string): number[] | undefined {
+  const halves = s.split('::');
+  if (halves.length > 2) return undefined;
+  const fields = (h: string): number[] | undefined => {
+    if (h === '') return [];
+    const out: number[] = [];
+    const groups = h.split(':');
+    for (let i = 0; i < groups.length; i++) {
+      const g = groups[i];
+      if (i === groups.length - 1 && g.includes('.')) {
+        const v4 = parseIPv4Sloppy(g);
+        if (!v4) return undefined;
+        out.push(...v4);
+      } else {
+        if (!/^[0-9a-fA-F]+$/.test(g) || parseInt(g, 16) > 0xffff) return undefined;
+        const n = parseInt(g, 16);
+        out.push(n >> 8, n & 0xff);
+      }
+    }
+    return out;
+  };
+  const head = fields(halves[0]);
+  const tail = halves.length === 2 ? fields(halves[1]) : [];
+  if (!head || !tail) return undefined;
+  // An IPv4 tail ends the address: it may not stand in the first half of one with "::".
+  if (halves.length === 2 && halves[0].includes('.')) return undefined;
+  if (halves.length === 1) return head.length === 16 ? head : undefined;
+  const fill = 16 - head.length - tail.length;
+  return fill >= 2 ? [...head, ...new Array(fill).fill(0), ...tail] : undefined;
+}
+
 /**
  * Go's net.ParseCIDR as kube's netutils.ParseCIDRSloppy keeps it (IPv4 octets may carry leading
  * zeros, read as decimal): the network (address bytes with the host bits cleared) and the prefix
@@ -33,14 +72,7 @@ export function parseCIDRSloppy(s: string): { bytes: number[]; bits: number } | 
   const addr = s.slice(0, slash);
   const prefix = s.slice(slash + 1);
   if (!/^[0-9]+$/.test(prefix)) return undefined;
-  let bytes: number[] | undefined;
-  if (/^[0-9]+\.[0-9]+\.[0-9]+\.[0-9]+$/.test(addr)) {
-    const octets = addr.split('.').map(Number);
-    if (octets.every((o) => o <= 255)) bytes = octets;
-  } else if (!addr.includes('%')) {
-    const groups = ipv6Groups(addr);
-    if (groups) bytes = groups.flatMap((g) => [g >> 8, g & 255]);
-  }
+  const bytes = addr.includes(':') ? parseIPv6Sloppy(addr) : parseIPv4Sloppy(addr);
   const bits = Number(prefix);
   if (!bytes || bits > bytes.length * 8) return undefined;
   return { bytes: bytes.map((b, i) => b & (0xff << (8 - Math.max(0, Math.min(8, bits - i * 8)))) & 0xff), bits };
