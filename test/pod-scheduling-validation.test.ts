@@ -233,7 +233,9 @@ test('topology spread constraints: skew, key, action, repeats, minDomains, polic
       [`${T}[0].nodeAffinityPolicy`, 'Unsupported value: "Maybe": supported values: "Honor", "Ignore"'],
       [`${T}[0].nodeTaintsPolicy`, 'Unsupported value: "Always": supported values: "Honor", "Ignore"'],
       [`${T}[0].matchLabelKeys[1]`, QUALIFIED('bad key')],
-      // (matchLabelKeys follow pod affinity's rules, clash path included)
+      // (matchLabelKeys follow pod affinity's rules, clash path included; the pod's own `app In (web)`
+      // was merged into the selector first, so "app" is there twice after matchLabels)
+      [`${T}[0][0]`, 'Invalid value: "app": exists in both matchLabelKeys and labelSelector'],
       [`${T}[0][0]`, 'Invalid value: "app": exists in both matchLabelKeys and labelSelector'],
       [`${T}[0].labelSelector.matchExpressions[0].values[0]`, LABEL_VALUE('bad value!')],
       // (the first of two alike is the one reported; kube prints the pair as a string)
@@ -356,4 +358,35 @@ test('a pod using all of these fields well is created as sent', async () => {
   assert.equal(r.status, 201, r.text);
   const stored = (await s.request('GET', `${PODS}/all`)).json().spec;
   for (const k of Object.keys(spec) as (keyof typeof spec)[]) assert.deepEqual(stored[k], spec[k], k);
+});
+
+test("a new pod's matchLabelKeys (mismatchLabelKeys) join their term's selector as In (NotIn) its own label value; a template's do not", async () => {
+  const term = { topologyKey: 'zone', labelSelector: { matchLabels: { tier: 'front' } }, matchLabelKeys: ['app', 'absent'], mismatchLabelKeys: ['team'] };
+  const body = { ...pod('merged', { affinity: { podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [term] } }, topologySpreadConstraints: [{ maxSkew: 1, topologyKey: 'zone', whenUnsatisfiable: 'DoNotSchedule', labelSelector: { matchLabels: { tier: 'front' } }, matchLabelKeys: ['app'] }] }) };
+  body.metadata.labels = { app: 'web', team: 'a' } as any;
+  const created = await s.request('POST', PODS, { body });
+  assert.equal(created.status, 201, created.text);
+  const spec = created.json().spec;
+  assert.deepEqual(spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[0].labelSelector, {
+    matchLabels: { tier: 'front' },
+    matchExpressions: [
+      { key: 'app', operator: 'In', values: ['web'] },
+      { key: 'team', operator: 'NotIn', values: ['a'] },
+    ],
+  });
+  assert.deepEqual(spec.topologySpreadConstraints[0].labelSelector.matchExpressions, [{ key: 'app', operator: 'In', values: ['web'] }]);
+  // A pod whose selector already names the key then names it twice.
+  const twice = { ...term, labelSelector: { matchExpressions: [{ key: 'app', operator: 'Exists' }] }, mismatchLabelKeys: undefined };
+  assert.deepEqual(await causes('twice', { affinity: { podAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [twice] } } }), [
+    ['spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution[0][0]', 'Invalid value: "app": exists in both matchLabelKeys and labelSelector'],
+  ]);
+  await absent(`${PODS}/twice`);
+  // A template's terms are kept as written (the pods made from it get the merge).
+  const deployment = {
+    metadata: { name: 'kept' },
+    spec: { selector: { matchLabels: { app: 'web' } }, template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'c', image: 'nginx' }], affinity: { podAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [twice] } } } } },
+  };
+  const d = await s.request('POST', '/apis/apps/v1/namespaces/default/deployments', { body: deployment });
+  assert.equal(d.status, 201, d.text);
+  assert.deepEqual(d.json().spec.template.spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution[0].labelSelector, { matchExpressions: [{ key: 'app', operator: 'Exists' }] });
 });

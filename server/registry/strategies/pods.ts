@@ -110,6 +110,33 @@ function checkBinding(binding: any, name: string): void {
   if (errors.length) throw invalid('', 'Binding', name, errors);
 }
 
+/**
+ * What kube does to a new pod's pod-affinity terms and topology spread constraints that name
+ * matchLabelKeys (mismatchLabelKeys): each key the pod has a label for joins the term's label
+ * selector as `key In (value)` (`NotIn`), so the selector says what the keys meant for this pod.
+ */
+function mergeLabelKeysIntoSelectors(pod: any): void {
+  const labels = isPlainObject(pod.metadata?.labels) ? pod.metadata.labels : {};
+  const merge = (holder: any, keys: unknown, operator: 'In' | 'NotIn') => {
+    if (!Array.isArray(keys) || !isPlainObject(holder?.labelSelector)) return;
+    for (const key of keys) {
+      if (typeof key !== 'string' || !Object.hasOwn(labels, key)) continue;
+      const selector = holder.labelSelector;
+      selector.matchExpressions = [...(Array.isArray(selector.matchExpressions) ? selector.matchExpressions : []), { key, operator, values: [labels[key]] }];
+    }
+  };
+  const affinity = pod.spec?.affinity;
+  for (const kind of ['podAffinity', 'podAntiAffinity']) {
+    const a = affinity?.[kind];
+    const terms = [...(Array.isArray(a?.requiredDuringSchedulingIgnoredDuringExecution) ? a.requiredDuringSchedulingIgnoredDuringExecution : []), ...(Array.isArray(a?.preferredDuringSchedulingIgnoredDuringExecution) ? a.preferredDuringSchedulingIgnoredDuringExecution.map((w: any) => w?.podAffinityTerm) : [])];
+    for (const term of terms) {
+      merge(term, term?.matchLabelKeys, 'In');
+      merge(term, term?.mismatchLabelKeys, 'NotIn');
+    }
+  }
+  for (const c of Array.isArray(pod.spec?.topologySpreadConstraints) ? pod.spec.topologySpreadConstraints : []) merge(c, c?.matchLabelKeys, 'In');
+}
+
 registerStrategy('', 'pods', {
   validate: (pod) => validatePodSpec(pod.spec, 'spec'),
   // (a binding sets spec.nodeName, a status write carries the spec over: only a write of the pod itself is checked)
@@ -126,6 +153,7 @@ registerStrategy('', 'pods', {
     return period < 0 ? 1 : period;
   },
   prepareForCreate(pod) {
+    mergeLabelKeysIntoSelectors(pod);
     pod.status = { phase: 'Pending', qosClass: podQOSClass(pod) };
     if (Array.isArray(pod.spec?.schedulingGates) && pod.spec.schedulingGates.length > 0) {
       pod.status.conditions = [{ type: 'PodScheduled', status: 'False', reason: 'SchedulingGated', message: 'Scheduling is blocked due to non-empty scheduling gates' }];
