@@ -3,17 +3,29 @@
 // IANA service names, env variables and their sources, volume mounts of valid volumes, resource
 // requirements, probes and lifecycle hooks; volumes (named once, one source each); restart and
 // DNS policies; node selector; affinity, DNS config, readiness and scheduling
-// gates and topology spread constraints (pod-scheduling-validation.ts); service account and node
-// names, hostname, subdomain, deadline and tolerations. And ValidatePodUpdate's immutable spec.
-// Field paths and messages as kube words them. Not done: security contexts, volume sources' own
-// fields, ephemeral containers, host aliases, priority class, runtime class, preemption policy,
-// overhead and OS.
+// gates and topology spread constraints (pod-scheduling-validation.ts); the pod's and each
+// container's security context, host ports with hostNetwork, hostProcess containers, user
+// namespaces beside the host's, hostnameOverride and the OS with the fields it refuses
+// (pod-security-validation.ts); service account and node names, hostname, subdomain, deadline
+// and tolerations. And ValidatePodUpdate's immutable spec. Field paths and messages as kube words
+// them. Not done: volume sources' own fields, ephemeral containers, host aliases, priority class,
+// runtime class, preemption policy and overhead.
 import type { FieldError } from '../schema/types.ts';
 import { isPlainObject, semanticEqual } from '../util/json.ts';
 import { configKeyErrors, goQuote, isDNS1123Label, isDNS1123Subdomain, isQualifiedName, isValidLabelValue, maxLenError, validateLabels } from './metadata-validation.ts';
 import { compareRationals, parseQuantity } from '../util/quantity.ts';
 import { withCanonicalQuantities } from '../schema/quantities.ts';
 import { validateAffinity, validatePodDNSConfig, validateReadinessGates, validateSchedulingGates, validateTopologySpreadConstraints } from './pod-scheduling-validation.ts';
+import {
+  usesHostUsers,
+  validateHostUsers,
+  validatePodHostName,
+  validatePodHostNetworkDeps,
+  validatePodOS,
+  validatePodSpecSecurityContext,
+  validateSecurityContext,
+  validateWindowsHostProcessPod,
+} from './pod-security-validation.ts';
 import { duplicateError, forbiddenError, invalidError, notSupportedError, requiredError } from './crd/schema-validator.ts';
 
 type Obj = Record<string, any>;
@@ -270,15 +282,16 @@ function validateResources(errs: FieldError[], r: Obj, path: string): void {
   if (!cpuOrMemory(requestNames) && requestNames.some(isHugePages)) errs.push(forbiddenError(`${path}.requests`, 'HugePages require cpu or memory'));
 }
 
-/** validateContainerCommon: name, image, ports, env, volume mounts, resources; then probes and hooks. */
-function validateContainer(errs: FieldError[], c: Obj, path: string, names: Set<string>, volumes: Set<string>, init: boolean, gracePeriod: unknown): void {
+/**
+ * validateContainerCommon: name, image, ports, env, volume mounts, resources, security context;
+ * then, as validateContainers and validateInitContainers go on, the name's uniqueness (across
+ * regular and init containers), probes and hooks. `hostUsers`: whether the pod shares the
+ * host's user namespace.
+ */
+function validateContainer(errs: FieldError[], c: Obj, path: string, names: Set<string>, volumes: Set<string>, init: boolean, gracePeriod: unknown, hostUsers: boolean): void {
   // (An absent name or containerPort is the schema walk's Required.)
   if (c.name === '') errs.push(requiredError(`${path}.name`));
-  else if (typeof c.name === 'string') {
-    for (const m of isDNS1123Label(c.name)) errs.push(invalidError(`${path}.name`, goQuote(c.name), m));
-    if (names.has(c.name)) errs.push(duplicateError(`${path}.name`, goQuote(c.name)));
-    else names.add(c.name);
-  }
+  else if (typeof c.name === 'string') for (const m of isDNS1123Label(c.name)) errs.push(invalidError(`${path}.name`, goQuote(c.name), m));
   if (typeof c.image !== 'string' || c.image === '') errs.push(requiredError(`${path}.image`));
   validatePorts(errs, c.ports, `${path}.ports`);
   validateEnv(errs, c.env, `${path}.env`);
@@ -295,11 +308,19 @@ function validateContainer(errs: FieldError[], c: Obj, path: string, names: Set<
   });
   oneOf(errs, c.imagePullPolicy, `${path}.imagePullPolicy`, PULL_POLICIES);
   if (isPlainObject(c.resources)) validateResources(errs, c.resources, `${path}.resources`);
+  validateSecurityContext(errs, c.securityContext, `${path}.securityContext`, hostUsers);
   // (validateContainers, after the checks every container gets)
+  if (typeof c.name === 'string' && c.name !== '') {
+    if (names.has(c.name)) errs.push(duplicateError(`${path}.name`, goQuote(c.name)));
+    else names.add(c.name);
+  }
   validateProbesAndHooks(errs, c, path, init, gracePeriod);
 }
 
-/** Checks of a PodSpec at `path` ("spec" for a Pod, "spec.template.spec" in a Deployment, ...). */
+/**
+ * Checks of a PodSpec at `path` ("spec" for a Pod, "spec.template.spec" in a Deployment, ...).
+ * Only a Pod's own spec is at "spec" (kube's PodValidationOptions.ResourceIsPod).
+ */
 export function validatePodSpec(spec: unknown, path: string): FieldError[] {
   if (!isPlainObject(spec)) return [];
   const errs: FieldError[] = [];
@@ -308,18 +329,23 @@ export function validatePodSpec(spec: unknown, path: string): FieldError[] {
   // An absent list is the schema walk's Required; an empty one is this check's.
   if (Array.isArray(spec.containers) && spec.containers.length === 0) errs.push(requiredError(`${path}.containers`));
   const grace = spec.terminationGracePeriodSeconds;
-  objects(spec.containers).forEach((c, i) => validateContainer(errs, c, `${path}.containers[${i}]`, names, volumes, false, grace));
-  objects(spec.initContainers).forEach((c, i) => validateContainer(errs, c, `${path}.initContainers[${i}]`, names, volumes, true, grace));
+  const hostUsers = usesHostUsers(spec);
+  objects(spec.containers).forEach((c, i) => validateContainer(errs, c, `${path}.containers[${i}]`, names, volumes, false, grace, hostUsers));
+  objects(spec.initContainers).forEach((c, i) => validateContainer(errs, c, `${path}.initContainers[${i}]`, names, volumes, true, grace, hostUsers));
+  validatePodHostNetworkDeps(errs, spec, path, path === 'spec');
   oneOf(errs, spec.restartPolicy, `${path}.restartPolicy`, RESTART_POLICIES);
   oneOf(errs, spec.dnsPolicy, `${path}.dnsPolicy`, DNS_POLICIES);
   errs.push(...validateLabels(spec.nodeSelector, `${path}.nodeSelector`));
-  // (kube's pod security context checks come here, hearth has none yet; then image pull secrets,
-  // whose one rule no decoded body can break: unknown fields are gone by now)
+  validatePodSpecSecurityContext(errs, spec, path);
+  // (then image pull secrets, whose one rule no decoded body can break: unknown fields are gone by now)
   validateAffinity(errs, spec.affinity, `${path}.affinity`);
   validatePodDNSConfig(errs, spec.dnsConfig, spec.dnsPolicy, `${path}.dnsConfig`);
   validateReadinessGates(errs, spec.readinessGates, `${path}.readinessGates`);
   validateSchedulingGates(errs, spec.schedulingGates, `${path}.schedulingGates`);
   validateTopologySpreadConstraints(errs, spec.topologySpreadConstraints, `${path}.topologySpreadConstraints`);
+  validateWindowsHostProcessPod(errs, spec, path);
+  validateHostUsers(errs, spec, path);
+  validatePodHostName(errs, spec, path);
   for (const k of ['serviceAccountName', 'nodeName']) {
     const v = spec[k];
     if (typeof v === 'string' && v !== '') for (const m of isDNS1123Subdomain(v)) errs.push(invalidError(`${path}.${k}`, goQuote(v), m));
@@ -331,6 +357,9 @@ export function validatePodSpec(spec: unknown, path: string): FieldError[] {
     if (typeof v === 'string' && v !== '') for (const m of isDNS1123Label(v)) errs.push(invalidError(`${path}.${k}`, goQuote(v), m));
   }
   validateTolerations(errs, spec.tolerations, `${path}.tolerations`);
+  // (kube checks host aliases, priority class, runtime class, preemption policy and overhead
+  // before the OS; hearth checks none of them)
+  validatePodOS(errs, spec, path);
   return errs;
 }
 
