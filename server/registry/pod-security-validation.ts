@@ -23,10 +23,9 @@
 // A field the schema requires and the request leaves out is the schema walk's Required value;
 // these checks look at the values that are there.
 import type { FieldError } from '../schema/types.ts';
-import { isPlainObject } from '../util/json.ts';
+import { isPlainObject, objectsOf as objects } from '../util/json.ts';
 import { goQuote, isDNS1123Subdomain } from './metadata-validation.ts';
 import { duplicateError, forbiddenError, goValue, invalidError, notSupportedError, requiredError, tooLongError } from './crd/schema-validator.ts';
-import { objects } from './pod-validation.ts';
 
 type Obj = Record<string, any>;
 

@@ -11,7 +11,7 @@
 // them. Not done: volume sources' own fields, ephemeral containers, host aliases, priority class,
 // runtime class, preemption policy and overhead.
 import type { FieldError } from '../schema/types.ts';
-import { isPlainObject, semanticEqual } from '../util/json.ts';
+import { isPlainObject, objectsOf, semanticEqual } from '../util/json.ts';
 import { configKeyErrors, goQuote, isDNS1123Label, isDNS1123Subdomain, isQualifiedName, isValidLabelValue, maxLenError, validateLabels } from './metadata-validation.ts';
 import { compareRationals, parseQuantity } from '../util/quantity.ts';
 import { withCanonicalQuantities } from '../schema/quantities.ts';
@@ -30,8 +30,7 @@ import { duplicateError, forbiddenError, invalidError, notSupportedError, requir
 
 type Obj = Record<string, any>;
 
-/** A list's entries as objects (an entry that is none reads as {}: the schema walk has reported it). */
-export const objects = (v: unknown): Obj[] => (Array.isArray(v) ? v.map((x) => (isPlainObject(x) ? x : {})) : []);
+const objects = objectsOf;
 
 /** validation.IsValidPortNum's message. */
 export const PORT_RANGE = 'must be between 1 and 65535, inclusive';

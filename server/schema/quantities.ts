@@ -3,7 +3,7 @@
 // The walk goes only where the type can hold a Quantity: most kinds have none, and a Pod's are
 // in its containers' resources, its overhead and its volumes.
 import { canonicalQuantity } from '../util/quantity.ts';
-import { deepClone, isPlainObject } from '../util/json.ts';
+import { cloneJSON, isPlainObject } from '../util/json.ts';
 import { TypeModel } from './model.ts';
 import type { TypeNode } from './types.ts';
 
@@ -88,7 +88,7 @@ function canonical(x: unknown): unknown {
  * compares an object stored before quantities were (kube compares Quantities by value).
  */
 export function withCanonicalQuantities<T>(definition: string, value: T): T {
-  const copy = deepClone(value);
+  const copy = cloneJSON(value);
   canonicalizeQuantities(TypeModel.loadBuiltins().node(definition), copy);
   return copy;
 }

@@ -39,8 +39,32 @@ export function semanticEqual(a: unknown, b: unknown): boolean {
   return a === b;
 }
 
-export function deepClone<T>(v: T): T {
-  return structuredClone(v);
+/** A deep copy of a JSON value (structuredClone for anything that is not plain JSON data). */
+export function cloneJSON<T>(v: T): T {
+  if (typeof v !== 'object' || v === null) return v;
+  if (Array.isArray(v)) {
+    const out = new Array(v.length);
+    for (let i = 0; i < v.length; i++) {
+      if (!(i in v)) return structuredClone(v);
+      out[i] = cloneJSON(v[i]);
+    }
+    return out as T;
+  }
+  const proto = Object.getPrototypeOf(v);
+  if (proto !== Object.prototype && proto !== null) return structuredClone(v);
+  const out: Record<string, unknown> = {};
+  for (const k of Object.keys(v)) {
+    const x = cloneJSON((v as Record<string, unknown>)[k]);
+    // An own "__proto__" key stays one (as structuredClone keeps it).
+    if (k === '__proto__') Object.defineProperty(out, k, { value: x, enumerable: true, writable: true, configurable: true });
+    else out[k] = x;
+  }
+  return out as T;
+}
+
+/** A list's entries as objects: an entry that is none reads as {} (the schema walk reports it); no list, none. */
+export function objectsOf(v: unknown): Record<string, any>[] {
+  return Array.isArray(v) ? v.map((x) => (isPlainObject(x) ? x : {})) : [];
 }
 
 /** Freezes o and everything under it: for values shared between requests that nobody may change. */

@@ -5,14 +5,14 @@
 import { isIP } from 'node:net';
 import type { FieldError } from '../../schema/types.ts';
 import { registerStrategy } from '../strategy.ts';
-import { isPlainObject } from '../../util/json.ts';
+import { isPlainObject, objectsOf } from '../../util/json.ts';
 import { goQuote, isDNS1035Label, isDNS1123Subdomain } from '../metadata-validation.ts';
 import { goValue, invalidError, notSupportedError, requiredError } from '../crd/schema-validator.ts';
 import { PORT_RANGE, portNameErrors } from '../pod-validation.ts';
 
 type Obj = Record<string, any>;
 
-const objects = (v: unknown): Obj[] => (Array.isArray(v) ? v.map((x) => (isPlainObject(x) ? x : {})) : []);
+const objects = objectsOf;
 const str = (v: unknown): string => (typeof v === 'string' ? v : '');
 
 const INVALID_SEQUENCES = ['//', '/./', '/../', '%2f', '%2F'];

@@ -4,14 +4,14 @@
 // exceptions strictly inside it); at most the two policy types.
 import type { FieldError } from '../../schema/types.ts';
 import { registerStrategy } from '../strategy.ts';
-import { isPlainObject } from '../../util/json.ts';
+import { isPlainObject, objectsOf } from '../../util/json.ts';
 import { goQuote, validateLabelSelector } from '../metadata-validation.ts';
 import { forbiddenError, invalidError, notSupportedError, requiredError } from '../crd/schema-validator.ts';
 import { PORT_RANGE, portNameErrors } from '../pod-validation.ts';
 import { cidrContains, parseCIDRSloppy } from '../../util/net.ts';
 
 type Obj = Record<string, any>;
-const objects = (v: unknown): Obj[] => (Array.isArray(v) ? v.map((x) => (isPlainObject(x) ? x : {})) : []);
+const objects = objectsOf;
 const PROTOCOLS = ['TCP', 'UDP', 'SCTP'];
 const POLICY_TYPES = ['Ingress', 'Egress'];
 const CIDR_MESSAGE = 'must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)';
