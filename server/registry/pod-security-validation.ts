@@ -24,6 +24,7 @@
 // these checks look at the values that are there.
 import type { FieldError } from '../schema/types.ts';
 import { isPlainObject, objectsOf as objects } from '../util/json.ts';
+import { validateLocalDescendingPath } from './pod-volume-validation.ts';
 import { goQuote, isDNS1123Subdomain } from './metadata-validation.ts';
 import { duplicateError, forbiddenError, goValue, invalidError, notSupportedError, requiredError, tooLongError } from './crd/schema-validator.ts';
 
@@ -99,11 +100,6 @@ function goSecurityContext(sc: Obj): string {
 const SECCOMP_TYPES = ['Localhost', 'RuntimeDefault', 'Unconfined'];
 const APPARMOR_TYPES = ['Localhost', 'RuntimeDefault', 'Unconfined'];
 
-/** validateLocalDescendingPath: relative, with no '..' element. */
-function localDescendingPath(errs: FieldError[], target: string, path: string): void {
-  if (target.startsWith('/')) errs.push(invalidError(path, goQuote(target), 'must be a relative path'));
-  if (target.split('/').includes('..')) errs.push(invalidError(path, goQuote(target), "must not contain '..'"));
-}
 
 /** validateSeccompProfileField: a known type; a localhost profile for Localhost and no other. */
 function validateSeccompProfile(errs: FieldError[], sp: unknown, path: string): void {
@@ -114,7 +110,7 @@ function validateSeccompProfile(errs: FieldError[], sp: unknown, path: string): 
   const profile = str(sp.localhostProfile);
   if (type === 'Localhost') {
     if (profile === undefined) errs.push(requiredError(`${path}.localhostProfile`, 'must be set when seccomp type is Localhost'));
-    else localDescendingPath(errs, profile, `${path}.localhostProfile`);
+    else validateLocalDescendingPath(errs, profile, `${path}.localhostProfile`);
   } else if (profile !== undefined) {
     errs.push(invalidError(`${path}.localhostProfile`, goSeccompProfile(sp), 'can only be set when seccomp type is Localhost'));
   }

@@ -1,15 +1,18 @@
 // The part of kube's ValidatePodSpec users meet: containers present, named (RFC 1123 labels, unique
 // across init and regular containers), with an image, a known pull policy, ports in range with
-// IANA service names, env variables and their sources, volume mounts of valid volumes, resource
-// requirements, probes and lifecycle hooks; volumes (named once, one source each); restart and
-// DNS policies; node selector; affinity, DNS config, readiness and scheduling
-// gates and topology spread constraints (pod-scheduling-validation.ts); the pod's and each
-// container's security context, host ports with hostNetwork, hostProcess containers, user
-// namespaces beside the host's, hostnameOverride and the OS with the fields it refuses
-// (pod-security-validation.ts); service account and node names, hostname, subdomain, deadline
-// and tolerations. And ValidatePodUpdate's immutable spec. Field paths and messages as kube words
-// them. Not done: volume sources' own fields, ephemeral containers, host aliases, priority class,
-// runtime class, preemption policy and overhead.
+// IANA service names, env variables and their sources, volume mounts of valid volumes (their
+// subPath, subPathExpr, propagation and recursiveReadOnly), resource requirements, probes and
+// lifecycle hooks; volumes (named once, one source each, each source's own fields, generic
+// ephemeral volumes' claim templates: pod-volume-validation.ts); restart and DNS policies; node
+// selector; affinity, DNS config, readiness and scheduling gates and topology spread constraints
+// (pod-scheduling-validation.ts); the pod's and each container's security context, host ports
+// with hostNetwork, hostProcess containers, user namespaces beside the host's, hostnameOverride
+// and the OS with the fields it refuses (pod-security-validation.ts); service account and node
+// names, hostname, subdomain, deadline and tolerations. And ValidatePodUpdate's immutable spec.
+// Field paths and messages as kube words them. Not done: volume devices (beyond a mount's clash
+// with one), envFrom, ephemeral containers, host aliases, priority class, runtime class,
+// preemption policy and overhead; a Pod's projected token without a serviceAccountName
+// (validatePodMetadataAndSpec: kube's ServiceAccount admission always sets one).
 import type { FieldError } from '../schema/types.ts';
 import { isPlainObject, objectsOf, semanticEqual } from '../util/json.ts';
 import { configKeyErrors, goQuote, isDNS1123Label, isDNS1123Subdomain, isQualifiedName, isValidLabelValue, maxLenError, validateLabels } from './metadata-validation.ts';
@@ -27,6 +30,7 @@ import {
   validateWindowsHostProcessPod,
 } from './pod-security-validation.ts';
 import { duplicateError, forbiddenError, invalidError, notSupportedError, requiredError } from './crd/schema-validator.ts';
+import { validateContainerResourceFieldSelector, validateObjectFieldSelector, validatePullPolicy, validateVolumeMounts, validateVolumeSource } from './pod-volume-validation.ts';
 
 type Obj = Record<string, any>;
 
@@ -75,11 +79,8 @@ function validateEnv(errs: FieldError[], env: unknown, path: string): void {
   });
 }
 
-/** The pod fields an env variable may take (validEnvDownwardAPIFieldPathExpressions). */
+/** The pod fields an env variable may take (validEnvDownwardAPIFieldPathExpressions), sorted. */
 const ENV_FIELD_PATHS = ['metadata.name', 'metadata.namespace', 'metadata.uid', 'spec.nodeName', 'spec.serviceAccountName', 'status.hostIP', 'status.hostIPs', 'status.podIP', 'status.podIPs'];
-/** The fields ConvertDownwardAPIFieldLabel knows at all. */
-const DOWNWARD_FIELD_LABELS = new Set(['metadata.annotations', 'metadata.labels', 'metadata.name', 'metadata.namespace', 'metadata.uid', 'spec.nodeName', 'spec.restartPolicy', 'spec.serviceAccountName', 'spec.schedulerName', 'status.phase', 'status.hostIP', 'status.hostIPs', 'status.podIP', 'status.podIPs', 'spec.host']);
-const ENV_RESOURCES = ['limits.cpu', 'limits.ephemeral-storage', 'limits.memory', 'requests.cpu', 'requests.ephemeral-storage', 'requests.memory'];
 
 /** validateEnvVarValueFrom: exactly one source, not with a value, each source well formed. */
 function validateEnvValueFrom(errs: FieldError[], e: Obj, path: string): void {
@@ -87,15 +88,11 @@ function validateEnvValueFrom(errs: FieldError[], e: Obj, path: string): void {
   let sources = 0;
   if (isPlainObject(from.fieldRef)) {
     sources++;
-    validateFieldRef(errs, from.fieldRef, `${path}.fieldRef`);
+    validateObjectFieldSelector(errs, from.fieldRef, ENV_FIELD_PATHS, `${path}.fieldRef`);
   }
   if (isPlainObject(from.resourceFieldRef)) {
     sources++;
-    const resource = typeof from.resourceFieldRef.resource === 'string' ? from.resourceFieldRef.resource : '';
-    if (resource === '') errs.push(requiredError(`${path}.resourceFieldRef.resource`));
-    else if (!ENV_RESOURCES.includes(resource) && !resource.startsWith('limits.hugepages-') && !resource.startsWith('requests.hugepages-')) {
-      errs.push(notSupportedError(`${path}.resourceFieldRef.resource`, goQuote(resource), ENV_RESOURCES));
-    }
+    validateContainerResourceFieldSelector(errs, from.resourceFieldRef, `${path}.resourceFieldRef`, false);
   }
   for (const ref of ['configMapKeyRef', 'secretKeyRef']) {
     if (!isPlainObject(from[ref])) continue;
@@ -110,27 +107,6 @@ function validateEnvValueFrom(errs: FieldError[], e: Obj, path: string): void {
   if (sources === 0) errs.push(invalidError(path, '""', 'must specify one of: `fieldRef`, `resourceFieldRef`, `configMapKeyRef` or `secretKeyRef`'));
   else if (value !== '') errs.push(invalidError(path, '""', 'may not be specified when `value` is not empty'));
   else if (sources > 1) errs.push(invalidError(path, '""', 'may not have more than one field specified at a time'));
-}
-
-/** validateObjectFieldSelector with the paths an env variable may take. */
-function validateFieldRef(errs: FieldError[], ref: Obj, path: string): void {
-  const apiVersion = typeof ref.apiVersion === 'string' ? ref.apiVersion : '';
-  const fieldPath = typeof ref.fieldPath === 'string' ? ref.fieldPath : '';
-  if (apiVersion === '') return void errs.push(requiredError(`${path}.apiVersion`));
-  if (fieldPath === '') return void errs.push(requiredError(`${path}.fieldPath`));
-  const subscripted = /^(.*)\['(.*)'\]$/.exec(fieldPath);
-  let problem: string | undefined;
-  if (apiVersion !== 'v1') problem = `unsupported pod version: ${apiVersion}`;
-  else if (subscripted && subscripted[1] !== 'metadata.annotations' && subscripted[1] !== 'metadata.labels') problem = `field label does not support subscript: ${fieldPath}`;
-  else if (!subscripted && !DOWNWARD_FIELD_LABELS.has(fieldPath)) problem = `field label not supported: ${fieldPath}`;
-  if (problem) return void errs.push(invalidError(`${path}.fieldPath`, goQuote(fieldPath), `error converting fieldPath: ${problem}`));
-  if (subscripted) {
-    const key = subscripted[1] === 'metadata.annotations' ? subscripted[2].toLowerCase() : subscripted[2];
-    for (const m of isQualifiedName(key)) errs.push(invalidError(path, goQuote(key), m));
-    return;
-  }
-  const internal = fieldPath === 'spec.host' ? 'spec.nodeName' : fieldPath;
-  if (!ENV_FIELD_PATHS.includes(internal)) errs.push(notSupportedError(`${path}.fieldPath`, goQuote(internal), ENV_FIELD_PATHS));
 }
 
 const MORE_THAN_ONE_HANDLER = 'may not specify more than 1 handler type';
@@ -294,18 +270,8 @@ function validateContainer(errs: FieldError[], c: Obj, path: string, names: Set<
   if (typeof c.image !== 'string' || c.image === '') errs.push(requiredError(`${path}.image`));
   validatePorts(errs, c.ports, `${path}.ports`);
   validateEnv(errs, c.env, `${path}.env`);
-  const mountPaths = new Set<string>();
-  objects(c.volumeMounts).forEach((m, i) => {
-    const at = `${path}.volumeMounts[${i}]`;
-    const name = typeof m.name === 'string' ? m.name : '';
-    if (name === '') errs.push(requiredError(`${at}.name`));
-    if (!volumes.has(name)) errs.push({ reason: 'FieldValueNotFound', field: `${at}.name`, message: `Not found: ${goQuote(name)}` });
-    const mountPath = typeof m.mountPath === 'string' ? m.mountPath : '';
-    if (mountPath === '') errs.push(requiredError(`${at}.mountPath`));
-    if (mountPaths.has(mountPath)) errs.push(invalidError(`${at}.mountPath`, goQuote(mountPath), 'must be unique'));
-    mountPaths.add(mountPath);
-  });
-  oneOf(errs, c.imagePullPolicy, `${path}.imagePullPolicy`, PULL_POLICIES);
+  validateVolumeMounts(errs, c, volumes, `${path}.volumeMounts`);
+  validatePullPolicy(errs, c.imagePullPolicy, `${path}.imagePullPolicy`);
   if (isPlainObject(c.resources)) validateResources(errs, c.resources, `${path}.resources`);
   validateSecurityContext(errs, c.securityContext, `${path}.securityContext`, hostUsers);
   // (validateContainers, after the checks every container gets)
@@ -318,12 +284,15 @@ function validateContainer(errs: FieldError[], c: Obj, path: string, names: Set<
 
 /**
  * Checks of a PodSpec at `path` ("spec" for a Pod, "spec.template.spec" in a Deployment, ...).
- * Only a Pod's own spec is at "spec" (kube's PodValidationOptions.ResourceIsPod).
+ * Only a Pod's own spec is at "spec" (kube's PodValidationOptions.ResourceIsPod). `podMeta`: a
+ * Pod's metadata (kube's podMeta; none for a template), whose name its ephemeral volumes' claims
+ * take.
  */
-export function validatePodSpec(spec: unknown, path: string): FieldError[] {
+export function validatePodSpec(spec: unknown, path: string, podMeta?: unknown): FieldError[] {
   if (!isPlainObject(spec)) return [];
   const errs: FieldError[] = [];
-  const volumes = validateVolumes(errs, spec.volumes, `${path}.volumes`);
+  const podName = isPlainObject(podMeta) && typeof podMeta.name === 'string' ? podMeta.name : '';
+  const volumes = validateVolumes(errs, spec.volumes, `${path}.volumes`, podName);
   const names = new Set<string>();
   // An absent list is the schema walk's Required; an empty one is this check's.
   if (Array.isArray(spec.containers) && spec.containers.length === 0) errs.push(requiredError(`${path}.containers`));
@@ -364,10 +333,9 @@ export function validatePodSpec(spec: unknown, path: string): FieldError[] {
 
 const RESTART_POLICIES = ['Always', 'OnFailure', 'Never'];
 const DNS_POLICIES = ['ClusterFirstWithHostNet', 'ClusterFirst', 'Default', 'None'];
-const PULL_POLICIES = ['Always', 'IfNotPresent', 'Never'];
 const TAINT_EFFECTS = ['NoSchedule', 'PreferNoSchedule', 'NoExecute'];
 
-/** validateRestartPolicy, validateDNSPolicy, validatePullPolicy: one of the values (in kube's order), never empty. */
+/** validateRestartPolicy, validateDNSPolicy: one of the values (in kube's order), never empty. */
 function oneOf(errs: FieldError[], v: unknown, path: string, values: string[]): void {
   if (v === undefined || v === null) return; // (defaulted: absent only where the schema walk reports it)
   const text = String(v);
@@ -375,34 +343,31 @@ function oneOf(errs: FieldError[], v: unknown, path: string, values: string[]): 
   else if (!values.includes(text)) errs.push(notSupportedError(path, goQuote(text), values));
 }
 
-/** The volume sources, in the order ValidateVolumeSource looks at them. */
-const VOLUME_SOURCES = [
-  'hostPath', 'gitRepo', 'emptyDir', 'gcePersistentDisk', 'awsElasticBlockStore', 'secret', 'nfs', 'iscsi', 'glusterfs', 'flocker', 'persistentVolumeClaim', 'rbd', 'cinder', 'cephfs',
-  'downwardAPI', 'fc', 'azureFile', 'vsphereVolume', 'quobyte', 'azureDisk', 'photonPersistentDisk', 'portworxVolume', 'scaleIO', 'configMap', 'storageos', 'csi', 'projected', 'ephemeral', 'image',
-];
-
 /**
- * ValidateVolumes: each volume named (an RFC 1123 label, once) with exactly one source. Returns the
- * names of the valid ones: only those can be mounted (a mount of another is Not found, as in kube).
+ * ValidateVolumes: each volume's source (validateVolumeSource, pod-volume-validation.ts), then its
+ * name (an RFC 1123 label, once among the valid ones). Returns the names of the valid volumes:
+ * only those can be mounted (a mount of another is Not found, as in kube). `podName`, a Pod's
+ * (none for a template): a claim may not name the one an ephemeral volume of the pod creates.
  */
-function validateVolumes(errs: FieldError[], list: unknown, path: string): Set<string> {
+function validateVolumes(errs: FieldError[], list: unknown, path: string, podName: string): Set<string> {
   const valid = new Set<string>();
-  const seen = new Set<string>();
-  objects(list).forEach((v, i) => {
+  const volumes = objects(list);
+  const nameOf = (v: Obj): string => (typeof v.name === 'string' ? v.name : '');
+  const createdClaims = new Set(podName === '' ? [] : volumes.filter((v) => v.ephemeral != null).map((v) => `${podName}-${nameOf(v)}`));
+  volumes.forEach((v, i) => {
     const at = `${path}[${i}]`;
-    const own: FieldError[] = [];
-    const sources = VOLUME_SOURCES.filter((k) => v[k] != null);
-    if (sources.length === 0) own.push(requiredError(at, 'must specify a volume type'));
-    for (const extra of sources.slice(1)) own.push(forbiddenError(`${at}.${extra}`, 'may not specify more than 1 volume type'));
-    const name = typeof v.name === 'string' ? v.name : '';
+    const own = validateVolumeSource(v, at, podName);
+    const name = nameOf(v);
     if (name === '') own.push(requiredError(`${at}.name`));
     else for (const m of isDNS1123Label(name)) own.push(invalidError(`${at}.name`, goQuote(name), m));
-    if (seen.has(name)) own.push(duplicateError(`${at}.name`, goQuote(name)));
-    if (own.length === 0) {
-      seen.add(name);
-      valid.add(name);
-    }
+    if (valid.has(name)) own.push(duplicateError(`${at}.name`, goQuote(name)));
+    if (own.length === 0) valid.add(name);
     errs.push(...own);
+    // (a volume naming such a claim stays valid: this error is not its own)
+    const claim = isPlainObject(v.persistentVolumeClaim) ? v.persistentVolumeClaim.claimName : undefined;
+    if (typeof claim === 'string' && createdClaims.has(claim)) {
+      errs.push(invalidError(`${at}.persistentVolumeClaim.claimName`, goQuote(claim), 'must not reference a PVC that gets created for an ephemeral volume'));
+    }
   });
   return valid;
 }

@@ -138,9 +138,9 @@ function mergeLabelKeysIntoSelectors(pod: any): void {
 }
 
 registerStrategy('', 'pods', {
-  validate: (pod) => validatePodSpec(pod.spec, 'spec'),
+  validate: (pod) => validatePodSpec(pod.spec, 'spec', pod.metadata),
   // (a binding sets spec.nodeName, a status write carries the spec over: only a write of the pod itself is checked)
-  validateUpdate: (pod, old, subresource) => [...validatePodSpec(pod.spec, 'spec'), ...(subresource === '' ? validatePodUpdate(pod, old) : [])],
+  validateUpdate: (pod, old, subresource) => [...validatePodSpec(pod.spec, 'spec', pod.metadata), ...(subresource === '' ? validatePodUpdate(pod, old) : [])],
   subresourceCreate: {
     binding: { definition: 'io.k8s.api.core.v1.Binding', check: checkBinding, apply: (pod, binding) => assignPod(pod, binding, nowTimestamp()) },
   },

@@ -1,5 +1,5 @@
-// PersistentVolumeClaims as kube validates their spec (ValidatePersistentVolumeClaimSpec): at least
-// one supported access mode, and a storage request; and their updates
+// PersistentVolumeClaims as kube validates their spec (ValidatePersistentVolumeClaimSpec, shared
+// with pods' ephemeral claim templates: pod-volume-validation.ts); and their updates
 // (ValidatePersistentVolumeClaimUpdate): the spec is immutable but for a volumeName and a
 // storageClassName set once, and a bound claim's storage request and volumeAttributesClassName.
 // StorageClasses as ValidateStorageClass and its update rules have them: a qualified provisioner,
@@ -12,18 +12,13 @@ import { forbiddenError, invalidError, notSupportedError, requiredError, tooLong
 import { specChangeError } from '../pod-validation.ts';
 import { compareRationals, parseQuantity } from '../../util/quantity.ts';
 import { withCanonicalQuantities } from '../../schema/quantities.ts';
+import { validatePersistentVolumeClaimSpec } from '../pod-volume-validation.ts';
 
-/** The access modes kube supports, in the sorted order its message lists them. */
-const ACCESS_MODES = ['ReadOnlyMany', 'ReadWriteMany', 'ReadWriteOnce', 'ReadWriteOncePod'];
 
+/** ValidatePersistentVolumeClaimSpec, the same checks as a pod's ephemeral claim template gets. */
 function validateClaimSpec(spec: unknown, path: string): FieldError[] {
-  const s: Record<string, any> = isPlainObject(spec) ? spec : {};
   const errs: FieldError[] = [];
-  const modes: unknown[] = Array.isArray(s.accessModes) ? s.accessModes : [];
-  if (modes.length === 0) errs.push(requiredError(`${path}.accessModes`, 'at least 1 access mode is required'));
-  for (const m of modes) if (!ACCESS_MODES.includes(String(m))) errs.push(notSupportedError(`${path}.accessModes`, goQuote(String(m)), ACCESS_MODES));
-  const requests = isPlainObject(s.resources) && isPlainObject(s.resources.requests) ? s.resources.requests : {};
-  if (!Object.hasOwn(requests, 'storage')) errs.push(requiredError(`${path}.resources[storage]`));
+  validatePersistentVolumeClaimSpec(errs, isPlainObject(spec) ? spec : {}, path);
   return errs;
 }
 
