@@ -13,23 +13,21 @@ const event = (name: string) => ({ metadata: { name }, involvedObject: { kind: '
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 test('an event is deleted the TTL after its last write; a write in between renews it', async () => {
-  const s = await startTestServer({ eventTtlMs: 2000 });
+  const s = await startTestServer({ eventTtlMs: 3000 });
   try {
     const rv = (await s.request('GET', EVENTS)).json().metadata.resourceVersion;
     const watching = s.watch(`/apis/events.k8s.io/v1/namespaces/default/events?watch=1&resourceVersion=${rv}`, (events) => events.filter((e) => e.type === 'DELETED').length >= 2);
     assert.equal((await s.request('POST', EVENTS, { body: event('short') })).status, 201);
     assert.equal((await s.request('POST', EVENTS, { body: event('renewed') })).status, 201);
     assert.equal((await s.request('POST', '/api/v1/namespaces/default/configmaps', { body: { metadata: { name: 'stays' } } })).status, 201);
-    await sleep(1000);
-    // Written again before it expired: a new TTL from now.
+    await sleep(1500);
+    // Written again halfway through its TTL: a new TTL from now, 1.5 s past the first one's end.
     const renewed = (await s.request('GET', `${EVENTS}/renewed`)).json();
     assert.equal((await s.request('PUT', `${EVENTS}/renewed`, { body: { ...renewed, count: 2 } })).status, 200);
-    const renewedAt = Date.now();
-    assert.equal(await goneWithin(s, `${EVENTS}/short`, 5000), true);
-    // The first one went about a second after the renewal; the renewed one still has most of its TTL.
-    assert.ok(Date.now() - renewedAt < 1900, 'the first event went late');
+    assert.equal(await goneWithin(s, `${EVENTS}/short`, 6000), true);
+    // Gone with the first TTL; the renewed one is not.
     assert.equal((await s.request('GET', `${EVENTS}/renewed`)).status, 200);
-    const { events } = await Promise.race([watching, sleep(8000).then(() => ({ events: [] as any[] }))]);
+    const { events } = await Promise.race([watching, sleep(10000).then(() => ({ events: [] as any[] }))]);
     assert.deepEqual(events.filter((e) => e.type === 'DELETED').map((e) => e.object.metadata.name), ['short', 'renewed']);
     assert.equal((await s.request('GET', `${EVENTS}/renewed`)).status, 404);
     assert.equal((await s.request('GET', '/api/v1/namespaces/default/configmaps/stays')).status, 200);
@@ -53,15 +51,15 @@ test('events kept across a restart expire the TTL after their recorded last writ
   try {
     const first = await startTestServer({ dataDir, eventTtlMs: 0 });
     assert.equal((await first.request('POST', EVENTS, { body: event('old') })).status, 201);
-    await sleep(1200);
+    await sleep(2000);
     assert.equal((await first.request('GET', `${EVENTS}/old`)).status, 200);
     await first.stop();
-    // Written over a second ago (managedFields' time has whole seconds): with a 2.5 s TTL it goes within about 1.5 s.
-    const second = await startTestServer({ dataDir, eventTtlMs: 2500 });
+    // Written two seconds ago (managedFields' time has whole seconds): with a 4 s TTL it goes about
+    // 2 s after the restart (and the sweep of every second), not 4 s.
+    const second = await startTestServer({ dataDir, eventTtlMs: 4000 });
     try {
       assert.equal((await second.request('GET', `${EVENTS}/old`)).status, 200);
-      // (a TTL counted from the restart would keep it 2.5 s)
-      assert.equal(await goneWithin(second, `${EVENTS}/old`, 2200), true);
+      assert.equal(await goneWithin(second, `${EVENTS}/old`, 3500), true);
     } finally {
       await second.stop();
     }
