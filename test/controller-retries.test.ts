@@ -5,6 +5,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestServer, type TestServer } from './helpers/server.ts';
+import { installRuleCrd, ruleCrd } from './helpers/cel-crd.ts';
 
 let s: TestServer;
 before(async () => {
@@ -38,20 +39,9 @@ test('namespaces and a CRD held up for different reasons are each retried, and a
   assert.equal((await s.request('POST', '/api/v1/namespaces/held-by-finalizer/configmaps', { body: cm })).status, 201);
   const pod = { metadata: { name: 'running' }, spec: { nodeName: 'n1', containers: [{ name: 'c', image: 'nginx' }] } };
   assert.equal((await s.request('POST', '/api/v1/namespaces/held-by-pod/pods', { body: pod })).status, 201);
-  const crd = {
-    apiVersion: 'apiextensions.k8s.io/v1',
-    kind: 'CustomResourceDefinition',
-    metadata: { name: 'holds.retry.example.com' },
-    spec: {
-      group: 'retry.example.com',
-      scope: 'Cluster',
-      names: { plural: 'holds', singular: 'hold', kind: 'Hold', listKind: 'HoldList' },
-      versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
-    },
-  };
-  assert.equal((await s.request('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', { body: crd })).status, 201);
-  const HOLD = '/apis/retry.example.com/v1/holds/h';
-  assert.equal((await s.request('POST', '/apis/retry.example.com/v1/holds', { body: { apiVersion: 'retry.example.com/v1', kind: 'Hold', metadata: { name: 'h', finalizers: ['example.com/hold'] } } })).status, 201);
+  const holds = await installRuleCrd(s, ruleCrd('retry.example.com', 'holds', 'Hold', { type: 'object', 'x-kubernetes-preserve-unknown-fields': true }));
+  const HOLD = `${holds}/h`;
+  assert.equal((await s.request('POST', holds, { body: { apiVersion: 'retry.example.com/v1', kind: 'Hold', metadata: { name: 'h', finalizers: ['example.com/hold'] } } })).status, 201);
 
   assert.equal((await s.request('DELETE', '/api/v1/namespaces/held-by-finalizer')).status, 200);
   assert.equal((await s.request('DELETE', '/api/v1/namespaces/held-by-pod')).status, 200);

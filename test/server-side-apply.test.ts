@@ -4,6 +4,7 @@ import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import YAML from 'yaml';
 import { startTestServer, availableKubectls, manifestWriter, type TestServer } from './helpers/server.ts';
+import { installRuleCrd, ruleCrd } from './helpers/cel-crd.ts';
 
 let s: TestServer;
 before(async () => {
@@ -174,40 +175,17 @@ test('apply to /status changes only status and records the status subresource', 
 });
 
 test('what an applier leaves is removed as structured-merge-diff removes it: a container emptied stays null for its owner (pruned by the schema where it may not be null)', async () => {
-  const crd = {
-    apiVersion: 'apiextensions.k8s.io/v1',
-    kind: 'CustomResourceDefinition',
-    metadata: { name: 'trees.smd.example.com' },
-    spec: {
-      group: 'smd.example.com',
-      scope: 'Namespaced',
-      names: { plural: 'trees', singular: 'tree', kind: 'Tree', listKind: 'TreeList' },
-      versions: [
-        {
-          name: 'v1',
-          served: true,
-          storage: true,
-          schema: {
-            openAPIV3Schema: {
-              type: 'object',
-              properties: {
-                spec: {
-                  type: 'object',
-                  properties: {
-                    tree: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
-                    nullable: { type: 'object', nullable: true, properties: { name: { type: 'string' } } },
-                    plain: { type: 'object', properties: { name: { type: 'string' } } },
-                  },
-                },
-              },
-            },
-          },
-        },
-      ],
-    },
-  };
-  assert.equal((await s.request('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', { body: crd })).status, 201);
-  const T = '/apis/smd.example.com/v1/namespaces/default/trees';
+  const T = await installRuleCrd(
+    s,
+    ruleCrd('smd.example.com', 'trees', 'Tree', {
+      type: 'object',
+      properties: {
+        tree: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
+        nullable: { type: 'object', nullable: true, properties: { name: { type: 'string' } } },
+        plain: { type: 'object', properties: { name: { type: 'string' } } },
+      },
+    }),
+  );
   const tree = (spec?: object) => ({ apiVersion: 'smd.example.com/v1', kind: 'Tree', metadata: { name: 't' }, ...(spec ? { spec } : {}) });
   const put = async (manager: string, spec: object) => {
     const rv = (await s.request('GET', `${T}/t`)).json().metadata.resourceVersion;
