@@ -192,11 +192,11 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       closing ??= (async () => {
         ready = false;
         closed = true;
-        nsController.stop();
-        crdController.stop();
+        const controllersDone = Promise.all([nsController.stop(), crdController.stop(), eventTtl?.stop()]);
         compactor.stop();
-        eventTtl?.stop();
         await listener.close();
+        // What the controllers are doing finishes before the store goes.
+        await controllersDone;
         // Let writes already queued commit before the file closes.
         await eventLog.close();
         db.close();

@@ -258,15 +258,18 @@ describe('compareObjects and removeFields', () => {
     assert.deepEqual(c.removed.paths().map(pathString), ['.granularMap', '.granularMap.k']);
   });
 
-  it('removes list-map elements, set values and map keys; emptied containers disappear', () => {
+  it('removes list-map elements, set values and map keys; emptied maps and lists are left null (structured-merge-diff RemoveItems)', () => {
     const obj = { mapList: [{ name: 'a', value: '1' }, { name: 'b' }], setList: ['x', 'y'], granularMap: { k: 'v' }, scalar: 's' };
     const out = removeFields(
       kinds,
       obj,
       FieldSet.of([fieldPE('mapList'), keyPE({ name: 'a' })], [fieldPE('setList'), valuePE('y')], [fieldPE('granularMap'), fieldPE('k')], [fieldPE('mapList'), keyPE({ name: 'b' }), fieldPE('value')]),
     );
-    assert.deepEqual(out, { mapList: [{ name: 'b' }], setList: ['x'], scalar: 's' });
+    assert.deepEqual(out, { mapList: [{ name: 'b' }], setList: ['x'], granularMap: null, scalar: 's' });
     assert.deepEqual(obj.granularMap, { k: 'v' }, 'input untouched');
+    const emptied = removeFields(kinds, { setList: ['y'], mapList: [{ name: 'a', value: '1' }] }, FieldSet.of([fieldPE('setList'), valuePE('y')], [fieldPE('mapList'), keyPE({ name: 'a' }), fieldPE('name')], [fieldPE('mapList'), keyPE({ name: 'a' }), fieldPE('value')]));
+    // (a list-map element left without fields is dropped: no key names a null element)
+    assert.deepEqual(emptied, { setList: null, mapList: null });
   });
 });
 

@@ -11,7 +11,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { ApiError } from '../server/errors.ts';
 import type { TypeNode } from '../server/schema/types.ts';
-import { FieldSet, apply, applyMerge, pathString, update, type ManagedFieldsEntry } from '../server/registry/apply/index.ts';
+import { FieldSet, apply, applyMerge, fieldPE, keyPE, pathString, removeFields, update, valuePE, type ManagedFieldsEntry, type PathElement } from '../server/registry/apply/index.ts';
 
 // ---------------------------------------------------------------------------------------------
 // Schemas (structured-merge-diff's test schemas in hearth's TypeNode form)
@@ -273,10 +273,28 @@ describe('structured-merge-diff merge/multiple_appliers_test.go', () => {
         'apply-two': owns('v2', ll('a'), `${ll('a')}.name`, `${ll('a')}.value[="b"]`),
       },
     },
-    // multiple_appliers_recursive_map, its first two applies. (The rest differs on purpose: hearth
-    // extends the owner of a granular field it owns whole — here `.a`, applied null — to what the
-    // field holds once others fill it, as structured-merge-diff did before v4.1; and a map emptied
-    // by pruning is dropped, where structured-merge-diff leaves null.)
+    // multiple_appliers_recursive_map: two appliers, then two controllers filling the maps, then the
+    // first applier applying the field null. What only it owned goes (`.a.b` and all below: the
+    // controllers lose their fields there); `.a`, emptied, stays null for apply-two, who owns it.
+    'nested: recursive maps, the first applier leaving: the second keeps its null map, the controllers what is left': {
+      schema: nested,
+      ops: [
+        A('apply-one', { mapOfMapsRecursive: { a: { b: null }, c: { d: null } } }),
+        A('apply-two', { mapOfMapsRecursive: { a: null, c: { d: null } } }, 'v2'),
+        U('controller-one', { mapOfMapsRecursive: { a: { b: { c: null } }, c: { d: { e: null } } } }, 'v3'),
+        U('controller-two', { mapOfMapsRecursive: { a: { b: { c: { d: null } } }, c: { d: { e: { f: null } } } } }, 'v2'),
+        U('controller-one', { mapOfMapsRecursive: { a: { b: { c: { d: { e: null } } } }, c: { d: { e: { f: { g: null } } } } } }, 'v3'),
+        A('apply-one', { mapOfMapsRecursive: null }, 'v4'),
+      ],
+      object: { mapOfMapsRecursive: { a: null, c: { d: { e: { f: { g: null } } } } } },
+      managed: {
+        'apply-one': owns('v4', '.mapOfMapsRecursive'),
+        'apply-two': owns('v2', '.mapOfMapsRecursive.a', '.mapOfMapsRecursive.c', '.mapOfMapsRecursive.c.d'),
+        'controller-one': owns('v3', '.mapOfMapsRecursive.c.d.e', '.mapOfMapsRecursive.c.d.e.f.g'),
+        'controller-two': owns('v2', '.mapOfMapsRecursive.c.d.e.f'),
+      },
+    },
+    // (its first two applies: a null applied over another applier's map is no conflict, and keeps the map)
     'nested: recursive maps, a null applied over another applier\'s map is no conflict and keeps the map': {
       schema: nested,
       ops: [A('apply-one', { mapOfMapsRecursive: { a: { b: null }, c: { d: null } } }), A('apply-two', { mapOfMapsRecursive: { a: null, c: { d: null } } }, 'v2')],
@@ -290,8 +308,24 @@ describe('structured-merge-diff merge/multiple_appliers_test.go', () => {
 
   // TestMultipleAppliersDeducedType
   cases({
-    // multiple_appliers_recursive_map_deduced, its first two applies. (At the end structured-merge-diff
-    // leaves `a: null`, the map its last owner's removal emptied; hearth drops emptied maps.)
+    // multiple_appliers_recursive_map_deduced: the same without a schema, the first applier applying nothing at the end.
+    'deduced: recursive maps, the first applier leaving: the second keeps its null map, the controllers what is left': {
+      schema: UNTYPED,
+      ops: [
+        A('apply-one', { a: { b: null }, c: { d: null } }),
+        A('apply-two', { a: null, c: { d: null } }, 'v2'),
+        U('controller-one', { a: { b: { c: null } }, c: { d: { e: null } } }, 'v3'),
+        U('controller-two', { a: { b: { c: { d: null } } }, c: { d: { e: { f: null } } } }, 'v2'),
+        U('controller-one', { a: { b: { c: { d: { e: null } } } }, c: { d: { e: { f: { g: null } } } } }, 'v3'),
+        A('apply-one', {}, 'v4'),
+      ],
+      object: { a: null, c: { d: { e: { f: { g: null } } } } },
+      managed: {
+        'apply-two': owns('v2', '.a', '.c', '.c.d'),
+        'controller-one': owns('v3', '.c.d.e', '.c.d.e.f.g'),
+        'controller-two': owns('v2', '.c.d.e.f'),
+      },
+    },
     'deduced: a null applied over another applier\'s map is no conflict and keeps the map': {
       schema: UNTYPED,
       ops: [A('apply-one', { a: { b: null }, c: { d: null } }), A('apply-two', { a: null, c: { d: null } }, 'v2')],
@@ -428,11 +462,11 @@ describe('structured-merge-diff merge/nested_test.go', () => {
       object: {},
       managed: {},
     },
-    'struct: applying it null owns the struct itself, its fields removed': {
+    // struct_apply_remove_dangling: the struct its removal emptied stays, null (its owner's).
+    'struct: applying it null owns the struct itself, its fields removed, the struct left null': {
       schema: nested,
       ops: [A('default', { struct: { name: 'a' } }), A('default', { struct: null })],
-      // structured-merge-diff leaves `struct: null` (the map its removal emptied); hearth drops emptied maps.
-      object: {},
+      object: { struct: null },
       managed: { default: owns('v1', '.struct') },
     },
     'struct: applying nothing leaves what a controller added': {
@@ -959,4 +993,78 @@ describe('structured-merge-diff typed/merge_test.go', () => {
       [{ atomicList: ['a', 'a', 'a'] }, { atomicList: ['a', 'a'] }, { atomicList: ['a', 'a'] }],
     ]);
   });
+});
+
+// ---------------------------------------------------------------------------------------------
+// typed/remove_test.go: RemoveItems (what pruning removes with). A map or list its removal empties
+// is left null; the root, which structured-merge-diff leaves null too, stays an object here.
+
+describe('structured-merge-diff typed/remove_test.go', () => {
+  /** A path from field names (strings), list-map keys ({...}) and set values ([v]). */
+  const P = (...parts: (string | Record<string, unknown> | [unknown])[]): PathElement[] =>
+    parts.map((x) => (typeof x === 'string' ? fieldPE(x) : Array.isArray(x) ? valuePE(x[0]) : keyPE(x)));
+  const removals = (name: string, schema: TypeNode, rows: [Obj, PathElement[][], Obj][]) => {
+    describe(name, () => {
+      for (const [obj, paths, out] of rows) {
+        it(`${JSON.stringify(obj)} − ${paths.map(pathString).join(' ')} = ${JSON.stringify(out)}`, () => {
+          const input = structuredClone(obj);
+          assert.deepEqual(removeFields(schema, input, FieldSet.of(...paths)), out);
+          assert.deepEqual(input, obj, 'input untouched');
+        });
+      }
+    });
+  };
+
+  removals('struct grab bag', root({ numeric: N, string: S, bool: B, setStr: set(S), setBool: set(B), setNumeric: set(N) }), [
+    [{ setBool: [false] }, [P('setBool', [false])], { setBool: null }],
+    [{ setBool: [false] }, [P('setBool', [true])], { setBool: [false] }],
+    [{ setBool: [true, false] }, [P('setBool', [true])], { setBool: [false] }],
+    [{ setBool: [true, false] }, [P('setBool')], {}],
+    [{ setNumeric: [1, 2, 3, 4.5] }, [P('setNumeric', [1]), P('setNumeric', [4.5])], { setNumeric: [2, 3] }],
+    [{ setStr: ['a', 'b', 'c'] }, [P('setStr', ['a'])], { setStr: ['b', 'c'] }],
+  ]);
+
+  const keyed = root({ list: listMap(['key', 'id'], struct({ key: S, id: N, value: map(S), bv: B, nv: N })), atomicList: atomicList(S) });
+  removals('associative list', keyed, [
+    [{ list: [{ key: 'a', id: 1 }, { key: 'a', id: 2 }, { key: 'b', id: 1 }] }, [P('list', { key: 'a', id: 1 })], { list: [{ key: 'a', id: 2 }, { key: 'b', id: 1 }] }],
+    [{ atomicList: ['a', 'a', 'a'] }, [P('atomicList')], {}],
+  ]);
+
+  const lol = { listOfLists: [{ name: 'a', value: ['b', 'c'] }, { name: 'd' }] };
+  const lom = { listOfMaps: [{ name: 'a', value: { b: 'x', c: 'y' } }, { name: 'd', value: { e: 'z' } }] };
+  const mol = { mapOfLists: { b: ['a', 'c'], d: ['e', 'f'] } };
+  const mom = { mapOfMaps: { b: { a: 'x', c: 'z' }, d: { e: 'y', f: 'w' } } };
+  const rec = { mapOfMapsRecursive: { a: { b: { c: null } } } };
+  removals('nested types', nested, [
+    [lol, [P('listOfLists')], {}],
+    [lol, [P('listOfLists', { name: 'd' })], { listOfLists: [{ name: 'a', value: ['b', 'c'] }] }],
+    [lol, [P('listOfLists', { name: 'a' })], { listOfLists: [{ name: 'd' }] }],
+    [lol, [P('listOfLists', { name: 'a' }, 'value', ['b'])], { listOfLists: [{ name: 'a', value: ['c'] }, { name: 'd' }] }],
+    [lol, [P('listOfLists', { name: 'x' })], lol],
+    [lol, [P('listOfLists', { name: 'a' }, 'value', ['x'])], lol],
+    [lol, [P(['b'])], lol],
+    [lom, [P('listOfMaps')], {}],
+    [lom, [P('listOfMaps', { name: 'a' })], { listOfMaps: [{ name: 'd', value: { e: 'z' } }] }],
+    [lom, [P('listOfMaps', { name: 'a' }, 'value', 'b')], { listOfMaps: [{ name: 'a', value: { c: 'y' } }, { name: 'd', value: { e: 'z' } }] }],
+    [lom, [P('listOfMaps', { name: 'q' })], lom],
+    [lom, [P('listOfMaps', { name: 'a' }, 'value', 'q')], lom],
+    [mol, [P('mapOfLists')], {}],
+    [mol, [P('mapOfLists', 'b')], { mapOfLists: { d: ['e', 'f'] } }],
+    [mol, [P('mapOfLists', 'b', ['a'])], { mapOfLists: { b: ['c'], d: ['e', 'f'] } }],
+    [mol, [P('mapOfLists', 'q')], mol],
+    [mol, [P('mapOfLists', 'b', ['q'])], mol],
+    [{ mapOfLists: { b: null, d: ['e', 'f'] } }, [P('mapOfLists', 'b')], { mapOfLists: { d: ['e', 'f'] } }],
+    [mol, [P(['a'])], mol],
+    [mom, [P('mapOfMaps')], {}],
+    [mom, [P('mapOfMaps', 'b')], { mapOfMaps: { d: { e: 'y', f: 'w' } } }],
+    [mom, [P('mapOfMaps', 'b', 'a')], { mapOfMaps: { b: { c: 'z' }, d: { e: 'y', f: 'w' } } }],
+    [mom, [P('mapOfMaps', 'q')], mom],
+    [mom, [P('mapOfMaps', 'b', 'q')], mom],
+    [{ mapOfMaps: { b: null, d: { e: 'y', f: 'w' } } }, [P('mapOfMaps', 'b')], { mapOfMaps: { d: { e: 'y', f: 'w' } } }],
+    [mom, [P('a')], mom],
+    [rec, [P('mapOfMapsRecursive')], {}],
+    [rec, [P('mapOfMapsRecursive', 'a')], { mapOfMapsRecursive: null }],
+    [rec, [P('mapOfMapsRecursive', 'a', 'b')], { mapOfMapsRecursive: { a: null } }],
+    [rec, [P('mapOfMapsRecursive', 'a', 'b', 'c')], { mapOfMapsRecursive: { a: { b: null } } }],
+  ]);
 });

@@ -4,6 +4,7 @@ import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import YAML from 'yaml';
 import { startTestServer, availableKubectls, manifestWriter, type TestServer } from './helpers/server.ts';
+import { installRuleCrd, ruleCrd } from './helpers/cel-crd.ts';
 
 let s: TestServer;
 before(async () => {
@@ -171,6 +172,50 @@ test('apply to /status changes only status and records the status subresource', 
   assert.equal(r.json().status.readyReplicas, 1);
   assert.equal(r.json().spec.replicas, 1);
   assert.ok(managers(r.json()).includes('status-writer:Apply/status'));
+});
+
+test('what an applier leaves is removed as structured-merge-diff removes it: a container emptied stays null for its owner (pruned by the schema where it may not be null)', async () => {
+  const T = await installRuleCrd(
+    s,
+    ruleCrd('smd.example.com', 'trees', 'Tree', {
+      type: 'object',
+      properties: {
+        tree: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
+        nullable: { type: 'object', nullable: true, properties: { name: { type: 'string' } } },
+        plain: { type: 'object', properties: { name: { type: 'string' } } },
+      },
+    }),
+  );
+  const tree = (spec?: object) => ({ apiVersion: 'smd.example.com/v1', kind: 'Tree', metadata: { name: 't' }, ...(spec ? { spec } : {}) });
+  const put = async (manager: string, spec: object) => {
+    const rv = (await s.request('GET', `${T}/t`)).json().metadata.resourceVersion;
+    const r = await s.request('PUT', `${T}/t?fieldManager=${manager}`, { body: { ...tree(spec), metadata: { name: 't', resourceVersion: rv } } });
+    assert.equal(r.status, 200, r.text);
+  };
+  const owned = (o: any) => Object.fromEntries(o.metadata.managedFields.map((m: any) => [m.manager, m.fieldsV1]));
+
+  // structured-merge-diff's multiple_appliers_recursive_map_deduced, under spec.tree.
+  assert.equal((await apply(`${T}/t`, tree({ tree: { a: { b: null }, c: { d: null } } }), 'apply-one')).status, 201);
+  assert.equal((await apply(`${T}/t`, tree({ tree: { a: null, c: { d: null } } }), 'apply-two')).status, 200);
+  await put('controller-one', { tree: { a: { b: { c: null } }, c: { d: { e: null } } } });
+  await put('controller-two', { tree: { a: { b: { c: { d: null } } }, c: { d: { e: { f: null } } } } });
+  await put('controller-one', { tree: { a: { b: { c: { d: { e: null } } } }, c: { d: { e: { f: { g: null } } } } } });
+  const left = await apply(`${T}/t`, tree(), 'apply-one');
+  assert.equal(left.status, 200, left.text);
+  assert.deepEqual(left.json().spec, { tree: { a: null, c: { d: { e: { f: { g: null } } } } } });
+  const fields = owned(left.json());
+  assert.deepEqual(Object.keys(fields).sort(), ['apply-two', 'controller-one', 'controller-two']);
+  assert.deepEqual(fields['apply-two'], { 'f:spec': { 'f:tree': { 'f:a': {}, 'f:c': { '.': {}, 'f:d': {} } } } });
+  assert.deepEqual(fields['controller-one'], { 'f:spec': { 'f:tree': { 'f:c': { 'f:d': { 'f:e': { '.': {}, 'f:f': { 'f:g': {} } } } } } } });
+
+  // nested_test.go struct_apply_remove_dangling: a struct applied null keeps null, its owner's.
+  assert.equal((await apply(`${T}/t`, tree({ nullable: { name: 'a' }, plain: { name: 'a' } }), 'structs')).status, 200);
+  const dangling = await apply(`${T}/t`, tree({ nullable: null, plain: null }), 'structs');
+  assert.equal(dangling.status, 200, dangling.text);
+  // (kube's schema coercion drops a null a field may not hold: plain goes, the owner keeps it)
+  assert.deepEqual(dangling.json().spec, { tree: { a: null, c: { d: { e: { f: { g: null } } } } }, nullable: null });
+  assert.deepEqual(owned(dangling.json()).structs, { 'f:spec': { 'f:nullable': {}, 'f:plain': {} } });
+  assert.deepEqual((await s.request('GET', `${T}/t`)).json().spec, dangling.json().spec);
 });
 
 const manifest = manifestWriter('hearth-ssa-');

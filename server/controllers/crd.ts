@@ -1,8 +1,9 @@
 // The CRD controller: keeps the catalog serving exactly the established CustomResourceDefinitions
 // and cleans up after deleted ones. Registration happens inside the commit notification, before
 // the write that changed the CRD is answered, so a client that created a CRD can use the new
-// resource with its next request. Deletion is a queue: delete every custom object, then remove
-// the cleanup finalizer so the CRD itself goes.
+// resource with its next request. Deletion goes through a work queue (workqueue.ts), each CRD
+// retried on its own backoff as kube's CRD finalizer controller does: delete every custom object,
+// then remove the cleanup finalizer so the CRD itself goes.
 import type { GenericStore, RequestContext } from '../registry/store.ts';
 import type { ResourceCatalog } from '../schema/catalog.ts';
 import type { EventLog } from '../storage/event-log.ts';
@@ -11,9 +12,11 @@ import { LOOPBACK_USER } from '../authentication/user.ts';
 import { ApiError } from '../errors.ts';
 import { CRD_CLEANUP_FINALIZER, customResourceInfos, isEstablished, setCondition } from '../registry/crd/runtime.ts';
 import { nowTimestamp } from '../registry/store.ts';
+import { WorkQueue, realClock, type Clock, type HandlerResult } from './workqueue.ts';
 
 const CRD_RESOURCE = 'customresourcedefinitions.apiextensions.k8s.io';
-const RETRY_MS = 1000;
+/** kube runs its CRD finalizer controller with five workers. */
+const WORKERS = 5;
 
 /** What a CRD's versions were registered with, for removing them again. */
 export interface CrdServing {
@@ -24,23 +27,30 @@ export interface CrdServing {
 export class CrdController {
   private readonly crdInfo: ResourceInfo;
   private readonly registered = new Map<string, ResourceInfo[]>();
-  private readonly cleanup = new Set<string>();
-  private running = false;
-  private stopped = false;
-  private timer?: NodeJS.Timeout;
+  /** CRDs being deleted (their custom objects' resource is the CRD's name): the cleanup queue's keys. */
+  private readonly deleting = new Set<string>();
+  private readonly cleanup: WorkQueue<string>;
 
   constructor(
     private readonly store: GenericStore,
     private readonly catalog: ResourceCatalog,
     log: EventLog,
     private readonly hooks: CrdServing = {},
+    clock: Clock = realClock,
   ) {
     this.crdInfo = catalog.lookup('apiextensions.k8s.io', 'v1', 'customresourcedefinitions')!;
+    this.cleanup = new WorkQueue({ name: 'crd controller', clock });
     log.onCommit((events) => {
       for (const e of events) {
-        if (e.key.res !== CRD_RESOURCE) continue;
-        if (e.type === 'DELETED') this.unregister(e.key.name);
-        else this.sync(e.object);
+        if (e.key.res === CRD_RESOURCE) {
+          if (e.type === 'DELETED') {
+            this.deleting.delete(e.key.name);
+            this.unregister(e.key.name);
+          } else this.sync(e.object);
+        } else if (e.type === 'DELETED' && this.deleting.has(e.key.res)) {
+          // One of its objects gone (a finalizer released): the CRD may be free to go now.
+          this.cleanup.add(e.key.res);
+        }
       }
     });
   }
@@ -48,11 +58,12 @@ export class CrdController {
   /** Serves the CRDs already in the file; resumes cleanups a previous run left. */
   start(): void {
     for (const crd of this.store.listCurrent(this.crdInfo, undefined)) this.sync(crd);
+    this.cleanup.run((name) => this.finalize(name), WORKERS);
   }
 
-  stop(): void {
-    this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
+  /** Stops cleaning up; resolves once the cleanups under way are done. */
+  stop(): Promise<void> {
+    return this.cleanup.shutDown();
   }
 
   /** The resources a CRD serves right now (empty when none). */
@@ -62,7 +73,10 @@ export class CrdController {
 
   private sync(crd: any): void {
     const name: string = crd.metadata.name;
-    if (crd.metadata.deletionTimestamp) this.enqueueCleanup(name);
+    if (crd.metadata.deletionTimestamp) {
+      this.deleting.add(name);
+      this.cleanup.add(name);
+    }
     const conflict = this.namesConflict(crd);
     if (conflict) {
       this.unregister(name);
@@ -135,51 +149,32 @@ export class CrdController {
     return { user: LOOPBACK_USER, dryRun: false, fieldValidation: 'Ignore', warnings: [] };
   }
 
-  private enqueueCleanup(name: string): void {
-    this.cleanup.add(name);
-    if (!this.running) setImmediate(() => void this.drain());
-  }
-
-  private async drain(): Promise<void> {
-    if (this.running || this.stopped) return;
-    this.running = true;
-    try {
-      while (this.cleanup.size && !this.stopped) {
-        const [name] = this.cleanup;
-        this.cleanup.delete(name);
-        const done = await this.finalize(name).catch((e) => {
-          console.error(`crd controller: ${name}:`, e);
-          return false;
-        });
-        if (!done && !this.stopped) {
-          if (this.timer) clearTimeout(this.timer);
-          this.timer = setTimeout(() => this.enqueueCleanup(name), RETRY_MS);
-        }
-      }
-    } finally {
-      this.running = false;
-    }
-  }
-
-  /** Deletes the CRD's objects; once none remain, releases the CRD. True when nothing is left to do. */
-  private async finalize(name: string): Promise<boolean> {
+  /**
+   * Deletes the CRD's objects; once none remain, releases the CRD. While objects stay (held by
+   * finalizers) the CRD is retried on its backoff, as kube's finalizer controller retries it.
+   */
+  private async finalize(name: string): Promise<HandlerResult> {
     const crd = this.store.tryGet(this.crdInfo, '', name);
-    if (!crd || !crd.metadata.deletionTimestamp) return true;
+    if (!crd || !crd.metadata.deletionTimestamp) {
+      this.deleting.delete(name);
+      return;
+    }
     // Storage is shared by all versions: any one of them reaches every object.
     const info = this.registered.get(name)?.[0] ?? customResourceInfos(crd)[0];
     if (info) {
       await this.store.deleteCollection(info, undefined, {}, {}, this.ctx());
       // Objects held by finalizers stay until their owners remove them.
-      if (this.store.listCurrent(info, undefined).length > 0) return false;
+      if (this.store.listCurrent(info, undefined).length > 0) return 'retry';
     }
     const finalizers: string[] = crd.metadata.finalizers ?? [];
-    if (!finalizers.includes(CRD_CLEANUP_FINALIZER)) return true;
+    if (!finalizers.includes(CRD_CLEANUP_FINALIZER)) return;
     try {
       await this.store.update(this.crdInfo, '', name, { ...crd, metadata: { ...crd.metadata, finalizers: finalizers.filter((f) => f !== CRD_CLEANUP_FINALIZER) } }, this.ctx());
     } catch (e) {
-      if (e instanceof ApiError && (e.code === 404 || e.code === 409)) return e.code === 404;
+      if (e instanceof ApiError && e.code === 404) return;
+      // (written meanwhile: read it again)
+      if (e instanceof ApiError && e.code === 409) return { requeueAfterMs: 0 };
       throw e;
     }
-    return true;
   }
 }

@@ -1,16 +1,19 @@
 // Events expire, as kube-apiserver's --event-ttl makes them: each write of an event gives it the
 // TTL from that moment (kube puts every event write under an etcd lease of that length), and an
 // event not written again within it is deleted, which its watchers see as DELETED. Without this,
-// the events controllers write would pile up in the database forever.
+// the events controllers write would pile up in the database forever. Each event is a key of a
+// work queue (workqueue.ts) that comes due when its TTL ends; a deletion that fails is retried
+// on the event's own backoff.
 import type { GenericStore, RequestContext } from '../registry/store.ts';
 import type { ResourceCatalog } from '../schema/catalog.ts';
 import type { EventLog } from '../storage/event-log.ts';
 import type { ResourceInfo } from '../schema/types.ts';
 import { LOOPBACK_USER } from '../authentication/user.ts';
 import { ApiError } from '../errors.ts';
+import { WorkQueue, realClock, type Clock, type HandlerResult } from './workqueue.ts';
 
-/** How often expired events are looked for, at most (a shorter TTL looks more often). */
-const MAX_SWEEP_MS = 10_000;
+/** Deletions under way at once (concurrent ones share a commit). */
+const WORKERS = 4;
 
 /** The time an event was last written, as far as the object tells (after a restart): its newest managedFields time, else its creation. */
 function lastWrittenMs(event: any): number {
@@ -23,69 +26,68 @@ function lastWrittenMs(event: any): number {
 }
 
 export class EventTtlController {
-  /** Per event (namespace/name): when it expires and the resourceVersion that write gave it. */
+  /** Per event (namespace/name): when it expires (wall clock, ms) and the resourceVersion that write gave it. */
   private readonly expiry = new Map<string, { at: number; rv: number }>();
-  private timer?: NodeJS.Timeout;
-  private stopped = false;
-  private sweeping = false;
+  private readonly queue: WorkQueue<string>;
   private readonly info: ResourceInfo;
   private readonly unsubscribe: () => void;
 
-  constructor(private readonly store: GenericStore, catalog: ResourceCatalog, log: EventLog, private readonly ttlMs: number) {
+  constructor(
+    private readonly store: GenericStore,
+    catalog: ResourceCatalog,
+    log: EventLog,
+    private readonly ttlMs: number,
+    clock: Clock = realClock,
+  ) {
     this.info = catalog.lookup('', 'v1', 'events')!;
+    this.queue = new WorkQueue({ name: 'event TTL', clock });
     this.unsubscribe = log.onCommit((events) => {
       const now = Date.now();
       for (const e of events) {
         if (e.key.res !== 'events') continue;
         const id = `${e.key.ns}/${e.key.name}`;
         if (e.type === 'DELETED') this.expiry.delete(id);
-        else this.expiry.set(id, { at: now + this.ttlMs, rv: e.rv });
+        else this.expire(id, now + this.ttlMs, e.rv);
       }
     });
   }
 
-  /** Takes in the events already stored, each expiring the TTL after its last write. */
+  /** Takes in the events already stored, each expiring the TTL after its last write; starts deleting. */
   start(): void {
     for (const e of this.store.listCurrent(this.info, undefined)) {
       const id = `${e.metadata.namespace}/${e.metadata.name}`;
-      if (!this.expiry.has(id)) this.expiry.set(id, { at: lastWrittenMs(e) + this.ttlMs, rv: Number(e.metadata.resourceVersion) });
+      if (!this.expiry.has(id)) this.expire(id, lastWrittenMs(e) + this.ttlMs, Number(e.metadata.resourceVersion));
     }
-    this.schedule();
+    this.queue.run((id) => this.sweep(id), WORKERS);
   }
 
-  stop(): void {
-    this.stopped = true;
+  /** Stops deleting; resolves once the deletions under way are done. */
+  stop(): Promise<void> {
     this.unsubscribe();
-    if (this.timer) clearTimeout(this.timer);
+    return this.queue.shutDown();
   }
 
-  private schedule(): void {
-    if (this.stopped) return;
-    this.timer = setTimeout(() => void this.sweep(), Math.min(MAX_SWEEP_MS, Math.max(100, this.ttlMs / 4)));
-    this.timer.unref();
+  private expire(id: string, at: number, rv: number): void {
+    this.expiry.set(id, { at, rv });
+    // (due already for a sooner time, the key stays so; it finds the later time then)
+    this.queue.addAfter(id, at - Date.now());
   }
 
-  private async sweep(): Promise<void> {
-    if (this.sweeping || this.stopped) return;
-    this.sweeping = true;
+  /** Deletes the event if its TTL is over; else comes back when it is. */
+  private async sweep(id: string): Promise<HandlerResult> {
+    const entry = this.expiry.get(id);
+    if (!entry) return;
+    const left = entry.at - Date.now();
+    if (left > 0) return { requeueAfterMs: left };
+    const slash = id.indexOf('/');
     const ctx: RequestContext = { user: LOOPBACK_USER, dryRun: false, fieldValidation: 'Ignore', warnings: [] };
     try {
-      const now = Date.now();
-      for (const [id, { at, rv }] of [...this.expiry]) {
-        if (at > now || this.stopped) continue;
-        const slash = id.indexOf('/');
-        try {
-          // Only the version that expired: a write since then gave the event a new TTL.
-          await this.store.delete(this.info, id.slice(0, slash), id.slice(slash + 1), { preconditions: { resourceVersion: String(rv) } }, ctx);
-        } catch (e) {
-          if (!(e instanceof ApiError && (e.code === 404 || e.code === 409))) console.error(`event TTL: ${id}:`, e);
-        }
-        // (a delete that took effect removed the entry through the commit listener)
-        if (this.expiry.get(id)?.rv === rv) this.expiry.delete(id);
-      }
-    } finally {
-      this.sweeping = false;
-      this.schedule();
+      // Only the version that expired: a write since then gave the event a new TTL.
+      await this.store.delete(this.info, id.slice(0, slash), id.slice(slash + 1), { preconditions: { resourceVersion: String(entry.rv) } }, ctx);
+    } catch (e) {
+      if (!(e instanceof ApiError && (e.code === 404 || e.code === 409))) throw e;
     }
+    // (a delete that took effect removed the entry through the commit listener)
+    if (this.expiry.get(id)?.rv === entry.rv) this.expiry.delete(id);
   }
 }

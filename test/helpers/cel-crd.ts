@@ -1,4 +1,5 @@
-// A namespaced CRD with one served version whose spec schema is given, for tests of CEL rules.
+// A namespaced CRD with one served version whose spec schema is given, for tests of CEL rules
+// (and any test that needs such a CRD).
 import assert from 'node:assert/strict';
 import type { TestServer } from './server.ts';
 

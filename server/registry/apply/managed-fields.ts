@@ -630,9 +630,10 @@ function keepsSome(merged: FieldSet, applied: FieldSet): boolean {
  * Whether prune's last step removes nothing — (mergedSet − E(merged − lost)) ∩ last is empty —
  * decided from the sets (false: perhaps something; the general path decides). Removing lost from
  * merged takes away the fields of lost, those below them, and perhaps those above them (a
- * container left empty, a struct field left without fields below); nothing else. So the step
- * removes nothing when last has none of lost, nothing below it, and every path above lost that
- * last has keeps a field below it that lost does not take (survives). Lost key fields of list-map
+ * list-map element left without fields; a map or struct left empty stays, as null); nothing
+ * else. So the step removes nothing when last has none of lost, nothing below it, and every path
+ * above lost that last has keeps a field below it that lost does not take (survives: needed for
+ * elements only, and safe for the rest). Lost key fields of list-map
  * elements (an element renamed, or unnamable) go the general way. Levels: lost, mergedSet and last
  * at one path (the path's element `at`).
  */

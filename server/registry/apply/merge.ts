@@ -1084,13 +1084,15 @@ function addedValue(node: TypeNode, v: unknown): Record<string, unknown> {
 
 /**
  * A copy of obj without the fields in the set: a member path removes the field, element or map
- * entry with everything below it; a map or list that loses its last entry this way is dropped
- * from its parent (the built-in types omit it when empty).
+ * entry with everything below it. A map or list that loses its last entry this way is left null,
+ * as structured-merge-diff's RemoveItems leaves it (whoever owns the field itself keeps it; the
+ * built-in kinds' decoding then omits it); a list-map element that loses every field is dropped
+ * (structured-merge-diff would keep a null element, which no key names).
  */
 export function removeFields(node: TypeNode, obj: unknown, fields: FieldSet): any {
   if (fields.isEmpty()) return clone(obj);
   const out = removeValue(node, obj, fields, [], clone);
-  return out === undefined && isPlainObject(obj) ? {} : out;
+  return out === null && isPlainObject(obj) ? {} : out;
 }
 
 /**
@@ -1100,7 +1102,7 @@ export function removeFields(node: TypeNode, obj: unknown, fields: FieldSet): an
 export function removeFieldsShared(node: TypeNode, obj: unknown, fields: FieldSet): any {
   if (fields.isEmpty()) return obj;
   const out = removeValue(node, obj, fields, [], share);
-  return out === undefined && isPlainObject(obj) ? {} : out;
+  return out === null && isPlainObject(obj) ? {} : out;
 }
 
 function removeValue(node: TypeNode, value: unknown, toRemove: FieldSet, path: PathElement[], copy: <T>(v: T) => T): unknown {
@@ -1118,9 +1120,10 @@ function removeValue(node: TypeNode, value: unknown, toRemove: FieldSet, path: P
         v = removeValue(atom.elem, item, e.sub, path, copy);
         path.pop();
       } else v = copy(item);
-      if (v !== undefined) out.push(v);
+      // (an element emptied here is dropped, not left null)
+      if (v !== undefined && (v !== null || item === null)) out.push(v);
     }
-    return out.length > 0 ? out : undefined;
+    return out.length > 0 ? out : null;
   }
   if (!isPlainObject(value) || emptyMap(value) || atom.atomic) return copy(value);
   const out: Record<string, unknown> = {};
@@ -1140,5 +1143,5 @@ function removeValue(node: TypeNode, value: unknown, toRemove: FieldSet, path: P
       any = true;
     }
   }
-  return any ? out : undefined;
+  return any ? out : null;
 }
