@@ -60,27 +60,8 @@ function parseFlags(argv: string[]): Flags {
           fail((e as Error).message);
         }
         break;
-      case '--service-cluster-ip-range': {
-        const v = take();
-        try {
-          parseServiceClusterIPRange(v);
-        } catch (e) {
-          fail((e as Error).message);
-        }
-        flags.serviceClusterIPRange = v;
-        break;
-      }
-      case '--service-node-port-range': {
-        const v = take();
-        try {
-          parseServiceNodePortRange(v);
-        } catch (e) {
-          // (pflag's wording for a value its type refuses)
-          fail(`invalid argument ${JSON.stringify(v)} for "--service-node-port-range" flag: ${(e as Error).message}`);
-        }
-        flags.serviceNodePortRange = v;
-        break;
-      }
+      case '--service-cluster-ip-range': flags.serviceClusterIPRange = take(); break;
+      case '--service-node-port-range': flags.serviceNodePortRange = take(); break;
       case '-h':
       case '--help':
         console.log(USAGE);
@@ -89,7 +70,24 @@ function parseFlags(argv: string[]): Flags {
         fail(`unknown flag: ${argv[i]}`);
     }
   }
+  checkServiceRanges(flags);
   return flags;
+}
+
+/** The service ranges are checked at start, as kube-apiserver checks them, before anything is written. */
+function checkServiceRanges(flags: Flags): void {
+  const { serviceClusterIPRange: ips, serviceNodePortRange: ports } = flags;
+  try {
+    if (ips !== undefined) parseServiceClusterIPRange(ips);
+  } catch (e) {
+    fail((e as Error).message);
+  }
+  try {
+    if (ports !== undefined) parseServiceNodePortRange(ports);
+  } catch (e) {
+    // (pflag's wording for a value its type refuses)
+    fail(`invalid argument ${JSON.stringify(ports)} for "--service-node-port-range" flag: ${(e as Error).message}`);
+  }
 }
 
 function fail(msg: string): never {
