@@ -3,6 +3,7 @@
 import { resolve } from 'node:path';
 import { startServer } from './server.ts';
 import { parseDuration } from './storage/compactor.ts';
+import { parseServiceClusterIPRange, parseServiceNodePortRange } from './registry/service-ranges.ts';
 
 interface Flags {
   dataDir: string;
@@ -12,9 +13,11 @@ interface Flags {
   anonymousAuth: boolean;
   compactionIntervalMs: number;
   eventTtlMs: number;
+  serviceClusterIPRange?: string;
+  serviceNodePortRange?: string;
 }
 
-const USAGE = `usage: npm start -- [--data-dir DIR] [--secure-port PORT] [--bind-address ADDR] [--tls-san NAME_OR_IP]... [--anonymous-auth=false] [--compaction-interval 5m] [--event-ttl 1h]`;
+const USAGE = `usage: npm start -- [--data-dir DIR] [--secure-port PORT] [--bind-address ADDR] [--tls-san NAME_OR_IP]... [--anonymous-auth=false] [--compaction-interval 5m] [--event-ttl 1h] [--service-cluster-ip-range 10.96.0.0/12[,fd00::/108]] [--service-node-port-range 30000-32767]`;
 
 function parseFlags(argv: string[]): Flags {
   const flags: Flags = { dataDir: './data', securePort: 6443, bindAddress: '127.0.0.1', tlsSans: [], anonymousAuth: true, compactionIntervalMs: 5 * 60_000, eventTtlMs: 60 * 60_000 };
@@ -57,6 +60,8 @@ function parseFlags(argv: string[]): Flags {
           fail((e as Error).message);
         }
         break;
+      case '--service-cluster-ip-range': flags.serviceClusterIPRange = take(); break;
+      case '--service-node-port-range': flags.serviceNodePortRange = take(); break;
       case '-h':
       case '--help':
         console.log(USAGE);
@@ -65,7 +70,24 @@ function parseFlags(argv: string[]): Flags {
         fail(`unknown flag: ${argv[i]}`);
     }
   }
+  checkServiceRanges(flags);
   return flags;
+}
+
+/** The service ranges are checked at start, as kube-apiserver checks them, before anything is written. */
+function checkServiceRanges(flags: Flags): void {
+  const { serviceClusterIPRange: ips, serviceNodePortRange: ports } = flags;
+  try {
+    if (ips !== undefined) parseServiceClusterIPRange(ips);
+  } catch (e) {
+    fail((e as Error).message);
+  }
+  try {
+    if (ports !== undefined) parseServiceNodePortRange(ports);
+  } catch (e) {
+    // (pflag's wording for a value its type refuses)
+    fail(`invalid argument ${JSON.stringify(ports)} for "--service-node-port-range" flag: ${(e as Error).message}`);
+  }
 }
 
 function fail(msg: string): never {
@@ -84,6 +106,8 @@ try {
     anonymousAuth: flags.anonymousAuth,
     compactionIntervalMs: flags.compactionIntervalMs,
     eventTtlMs: flags.eventTtlMs,
+    serviceClusterIPRange: flags.serviceClusterIPRange,
+    serviceNodePortRange: flags.serviceNodePortRange,
   });
   console.log(`export KUBECONFIG=${server.kubeconfigPath}; kubectl get namespaces`);
   const stop = (signal: string) => {

@@ -13,7 +13,8 @@ import { AdmissionChain } from './admission/chain.ts';
 import { namespaceLifecycle } from './admission/namespace-lifecycle.ts';
 import { GenericStore, type RequestContext } from './registry/store.ts';
 import { NamespaceIndex } from './registry/namespace-index.ts';
-import { createServiceStrategy } from './registry/strategies/services.ts';
+import { createServiceStrategy, outOfRangeServiceReports } from './registry/strategies/services.ts';
+import { formatIP, parseServiceClusterIPRange, parseServiceNodePortRange, type ServiceCIDR } from './registry/service-ranges.ts';
 import './registry/strategies/index.ts';
 import { setContinueSecret } from './registry/continue-token.ts';
 import { WatchService } from './http/watch.ts';
@@ -44,6 +45,10 @@ export interface ServerOptions {
   compactionIntervalMs?: number;
   /** How long an event lives after its last write (kube's --event-ttl; 0 keeps events); default 1 hour. */
   eventTtlMs?: number;
+  /** Service cluster IP ranges (kube's --service-cluster-ip-range: a CIDR, or an IPv4 and an IPv6 one); default 10.96.0.0/12. */
+  serviceClusterIPRange?: string;
+  /** Service node-port range (kube's --service-node-port-range); default 30000-32767. */
+  serviceNodePortRange?: string;
   log?: (line: string) => void;
 }
 
@@ -63,6 +68,9 @@ const SYSTEM_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube-node-l
 
 export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const log = opts.log ?? ((l: string) => console.log(l));
+  // (bad ranges are refused before anything is written)
+  const serviceCIDRs = parseServiceClusterIPRange(opts.serviceClusterIPRange);
+  const nodePortRange = parseServiceNodePortRange(opts.serviceNodePortRange);
   mkdirSync(opts.dataDir, { recursive: true });
   const extraSans = [...(opts.tlsSans ?? [])];
   if (opts.bindAddress && opts.bindAddress !== '0.0.0.0' && opts.bindAddress !== '::') extraSans.push(opts.bindAddress);
@@ -80,7 +88,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const store = new GenericStore(eventLog, model, admission);
   const nsInfo = catalog.lookup('', 'v1', 'namespaces')!;
   const servicesInfo = catalog.lookup('', 'v1', 'services')!;
-  store.setStrategy('', 'services', createServiceStrategy(() => store.listCurrent(servicesInfo, undefined)));
+  store.setStrategy('', 'services', createServiceStrategy(() => store.listCurrent(servicesInfo, undefined), { serviceCIDRs, nodePortRange }));
   const namespaces = new NamespaceIndex(eventLog, store.listCurrent(nsInfo, undefined));
   admission.add(namespaceLifecycle((name) => namespaces.get(name)));
   const watch = new WatchService(eventLog, store);
@@ -172,7 +180,9 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     host: opts.bindAddress,
   });
   const port = listener.port;
-  await bootstrapKubernetesService(store, catalog, opts.bindAddress, port);
+  await bootstrapKubernetesService(store, catalog, opts.bindAddress, port, serviceCIDRs[0]);
+  // Services stored under other ranges keep their values; kube's repair controllers report them.
+  for (const line of outOfRangeServiceReports(store.listCurrent(servicesInfo, undefined), serviceCIDRs, nodePortRange)) log(line);
   const url = serverUrlFor(opts.bindAddress, port);
   const kubeconfigPath = writeAdminKubeconfig(opts.dataDir, pki, url);
   ready = true;
@@ -215,8 +225,11 @@ async function bootstrapNamespaces(store: GenericStore, catalog: ResourceCatalog
   }
 }
 
-/** The default/kubernetes Service (10.96.0.1:443) with the API server as its endpoint, as kube-apiserver keeps it. */
-async function bootstrapKubernetesService(store: GenericStore, catalog: ResourceCatalog, bindAddress: string, port: number): Promise<void> {
+/**
+ * The default/kubernetes Service (the primary service range's first address, port 443) with the
+ * API server as its endpoint, as kube-apiserver keeps it. One made under another range keeps its address.
+ */
+async function bootstrapKubernetesService(store: GenericStore, catalog: ResourceCatalog, bindAddress: string, port: number, primary: ServiceCIDR): Promise<void> {
   const ctx: RequestContext = { user: LOOPBACK_USER, dryRun: false, fieldValidation: 'Ignore', warnings: [] };
   const services = catalog.lookup('', 'v1', 'services')!;
   if (!store.tryGet(services, 'default', 'kubernetes')) {
@@ -224,7 +237,7 @@ async function bootstrapKubernetesService(store: GenericStore, catalog: Resource
       apiVersion: 'v1',
       kind: 'Service',
       metadata: { name: 'kubernetes', labels: { component: 'apiserver', provider: 'kubernetes' } },
-      spec: { type: 'ClusterIP', clusterIP: '10.96.0.1', ports: [{ name: 'https', port: 443, protocol: 'TCP', targetPort: port }], sessionAffinity: 'None' },
+      spec: { type: 'ClusterIP', clusterIP: formatIP(primary.first, primary.family), ports: [{ name: 'https', port: 443, protocol: 'TCP', targetPort: port }], sessionAffinity: 'None' },
     }, ctx);
   }
   const address = bindAddress === '0.0.0.0' || bindAddress === '::' || !bindAddress ? '127.0.0.1' : bindAddress;

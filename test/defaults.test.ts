@@ -392,11 +392,11 @@ test('services: a taken or out-of-range cluster IP is a 422 with kube-apiserver 
   s.create('dns', { clusterIP: '10.96.0.10', ports: [{ port: 53 }] });
   assert.equal(
     invalidMessage(() => s.create('dup', { clusterIP: '10.96.0.10', ports: [{ port: 53 }] })),
-    'Service "dup" is invalid: spec.clusterIPs: Invalid value: ["10.96.0.10"]: failed to allocate IP 10.96.0.10: provided IP is already allocated',
+    'Service "dup" is invalid: spec.clusterIPs: Invalid value: []string{"10.96.0.10"}: failed to allocate IP 10.96.0.10: provided IP is already allocated',
   );
   assert.equal(
     invalidMessage(() => s.create('far', { clusterIP: '192.168.1.1', ports: [{ port: 53 }] })),
-    'Service "far" is invalid: spec.clusterIPs: Invalid value: ["192.168.1.1"]: failed to allocate IP 192.168.1.1: the provided network does not match the current range',
+    'Service "far" is invalid: spec.clusterIPs: Invalid value: []string{"192.168.1.1"}: failed to allocate IP 192.168.1.1: the provided network does not match the current range',
   );
   assert.equal(
     invalidMessage(() => s.create('bad', { clusterIP: 'not-an-ip', ports: [{ port: 53 }] })),
@@ -475,16 +475,16 @@ test('services: updates keep allocated values, refuse cluster IP changes, and fo
   const old = svc;
   assert.equal(
     invalidMessage(() => s.update(old, { ...old.spec, clusterIP: '10.96.5.5', clusterIPs: ['10.96.5.5'] })),
-    'Service "web" is invalid: spec.clusterIPs[0]: Invalid value: ["10.96.5.5"]: may not change once set',
+    'Service "web" is invalid: spec.clusterIPs[0]: Invalid value: []string{"10.96.5.5"}: may not change once set',
   );
   // Changing only clusterIP carries the change into clusterIPs, and is refused the same way.
   assert.equal(
     invalidMessage(() => s.update(old, { ...old.spec, clusterIP: '10.96.5.6' })),
-    'Service "web" is invalid: spec.clusterIPs[0]: Invalid value: ["10.96.5.6"]: may not change once set',
+    'Service "web" is invalid: spec.clusterIPs[0]: Invalid value: []string{"10.96.5.6"}: may not change once set',
   );
   assert.equal(
     invalidMessage(() => s.update(old, { ...old.spec, clusterIP: 'None', clusterIPs: ['None'] })),
-    'Service "web" is invalid: spec.clusterIPs[0]: Invalid value: ["None"]: may not change once set',
+    'Service "web" is invalid: spec.clusterIPs[0]: Invalid value: []string{"None"}: may not change once set',
   );
 
   // NodePort -> ClusterIP drops the node ports it had; ClusterIP -> NodePort allocates again.

@@ -6,7 +6,7 @@ import type { GroupInfo, ResourceInfo, SubresourceInfo } from '../schema/types.t
 import { goJsonText } from '../util/json.ts';
 
 /** The subresources the server serves; discovery and OpenAPI advertise only these. */
-export const SERVED_SUBRESOURCES: readonly string[] = ['status', 'scale', 'binding', 'eviction'];
+export const SERVED_SUBRESOURCES: readonly string[] = ['status', 'scale', 'binding', 'eviction', 'ephemeralcontainers', 'resize'];
 
 /** What the discovery and OpenAPI builders need from the catalog (ResourceCatalog satisfies it). */
 export interface CatalogView {

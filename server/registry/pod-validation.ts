@@ -9,8 +9,9 @@
 // with hostNetwork, hostProcess containers, user namespaces beside the host's, hostnameOverride
 // and the OS with the fields it refuses (pod-security-validation.ts); service account and node
 // names, hostname, subdomain, deadline and tolerations. And ValidatePodUpdate's immutable spec.
-// Field paths and messages as kube words them. Not done: volume devices (beyond a mount's clash
-// with one), envFrom, ephemeral containers, host aliases, priority class, runtime class,
+// Field paths and messages as kube words them. Ephemeral containers get the common container checks
+// and their own (validateEphemeralContainers). Not done: volume devices (beyond a mount's clash
+// with one), envFrom, host aliases, priority class, runtime class,
 // preemption policy and overhead; a Pod's projected token without a serviceAccountName
 // (validatePodMetadataAndSpec: kube's ServiceAccount admission always sets one).
 import type { FieldError } from '../schema/types.ts';
@@ -258,12 +259,11 @@ function validateResources(errs: FieldError[], r: Obj, path: string): void {
 }
 
 /**
- * validateContainerCommon: name, image, ports, env, volume mounts, resources, security context;
- * then, as validateContainers and validateInitContainers go on, the name's uniqueness (across
- * regular and init containers), probes and hooks. `hostUsers`: whether the pod shares the
- * host's user namespace.
+ * validateContainerCommon, for every kind of container: name, image, ports, env, volume mounts,
+ * pull policy, resources, resize policy, security context. `hostUsers`: whether the pod shares
+ * the host's user namespace; `restartPolicy`: the pod's.
  */
-function validateContainer(errs: FieldError[], c: Obj, path: string, names: Set<string>, volumes: Set<string>, init: boolean, gracePeriod: unknown, hostUsers: boolean): void {
+function validateContainerCommon(errs: FieldError[], c: Obj, path: string, volumes: Set<string>, hostUsers: boolean, restartPolicy: unknown): void {
   // (An absent name or containerPort is the schema walk's Required.)
   if (c.name === '') errs.push(requiredError(`${path}.name`));
   else if (typeof c.name === 'string') for (const m of isDNS1123Label(c.name)) errs.push(invalidError(`${path}.name`, goQuote(c.name), m));
@@ -273,13 +273,81 @@ function validateContainer(errs: FieldError[], c: Obj, path: string, names: Set<
   validateVolumeMounts(errs, c, volumes, `${path}.volumeMounts`);
   validatePullPolicy(errs, c.imagePullPolicy, `${path}.imagePullPolicy`);
   if (isPlainObject(c.resources)) validateResources(errs, c.resources, `${path}.resources`);
+  validateResizePolicy(errs, c.resizePolicy, `${path}.resizePolicy`, restartPolicy);
   validateSecurityContext(errs, c.securityContext, `${path}.securityContext`, hostUsers);
-  // (validateContainers, after the checks every container gets)
+}
+
+/**
+ * A regular or init container: validateContainerCommon, then, as validateContainers and
+ * validateInitContainers go on, the name's uniqueness (across regular and init containers),
+ * probes and hooks.
+ */
+function validateContainer(errs: FieldError[], c: Obj, path: string, names: Set<string>, volumes: Set<string>, init: boolean, spec: Obj, hostUsers: boolean): void {
+  validateContainerCommon(errs, c, path, volumes, hostUsers, spec.restartPolicy);
   if (typeof c.name === 'string' && c.name !== '') {
     if (names.has(c.name)) errs.push(duplicateError(`${path}.name`, goQuote(c.name)));
     else names.add(c.name);
   }
-  validateProbesAndHooks(errs, c, path, init, gracePeriod);
+  validateProbesAndHooks(errs, c, path, init, spec.terminationGracePeriodSeconds);
+}
+
+const RESIZE_RESOURCES = ['cpu', 'memory'];
+const RESIZE_RESTART_POLICIES = ['NotRequired', 'RestartContainer'];
+
+/** validateResizePolicy: each resource once, cpu or memory, with a known restart policy (NotRequired in a pod that never restarts). */
+function validateResizePolicy(errs: FieldError[], list: unknown, path: string, podRestartPolicy: unknown): void {
+  const seen = new Set<string>();
+  objects(list).forEach((p, i) => {
+    const name = typeof p.resourceName === 'string' ? p.resourceName : '';
+    if (seen.has(name)) errs.push(duplicateError(`${path}[${i}]`, goQuote(name)));
+    seen.add(name);
+    if (name === '') errs.push(requiredError(path));
+    else if (!RESIZE_RESOURCES.includes(name)) errs.push(notSupportedError(path, goQuote(name), RESIZE_RESOURCES));
+    const policy = typeof p.restartPolicy === 'string' ? p.restartPolicy : '';
+    if (policy === '') errs.push(requiredError(path));
+    else if (!RESIZE_RESTART_POLICIES.includes(policy)) errs.push(notSupportedError(path, goQuote(policy), RESIZE_RESTART_POLICIES));
+    if (podRestartPolicy === 'Never' && policy !== 'NotRequired') errs.push(invalidError(path, goQuote(policy), "must be 'NotRequired' when `restartPolicy` is 'Never'"));
+  });
+}
+
+/**
+ * The fields of an EphemeralContainer that kube's allow list (allowedEphemeralContainerFields)
+ * leaves out, in the Go struct's order: a debugging container serves nothing and reserves nothing.
+ */
+const EPHEMERAL_FORBIDDEN_FIELDS = ['ports', 'resources', 'resizePolicy', 'restartPolicy', 'restartPolicyRules', 'livenessProbe', 'readinessProbe', 'startupProbe', 'lifecycle'];
+const EPHEMERAL_ONLY = 'cannot be set for an Ephemeral Container';
+
+/** Whether a container field holds its Go zero value (a struct with nothing set; nil, not an empty list, for the rest). */
+function isGoZeroField(field: string, v: unknown): boolean {
+  if (v === undefined || v === null) return true;
+  // Resources is the one non-pointer struct: `{}` (what defaulting writes) is its zero value.
+  return field === 'resources' && isPlainObject(v) && Object.values(v).every((x) => x === undefined || x === null);
+}
+
+/**
+ * validateEphemeralContainers: each one a valid container (and, as in a Pod, an image without
+ * surrounding spaces), named once among all the pod's containers, targeting a regular or init
+ * container that exists, with none of the fields only workloads may have and no subPath mounts.
+ */
+function validateEphemeralContainers(errs: FieldError[], spec: Obj, path: string, volumes: Set<string>, hostUsers: boolean): void {
+  const list = objects(spec.ephemeralContainers);
+  if (list.length === 0) return;
+  const others = new Set([...objects(spec.containers), ...objects(spec.initContainers)].map((c) => (typeof c.name === 'string' ? c.name : '')));
+  const names = new Set(others);
+  list.forEach((c, i) => {
+    const at = `${path}[${i}]`;
+    validateContainerCommon(errs, c, at, volumes, hostUsers, spec.restartPolicy);
+    if (typeof c.image === 'string' && c.image.trim() !== c.image) errs.push(invalidError(`${at}.image`, goQuote(c.image), 'must not have leading or trailing whitespace'));
+    const name = typeof c.name === 'string' ? c.name : '';
+    if (names.has(name)) errs.push(duplicateError(`${at}.name`, goQuote(name)));
+    else names.add(name);
+    const target = typeof c.targetContainerName === 'string' ? c.targetContainerName : '';
+    if (target !== '' && !others.has(target)) errs.push({ reason: 'FieldValueNotFound', field: `${at}.targetContainerName`, message: `Not found: ${goQuote(target)}` });
+    for (const field of EPHEMERAL_FORBIDDEN_FIELDS) if (!isGoZeroField(field, c[field])) errs.push(forbiddenError(`${at}.${field}`, EPHEMERAL_ONLY));
+    objects(c.volumeMounts).forEach((m, j) => {
+      for (const field of ['subPath', 'subPathExpr']) if (typeof m[field] === 'string' && m[field] !== '') errs.push(forbiddenError(`${at}.volumeMounts[${j}].${field}`, EPHEMERAL_ONLY));
+    });
+  });
 }
 
 /**
@@ -296,10 +364,10 @@ export function validatePodSpec(spec: unknown, path: string, podMeta?: unknown):
   const names = new Set<string>();
   // An absent list is the schema walk's Required; an empty one is this check's.
   if (Array.isArray(spec.containers) && spec.containers.length === 0) errs.push(requiredError(`${path}.containers`));
-  const grace = spec.terminationGracePeriodSeconds;
   const hostUsers = usesHostUsers(spec);
-  objects(spec.containers).forEach((c, i) => validateContainer(errs, c, `${path}.containers[${i}]`, names, volumes, false, grace, hostUsers));
-  objects(spec.initContainers).forEach((c, i) => validateContainer(errs, c, `${path}.initContainers[${i}]`, names, volumes, true, grace, hostUsers));
+  objects(spec.containers).forEach((c, i) => validateContainer(errs, c, `${path}.containers[${i}]`, names, volumes, false, spec, hostUsers));
+  objects(spec.initContainers).forEach((c, i) => validateContainer(errs, c, `${path}.initContainers[${i}]`, names, volumes, true, spec, hostUsers));
+  validateEphemeralContainers(errs, spec, `${path}.ephemeralContainers`, volumes, hostUsers);
   validatePodHostNetworkDeps(errs, spec, path, path === 'spec');
   oneOf(errs, spec.restartPolicy, `${path}.restartPolicy`, RESTART_POLICIES);
   oneOf(errs, spec.dnsPolicy, `${path}.dnsPolicy`, DNS_POLICIES);
@@ -402,9 +470,14 @@ function goToleration(t: Obj): string {
   return `core.Toleration{Key:${s(t.key)}, Operator:${s(t.operator)}, Value:${s(t.value)}, Effect:${s(t.effect)}, TolerationSeconds:${seconds}}`;
 }
 
-/** A pod template's spec, at `path` + ".spec", when the template is there. */
+/** A pod template's spec, at `path` + ".spec", when the template is there: a pod's, but for ephemeral containers. */
 export function validatePodTemplate(template: unknown, path: string): FieldError[] {
-  return isPlainObject(template) ? validatePodSpec(template.spec, `${path}.spec`) : [];
+  if (!isPlainObject(template)) return [];
+  const errs = validatePodSpec(template.spec, `${path}.spec`);
+  if (isPlainObject(template.spec) && objects(template.spec.ephemeralContainers).length > 0) {
+    errs.push(forbiddenError(`${path}.spec.ephemeralContainers`, 'ephemeral containers not allowed in pod template'));
+  }
+  return errs;
 }
 
 /** What ValidatePodUpdate names as the only fields a pod's update may change. */

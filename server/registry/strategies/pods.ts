@@ -1,16 +1,19 @@
 // Pods: created Pending, with the QoS class their resources give (kube's podStrategy
 // PrepareForCreate and qos.ComputePodQOS), and a PodScheduled=False condition while scheduling
 // gates hold them; assigned to a node through the binding subresource (kube's BindingREST),
-// which a scheduler posts.
+// which a scheduler posts. Two subresources write parts of the spec the pod's own updates may
+// not touch, as kube's strategies for them do: ephemeralcontainers (what `kubectl debug` patches:
+// podEphemeralContainersStrategy, ValidatePodEphemeralContainersUpdate) and resize (containers'
+// resources: podResizeStrategy, ValidatePodResize).
 import { registerStrategy } from '../strategy.ts';
 import { addRationals, compareRationals, parseQuantity, type Rational } from '../../util/quantity.ts';
 import { badRequest, conflict, internalError, invalid } from '../../errors.ts';
 import type { FieldError } from '../../schema/types.ts';
-import { notSupportedError, requiredError } from '../crd/schema-validator.ts';
+import { forbiddenError, invalidError, notSupportedError, requiredError } from '../crd/schema-validator.ts';
 import { goQuote } from '../metadata-validation.ts';
 import { nowTimestamp } from '../store.ts';
-import { isPlainObject } from '../../util/json.ts';
-import { validatePodSpec, validatePodUpdate } from '../pod-validation.ts';
+import { isPlainObject, objectsOf, semanticEqual } from '../../util/json.ts';
+import { specChangeError, validatePodSpec, validatePodUpdate } from '../pod-validation.ts';
 
 type ResourceList = Record<string, unknown> | undefined;
 
@@ -137,10 +140,199 @@ function mergeLabelKeysIntoSelectors(pod: any): void {
   for (const c of Array.isArray(pod.spec?.topologySpreadConstraints) ? pod.spec.topologySpreadConstraints : []) merge(c, c?.matchLabelKeys, 'In');
 }
 
+type Obj = Record<string, any>;
+
+/** Static (mirror) pods carry this annotation; they have neither ephemeral containers nor resizes. */
+const MIRROR_POD_ANNOTATION = 'kubernetes.io/config.mirror';
+const isMirrorPod = (pod: Obj): boolean => isPlainObject(pod.metadata?.annotations) && Object.hasOwn(pod.metadata.annotations, MIRROR_POD_ANNOTATION);
+/** A Forbidden error about the whole object: kube's field.NewPath("") prints as "[]". */
+const wholePodForbidden = (detail: string): FieldError => forbiddenError('[]', detail);
+
+/** The stored pod with `spec` as given (a copy of old's metadata and status stays: ResetObjectMetaForStatus). */
+function withSpec(old: Obj, spec: Obj, body: Obj): Obj {
+  old.spec = spec;
+  // An apply to the subresource computed the ownership the write keeps.
+  if (body.metadata?.managedFields !== undefined) old.metadata.managedFields = body.metadata.managedFields;
+  return old;
+}
+
+function setOrDelete(o: Obj, key: string, value: unknown): void {
+  if (value === undefined) delete o[key];
+  else o[key] = value;
+}
+
+/** dropNonEphemeralContainerUpdates: of the request, only spec.ephemeralContainers is kept. */
+function ephemeralContainersUpdate(body: Obj, old: Obj): Obj {
+  const spec = { ...(isPlainObject(old.spec) ? old.spec : {}) };
+  setOrDelete(spec, 'ephemeralContainers', isPlainObject(body.spec) ? body.spec.ephemeralContainers : undefined);
+  return withSpec(old, spec, body);
+}
+
+/**
+ * dropNonResizeUpdates: of the request, only containers' (and init containers') resources and
+ * resizePolicy, and the pod-level resources (InPlacePodLevelResourcesVerticalScaling, on by
+ * default in 1.36). A request that adds, removes, reorders or renames containers is kept whole,
+ * for validation to refuse.
+ */
+function resizeUpdate(body: Obj, old: Obj): Obj {
+  const spec: Obj = isPlainObject(body.spec) ? body.spec : {};
+  const oldSpec: Obj = isPlainObject(old.spec) ? old.spec : {};
+  const lists = ['containers', 'initContainers'];
+  if (lists.some((l) => objectsOf(spec[l]).length !== objectsOf(oldSpec[l]).length)) return body;
+  const next = { ...oldSpec };
+  for (const l of lists) {
+    const now = objectsOf(spec[l]);
+    const was = objectsOf(oldSpec[l]);
+    if (now.length === 0) continue;
+    if (now.some((c, i) => c.name !== was[i].name)) {
+      next[l] = spec[l];
+      continue;
+    }
+    next[l] = was.map((c, i) => {
+      const merged = { ...c };
+      setOrDelete(merged, 'resources', now[i].resources);
+      setOrDelete(merged, 'resizePolicy', now[i].resizePolicy);
+      return merged;
+    });
+  }
+  setOrDelete(next, 'resources', spec.resources);
+  return withSpec(old, next, body);
+}
+
+/**
+ * ValidatePodEphemeralContainersUpdate: the pod's spec valid (its ephemeral containers included);
+ * no static pod; every existing ephemeral container still there and unchanged (matched by name:
+ * a patch does not keep their order).
+ */
+function validatePodEphemeralContainersUpdate(pod: Obj, old: Obj): FieldError[] {
+  const errs = validatePodSpec(pod.spec, 'spec', pod.metadata);
+  if (isMirrorPod(old)) return [wholePodForbidden('static pods do not support ephemeral containers')];
+  const now = new Map(objectsOf(pod.spec?.ephemeralContainers).map((c) => [c.name, c]));
+  for (const was of objectsOf(old.spec?.ephemeralContainers)) {
+    const name = goQuote(typeof was.name === 'string' ? was.name : '');
+    const current = now.get(was.name);
+    if (current === undefined) errs.push(forbiddenError('spec.ephemeralContainers', `existing ephemeral containers ${name} may not be removed\n`));
+    else {
+      const changed = specChangeError('spec.ephemeralContainers', `existing ephemeral containers ${name} may not be changed`, 'core.EphemeralContainer', was, current);
+      if (changed) errs.push(changed);
+    }
+  }
+  return errs;
+}
+
+const restartable = (c: Obj): boolean => c.restartPolicy === 'Always';
+
+/** Whether a resource list (requests or limits) lost a name the old one had (resourcesRemoved). */
+function resourcesRemoved(now: unknown, was: unknown): boolean {
+  const before = isPlainObject(was) ? Object.keys(was) : [];
+  const after = isPlainObject(now) ? now : {};
+  return before.some((name) => !Object.hasOwn(after, name));
+}
+
+/** validateContainerResize: requests and limits may change, not go away. */
+function containerResizeErrors(now: Obj, was: Obj, path: string): FieldError[] {
+  const errs: FieldError[] = [];
+  const resources: Obj = isPlainObject(now.resources) ? now.resources : {};
+  const oldResources: Obj = isPlainObject(was.resources) ? was.resources : {};
+  if (resourcesRemoved(resources.requests, oldResources.requests)) errs.push(forbiddenError(`${path}.requests`, 'resource requests cannot be removed'));
+  if (resourcesRemoved(resources.limits, oldResources.limits)) errs.push(forbiddenError(`${path}.limits`, 'resource limits cannot be removed'));
+  return errs;
+}
+
+/** dropCPUMemoryResourcesFromContainer: the container with its cpu and memory taken from the old one (lists the old one lacks stay absent). */
+function withOldCpuMemory(c: Obj, was: Obj): Obj {
+  const merge = (now: unknown, before: unknown): Obj | undefined => {
+    if (!isPlainObject(before)) return undefined;
+    const out: Obj = { ...(isPlainObject(now) ? now : {}) };
+    for (const name of ['cpu', 'memory']) setOrDelete(out, name, before[name]);
+    return out;
+  };
+  const resources: Obj = isPlainObject(c.resources) ? c.resources : {};
+  const oldResources: Obj = isPlainObject(was.resources) ? was.resources : {};
+  const munged: Obj = {};
+  setOrDelete(munged, 'limits', merge(resources.limits, oldResources.limits));
+  setOrDelete(munged, 'requests', merge(resources.requests, oldResources.requests));
+  return { ...c, resources: munged };
+}
+
+/** The resources as a Go ResourceRequirements compares: claims and empty lists are the same as absent ones here. */
+function sameContainer(a: Obj, b: Obj): boolean {
+  const norm = (c: Obj): Obj => {
+    const r: Obj = isPlainObject(c.resources) ? c.resources : {};
+    const out: Obj = {};
+    for (const k of ['limits', 'requests', 'claims']) if (r[k] !== undefined && r[k] !== null) out[k] = r[k];
+    return { ...c, resources: out };
+  };
+  return semanticEqual(norm(a), norm(b));
+}
+
+/**
+ * ValidatePodResize: the pod's spec valid; no static or Windows pod; the QoS class unchanged; a
+ * node that reports container resources; requests and limits of regular and sidecar containers
+ * only changed, never removed; nothing but cpu and memory changed (sidecars alike; other init
+ * containers not at all). Pod-level resources may be resized, as with 1.36's default gates.
+ */
+function validatePodResize(pod: Obj, old: Obj): FieldError[] {
+  const errs = validatePodSpec(pod.spec, 'spec', pod.metadata);
+  if (isMirrorPod(old)) return [wholePodForbidden('static pods cannot be resized')];
+  if (old.spec?.os?.name === 'windows') return [wholePodForbidden('windows pods cannot be resized')];
+  const oldQOS = typeof old.status?.qosClass === 'string' && old.status.qosClass !== '' ? old.status.qosClass : podQOSClass(old);
+  if (oldQOS !== podQOSClass(pod)) errs.push(invalidError('spec', goQuote(String(pod.status?.qosClass ?? '')), 'Pod QOS Class may not change as a result of resizing'));
+  // isPodResizeRequestSupported: a running container without reported resources means a node that cannot resize.
+  const running = objectsOf(old.status?.containerStatuses).find((s) => isPlainObject(s.state?.running));
+  if (running && (running.resources === undefined || running.resources === null)) errs.push(forbiddenError('spec', 'Pod running on node without support for resize'));
+  const spec: Obj = isPlainObject(pod.spec) ? pod.spec : {};
+  const oldSpec: Obj = isPlainObject(old.spec) ? old.spec : {};
+  const containers = objectsOf(spec.containers);
+  const initContainers = objectsOf(spec.initContainers);
+  objectsOf(oldSpec.initContainers).forEach((was, i) => {
+    if (restartable(was) && initContainers[i]) errs.push(...containerResizeErrors(initContainers[i], was, `spec.initContainers[${i}].resources`));
+  });
+  objectsOf(oldSpec.containers).forEach((was, i) => {
+    if (containers[i]) errs.push(...containerResizeErrors(containers[i], was, `spec.containers[${i}].resources`));
+  });
+  const munged: Obj = { ...spec };
+  if (Array.isArray(spec.containers)) {
+    munged.containers = containers.map((c, i) => {
+      const was = objectsOf(oldSpec.containers)[i];
+      if (!was) return c;
+      const kept = withOldCpuMemory(c, was);
+      if (!sameContainer(kept, was)) errs.push(forbiddenError('spec', 'only cpu and memory resources are mutable'));
+      return was;
+    });
+  }
+  if (Array.isArray(spec.initContainers)) {
+    munged.initContainers = initContainers.map((c, i) => {
+      const was = objectsOf(oldSpec.initContainers)[i];
+      if (!was) return c;
+      if (restartable(c)) {
+        if (!sameContainer(withOldCpuMemory(c, was), was)) errs.push(forbiddenError('spec', 'only cpu and memory resources for sidecar containers are mutable'));
+      } else if (!sameContainer(c, was)) {
+        errs.push(forbiddenError('spec', 'resources for non-sidecar init containers are immutable'));
+      }
+      return was;
+    });
+  }
+  if (errs.length) return errs;
+  setOrDelete(munged, 'resources', oldSpec.resources);
+  if (!semanticEqual(munged, oldSpec)) errs.push(forbiddenError('spec', 'only cpu and memory resources are mutable'));
+  return errs;
+}
+
 registerStrategy('', 'pods', {
-  validate: (pod) => validatePodSpec(pod.spec, 'spec', pod.metadata),
-  // (a binding sets spec.nodeName, a status write carries the spec over: only a write of the pod itself is checked)
-  validateUpdate: (pod, old, subresource) => [...validatePodSpec(pod.spec, 'spec', pod.metadata), ...(subresource === '' ? validatePodUpdate(pod, old) : [])],
+  validate(pod) {
+    const errs = validatePodSpec(pod.spec, 'spec', pod.metadata);
+    // ValidatePodCreate: ephemeral containers come only through their subresource.
+    if (objectsOf(pod.spec?.ephemeralContainers).length > 0) errs.push(forbiddenError('spec.ephemeralContainers', 'cannot be set on create'));
+    return errs;
+  },
+  validateUpdate(pod, old, subresource) {
+    if (subresource === 'ephemeralcontainers') return validatePodEphemeralContainersUpdate(pod, old);
+    if (subresource === 'resize') return validatePodResize(pod, old);
+    // (a binding sets spec.nodeName, a status write carries the spec over: only a write of the pod itself is checked)
+    return [...validatePodSpec(pod.spec, 'spec', pod.metadata), ...(subresource === '' ? validatePodUpdate(pod, old) : [])];
+  },
+  subresourceUpdate: { ephemeralcontainers: ephemeralContainersUpdate, resize: resizeUpdate },
   subresourceCreate: {
     binding: { definition: 'io.k8s.api.core.v1.Binding', check: checkBinding, apply: (pod, binding) => assignPod(pod, binding, nowTimestamp()) },
   },

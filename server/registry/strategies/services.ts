@@ -1,33 +1,41 @@
-// Services: cluster IPs from the service CIDR, node ports from the node-port range, IP family
-// fields, and the update rules that keep allocated values stable (kube-apiserver's service REST:
-// normalizeClusterIPs, patchAllocatedValues, dropTypeDependentFields, the allocators, and the
-// clusterIPs immutability checks of ValidateServiceUpdate). Single-stack IPv4.
+// Services: cluster IPs from the service CIDRs (--service-cluster-ip-range: one family, or both
+// for dual-stack), node ports from the node-port range, IP family fields, and the update rules that
+// keep allocated values stable (kube-apiserver's service REST: initIPFamilyFields,
+// normalizeClusterIPs, patchAllocatedValues, dropTypeDependentFields, the allocators and their
+// errors, and the clusterIPs/ipFamilies checks of ValidateService and ValidateServiceUpdate).
 //
 // Allocation reads every stored Service (O(n), fine at homelab scale). Like kube-apiserver, a
 // dynamically chosen value comes from the upper part of each range first and the lower "static"
 // band (10.96.0.1-10.96.1.0 and 30000-30085 by default) is left for values users ask for, such
 // as a DNS service at 10.96.0.10; within a band the first free value is taken (kube picks at
-// random). 10.96.0.1 goes to default/kubernetes when it asks for none.
-import { isIPv6 } from 'node:net';
+// random). The first address of the primary range goes to default/kubernetes only.
 import type { FieldError } from '../../schema/types.ts';
 import { invalid, internalError } from '../../errors.ts';
-import { goQuote, isDNS1123Label } from '../metadata-validation.ts';
+import { goQuote, goStringSlice, isDNS1123Label } from '../metadata-validation.ts';
 import { PORT_RANGE, portNameErrors } from '../pod-validation.ts';
-import { duplicateError, requiredError } from '../crd/schema-validator.ts';
+import { duplicateError, notSupportedError, requiredError } from '../crd/schema-validator.ts';
 import type { Strategy } from '../strategy.ts';
 import { isPlainObject } from '../../util/json.ts';
+import {
+  DEFAULT_SERVICE_CLUSTER_IP_RANGE,
+  formatIP,
+  parseIP,
+  parseServiceClusterIPRange,
+  parseServiceNodePortRange,
+  portRangeText,
+  type IPFamily,
+  type PortRange,
+  type ServiceCIDR,
+} from '../service-ranges.ts';
 
 export interface ServiceAllocatorOptions {
-  /** IPv4 service CIDR (kube-apiserver --service-cluster-ip-range). */
-  serviceCIDR?: string;
-  /** Inclusive node-port range (--service-node-port-range). */
-  nodePortRange?: [number, number];
+  /** The service CIDRs, primary first (kube-apiserver --service-cluster-ip-range); default 10.96.0.0/12. */
+  serviceCIDRs?: ServiceCIDR[];
+  /** Inclusive node-port range (--service-node-port-range); default 30000-32767. */
+  nodePortRange?: PortRange;
   /** How long a dynamically chosen value stays reserved for the request that took it (covers the window before it is stored). */
   reservationMillis?: number;
 }
-
-const DEFAULT_CIDR = '10.96.0.0/12';
-const DEFAULT_NODE_PORTS: [number, number] = [30000, 32767];
 
 type Obj = Record<string, any>;
 const list = (v: unknown): any[] => (Array.isArray(v) ? v : []);
@@ -40,86 +48,140 @@ const externallyAccessible = (spec: Obj): boolean =>
   needsNodePort(spec) || (typeOf(spec) === 'ClusterIP' && list(spec.externalIPs).length > 0);
 const sameJSON = (a: unknown, b: unknown): boolean => JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
 const clusterIPsOf = (spec: Obj): string[] => list(spec.clusterIPs);
+const familiesOf = (spec: Obj): string[] => list(spec.ipFamilies);
 const headless = (spec: Obj): boolean => spec.clusterIP === 'None' || clusterIPsOf(spec)[0] === 'None';
+/** isHeadlessService of validation: exactly one cluster IP, "None". */
+const isHeadlessService = (spec: Obj): boolean => clusterIPsOf(spec).length === 1 && clusterIPsOf(spec)[0] === 'None';
 const selectorless = (spec: Obj): boolean => !isPlainObject(spec.selector) || Object.keys(spec.selector).length === 0;
+const otherFamily = (f: string): IPFamily => (f === 'IPv4' ? 'IPv6' : 'IPv4');
+const IP_FAMILIES = ['IPv4', 'IPv6'];
+const IP_FAMILY_POLICIES = ['PreferDualStack', 'RequireDualStack', 'SingleStack'];
 
 // ---- field errors, worded as kube-apiserver words them ----
 
-/** A bad value as field.Error prints it: numbers bare, strings quoted, the rest as JSON. */
-function valueText(v: unknown): string {
+/** A bad value as field.Error prints it: numbers bare, strings quoted, slices as Go's %#v (`[]string{"a"}`). */
+function valueText(v: unknown, sliceType = 'string'): string {
   if (v === undefined || v === null) return 'null';
   if (typeof v === 'number' || typeof v === 'boolean') return String(v);
   if (typeof v === 'string') return goQuote(v);
+  if (Array.isArray(v)) return sliceType === 'string' ? goStringSlice(v.map(String)) : `[]${sliceType}{${v.map((x) => goQuote(String(x))).join(', ')}}`;
   return JSON.stringify(v);
 }
-function fieldInvalid(field: string, value: unknown, detail: string): FieldError {
-  return { reason: 'FieldValueInvalid', field, message: `Invalid value: ${valueText(value)}: ${detail}` };
+function fieldInvalid(field: string, value: unknown, detail: string, sliceType?: string): FieldError {
+  return { reason: 'FieldValueInvalid', field, message: `Invalid value: ${valueText(value, sliceType)}: ${detail}` };
 }
+/** ipFamilies are a []core.IPFamily in kube's errors. */
+const familiesInvalid = (field: string, value: unknown, detail: string): FieldError => fieldInvalid(field, value, detail, 'core.IPFamily');
 function fail(obj: Obj, errors: FieldError[]): never {
   throw invalid('', 'Service', obj.metadata?.name ?? '', errors);
 }
 
-// ---- IPv4 arithmetic ----
-
-const OCTET = '(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])';
-const IPV4 = new RegExp(`^${OCTET}(?:\\.${OCTET}){3}$`);
-
-function parseIPv4(s: unknown): number | undefined {
-  if (typeof s !== 'string' || !IPV4.test(s)) return undefined;
-  return s.split('.').reduce((acc, o) => acc * 256 + Number(o), 0);
-}
-function formatIPv4(n: number): string {
-  return [n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255].join('.');
+/** A range of values (addresses, ports) whose values from dynamicFirst up are handed out first. */
+interface Bands {
+  first: bigint;
+  dynamicFirst: bigint;
+  last: bigint;
 }
 
-/** A range of values with a lower static band; dynamic allocation tries the upper band first. */
-interface Band {
-  first: number;
-  last: number;
-  dynamicFirst: number;
-}
-
-function ipBand(cidr: string): Band {
-  const [addr, bitsText] = cidr.split('/');
-  const base = parseIPv4(addr);
-  const bits = Number(bitsText);
-  if (base === undefined || !Number.isInteger(bits) || bits < 1 || bits > 30) throw new Error(`invalid IPv4 service CIDR ${cidr}`);
-  const size = 2 ** (32 - bits);
-  const network = base - (base % size);
-  // calculateRangeOffset: min(max(16, size/16), 256), none for tiny ranges.
-  const offset = size <= 16 ? 0 : Math.min(Math.max(16, Math.floor(size / 16)), 256);
-  return { first: network + 1, last: network + size - 2, dynamicFirst: network + 1 + offset };
-}
-
-function portBand([lo, hi]: [number, number]): Band {
-  const size = hi - lo + 1;
-  // calculateRangeOffset: min(max(16, size/32), 128), none for tiny ranges.
-  const offset = size <= 16 ? 0 : Math.min(Math.max(16, Math.floor(size / 32)), 128);
-  return { first: lo, last: hi, dynamicFirst: lo + offset };
-}
-
-/** First free value of the band: upper part first, then the static part. */
-function firstFree(band: Band, taken: (n: number) => boolean): number | undefined {
-  for (let n = band.dynamicFirst; n <= band.last; n++) if (!taken(n)) return n;
-  for (let n = band.first; n < band.dynamicFirst; n++) if (!taken(n)) return n;
+/** The first value of the range not taken: from its upper (dynamic) part first, then its static band. */
+function firstFree(r: Bands, taken: (n: bigint) => boolean): bigint | undefined {
+  for (let n = r.dynamicFirst; n <= r.last; n++) if (!taken(n)) return n;
+  for (let n = r.first; n < r.dynamicFirst; n++) if (!taken(n)) return n;
   return undefined;
+}
+
+/** The node-port range's static band: min(max(16, size/32), 128) ports, none for ranges of 16 or fewer. */
+function portDynamicFirst(r: PortRange): number {
+  const size = r.last - r.first + 1;
+  return r.first + (size <= 16 ? 0 : Math.min(Math.max(16, Math.floor(size / 32)), 128));
+}
+
+/** The key of an address in the sets of used and reserved ones. */
+const ipKey = (family: string, value: bigint): string => `${family}/${value}`;
+
+/**
+ * ValidateServiceClusterIPsRelatedFields, as initIPFamilyFields runs it before allocating:
+ * clusterIP and clusterIPs in step, known families and policy, valid IPs (then at most two, one
+ * per family, each of the family ipFamilies names).
+ */
+function clusterIPsRelatedErrors(spec: Obj): FieldError[] {
+  const errors: FieldError[] = [];
+  const clusterIPs = clusterIPsOf(spec);
+  const families = familiesOf(spec);
+  if (!zero(spec.clusterIP)) {
+    if (clusterIPs.length === 0) errors.push(requiredError('spec.clusterIPs'));
+    else if (clusterIPs[0] !== spec.clusterIP) errors.push(fieldInvalid('spec.clusterIPs', clusterIPs, 'first value must match `clusterIP`'));
+  } else if (clusterIPs.length !== 0) {
+    errors.push(fieldInvalid('spec.clusterIPs', clusterIPs, 'must be empty when `clusterIP` is not specified'));
+  }
+  const seen = new Set<string>();
+  families.forEach((f, i) => {
+    if (!IP_FAMILIES.includes(f)) errors.push(notSupportedError(`spec.ipFamilies[${i}]`, goQuote(String(f)), IP_FAMILIES));
+    if (seen.has(f)) errors.push(duplicateError(`spec.ipFamilies[${i}]`, goQuote(String(f))));
+    seen.add(f);
+  });
+  if (spec.ipFamilyPolicy !== undefined && spec.ipFamilyPolicy !== null && !IP_FAMILY_POLICIES.includes(spec.ipFamilyPolicy)) {
+    errors.push(notSupportedError('spec.ipFamilyPolicy', goQuote(String(spec.ipFamilyPolicy)), IP_FAMILY_POLICIES));
+  }
+  let badIPs = false;
+  clusterIPs.forEach((ip, i) => {
+    if (i === 0 && ip === 'None') {
+      if (clusterIPs.length > 1) {
+        badIPs = true;
+        errors.push(fieldInvalid('spec.clusterIPs', clusterIPs, "'None' must be the first and only value"));
+      }
+      return;
+    }
+    if (!parseIP(ip)) {
+      badIPs = true;
+      errors.push(fieldInvalid(`spec.clusterIPs[${i}]`, ip, 'must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)'));
+    }
+  });
+  if (clusterIPs.length > 2) errors.push(fieldInvalid('spec.clusterIPs', clusterIPs, 'may only hold up to 2 values'));
+  if (badIPs) return errors;
+  const familyOf = (ip: string) => parseIP(ip)!.family;
+  if (clusterIPs.length > 1 && !(clusterIPs.some((ip) => familyOf(ip) === 'IPv4') && clusterIPs.some((ip) => familyOf(ip) === 'IPv6'))) {
+    errors.push(fieldInvalid('spec.clusterIPs', clusterIPs, 'may specify no more than one IP for each IP family'));
+  }
+  if (!isHeadlessService(spec) && clusterIPs.length > 0 && families.length > 0) {
+    clusterIPs.forEach((ip, i) => {
+      if (i >= families.length) return;
+      if (families[i] === 'IPv4' && familyOf(ip) === 'IPv6') errors.push(fieldInvalid(`spec.clusterIPs[${i}]`, ip, `expected an IPv4 value as indicated by \`ipFamilies[${i}]\``));
+      if (families[i] === 'IPv6' && familyOf(ip) !== 'IPv6') errors.push(fieldInvalid(`spec.clusterIPs[${i}]`, ip, `expected an IPv6 value as indicated by \`ipFamilies[${i}]\``));
+    });
+  }
+  return errors;
+}
+
+/**
+ * isMatchingPreferDualStackClusterIPFields: an update of a PreferDualStack service that keeps its
+ * type, cluster IPs and families is left as it is, whatever the cluster's families are now.
+ */
+function keepsPreferDualStack(spec: Obj, oldSpec: Obj | undefined): boolean {
+  if (!oldSpec || spec.ipFamilyPolicy === undefined || spec.ipFamilyPolicy === null) return false;
+  if (typeOf(oldSpec) !== typeOf(spec) || !needsClusterIP(spec)) return false;
+  if (spec.ipFamilyPolicy !== 'PreferDualStack' || (oldSpec.ipFamilyPolicy != null && oldSpec.ipFamilyPolicy !== 'PreferDualStack')) return false;
+  return sameJSON(clusterIPsOf(oldSpec), clusterIPsOf(spec)) && sameJSON(familiesOf(oldSpec), familiesOf(spec));
 }
 
 // ---- the strategy ----
 
 interface Usage {
-  ips: Set<number>;
+  /** ipKey of each address a stored Service holds. */
+  ips: Set<string>;
   ports: Set<number>;
 }
 
 export function createServiceStrategy(listAllServices: () => any[], opts: ServiceAllocatorOptions = {}): Strategy {
-  const cidr = opts.serviceCIDR ?? DEFAULT_CIDR;
-  const ips = ipBand(cidr);
-  const portRange = opts.nodePortRange ?? DEFAULT_NODE_PORTS;
-  const ports = portBand(portRange);
-  const portRangeText = `${portRange[0]}-${portRange[1]}`;
+  const cidrs = opts.serviceCIDRs ?? parseServiceClusterIPRange(DEFAULT_SERVICE_CLUSTER_IP_RANGE);
+  const cidrOf = new Map<string, ServiceCIDR>(cidrs.map((r) => [r.family, r]));
+  const defaultFamily = cidrs[0].family;
+  const portRange = opts.nodePortRange ?? parseServiceNodePortRange();
+  const ports = { first: portRange.first, last: portRange.last, dynamicFirst: portDynamicFirst(portRange) };
+  const portBands: Bands = { first: BigInt(ports.first), dynamicFirst: BigInt(ports.dynamicFirst), last: BigInt(ports.last) };
+  const portRangeString = portRangeText(portRange);
   const reservationMillis = opts.reservationMillis ?? 60_000;
-  /** Dynamically chosen values not yet visible in the store ("ip:N" / "port:N" → expiry). */
+  /** Dynamically chosen values not yet visible in the store ("ip:<ipKey>" / "port:N" → expiry). */
   const reserved = new Map<string, number>();
 
   function isReserved(key: string): boolean {
@@ -142,9 +204,9 @@ export function createServiceStrategy(listAllServices: () => any[], opts: Servic
       const spec = svc?.spec;
       if (!isPlainObject(spec)) continue;
       if (needsClusterIP(spec)) {
-        for (const ip of [spec.clusterIP, ...clusterIPsOf(spec)]) {
-          const n = parseIPv4(ip);
-          if (n !== undefined) u.ips.add(n);
+        for (const text of [spec.clusterIP, ...clusterIPsOf(spec)]) {
+          const ip = parseIP(text);
+          if (ip) u.ips.add(ipKey(ip.family, ip.value));
         }
       }
       for (const p of list(spec.ports)) if (isPlainObject(p) && typeof p.nodePort === 'number' && p.nodePort > 0) u.ports.add(p.nodePort);
@@ -153,95 +215,130 @@ export function createServiceStrategy(listAllServices: () => any[], opts: Servic
     return u;
   }
 
-  // -- IP families (initIPFamilyFields, single-stack IPv4 cluster) --
+  // -- IP families (initIPFamilyFields) --
 
   function initIPFamilyFields(obj: Obj, spec: Obj, oldSpec: Obj | undefined): void {
+    if (keepsPreferDualStack(spec, oldSpec)) return;
     if (spec.ipFamilyPolicy === undefined || spec.ipFamilyPolicy === null) {
       if (oldSpec && typeof oldSpec.ipFamilyPolicy === 'string') spec.ipFamilyPolicy = oldSpec.ipFamilyPolicy;
-      else if (headless(spec) && selectorless(spec)) spec.ipFamilyPolicy = 'RequireDualStack';
+      else if (spec.clusterIP === 'None' && selectorless(spec)) spec.ipFamilyPolicy = 'RequireDualStack';
       else spec.ipFamilyPolicy = 'SingleStack';
     }
-    const clusterIPs = clusterIPsOf(spec);
-    const errors: FieldError[] = [];
-    clusterIPs.forEach((ip, i) => {
-      if (i === 0 && ip === 'None') return;
-      if (parseIPv4(ip) === undefined && !(typeof ip === 'string' && isIPv6(ip))) {
-        errors.push(fieldInvalid(`spec.clusterIPs[${i}]`, ip, 'must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)'));
-      }
-    });
-    if (errors.length) fail(obj, errors);
+    const related = clusterIPsRelatedErrors(spec);
+    if (related.length) fail(obj, related);
 
-    const families: string[] = list(spec.ipFamilies).filter((f) => typeof f === 'string');
+    const errors: FieldError[] = [];
+    if (oldSpec) {
+      if (spec.ipFamilyPolicy === 'SingleStack') {
+        // Going single-stack while leaving the fields as they were releases the secondary values.
+        if (sameJSON(clusterIPsOf(oldSpec), clusterIPsOf(spec)) && clusterIPsOf(spec).length > 1) spec.clusterIPs = clusterIPsOf(spec).slice(0, 1);
+        if (sameJSON(familiesOf(oldSpec), familiesOf(spec)) && familiesOf(spec).length > 1) spec.ipFamilies = familiesOf(spec).slice(0, 1);
+      } else {
+        const reduced = (now: unknown[], before: unknown[]) => now.length > 0 && now.length < before.length;
+        if (reduced(clusterIPsOf(spec), clusterIPsOf(oldSpec))) errors.push(fieldInvalid('spec.ipFamilyPolicy', spec.ipFamilyPolicy, "must be 'SingleStack' to release the secondary cluster IP"));
+        if (reduced(familiesOf(spec), familiesOf(oldSpec))) errors.push(fieldInvalid('spec.ipFamilyPolicy', spec.ipFamilyPolicy, "must be 'SingleStack' to release the secondary IP family"));
+      }
+    }
+    const clusterIPs = clusterIPsOf(spec);
+    const families: string[] = [...familiesOf(spec)];
     if (spec.ipFamilyPolicy === 'SingleStack') {
       if (clusterIPs.length === 2) errors.push(fieldInvalid('spec.ipFamilyPolicy', spec.ipFamilyPolicy, "must be 'RequireDualStack' or 'PreferDualStack' when multiple cluster IPs are specified"));
       if (families.length === 2) errors.push(fieldInvalid('spec.ipFamilyPolicy', spec.ipFamilyPolicy, "must be 'RequireDualStack' or 'PreferDualStack' when multiple IP families are specified"));
     }
+    // Families not given follow the cluster IPs given.
     for (let i = 0; i < clusterIPs.length; i++) {
       if (clusterIPs[i] === 'None') break;
       if (i < families.length) continue;
-      if (isIPv6(clusterIPs[i])) errors.push(fieldInvalid(`spec.clusterIPs[${i}]`, clusterIPs, 'IPv6 is not configured on this cluster'));
-      else families.push('IPv4');
+      const family = parseIP(clusterIPs[i])!.family;
+      if (!cidrOf.has(family)) errors.push(fieldInvalid(`spec.clusterIPs[${i}]`, clusterIPs, `${family} is not configured on this cluster`));
+      else families.push(family);
     }
     if (errors.length) fail(obj, errors);
 
-    if (headless(spec) && selectorless(spec)) {
-      if (!families.length) families.push('IPv4');
-      if (families.length < 2 && spec.ipFamilyPolicy !== 'SingleStack') families.push(families[0] === 'IPv4' ? 'IPv6' : 'IPv4');
+    // Headless and selectorless: any families, even on a single-stack cluster.
+    if (spec.clusterIP === 'None' && selectorless(spec)) {
+      if (!families.length) families.push(defaultFamily);
+      if (families.length < 2 && spec.ipFamilyPolicy !== 'SingleStack') families.push(otherFamily(families[0]));
       spec.ipFamilies = families;
       return;
     }
-    if (spec.ipFamilyPolicy === 'RequireDualStack') errors.push(fieldInvalid('spec.ipFamilyPolicy', spec.ipFamilyPolicy, 'this cluster is not configured for dual-stack services'));
+    if (spec.ipFamilyPolicy === 'RequireDualStack' && cidrs.length < 2) errors.push(fieldInvalid('spec.ipFamilyPolicy', spec.ipFamilyPolicy, 'this cluster is not configured for dual-stack services'));
     families.forEach((f, i) => {
-      if (f !== 'IPv4') errors.push(fieldInvalid(`spec.ipFamilies[${i}]`, f, 'not configured on this cluster'));
+      if (!cidrOf.has(f)) errors.push(fieldInvalid(`spec.ipFamilies[${i}]`, f, 'not configured on this cluster'));
     });
     if (errors.length) fail(obj, errors);
-    if (!families.length) families.push('IPv4');
+    if (!families.length) families.push(defaultFamily);
+    // A service that may be dual-stack gets both families on a dual-stack cluster.
+    if (spec.ipFamilyPolicy !== 'SingleStack' && families.length === 1 && cidrs.length === 2) families.push(otherFamily(families[0]));
     spec.ipFamilies = families;
   }
 
   // -- cluster IPs --
 
+  /**
+   * allocIPs: an address of `family` for the service, the one asked for (`requested`) when it
+   * is free and in the family's range. Errors as kube's allocators word them.
+   */
+  function allocIP(obj: Obj, spec: Obj, family: string, requested: string, used: Usage): string {
+    const range = cidrOf.get(family)!;
+    if (requested !== '') {
+      const ip = parseIP(requested)!; // format checked by initIPFamilyFields
+      const refuse = (why: string): never => fail(obj, [fieldInvalid('spec.clusterIPs', clusterIPsOf(spec), `failed to allocate IP ${requested}: ${why}`)]);
+      // The MetaAllocator finds no range holding the address; the range's allocator refuses its network (and IPv4 broadcast) address.
+      if (ip.family !== family || ip.value < range.network || ip.value > range.broadcast) refuse('the provided network does not match the current range');
+      if (ip.value < range.first || ip.value > range.last) refuse(`the provided IP (${requested}) is not in the valid range. The range of valid IPs is ${range.cidr}`);
+      if (used.ips.has(ipKey(family, ip.value))) refuse('provided IP is already allocated');
+      used.ips.add(ipKey(family, ip.value));
+      return requested;
+    }
+    const meta = obj.metadata ?? {};
+    const apiServerService = meta.namespace === 'default' && meta.name === 'kubernetes' && range === cidrs[0];
+    const taken = (n: bigint) => used.ips.has(ipKey(family, n)) || isReserved(`ip:${ipKey(family, n)}`) || (n === range.first && range === cidrs[0] && !apiServerService);
+    const next = apiServerService && !taken(range.first) ? range.first : firstFree(range, taken);
+    if (next === undefined) throw internalError('failed to allocate a serviceIP: range is full');
+    reserve(`ip:${ipKey(family, next)}`);
+    used.ips.add(ipKey(family, next));
+    return formatIP(next, family as IPFamily);
+  }
+
+  /** allocClusterIPs: an address for each of the service's families (none for a headless one). */
   function allocClusterIPs(obj: Obj, spec: Obj, used: Usage): void {
-    const clusterIPs = clusterIPsOf(spec);
-    if (clusterIPs[0] === 'None') {
+    if (clusterIPsOf(spec)[0] === 'None') {
       spec.clusterIP = 'None';
       return;
     }
-    const requested = clusterIPs[0];
-    let ip: number;
-    if (typeof requested === 'string' && requested !== '') {
-      const n = parseIPv4(requested)!; // format checked by initIPFamilyFields
-      if (n < ips.first || n > ips.last) {
-        fail(obj, [fieldInvalid('spec.clusterIPs', clusterIPs, `failed to allocate IP ${requested}: the provided network does not match the current range`)]);
-      }
-      if (used.ips.has(n)) fail(obj, [fieldInvalid('spec.clusterIPs', clusterIPs, `failed to allocate IP ${requested}: provided IP is already allocated`)]);
-      ip = n;
-    } else {
-      const meta = obj.metadata ?? {};
-      const apiServerService = meta.namespace === 'default' && meta.name === 'kubernetes';
-      const taken = (n: number) => used.ips.has(n) || isReserved(`ip:${n}`) || (n === ips.first && !apiServerService);
-      const next = apiServerService && !taken(ips.first) ? ips.first : firstFree(ips, taken);
-      if (next === undefined) throw internalError('failed to allocate a serviceIP: range is full');
-      reserve(`ip:${next}`);
-      ip = next;
-    }
-    used.ips.add(ip);
-    spec.clusterIP = formatIPv4(ip);
-    spec.clusterIPs = [spec.clusterIP];
+    const families = familiesOf(spec);
+    // (kube marks the families without an address with "", and its errors show them so)
+    const clusterIPs = [...clusterIPsOf(spec)];
+    while (clusterIPs.length < families.length) clusterIPs.push('');
+    spec.clusterIPs = clusterIPs;
+    families.forEach((family, i) => {
+      clusterIPs[i] = allocIP(obj, spec, family, clusterIPs[i], used);
+    });
+    spec.clusterIP = clusterIPs[0];
+  }
+
+  /** updateClusterIPs' upgrade to dual-stack: the secondary family gets an address. */
+  function allocSecondaryClusterIP(obj: Obj, spec: Obj, used: Usage): void {
+    const clusterIPs = [...clusterIPsOf(spec)];
+    if (clusterIPs.length < 2) clusterIPs.push('');
+    spec.clusterIPs = clusterIPs;
+    clusterIPs[1] = allocIP(obj, spec, familiesOf(spec)[1], clusterIPs[1], used);
   }
 
   // -- node ports --
 
   /** Why a requested node port cannot be had, or undefined when it can. */
   function portProblem(n: number, taken: (n: number) => boolean): string | undefined {
-    if (n < ports.first || n > ports.last) return `provided port is not in the valid range. The range of valid ports is ${portRangeText}`;
+    if (n < ports.first || n > ports.last) return `provided port is not in the valid range. The range of valid ports is ${portRangeString}`;
     if (taken(n)) return 'provided port is already allocated';
     return undefined;
   }
 
   function nextPort(taken: (n: number) => boolean): number {
-    const n = firstFree(ports, (p) => taken(p) || isReserved(`port:${p}`));
-    if (n === undefined) throw internalError('failed to allocate a nodePort: range is full');
+    const found = firstFree(portBands, (p) => taken(Number(p)) || isReserved(`port:${p}`));
+    if (found === undefined) throw internalError('failed to allocate a nodePort: range is full');
+    const n = Number(found);
     reserve(`port:${n}`);
     return n;
   }
@@ -413,9 +510,12 @@ export function createServiceStrategy(listAllServices: () => any[], opts: Servic
       dropTypeDependentFields(obj, spec, oldSpec);
       const used = usage({ ns: old.metadata?.namespace ?? '', name: old.metadata?.name ?? '' });
       if (needsClusterIP(spec)) {
+        const kept = keepsPreferDualStack(spec, oldSpec);
         initIPFamilyFields(obj, spec, oldSpec);
-        // Only a service that had no cluster IP gets one now; changes are refused by validateUpdate.
+        // A service that had no cluster IP gets them all; one going dual-stack its secondary one.
+        // Other changes are refused by validateUpdate.
         if (!needsClusterIP(oldSpec) || clusterIPsOf(oldSpec).length === 0) allocClusterIPs(obj, spec, used);
+        else if (!kept && !isHeadlessService(oldSpec) && familiesOf(oldSpec).length === 1 && familiesOf(spec).length === 2) allocSecondaryClusterIP(obj, spec, used);
       }
       if (needsNodePort(spec)) updateNodePorts(obj, spec, oldSpec, used);
       if (needsHealthCheck(spec)) {
@@ -433,7 +533,7 @@ export function createServiceStrategy(listAllServices: () => any[], opts: Servic
     validateUpdate(obj, old) {
       const spec = isPlainObject(obj.spec) ? obj.spec : {};
       const oldSpec = isPlainObject(old.spec) ? old.spec : {};
-      return [...validatePorts(spec), ...validateClusterIPsUpdate(spec, oldSpec), ...validateIPFamiliesUpdate(spec, oldSpec)];
+      return [...validateClusterIPsUpdate(spec, oldSpec), ...validateIPFamiliesUpdate(spec, oldSpec), ...validatePorts(spec)];
     },
   };
 }
@@ -465,8 +565,7 @@ function validatePorts(spec: Obj): FieldError[] {
 /** validateUpgradeDowngradeClusterIPs: the primary cluster IP may not change once set. */
 function validateClusterIPsUpdate(spec: Obj, oldSpec: Obj): FieldError[] {
   if (!needsClusterIP(spec) || !needsClusterIP(oldSpec)) return [];
-  const isHeadless = (s: Obj) => clusterIPsOf(s).length === 1 && clusterIPsOf(s)[0] === 'None';
-  if (isHeadless(spec) && isHeadless(oldSpec)) return [];
+  if (isHeadlessService(spec) && isHeadlessService(oldSpec)) return [];
   const now = clusterIPsOf(spec);
   const before = clusterIPsOf(oldSpec);
   const errors: FieldError[] = [];
@@ -486,15 +585,55 @@ function validateClusterIPsUpdate(spec: Obj, oldSpec: Obj): FieldError[] {
   return errors;
 }
 
-/** validateUpgradeDowngradeIPFamilies, for the families a single-stack cluster can have. */
+/** validateUpgradeDowngradeIPFamilies: the primary family stays; the secondary one goes only with SingleStack. */
 function validateIPFamiliesUpdate(spec: Obj, oldSpec: Obj): FieldError[] {
   if (!needsClusterIP(spec) || !needsClusterIP(oldSpec)) return [];
-  const isHeadless = (s: Obj) => clusterIPsOf(s).length === 1 && clusterIPsOf(s)[0] === 'None';
-  if (isHeadless(spec) || isHeadless(oldSpec)) return [];
-  const now = list(spec.ipFamilies);
-  const before = list(oldSpec.ipFamilies);
-  if (before.length === now.length && before.some((f, i) => f !== now[i])) {
-    return [fieldInvalid('spec.ipFamilies[0]', now, 'may not change once set')];
+  // Headless services may change families; to or from headless is not checked.
+  if (isHeadlessService(spec) || isHeadlessService(oldSpec)) return [];
+  const now = familiesOf(spec);
+  const before = familiesOf(oldSpec);
+  const errors: FieldError[] = [];
+  if (before.length === now.length) {
+    before.forEach((f, i) => {
+      if (f !== now[i]) errors.push(familiesInvalid('spec.ipFamilies[0]', now, 'may not change once set'));
+    });
+  } else if (before.length > now.length) {
+    if (clusterIPsOf(spec).length === 0) errors.push(familiesInvalid('spec.ipFamilies[0]', now, 'primary ipFamily can not be unset'));
+    if (now.length > 0 && now[0] !== before[0]) errors.push(fieldInvalid('spec.ipFamilies[0]', clusterIPsOf(spec), 'may not change once set'));
+    if (now.length === 1 && spec.ipFamilyPolicy !== 'SingleStack') {
+      errors.push(fieldInvalid('spec.ipFamilyPolicy', spec.ipFamilyPolicy, "must be set to 'SingleStack' when releasing the secondary ipFamily"));
+    }
+  } else if (before.length > 0 && now.length > 0 && now[0] !== before[0]) {
+    errors.push(fieldInvalid('spec.ipFamilies[0]', clusterIPsOf(spec), 'may not change once set'));
   }
-  return [];
+  return errors;
+}
+
+/**
+ * What kube's repair controllers log about stored Services outside the configured ranges (after
+ * the ranges changed): they keep their values, and the user is told to recreate them.
+ */
+export function outOfRangeServiceReports(services: any[], cidrs: ServiceCIDR[], portRange: PortRange): string[] {
+  const lines: string[] = [];
+  for (const svc of services) {
+    const spec = svc?.spec;
+    if (!isPlainObject(spec)) continue;
+    const ns = svc.metadata?.namespace ?? '';
+    const name = svc.metadata?.name ?? '';
+    if (needsClusterIP(spec)) {
+      for (const text of clusterIPsOf(spec)) {
+        const ip = parseIP(text);
+        if (!ip) continue;
+        if (!cidrs.some((r) => r.family === ip.family && ip.value >= r.network && ip.value <= r.broadcast)) {
+          lines.push(`the ClusterIP [${ip.family}]: ${text} for Service ${ns}/${name} is not within any service CIDR; please recreate`);
+        }
+      }
+    }
+    const nodePorts = [...list(spec.ports).map((p) => p?.nodePort), spec.healthCheckNodePort].filter((n): n is number => typeof n === 'number' && n > 0);
+    for (const port of new Set(nodePorts)) {
+      // (kube prints the name before the namespace here)
+      if (port < portRange.first || port > portRange.last) lines.push(`the port ${port} for service ${name}/${ns} is not within the port range ${portRangeText(portRange)}; please recreate`);
+    }
+  }
+  return lines;
 }
