@@ -24,6 +24,7 @@ import { scaleFromObject, applyScaleToObject } from '../registry/scale.ts';
 import { duplicateJsonFields, duplicateYamlFields } from './duplicate-fields.ts';
 import { goDecodeError, goJsonTypeError, summarizeBody, unreadableKindError } from '../schema/go-decode.ts';
 import { isPlainObject } from '../util/json.ts';
+import { addWarnings } from './warnings.ts';
 import type { WatchService } from './watch.ts';
 
 export interface ResourceHandlerDeps {
@@ -307,15 +308,9 @@ function shapeScale(ctx: Koa.Context, info: ResourceInfo, scale: any, fmt: Outpu
   return shapeObject(info, scale, fmt, queryOf(ctx).get('includeObject'), info.custom ? undefined : scalePrinter);
 }
 
-/** `Warning: 299 - "text"` headers, one per warning, as kube-apiserver sends them. */
+/** `Warning: 299 - "text"` headers, one per warning, as kube-apiserver's recorder sends them. */
 export function setWarnings(ctx: Koa.Context, warnings: string[]): void {
-  if (!warnings.length) return;
-  const sent: string[] = (ctx.state.warningsSent ??= []);
-  for (const w of warnings) {
-    if (sent.includes(w)) continue;
-    sent.push(w);
-    ctx.append('Warning', `299 - ${JSON.stringify(w)}`);
-  }
+  if (warnings.length) addWarnings(ctx, warnings);
 }
 
 async function readObjectBody(ctx: Koa.Context, info: ResourceInfo, definition: string | undefined, rc: RequestContext, model: TypeModel): Promise<any> {
