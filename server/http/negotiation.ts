@@ -416,6 +416,7 @@ const LEXER_MARKERS = new Set(['\u0002', '\u0018', '\u001f', '\ufeff']);
  */
 function parseYaml(text: string): unknown {
   const lineCounter = new YAML.LineCounter();
+  lineCounter.addNewLine(0); // (Parser.parse does this; fed token by token, the first line is ours to add)
   const parser = new YAML.Parser(lineCounter.addNewLine);
   const composer = new YAML.Composer({ ...KUBE_YAML, uniqueKeys: false });
   function* tokens() {
