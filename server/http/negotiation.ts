@@ -513,6 +513,7 @@ export function readBody(req: IncomingMessage): Promise<Buffer> {
   });
 }
 
+/** kube's limitedReadBody: NewRequestEntityTooLargeError(fmt.Sprintf("limit is %d", limit)). */
 function bodyTooLarge() {
-  return requestEntityTooLarge(`the request body exceeds the limit of ${MAX_BODY_BYTES} bytes`);
+  return requestEntityTooLarge(`Request entity too large: limit is ${MAX_BODY_BYTES}`);
 }
