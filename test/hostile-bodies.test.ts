@@ -254,6 +254,11 @@ test('a body nested exactly to the limit goes through every path and comes back 
     }
   }
   assert.equal((await s.request('GET', `${REVISIONS}/${rev}`, { headers: { accept: PROTOBUF_MEDIA_TYPE } })).status, 200);
+  // Lists (two levels more) and Tables with the objects in them (four more).
+  for (const accept of ['application/yaml', 'application/cbor', 'application/json;as=Table;v=v1;g=meta.k8s.io']) {
+    r = await s.request('GET', `${widgets}?includeObject=Object`, { headers: { accept } });
+    assert.equal(r.status, 200, `list as ${accept}: ${r.text.slice(0, 200)}`);
+  }
   // The patches and apply, at the limit, on both; and a watch from before them sees them.
   const from = (await s.request('GET', widgets)).json().metadata.resourceVersion;
   const deepData = (levels: number) => JSON.stringify({ data: nestedValue(levels) });
