@@ -134,6 +134,22 @@ export function requestEntityTooLarge(message: string): ApiError {
   return new ApiError(413, 'RequestEntityTooLarge', message);
 }
 
+/**
+ * The most bytes an object may take stored. kube-apiserver keeps objects in etcd, which refuses a
+ * request over its --max-request-bytes (1.5 MiB by default) with "etcdserver: request is too
+ * large" (kube answers that as a 500); a request carries the object and its key thrice. hearth
+ * refuses objects that would not fit there (4 KiB left for the key and the request around it),
+ * so that every object of a store can be written to a kube cluster as it is.
+ */
+export const MAX_OBJECT_BYTES = 1.5 * 1024 * 1024 - 4096;
+
+/** A write of an object larger than MAX_OBJECT_BYTES: 413, whatever the kind, verb or encoding. */
+export class ObjectTooLargeError extends ApiError {
+  constructor(bytes: number) {
+    super(413, 'RequestEntityTooLarge', `Request entity too large: the object is ${bytes} bytes, over the limit of ${MAX_OBJECT_BYTES} (etcd's default --max-request-bytes less room for the key): request is too large`);
+  }
+}
+
 export function gone(message: string, statusMetadata?: Record<string, unknown>): ApiError {
   return new ApiError(410, 'Expired', message, undefined, undefined, statusMetadata);
 }

@@ -159,7 +159,7 @@ test('readBody: one chunk as is, many chunks joined, an empty body, oversized by
   const parts = Array.from({ length: 50 }, (_, i) => Buffer.from(`chunk-${i};`));
   assert.deepEqual(await readBody(bodyStream(parts)), Buffer.concat(parts));
   assert.equal((await readBody(bodyStream([]))).length, 0);
-  const tooLarge = (e: ApiError) => e.code === 413 && e.message === `the request body exceeds the limit of ${MAX_BODY_BYTES} bytes`;
+  const tooLarge = (e: ApiError) => e.code === 413 && e.message === `Request entity too large: limit is ${MAX_BODY_BYTES}`;
   await assert.rejects(readBody(bodyStream([one], { 'content-length': String(MAX_BODY_BYTES + 1) })), tooLarge);
   const big = Array.from({ length: 4 }, () => Buffer.alloc(1024 * 1024, 0x61));
   const stream = bodyStream(big);

@@ -6,7 +6,10 @@ import { PROTOBUF_MEDIA_TYPE, decodeProtobuf, encodeProtobuf, definitionForKind 
 import { Encoder } from 'cbor-x';
 import { storedJsonOf } from '../storage/codec.ts';
 import { goJsonText } from '../util/json.ts';
-import { badRequest, notAcceptable, unsupportedMediaType, requestEntityTooLarge } from '../errors.ts';
+import { ApiError, badRequest, notAcceptable, unsupportedMediaType, requestEntityTooLarge } from '../errors.ts';
+import { MAX_BODY_DEPTH, jsonDepthExceededAt, valueDepthExceeds } from '../util/json-depth.ts';
+import { goJsonSyntaxError, summarizeBody } from '../schema/go-decode.ts';
+import { cborProblem, type CborStage } from './cbor-check.ts';
 
 export type Encoding = 'json' | 'yaml' | 'cbor' | 'protobuf';
 /** Alternate shapes kube-apiserver serves for the same objects. */
@@ -271,39 +274,201 @@ export function decodeAs(body: Buffer, enc: Encoding, definition?: string): unkn
   return decodeBody(body, enc, definition).value;
 }
 
-/** decodeAs, keeping the text: the body is decoded from UTF-8 once for parsing and scanning both. */
-export function decodeBody(body: Buffer, enc: Encoding, definition?: string): DecodedBody {
-  if (enc === 'protobuf') return { value: decodeProtobuf(body, definition), text: undefined, jsonText: false };
+/**
+ * What a body is decoded as, which decides how a refusal is worded (kube's handlers frame their
+ * decoder's error each their own way): an object of the given kind (create, update: `version`
+ * stands in for a body without apiVersion), an apply configuration, a patch of the given media
+ * type under the request's fieldValidation. Without one, a plain "error decoding ... body".
+ */
+export type BodyUse = { object: string; version: string } | { apply: true } | { patch: string; fieldValidation: string };
+
+/** A decoder's refusal in its own words; `stage` says whether kube meets it reading the kind (Interpret) or decoding the rest. */
+class Refusal extends Error {
+  constructor(message: string, readonly stage: CborStage = 'kind') {
+    super(message);
+  }
+}
+
+/**
+ * decodeAs, keeping the text: the body is decoded from UTF-8 once for parsing and scanning both.
+ * Every body is held to MAX_BODY_DEPTH (CBOR to kube's 64 levels) before anything walks it; a
+ * CBOR body to the rest of kube's decode mode too (cbor-check.ts).
+ */
+export function decodeBody(body: Buffer, enc: Encoding, definition?: string, use?: BodyUse): DecodedBody {
   try {
     switch (enc) {
+      case 'protobuf': {
+        const value = decodeProtobuf(body, definition);
+        if (valueDepthExceeds(value)) throw new Refusal(`proto: exceeded max depth of ${MAX_BODY_DEPTH}`);
+        return { value, text: undefined, jsonText: false };
+      }
       case 'json': {
         const text = body.toString('utf8');
+        // Too deep: encoding/json's words, for whichever comes first, the depth or a syntax error.
+        if (jsonDepthExceededAt(body) >= 0) throw new Refusal(goJsonSyntaxError(text) ?? 'exceeded max depth');
         return { value: JSON.parse(text), text, jsonText: true };
       }
       case 'yaml': {
         const text = body.toString('utf8');
         // JSON is YAML, and most programmatic clients send JSON: parse it as such (much faster).
         if (/^\s*\{/.test(text)) {
+          const deep = jsonDepthExceededAt(body);
+          if (deep >= 0) throw new Refusal(yamlDepthError(lineOf(body, deep)));
           try {
             return { value: JSON.parse(text), text, jsonText: true };
           } catch {
             // Not JSON after all (flow-style YAML): the YAML parser decides.
           }
         }
-        const docs = YAML.parseAllDocuments(text, { ...KUBE_YAML, uniqueKeys: false });
-        if (docs.length === 0) return { value: null, text, jsonText: false };
-        if (docs[0].errors.length) throw docs[0].errors[0];
-        return { value: docs[0].toJS({ maxAliasCount: 100 }), text, jsonText: false };
+        return { value: parseYaml(text), text, jsonText: false };
       }
       case 'cbor': {
+        const problem = cborProblem(body);
+        if (problem) throw new Refusal(problem.message, problem.stage);
         let b = body;
         if (b.length >= 3 && b[0] === 0xd9 && b[1] === 0xd9 && b[2] === 0xf7) b = b.subarray(3);
         return { value: cbor.decode(b), text: undefined, jsonText: false };
       }
     }
   } catch (e) {
-    throw badRequest(`error decoding ${enc.toUpperCase()} body: ${(e as Error).message}`);
+    if (e instanceof ApiError) throw e;
+    throw refused(body, enc, use, e instanceof Refusal ? e : new Refusal(enc === 'json' ? (goJsonSyntaxError(body.toString('utf8')) ?? (e as Error).message) : (e as Error).message));
   }
+}
+
+/** A decoder's refusal as kube's handler for `use` answers it: always a 400. */
+function refused(body: Buffer, enc: Encoding, use: BodyUse | undefined, why: Refusal): ApiError {
+  if (use && 'object' in use) {
+    if (why.stage === 'object') {
+      // The kind was read; the rest failed: the serializer's error with the body's kind and version.
+      const { kind, version } = typeOf(body, enc);
+      return badRequest(`${kind || use.object} in version ${JSON.stringify(version || use.version)} cannot be handled as a ${use.object}: ${why.message}`);
+    }
+    const detail = enc === 'cbor' ? `unable to determine group/version/kind: ${why.message}` : enc === 'yaml' ? `error converting YAML to JSON: ${why.message}` : why.message;
+    return badRequest(`the object provided is unrecognized (must be of type ${use.object}): ${detail} (${summarizeBody(body)})`);
+  }
+  if (use && 'apply' in use) {
+    // sigs.k8s.io/yaml's Unmarshal wraps the conversion's error again; the handler says YAML either way.
+    return badRequest(`error decoding YAML: ${enc === 'yaml' ? `error converting YAML to JSON: error converting YAML to JSON: ${why.message}` : why.message}`);
+  }
+  if (use && 'patch' in use) {
+    const strict = use.fieldValidation === 'Strict' || use.fieldValidation === 'Warn';
+    switch (use.patch) {
+      case 'application/merge-patch+json':
+        return badRequest(strict ? `error decoding patch: ${why.message}` : 'Invalid JSON Patch');
+      case 'application/json-patch+json':
+        return badRequest(strict ? `error decoding patch: ${why.message}` : why.message);
+      default:
+        return badRequest(why.message);
+    }
+  }
+  return badRequest(`error decoding ${enc.toUpperCase()} body: ${why.message}`);
+}
+
+/** A body's apiVersion version and kind, as far as they can be read ("" when not). */
+function typeOf(body: Buffer, enc: Encoding): { kind: string; version: string } {
+  let v: any;
+  try {
+    v = enc === 'cbor' ? cbor.decode(body[0] === 0xd9 ? body.subarray(3) : body) : undefined;
+  } catch {
+    v = undefined;
+  }
+  const apiVersion = typeof v?.apiVersion === 'string' ? v.apiVersion : '';
+  return { kind: typeof v?.kind === 'string' ? v.kind : '', version: apiVersion.slice(apiVersion.indexOf('/') + 1) };
+}
+
+/** go-yaml's error for its depth limit (hearth's limit, its words); `line` is 1-based. */
+function yamlDepthError(line: number): string {
+  // go-yaml names the line of a scanner error only past the first.
+  return `yaml: ${line > 1 ? `line ${line}: ` : ''}exceeded max depth of ${MAX_BODY_DEPTH}`;
+}
+
+/** The 1-based line of a byte offset. */
+function lineOf(text: Uint8Array | string, offset: number): number {
+  let line = 1;
+  if (typeof text === 'string') {
+    for (let i = text.indexOf('\n'); i >= 0 && i < offset; i = text.indexOf('\n', i + 1)) line++;
+  } else {
+    for (let i = 0; i < offset; i++) if (text[i] === 0x0a) line++;
+  }
+  return line;
+}
+
+/**
+ * The most scalars and flow collections a YAML body may hold. The `yaml` library takes some
+ * microseconds a node, on the one thread that serves every request: a 3 MiB body of `[1,1,...]`
+ * (1.5 million nodes) took over a minute on a loaded machine. go-yaml has no such limit; a YAML
+ * document of 100,000 nodes is 2-4 MB written the usual way (JSON text sent as YAML is read as
+ * JSON, with no limit but the body's).
+ */
+export const MAX_YAML_NODES = 100_000;
+
+/** The lexer's markers, which stand for no source text. */
+const LEXER_MARKERS = new Set(['\u0002', '\u0018', '\u001f', '\ufeff']);
+
+/**
+ * The first YAML document as go-yaml reads it (KUBE_YAML), parsed by the `yaml` library's lexer
+ * and parser one token at a time so that nesting past MAX_BODY_DEPTH stops it before it builds
+ * the levels (the parser's stack holds the document and each open collection, and a block
+ * scalar: a value nested d deep takes at most d + 2 places); the composed document is then
+ * measured exactly, and so is the value its aliases make. Aliases may expand to at most 100
+ * times their anchors (maxAliasCount), as the library counts.
+ */
+function parseYaml(text: string): unknown {
+  const lineCounter = new YAML.LineCounter();
+  lineCounter.addNewLine(0); // (Parser.parse does this; fed token by token, the first line is ours to add)
+  const parser = new YAML.Parser(lineCounter.addNewLine);
+  const composer = new YAML.Composer({ ...KUBE_YAML, uniqueKeys: false });
+  function* tokens() {
+    let offset = 0;
+    let nodes = 0;
+    for (const lexeme of new YAML.Lexer().lex(text)) {
+      yield* parser.next(lexeme);
+      if (parser.stack.length > MAX_BODY_DEPTH + 2) throw new Refusal(yamlDepthError(lineOf(text, offset)));
+      // A scalar (plain ones and block ones' text come after the marker \x1f, quoted ones whole) or a flow collection.
+      const c = lexeme[0];
+      if ((c === '\u001f' || c === '[' || c === '{' || c === '"' || c === "'") && ++nodes > MAX_YAML_NODES) {
+        throw new Refusal(`yaml: line ${lineOf(text, offset)}: the document has more than ${MAX_YAML_NODES} nodes`);
+      }
+      if (!LEXER_MARKERS.has(lexeme)) offset += lexeme.length;
+    }
+    yield* parser.end();
+  }
+  let doc: YAML.Document.Parsed | undefined;
+  for (const d of composer.compose(tokens())) {
+    doc = d;
+    break; // go-yaml's Unmarshal reads the first document only
+  }
+  if (!doc) return null;
+  const err = doc.errors[0];
+  if (err) {
+    const { line } = lineCounter.linePos(err.pos[0]);
+    throw new Refusal(`yaml: line ${line}: ${err.message}`);
+  }
+  const tooDeep = deepYamlNode(doc.contents);
+  if (tooDeep) throw new Refusal(yamlDepthError(lineCounter.linePos(tooDeep.range?.[0] ?? 0).line));
+  const value = doc.toJS({ maxAliasCount: 100 });
+  if (valueDepthExceeds(value)) throw new Refusal(yamlDepthError(1));
+  return value;
+}
+
+/** The first collection nested deeper than MAX_BODY_DEPTH in a composed document (keys count too). */
+function deepYamlNode(root: unknown): YAML.Node | undefined {
+  const nodes: unknown[] = [root];
+  const levels: number[] = [0];
+  while (nodes.length > 0) {
+    const node = nodes.pop();
+    const level = levels.pop()!;
+    if (!YAML.isMap(node) && !YAML.isSeq(node)) continue;
+    if (level + 1 > MAX_BODY_DEPTH) return node;
+    for (const item of node.items as unknown[]) {
+      for (const child of YAML.isPair(item) ? [item.key, item.value] : [item]) {
+        nodes.push(child);
+        levels.push(level + 1);
+      }
+    }
+  }
+  return undefined;
 }
 
 export function mediaTypeOf(contentType: string | undefined): string {
@@ -348,6 +513,7 @@ export function readBody(req: IncomingMessage): Promise<Buffer> {
   });
 }
 
+/** kube's limitedReadBody: NewRequestEntityTooLargeError(fmt.Sprintf("limit is %d", limit)). */
 function bodyTooLarge() {
-  return requestEntityTooLarge(`the request body exceeds the limit of ${MAX_BODY_BYTES} bytes`);
+  return requestEntityTooLarge(`Request entity too large: limit is ${MAX_BODY_BYTES}`);
 }

@@ -24,6 +24,7 @@ import { scaleFromObject, applyScaleToObject } from '../registry/scale.ts';
 import { duplicateJsonFields, duplicateYamlFields } from './duplicate-fields.ts';
 import { goDecodeError, goJsonTypeError, summarizeBody, unreadableKindError } from '../schema/go-decode.ts';
 import { isPlainObject } from '../util/json.ts';
+import { addWarnings } from './warnings.ts';
 import type { WatchService } from './watch.ts';
 
 export interface ResourceHandlerDeps {
@@ -109,7 +110,7 @@ export function resourceHandler(deps: ResourceHandlerDeps): Koa.Middleware {
         if (isApply) {
           const raw = await readBody(ctx.req);
           const enc = bodyEncoding(mediaType)!;
-          const decoded = decodeBody(raw, enc);
+          const decoded = decodeBody(raw, enc, undefined, { apply: true });
           const config = decoded.value;
           rc.duplicateFields = findDuplicates(decoded, enc);
           if (ri.subresource === 'scale') throw unsupportedMediaType('apply is not supported on the scale subresource');
@@ -117,7 +118,7 @@ export function resourceHandler(deps: ResourceHandlerDeps): Koa.Middleware {
           return respondObject(ctx, info, object, created ? 201 : 200, rc);
         }
         const rawPatch = await readBody(ctx.req);
-        const decodedPatch = decodeBody(rawPatch, bodyEncoding(mediaType)!);
+        const decodedPatch = decodeBody(rawPatch, bodyEncoding(mediaType)!, undefined, { patch: mediaType, fieldValidation: rc.fieldValidation });
         const patchBody = decodedPatch.value;
         if (mediaType !== 'application/json-patch+json') rc.duplicateFields = findDuplicates(decodedPatch, bodyEncoding(mediaType)!);
         const node = info.definition ? deps.model.node(info.definition) : info.custom?.typeNode();
@@ -307,15 +308,9 @@ function shapeScale(ctx: Koa.Context, info: ResourceInfo, scale: any, fmt: Outpu
   return shapeObject(info, scale, fmt, queryOf(ctx).get('includeObject'), info.custom ? undefined : scalePrinter);
 }
 
-/** `Warning: 299 - "text"` headers, one per warning, as kube-apiserver sends them. */
+/** `Warning: 299 - "text"` headers, one per warning, as kube-apiserver's recorder sends them. */
 export function setWarnings(ctx: Koa.Context, warnings: string[]): void {
-  if (!warnings.length) return;
-  const sent: string[] = (ctx.state.warningsSent ??= []);
-  for (const w of warnings) {
-    if (sent.includes(w)) continue;
-    sent.push(w);
-    ctx.append('Warning', `299 - ${JSON.stringify(w)}`);
-  }
+  if (warnings.length) addWarnings(ctx, warnings);
 }
 
 async function readObjectBody(ctx: Koa.Context, info: ResourceInfo, definition: string | undefined, rc: RequestContext, model: TypeModel): Promise<any> {
@@ -331,10 +326,10 @@ async function readObjectBody(ctx: Koa.Context, info: ResourceInfo, definition: 
   }
   const raw = await readBody(ctx.req);
   let decoded: DecodedBody;
+  const kind = definition && definition !== info.definition ? definition.slice(definition.lastIndexOf('.') + 1) : info.kind;
   if (enc === 'json') {
     // kube reads a JSON body's apiVersion and kind first; one it cannot read them from (not JSON,
     // not an object, a kind that is no string) is refused with that reason and the body's start.
-    const kind = definition && definition !== info.definition ? definition.slice(definition.lastIndexOf('.') + 1) : info.kind;
     const unrecognized = (why: string) => badRequest(`the object provided is unrecognized (must be of type ${kind}): ${why} (${summarizeBody(raw)})`);
     try {
       decoded = decodeBody(raw, enc, definition);
@@ -347,7 +342,7 @@ async function readObjectBody(ctx: Koa.Context, info: ResourceInfo, definition: 
     if (decoded.value === null) decoded = { ...decoded, value: {} };
   } else {
     if (raw.length === 0) throw badRequest('the body of the request was empty');
-    decoded = decodeBody(raw, enc, definition);
+    decoded = decodeBody(raw, enc, definition, { object: kind, version: info.version });
   }
   // A built-in body is decoded into Go types first: JSON that does not fit them is a 400 there.
   // (CBOR and protobuf bodies are checked later, by the schema.)

@@ -16,7 +16,7 @@ import { UNTYPED } from './apply/fieldset.ts';
 import { goFieldShape } from '../http/protobuf.ts';
 import { validateObjectMeta, validateObjectMetaUpdate, nameRuleFor, generateNameFrom } from './metadata-validation.ts';
 import { parseLabelSelector, parseFieldSelector, fieldsOf, checkFieldSelectorFor, stringFieldPath, type FieldSelector, type LabelSelector } from './selectors.ts';
-import { ApiError, alreadyExists, badRequest, conflict, gone, invalid, methodNotAllowed, notFound, tooLargeResourceVersion, tooOldResourceVersion } from '../errors.ts';
+import { ApiError, ObjectTooLargeError, alreadyExists, badRequest, conflict, gone, invalid, methodNotAllowed, notFound, tooLargeResourceVersion, tooOldResourceVersion } from '../errors.ts';
 import { deepEqual, deepFreeze, goJsonText, isPlainObject } from '../util/json.ts';
 import { goMapOrder } from '../util/go-map-order.ts';
 import { canonicalizeQuantities } from '../schema/quantities.ts';
@@ -445,10 +445,12 @@ export class GenericStore {
     // What the server set (and admission added) goes where kube writes it; the write fills in the resourceVersion.
     obj = this.inKubeOrder(info, obj, true);
     const stored = unconverted ? obj : converted;
-    await this.log.write((tx) => {
-      if (tx.currentRv(key) !== undefined) throw alreadyExists(info.group, info.resource, meta.name);
-      tx.put('ADDED', key, stored);
-    });
+    await retriedWithoutManagedFields([obj, stored], !managedFieldsDone, () =>
+      this.log.write((tx) => {
+        if (tx.currentRv(key) !== undefined) throw alreadyExists(info.group, info.resource, meta.name);
+        tx.put('ADDED', key, stored);
+      }),
+    );
     carryResourceVersion(obj, stored);
     return this.written(info, obj, stored);
   }
@@ -545,10 +547,12 @@ export class GenericStore {
       if (ctx.dryRun && !builtinConversionOf(info)) return obj;
       const stored = await this.toStorage(info, obj);
       if (ctx.dryRun) return this.written(info, obj, stored);
-      const written = await this.writeIfUnchanged(info, key, current, (tx) => {
-        if (finishDeletion) tx.remove(key, stored, current);
-        else tx.put('MODIFIED', key, stored, current);
-      }, !rvWanted && attempt < MAX_CONFLICT_RETRIES);
+      const written = await retriedWithoutManagedFields([obj, stored], !isApply, () =>
+        this.writeIfUnchanged(info, key, current, (tx) => {
+          if (finishDeletion) tx.remove(key, stored, current);
+          else tx.put('MODIFIED', key, stored, current);
+        }, !rvWanted && attempt < MAX_CONFLICT_RETRIES),
+      );
       carryResourceVersion(obj, stored);
       if (written) return stored === obj ? obj : this.written(info, obj, stored);
     }
@@ -825,7 +829,8 @@ export class GenericStore {
     if (decodeProblems.length) {
       // Unknown fields are dropped in every mode; the mode decides whether the client hears of it.
       if (ctx.fieldValidation === 'Strict') throw badRequest(`strict decoding error: ${decodeProblems.join(', ')}`);
-      if (ctx.fieldValidation === 'Warn') ctx.warnings.push(...decodeProblems);
+      // (a loop: spreading 100,000 unknown fields into push's arguments overflows the stack)
+      if (ctx.fieldValidation === 'Warn') for (const p of decodeProblems) ctx.warnings.push(p);
     }
     const nameRule = nameRuleFor(info.group, info.resource);
     errors.push(...validateObjectMeta(obj.metadata, { namespaced: info.namespaced, nameRule, isCreate: !old }));
@@ -841,6 +846,20 @@ export class GenericStore {
 }
 
 class RetryableConflict extends Error {}
+
+/**
+ * A write refused as too large is tried once more without managedFields, which can be large, as
+ * kube's create, update and patch handlers retry an etcd "request is too large" (not apply's).
+ */
+async function retriedWithoutManagedFields<T>(objects: any[], retry: boolean, write: () => Promise<T>): Promise<T> {
+  try {
+    return await write();
+  } catch (e) {
+    if (!retry || !(e instanceof ObjectTooLargeError) || !objects.some((o) => o.metadata?.managedFields !== undefined)) throw e;
+    for (const o of objects) delete o.metadata.managedFields;
+    return write();
+  }
+}
 
 /** A row's metadata.labels, from the labels the read gave when it did (StoredRow.labelsJson), else from the object. */
 function labelsOf(row: StoredObject): Record<string, string> | undefined {

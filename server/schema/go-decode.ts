@@ -13,6 +13,7 @@
 import type { TypeNode } from './types.ts';
 import { isPlainObject } from '../util/json.ts';
 import { parseQuantity } from '../util/quantity.ts';
+import { MAX_BODY_DEPTH } from '../util/json-depth.ts';
 
 const META_V1 = 'io.k8s.apimachinery.pkg.apis.meta.v1.';
 const QUANTITY_FORMAT_ERROR = "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'";
@@ -371,9 +372,11 @@ function quoteChar(c: number): string {
 /**
  * The error encoding/json's scanner reports for text that is not JSON (its wording: `invalid
  * character 'x' looking for beginning of value`, `unexpected end of JSON input`, ...), or
- * undefined for valid JSON. Run only on bodies JSON.parse refused.
+ * undefined for valid JSON. Run only on bodies JSON.parse refused, or nested deeper than
+ * maxDepth: their error is the scanner's for its own depth limit, `invalid character '{' exceeded
+ * max depth` (hearth's limit is lower than encoding/json's 10,000, its words the same).
  */
-export function goJsonSyntaxError(text: string): string | undefined {
+export function goJsonSyntaxError(text: string, maxDepth = MAX_BODY_DEPTH): string | undefined {
   const b = Buffer.from(text, 'utf8');
   let i = 0;
   const bad = (what: string) => `invalid character ${quoteChar(b[i])} ${what}`;
@@ -442,70 +445,70 @@ export function goJsonSyntaxError(text: string): string | undefined {
     }
     return undefined;
   };
-  const value = (): string | undefined => {
+  // The objects (true) and arrays (false) open around the value being read: a loop with its own
+  // stack, as the scanner's parseState, so no body is too deep to report on.
+  const open: boolean[] = [];
+  /** After an object's key: its colon, then on to the value. */
+  const member = (): string | undefined => {
+    if (b[i] !== 0x22) return bad('looking for beginning of object key string');
+    const e = string();
+    if (e) return e;
+    space();
+    if (i >= b.length) return EOF;
+    if (b[i] !== 0x3a) return bad('after object key');
+    i++;
+    return undefined;
+  };
+  for (;;) {
+    // A value starts here.
     space();
     if (i >= b.length) return EOF;
     const c = b[i];
-    if (c === 0x7b) {
+    if (c === 0x7b || c === 0x5b) {
+      // encoding/json's maxNestingDepth check, at the bracket that opens one level too many.
+      if (open.length >= maxDepth) return bad('exceeded max depth');
       i++;
       space();
       if (i >= b.length) return EOF;
-      if (b[i] === 0x7d) {
-        i++;
-        return undefined;
+      if (b[i] !== (c === 0x7b ? 0x7d : 0x5d)) {
+        open.push(c === 0x7b);
+        if (c === 0x7b) {
+          const e = member();
+          if (e) return e;
+        }
+        continue;
       }
-      for (;;) {
-        if (b[i] !== 0x22) return bad('looking for beginning of object key string');
-        const e = string();
+      i++; // {} or []
+    } else {
+      let e: string | undefined;
+      if (c === 0x22) e = string();
+      else if (c === 0x2d || isDigit(c)) e = number();
+      else if (c === 0x74) e = literal('true');
+      else if (c === 0x66) e = literal('false');
+      else if (c === 0x6e) e = literal('null');
+      else e = bad('looking for beginning of value');
+      if (e) return e;
+    }
+    // The value is complete: close the containers it completes, up to one that goes on.
+    for (;;) {
+      space();
+      if (open.length === 0) return i < b.length ? bad('after top-level value') : undefined;
+      if (i >= b.length) return EOF;
+      const inObject = open[open.length - 1];
+      if (b[i] === (inObject ? 0x7d : 0x5d)) {
+        i++;
+        open.pop();
+        continue;
+      }
+      if (b[i] !== 0x2c) return bad(inObject ? 'after object key:value pair' : 'after array element');
+      i++;
+      if (inObject) {
+        space();
+        if (i >= b.length) return EOF;
+        const e = member();
         if (e) return e;
-        space();
-        if (i >= b.length) return EOF;
-        if (b[i] !== 0x3a) return bad('after object key');
-        i++;
-        const v = value();
-        if (v) return v;
-        space();
-        if (i >= b.length) return EOF;
-        if (b[i] === 0x7d) {
-          i++;
-          return undefined;
-        }
-        if (b[i] !== 0x2c) return bad('after object key:value pair');
-        i++;
-        space();
-        if (i >= b.length) return EOF;
       }
+      break;
     }
-    if (c === 0x5b) {
-      i++;
-      space();
-      if (i >= b.length) return EOF;
-      if (b[i] === 0x5d) {
-        i++;
-        return undefined;
-      }
-      for (;;) {
-        const v = value();
-        if (v) return v;
-        space();
-        if (i >= b.length) return EOF;
-        if (b[i] === 0x5d) {
-          i++;
-          return undefined;
-        }
-        if (b[i] !== 0x2c) return bad('after array element');
-        i++;
-      }
-    }
-    if (c === 0x22) return string();
-    if (c === 0x2d || isDigit(c)) return number();
-    if (c === 0x74) return literal('true');
-    if (c === 0x66) return literal('false');
-    if (c === 0x6e) return literal('null');
-    return bad('looking for beginning of value');
-  };
-  const err = value();
-  if (err) return err;
-  space();
-  return i < b.length ? bad('after top-level value') : undefined;
+  }
 }

@@ -7,6 +7,7 @@
 import type { Db } from './database.ts';
 import { encodeObject, decodeObject, StoredRow, CHECK_STORED_JSON, EVENT_CLOSE, EVENT_OPEN, servedAsStored } from './codec.ts';
 import { deepFreeze } from '../util/json.ts';
+import { MAX_OBJECT_BYTES, ObjectTooLargeError } from '../errors.ts';
 import { KeyFilter } from './key-filter.ts';
 import type Database from 'better-sqlite3';
 import { Worker, MessageChannel } from 'node:worker_threads';
@@ -580,11 +581,15 @@ export class EventLog {
         return (this.stmts.rvOf.get(key.res, key.ns, key.name) as { rv: number } | undefined)?.rv;
       },
       put: (type, key, obj, prev) => {
-        const r = ++rv;
+        const r = rv + 1;
         obj.metadata.resourceVersion = String(r);
+        const data = encodeObject(obj);
+        // Before anything of the write is recorded: a refused one leaves nothing behind.
+        if (data.length > MAX_OBJECT_BYTES) throw new ObjectTooLargeError(data.length);
+        rv = r;
         const uid: string = obj.metadata.uid;
         if (type === 'ADDED') this.keyFilter.add(keyString(key));
-        ops.push({ rv: r, type: TYPE_CODE[type], res: key.res, ns: key.ns, name: key.name, uid, prevRv: prev?.rv ?? null, data: encodeObject(obj) });
+        ops.push({ rv: r, type: TYPE_CODE[type], res: key.res, ns: key.ns, name: key.name, uid, prevRv: prev?.rv ?? null, data });
         emitted.push({ type, rv: r, key, object: obj, prevObject: prev ? (prev.committed ?? prev.object) : undefined });
         record(key, { rv: r, uid, object: obj, committed: obj });
         return r;

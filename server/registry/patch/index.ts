@@ -7,6 +7,8 @@ import { goJsonTypeError, goUnstructuredError } from '../../schema/go-decode.ts'
 import { goJsonMarshal, goSprint } from '../crd/jsonpath.ts';
 import { invalidError } from '../crd/schema-validator.ts';
 import { goQuote } from '../metadata-validation.ts';
+import { MAX_BODY_DEPTH, jsonTextOf, valueDepthExceeds } from '../../util/json-depth.ts';
+import { goJsonText } from '../../util/json.ts';
 import { applyJsonPatch } from './json-patch.ts';
 import { applyMergePatch, isJsonObject, jsonKind } from './merge-patch.ts';
 import { applyStrategicMergePatch } from './strategic-merge-patch.ts';
@@ -33,6 +35,24 @@ export function patchMediaType(contentType: string): string {
  * Pure; throws ApiError: 415 for other content types, 400/413/422 as the patch types define.
  */
 export function applyPatch(contentType: string, doc: unknown, patch: unknown, node: TypeNode | undefined): unknown {
+  const patched = patchedDocument(contentType, doc, patch, node);
+  // A JSON patch can build any depth (an add at a deep path, copies of the document into itself);
+  // nothing walks the result before this loop has measured it. An object's managedFields go a
+  // few levels deeper than the object (PATCHED_DEPTH), and any object accepted can be patched.
+  if (valueDepthExceeds(patched, PATCHED_DEPTH)) {
+    const text = goJsonText(jsonTextOf(patched, true));
+    throw invalid('', '', '', [invalidError('patch', goQuote(text), "couldn't get version/kind; json parse error: invalid character '{' exceeded max depth")]);
+  }
+  return patched;
+}
+
+/**
+ * The deepest a patched object may nest: a body's limit, and the levels managedFields add over
+ * the fields they record (metadata, managedFields, an entry, fieldsV1's {} for a leaf).
+ */
+const PATCHED_DEPTH = MAX_BODY_DEPTH + 4;
+
+function patchedDocument(contentType: string, doc: unknown, patch: unknown, node: TypeNode | undefined): unknown {
   const type = patchMediaType(contentType);
   switch (type) {
     case JSON_PATCH:

@@ -7,13 +7,22 @@
 //   is kept as the error's `cause`);
 // - "replace" of a missing member of an object adds it (only missing parents / array indexes fail);
 // - negative array indexes count from the end; "-" appends for "add";
-// - a "test" with value null matches a missing member.
+// - a "test" with value null matches a missing member;
+// - the copies of one patch may add at most 3 MiB (the library's AccumulatedCopySizeLimit).
 import { ApiError, badRequest, requestEntityTooLarge } from '../../errors.ts';
 import { deepEqual } from '../../util/json.ts';
+import { cloneMeasured } from '../../util/json-depth.ts';
 import { getOwn, hasOwn, isJsonObject, jsonKind, setOwn, type JsonObject } from './merge-patch.ts';
 
 /** kube-apiserver's maxJSONPatchOperations. */
 export const MAX_JSON_PATCH_OPERATIONS = 10000;
+
+/**
+ * kube-apiserver's --json-patch-max-copy-bytes default (its JSONPatchMaxCopyBytes, 3 MiB, set as
+ * the json-patch library's AccumulatedCopySizeLimit): the most the copy operations of one patch
+ * may add, counted as the JSON of each copied value.
+ */
+export const MAX_JSON_PATCH_COPY_BYTES = 3 * 1024 * 1024;
 
 const MISSING = 'missing value';
 const INVALID_INDEX = 'invalid index referenced';
@@ -101,6 +110,8 @@ function stringField(op: JsonObject, field: string): string | undefined {
 class Working {
   root: unknown;
   private readonly owned = new WeakSet<object>();
+  /** Bytes the copy operations have added so far. */
+  private copied = 0;
 
   constructor(doc: unknown) {
     this.root = doc;
@@ -280,8 +291,14 @@ class Working {
     if (path === undefined) fail(`copy operation failed to decode path: ${MISSING}`);
     const dst = this.locate(path, true);
     if (!dst) fail(`copy operation does not apply: doc is missing destination path: ${path}: ${MISSING}`);
-    // A fresh copy, so later operations on either location cannot affect the other.
-    const copy = got.value === undefined ? null : structuredClone(got.value);
+    // A fresh copy, so later operations on either location cannot affect the other; what the
+    // copies add up to is limited as kube limits it, or a few copies of the document into
+    // itself would double it each time.
+    const { copy, size } = cloneMeasured(got.value);
+    this.copied += size;
+    if (this.copied > MAX_JSON_PATCH_COPY_BYTES) {
+      fail(`Unable to complete the copy, the accumulated size increase of copy is ${this.copied}, exceeding the limit ${MAX_JSON_PATCH_COPY_BYTES}`);
+    }
     const err = Working.add(dst.con, dst.key, copy);
     if (err) fail(`error while adding value during copy: ${err}`);
   }
