@@ -125,7 +125,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
 
   let ready = false;
   const compactor = new Compactor(eventLog, opts.compactionIntervalMs ?? 5 * 60_000, (r) =>
-    log(`compacted to resourceVersion ${r.compactedRv}: ${r.removed} events removed in ${r.slices} slices (longest ${r.longestSliceMs.toFixed(1)} ms)`),
+    log(`compacted to resourceVersion ${r.compactedRv}: ${r.removed} events removed in ${r.slices} slices (longest ${r.longestSliceMs.toFixed(1)} ms); ${r.pagesReleased} pages given back to the filesystem in ${r.vacuumSlices} slices (longest ${r.longestVacuumMs.toFixed(1)} ms)`),
   );
   compactor.start();
   const eventTtlMs = opts.eventTtlMs ?? 60 * 60_000;
