@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { mkdirSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { openDatabase, type Db } from './storage/database.ts';
+import { checkStore } from './storage/store-check.ts';
 import { EventLog } from './storage/event-log.ts';
 import { Compactor } from './storage/compactor.ts';
 import { ResourceCatalog } from './schema/catalog.ts';
@@ -44,6 +45,8 @@ export interface ServerOptions {
   compactionIntervalMs?: number;
   /** How long an event lives after its last write (kube's --event-ttl; 0 keeps events); default 1 hour. */
   eventTtlMs?: number;
+  /** Create an empty store even though the directory already holds a cluster's credentials (--initialize). */
+  initialize?: boolean;
   log?: (line: string) => void;
 }
 
@@ -55,6 +58,8 @@ export interface RunningServer {
   pki: ServerPki;
   store: GenericStore;
   catalog: ResourceCatalog;
+  /** The storage layer (tests reach below the API with it: a full disk). */
+  eventLog: EventLog;
   close(): Promise<void>;
 }
 
@@ -66,12 +71,14 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   mkdirSync(opts.dataDir, { recursive: true });
   const extraSans = [...(opts.tlsSans ?? [])];
   if (opts.bindAddress && opts.bindAddress !== '0.0.0.0' && opts.bindAddress !== '::') extraSans.push(opts.bindAddress);
+  const dbFile = join(opts.dataDir, DATABASE_FILE);
+  // Before the PKI: a directory with credentials but no store is refused, not given a new cluster.
+  checkStore(dbFile, { initialize: opts.initialize, log });
   const pki = await ensurePki(opts.dataDir, { extraSans });
 
-  const dbFile = join(opts.dataDir, DATABASE_FILE);
-  const db = openDatabase(dbFile, { synchronous: opts.synchronous });
+  const db = openDatabase(dbFile, { synchronous: opts.synchronous, log });
   setContinueSecret(persistentSecret(db, 'continue-token-key'));
-  const eventLog = new EventLog(db, { file: dbFile, synchronous: opts.synchronous });
+  const eventLog = new EventLog(db, { file: dbFile, synchronous: opts.synchronous, log });
   const catalog = ResourceCatalog.loadBuiltins();
   // Built-in definitions are shared; CRD schemas go into this server's overlay.
   const model = TypeModel.loadBuiltins().overlay();
@@ -81,7 +88,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const nsInfo = catalog.lookup('', 'v1', 'namespaces')!;
   const servicesInfo = catalog.lookup('', 'v1', 'services')!;
   store.setStrategy('', 'services', createServiceStrategy(() => store.listCurrent(servicesInfo, undefined)));
-  const namespaces = new NamespaceIndex(eventLog, store.listCurrent(nsInfo, undefined));
+  const namespaces = new NamespaceIndex(eventLog, store.listReadable(nsInfo, undefined));
   admission.add(namespaceLifecycle((name) => namespaces.get(name)));
   const watch = new WatchService(eventLog, store);
 
@@ -188,6 +195,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     pki,
     store,
     catalog,
+    eventLog,
     close() {
       closing ??= (async () => {
         ready = false;

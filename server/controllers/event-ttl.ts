@@ -46,7 +46,7 @@ export class EventTtlController {
 
   /** Takes in the events already stored, each expiring the TTL after its last write. */
   start(): void {
-    for (const e of this.store.listCurrent(this.info, undefined)) {
+    for (const e of this.store.listReadable(this.info, undefined)) {
       const id = `${e.metadata.namespace}/${e.metadata.name}`;
       if (!this.expiry.has(id)) this.expiry.set(id, { at: lastWrittenMs(e) + this.ttlMs, rv: Number(e.metadata.resourceVersion) });
     }
