@@ -79,7 +79,7 @@ const SLICE_ROWS_MAX = 2048;
 /** Bounds on the pages one vacuum slice moves (each moved page is a WAL write, like a slice's rows). */
 const VACUUM_PAGES_MIN = 16;
 const VACUUM_PAGES_MAX = 4096;
-/** Free pages kept for the writes to come rather than given back: this fraction of the file. */
+/** Free pages kept for the writes to come rather than given back: this fraction of the pages in use. */
 const FREE_PAGES_KEPT = 1 / 8;
 
 export interface CompactionResult {
@@ -501,7 +501,8 @@ export class EventLog {
   private async giveSpaceBack(): Promise<{ pagesReleased: number; slices: number; longestMs: number; longestPauseMs: number }> {
     const done = { pagesReleased: 0, slices: 0, longestMs: 0, longestPauseMs: 0 };
     let free = this.stmts.freePages.get() as number;
-    const keep = Math.floor((this.stmts.pageCount.get() as number) * FREE_PAGES_KEPT);
+    // (a fraction of the pages in use, not of the file before it shrinks)
+    const keep = Math.floor(((this.stmts.pageCount.get() as number) - free) * FREE_PAGES_KEPT);
     let pages = 256;
     while (free > keep) {
       if (this.inFlight) await new Promise<void>((resolve) => this.turnWaiters.push(resolve));
