@@ -12,6 +12,8 @@ import Database from 'better-sqlite3';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 import { storageCounters } from '../server/storage/corrupt-rows.ts';
 import { checksum, tableCrc32 } from '../server/storage/checksum.ts';
+import { loadMigrations, migrate } from '../server/storage/database.ts';
+import { encodeObject } from '../server/storage/codec.ts';
 
 const configMap = (name: string, data: Record<string, string> = { a: '1' }) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data });
 
@@ -240,3 +242,55 @@ async function sizeOnceCheckpointed(file: string): Promise<number> {
   }
   return last;
 }
+
+test('a store made by an older hearth (no auto-vacuum, no checksums) is converted at start: incremental auto-vacuum, checksums for its rows, a damaged JSON row caught', async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'hearth-upgrade-'));
+  let s: TestServer | undefined;
+  try {
+    // Schema as migrations 001-003 left it, in a file made without auto_vacuum, as hearth made them.
+    const file = join(dataDir, 'hearth.db');
+    const db = new Database(file);
+    db.pragma('journal_mode = WAL');
+    migrate(db, loadMigrations().filter((m) => m.version <= 3));
+    const insertEvent = db.prepare('INSERT INTO events (rv, type, res, ns, name, uid, prev_rv, data) VALUES (?, 1, ?, ?, ?, ?, NULL, ?)');
+    const insertObject = db.prepare('INSERT INTO objects (res, ns, name, rv, uid, data) VALUES (?, ?, ?, ?, ?, ?)');
+    const namespace = (name: string, rv: number) => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name, uid: `uid-${name}`, resourceVersion: String(rv), creationTimestamp: '2024-01-01T00:00:00Z' }, spec: { finalizers: ['kubernetes'] }, status: { phase: 'Active' } });
+    const rows: [string, string, string, any][] = [
+      ['namespaces', '', 'default', namespace('default', 1)],
+      ['namespaces', '', 'old', namespace('old', 2)],
+      ['configmaps', 'old', 'kept', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'kept', namespace: 'old', uid: 'uid-kept', resourceVersion: '3', creationTimestamp: '2024-01-01T00:00:00Z' }, data: { a: '1' } }],
+      ['configmaps', 'old', 'broken', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'broken', namespace: 'old', uid: 'uid-broken', resourceVersion: '4', creationTimestamp: '2024-01-01T00:00:00Z' }, data: { a: '1' } }],
+    ];
+    db.transaction(() => {
+      rows.forEach(([res, ns, name, obj], i) => {
+        let data: Buffer = Buffer.from(encodeObject(obj));
+        // Damaged before checksums existed: still JSON-looking, no longer JSON.
+        if (name === 'broken') data = damaged(data);
+        insertEvent.run(i + 1, res, ns, name, obj.metadata.uid, data);
+        insertObject.run(res, ns, name, i + 1, obj.metadata.uid, data);
+      });
+    })();
+    assert.equal(db.pragma('auto_vacuum', { simple: true }), 0);
+    db.close();
+
+    s = await startTestServer({ dataDir });
+    const check = new Database(file, { readonly: true });
+    assert.equal(check.pragma('auto_vacuum', { simple: true }), 2, 'converted to incremental auto-vacuum');
+    const crcs = check.prepare(`SELECT name, crc FROM objects WHERE res = 'configmaps'`).all() as { name: string; crc: number }[];
+    check.close();
+    assert.deepEqual(Object.fromEntries(crcs.map((r) => [r.name, r.crc === -1 ? 'marked damaged' : 'checksummed'])), { broken: 'marked damaged', kept: 'checksummed' });
+    assert.equal((await s.request('GET', '/api/v1/namespaces/old/configmaps/kept')).json().data.a, '1');
+    const broken = await s.request('GET', '/api/v1/namespaces/old/configmaps/broken');
+    assert.equal(broken.status, 500);
+    assert.match(broken.json().message, /Key: \/registry\/configmaps\/old\/broken/);
+    const list = await s.request('GET', '/api/v1/namespaces/old/configmaps');
+    assert.equal(list.status, 500, 'never a 200 with the broken row joined in');
+    // New writes continue the old sequence.
+    const created = await s.request('POST', '/api/v1/namespaces/old/configmaps', { body: configMap('new') });
+    assert.equal(created.status, 201);
+    assert.ok(Number(created.json().metadata.resourceVersion) > 4);
+  } finally {
+    await s?.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});

@@ -1,6 +1,6 @@
 // Opens the one SQLite file, sets durability pragmas, and applies migrations in order.
 import Database from 'better-sqlite3';
-import { readdirSync, readFileSync, mkdirSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync, mkdirSync } from 'node:fs';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { checksum } from './checksum.ts';
@@ -46,14 +46,15 @@ export function openDatabase(file: string, opts: OpenOptions = {}): Db {
  */
 function convertToIncrementalVacuum(db: Db, file: string, log: ((line: string) => void) | undefined): void {
   if (db.pragma('auto_vacuum', { simple: true }) === AUTO_VACUUM_INCREMENTAL) return;
-  const mb = (bytes: number) => (bytes / 1024 / 1024).toFixed(1);
-  const before = statSync(file).size;
-  log?.(`converting ${file} (${mb(before)} MB) to incremental auto-vacuum, so that compaction gives space back: a one-time VACUUM, which takes a while on a big store …`);
+  // (the store's own size: what the WAL holds of it too)
+  const mb = () => (((db.pragma('page_count', { simple: true }) as number) * (db.pragma('page_size', { simple: true }) as number)) / 1024 / 1024).toFixed(1);
+  const before = mb();
+  log?.(`converting ${file} (${before} MB) to incremental auto-vacuum, so that compaction gives space back: a one-time VACUUM, which takes a while on a big store …`);
   const started = performance.now();
   db.exec('VACUUM');
   // The rewrite went through the WAL: copy it back and cut the WAL file down now.
   db.pragma('wal_checkpoint(TRUNCATE)');
-  log?.(`converted ${file} in ${((performance.now() - started) / 1000).toFixed(1)} s: ${mb(before)} MB → ${mb(statSync(file).size)} MB`);
+  log?.(`converted ${file} in ${((performance.now() - started) / 1000).toFixed(1)} s: ${before} MB → ${mb()} MB`);
 }
 
 export interface Migration {
