@@ -56,6 +56,8 @@ test('a row damaged on disk: its GET and every list that meets it answer 500 nam
     editStore(dataDir, (db) => {
       const row = db.prepare(`SELECT data FROM objects WHERE res = 'configmaps' AND ns = 't' AND name = 'bad'`).get() as { data: Buffer };
       db.prepare(`UPDATE objects SET data = ? WHERE res = 'configmaps' AND ns = 't' AND name = 'bad'`).run(damaged(row.data));
+      // Its event too: a watch replaying it must not stream the damaged bytes.
+      db.prepare(`UPDATE events SET data = ? WHERE res = 'configmaps' AND ns = 't' AND name = 'bad'`).run(damaged(row.data));
     });
 
     s = await startTestServer({ dataDir });
@@ -78,6 +80,12 @@ test('a row damaged on disk: its GET and every list that meets it answer 500 nam
     }
     const table = await s.request('GET', '/api/v1/namespaces/t/configmaps', { headers: { accept: 'application/json;as=Table;v=v1;g=meta.k8s.io' } });
     assert.equal(table.status, 500);
+    // A watch replaying its event says why in an ERROR event, and ends.
+    const replay = await s.watch('/api/v1/namespaces/t/configmaps?watch=1&resourceVersion=1', () => false);
+    assert.equal(replay.status, 200);
+    assert.deepEqual(replay.events.map((e) => e.type), ['ERROR']);
+    assert.equal(replay.events[0].object.code, 500);
+    assert.ok(replay.events[0].object.message.includes(`Key: ${key}`), replay.events[0].object.message);
     // Everything else is served.
     assert.equal((await s.request('GET', '/api/v1/namespaces/t/configmaps/a-good')).status, 200);
     assert.equal((await s.request('GET', '/api/v1/namespaces/t/configmaps/z-good')).status, 200);

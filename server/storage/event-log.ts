@@ -9,7 +9,7 @@ import { encodeObject, decodeObject, StoredRow, CHECK_STORED_JSON, EVENT_CLOSE, 
 import { deepFreeze } from '../util/json.ts';
 import { KeyFilter } from './key-filter.ts';
 import { checksum, intact } from './checksum.ts';
-import { corruptObjectsError, storageKey, type CorruptRow } from './corrupt-rows.ts';
+import { corruptObjectsError, reportCorruptRow, storageKey, type CorruptRow } from './corrupt-rows.ts';
 import { ApiError } from '../errors.ts';
 import type Database from 'better-sqlite3';
 import { Worker, MessageChannel } from 'node:worker_threads';
@@ -527,18 +527,14 @@ export class EventLog {
   /** Events after rv, oldest first (watch replay); optionally of one resource only. */
   eventsAfter(rv: number, limit: number, res?: string): LogEvent[] {
     const rows = (res === undefined ? this.stmts.eventsAfter.all(rv, limit) : this.stmts.eventsAfterOf.all(res, rv, limit)) as { rv: number; type: number; res: string; ns: string; name: string; data: Buffer; crc: number | null; prev: Buffer | null; prevRv: number | null; prevCrc: number | null }[];
-    const corrupt: CorruptRow[] = [];
-    for (const r of rows) {
-      if (!intact(r.data, r.crc)) corrupt.push(corruptRow(r.res, r.ns, r.name, r.rv));
-      if (r.prev && !intact(r.prev, r.prevCrc)) corrupt.push(corruptRow(r.res, r.ns, r.name, r.prevRv ?? 0));
-    }
-    if (corrupt.length) throw corruptObjectsError(corrupt);
+    const corrupt = rows.filter((r) => !intact(r.data, r.crc));
+    if (corrupt.length) throw corruptObjectsError(corrupt.map((r) => corruptRow(r.res, r.ns, r.name, r.rv)));
     return rows.map((r) => ({
       type: CODE_TYPE[r.type],
       rv: r.rv,
       key: { res: r.res, ns: r.ns, name: r.name },
       object: decodeEvent(r.res, r.ns, r.name, r.rv, r.data),
-      prevObject: r.prev ? decodeEvent(r.res, r.ns, r.name, r.prevRv ?? 0, r.prev) : undefined,
+      prevObject: r.prev ? previousObject(r.res, r.ns, r.name, r.prevRv ?? 0, r.prev, r.prevCrc) : undefined,
     }));
   }
 
@@ -853,6 +849,24 @@ function storedRow(res: string, r: RawRow): StoredRow {
 
 function corruptRow(res: string, ns: string, name: string, rv: number, detail = 'stored bytes do not match their checksum'): CorruptRow {
   return { key: storageKey(res, ns, name), rv, detail };
+}
+
+/**
+ * What an event replaced, for a watch's selectors (a change into or out of them): a damaged
+ * previous row is reported and read as unknown, as the event itself is intact (an unsafe
+ * delete's event replaced a corrupt object).
+ */
+function previousObject(res: string, ns: string, name: string, rv: number, data: Buffer, crc: number | null): any {
+  if (!intact(data, crc)) {
+    reportCorruptRow(corruptRow(res, ns, name, rv));
+    return undefined;
+  }
+  try {
+    return decodeEvent(res, ns, name, rv, data);
+  } catch (e) {
+    if (!(e instanceof ApiError)) throw e;
+    return undefined; // (reported by decodeEvent)
+  }
 }
 
 /** An event's object (watch replay): bytes that do not decode name the event's row. */
