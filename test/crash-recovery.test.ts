@@ -70,15 +70,43 @@ function watchFrom(dataDir: string, url: string, rv: number, untilRv: number): P
   });
 }
 
-test(`kill -9 under writes, ${ROUNDS} times: no acknowledged write lost, a resumed watch sees every event once, in order; integrity_check ok`, async () => {
+/** The ConfigMaps of NS now: name → resourceVersion. */
+async function storedObjects(req: ReturnType<typeof adminClient>, url: string): Promise<Map<string, number>> {
+  const list = (await req('GET', `${url}/api/v1/namespaces/${NS}/configmaps`)).json;
+  return new Map(list.items.map((i: any) => [i.metadata.name, Number(i.metadata.resourceVersion)]));
+}
+
+function assertAcknowledgedKept(stored: Map<string, number>, acked: Acked, when: string): void {
+  for (const [name, rv] of acked) assert.equal(stored.get(name), rv, `${when}: ${name} was acknowledged at resourceVersion ${rv}`);
+}
+
+/**
+ * A server on a fresh directory with the namespace NS; run() may kill and restart it (it returns
+ * the one running at its end), which is then stopped cleanly and its file checked.
+ */
+async function onCrashingServer(run: (s: { p: ServerProcess; dataDir: string; port: number; url: string }) => Promise<ServerProcess>): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), 'hearth-crash-'));
   const port = await freePort();
   const url = `https://127.0.0.1:${port}`;
-  const acked: Acked = new Map();
   try {
-    let p = await startServerProcess(dataDir, port);
+    const p = await startServerProcess(dataDir, port);
+    assert.equal((await adminClient(dataDir)('POST', `${url}/api/v1/namespaces`, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } })).status, 201);
+    await stopServerProcess(await run({ p, dataDir, port, url }), 'SIGTERM');
+    const db = new Database(join(dataDir, 'hearth.db'), { readonly: true });
+    try {
+      assert.equal(db.pragma('integrity_check', { simple: true }), 'ok');
+    } finally {
+      db.close();
+    }
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+test(`kill -9 under writes, ${ROUNDS} times: no acknowledged write lost, a resumed watch sees every event once, in order; integrity_check ok`, () =>
+  onCrashingServer(async ({ p, dataDir, port, url }) => {
+    const acked: Acked = new Map();
     let req = adminClient(dataDir);
-    assert.equal((await req('POST', `${url}/api/v1/namespaces`, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } })).status, 201);
     for (let round = 0; round < ROUNDS; round++) {
       // A resourceVersion from before this round's writes: the watch resumes from it after the crash.
       const resumeRv = Number((await req('GET', `${url}/api/v1/namespaces/${NS}/configmaps?limit=1`)).json.metadata.resourceVersion);
@@ -86,9 +114,8 @@ test(`kill -9 under writes, ${ROUNDS} times: no acknowledged write lost, a resum
 
       p = await startServerProcess(dataDir, port);
       req = adminClient(dataDir);
-      const list = (await req('GET', `${url}/api/v1/namespaces/${NS}/configmaps`)).json;
-      const stored = new Map<string, number>(list.items.map((i: any) => [i.metadata.name, Number(i.metadata.resourceVersion)]));
-      for (const [name, rv] of acked) assert.equal(stored.get(name), rv, `round ${round}: ${name} was acknowledged at resourceVersion ${rv}`);
+      const stored = await storedObjects(req, url);
+      assertAcknowledgedKept(stored, acked, `round ${round}`);
 
       // Every object written after resumeRv (acknowledged or not, if it was committed) is one ADDED event, in order.
       const later = [...stored].filter(([, rv]) => rv > resumeRv).sort((a, b) => a[1] - b[1]);
@@ -96,48 +123,23 @@ test(`kill -9 under writes, ${ROUNDS} times: no acknowledged write lost, a resum
       const events = await watchFrom(dataDir, url, resumeRv, later[later.length - 1][1]);
       assert.deepEqual(events.map((e) => `${e.type} ${e.object.metadata.name} ${e.object.metadata.resourceVersion}`), later.map(([name, rv]) => `ADDED ${name} ${rv}`), `round ${round}`);
     }
-    await stopServerProcess(p, 'SIGTERM');
-    const db = new Database(join(dataDir, 'hearth.db'), { readonly: true });
-    try {
-      assert.equal(db.pragma('integrity_check', { simple: true }), 'ok');
-    } finally {
-      db.close();
-    }
-  } finally {
-    rmSync(dataDir, { recursive: true, force: true });
-  }
-});
+    return p;
+  }));
 
-test('a torn WAL (a frame cut short by a power cut) is recovered as SQLite recovers it: every acknowledged write kept', async () => {
-  const dataDir = mkdtempSync(join(tmpdir(), 'hearth-torn-'));
-  const port = await freePort();
-  const url = `https://127.0.0.1:${port}`;
-  const acked: Acked = new Map();
-  try {
-    let p = await startServerProcess(dataDir, port);
-    let req = adminClient(dataDir);
-    assert.equal((await req('POST', `${url}/api/v1/namespaces`, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } })).status, 201);
-    await writeUntilKilled(p, req, url, 0, 50, acked);
+test('a torn WAL (a frame cut short by a power cut) is recovered as SQLite recovers it: every acknowledged write kept', () =>
+  onCrashingServer(async ({ p, dataDir, port, url }) => {
+    const acked: Acked = new Map();
+    await writeUntilKilled(p, adminClient(dataDir), url, 0, 50, acked);
     // What a write cut off by the power leaves: the start of a frame (its header and part of
     // its page) after the last whole one. Its checksum cannot match: SQLite ignores it.
     const wal = join(dataDir, 'hearth.db-wal');
     assert.ok(statSync(wal).size > 32, 'the crash left a WAL');
     appendFileSync(wal, Buffer.alloc(24 + 1000, 0x5a));
     p = await startServerProcess(dataDir, port);
-    req = adminClient(dataDir);
-    const stored = new Map<string, number>((await req('GET', `${url}/api/v1/namespaces/${NS}/configmaps`)).json.items.map((i: any) => [i.metadata.name, Number(i.metadata.resourceVersion)]));
-    for (const [name, rv] of acked) assert.equal(stored.get(name), rv, `${name} was acknowledged at resourceVersion ${rv}`);
+    const req = adminClient(dataDir);
+    assertAcknowledgedKept(await storedObjects(req, url), acked, 'after the power cut');
     const created = await req('POST', `${url}/api/v1/namespaces/${NS}/configmaps`, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'after-power-cut' } });
     assert.equal(created.status, 201);
     assert.ok(Number(created.json.metadata.resourceVersion) > Math.max(...acked.values()));
-    await stopServerProcess(p, 'SIGTERM');
-    const db = new Database(join(dataDir, 'hearth.db'), { readonly: true });
-    try {
-      assert.equal(db.pragma('integrity_check', { simple: true }), 'ok');
-    } finally {
-      db.close();
-    }
-  } finally {
-    rmSync(dataDir, { recursive: true, force: true });
-  }
-});
+    return p;
+  }));

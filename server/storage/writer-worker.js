@@ -253,22 +253,8 @@ function runWriter() {
     const started = performance.now();
     const end = span();
     try {
-      if ('vacuum' in msg) {
-        if (started < holdUntil) {
-          // The checkpointer is behind: a vacuum slice writes many pages, as a compaction slice does.
-          stats.heldSlices++;
-          heldSlice = msg;
-          holdTimer = setTimeout(releaseSlice, holdUntil - started);
-          return;
-        }
-        const waited = waitedMs();
-        const left = vacuum(msg.vacuum.pages);
-        const waitedDuring = waitedMs() - waited;
-        const ms = performance.now() - started;
-        end('vacuum', msg.vacuum.pages, left);
-        reply({ id: msg.id, ok: true, freePages: left, ms, busyMs: Math.max(0, ms - waitedDuring), tailMs: longestTailMs });
-        longestTailMs = 0;
-      } else if ('compact' in msg) {
+      if ('vacuum' in msg || 'compact' in msg) {
+        // A slice (compaction, or giving pages back) writes far more pages than a batch.
         if (started < holdUntil) {
           stats.heldSlices++;
           heldSlice = msg;
@@ -276,13 +262,22 @@ function runWriter() {
           return;
         }
         const waited = waitedMs();
-        const { removed, to } = compact(msg.compact);
+        /** @type {Partial<WriterResponse & { ok: true }>} */
+        let done;
+        if ('vacuum' in msg) {
+          const left = vacuum(msg.vacuum.pages);
+          end('vacuum', msg.vacuum.pages, left);
+          done = { freePages: left };
+        } else {
+          const { removed, to } = compact(msg.compact);
+          end('slice', to - msg.compact.from, removed);
+          done = { removed, to };
+        }
         // Wait read first, then the clock: a preemption in between counts in both or only in
         // ms (busy overestimated: the next slice smaller, never larger than it should be).
         const waitedDuring = waitedMs() - waited;
         const ms = performance.now() - started;
-        end('slice', to - msg.compact.from, removed);
-        reply({ id: msg.id, ok: true, removed, to, ms, busyMs: Math.max(0, ms - waitedDuring), tailMs: longestTailMs });
+        reply({ ...done, id: msg.id, ok: true, ms, busyMs: Math.max(0, ms - waitedDuring), tailMs: longestTailMs });
         longestTailMs = 0;
       } else {
         if ('ops' in msg) {
