@@ -14,15 +14,19 @@
 //   judged on HTTP/2.
 //   3. exact-resourceVersion list of 10,000 ConfigMaps read from the log (median of 5)
 //   4. the longest writer stall while 1,000,000 log rows are compacted (log built directly in the
-//      SQLite file, then POST /admin/compact under a steady stream of creates)
+//      SQLite file, then POST /admin/compact under a steady stream of creates) and the freed pages
+//      given back to the filesystem (incremental vacuum slices), and the file's size before/after
+//   5. the space given back: 100,000 ConfigMaps created, 90% deleted, compacted; the file's size
+//      at its largest, after, and against what the remaining rows hold (target ≤ 3×)
 // The watchers live in a child process (this file with --watcher-child) on raw TLS sockets (a
 // lean HTTP/2 client, or HTTP/1.1 de-chunked by hand) that parse only each event's type,
 // resourceVersion and send timestamp, so the client costs little next to the server. Both
 // processes stamp times as performance.timeOrigin + performance.now(); their offset is measured
 // over IPC and corrected.
-// --quick: 200 watchers for 5 s, 200,000 log rows, short RSS settling (the per-watcher RSS figure is
-// then within GC noise: use the full run for it). --cpu-prof=DIR profiles the servers and the watcher process.
-// --only=watch runs only [1+2]; --h2-only only its HTTP/2 run; --watchers=N changes the number of watchers.
+// --quick: 200 watchers for 5 s, 200,000 log rows, 10,000 objects in [5], short RSS settling (the
+// per-watcher RSS figure is then within GC noise: use the full run for it). --cpu-prof=DIR profiles
+// the servers and the watcher process. --only=watch runs only [1+2], --only=compaction [4],
+// --only=space [5]; --h2-only only its HTTP/2 run; --watchers=N changes the number of watchers.
 // BENCH_WATCH_DEBUG=1 prints progress.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, readFileSync, existsSync, statSync, copyFileSync } from 'node:fs';
@@ -56,6 +60,8 @@ const LIST_UPDATES = 2_000;
 const COMPACT_ROWS = process.argv.some((a) => a.startsWith('--compact-rows=')) ? Number(process.argv.find((a) => a.startsWith('--compact-rows='))!.slice(15)) : quick ? 200_000 : 1_000_000;
 const COMPACT_KEYS = 2_000;
 const CREATE_CONCURRENCY = 16;
+/** [5]: objects created, then all but every tenth deleted. */
+const SPACE_OBJECTS = quick ? 10_000 : 100_000;
 const RSS_SETTLE_MS = quick ? 6_000 : 30_000;
 /** The whole run stops by itself after this long ([1+2] runs twice: HTTP/2, then HTTP/1.1). */
 const RUN_DEADLINE_MS = 15 * 60_000;
@@ -876,6 +882,7 @@ function printCompaction(c: CompactionFigures): void {
   const line = (l: CompactionFigures['during']) => `p50 ${fmt(l.p50, 2)} ms, p99 ${fmt(l.p99, 2)} ms, p99.9 ${fmt(l.p999, 2)} ms, max ${fmt(l.max, 1)} ms (${l.n} creates)`;
   console.log(`  create latency without compaction (${CONTROL_MS / 1000} s before it and ${CONTROL_MS / 1000} s after it): ${line(c.baseline)}`);
   console.log(`  create latency during it (and ${SETTLE_MS / 1000} s after): ${line(c.during)}`);
+  console.log(`  space given back after it: ${c.pagesReleased} pages in ${c.vacuumSlices} vacuum slices (longest ${fmt(c.longestVacuumMs, 2)} ms); hearth.db ${fmt(c.fileMbBefore, 1)} MB before, ${fmt(c.fileMbAfter, 1)} MB after`);
   for (const f of c.failures) console.log(`    ${f}`);
 }
 
@@ -883,6 +890,7 @@ function compactionSummary(c: CompactionFigures): void {
   console.log(`${mark(c.longestSliceMs <= 20)} compaction of ${COMPACT_ROWS} rows, longest slice (server): ${fmt(c.longestSliceMs, 2)} ms (target ≤ 20 ms)`);
   console.log(`${mark(c.stallMs <= 20)} compaction writer stall (client: worst create during − worst create without, same stream of creates): ${fmt(c.during.max, 1)} − ${fmt(c.baseline.max, 1)} = ${fmt(c.stallMs, 1)} ms (target ≤ 20 ms)`);
   console.log(`info compaction writer stall (server: longest stretch of compaction work on the writer thread): ${fmt(c.longestPauseMs, 2)} ms; worst create during − p50 without: ${fmt(c.during.max - c.baseline.p50, 1)} ms`);
+  console.log(`${mark(c.longestVacuumMs <= 20)} incremental vacuum after the compaction, longest slice (server): ${fmt(c.longestVacuumMs, 2)} ms over ${c.vacuumSlices} slices (target ≤ 20 ms; its stall is in the client figure above); hearth.db ${fmt(c.fileMbBefore, 1)} → ${fmt(c.fileMbAfter, 1)} MB`);
 }
 
 interface CompactionFigures {
@@ -902,6 +910,13 @@ interface CompactionFigures {
   stallMs: number;
   /** The WAL file's size after the compaction: the furthest it grew (it is reused from its start, not shrunk). */
   walMb: number;
+  /** Pages given back after the compaction (incremental vacuum slices), and the longest slice. */
+  pagesReleased: number;
+  vacuumSlices: number;
+  longestVacuumMs: number;
+  /** hearth.db before the compaction and once the checkpointer has cut it after. */
+  fileMbBefore: number;
+  fileMbAfter: number;
   /** Server process over the compaction (creates included): bytes it passed to write calls (WAL, database and, a little, sockets: /proc/PID/io wchar), and CPU seconds. */
   writtenMb: number;
   cpuSeconds: number;
@@ -964,6 +979,7 @@ async function compactionBench(): Promise<CompactionFigures> {
     const t0 = performance.now();
     buildLog(join(dataDir, 'hearth.db'), COMPACT_ROWS);
     const buildSeconds = (performance.now() - t0) / 1000;
+    const fileMbBefore = statSync(join(dataDir, 'hearth.db')).size / 1024 / 1024;
 
     if (traceStorage) process.env.HEARTH_STORAGE_TRACE = join(dataDir, 'trace');
     s = await startBenchServer(dataDir, CREATE_CONCURRENCY + 1);
@@ -1007,6 +1023,7 @@ async function compactionBench(): Promise<CompactionFigures> {
     if (old.status !== 410) failures.push(`list below the compacted version: ${old.status}, expected 410`);
     const wal = join(dataDir, 'hearth.db-wal');
     const walMb = existsSync(wal) ? statSync(wal).size / 1024 / 1024 : 0;
+    const fileMbAfter = (await settledSize(join(dataDir, 'hearth.db'))) / 1024 / 1024;
     await stopHearth(s);
 
     const stats = (lat: number[]) => {
@@ -1029,6 +1046,11 @@ async function compactionBench(): Promise<CompactionFigures> {
       during,
       stallMs: during.max - baseline.max,
       walMb,
+      pagesReleased: c.pagesReleased,
+      vacuumSlices: c.vacuumSlices,
+      longestVacuumMs: c.longestVacuumMs,
+      fileMbBefore,
+      fileMbAfter,
       writtenMb: (io1.wchar - io0.wchar) / 1024 / 1024,
       cpuSeconds: io1.cpu - io0.cpu,
       failures,
@@ -1038,12 +1060,109 @@ async function compactionBench(): Promise<CompactionFigures> {
   }
 }
 
+/** A file's size once it has not changed for a second (the checkpointer cuts hearth.db after a vacuum); at most 60 s. */
+async function settledSize(file: string): Promise<number> {
+  let last = statSync(file).size;
+  for (let stable = 0, waited = 0; stable < 4 && waited < 60_000; waited += 250) {
+    await sleep(250);
+    const size = statSync(file).size;
+    stable = size === last ? stable + 1 : 0;
+    last = size;
+  }
+  return last;
+}
+
+// ───────────────────────────── 5: space given back ─────────────────────────────
+
+/** --only=space: only [5]. */
+const spaceOnly = process.argv.includes('--only=space');
+
+interface SpaceFigures {
+  objects: number;
+  kept: number;
+  /** hearth.db once every object was written (and the WAL copied back). */
+  fullMb: number;
+  /** After deleting 90%, before compacting: deletes alone give nothing back. */
+  deletedMb: number;
+  /** After the compaction and its vacuum slices. */
+  afterMb: number;
+  /** What the remaining rows hold: the bytes of objects' and events' data. */
+  rowsMb: number;
+  pagesReleased: number;
+  vacuumSlices: number;
+  longestVacuumMs: number;
+  failures: string[];
+}
+
+/** Deletes ConfigMaps by name from CREATE_CONCURRENCY connections. */
+async function deleteMany(s: Server, ns: string, names: string[]): Promise<void> {
+  let next = 0;
+  const worker = async (conn: LeanConnection) => {
+    for (let i = next++; i < names.length; i = next++) {
+      const r = await request(s, 'DELETE', `/api/v1/namespaces/${ns}/configmaps/${names[i]}`, undefined, conn);
+      if (r.status !== 200) throw new Error(`delete ${names[i]}: ${r.status} ${r.body}`);
+    }
+  };
+  await Promise.all(s.conns.slice(0, CREATE_CONCURRENCY).map(worker));
+}
+
+async function spaceBench(): Promise<SpaceFigures> {
+  const dataDir = tempDir('hearth-bench-space-');
+  const file = join(dataDir, 'hearth.db');
+  const mb = (bytes: number) => bytes / 1024 / 1024;
+  try {
+    const s = await startBenchServer(dataDir, CREATE_CONCURRENCY + 1);
+    const failures: string[] = [];
+    try {
+      await createNamespace(s, 'space');
+      await createMany({ ...s, conns: s.conns.slice(1) }, 'space', { count: SPACE_OBJECTS, prefix: 'o' });
+      const fullMb = mb(await settledSize(file));
+      const names = Array.from({ length: SPACE_OBJECTS }, (_, i) => `o-${i}`);
+      await deleteMany({ ...s, conns: s.conns.slice(1) }, 'space', names.filter((_, i) => i % 10 !== 0));
+      const deletedMb = mb(await settledSize(file));
+      const r = await request(s, 'POST', '/admin/compact');
+      if (r.status !== 200) throw new Error(`compact: ${r.status} ${r.body}`);
+      const c = JSON.parse(r.body);
+      const afterMb = mb(await settledSize(file));
+      const db = new Database(file, { readonly: true });
+      const rowsMb = mb(db.prepare('SELECT (SELECT coalesce(sum(length(data)), 0) FROM objects) + (SELECT coalesce(sum(length(data)), 0) FROM events)').pluck().get() as number);
+      db.close();
+      const kept = Number(JSON.parse((await request(s, 'GET', '/api/v1/namespaces/space/configmaps?limit=1')).body).metadata.remainingItemCount ?? 0) + 1;
+      if (kept !== SPACE_OBJECTS / 10) failures.push(`${kept} ConfigMaps left, expected ${SPACE_OBJECTS / 10}`);
+      return { objects: SPACE_OBJECTS, kept, fullMb, deletedMb, afterMb, rowsMb, pagesReleased: c.pagesReleased, vacuumSlices: c.vacuumSlices, longestVacuumMs: c.longestVacuumMs, failures };
+    } finally {
+      await stopHearth(s);
+    }
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+function printSpace(f: SpaceFigures): void {
+  console.log(`  hearth.db with ${f.objects} objects: ${fmt(f.fullMb, 1)} MB; after deleting ${f.objects - f.kept}: ${fmt(f.deletedMb, 1)} MB; after compacting: ${fmt(f.afterMb, 1)} MB (${f.pagesReleased} pages given back in ${f.vacuumSlices} slices, longest ${fmt(f.longestVacuumMs, 2)} ms); the remaining rows hold ${fmt(f.rowsMb, 1)} MB`);
+  for (const x of f.failures) console.log(`    ${x}`);
+}
+
+function spaceSummary(f: SpaceFigures): void {
+  const ratio = f.afterMb / f.rowsMb;
+  console.log(`${mark(ratio <= 3 && f.failures.length === 0)} file after deleting 90% of ${f.objects} objects and compacting: ${fmt(f.fullMb, 1)} → ${fmt(f.afterMb, 1)} MB, ${fmt(ratio, 2)}× what the remaining rows hold (target ≤ 3×); longest vacuum slice ${fmt(f.longestVacuumMs, 2)} ms (target ≤ 20 ms)`);
+}
+
+async function spaceOnlyMain(): Promise<void> {
+  console.log(`\n[5] space given back: ${SPACE_OBJECTS} ConfigMaps created, 90% deleted, compacted … (${new Date().toISOString()})`);
+  const f = await spaceBench();
+  printSpace(f);
+  spaceSummary(f);
+  if (f.failures.length) process.exitCode = 1;
+}
+
 // ───────────────────────────── main ─────────────────────────────
 
 async function main(): Promise<void> {
   console.log(`hearth watch/list/compaction benchmark${quick ? ' (quick)' : ''} — node ${process.version}, loopback`);
   console.log(`command: ${COMMAND}`);
   if (compactionOnly) return compactionOnlyMain();
+  if (spaceOnly) return spaceOnlyMain();
   const failures: string[] = [];
 
   // HTTP/2 first, on a server of its own (a clean RSS baseline); then HTTP/1.1 for comparison on
@@ -1086,10 +1205,16 @@ async function main(): Promise<void> {
   failures.push(...c.failures.map((f) => `compaction: ${f}`));
   printCompaction(c);
 
+  console.log(`\n[5] space given back: ${SPACE_OBJECTS} ConfigMaps created, 90% deleted, compacted …`);
+  const space = await spaceBench();
+  failures.push(...space.failures.map((f) => `space: ${f}`));
+  printSpace(space);
+
   console.log(`\n──── summary (${COMMAND}) ────`);
   watchSummary(watch);
   console.log(`${mark(l.exactMedian <= 300 && l.failures.length === 0)} exact-rv list of ${LIST_SIZE} from the log: median ${fmt(l.exactMedian, 0)} ms (target ≤ 300 ms)`);
   compactionSummary(c);
+  spaceSummary(space);
   reportFailures(failures);
 }
 

@@ -15,12 +15,13 @@ interface Flags {
   eventTtlMs: number;
   serviceClusterIPRange?: string;
   serviceNodePortRange?: string;
+  initialize: boolean;
 }
 
-const USAGE = `usage: npm start -- [--data-dir DIR] [--secure-port PORT] [--bind-address ADDR] [--tls-san NAME_OR_IP]... [--anonymous-auth=false] [--compaction-interval 5m] [--event-ttl 1h] [--service-cluster-ip-range 10.96.0.0/12[,fd00::/108]] [--service-node-port-range 30000-32767]`;
+const USAGE = `usage: npm start -- [--data-dir DIR] [--secure-port PORT] [--bind-address ADDR] [--tls-san NAME_OR_IP]... [--anonymous-auth=false] [--compaction-interval 5m] [--event-ttl 1h] [--service-cluster-ip-range 10.96.0.0/12[,fd00::/108]] [--service-node-port-range 30000-32767] [--initialize]`;
 
 function parseFlags(argv: string[]): Flags {
-  const flags: Flags = { dataDir: './data', securePort: 6443, bindAddress: '127.0.0.1', tlsSans: [], anonymousAuth: true, compactionIntervalMs: 5 * 60_000, eventTtlMs: 60 * 60_000 };
+  const flags: Flags = { dataDir: './data', securePort: 6443, bindAddress: '127.0.0.1', tlsSans: [], anonymousAuth: true, compactionIntervalMs: 5 * 60_000, eventTtlMs: 60 * 60_000, initialize: false };
   for (let i = 0; i < argv.length; i++) {
     let arg = argv[i];
     let value: string | undefined;
@@ -46,6 +47,7 @@ function parseFlags(argv: string[]): Flags {
       case '--bind-address': flags.bindAddress = take(); break;
       case '--tls-san': flags.tlsSans.push(take()); break;
       case '--anonymous-auth': flags.anonymousAuth = (value ?? 'true') !== 'false'; break;
+      case '--initialize': flags.initialize = (value ?? 'true') !== 'false'; break;
       case '--compaction-interval':
         try {
           flags.compactionIntervalMs = parseDuration(take());
@@ -108,6 +110,7 @@ try {
     eventTtlMs: flags.eventTtlMs,
     serviceClusterIPRange: flags.serviceClusterIPRange,
     serviceNodePortRange: flags.serviceNodePortRange,
+    initialize: flags.initialize,
   });
   console.log(`export KUBECONFIG=${server.kubeconfigPath}; kubectl get namespaces`);
   const stop = (signal: string) => {

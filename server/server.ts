@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { mkdirSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { openDatabase, type Db } from './storage/database.ts';
+import { checkStore } from './storage/store-check.ts';
 import { EventLog } from './storage/event-log.ts';
 import { Compactor } from './storage/compactor.ts';
 import { ResourceCatalog } from './schema/catalog.ts';
@@ -49,6 +50,8 @@ export interface ServerOptions {
   serviceClusterIPRange?: string;
   /** Service node-port range (kube's --service-node-port-range); default 30000-32767. */
   serviceNodePortRange?: string;
+  /** Create an empty store even though the directory already holds a cluster's credentials (--initialize). */
+  initialize?: boolean;
   log?: (line: string) => void;
 }
 
@@ -60,6 +63,8 @@ export interface RunningServer {
   pki: ServerPki;
   store: GenericStore;
   catalog: ResourceCatalog;
+  /** The storage layer (tests reach below the API with it: a full disk). */
+  eventLog: EventLog;
   close(): Promise<void>;
 }
 
@@ -74,12 +79,14 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   mkdirSync(opts.dataDir, { recursive: true });
   const extraSans = [...(opts.tlsSans ?? [])];
   if (opts.bindAddress && opts.bindAddress !== '0.0.0.0' && opts.bindAddress !== '::') extraSans.push(opts.bindAddress);
+  const dbFile = join(opts.dataDir, DATABASE_FILE);
+  // Before the PKI: a directory with credentials but no store is refused, not given a new cluster.
+  checkStore(dbFile, { initialize: opts.initialize, log });
   const pki = await ensurePki(opts.dataDir, { extraSans });
 
-  const dbFile = join(opts.dataDir, DATABASE_FILE);
-  const db = openDatabase(dbFile, { synchronous: opts.synchronous });
+  const db = openDatabase(dbFile, { synchronous: opts.synchronous, log });
   setContinueSecret(persistentSecret(db, 'continue-token-key'));
-  const eventLog = new EventLog(db, { file: dbFile, synchronous: opts.synchronous });
+  const eventLog = new EventLog(db, { file: dbFile, synchronous: opts.synchronous, log });
   const catalog = ResourceCatalog.loadBuiltins();
   // Built-in definitions are shared; CRD schemas go into this server's overlay.
   const model = TypeModel.loadBuiltins().overlay();
@@ -89,7 +96,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const nsInfo = catalog.lookup('', 'v1', 'namespaces')!;
   const servicesInfo = catalog.lookup('', 'v1', 'services')!;
   store.setStrategy('', 'services', createServiceStrategy(() => store.listCurrent(servicesInfo, undefined), { serviceCIDRs, nodePortRange }));
-  const namespaces = new NamespaceIndex(eventLog, store.listCurrent(nsInfo, undefined));
+  const namespaces = new NamespaceIndex(eventLog, store.listReadable(nsInfo, undefined));
   admission.add(namespaceLifecycle((name) => namespaces.get(name)));
   const watch = new WatchService(eventLog, store);
 
@@ -133,7 +140,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
 
   let ready = false;
   const compactor = new Compactor(eventLog, opts.compactionIntervalMs ?? 5 * 60_000, (r) =>
-    log(`compacted to resourceVersion ${r.compactedRv}: ${r.removed} events removed in ${r.slices} slices (longest ${r.longestSliceMs.toFixed(1)} ms)`),
+    log(`compacted to resourceVersion ${r.compactedRv}: ${r.removed} events removed in ${r.slices} slices (longest ${r.longestSliceMs.toFixed(1)} ms); ${r.pagesReleased} pages given back to the filesystem in ${r.vacuumSlices} slices (longest ${r.longestVacuumMs.toFixed(1)} ms)`),
   );
   compactor.start();
   const eventTtlMs = opts.eventTtlMs ?? 60 * 60_000;
@@ -198,6 +205,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     pki,
     store,
     catalog,
+    eventLog,
     close() {
       closing ??= (async () => {
         ready = false;

@@ -57,7 +57,7 @@ export class CrdController {
 
   /** Serves the CRDs already in the file; resumes cleanups a previous run left. */
   start(): void {
-    for (const crd of this.store.listCurrent(this.crdInfo, undefined)) this.sync(crd);
+    for (const crd of this.store.listReadable(this.crdInfo, undefined)) this.sync(crd);
     this.cleanup.run((name) => this.finalize(name), WORKERS);
   }
 

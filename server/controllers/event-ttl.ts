@@ -54,7 +54,7 @@ export class EventTtlController {
 
   /** Takes in the events already stored, each expiring the TTL after its last write; starts deleting. */
   start(): void {
-    for (const e of this.store.listCurrent(this.info, undefined)) {
+    for (const e of this.store.listReadable(this.info, undefined)) {
       const id = `${e.metadata.namespace}/${e.metadata.name}`;
       if (!this.expiry.has(id)) this.expire(id, lastWrittenMs(e) + this.ttlMs, Number(e.metadata.resourceVersion));
     }

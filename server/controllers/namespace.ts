@@ -49,7 +49,7 @@ export class NamespaceController {
 
   /** Picks up namespaces left Terminating by a previous run; starts processing. */
   start(): void {
-    for (const ns of this.store.listCurrent(this.nsInfo, undefined)) {
+    for (const ns of this.store.listReadable(this.nsInfo, undefined)) {
       if (ns.metadata.deletionTimestamp) this.enqueue(ns.metadata.name);
     }
     this.queue.run((name) => this.sync(name), WORKERS);

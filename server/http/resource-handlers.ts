@@ -144,6 +144,12 @@ export function resourceHandler(deps: ResourceHandlerDeps): Koa.Middleware {
       case 'delete': {
         const { opts, problems } = await deleteOptions(ctx, deps.model); // may carry dryRun in the body
         const rc = requestContext(ctx, 'DeleteOptions', problems);
+        if (opts.ignoreStoreReadErrorWithClusterBreakingPotential) {
+          // kube's unsafe delete of a corrupt object: answered as a delete whose object could not be read.
+          await store.deleteCorrupt(info, ns, ri.name);
+          const status = { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', details: { name: ri.name, group: info.group || undefined, kind: info.resource } };
+          return respondObject(ctx, info, status, 200, rc, true);
+        }
         const r = await store.delete(info, ns, ri.name, opts, rc);
         if (r.deleted) {
           const status = { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', details: { name: ri.name, group: info.group || undefined, kind: info.resource, uid: r.object.metadata.uid } };
@@ -473,6 +479,17 @@ async function deleteOptions(ctx: Koa.Context, model: TypeModel): Promise<{ opts
   if (q.getAll('dryRun').length === 0 && Array.isArray(body.dryRun) && body.dryRun.length) {
     for (const d of body.dryRun) if (d !== 'All') throw badRequest(`dryRun: Unsupported value: "${d}": supported values: "All"`);
     queryOf(ctx).set('dryRun', 'All');
+  }
+  const unsafeParam = q.get('ignoreStoreReadErrorWithClusterBreakingPotential');
+  if (unsafeParam !== null ? queryFlag(unsafeParam) : body.ignoreStoreReadErrorWithClusterBreakingPotential === true) {
+    // ValidateIgnoreStoreReadError: the unsafe delete takes none of a normal delete's options.
+    const together = (what: string) => problems.push(invalidError('ignoreStoreReadErrorWithClusterBreakingPotential', 'true', `cannot be set together with .${what}`));
+    if (q.getAll('dryRun').length) together('dryRun');
+    if (policy !== undefined) together('propagationPolicy');
+    if (orphan !== undefined) together('orphanDependents');
+    if (opts.gracePeriodSeconds !== undefined) together('gracePeriodSeconds');
+    if (opts.preconditions) together('preconditions');
+    opts.ignoreStoreReadErrorWithClusterBreakingPotential = true;
   }
   return { opts, problems };
 }

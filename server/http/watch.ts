@@ -151,21 +151,25 @@ export class WatchService {
     }
     const startRv = this.log.currentRv;
     const adapter = new ConvertingWatch(w, converter, this.store.services, info.version, initialState || fromRv === undefined ? startRv : fromRv);
-    if (initialState) {
-      w.lastRv = startRv;
-      adapter.initial(this.store.listCurrent(info, scopeNs, w.fields, w.labels).filter((o) => w.matches(o)));
-    } else if (fromRv === undefined) {
-      w.lastRv = startRv;
-    } else {
-      w.lastRv = fromRv;
-      const replay: LogEvent[] = [];
-      for (let from = fromRv; ; ) {
-        const batch = this.log.eventsAfter(from, REPLAY_BATCH, res);
-        replay.push(...batch);
-        if (batch.length < REPLAY_BATCH) break;
-        from = batch[batch.length - 1].rv;
+    try {
+      if (initialState) {
+        w.lastRv = startRv;
+        adapter.initial(this.store.listCurrent(info, scopeNs, w.fields, w.labels).filter((o) => w.matches(o)));
+      } else if (fromRv === undefined) {
+        w.lastRv = startRv;
+      } else {
+        w.lastRv = fromRv;
+        const replay: LogEvent[] = [];
+        for (let from = fromRv; ; ) {
+          const batch = this.log.eventsAfter(from, REPLAY_BATCH, res);
+          replay.push(...batch);
+          if (batch.length < REPLAY_BATCH) break;
+          from = batch[batch.length - 1].rv;
+        }
+        if (replay.length) adapter.onBatch(replay);
       }
-      if (replay.length) adapter.onBatch(replay);
+    } catch (e) {
+      return endWithError(w, ctx.res, e);
     }
     if (initialEventsEnd) {
       adapter.then(() => w.write('BOOKMARK', bookmarkObject(info, Math.max(w.lastRv, startRv), true)));
@@ -227,40 +231,45 @@ export class WatchService {
     if (converter) return this.serveConverted(ctx, w, converter, info, scopeNs, initialState, fromRv, initialEventsEnd, timeoutSeconds, bookmarks);
 
     // Initial state and subscription happen in one synchronous step, so no commit falls between them.
-    if (initialState) {
-      w.lastRv = this.log.currentRv;
-      // Every object, as stored: the rows framed as ADDED events, none decoded.
-      const framed = w.writesStoredJson ? this.log.addedEventsJoined(res, scopeNs, servedJsonPrefix(apiVersionOf(info), info.kind, !!info.custom), !!info.custom) : undefined;
-      if (framed) w.writeFramed(framed);
-      else for (const item of this.store.listCurrent(info, scopeNs, w.fields, w.labels)) if (w.matches(item)) w.write('ADDED', item);
-    } else if (fromRv === undefined) {
-      w.lastRv = this.log.currentRv;
-    } else if (fromRv < this.log.compactedRv) {
-      // As kube-apiserver does: the stream opens, then says why it cannot go on.
-      w.write('ERROR', tooOldResourceVersion(fromRv, this.log.compactedRv).toStatus());
-      w.closed = true;
-      out.end();
-      return;
-    } else {
-      let from = fromRv;
-      w.lastRv = from;
-      const prefix = w.writesStoredJson ? servedJsonPrefix(apiVersionOf(info), info.kind, !!info.custom) : undefined;
-      for (;;) {
-        // The events as stored, framed, where the watch writes them as they are.
-        const framed = prefix && this.log.framedEventsAfter(res, scopeNs, from, REPLAY_BATCH, prefix, !!info.custom);
-        if (framed) {
-          w.writeFramed(framed.bytes);
-          w.lastRv = framed.last;
-          if (framed.count < REPLAY_BATCH) break;
-          from = framed.last;
-          continue;
+    try {
+      if (initialState) {
+        w.lastRv = this.log.currentRv;
+        // Every object, as stored: the rows framed as ADDED events, none decoded.
+        const framed = w.writesStoredJson ? this.log.addedEventsJoined(res, scopeNs, servedJsonPrefix(apiVersionOf(info), info.kind, !!info.custom), !!info.custom) : undefined;
+        if (framed) w.writeFramed(framed);
+        else for (const item of this.store.listCurrent(info, scopeNs, w.fields, w.labels)) if (w.matches(item)) w.write('ADDED', item);
+      } else if (fromRv === undefined) {
+        w.lastRv = this.log.currentRv;
+      } else if (fromRv < this.log.compactedRv) {
+        // As kube-apiserver does: the stream opens, then says why it cannot go on.
+        w.write('ERROR', tooOldResourceVersion(fromRv, this.log.compactedRv).toStatus());
+        w.closed = true;
+        out.end();
+        return;
+      } else {
+        let from = fromRv;
+        w.lastRv = from;
+        const prefix = w.writesStoredJson ? servedJsonPrefix(apiVersionOf(info), info.kind, !!info.custom) : undefined;
+        for (;;) {
+          // The events as stored, framed, where the watch writes them as they are.
+          const framed = prefix && this.log.framedEventsAfter(res, scopeNs, from, REPLAY_BATCH, prefix, !!info.custom);
+          if (framed) {
+            w.writeFramed(framed.bytes);
+            w.lastRv = framed.last;
+            if (framed.count < REPLAY_BATCH) break;
+            from = framed.last;
+            continue;
+          }
+          const batch = this.log.eventsAfter(from, REPLAY_BATCH, res);
+          for (const e of batch) w.deliver(e);
+          if (batch.length < REPLAY_BATCH) break;
+          from = batch[batch.length - 1].rv;
         }
-        const batch = this.log.eventsAfter(from, REPLAY_BATCH, res);
-        for (const e of batch) w.deliver(e);
-        if (batch.length < REPLAY_BATCH) break;
-        from = batch[batch.length - 1].rv;
+        w.lastRv = Math.max(w.lastRv, this.log.currentRv);
       }
-      w.lastRv = Math.max(w.lastRv, this.log.currentRv);
+    } catch (e) {
+      // A stored object of the initial state or the replay cannot be read (a corrupt object).
+      return endWithError(w, out, e);
     }
     if (initialEventsEnd) {
       w.write('BOOKMARK', bookmarkObject(info, w.lastRv || this.log.currentRv, true));
@@ -557,6 +566,19 @@ class ConvertingWatch implements Watcher {
 }
 
 function noop(): void {}
+
+/**
+ * Ends a watch whose response has begun with an ERROR event carrying the failure's Status, as
+ * kube-apiserver's watch ends when an object from storage cannot be decoded; the stream would
+ * otherwise stay open with nothing more to say.
+ */
+function endWithError(w: WatchStream, out: { end(): unknown }, e: unknown): void {
+  if (!(e instanceof ApiError)) console.error('watch failed:', e);
+  const status = e instanceof ApiError ? e.toStatus() : internalError(String((e as Error)?.message ?? e)).toStatus();
+  w.write('ERROR', status);
+  w.closed = true;
+  out.end();
+}
 
 function joinSelector(a: string | undefined, b: string): string {
   return a ? `${a},${b}` : b;

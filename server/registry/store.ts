@@ -26,6 +26,8 @@ import { encodeContinue, decodeContinue } from './continue-token.ts';
 import type { ServiceLookup } from './crd/conversion.ts';
 import { validateListOptions, type ListParameters } from './list-options.ts';
 import { conversionOf, convertTo, type KindConversion } from './conversions/index.ts';
+import { CorruptObjectError } from '../storage/corrupt-rows.ts';
+import { invalidError } from './crd/schema-validator.ts';
 
 export type FieldValidation = 'Ignore' | 'Warn' | 'Strict';
 
@@ -77,6 +79,8 @@ export interface DeleteOptions {
   preconditions?: { uid?: string; resourceVersion?: string };
   propagationPolicy?: string;
   gracePeriodSeconds?: number;
+  /** The unsafe delete of a corrupt object (see deleteCorrupt). */
+  ignoreStoreReadErrorWithClusterBreakingPotential?: boolean;
 }
 
 export interface DeleteResult {
@@ -271,6 +275,22 @@ export class GenericStore {
     const scope = scopeOf(info, info.namespaced ? ns : undefined, fields);
     if (scope === null) return [];
     return this.log.list(qualifiedResourceOf(info), scope.ns, undefined, -1, { name: scope.named, fields: scope.fields, labels: labels?.required }).map((r) => this.present(info, r.object));
+  }
+
+  /**
+   * listCurrent for in-process readers at start (indexes, controllers): a corrupt row is left
+   * out (it is reported) rather than stopping the server; clients still get the 500 for it.
+   */
+  listReadable(info: ResourceInfo, ns: string | undefined): any[] {
+    const out: any[] = [];
+    for (const row of this.log.list(qualifiedResourceOf(info), info.namespaced ? ns : undefined, undefined, -1, { skipCorrupt: true })) {
+      try {
+        out.push(this.present(info, row.object));
+      } catch (e) {
+        if (!(e instanceof CorruptObjectError)) throw e;
+      }
+    }
+    return out;
   }
 
   /**
@@ -745,6 +765,35 @@ export class GenericStore {
       carryResourceVersion(next, stored);
       if (written) return { deleted: !held, object: next };
     }
+  }
+
+  /**
+   * DELETE ...?ignoreStoreReadErrorWithClusterBreakingPotential=true, as kube-apiserver's
+   * corrupt-object deleter: only for an object that cannot be read (else 422, as kube answers);
+   * removes its row without reading it: no finalizers, grace period or preconditions. Watchers
+   * see DELETED with what is known without the bytes (name, namespace, uid, resourceVersion).
+   */
+  async deleteCorrupt(info: ResourceInfo, ns: string, name: string): Promise<void> {
+    const key = this.key(info, ns, name);
+    let corrupt = this.log.currentRow(key)?.corrupt ?? false;
+    if (!corrupt) {
+      // Bytes that match their checksum but do not decode are as corrupt.
+      try {
+        this.log.get(key)?.object;
+      } catch (e) {
+        if (!(e instanceof CorruptObjectError)) throw e;
+        corrupt = true;
+      }
+    }
+    if (!corrupt) {
+      throw invalid(info.group, info.resource, name, [invalidError('ignoreStoreReadErrorWithClusterBreakingPotential', 'true', 'is exclusively used to delete corrupt object(s), try again by removing this option')]);
+    }
+    await this.log.write((tx) => {
+      const row = this.log.currentRow(key);
+      if (!row) throw notFound(info.group, info.resource, name);
+      const tombstone = { apiVersion: apiVersionOf(info), kind: info.kind, metadata: { name, namespace: key.ns || undefined, uid: row.uid, resourceVersion: String(row.rv) } };
+      tx.remove(key, tombstone, { rv: row.rv, uid: row.uid, object: tombstone });
+    });
   }
 
   /** Deletes every object the list options select, one by one (each is its own event). */

@@ -8,6 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { Encoder } from 'cbor-x';
 import { goJsonText } from '../util/json.ts';
+import { corruptObjectsError, storageKey } from './corrupt-rows.ts';
 
 const cbor = new Encoder({ useRecords: false, mapsAsObjects: true, variableMapSize: true });
 const OPEN_BRACE = 0x7b;
@@ -180,10 +181,19 @@ export class StoredRow {
      * (EventLog RowFilter.readLabels): a label selector is matched without decoding the row.
      */
     readonly labelsJson?: string,
+    /** Where the row is stored, to name it if its bytes do not decode. */
+    readonly source?: { res: string; ns: string; name: string },
   ) {}
 
   get object(): any {
-    if (this.decoded === UNDECODED) this.decoded = decodeObject(this.data);
+    if (this.decoded === UNDECODED) {
+      try {
+        this.decoded = decodeObject(this.data);
+      } catch (e) {
+        const { res = '', ns = '', name = '' } = this.source ?? {};
+        throw corruptObjectsError([{ key: storageKey(res, ns, name), rv: this.rv, detail: (e as Error).message }]);
+      }
+    }
     return this.decoded;
   }
 

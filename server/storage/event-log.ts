@@ -9,6 +9,9 @@ import { encodeObject, decodeObject, StoredRow, CHECK_STORED_JSON, EVENT_CLOSE, 
 import { deepFreeze } from '../util/json.ts';
 import { MAX_OBJECT_BYTES, ObjectTooLargeError } from '../errors.ts';
 import { KeyFilter } from './key-filter.ts';
+import { checksum, intact } from './checksum.ts';
+import { corruptObjectsError, reportCorruptRow, storageKey, type CorruptRow } from './corrupt-rows.ts';
+import { ApiError } from '../errors.ts';
 import type Database from 'better-sqlite3';
 import { Worker, MessageChannel } from 'node:worker_threads';
 import type { RowOp, WriterRequest, WriterResponse, WriterStats, CheckpointStats, StorageThreadData } from './writer-protocol.ts';
@@ -59,6 +62,11 @@ export interface RowFilter {
   fields?: readonly { path: string; value: string }[];
   /** Give each JSON row's metadata.labels (StoredRow.labelsJson) as SQLite reads them. */
   readLabels?: boolean;
+  /**
+   * Leave out rows whose bytes fail their checksum (each is reported) instead of failing the
+   * whole read: for in-process readers at start, which must not be stopped by one damaged row.
+   */
+  skipCorrupt?: boolean;
 }
 
 /** Rows of recently written keys kept in memory (at most a few MB: rows are a few KB). */
@@ -69,6 +77,11 @@ const SLICE_TARGET_MS = 2;
 /** Bounds on the events one slice visits (the upper one bounds its WAL writes, and so the fsync of the batch after it). */
 const SLICE_ROWS_MIN = 16;
 const SLICE_ROWS_MAX = 2048;
+/** Bounds on the pages one vacuum slice moves (each moved page is a WAL write, like a slice's rows). */
+const VACUUM_PAGES_MIN = 16;
+const VACUUM_PAGES_MAX = 4096;
+/** Free pages kept for the writes to come rather than given back: this fraction of the pages in use. */
+const FREE_PAGES_KEPT = 1 / 8;
 
 export interface CompactionResult {
   compactedRv: number;
@@ -76,8 +89,12 @@ export interface CompactionResult {
   slices: number;
   /** The longest time one slice held the writer thread: how long a write batch could have waited for it. */
   longestSliceMs: number;
-  /** The longest time the writer thread spent on anything but committing writes during the compaction (slices, and copying a checkpoint's tail so the WAL could start over). */
+  /** The longest time the writer thread spent on anything but committing writes during the compaction (slices, vacuum slices, and copying a checkpoint's tail so the WAL could start over). */
   longestPauseMs: number;
+  /** Pages given back to the filesystem after the compaction (incremental vacuum), in how many slices, the longest taking how long. */
+  pagesReleased: number;
+  vacuumSlices: number;
+  longestVacuumMs: number;
 }
 
 export interface StorageStats {
@@ -108,6 +125,8 @@ export interface EventLogOptions {
   synchronous?: 'full' | 'normal' | 'off';
   /** WAL size in pages at which the storage threads make it start over (default 4096, 16 MiB); for tests. */
   walRestartFrames?: number;
+  /** Where storage failures are told (a full disk); console.error by default. */
+  log?: (line: string) => void;
 }
 
 export class EventLog {
@@ -149,10 +168,16 @@ export class EventLog {
   private readonly recentRows = new Map<string, { rv: number; uid: string; data: Uint8Array; committed: any } | null>();
   /** Every key in the objects table or being written (and some deleted ones): creates check it before SQLite. */
   private keyFilter: KeyFilter;
+  private readonly file: string;
+  private readonly report: (line: string) => void;
+  /** Why writes fail (a full disk, a read-only file) while they do: told once, and again when they work. */
+  private writesFailing?: string;
 
   /** db is the reading connection (this thread); writes go to a writer thread with its own connection. */
   constructor(db: Db, opts: EventLogOptions) {
     this.db = db;
+    this.file = opts.file;
+    this.report = opts.log ?? ((line) => console.error(line));
     this.stmts = prepare(db);
     const seq = db.prepare(`SELECT seq FROM sqlite_sequence WHERE name = 'events'`).get() as { seq: number } | undefined;
     this.lastRv = seq?.seq ?? 0;
@@ -212,15 +237,26 @@ export class EventLog {
     const recent = this.recentRows.get(k);
     if (recent !== undefined) return recent === null ? undefined : new StoredRow(recent.rv, recent.uid, recent.data, recent.committed);
     if (!this.keyFilter.mightHave(k)) return undefined;
-    const row = this.stmts.get.get(key.res, key.ns, key.name) as { rv: number; uid: string; data: Buffer } | undefined;
+    const row = this.stmts.get.get(key.res, key.ns, key.name) as { rv: number; uid: string; data: Buffer; crc: number | null } | undefined;
+    if (!row) return undefined;
+    if (!intact(row.data, row.crc)) throw corruptObjectsError([corruptRow(key.res, key.ns, key.name, row.rv)]);
     // Decoded on first use: an existence check never decodes.
-    return row ? new StoredRow(row.rv, row.uid, row.data) : undefined;
+    return new StoredRow(row.rv, row.uid, row.data, undefined, undefined, key);
+  }
+
+  /**
+   * The key's current resourceVersion and uid, its bytes unread (they may be damaged): what an
+   * unsafe delete of a corrupt object needs. Undefined when there is no such object.
+   */
+  currentRow(key: Key): { rv: number; uid: string; corrupt: boolean } | undefined {
+    const row = this.stmts.get.get(key.res, key.ns, key.name) as { rv: number; uid: string; data: Buffer; crc: number | null } | undefined;
+    return row && { rv: row.rv, uid: row.uid, corrupt: !intact(row.data, row.crc) };
   }
 
   /** Current objects of a resource, in (namespace, name) order, optionally after a key; one namespace or all. */
   list(res: string, ns: string | undefined, after?: { ns: string; name: string }, limit = -1, only?: RowFilter): StoredObject[] {
     // Decoded on first use: JSON lists transcode the stored bytes instead.
-    return this.rawRows(res, ns, { after, limit, only }).map(storedRow);
+    return this.rawRows(res, ns, { after, limit, only }).map((r) => storedRow(res, r));
   }
 
   /**
@@ -255,13 +291,42 @@ export class EventLog {
     return Buffer.concat(parts);
   }
 
-  /** The rows of list() (or of listAt() when `rv` is given), as arrays: rv, uid, data, ns, name (and labels, see RowFilter.readLabels). */
+  /**
+   * The rows of list() (or of listAt() when `rv` is given), as arrays: rv, uid, data, ns, name,
+   * crc (and labels, see RowFilter.readLabels). Each row's bytes are checked against its
+   * checksum: damaged ones fail the read, all of them named (or are left out: skipCorrupt).
+   */
   private rawRows(res: string, ns: string | undefined, opts: { rv?: number; after?: { ns: string; name: string }; limit?: number; only?: RowFilter }): RawRow[] {
     const { rv, after, limit = -1, only } = opts;
     const params = { res, ns: ns ?? after?.ns ?? '', name: after?.name ?? '', after: after ? 1 : 0, limit };
-    if (only !== undefined && (only.name !== undefined || only.labels?.length || only.fields?.length || only.readLabels)) return this.filteredRows(ns !== undefined, rv, only, params);
-    if (rv === undefined) return (ns === undefined ? this.stmts.rawAll : this.stmts.rawNs).all(params) as [number, string, Buffer, string, string][];
-    return (ns === undefined ? this.stmts.rawAllAt : this.stmts.rawNsAt).all({ ...params, rv }) as [number, string, Buffer, string, string][];
+    let rows: RawRow[] | undefined;
+    if (only !== undefined && (only.name !== undefined || only.labels?.length || only.fields?.length || only.readLabels)) {
+      try {
+        rows = this.filteredRows(ns !== undefined, rv, only, params);
+      } catch (e) {
+        // SQLite read a row's labels or fields from JSON text that is not JSON (a damaged
+        // row): read them all unfiltered, to name the damaged ones (the caller filters anyway).
+        if (!/malformed JSON/.test((e as Error).message)) throw e;
+      }
+    }
+    if (rows === undefined) {
+      if (rv === undefined) rows = (ns === undefined ? this.stmts.rawAll : this.stmts.rawNs).all(params) as RawRow[];
+      else rows = (ns === undefined ? this.stmts.rawAllAt : this.stmts.rawNsAt).all({ ...params, rv }) as RawRow[];
+    }
+    return this.intactRows(res, rows, only?.skipCorrupt ?? false);
+  }
+
+  /** The rows whose bytes match their checksum; the others fail the read (or are left out, reported). */
+  private intactRows(res: string, rows: RawRow[], skipCorrupt: boolean): RawRow[] {
+    let corrupt: CorruptRow[] | undefined;
+    for (let i = 0; i < rows.length; i++) {
+      const r = rows[i];
+      if (!intact(r[2], r[5])) (corrupt ??= []).push(corruptRow(res, r[3], r[4], r[0]));
+    }
+    if (corrupt === undefined) return rows;
+    const error = corruptObjectsError(corrupt);
+    if (!skipCorrupt) throw error;
+    return rows.filter((r) => intact(r[2], r[5]));
   }
 
   /**
@@ -302,7 +367,7 @@ export class EventLog {
       const narrowed = tests.length ? `AND (substr(data, 1, 1) <> X'7B' OR (${tests.join(' AND ')}))` : '';
       const rows =
         rv === undefined
-          ? `SELECT rv, uid, data, ns, name FROM objects WHERE res = @res ${scope} AND (@after = 0 OR ${cursor}) ${narrowed}`
+          ? `SELECT rv, uid, data, ns, name, crc FROM objects WHERE res = @res ${scope} AND (@after = 0 OR ${cursor}) ${narrowed}`
           : `SELECT * FROM (${stateAt(scope, cursor)}) WHERE 1 ${narrowed}`;
       // (no labels column for CBOR rows: NULL, the row is decoded)
       const withLabels = only.readLabels
@@ -339,7 +404,7 @@ export class EventLog {
    * unless that is a deletion (read as stateAt says). Same order and paging as list().
    */
   listAt(res: string, ns: string | undefined, rv: number, after?: { ns: string; name: string }, limit = -1, only?: RowFilter): StoredObject[] {
-    return this.rawRows(res, ns, { rv, after, limit, only }).map(storedRow);
+    return this.rawRows(res, ns, { rv, after, limit, only }).map((r) => storedRow(res, r));
   }
 
   /** remainingItemCount for a snapshot page. */
@@ -375,7 +440,7 @@ export class EventLog {
     if (this.compacting) return this.compacting;
     let target = Math.min(upTo, this.lastRv);
     if (target <= this.compacted) {
-      if (!this.unfinishedCompaction) return Promise.resolve({ compactedRv: this.compacted, removed: 0, slices: 0, longestSliceMs: 0, longestPauseMs: 0 });
+      if (!this.unfinishedCompaction) return Promise.resolve({ compactedRv: this.compacted, removed: 0, slices: 0, longestSliceMs: 0, longestPauseMs: 0, pagesReleased: 0, vacuumSlices: 0, longestVacuumMs: 0 });
       // Finish the interrupted one.
       target = this.compacted;
     }
@@ -410,13 +475,8 @@ export class EventLog {
         longestPause = Math.max(longestPause, ms, r.tailMs ?? 0);
         slices++;
         from = r.to ?? target;
-        // Sized by the events a slice visits (not its rv span, which may be sparse) on its own
-        // cost: a slice preempted by other threads says nothing about the next one's size. It
-        // grows only after a slice that was hardly preempted: on a busy machine the CPU wait
-        // the writer reads can be overstated, and the next slice would double for nothing.
-        const busy = r.busyMs ?? ms;
-        const scale = SLICE_TARGET_MS / Math.max(busy, 0.01);
-        if (scale < 1 || ms - busy < 1) sliceRows = Math.round(Math.min(SLICE_ROWS_MAX, Math.max(SLICE_ROWS_MIN, sliceRows * Math.min(2, Math.max(0.5, scale)))));
+        // Sized by the events a slice visits (not its rv span, which may be sparse).
+        sliceRows = nextSliceSize(sliceRows, r, SLICE_ROWS_MIN, SLICE_ROWS_MAX);
         // Lets replies and requests that arrived meanwhile run first. No further pause is
         // needed: while writes come in, a slice waits for the batch before it, whose fsync also
         // flushes the slice before it (slices do not fsync), so the disk sets the pace.
@@ -425,22 +485,57 @@ export class EventLog {
       const done = await this.ask({ id: this.nextRequestId++, meta: [['compaction_done_rv', String(target)]] });
       if (!done.ok) throw new Error(`compaction failed: ${done.error}`);
       this.unfinishedCompaction = false;
-      return { compactedRv: target, removed, slices, longestSliceMs: longest, longestPauseMs: longestPause };
+      const vacuum = await this.giveSpaceBack();
+      return { compactedRv: target, removed, slices, longestSliceMs: longest, longestPauseMs: Math.max(longestPause, vacuum.longestPauseMs), pagesReleased: vacuum.pagesReleased, vacuumSlices: vacuum.slices, longestVacuumMs: vacuum.longestMs };
     })().finally(() => {
       this.compacting = undefined;
     });
     return this.compacting;
   }
 
+  /**
+   * Gives the file's free pages back to the filesystem (PRAGMA incremental_vacuum) but for a
+   * slack kept for the writes to come, in slices on the writer thread between write batches,
+   * as compaction slices run: a batch waits for one slice at most. The file itself shrinks when
+   * the checkpointer next copies the WAL back into it.
+   */
+  private async giveSpaceBack(): Promise<{ pagesReleased: number; slices: number; longestMs: number; longestPauseMs: number }> {
+    const done = { pagesReleased: 0, slices: 0, longestMs: 0, longestPauseMs: 0 };
+    let free = this.stmts.freePages.get() as number;
+    // (a fraction of the pages in use, not of the file before it shrinks)
+    const keep = Math.floor(((this.stmts.pageCount.get() as number) - free) * FREE_PAGES_KEPT);
+    let pages = 256;
+    while (free > keep) {
+      if (this.inFlight) await new Promise<void>((resolve) => this.turnWaiters.push(resolve));
+      // Shutting down: the next compaction gives back the rest.
+      if (this.closed) break;
+      const r = await this.ask({ id: this.nextRequestId++, vacuum: { pages: Math.min(pages, free - keep) } });
+      if (!r.ok) throw new Error(`giving space back failed: ${r.error}`);
+      const left = r.freePages ?? free;
+      // (nothing moved: a file without auto_vacuum, which openDatabase converts at start)
+      if (left >= free) break;
+      done.pagesReleased += free - left;
+      free = left;
+      done.slices++;
+      done.longestMs = Math.max(done.longestMs, r.ms ?? 0);
+      done.longestPauseMs = Math.max(done.longestPauseMs, r.ms ?? 0, r.tailMs ?? 0);
+      pages = nextSliceSize(pages, r, VACUUM_PAGES_MIN, VACUUM_PAGES_MAX);
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    return done;
+  }
+
   /** Events after rv, oldest first (watch replay); optionally of one resource only. */
   eventsAfter(rv: number, limit: number, res?: string): LogEvent[] {
-    const rows = (res === undefined ? this.stmts.eventsAfter.all(rv, limit) : this.stmts.eventsAfterOf.all(res, rv, limit)) as { rv: number; type: number; res: string; ns: string; name: string; data: Buffer; prev: Buffer | null }[];
+    const rows = (res === undefined ? this.stmts.eventsAfter.all(rv, limit) : this.stmts.eventsAfterOf.all(res, rv, limit)) as { rv: number; type: number; res: string; ns: string; name: string; data: Buffer; crc: number | null; prev: Buffer | null; prevRv: number | null; prevCrc: number | null }[];
+    const corrupt = rows.filter((r) => !intact(r.data, r.crc));
+    if (corrupt.length) throw corruptObjectsError(corrupt.map((r) => corruptRow(r.res, r.ns, r.name, r.rv)));
     return rows.map((r) => ({
       type: CODE_TYPE[r.type],
       rv: r.rv,
       key: { res: r.res, ns: r.ns, name: r.name },
-      object: decodeObject(r.data),
-      prevObject: r.prev ? decodeObject(r.prev) : undefined,
+      object: decodeEvent(r.res, r.ns, r.name, r.rv, r.data),
+      prevObject: r.prev ? previousObject(r.res, r.ns, r.name, r.prevRv ?? 0, r.prev, r.prevCrc) : undefined,
     }));
   }
 
@@ -451,7 +546,9 @@ export class EventLog {
    */
   framedEventsAfter(res: string, ns: string | undefined, rv: number, limit: number, prefix: Buffer, noNulls: boolean): { bytes: Buffer; count: number; last: number } | undefined {
     const params = { res, ns: ns ?? '', rv, limit };
-    const rows = (ns === undefined ? this.stmts.eventRowsAfter : this.stmts.eventRowsAfterNs).all(params) as [number, number, Buffer][];
+    const rows = (ns === undefined ? this.stmts.eventRowsAfter : this.stmts.eventRowsAfterNs).all(params) as [number, number, Buffer, number | null, string, string][];
+    const corrupt = rows.filter((r) => !intact(r[2], r[3]));
+    if (corrupt.length) throw corruptObjectsError(corrupt.map((r) => corruptRow(res, r[4], r[5], r[0])));
     const parts: Buffer[] = [];
     for (const [, type, data] of rows) {
       if (!servedAsStored(data, prefix, noNulls)) return undefined;
@@ -476,6 +573,30 @@ export class EventLog {
       this.pending.push({ fn, resolve: resolve as (v: unknown) => void, reject });
       this.schedule();
     });
+  }
+
+  /**
+   * What the writes of a batch the writer could not commit answer. A full disk, or a file that
+   * became read-only or unwritable, answers as kube-apiserver answers etcd's "database space
+   * exceeded" (an error that is no API status: 500, no reason), is told in the log once, and
+   * lasts only as long as its cause: reads go on, and writes work again once space is freed.
+   */
+  private writeFailure(reply: { error: string; code?: string }): Error {
+    const code = reply.code ?? '';
+    if (!/^SQLITE_(FULL|IOERR|READONLY|CANTOPEN)/.test(code)) return new Error(`storage write failed: ${reply.error}`);
+    const why = `${reply.error} (${code})`;
+    if (this.writesFailing !== why) {
+      this.report(`hearth: writes to ${this.file} fail: ${why}; reads are still served, and writes resume once the cause is gone (free some space, or make the file writable)`);
+      this.writesFailing = why;
+    }
+    return new ApiError(500, '', `storage write failed: ${why}`);
+  }
+
+  /** Tests only: caps the file at this many pages on the writer's connection, as a full disk would (0 lifts the cap). */
+  async limitFilePages(pages: number): Promise<void> {
+    // SQLite's own ceiling when "lifted": max_page_count cannot go below the file's size.
+    const r = await this.ask({ id: this.nextRequestId++, maxPageCount: pages > 0 ? pages : 0xfffffffe });
+    if (!r.ok) throw new Error(r.error);
   }
 
   /** Counters of the writer and checkpointer threads (WAL checkpoints, tail copies). */
@@ -589,7 +710,7 @@ export class EventLog {
         rv = r;
         const uid: string = obj.metadata.uid;
         if (type === 'ADDED') this.keyFilter.add(keyString(key));
-        ops.push({ rv: r, type: TYPE_CODE[type], res: key.res, ns: key.ns, name: key.name, uid, prevRv: prev?.rv ?? null, data });
+        ops.push({ rv: r, type: TYPE_CODE[type], res: key.res, ns: key.ns, name: key.name, uid, prevRv: prev?.rv ?? null, data, crc: checksum(data) });
         emitted.push({ type, rv: r, key, object: obj, prevObject: prev ? (prev.committed ?? prev.object) : undefined });
         record(key, { rv: r, uid, object: obj, committed: obj });
         return r;
@@ -597,7 +718,8 @@ export class EventLog {
       remove: (key, obj, prev) => {
         const r = ++rv;
         obj.metadata.resourceVersion = String(r);
-        ops.push({ rv: r, type: TYPE_CODE.DELETED, res: key.res, ns: key.ns, name: key.name, uid: obj.metadata.uid, prevRv: prev.rv, data: encodeObject(obj) });
+        const data = encodeObject(obj);
+        ops.push({ rv: r, type: TYPE_CODE.DELETED, res: key.res, ns: key.ns, name: key.name, uid: obj.metadata.uid, prevRv: prev.rv, data, crc: checksum(data) });
         emitted.push({ type: 'DELETED', rv: r, key, object: obj, prevObject: prev.object });
         record(key, null);
         return r;
@@ -640,10 +762,14 @@ export class EventLog {
       const turns = this.turnWaiters.splice(0);
       for (const turn of turns) turn();
       if (!reply.ok) {
-        // Nothing of this batch is durable.
-        const err = new Error(`storage write failed: ${reply.error}`);
+        // Nothing of this batch is stored: no row, no event, no resourceVersion taken.
+        const err = this.writeFailure(reply);
         for (const w of batch) w.reject(err);
       } else {
+        if (this.writesFailing) {
+          this.report(`hearth: writes to ${this.file} succeed again`);
+          this.writesFailing = undefined;
+        }
         this.lastRv = rv;
         this.rememberRows(ops, emitted);
         for (const w of this.rvWaiters) {
@@ -669,6 +795,20 @@ export class EventLog {
       }
     });
   }
+}
+
+/**
+ * The next slice's size (rows or pages) from the last one's cost, aiming at SLICE_TARGET_MS:
+ * its own cost, as a slice preempted by other threads says nothing about the next one's size.
+ * It grows only after a slice that was hardly preempted: on a busy machine the CPU wait the
+ * writer reads can be overstated, and the next slice would double for nothing.
+ */
+function nextSliceSize(size: number, r: { ms?: number; busyMs?: number }, min: number, max: number): number {
+  const ms = r.ms ?? 0;
+  const busy = r.busyMs ?? ms;
+  const scale = SLICE_TARGET_MS / Math.max(busy, 0.01);
+  if (scale >= 1 && ms - busy >= 1) return size;
+  return Math.round(Math.min(max, Math.max(min, size * Math.min(2, Math.max(0.5, scale)))));
 }
 
 function startStorageThreads(data: Omit<StorageThreadData, 'role' | 'peer'>): { writer: Worker; checkpointer: Worker } {
@@ -697,18 +837,49 @@ function keyString(k: Key): string {
  * SQLite's min() makes the bare prev_rv that of the first event after @rv.
  */
 function stateAt(scope: string, cursor: string): string {
-  return `SELECT rv, uid, data, ns, name FROM objects WHERE res = @res ${scope} AND rv <= @rv AND (@after = 0 OR ${cursor})
+  return `SELECT rv, uid, data, ns, name, crc FROM objects WHERE res = @res ${scope} AND rv <= @rv AND (@after = 0 OR ${cursor})
     UNION ALL
-    SELECT p.rv, p.uid, p.data, f.ns, f.name FROM (
+    SELECT p.rv, p.uid, p.data, f.ns, f.name, p.crc FROM (
       SELECT ns, name, prev_rv, min(rv) FROM events WHERE res = @res ${scope} AND rv > @rv GROUP BY ns, name HAVING (@after = 0 OR ${cursor})
     ) f JOIN events p ON p.rv = f.prev_rv`;
 }
 
-/** A row of rawRows: rv, uid, data, ns, name, and its labels' JSON text when asked for (null for a CBOR row). */
-type RawRow = [number, string, Buffer, string, string, (string | null)?];
+/** A row of rawRows: rv, uid, data, ns, name, crc, and its labels' JSON text when asked for (null for a CBOR row). */
+type RawRow = [number, string, Buffer, string, string, number | null, (string | null)?];
 
-function storedRow(r: RawRow): StoredRow {
-  return new StoredRow(r[0], r[1], r[2], undefined, r[5] ?? undefined);
+function storedRow(res: string, r: RawRow): StoredRow {
+  return new StoredRow(r[0], r[1], r[2], undefined, r[6] ?? undefined, { res, ns: r[3], name: r[4] });
+}
+
+function corruptRow(res: string, ns: string, name: string, rv: number, detail = 'stored bytes do not match their checksum'): CorruptRow {
+  return { key: storageKey(res, ns, name), rv, detail };
+}
+
+/**
+ * What an event replaced, for a watch's selectors (a change into or out of them): a damaged
+ * previous row is reported and read as unknown, as the event itself is intact (an unsafe
+ * delete's event replaced a corrupt object).
+ */
+function previousObject(res: string, ns: string, name: string, rv: number, data: Buffer, crc: number | null): any {
+  if (!intact(data, crc)) {
+    reportCorruptRow(corruptRow(res, ns, name, rv));
+    return undefined;
+  }
+  try {
+    return decodeEvent(res, ns, name, rv, data);
+  } catch (e) {
+    if (!(e instanceof ApiError)) throw e;
+    return undefined; // (reported by decodeEvent)
+  }
+}
+
+/** An event's object (watch replay): bytes that do not decode name the event's row. */
+function decodeEvent(res: string, ns: string, name: string, rv: number, data: Buffer): any {
+  try {
+    return decodeObject(data);
+  } catch (e) {
+    throw corruptObjectsError([corruptRow(res, ns, name, rv, (e as Error).message)]);
+  }
 }
 
 /** Rows joined by listJoined. */
@@ -723,26 +894,28 @@ const COMMA = Buffer.from(',');
 function prepare(db: Db) {
   const p = (sql: string): Database.Statement => db.prepare(sql);
   return {
-    get: p('SELECT rv, uid, data FROM objects WHERE res = ? AND ns = ? AND name = ?'),
+    get: p('SELECT rv, uid, data, crc FROM objects WHERE res = ? AND ns = ? AND name = ?'),
     rvOf: p('SELECT rv FROM objects WHERE res = ? AND ns = ? AND name = ?'),
     countAll: p('SELECT count(*) AS n FROM objects WHERE res = @res AND (ns > @ns OR (ns = @ns AND name > @name))'),
     countNs: p('SELECT count(*) AS n FROM objects WHERE res = @res AND ns = @ns AND name > @name'),
-    eventsAfter: p(`SELECT e.rv, e.type, e.res, e.ns, e.name, e.data, p.data AS prev
+    eventsAfter: p(`SELECT e.rv, e.type, e.res, e.ns, e.name, e.data, e.crc, p.data AS prev, p.rv AS prevRv, p.crc AS prevCrc
       FROM events e LEFT JOIN events p ON p.rv = e.prev_rv WHERE e.rv > ? ORDER BY e.rv LIMIT ?`),
-    eventsAfterOf: p(`SELECT e.rv, e.type, e.res, e.ns, e.name, e.data, p.data AS prev
+    eventsAfterOf: p(`SELECT e.rv, e.type, e.res, e.ns, e.name, e.data, e.crc, p.data AS prev, p.rv AS prevRv, p.crc AS prevCrc
       FROM events e LEFT JOIN events p ON p.rv = e.prev_rv WHERE e.res = ? AND e.rv > ? ORDER BY e.rv LIMIT ?`),
     changedSince: p('SELECT 1 FROM events WHERE res = ? AND rv > ? LIMIT 1'),
     firstEvent: p('SELECT min(rv) AS rv FROM events'),
     countNsAt: p(`SELECT count(*) AS n FROM (${stateAt('AND ns = @ns', 'name > @name')}) WHERE @limit = @limit`),
     // The current table, or its state at @rv, a page in key order (list, listAt, listJoined).
-    rawAll: p(`SELECT rv, uid, data, ns, name FROM objects WHERE res = @res
+    rawAll: p(`SELECT rv, uid, data, ns, name, crc FROM objects WHERE res = @res
       AND (@after = 0 OR ns > @ns OR (ns = @ns AND name > @name)) ORDER BY ns, name LIMIT @limit`).raw(),
-    rawNs: p(`SELECT rv, uid, data, ns, name FROM objects WHERE res = @res AND ns = @ns
+    rawNs: p(`SELECT rv, uid, data, ns, name, crc FROM objects WHERE res = @res AND ns = @ns
       AND (@after = 0 OR name > @name) ORDER BY name LIMIT @limit`).raw(),
     rawAllAt: p(`${stateAt('', 'ns > @ns OR (ns = @ns AND name > @name)')} ORDER BY ns, name LIMIT @limit`).raw(),
     rawNsAt: p(`${stateAt('AND ns = @ns', 'name > @name')} ORDER BY name LIMIT @limit`).raw(),
-    eventRowsAfter: p('SELECT rv, type, data FROM events WHERE res = @res AND rv > @rv AND @ns = @ns ORDER BY rv LIMIT @limit').raw(),
-    eventRowsAfterNs: p('SELECT rv, type, data FROM events WHERE res = @res AND rv > @rv AND ns = @ns ORDER BY rv LIMIT @limit').raw(),
+    eventRowsAfter: p('SELECT rv, type, data, crc, ns, name FROM events WHERE res = @res AND rv > @rv AND @ns = @ns ORDER BY rv LIMIT @limit').raw(),
+    eventRowsAfterNs: p('SELECT rv, type, data, crc, ns, name FROM events WHERE res = @res AND rv > @rv AND ns = @ns ORDER BY rv LIMIT @limit').raw(),
     countAllAt: p(`SELECT count(*) AS n FROM (${stateAt('', 'ns > @ns OR (ns = @ns AND name > @name)')}) WHERE @limit = @limit`),
+    freePages: p('PRAGMA freelist_count').pluck(),
+    pageCount: p('PRAGMA page_count').pluck(),
   };
 }

@@ -30,6 +30,8 @@ export interface RowOp {
   uid: string;
   prevRv: number | null;
   data: Uint8Array;
+  /** checksum(data), checked whenever the row is read back. */
+  crc: number;
 }
 
 export type WriterRequest =
@@ -43,6 +45,14 @@ export type WriterRequest =
    * the slice's work is bounded by the rows it visits, however sparse the rv range.
    */
   | { id: number; compact: SliceRange }
+  /**
+   * Give up to `pages` free pages back to the filesystem (PRAGMA incremental_vacuum): pages at
+   * the end of the file move into free ones and the file is cut short (when the WAL is next
+   * copied back into it). Sized like compaction slices; answered with what is left free.
+   */
+  | { id: number; vacuum: { pages: number } }
+  /** Tests only: cap the file at this many pages (PRAGMA max_page_count), as a full disk would. */
+  | { id: number; maxPageCount: number }
   | { id: number; stats: true }
   | { id: number; close: true };
 
@@ -84,10 +94,13 @@ export type WriterResponse =
       /** The rv the slice reached: the next one starts after it. */
       to?: number;
       tailMs?: number;
+      /** Vacuum: free pages still in the file after the slice. */
+      freePages?: number;
       writer?: WriterStats;
       checkpointer?: CheckpointStats;
     }
-  | { id: number; ok: false; error: string };
+  /** code: SQLite's extended result code (SQLITE_FULL, SQLITE_IOERR_WRITE, …) when SQLite failed. */
+  | { id: number; ok: false; error: string; code?: string };
 
 /** Writer ↔ checkpointer, over their own channel. */
 export type PeerMessage =

@@ -118,17 +118,17 @@ else runWriter();
 
 function runWriter() {
   db.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT}`);
-  const insertEvent = db.prepare('INSERT INTO events (rv, type, res, ns, name, uid, prev_rv, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?)');
-  const upsert = db.prepare(`INSERT INTO objects (res, ns, name, rv, uid, data) VALUES (?, ?, ?, ?, ?, ?)
-  ON CONFLICT (res, ns, name) DO UPDATE SET rv = excluded.rv, uid = excluded.uid, data = excluded.data`);
+  const insertEvent = db.prepare('INSERT INTO events (rv, type, res, ns, name, uid, prev_rv, data, crc) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)');
+  const upsert = db.prepare(`INSERT INTO objects (res, ns, name, rv, uid, data, crc) VALUES (?, ?, ?, ?, ?, ?, ?)
+  ON CONFLICT (res, ns, name) DO UPDATE SET rv = excluded.rv, uid = excluded.uid, data = excluded.data, crc = excluded.crc`);
   const remove = db.prepare('DELETE FROM objects WHERE res = ? AND ns = ? AND name = ?');
   const setMeta = db.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value');
 
   const commitBatch = db.transaction((/** @type {RowOp[]} */ ops) => {
     for (const op of ops) {
-      insertEvent.run(op.rv, op.type, op.res, op.ns, op.name, op.uid, op.prevRv, op.data);
+      insertEvent.run(op.rv, op.type, op.res, op.ns, op.name, op.uid, op.prevRv, op.data, op.crc);
       if (op.type === 3) remove.run(op.res, op.ns, op.name);
-      else upsert.run(op.res, op.ns, op.name, op.rv, op.uid, op.data);
+      else upsert.run(op.res, op.ns, op.name, op.rv, op.uid, op.data, op.crc);
     }
   });
   const commitMeta = db.transaction((/** @type {[string, string][]} */ pairs) => {
@@ -167,6 +167,18 @@ function runWriter() {
       db.pragma(normalSync);
     }
   };
+  // A vacuum slice moves pages from the end of the file into free ones (and updates what points
+  // at them), in one transaction; like a compaction slice it commits without an fsync of its own.
+  const freePages = db.prepare('PRAGMA freelist_count').pluck();
+  const vacuum = (/** @type {number} */ pages) => {
+    db.pragma('synchronous = OFF');
+    try {
+      db.pragma(`incremental_vacuum(${Math.max(1, Math.floor(pages))})`);
+    } finally {
+      db.pragma(normalSync);
+    }
+    return /** @type {number} */ (freePages.get());
+  };
 
   /** @type {WriterStats} */
   const stats = { tailCheckpoints: 0, caughtUp: 0, longestTailMs: 0, heldSlices: 0, longestBatchMs: 0 };
@@ -177,7 +189,7 @@ function runWriter() {
    * far more pages than a batch. Bounded, in case a long read keeps the WAL from being copied.
    */
   let holdUntil = 0;
-  /** @type {Extract<WriterRequest, { compact: unknown }> | undefined} */
+  /** @type {Extract<WriterRequest, { compact: unknown } | { vacuum: unknown }> | undefined} */
   let heldSlice;
   let holdTimer = /** @type {NodeJS.Timeout | undefined} */ (undefined);
 
@@ -233,10 +245,16 @@ function runWriter() {
       reply({ id: msg.id, ok: true, writer: { ...stats } });
       return;
     }
+    if ('maxPageCount' in msg) {
+      db.pragma(`max_page_count = ${Math.floor(msg.maxPageCount)}`);
+      reply({ id: msg.id, ok: true });
+      return;
+    }
     const started = performance.now();
     const end = span();
     try {
-      if ('compact' in msg) {
+      if ('vacuum' in msg || 'compact' in msg) {
+        // A slice (compaction, or giving pages back) writes far more pages than a batch.
         if (started < holdUntil) {
           stats.heldSlices++;
           heldSlice = msg;
@@ -244,13 +262,22 @@ function runWriter() {
           return;
         }
         const waited = waitedMs();
-        const { removed, to } = compact(msg.compact);
+        /** @type {Partial<WriterResponse & { ok: true }>} */
+        let done;
+        if ('vacuum' in msg) {
+          const left = vacuum(msg.vacuum.pages);
+          end('vacuum', msg.vacuum.pages, left);
+          done = { freePages: left };
+        } else {
+          const { removed, to } = compact(msg.compact);
+          end('slice', to - msg.compact.from, removed);
+          done = { removed, to };
+        }
         // Wait read first, then the clock: a preemption in between counts in both or only in
         // ms (busy overestimated: the next slice smaller, never larger than it should be).
         const waitedDuring = waitedMs() - waited;
         const ms = performance.now() - started;
-        end('slice', to - msg.compact.from, removed);
-        reply({ id: msg.id, ok: true, removed, to, ms, busyMs: Math.max(0, ms - waitedDuring), tailMs: longestTailMs });
+        reply({ ...done, id: msg.id, ok: true, ms, busyMs: Math.max(0, ms - waitedDuring), tailMs: longestTailMs });
         longestTailMs = 0;
       } else {
         if ('ops' in msg) {
@@ -263,7 +290,7 @@ function runWriter() {
       }
       tell({ wrote: true });
     } catch (e) {
-      reply({ id: msg.id, ok: false, error: /** @type {Error} */ (e).message });
+      reply({ id: msg.id, ok: false, error: /** @type {Error} */ (e).message, code: /** @type {{ code?: unknown }} */ (e).code === undefined ? undefined : String(/** @type {{ code?: unknown }} */ (e).code) });
     }
   };
 
@@ -319,6 +346,8 @@ function runCheckpointer() {
   let unsynced = 0;
   /** @type {CheckpointStats} */
   const stats = { runs: 0, longestMs: 0, largestWalFrames: 0 };
+  /** The last checkpoint failure logged ('' after a run that worked). */
+  let lastFailure = '';
   // SQLite fsyncs the database file only when a checkpoint reaches the end of the WAL, which
   // under a stream of commits is the writer's tail copy: that fsync would flush everything
   // copied since. Flushing here in small steps keeps it short (extra fsyncs cost no safety).
@@ -367,8 +396,12 @@ function runCheckpointer() {
           peer.postMessage(/** @type {PeerMessage} */ ({ hold: true }));
         }
       }
+      lastFailure = '';
     } catch (e) {
-      console.error('checkpoint failed:', e);
+      // Once per kind of failure (a full disk fails every run until space is freed).
+      const why = /** @type {Error} */ (e).message;
+      if (why !== lastFailure) console.error(`checkpoint of ${file} failed (the WAL keeps every write meanwhile):`, why);
+      lastFailure = why;
     }
     schedule();
   };
