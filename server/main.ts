@@ -1,8 +1,11 @@
-// hearth's command line: flags named as kube-apiserver names them where one exists.
+// hearth's command line: flags named as kube-apiserver names them where one exists, and the
+// data-directory subcommands (backup, restore, snapshots: cli/ops.ts).
 // `npm start` also sets node's memory options (package.json; why: scripts/bench-kit.ts startCommand).
 import { resolve } from 'node:path';
 import { startServer } from './server.ts';
 import { parseDuration } from './storage/compactor.ts';
+import { runOpsCommand, OPS_COMMANDS } from './cli/ops.ts';
+import { DEFAULT_SNAPSHOT_RETENTION } from './storage/snapshot-schedule.ts';
 
 interface Flags {
   dataDir: string;
@@ -12,12 +15,15 @@ interface Flags {
   anonymousAuth: boolean;
   compactionIntervalMs: number;
   eventTtlMs: number;
+  snapshotIntervalMs: number;
+  snapshotRetention: number;
 }
 
-const USAGE = `usage: npm start -- [--data-dir DIR] [--secure-port PORT] [--bind-address ADDR] [--tls-san NAME_OR_IP]... [--anonymous-auth=false] [--compaction-interval 5m] [--event-ttl 1h]`;
+const USAGE = `usage: npm start -- [--data-dir DIR] [--secure-port PORT] [--bind-address ADDR] [--tls-san NAME_OR_IP]... [--anonymous-auth=false] [--compaction-interval 5m] [--event-ttl 1h] [--snapshot-interval 12h] [--snapshot-retention 5]
+       npm run backup|restore|snapshots -- --help`;
 
 function parseFlags(argv: string[]): Flags {
-  const flags: Flags = { dataDir: './data', securePort: 6443, bindAddress: '127.0.0.1', tlsSans: [], anonymousAuth: true, compactionIntervalMs: 5 * 60_000, eventTtlMs: 60 * 60_000 };
+  const flags: Flags = { dataDir: './data', securePort: 6443, bindAddress: '127.0.0.1', tlsSans: [], anonymousAuth: true, compactionIntervalMs: 5 * 60_000, eventTtlMs: 60 * 60_000, snapshotIntervalMs: 0, snapshotRetention: DEFAULT_SNAPSHOT_RETENTION };
   for (let i = 0; i < argv.length; i++) {
     let arg = argv[i];
     let value: string | undefined;
@@ -57,6 +63,19 @@ function parseFlags(argv: string[]): Flags {
           fail((e as Error).message);
         }
         break;
+      case '--snapshot-interval':
+        try {
+          flags.snapshotIntervalMs = parseDuration(take());
+        } catch (e) {
+          fail((e as Error).message);
+        }
+        break;
+      case '--snapshot-retention': {
+        const n = Number(take());
+        if (!Number.isInteger(n) || n < 1) fail('--snapshot-retention must be a whole number of at least 1');
+        flags.snapshotRetention = n;
+        break;
+      }
       case '-h':
       case '--help':
         console.log(USAGE);
@@ -73,6 +92,7 @@ function fail(msg: string): never {
   process.exit(2);
 }
 
+if (OPS_COMMANDS.includes(process.argv[2])) process.exit(await runOpsCommand(process.argv[2], process.argv.slice(3)));
 const flags = parseFlags(process.argv.slice(2));
 const dataDir = resolve(flags.dataDir);
 try {
@@ -84,6 +104,8 @@ try {
     anonymousAuth: flags.anonymousAuth,
     compactionIntervalMs: flags.compactionIntervalMs,
     eventTtlMs: flags.eventTtlMs,
+    snapshotIntervalMs: flags.snapshotIntervalMs,
+    snapshotRetention: flags.snapshotRetention,
   });
   console.log(`export KUBECONFIG=${server.kubeconfigPath}; kubectl get namespaces`);
   const stop = (signal: string) => {

@@ -1,7 +1,6 @@
 // Assembles and starts hearth: PKI, the SQLite file, the registry, controllers and the HTTPS
 // listener. main.ts calls startServer with flags; tests call it with a temporary directory.
 import { join } from 'node:path';
-import { mkdirSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { openDatabase, type Db } from './storage/database.ts';
 import { EventLog } from './storage/event-log.ts';
@@ -18,7 +17,9 @@ import './registry/strategies/index.ts';
 import { setContinueSecret } from './registry/continue-token.ts';
 import { WatchService } from './http/watch.ts';
 import { buildApp } from './http/app.ts';
-import { listen, type RequestHandler } from './http/listener.ts';
+import { listen, bindPort, type BoundPort, type RequestHandler } from './http/listener.ts';
+import { lockDataDir, dataDirHolder, DataDirInUseError, type DataDirLock } from './storage/data-dir-lock.ts';
+import { SnapshotScheduler, DEFAULT_SNAPSHOT_RETENTION } from './storage/snapshot-schedule.ts';
 import { x509Authenticator } from './authentication/authenticator.ts';
 import { systemMastersAuthorizer, publicInfoAuthorizer } from './authorization/authorizer.ts';
 import { ensurePki, type ServerPki } from './pki/certificates.ts';
@@ -44,6 +45,10 @@ export interface ServerOptions {
   compactionIntervalMs?: number;
   /** How long an event lives after its last write (kube's --event-ttl; 0 keeps events); default 1 hour. */
   eventTtlMs?: number;
+  /** How often a snapshot goes into DATA_DIR/snapshots/ (0, the default, takes none). */
+  snapshotIntervalMs?: number;
+  /** How many scheduled snapshots are kept (default 5, as k3s keeps). */
+  snapshotRetention?: number;
   log?: (line: string) => void;
 }
 
@@ -62,8 +67,35 @@ export const DATABASE_FILE = 'hearth.db';
 const SYSTEM_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube-node-lease'];
 
 export async function startServer(opts: ServerOptions): Promise<RunningServer> {
+  // The port first: a port that is taken fails before the data directory is created or touched.
+  let bound: BoundPort;
+  try {
+    bound = await bindPort(opts.securePort, opts.bindAddress);
+  } catch (e) {
+    // Most often it is this directory's own server, already running: say that instead.
+    const holder = dataDirHolder(opts.dataDir);
+    if (holder) throw new DataDirInUseError(opts.dataDir, holder.pid);
+    throw e;
+  }
+  let lock: DataDirLock;
+  try {
+    // Then the directory, before the store, the PKI or the kubeconfig: one server per directory.
+    lock = lockDataDir(opts.dataDir);
+  } catch (e) {
+    await bound.close();
+    throw e;
+  }
+  try {
+    return await serve(opts, bound, lock);
+  } catch (e) {
+    await bound.close();
+    lock.release();
+    throw e;
+  }
+}
+
+async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock): Promise<RunningServer> {
   const log = opts.log ?? ((l: string) => console.log(l));
-  mkdirSync(opts.dataDir, { recursive: true });
   const extraSans = [...(opts.tlsSans ?? [])];
   if (opts.bindAddress && opts.bindAddress !== '0.0.0.0' && opts.bindAddress !== '::') extraSans.push(opts.bindAddress);
   const pki = await ensurePki(opts.dataDir, { extraSans });
@@ -131,6 +163,8 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const eventTtlMs = opts.eventTtlMs ?? 60 * 60_000;
   const eventTtl = eventTtlMs > 0 ? new EventTtlController(store, catalog, eventLog, eventTtlMs) : undefined;
   eventTtl?.start();
+  const snapshots = new SnapshotScheduler(opts.dataDir, opts.snapshotIntervalMs ?? 0, opts.snapshotRetention ?? DEFAULT_SNAPSHOT_RETENTION, log);
+  snapshots.start();
   const sqlite = sqliteCheck(db);
   const app = buildApp({
     log: eventLog,
@@ -168,8 +202,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     key: pki.servingKeyPem,
     cert: pki.servingCertPem,
     ca: pki.caCertPem,
-    port: opts.securePort,
-    host: opts.bindAddress,
+    bound,
   });
   const port = listener.port;
   await bootstrapKubernetesService(store, catalog, opts.bindAddress, port);
@@ -196,10 +229,13 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
         crdController.stop();
         compactor.stop();
         eventTtl?.stop();
+        await snapshots.stop();
         await listener.close();
         // Let writes already queued commit before the file closes.
         await eventLog.close();
+        checkpointOnStop(db, log);
         db.close();
+        lock.release();
       })();
       return closing;
     },
@@ -240,6 +276,20 @@ async function bootstrapKubernetesService(store: GenericStore, catalog: Resource
   const current = store.tryGet(slices, 'default', 'kubernetes');
   if (!current) await store.create(slices, 'default', slice, ctx);
   else await store.update(slices, 'default', 'kubernetes', { ...slice, metadata: { ...current.metadata, labels: slice.metadata.labels } }, ctx);
+}
+
+/**
+ * A clean stop leaves everything in hearth.db and an empty WAL, so that hearth.db and pki/ copied
+ * from a stopped server are a complete backup. The storage threads are gone: this is the server's
+ * last connection. A reader in another process (a backup) can keep part of the WAL in use.
+ */
+function checkpointOnStop(db: Db, log: (line: string) => void): void {
+  try {
+    const [r] = db.pragma('wal_checkpoint(TRUNCATE)') as { busy: number; log: number; checkpointed: number }[];
+    if (r.busy) log(`stopping: the WAL could not be emptied (another process is reading the store); the next start replays it`);
+  } catch (e) {
+    log(`stopping: WAL checkpoint failed: ${(e as Error).message}`);
+  }
 }
 
 /** The sqlite health check: a query on the main connection (prepared once; probes come often). */

@@ -3,75 +3,13 @@
 // process: the bundle npm start builds, with npm start's environment and node options.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, dirname } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import https from 'node:https';
-import { createServer } from 'node:net';
-import { startCommand } from '../scripts/bench-kit.ts';
-import { build, DIST_MAIN } from '../scripts/build.mjs';
+import { join } from 'node:path';
+import { freePort, startHearthProcess, stopHearthProcess, adminClient as client, type HearthProcess } from './helpers/hearth-process.ts';
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const srv = createServer();
-    srv.listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as any).port;
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
-interface Proc {
-  child: ChildProcess;
-  stdout: string;
-}
-
-let built: Promise<void> | undefined;
-
-async function start(dataDir: string, port: number): Promise<Proc> {
-  await (built ??= build());
-  const { env, nodeArgs } = startCommand();
-  const child = spawn(process.execPath, [...nodeArgs, DIST_MAIN, '--data-dir', dataDir, '--secure-port', String(port)], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  const p: Proc = { child, stdout: '' };
-  let stderr = '';
-  child.stderr!.on('data', (d) => (stderr += d));
-  await new Promise<void>((resolve, reject) => {
-    child.stdout!.on('data', (d) => {
-      p.stdout += d;
-      if (p.stdout.includes('kubectl get namespaces')) resolve();
-    });
-    child.on('exit', (code) => reject(new Error(`server exited with ${code}: ${stderr}`)));
-  });
-  return p;
-}
-
-async function stop(p: Proc, signal: NodeJS.Signals): Promise<void> {
-  if (p.child.exitCode !== null) return;
-  const exited = new Promise((r) => p.child.once('exit', r));
-  p.child.kill(signal);
-  await exited;
-}
-
-function client(dataDir: string) {
-  const read = (f: string) => readFileSync(join(dataDir, 'pki', f), 'utf8');
-  const agent = new https.Agent({ keepAlive: false, ca: read('ca.crt'), cert: read('admin.crt'), key: read('admin.key') });
-  return (method: string, url: string, body?: unknown) =>
-    new Promise<{ status: number; json: any }>((resolve, reject) => {
-      const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
-      const req = https.request(url, { method, agent, headers: payload ? { 'content-type': 'application/json', 'content-length': payload.length } : {} }, (res) => {
-        let t = '';
-        res.on('data', (c) => (t += c));
-        res.on('end', () => resolve({ status: res.statusCode!, json: t.startsWith('{') ? JSON.parse(t) : t }));
-      });
-      req.on('error', reject);
-      if (payload) req.write(payload);
-      req.end();
-    });
-}
+const start = (dataDir: string, port: number): Promise<HearthProcess> => startHearthProcess(dataDir, ['--secure-port', String(port)]);
+const stop = stopHearthProcess;
 
 test('prints the KUBECONFIG line; a restart keeps certificates, objects and the resourceVersion sequence', async () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'hearth-restart-'));
