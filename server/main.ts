@@ -2,10 +2,11 @@
 // data-directory subcommands (backup, restore, snapshots: cli/ops.ts).
 // `npm start` also sets node's memory options (package.json; why: scripts/bench-kit.ts startCommand).
 import { resolve } from 'node:path';
-import { startServer } from './server.ts';
 import { parseDuration } from './storage/compactor.ts';
-import { runOpsCommand, OPS_COMMANDS } from './cli/ops.ts';
 import { DEFAULT_SNAPSHOT_RETENTION } from './storage/snapshot-schedule.ts';
+
+/** The data-directory subcommands (cli/ops.ts). */
+const OPS_COMMANDS = ['backup', 'restore', 'snapshots'];
 
 interface Flags {
   dataDir: string;
@@ -92,7 +93,12 @@ function fail(msg: string): never {
   process.exit(2);
 }
 
-if (OPS_COMMANDS.includes(process.argv[2])) process.exit(await runOpsCommand(process.argv[2], process.argv.slice(3)));
+// Loaded on demand: a subcommand (often run beside a busy server) loads none of the server's modules.
+if (OPS_COMMANDS.includes(process.argv[2])) {
+  const { runOpsCommand } = await import('./cli/ops.ts');
+  process.exit(await runOpsCommand(process.argv[2], process.argv.slice(3)));
+}
+const { startServer } = await import('./server.ts');
 const flags = parseFlags(process.argv.slice(2));
 const dataDir = resolve(flags.dataDir);
 try {

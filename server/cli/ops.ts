@@ -2,16 +2,18 @@
 // (`npm run backup -- ...` or `node dist/server/main.js backup ...`). Each returns its exit code.
 import { parseArgs } from 'node:util';
 import { resolve } from 'node:path';
+import { setPriority } from 'node:os';
 import { backupDataDir, listSnapshots, type SnapshotProgress } from '../storage/backup.ts';
 import { restoreDataDir, DEFAULT_BUMP_REVISION } from '../storage/restore.ts';
+
+/** Nice value of a subcommand's process (and of the thread that copies the store: snapshot-worker.js). */
+const BACKGROUND_NICE = 10;
 
 const USAGE: Record<string, string> = {
   backup: 'usage: npm run backup -- --data-dir DIR --output PATH',
   restore: `usage: npm run restore -- --data-dir DIR --from PATH [--force] [--bump-revision N (default ${DEFAULT_BUMP_REVISION})]`,
   snapshots: 'usage: npm run snapshots -- [--data-dir DIR]',
 };
-
-export const OPS_COMMANDS = Object.keys(USAGE);
 
 export async function runOpsCommand(command: string, argv: string[]): Promise<number> {
   let values: Record<string, string | boolean | undefined>;
@@ -34,6 +36,12 @@ export async function runOpsCommand(command: string, argv: string[]): Promise<nu
   if (values.help) {
     console.log(USAGE[command]);
     return 0;
+  }
+  // Background work next to a server that serves: the server comes first for the CPU.
+  try {
+    setPriority(BACKGROUND_NICE);
+  } catch {
+    // Not permitted here: it runs at normal priority.
   }
   const dataDir = resolve(values['data-dir'] as string);
   const log = (line: string) => console.error(`hearth ${command}: ${line}`);

@@ -6,7 +6,8 @@
 // flushed, then renamed).
 import { Worker } from 'node:worker_threads';
 import { createHash } from 'node:crypto';
-import { createReadStream, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, copyFileSync, chmodSync, writeFileSync, openSync, fsyncSync, closeSync } from 'node:fs';
+import { createReadStream, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { copyFile, chmod, writeFile, rename, open, stat, mkdir, rm } from 'node:fs/promises';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { lockDataDir, DataDirInUseError, type DataDirLock } from './data-dir-lock.ts';
@@ -79,6 +80,7 @@ export function writeSnapshot(dataDir: string, output: string, onProgress?: (p: 
     worker.on('error', reject);
     worker.on('exit', () => reject(new Error(cancelled ? 'snapshot cancelled' : 'the snapshot thread stopped')));
   });
+  // The rest is asynchronous file work: in the server, fsyncs must not hold up its event loop.
   const done = (async () => {
     try {
       const db = await copied;
@@ -86,11 +88,11 @@ export function writeSnapshot(dataDir: string, output: string, onProgress?: (p: 
       for (const name of listPki(dataDir)) {
         const from = join(dataDir, PKI_DIR, name);
         const to = join(partial, PKI_DIR, name);
-        mkdirSync(dirname(to), { recursive: true, mode: 0o700 });
-        copyFileSync(from, to);
-        chmodSync(to, statSync(from).mode & 0o777);
-        fsyncPath(to);
-        files[`${PKI_DIR}/${name}`] = { size: statSync(to).size, sha256: await sha256Of(to) };
+        await mkdir(dirname(to), { recursive: true, mode: 0o700 });
+        await copyFile(from, to);
+        await chmod(to, (await stat(from)).mode & 0o777);
+        await fsyncPath(to);
+        files[`${PKI_DIR}/${name}`] = { size: (await stat(to)).size, sha256: await sha256Of(to) };
       }
       const manifest: BackupManifest = {
         format: MANIFEST_FORMAT,
@@ -100,15 +102,15 @@ export function writeSnapshot(dataDir: string, output: string, onProgress?: (p: 
         createdAt: new Date().toISOString(),
         files,
       };
-      writeFileSync(join(partial, MANIFEST_FILE), JSON.stringify(manifest, null, 2) + '\n');
-      fsyncPath(join(partial, MANIFEST_FILE));
-      if (existsSync(join(partial, PKI_DIR))) fsyncPath(join(partial, PKI_DIR));
-      fsyncPath(partial);
-      renameSync(partial, output);
-      fsyncPath(dirname(output));
+      await writeFile(join(partial, MANIFEST_FILE), JSON.stringify(manifest, null, 2) + '\n');
+      await fsyncPath(join(partial, MANIFEST_FILE));
+      if (existsSync(join(partial, PKI_DIR))) await fsyncPath(join(partial, PKI_DIR));
+      await fsyncPath(partial);
+      await rename(partial, output);
+      await fsyncPath(dirname(output));
       return manifest;
     } catch (e) {
-      rmSync(partial, { recursive: true, force: true });
+      await rm(partial, { recursive: true, force: true });
       throw e;
     } finally {
       void worker.terminate();
@@ -203,11 +205,11 @@ export async function sha256Of(file: string): Promise<string> {
 }
 
 /** fsync of a file or a directory (so a rename or a new entry in it is durable). */
-export function fsyncPath(path: string): void {
-  const fd = openSync(path, 'r');
+export async function fsyncPath(path: string): Promise<void> {
+  const handle = await open(path, 'r');
   try {
-    fsyncSync(fd);
+    await handle.sync();
   } finally {
-    closeSync(fd);
+    await handle.close();
   }
 }

@@ -65,7 +65,7 @@ export async function restoreDataDir(opts: RestoreOptions): Promise<RestoreResul
       await verifyFile(to, f, manifest);
     }
     const startRv = bumpResourceVersions(stagedStore, Number(manifest.resourceVersion), bump);
-    fsyncPath(stagedStore);
+    await fsyncPath(stagedStore);
 
     // Install. A stale WAL (or rollback journal) must never meet the new file: SQLite would
     // apply the old server's pages to it.
@@ -75,7 +75,7 @@ export async function restoreDataDir(opts: RestoreOptions): Promise<RestoreResul
       renameSync(stagedPki, pkiDir);
     }
     renameSync(stagedStore, storeFile);
-    fsyncPath(opts.dataDir);
+    await fsyncPath(opts.dataDir);
     log(`restored resourceVersion ${manifest.resourceVersion} from ${opts.from} into ${opts.dataDir}`);
     return { manifest, startRv };
   } finally {

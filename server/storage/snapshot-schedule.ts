@@ -2,6 +2,7 @@
 // every interval the server writes one into DATA_DIR/snapshots/ (the copy runs on a thread of its
 // own, see snapshot-worker.js) and removes the oldest beyond the retention count.
 import { readdirSync, rmSync, existsSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeSnapshot, listSnapshots, SNAPSHOTS_DIR, type SnapshotRun, type BackupManifest } from './backup.ts';
 
@@ -36,11 +37,12 @@ export class SnapshotScheduler {
   async takeOne(): Promise<BackupManifest | undefined> {
     if (this.running) return undefined;
     const name = this.nameFor(new Date());
+    const started = performance.now();
     try {
       this.running = writeSnapshot(this.dataDir, join(this.dataDir, SNAPSHOTS_DIR, name));
       const manifest = await this.running.done;
-      this.log(`snapshot ${name} written at resourceVersion ${manifest.resourceVersion}`);
-      this.prune();
+      this.log(`snapshot ${name} written at resourceVersion ${manifest.resourceVersion} in ${((performance.now() - started) / 1000).toFixed(2)} s`);
+      await this.prune();
       return manifest;
     } catch (e) {
       this.log(`snapshot ${name} failed: ${(e as Error).message}`);
@@ -58,10 +60,10 @@ export class SnapshotScheduler {
     return name;
   }
 
-  private prune(): void {
+  private async prune(): Promise<void> {
     const all = listSnapshots(this.dataDir);
     for (const old of all.slice(0, Math.max(0, all.length - this.retention))) {
-      rmSync(old.path, { recursive: true, force: true });
+      await rm(old.path, { recursive: true, force: true });
       this.log(`snapshot ${old.name} removed (retention ${this.retention})`);
     }
   }

@@ -13,6 +13,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { createHash } from 'node:crypto';
 import { openSync, closeSync, fdatasyncSync, createReadStream, statSync } from 'node:fs';
+import { setPriority } from 'node:os';
 import Database from 'better-sqlite3';
 
 /** @typedef {import('./backup.ts').SnapshotWorkerData} SnapshotWorkerData */
@@ -29,8 +30,18 @@ const PAGES_PER_STEP = 256;
  */
 const SYNC_PAGES = 2048;
 
+/** Nice value of this thread: the copy yields the CPU to the server's requests and commits. */
+const SNAPSHOT_NICE = 10;
+
 /** @param {SnapshotWorkerMessage} m */
 const post = (m) => port.postMessage(m);
+
+try {
+  // Per thread on Linux: only this one runs at the lower priority.
+  setPriority(SNAPSHOT_NICE);
+} catch {
+  // Not permitted here: the copy runs at normal priority.
+}
 
 try {
   const db = new Database(source, { fileMustExist: true, timeout: 5000 });
