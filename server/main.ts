@@ -39,6 +39,13 @@ function parseFlags(argv: string[]): Flags {
       if (v === undefined) fail(`flag ${arg} needs a value`);
       return v;
     };
+    const takeDuration = () => {
+      try {
+        return parseDuration(take());
+      } catch (e) {
+        fail((e as Error).message);
+      }
+    };
     switch (arg) {
       case '--data-dir': flags.dataDir = take(); break;
       case '--secure-port': {
@@ -50,27 +57,9 @@ function parseFlags(argv: string[]): Flags {
       case '--bind-address': flags.bindAddress = take(); break;
       case '--tls-san': flags.tlsSans.push(take()); break;
       case '--anonymous-auth': flags.anonymousAuth = (value ?? 'true') !== 'false'; break;
-      case '--compaction-interval':
-        try {
-          flags.compactionIntervalMs = parseDuration(take());
-        } catch (e) {
-          fail((e as Error).message);
-        }
-        break;
-      case '--event-ttl':
-        try {
-          flags.eventTtlMs = parseDuration(take());
-        } catch (e) {
-          fail((e as Error).message);
-        }
-        break;
-      case '--snapshot-interval':
-        try {
-          flags.snapshotIntervalMs = parseDuration(take());
-        } catch (e) {
-          fail((e as Error).message);
-        }
-        break;
+      case '--compaction-interval': flags.compactionIntervalMs = takeDuration(); break;
+      case '--event-ttl': flags.eventTtlMs = takeDuration(); break;
+      case '--snapshot-interval': flags.snapshotIntervalMs = takeDuration(); break;
       case '--snapshot-retention': {
         const n = Number(take());
         if (!Number.isInteger(n) || n < 1) fail('--snapshot-retention must be a whole number of at least 1');
