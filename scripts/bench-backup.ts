@@ -8,8 +8,11 @@
 // between two acknowledged writes and the slowest write. The stall a backup causes is the
 // slowest write during it less the slowest write without it (the machine's own worst waits —
 // fsync, scheduling — happen either way). The copy's time and size are printed too.
+// --trace-storage: the storage threads log each commit and checkpoint (HEARTH_STORAGE_TRACE), and
+// the longest writer commit during and without each copy is printed: a copy that slowed the
+// disk shows there, one that took the CPU does not.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, statSync, readdirSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync, readdirSync, readFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startHearth, stopHearth, request, createNamespace, percentile, configMap, type Server } from './bench-kit.ts';
@@ -27,6 +30,7 @@ const SETTLE_MS = 1_000;
 const STALL_TARGET_MS = 50;
 /** The whole run stops by itself after this long. */
 const DEADLINE_MS = quick ? 5 * 60_000 : 20 * 60_000;
+const traceStorage = process.argv.includes('--trace-storage');
 const COMMAND = `node --import tsx scripts/bench-backup.ts ${process.argv.slice(2).join(' ')}`.trim();
 
 interface Write {
@@ -110,6 +114,24 @@ function report(label: string, without: WriteFigures, during: WriteFigures, copy
   return stall;
 }
 
+/** With --trace-storage: the writer thread's longest commit (wall, and its run-queue wait) in a window of this process's clock. */
+function longestCommit(traceFile: string, from: number, to: number): string {
+  if (!existsSync(traceFile)) return 'no trace';
+  let longest = { wall: 0, wait: 0 };
+  const [t0, t1] = [performance.timeOrigin + from, performance.timeOrigin + to];
+  for (const line of readFileSync(traceFile, 'utf8').split('\n')) {
+    const [kind, start, wall, , wait] = line.split(' ');
+    if (kind === 'batch' && Number(start) >= t0 && Number(start) < t1 && Number(wall) > longest.wall) longest = { wall: Number(wall), wait: Number(wait) };
+  }
+  return `${fmt(longest.wall)} ms (${fmt(longest.wait)} ms of it waiting for a CPU)`;
+}
+
+function traceReport(dataDir: string, without: [number, number], during: [number, number]): void {
+  if (!traceStorage) return;
+  const file = join(dataDir, 'trace.writer.log');
+  console.log(`    longest writer commit without: ${longestCommit(file, ...without)}; during: ${longestCommit(file, ...during)}`);
+}
+
 async function main(): Promise<void> {
   console.log(`hearth backup benchmark${quick ? ' (quick)' : ''} — node ${process.version}, loopback, ${OBJECTS} objects, ${WRITERS} writers`);
   console.log(`command: ${COMMAND}`);
@@ -127,6 +149,8 @@ async function main(): Promise<void> {
     process.exit(2);
   };
   const results: { label: string; stall: number; gapDuring: number; gapWithout: number }[] = [];
+  // The storage threads append their trace there (read back by traceReport).
+  if (traceStorage) process.env.HEARTH_STORAGE_TRACE = join(dataDir, 'trace');
   try {
     // [1] the backup command, from another process.
     let s = await startHearth(dataDir, { connections: WRITERS + 1, args: ['--compaction-interval', '0'], onUnexpectedExit: abort });
@@ -142,6 +166,7 @@ async function main(): Promise<void> {
     await sleep(SETTLE_MS);
     await load.stop();
     const stall = report('[1] npm run backup (another process)', figures(load.writes, started - BASELINE_MS, started), figures(load.writes, started, ended + SETTLE_MS), (ended - started) / 1000, statSync(join(root, 'backup', 'hearth.db')).size);
+    traceReport(dataDir, [started - BASELINE_MS, started], [started, ended + SETTLE_MS]);
     results.push({ label: 'backup command', stall, gapDuring: figures(load.writes, started, ended + SETTLE_MS).longestGapMs, gapWithout: figures(load.writes, started - BASELINE_MS, started).longestGapMs });
     await stopHearth(s);
     servers.pop();
@@ -170,6 +195,7 @@ async function main(): Promise<void> {
     const during = figures(load.writes, snapStart, written.at + SETTLE_MS);
     const without = figures(load.writes, snapStart - BASELINE_MS, snapStart);
     results.push({ label: 'scheduled snapshot', stall: report('[2] scheduled snapshot (in the server, its own thread)', without, during, written.seconds, snapSize), gapDuring: during.longestGapMs, gapWithout: without.longestGapMs });
+    traceReport(dataDir, [snapStart - BASELINE_MS, snapStart], [snapStart, written.at + SETTLE_MS]);
     await stopHearth(s);
     servers.pop();
   } finally {

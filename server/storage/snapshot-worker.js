@@ -25,10 +25,10 @@ const port = /** @type {import('node:worker_threads').MessagePort} */ (parentPor
 /** Pages copied per step (4 KiB pages: 1 MiB); progress is reported after each. */
 const PAGES_PER_STEP = 256;
 /**
- * The copy is flushed to disk every this many pages (8 MiB) rather than all at once when it
+ * The copy is flushed to disk every this many pages (4 MiB) rather than all at once when it
  * ends: one fsync of hundreds of MB would hold up the server's own fsyncs on the same disk.
  */
-const SYNC_PAGES = 2048;
+const SYNC_PAGES = 1024;
 
 /** Nice value of this thread: the copy yields the CPU to the server's requests and commits. */
 const SNAPSHOT_NICE = 10;
