@@ -1,4 +1,4 @@
-// Bundles the server into dist/server/main.js, which `npm start` runs (prestart runs this).
+// Bundles the server into dist/server/main.js, which `npm start` runs (prestart runs this, and prebackup, prerestore, presnapshots).
 // Why a bundle rather than tsx at run time: tsx compiles every module on each start (about half
 // a second of a 1.5 s start) and keeps a loader thread with its own heap. Plain JS so it runs
 // without tsx; esbuild is the compiler tsx uses, so the code is the same, only compiled ahead.
@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 export const DIST_MAIN = join(ROOT, 'dist', 'server', 'main.js');
 
-/** Writes dist/server/main.js (and the storage worker it starts) from server/. */
+/** Writes dist/server/main.js (and the storage workers it starts) from server/. */
 export async function build() {
   const outdir = dirname(DIST_MAIN);
   mkdirSync(outdir, { recursive: true });
@@ -26,8 +26,8 @@ export async function build() {
     packages: 'external',
     logLevel: 'warning',
   });
-  // The writer and checkpointer threads load this file next to the module that starts them.
-  copyFileSync(join(ROOT, 'server', 'storage', 'writer-worker.js'), join(outdir, 'writer-worker.js'));
+  // The storage threads (writer and checkpointer; snapshots) load these files next to the module that starts them.
+  for (const worker of ['writer-worker.js', 'snapshot-worker.js']) copyFileSync(join(ROOT, 'server', 'storage', worker), join(outdir, worker));
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) await build();

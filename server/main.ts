@@ -1,9 +1,13 @@
-// hearth's command line: flags named as kube-apiserver names them where one exists.
+// hearth's command line: flags named as kube-apiserver names them where one exists, and the
+// data-directory subcommands (backup, restore, snapshots: cli/ops.ts).
 // `npm start` also sets node's memory options (package.json; why: scripts/bench-kit.ts startCommand).
 import { resolve } from 'node:path';
-import { startServer } from './server.ts';
 import { parseDuration } from './storage/compactor.ts';
 import { parseServiceClusterIPRange, parseServiceNodePortRange } from './registry/service-ranges.ts';
+import { DEFAULT_SNAPSHOT_RETENTION } from './storage/snapshot-schedule.ts';
+
+/** The data-directory subcommands (cli/ops.ts). */
+const OPS_COMMANDS = ['backup', 'restore', 'snapshots'];
 
 interface Flags {
   dataDir: string;
@@ -16,12 +20,15 @@ interface Flags {
   serviceClusterIPRange?: string;
   serviceNodePortRange?: string;
   initialize: boolean;
+  snapshotIntervalMs: number;
+  snapshotRetention: number;
 }
 
-const USAGE = `usage: npm start -- [--data-dir DIR] [--secure-port PORT] [--bind-address ADDR] [--tls-san NAME_OR_IP]... [--anonymous-auth=false] [--compaction-interval 5m] [--event-ttl 1h] [--service-cluster-ip-range 10.96.0.0/12[,fd00::/108]] [--service-node-port-range 30000-32767] [--initialize]`;
+const USAGE = `usage: npm start -- [--data-dir DIR] [--secure-port PORT] [--bind-address ADDR] [--tls-san NAME_OR_IP]... [--anonymous-auth=false] [--compaction-interval 5m] [--event-ttl 1h] [--service-cluster-ip-range 10.96.0.0/12[,fd00::/108]] [--service-node-port-range 30000-32767] [--snapshot-interval 12h] [--snapshot-retention 5] [--initialize]
+       npm run backup|restore|snapshots -- --help`;
 
 function parseFlags(argv: string[]): Flags {
-  const flags: Flags = { dataDir: './data', securePort: 6443, bindAddress: '127.0.0.1', tlsSans: [], anonymousAuth: true, compactionIntervalMs: 5 * 60_000, eventTtlMs: 60 * 60_000, initialize: false };
+  const flags: Flags = { dataDir: './data', securePort: 6443, bindAddress: '127.0.0.1', tlsSans: [], anonymousAuth: true, compactionIntervalMs: 5 * 60_000, eventTtlMs: 60 * 60_000, initialize: false, snapshotIntervalMs: 0, snapshotRetention: DEFAULT_SNAPSHOT_RETENTION };
   for (let i = 0; i < argv.length; i++) {
     let arg = argv[i];
     let value: string | undefined;
@@ -36,6 +43,13 @@ function parseFlags(argv: string[]): Flags {
       if (v === undefined) fail(`flag ${arg} needs a value`);
       return v;
     };
+    const takeDuration = () => {
+      try {
+        return parseDuration(take());
+      } catch (e) {
+        fail((e as Error).message);
+      }
+    };
     switch (arg) {
       case '--data-dir': flags.dataDir = take(); break;
       case '--secure-port': {
@@ -48,22 +62,17 @@ function parseFlags(argv: string[]): Flags {
       case '--tls-san': flags.tlsSans.push(take()); break;
       case '--anonymous-auth': flags.anonymousAuth = (value ?? 'true') !== 'false'; break;
       case '--initialize': flags.initialize = (value ?? 'true') !== 'false'; break;
-      case '--compaction-interval':
-        try {
-          flags.compactionIntervalMs = parseDuration(take());
-        } catch (e) {
-          fail((e as Error).message);
-        }
-        break;
-      case '--event-ttl':
-        try {
-          flags.eventTtlMs = parseDuration(take());
-        } catch (e) {
-          fail((e as Error).message);
-        }
-        break;
       case '--service-cluster-ip-range': flags.serviceClusterIPRange = take(); break;
       case '--service-node-port-range': flags.serviceNodePortRange = take(); break;
+      case '--compaction-interval': flags.compactionIntervalMs = takeDuration(); break;
+      case '--event-ttl': flags.eventTtlMs = takeDuration(); break;
+      case '--snapshot-interval': flags.snapshotIntervalMs = takeDuration(); break;
+      case '--snapshot-retention': {
+        const n = Number(take());
+        if (!Number.isInteger(n) || n < 1) fail('--snapshot-retention must be a whole number of at least 1');
+        flags.snapshotRetention = n;
+        break;
+      }
       case '-h':
       case '--help':
         console.log(USAGE);
@@ -97,6 +106,12 @@ function fail(msg: string): never {
   process.exit(2);
 }
 
+// Loaded on demand: a subcommand (often run beside a busy server) loads none of the server's modules.
+if (OPS_COMMANDS.includes(process.argv[2])) {
+  const { runOpsCommand } = await import('./cli/ops.ts');
+  process.exit(await runOpsCommand(process.argv[2], process.argv.slice(3)));
+}
+const { startServer } = await import('./server.ts');
 const flags = parseFlags(process.argv.slice(2));
 const dataDir = resolve(flags.dataDir);
 try {
@@ -111,6 +126,8 @@ try {
     serviceClusterIPRange: flags.serviceClusterIPRange,
     serviceNodePortRange: flags.serviceNodePortRange,
     initialize: flags.initialize,
+    snapshotIntervalMs: flags.snapshotIntervalMs,
+    snapshotRetention: flags.snapshotRetention,
   });
   console.log(`export KUBECONFIG=${server.kubeconfigPath}; kubectl get namespaces`);
   const stop = (signal: string) => {

@@ -1,7 +1,6 @@
 // Assembles and starts hearth: PKI, the SQLite file, the registry, controllers and the HTTPS
 // listener. main.ts calls startServer with flags; tests call it with a temporary directory.
 import { join } from 'node:path';
-import { mkdirSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { openDatabase, type Db } from './storage/database.ts';
 import { checkStore } from './storage/store-check.ts';
@@ -20,7 +19,9 @@ import './registry/strategies/index.ts';
 import { setContinueSecret } from './registry/continue-token.ts';
 import { WatchService } from './http/watch.ts';
 import { buildApp } from './http/app.ts';
-import { listen, type RequestHandler } from './http/listener.ts';
+import { listen, bindPort, type BoundPort, type RequestHandler } from './http/listener.ts';
+import { lockDataDir, dataDirHolder, DataDirInUseError, type DataDirLock } from './storage/data-dir-lock.ts';
+import { SnapshotScheduler, DEFAULT_SNAPSHOT_RETENTION } from './storage/snapshot-schedule.ts';
 import { x509Authenticator } from './authentication/authenticator.ts';
 import { systemMastersAuthorizer, publicInfoAuthorizer } from './authorization/authorizer.ts';
 import { ensurePki, type ServerPki } from './pki/certificates.ts';
@@ -52,6 +53,10 @@ export interface ServerOptions {
   serviceNodePortRange?: string;
   /** Create an empty store even though the directory already holds a cluster's credentials (--initialize). */
   initialize?: boolean;
+  /** How often a snapshot goes into DATA_DIR/snapshots/ (0, the default, takes none). */
+  snapshotIntervalMs?: number;
+  /** How many scheduled snapshots are kept (default 5, as k3s keeps). */
+  snapshotRetention?: number;
   log?: (line: string) => void;
 }
 
@@ -68,15 +73,47 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
+interface ServiceRanges {
+  serviceCIDRs: ServiceCIDR[];
+  nodePortRange: ReturnType<typeof parseServiceNodePortRange>;
+}
+
 export const DATABASE_FILE = 'hearth.db';
 const SYSTEM_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube-node-lease'];
 
 export async function startServer(opts: ServerOptions): Promise<RunningServer> {
+  // Bad service ranges are refused before anything is bound or written.
+  const ranges = { serviceCIDRs: parseServiceClusterIPRange(opts.serviceClusterIPRange), nodePortRange: parseServiceNodePortRange(opts.serviceNodePortRange) };
+  // The port first: a port that is taken fails before the data directory is created or touched.
+  let bound: BoundPort;
+  try {
+    bound = await bindPort(opts.securePort, opts.bindAddress);
+  } catch (e) {
+    // Most often it is this directory's own server, already running: say that instead.
+    const holder = dataDirHolder(opts.dataDir);
+    if (holder) throw new DataDirInUseError(opts.dataDir, holder.pid);
+    throw e;
+  }
+  let lock: DataDirLock;
+  try {
+    // Then the directory, before the store, the PKI or the kubeconfig: one server per directory.
+    lock = lockDataDir(opts.dataDir);
+  } catch (e) {
+    await bound.close();
+    throw e;
+  }
+  try {
+    return await serve(opts, bound, lock, ranges);
+  } catch (e) {
+    await bound.close();
+    lock.release();
+    throw e;
+  }
+}
+
+async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, ranges: ServiceRanges): Promise<RunningServer> {
   const log = opts.log ?? ((l: string) => console.log(l));
-  // (bad ranges are refused before anything is written)
-  const serviceCIDRs = parseServiceClusterIPRange(opts.serviceClusterIPRange);
-  const nodePortRange = parseServiceNodePortRange(opts.serviceNodePortRange);
-  mkdirSync(opts.dataDir, { recursive: true });
+  const { serviceCIDRs, nodePortRange } = ranges;
   const extraSans = [...(opts.tlsSans ?? [])];
   if (opts.bindAddress && opts.bindAddress !== '0.0.0.0' && opts.bindAddress !== '::') extraSans.push(opts.bindAddress);
   const dbFile = join(opts.dataDir, DATABASE_FILE);
@@ -146,6 +183,8 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const eventTtlMs = opts.eventTtlMs ?? 60 * 60_000;
   const eventTtl = eventTtlMs > 0 ? new EventTtlController(store, catalog, eventLog, eventTtlMs) : undefined;
   eventTtl?.start();
+  const snapshots = new SnapshotScheduler(opts.dataDir, opts.snapshotIntervalMs ?? 0, opts.snapshotRetention ?? DEFAULT_SNAPSHOT_RETENTION, log);
+  snapshots.start();
   const sqlite = sqliteCheck(db);
   const app = buildApp({
     log: eventLog,
@@ -183,8 +222,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     key: pki.servingKeyPem,
     cert: pki.servingCertPem,
     ca: pki.caCertPem,
-    port: opts.securePort,
-    host: opts.bindAddress,
+    bound,
   });
   const port = listener.port;
   await bootstrapKubernetesService(store, catalog, opts.bindAddress, port, serviceCIDRs[0]);
@@ -212,12 +250,15 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
         closed = true;
         const controllersDone = Promise.all([nsController.stop(), crdController.stop(), eventTtl?.stop()]);
         compactor.stop();
+        await snapshots.stop();
         await listener.close();
         // What the controllers are doing finishes before the store goes.
         await controllersDone;
         // Let writes already queued commit before the file closes.
         await eventLog.close();
+        checkpointOnStop(db, log);
         db.close();
+        lock.release();
       })();
       return closing;
     },
@@ -261,6 +302,20 @@ async function bootstrapKubernetesService(store: GenericStore, catalog: Resource
   const current = store.tryGet(slices, 'default', 'kubernetes');
   if (!current) await store.create(slices, 'default', slice, ctx);
   else await store.update(slices, 'default', 'kubernetes', { ...slice, metadata: { ...current.metadata, labels: slice.metadata.labels } }, ctx);
+}
+
+/**
+ * A clean stop leaves everything in hearth.db and an empty WAL, so that hearth.db and pki/ copied
+ * from a stopped server are a complete backup. The storage threads are gone: this is the server's
+ * last connection. A reader in another process (a backup) can keep part of the WAL in use.
+ */
+function checkpointOnStop(db: Db, log: (line: string) => void): void {
+  try {
+    const [r] = db.pragma('wal_checkpoint(TRUNCATE)') as { busy: number; log: number; checkpointed: number }[];
+    if (r.busy) log(`stopping: the WAL could not be emptied (another process is reading the store); the next start replays it`);
+  } catch (e) {
+    log(`stopping: WAL checkpoint failed: ${(e as Error).message}`);
+  }
 }
 
 /** The sqlite health check: a query on the main connection (prepared once; probes come often). */

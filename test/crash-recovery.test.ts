@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import https from 'node:https';
 import Database from 'better-sqlite3';
-import { adminClient, freePort, startServerProcess, stopServerProcess, type ServerProcess } from './helpers/server-process.ts';
+import { adminClient, freePort, startHearthProcess, stopHearthProcess, runHearth, type HearthProcess } from './helpers/hearth-process.ts';
 
 const ROUNDS = 10;
 const WRITERS = 8;
@@ -21,7 +21,7 @@ const NS = 'crash';
 type Acked = Map<string, number>;
 
 /** Writers creating ConfigMaps until the server goes away; `killAfter` acknowledgements in, it is killed with SIGKILL. */
-async function writeUntilKilled(p: ServerProcess, req: ReturnType<typeof adminClient>, url: string, round: number, killAfter: number, acked: Acked): Promise<void> {
+async function writeUntilKilled(p: HearthProcess, req: ReturnType<typeof adminClient>, url: string, round: number, killAfter: number, acked: Acked): Promise<void> {
   let count = 0;
   let killed = false;
   const writer = async (w: number) => {
@@ -42,7 +42,7 @@ async function writeUntilKilled(p: ServerProcess, req: ReturnType<typeof adminCl
     }
   };
   await Promise.all(Array.from({ length: WRITERS }, (_, w) => writer(w)));
-  await stopServerProcess(p, 'SIGKILL');
+  await stopHearthProcess(p, 'SIGKILL');
 }
 
 /** A watch from `rv`, read until it has passed `untilRv` (then closed); its events. */
@@ -84,14 +84,14 @@ function assertAcknowledgedKept(stored: Map<string, number>, acked: Acked, when:
  * A server on a fresh directory with the namespace NS; run() may kill and restart it (it returns
  * the one running at its end), which is then stopped cleanly and its file checked.
  */
-async function onCrashingServer(run: (s: { p: ServerProcess; dataDir: string; port: number; url: string }) => Promise<ServerProcess>): Promise<void> {
+async function onCrashingServer(run: (s: { p: HearthProcess; dataDir: string; port: number; url: string }) => Promise<HearthProcess>): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), 'hearth-crash-'));
   const port = await freePort();
   const url = `https://127.0.0.1:${port}`;
   try {
-    const p = await startServerProcess(dataDir, port);
+    const p = await startHearthProcess(dataDir, ['--secure-port', String(port)]);
     assert.equal((await adminClient(dataDir)('POST', `${url}/api/v1/namespaces`, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } })).status, 201);
-    await stopServerProcess(await run({ p, dataDir, port, url }), 'SIGTERM');
+    await stopHearthProcess(await run({ p, dataDir, port, url }), 'SIGTERM');
     const db = new Database(join(dataDir, 'hearth.db'), { readonly: true });
     try {
       assert.equal(db.pragma('integrity_check', { simple: true }), 'ok');
@@ -112,7 +112,7 @@ test(`kill -9 under writes, ${ROUNDS} times: no acknowledged write lost, a resum
       const resumeRv = Number((await req('GET', `${url}/api/v1/namespaces/${NS}/configmaps?limit=1`)).json.metadata.resourceVersion);
       await writeUntilKilled(p, req, url, round, 20 + ((round * 37) % 60), acked);
 
-      p = await startServerProcess(dataDir, port);
+      p = await startHearthProcess(dataDir, ['--secure-port', String(port)]);
       req = adminClient(dataDir);
       const stored = await storedObjects(req, url);
       assertAcknowledgedKept(stored, acked, `round ${round}`);
@@ -135,7 +135,7 @@ test('a torn WAL (a frame cut short by a power cut) is recovered as SQLite recov
     const wal = join(dataDir, 'hearth.db-wal');
     assert.ok(statSync(wal).size > 32, 'the crash left a WAL');
     appendFileSync(wal, Buffer.alloc(24 + 1000, 0x5a));
-    p = await startServerProcess(dataDir, port);
+    p = await startHearthProcess(dataDir, ['--secure-port', String(port)]);
     const req = adminClient(dataDir);
     assertAcknowledgedKept(await storedObjects(req, url), acked, 'after the power cut');
     const created = await req('POST', `${url}/api/v1/namespaces/${NS}/configmaps`, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'after-power-cut' } });

@@ -6,7 +6,10 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort, startServerProcess as start, stopServerProcess as stop, adminClient as client } from './helpers/server-process.ts';
+import { freePort, startHearthProcess, stopHearthProcess, adminClient as client, type HearthProcess } from './helpers/hearth-process.ts';
+
+const start = (dataDir: string, port: number): Promise<HearthProcess> => startHearthProcess(dataDir, ['--secure-port', String(port)]);
+const stop = stopHearthProcess;
 
 test('prints the KUBECONFIG line; a restart keeps certificates, objects and the resourceVersion sequence', async () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'hearth-restart-'));

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { chmodSync, closeSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { adminClient, failedStart, freePort, startServerProcess, stopServerProcess } from './helpers/server-process.ts';
+import { adminClient, freePort, startHearthProcess, stopHearthProcess, runHearth, type HearthProcess } from './helpers/hearth-process.ts';
 
 /** A data directory a server has run on (with objects), stopped cleanly; removed after fn. */
 async function withStoppedCluster(objects: number, fn: (dataDir: string, port: number) => Promise<void>): Promise<void> {
@@ -17,13 +17,13 @@ async function withStoppedCluster(objects: number, fn: (dataDir: string, port: n
   const dataDir = join(parent, 'data');
   const port = await freePort();
   try {
-    const p = await startServerProcess(dataDir, port);
+    const p = await startHearthProcess(dataDir, ['--secure-port', String(port)]);
     const req = adminClient(dataDir);
     for (let i = 0; i < objects; i += 25) {
       await Promise.all(Array.from({ length: Math.min(25, objects - i) }, (_, j) =>
         req('POST', `https://127.0.0.1:${port}/api/v1/namespaces/default/configmaps`, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `cm-${i + j}` }, data: { v: 'x'.repeat(2000) } }).then((r) => assert.equal(r.status, 201))));
     }
-    await stopServerProcess(p, 'SIGTERM');
+    await stopHearthProcess(p, 'SIGTERM');
     await fn(dataDir, port);
   } finally {
     chmodSync(dataDir, 0o755);
@@ -47,7 +47,7 @@ test('16 KiB of garbage in the middle of the store: refused, naming the file and
     writeSync(fd, garbage, 0, garbage.length, Math.floor(size / 2 / 4096) * 4096);
     closeSync(fd);
     const same = unchanged(dataDir);
-    const r = await failedStart(dataDir, port);
+    const r = await runHearth(['--data-dir', dataDir, '--secure-port', '0']);
     assert.equal(r.code, 1, r.stdout + r.stderr);
     assert.ok(r.stderr.includes(`the store ${file} is damaged`), r.stderr);
     assert.match(r.stderr, /npm run restore -- --data-dir DIR --from BACKUP/);
@@ -62,7 +62,7 @@ test('a store that is not a database: refused, naming the file', async () => {
     writeFileSync(file, 'this is not a database, but it is long enough to have a header of 100 bytes: '.repeat(4));
     rmSync(`${file}-wal`, { force: true });
     rmSync(`${file}-shm`, { force: true });
-    const r = await failedStart(dataDir, port);
+    const r = await runHearth(['--data-dir', dataDir, '--secure-port', '0']);
     assert.equal(r.code, 1, r.stdout + r.stderr);
     assert.ok(r.stderr.includes(`${file} is not a hearth store`), r.stderr);
     assert.match(r.stderr, /npm run restore/);
@@ -75,7 +75,7 @@ test('a store truncated to 0 bytes (or missing) beside the PKI: refused; --initi
     truncateSync(file, 0);
     rmSync(`${file}-wal`, { force: true });
     const same = unchanged(dataDir);
-    const empty = await failedStart(dataDir, port);
+    const empty = await runHearth(['--data-dir', dataDir, '--secure-port', '0']);
     assert.equal(empty.code, 1, empty.stdout + empty.stderr);
     assert.ok(empty.stderr.includes(`has a cluster's credentials (pki, admin.kubeconfig) but its store ${file} is empty (0 bytes)`), empty.stderr);
     assert.match(empty.stderr, /npm run restore -- --data-dir DIR --from BACKUP/);
@@ -84,12 +84,12 @@ test('a store truncated to 0 bytes (or missing) beside the PKI: refused; --initi
     same();
 
     rmSync(file);
-    const missing = await failedStart(dataDir, port);
+    const missing = await runHearth(['--data-dir', dataDir, '--secure-port', '0']);
     assert.equal(missing.code, 1);
     assert.ok(missing.stderr.includes(`but its store ${file} is missing`), missing.stderr);
     same();
 
-    const p = await startServerProcess(dataDir, port, ['--initialize']);
+    const p = await startHearthProcess(dataDir, ['--secure-port', String(port), '--initialize']);
     try {
       const caAfter = readFileSync(join(dataDir, 'pki', 'ca.crt'), 'utf8');
       same();
@@ -98,11 +98,11 @@ test('a store truncated to 0 bytes (or missing) beside the PKI: refused; --initi
       assert.deepEqual(list.json.items, [], 'an empty cluster');
       assert.ok(caAfter.length > 0);
     } finally {
-      await stopServerProcess(p, 'SIGTERM');
+      await stopHearthProcess(p, 'SIGTERM');
     }
     // Once it has a store, it starts without the flag.
-    const again = await startServerProcess(dataDir, port);
-    await stopServerProcess(again, 'SIGTERM');
+    const again = await startHearthProcess(dataDir, ['--secure-port', String(port)]);
+    await stopHearthProcess(again, 'SIGTERM');
   });
 });
 
@@ -110,7 +110,7 @@ test('a data directory this user cannot write: refused, naming the directory and
   await withStoppedCluster(0, async (dataDir, port) => {
     chmodSync(dataDir, 0o555);
     // Root may write anywhere: then the server runs as another user, as it would in production.
-    const r = await failedStart(dataDir, port, [], process.getuid?.() === 0 ? { uid: 65534 } : {});
+    const r = await runHearth(['--data-dir', dataDir, '--secure-port', '0'], process.getuid?.() === 0 ? { uid: 65534 } : {});
     assert.equal(r.code, 1, r.stdout + r.stderr);
     assert.ok(r.stderr.includes(dataDir), r.stderr);
     assert.match(r.stderr, /not writable/);

@@ -4,6 +4,7 @@
 // HTTP/2 is hearth's own (h2/connection.ts); HTTP/1.1 is Node's http server.
 import http from 'node:http';
 import tls from 'node:tls';
+import net from 'node:net';
 import type { Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -36,8 +37,45 @@ export interface ListenerOptions {
   cert: string;
   /** CA that client certificates are checked against (the result is socket.authorized). */
   ca: string;
+  /** The port bindPort took: the TLS server serves its connections. */
+  bound: BoundPort;
+}
+
+/**
+ * A listening socket whose connections wait, unread, until listen() serves them. The server
+ * binds first, so a taken port fails before the data directory is created or touched, and
+ * serves once its certificates exist (a client that connects meanwhile is served then).
+ */
+export interface BoundPort {
   port: number;
-  host: string;
+  /** Hands each connection (those that came before it too) to serve. */
+  attach(serve: (socket: Socket) => void): void;
+  close(): Promise<void>;
+}
+
+export async function bindPort(port: number, host: string): Promise<BoundPort> {
+  const early: Socket[] = [];
+  let serve: (socket: Socket) => void = (socket) => early.push(socket);
+  // pauseOnConnect: nothing is read until the TLS server takes the socket over.
+  const server = net.createServer({ pauseOnConnect: true }, (socket) => serve(socket));
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  return {
+    port: (server.address() as AddressInfo).port,
+    attach(s) {
+      serve = s;
+      for (const socket of early.splice(0)) s(socket);
+    },
+    close() {
+      for (const socket of early.splice(0)) socket.destroy();
+      return new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
 }
 
 export interface Listener {
@@ -97,21 +135,15 @@ export async function listen(handler: RequestHandler, opts: ListenerOptions): Pr
   // A failed handshake concerns only its client.
   server.on('tlsClientError', () => {});
 
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(opts.port, opts.host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const port = (server.address() as AddressInfo).port;
+  opts.bound.attach((socket) => server.emit('connection', socket));
+  const port = opts.bound.port;
 
   let closing: Promise<void> | undefined;
   return {
     port,
     close() {
       closing ??= new Promise<void>((resolve) => {
-        server.close(() => resolve());
+        void opts.bound.close().then(resolve);
         for (const c of connections) c.destroy();
         for (const s of sockets) s.destroy();
       });
