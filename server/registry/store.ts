@@ -819,7 +819,7 @@ export class GenericStore {
       const r = validateObject(type, obj, { prune: true, zeroOf: goZeroValue });
       // validateObjectMeta reports metadata in kube's words; a value of the wrong type (a CBOR
       // body's: JSON ones never get here with one) it does not look at.
-      errors.push(...r.errors.filter((e) => (!e.field.startsWith('metadata.') || e.reason === 'FieldValueTypeInvalid') && !(strategy.reportsRequired && e.reason === 'FieldValueRequired')));
+      errors.push(...r.errors.filter((e) => (!e.field.startsWith('metadata.') || e.reason === 'FieldValueTypeInvalid') && !(e.reason === 'FieldValueRequired' && (strategy.reportsRequired || isUnder(e.field, strategy.unvalidated)))));
       for (const f of r.unknownFields) decodeProblems.push(`unknown field "${f}"`);
     }
     if (decodeProblems.length) {
@@ -967,6 +967,11 @@ function pendingFinalizers(strategy: Strategy, obj: any): string[] {
   const own: string[] = Array.isArray(obj.metadata?.finalizers) ? obj.metadata.finalizers : [];
   const extra = strategy.pendingFinalizers?.(obj) ?? [];
   return extra.length ? [...own, ...extra] : own;
+}
+
+/** Whether a field path is one of `paths` or below one. */
+function isUnder(field: string, paths: readonly string[] | undefined): boolean {
+  return !!paths?.some((p) => field.startsWith(p) && (field.length === p.length || field[p.length] === '.' || field[p.length] === '['));
 }
 
 /** Everything but metadata and status: what a generation counts. */

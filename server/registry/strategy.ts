@@ -11,6 +11,11 @@ export interface Strategy {
   prepareForUpdate?(obj: any, old: any): void;
   /** The strategy reports missing fields itself, where and when kube does: the schema's `required` is not checked. */
   reportsRequired?: boolean;
+  /**
+   * Fields (with all below them) kube's validation of this kind never looks at: the schema's
+   * `required` is not checked there (a StatefulSet's pod template spec).
+   */
+  unvalidated?: readonly string[];
   /** Create validation (and update validation when there is no validateUpdate). */
   validate?(obj: any): FieldError[];
   /** Update validation; replaces validate on updates. */
