@@ -905,3 +905,19 @@ export function goFieldShape(definition: string, field: string): { ptr?: boolean
   const f = RAW[definition]?.fields?.[field] as { ptr?: boolean } | undefined;
   return f ? { ptr: f.ptr } : undefined;
 }
+
+const SCALARS: ReadonlySet<FieldType> = new Set(['string', 'bytes', 'bool', 'int32', 'int64', 'double']);
+
+/**
+ * Whether encoding/json leaves a struct field out when it holds its zero value ("", 0, false): a
+ * non-pointer scalar with `omitempty`, from the same facts; fields of JSON-inlined embedded
+ * structs (a Volume's sources, a RuleWithOperations' Rule) are looked up where they are declared.
+ */
+export function goOmitsZero(definition: string, field: string): boolean {
+  const data = RAW[definition];
+  if (!data) return false;
+  const f = data.fields[field];
+  if (f) return !!f.omitempty && !f.ptr && !f.repeated && !f.map && SCALARS.has(f.type);
+  for (const inlined of Object.values(data.fields)) if (inlined.inline && inlined.message && goOmitsZero(inlined.message, field)) return true;
+  return false;
+}

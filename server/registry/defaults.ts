@@ -501,10 +501,9 @@ const TABLE: Record<string, Defaulter> = {
   'io.k8s.api.rbac.v1.ClusterRoleBinding': (b) => {
     if (isPlainObject(b.roleRef)) setZero(b.roleRef, 'apiGroup', 'rbac.authorization.k8s.io');
   },
+  // (a ServiceAccount's is "", which its omitempty tag leaves out)
   'io.k8s.api.rbac.v1.Subject': (s) => {
-    if (!zero(s.apiGroup)) return;
-    if (s.kind === 'ServiceAccount') s.apiGroup = '';
-    else if (s.kind === 'User' || s.kind === 'Group') s.apiGroup = 'rbac.authorization.k8s.io';
+    if (zero(s.apiGroup) && (s.kind === 'User' || s.kind === 'Group')) s.apiGroup = 'rbac.authorization.k8s.io';
   },
 
   // storage/v1

@@ -20,6 +20,7 @@ import { ApiError, alreadyExists, badRequest, conflict, gone, invalid, methodNot
 import { deepEqual, deepFreeze, goJsonText, isPlainObject } from '../util/json.ts';
 import { goMapOrder } from '../util/go-map-order.ts';
 import { canonicalizeQuantities } from '../schema/quantities.ts';
+import { dropOmittedZeros } from '../schema/omitempty.ts';
 import { goJsonOrder } from '../schema/go-order.ts';
 import { servedJsonPrefix, servedAsStored, withStoredItems, decodeObject, CHECK_STORED_JSON, type StoredRow, type ListRow } from '../storage/codec.ts';
 import { encodeContinue, decodeContinue } from './continue-token.ts';
@@ -245,8 +246,11 @@ export class GenericStore {
       ctx.prunedFields = info.custom.compiled().pruneAndDefault(obj);
     } else if (info.definition) {
       // As decoding into Go types leaves them, before defaults copy any (requests from limits).
-      canonicalizeQuantities(this.model.node(info.definition), obj);
+      const node = this.model.node(info.definition);
+      canonicalizeQuantities(node, obj);
       defaultsFor(info.definition)?.(obj);
+      // What encoding the Go object back leaves out (`apiGroup: ""`, `hostNetwork: false`).
+      dropOmittedZeros(node, obj);
     }
   }
 
