@@ -511,3 +511,19 @@ test('services: updates keep allocated values, refuse cluster IP changes, and fo
   svc = s.update(svc, { type: 'ClusterIP', selector: { app: 'web' }, ports: [{ name: 'http', port: 80 }] });
   assert.equal(svc.spec.clusterIP, ip);
 });
+
+test('resource.k8s.io: a device request or sub-request asks for exactly one device unless it says otherwise', () => {
+  const claim: any = { spec: { devices: { requests: [
+    { name: 'one', exactly: { deviceClassName: 'gpu' } },
+    { name: 'all', exactly: { deviceClassName: 'gpu', allocationMode: 'All' } },
+    { name: 'either', firstAvailable: [{ name: 'a', deviceClassName: 'gpu', count: 2 }, { name: 'b', deviceClassName: 'gpu' }] },
+  ] } } };
+  applyDefaults('io.k8s.api.resource.v1.ResourceClaim', claim);
+  const [one, all, either] = claim.spec.devices.requests;
+  assert.deepEqual(one.exactly, { deviceClassName: 'gpu', allocationMode: 'ExactCount', count: 1 });
+  assert.deepEqual(all.exactly, { deviceClassName: 'gpu', allocationMode: 'All' });
+  assert.deepEqual(either.firstAvailable, [
+    { name: 'a', deviceClassName: 'gpu', count: 2, allocationMode: 'ExactCount' },
+    { name: 'b', deviceClassName: 'gpu', allocationMode: 'ExactCount', count: 1 },
+  ]);
+});

@@ -373,6 +373,15 @@ function matchResources(m: Obj): void {
 }
 
 const ruleScope = (r: Obj): void => setPtr(r, 'scope', '*');
+
+// ---------------------------------------------------------------------------------------------
+// resource.k8s.io/v1
+
+/** SetDefaults_ExactDeviceRequest, SetDefaults_DeviceSubRequest: one device unless said otherwise. */
+function deviceCount(r: Obj): void {
+  setZero(r, 'allocationMode', 'ExactCount');
+  if (r.allocationMode === 'ExactCount') setZero(r, 'count', 1);
+}
 const servicePort443 = (s: Obj): void => setPtr(s, 'port', 443);
 
 // ---------------------------------------------------------------------------------------------
@@ -522,6 +531,10 @@ const TABLE: Record<string, Defaulter> = {
     setPtr(spec, 'requiresRepublish', false);
     setPtr(spec, 'seLinuxMount', false);
   },
+
+  // resource.k8s.io/v1
+  'io.k8s.api.resource.v1.ExactDeviceRequest': deviceCount,
+  'io.k8s.api.resource.v1.DeviceSubRequest': deviceCount,
 
   // scheduling/v1
   'io.k8s.api.scheduling.v1.PriorityClass': (pc) => setPtr(pc, 'preemptionPolicy', 'PreemptLowerPriority'),
