@@ -242,16 +242,24 @@ export class GenericStore {
 
   /** Unknown fields of a custom object are pruned (and reported) before its schema's defaults apply. */
   private pruneAndDefault(info: ResourceInfo, obj: any, ctx: RequestContext): void {
-    if (info.custom) {
-      ctx.prunedFields = info.custom.compiled().pruneAndDefault(obj);
-    } else if (info.definition) {
-      // As decoding into Go types leaves them, before defaults copy any (requests from limits).
-      const node = this.model.node(info.definition);
-      canonicalizeQuantities(node, obj);
-      defaultsFor(info.definition)?.(obj);
-      // What encoding the Go object back leaves out (`apiGroup: ""`, `hostNetwork: false`).
-      dropOmittedZeros(node, obj);
-    }
+    if (info.custom) ctx.prunedFields = info.custom.compiled().pruneAndDefault(obj);
+    else this.decodeBuiltin(info, obj);
+  }
+
+  /**
+   * A built-in object as kube holds it once decoded into its Go type: quantities canonical,
+   * defaults filled in, and without what encoding it back leaves out (`apiGroup: ""`,
+   * `hostNetwork: false`). Request bodies get it, and so do stored objects an update reads, as
+   * kube decodes them from etcd: an object an older hearth wrote (before a default existed)
+   * compares with the update's body on equal terms.
+   */
+  private decodeBuiltin(info: ResourceInfo, obj: any): void {
+    if (!info.definition) return;
+    // As decoding into Go types leaves them, before defaults copy any (requests from limits).
+    const node = this.model.node(info.definition);
+    canonicalizeQuantities(node, obj);
+    defaultsFor(info.definition)?.(obj);
+    dropOmittedZeros(node, obj);
   }
 
   get(info: ResourceInfo, ns: string, name: string): any {
@@ -522,8 +530,14 @@ export class GenericStore {
       const current = attempt === 0 && known ? known : this.log.get(key);
       if (!current) throw notFound(info.group, info.resource, name);
       // old is only read: the committed object serves when it is already what present() gives.
+      // One read from the file may have been written by an older hearth: it is decoded as a
+      // body is (a copy: current.object is this read's own), as kube decodes what etcd holds.
       const committed = current.committed;
-      const old = !info.custom && committed?.apiVersion === apiVersionOf(info) && committed.kind === info.kind ? committed : (await this.presentAll(info, [current.object]))[0];
+      let old = !info.custom && committed?.apiVersion === apiVersionOf(info) && committed.kind === info.kind ? committed : undefined;
+      if (!old) {
+        old = (await this.presentAll(info, [current.object]))[0];
+        if (!info.custom && !committed) this.decodeBuiltin(info, old);
+      }
       // A private copy of the current object for producers that read it and may change it; one
       // declared without parameters (a PUT's) gets none. cloneJSON: structuredClone costs ~5x
       // more on JSON data.
