@@ -108,7 +108,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       forgetConverter(name);
     },
   });
-  crdController.start();
+  await crdController.start();
   deferDefinitions = false;
   const crdInfo = catalog.lookup('apiextensions.k8s.io', 'v1', 'customresourcedefinitions')!;
   const publishDeferred = () => {
