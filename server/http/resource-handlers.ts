@@ -8,7 +8,7 @@ import type { GenericStore, RequestContext, FieldValidation, DeleteOptions, List
 import { apiVersionOf, objectMetaInOrder, nowTimestamp } from '../registry/store.ts';
 import { evictPod, type EvictionTargets } from '../registry/eviction.ts';
 import { int64Param, queryFlag, queryOf, sendInitialEventsOf, type RequestInfo } from './request-info.ts';
-import { ApiError, badRequest, invalid, methodNotAllowed, unsupportedMediaType } from '../errors.ts';
+import { ApiError, badRequest, invalid, methodNotRouted, unsupportedMediaType } from '../errors.ts';
 import type { FieldError } from '../schema/types.ts';
 import { forbiddenError, invalidError, notSupportedError, requiredError } from '../registry/crd/schema-validator.ts';
 import { goIsPrint, goQuote, goRuneU } from '../registry/metadata-validation.ts';
@@ -48,12 +48,14 @@ export function resourceHandler(deps: ResourceHandlerDeps): Koa.Middleware {
     if (!info.namespaced && ri.namespace && !(info.resource === 'namespaces')) throw NOT_FOUND;
     if (info.namespaced && !ri.namespace && ri.verb !== 'list' && ri.verb !== 'watch') {
       if (ri.name) throw NOT_FOUND;
-      throw methodNotAllowed(`the server does not allow this method on the requested resource`);
+      throw methodNotRouted();
     }
     if (ri.subresource && !(SERVED_SUBRESOURCES.includes(ri.subresource) && info.subresources?.[ri.subresource])) throw NOT_FOUND;
     if (ri.extraParts.length) throw NOT_FOUND;
+    // A collection takes GET, POST and DELETE; an object GET, PUT, PATCH and DELETE (kube's routes).
+    if (!ri.subresource && (ri.name ? ri.verb === 'create' : ri.verb === 'update' || ri.verb === 'patch')) throw methodNotRouted();
     const verbs = ri.subresource ? info.subresources![ri.subresource].verbs : info.verbs;
-    if (!verbs.includes(ri.verb)) throw methodNotAllowed(`the server does not allow this method on the requested resource`);
+    if (!verbs.includes(ri.verb)) throw methodNotRouted();
     // Every request to a deprecated custom resource version hears of it.
     if (info.custom?.deprecationWarning) setWarnings(ctx, [info.custom.deprecationWarning]);
 
@@ -161,7 +163,7 @@ export function resourceHandler(deps: ResourceHandlerDeps): Koa.Middleware {
         return respondObject(ctx, info, listObj, 200, rc, true);
       }
     }
-    throw methodNotAllowed(`the server does not allow this method on the requested resource`);
+    throw methodNotRouted();
   };
 }
 

@@ -16,7 +16,7 @@ import { UNTYPED } from './apply/fieldset.ts';
 import { goFieldShape } from '../http/protobuf.ts';
 import { validateObjectMeta, validateObjectMetaUpdate, nameRuleFor, generateNameFrom } from './metadata-validation.ts';
 import { parseLabelSelector, parseFieldSelector, fieldsOf, checkFieldSelectorFor, stringFieldPath, type FieldSelector, type LabelSelector } from './selectors.ts';
-import { ApiError, alreadyExists, badRequest, conflict, gone, invalid, methodNotAllowed, notFound, tooLargeResourceVersion, tooOldResourceVersion } from '../errors.ts';
+import { ApiError, alreadyExists, badRequest, conflict, gone, invalid, methodNotAllowed, methodNotRouted, notFound, tooLargeResourceVersion, tooOldResourceVersion } from '../errors.ts';
 import { deepEqual, deepFreeze, goJsonText, isPlainObject } from '../util/json.ts';
 import { goMapOrder } from '../util/go-map-order.ts';
 import { canonicalizeQuantities } from '../schema/quantities.ts';
@@ -473,7 +473,7 @@ export class GenericStore {
   /** POST to such a subresource: the object is rewritten by its rules (see Strategy.subresourceCreate). */
   async createSubresource(info: ResourceInfo, ns: string, name: string, subresource: string, body: any, ctx: RequestContext): Promise<void> {
     const rules = this.subresourceCreate(info, subresource);
-    if (!rules) throw methodNotAllowed('the server does not allow this method on the requested resource');
+    if (!rules) throw methodNotRouted();
     rules.check(body, name);
     await this.guaranteedUpdate(info, ns, name, subresource, ctx, undefined, (obj: any) => rules.apply(obj, body));
   }
