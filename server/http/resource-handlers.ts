@@ -61,6 +61,9 @@ export function resourceHandler(deps: ResourceHandlerDeps): Koa.Middleware {
 
     const q = queryOf(ctx);
     const ns = info.namespaced ? ri.namespace : '';
+    // A write decides the form of its answer first, as kube's handlers do: an Accept it cannot
+    // answer in is a 406 before the body is read, and nothing is written.
+    if (ri.verb !== 'get' && ri.verb !== 'list' && ri.verb !== 'watch') outputFormat(ctx, info, ri.verb === 'deletecollection' ? [] : OBJECT_SHAPES);
     switch (ri.verb) {
       case 'get':
         return await getOne(ctx, deps, info, ns, ri);
@@ -170,12 +173,12 @@ export function resourceHandler(deps: ResourceHandlerDeps): Koa.Middleware {
 async function getOne(ctx: Koa.Context, deps: ResourceHandlerDeps, info: ResourceInfo, ns: string, ri: RequestInfo) {
   const rv = queryOf(ctx).get('resourceVersion') ?? undefined;
   if (ri.subresource === 'scale') {
-    const fmt = negotiateOutput(ctx.get('accept'), ['Table', 'PartialObjectMetadata']);
+    const fmt = outputFormat(ctx, info, OBJECT_SHAPES);
     const obj = await deps.store.getAtLeast(info, ns, ri.name, rv);
     return send(ctx, 200, shapeScale(ctx, info, scaleFromObject(info, obj), fmt), fmt);
   }
   // Negotiated before the read, as kube-apiserver does: a missing object asked for in an unacceptable form is a 406.
-  const fmt = negotiateOutput(ctx.get('accept'), ['Table', 'PartialObjectMetadata']);
+  const fmt = outputFormat(ctx, info, OBJECT_SHAPES);
   if (fmt.shape === 'object' && fmt.encoding === 'json' && !prettyPrint(ctx)) {
     // The stored bytes when they are served as they are: never decoded, never encoded again.
     const got = await deps.store.getJsonAtLeast(info, ns, ri.name, rv);
@@ -189,7 +192,7 @@ async function getOne(ctx: Koa.Context, deps: ResourceHandlerDeps, info: Resourc
 
 async function list(ctx: Koa.Context, deps: ResourceHandlerDeps, info: ResourceInfo, ri: RequestInfo) {
   const q = queryOf(ctx);
-  const fmt = negotiateOutput(ctx.get('accept'), ['Table', 'PartialObjectMetadataList']);
+  const fmt = outputFormat(ctx, info, LIST_SHAPES);
   // (as kube's storage: a limit of 0 or less is no limit)
   const limit = int64Param(q, 'limit');
   int64Param(q, 'timeoutSeconds'); // (decoded as kube decodes it, for its error; a list does not wait)
@@ -288,15 +291,26 @@ export function toTable(
   };
 }
 
+const OBJECT_SHAPES: Shape[] = ['Table', 'PartialObjectMetadata'];
+const LIST_SHAPES: Shape[] = ['Table', 'PartialObjectMetadataList'];
+
+/**
+ * The form of this request's answer (its subresources' too: kube's custom resource scopes,
+ * scale and status included, share the standard serializers without protobuf).
+ */
+function outputFormat(ctx: Koa.Context, info: ResourceInfo, shapes: Shape[]): OutputFormat {
+  return negotiateOutput(ctx.get('accept'), shapes, !info.custom);
+}
+
 function respondObject(ctx: Koa.Context, info: ResourceInfo, obj: any, code: number, rc: RequestContext, plain = false) {
-  const fmt = negotiateOutput(ctx.get('accept'), plain ? [] : ['Table', 'PartialObjectMetadata']);
+  const fmt = outputFormat(ctx, info, plain ? [] : OBJECT_SHAPES);
   setWarnings(ctx, rc.warnings);
   const body = plain ? obj : shapeObject(info, obj, fmt, queryOf(ctx).get('includeObject'));
   return send(ctx, code, body, fmt);
 }
 
 function respondScale(ctx: Koa.Context, info: ResourceInfo, obj: any, rc: RequestContext) {
-  const fmt = negotiateOutput(ctx.get('accept'), ['Table', 'PartialObjectMetadata']);
+  const fmt = outputFormat(ctx, info, OBJECT_SHAPES);
   setWarnings(ctx, rc.warnings);
   return send(ctx, 200, shapeScale(ctx, info, scaleFromObject(info, obj), fmt), fmt);
 }
