@@ -27,6 +27,7 @@ import { encodeContinue, decodeContinue } from './continue-token.ts';
 import type { ServiceLookup } from './crd/conversion.ts';
 import { validateListOptions, type ListParameters } from './list-options.ts';
 import { conversionOf, convertTo, type KindConversion } from './conversions/index.ts';
+import { invalidError } from './crd/schema-validator.ts';
 
 export type FieldValidation = 'Ignore' | 'Warn' | 'Strict';
 
@@ -544,8 +545,7 @@ export class GenericStore {
       const desired = produce.length === 0 ? produce(undefined) : produce(isApply ? old : cloneJSON(old));
       // Defaults first, so a PUT that omits defaulted fields is not a spec change.
       this.pruneAndDefault(info, desired, ctx);
-      // A patch may carry its own resourceVersion precondition.
-      const rvWanted = precondition ?? (isPatch && desired.metadata?.resourceVersion !== old.metadata.resourceVersion ? desired.metadata?.resourceVersion : undefined);
+      const rvWanted = this.updatePrecondition(info, strategy, name, isPatch ? desired.metadata?.resourceVersion : precondition, isPatch, old);
       if (rvWanted && rvWanted !== String(current.rv)) {
         throw conflict(info.group, info.resource, name, 'the object has been modified; please apply your changes to the latest version and try again');
       }
@@ -570,6 +570,22 @@ export class GenericStore {
       carryResourceVersion(obj, stored);
       if (written) return stored === obj ? obj : this.written(info, obj, stored);
     }
+  }
+
+  /**
+   * The resourceVersion an update is conditional on, as kube's store Update decides it: the one a
+   * PUT's body names, or the one a patch set (a patch that leaves the read one is retried on a
+   * conflict). None ("", "0", absent) makes the update unconditional where the kind allows it,
+   * and is Invalid where it does not (custom resources, leases, ...), in kube's words: the
+   * resourceVersion as the uint64 it parsed to, the resource where the kind goes.
+   */
+  private updatePrecondition(info: ResourceInfo, strategy: Strategy, name: string, given: unknown, isPatch: boolean, old: any): string | undefined {
+    if (isPatch && given === old.metadata.resourceVersion) return undefined;
+    if (given !== undefined && given !== null && given !== '' && given !== '0') return String(given);
+    if (strategy.allowUnconditionalUpdate === false) {
+      throw invalid(info.group, info.resource, name, [invalidError('metadata.resourceVersion', '0x0', 'must be specified for an update')]);
+    }
+    return undefined;
   }
 
   /** Merges what the request may change into the stored object, per the subresource rules. */
