@@ -921,3 +921,36 @@ export function goOmitsZero(definition: string, field: string): boolean {
   for (const inlined of Object.values(data.fields)) if (inlined.inline && inlined.message && goOmitsZero(inlined.message, field)) return true;
   return false;
 }
+
+/** A field encoding/json writes even when its struct is the zero value, and what it writes then. */
+export interface GoZeroField {
+  field: string;
+  /** A nested struct (written as its own zero value: see `message`), or a scalar's zero value. */
+  zero: 'struct' | '' | 0 | false;
+  message?: string;
+}
+
+const ZERO_FIELDS = new Map<string, GoZeroField[]>();
+
+/**
+ * The fields of a struct that encoding/json writes however empty it is: non-pointer structs (but
+ * the types with their own JSON form, such as Time, Quantity and IntOrString) and scalars
+ * without `omitempty`; those of JSON-inlined embedded structs included.
+ */
+export function goZeroFields(definition: string): GoZeroField[] {
+  let out = ZERO_FIELDS.get(definition);
+  if (out) return out;
+  out = [];
+  for (const [field, f] of Object.entries(RAW[definition]?.fields ?? {})) {
+    if (f.ptr || f.repeated || f.map) continue;
+    if (f.inline) {
+      if (f.message) out.push(...goZeroFields(f.message));
+    } else if (f.type === 'message') {
+      if (f.message && RAW[f.message] && !RAW[f.message].special) out.push({ field, zero: 'struct', message: f.message });
+    } else if (!f.omitempty && f.type !== 'bytes') {
+      out.push({ field, zero: f.type === 'string' ? '' : f.type === 'bool' ? false : 0 });
+    }
+  }
+  ZERO_FIELDS.set(definition, out);
+  return out;
+}

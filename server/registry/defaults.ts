@@ -445,6 +445,8 @@ const TABLE: Record<string, Defaulter> = {
   [`${CORE}ReplicationController`]: replicationController,
   [`${CORE}ReplicationControllerStatus`]: statusCounters('replicas'),
   [`${CORE}LimitRangeItem`]: limitRangeItem,
+  // Not a default: NodeSpec is a non-pointer struct, written as `spec: {}` however empty.
+  [`${CORE}Node`]: (n) => struct(n, 'spec'),
   [`${CORE}NodeStatus`]: (s) => {
     if (absent(s.allocatable) && isPlainObject(s.capacity)) s.allocatable = { ...s.capacity };
   },

@@ -13,14 +13,14 @@ import { strategyFor, type Strategy, type SubresourceCreate } from './strategy.t
 import { defaultsFor } from './strategies/defaulting.ts';
 import { apply as applyEngine, checkApplyTarget, update as recordManagedUpdate, zeroObject, cloneJSON, type OtherVersion } from './apply/index.ts';
 import { UNTYPED } from './apply/fieldset.ts';
-import { goFieldShape } from '../http/protobuf.ts';
+import { goFieldShape, goZeroFields } from '../http/protobuf.ts';
 import { validateObjectMeta, validateObjectMetaUpdate, nameRuleFor, generateNameFrom } from './metadata-validation.ts';
 import { parseLabelSelector, parseFieldSelector, fieldsOf, checkFieldSelectorFor, stringFieldPath, type FieldSelector, type LabelSelector } from './selectors.ts';
 import { ApiError, alreadyExists, badRequest, conflict, gone, invalid, methodNotAllowed, methodNotRouted, notFound, tooLargeResourceVersion, tooOldResourceVersion } from '../errors.ts';
 import { deepEqual, deepFreeze, goJsonText, isPlainObject } from '../util/json.ts';
 import { goMapOrder } from '../util/go-map-order.ts';
 import { canonicalizeQuantities } from '../schema/quantities.ts';
-import { dropOmittedZeros } from '../schema/omitempty.ts';
+import { dropOmittedZeros, fillGoZeros } from '../schema/omitempty.ts';
 import { goJsonOrder } from '../schema/go-order.ts';
 import { servedJsonPrefix, servedAsStored, withStoredItems, decodeObject, CHECK_STORED_JSON, type StoredRow, type ListRow } from '../storage/codec.ts';
 import { encodeContinue, decodeContinue } from './continue-token.ts';
@@ -261,6 +261,9 @@ export class GenericStore {
     canonicalizeQuantities(node, obj);
     defaultsFor(info.definition)?.(obj);
     dropOmittedZeros(node, obj);
+    // A status is a non-pointer struct: written (with what its zero value holds) however empty.
+    const status = node.properties?.status;
+    if (status && hasGoStatus(info.definition)) fillGoZeros(status, isPlainObject(obj.status) ? obj.status : (obj.status = {}));
   }
 
   get(info: ResourceInfo, ns: string, name: string): any {
@@ -433,7 +436,7 @@ export class GenericStore {
     delete meta.selfLink;
     if (strategy.tracksGeneration) meta.generation = 1;
     else delete meta.generation;
-    if (info.subresources?.status) delete obj.status;
+    if (info.subresources?.status && !strategy.statusOnCreate) delete obj.status;
     if (info.custom?.terminating) throw methodNotAllowed(`create not allowed while custom resource definition is terminating`);
     this.pruneAndDefault(info, obj, ctx);
     // Ownership is recorded before the strategy's create-time changes, as kube's create handler
@@ -1001,6 +1004,11 @@ function pendingFinalizers(strategy: Strategy, obj: any): string[] {
   const own: string[] = Array.isArray(obj.metadata?.finalizers) ? obj.metadata.finalizers : [];
   const extra = strategy.pendingFinalizers?.(obj) ?? [];
   return extra.length ? [...own, ...extra] : own;
+}
+
+/** Whether objects of this definition have a non-pointer `status` struct (always written, as `status: {}` at least). */
+function hasGoStatus(definition: string): boolean {
+  return goZeroFields(definition).some((z) => z.field === 'status' && z.zero === 'struct');
 }
 
 /** Whether a field path is one of `paths` or below one. */

@@ -5,6 +5,11 @@ import type { FieldError, ResourceInfo } from '../schema/types.ts';
 export interface Strategy {
   /** metadata.generation starts at 1 and is bumped when anything outside metadata/status changes. */
   tracksGeneration?: boolean;
+  /**
+   * A create keeps the status it is given (kube's nodeStrategy: "Nodes allow *all* fields,
+   * including status, to be set on create"); other kinds with a status subresource start with none.
+   */
+  statusOnCreate?: boolean;
   /** Fills defaults and server-set fields on create (after the generic status reset). */
   prepareForCreate?(obj: any): void;
   /** Adjusts an update of the main resource (after the generic status carry-over). */

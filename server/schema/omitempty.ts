@@ -1,12 +1,14 @@
-// What encoding/json leaves out of a built-in object: a field tagged `omitempty` that holds its
-// zero value ("", 0, false) when it is a non-pointer scalar. kube-apiserver decodes every body
-// into its Go types and writes them back, so a `apiGroup: ""` or `hostNetwork: false` a client
-// sends, or one a defaulter sets to "" (an RBAC subject of kind ServiceAccount), is never served.
-// Built-in bodies get the same here, before managedFields are computed and the object is
-// stored. Pointer fields keep their explicit zeros (`replicas: 0`); slices, maps and structs are
-// left as they are (omitempty does not drop structs; the tag facts do not cover slices and maps).
-// The walk goes only where the type has such fields, one plan per type node, as quantities.ts's.
-import { goOmitsZero } from '../http/protobuf.ts';
+// What encoding/json writes of a built-in object, and what it leaves out. kube-apiserver decodes
+// every body into its Go types and writes them back. Left out: a field tagged `omitempty` that
+// holds its zero value ("", 0, false) when it is a non-pointer scalar, so a `apiGroup: ""` or
+// `hostNetwork: false` a client sends, or one a defaulter sets to "" (an RBAC subject of kind
+// ServiceAccount), is never served; pointer fields keep their explicit zeros (`replicas: 0`);
+// slices, maps and structs are left as they are (omitempty does not drop structs; the tag facts
+// do not cover slices and maps). Written however empty: non-pointer structs and scalars without
+// omitempty (fillGoZeros, for a kind's status and a Node's spec). Built-in bodies get both here,
+// before managedFields are computed and the object is stored. The omitempty walk goes only where
+// the type has such fields, one plan per type node, as quantities.ts's.
+import { goOmitsZero, goZeroFields } from '../http/protobuf.ts';
 import { isPlainObject } from '../util/json.ts';
 import type { TypeNode } from './types.ts';
 
@@ -74,5 +76,29 @@ function walk(plan: Plan, v: unknown): void {
     case 'list':
       if (Array.isArray(v)) for (let i = 0; i < v.length; i++) walk(plan.items, v[i]);
       return;
+  }
+}
+
+/**
+ * Fills, in place, what encoding/json writes for a struct of type `node` that a body left out:
+ * its non-pointer structs (`{}`, and so on inside them) and its scalars without omitempty at their
+ * zero value (a VolumeAttachment's `attached: false`, a Node's `daemonEndpoints` and `nodeInfo`).
+ * Only structs are walked (not lists or maps): it is for a kind's status, which kube decodes and
+ * writes back whole, and for the specs nothing validates as required.
+ */
+export function fillGoZeros(node: TypeNode, obj: Record<string, unknown>): void {
+  const props = node.properties;
+  if (!node.definition || !props) return;
+  for (const z of goZeroFields(node.definition)) {
+    const child = props[z.field];
+    if (!child) continue;
+    const v = obj[z.field];
+    if (z.zero !== 'struct') {
+      if (v === undefined) obj[z.field] = z.zero;
+    } else if (v === undefined) {
+      const made: Record<string, unknown> = {};
+      fillGoZeros(child, made);
+      obj[z.field] = made;
+    } else if (isPlainObject(v)) fillGoZeros(child, v);
   }
 }
