@@ -3,7 +3,8 @@
 // not serve CRDs), straight into the SQLite file of a stopped server, which is then started again.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import YAML from 'yaml';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startTestServer } from './helpers/server.ts';
@@ -25,17 +26,8 @@ async function rewriteRow(dataDir: string, res: string, ns: string, name: string
   }
 }
 
-const CRONTABS = {
-  apiVersion: 'apiextensions.k8s.io/v1',
-  kind: 'CustomResourceDefinition',
-  metadata: { name: 'crontabs.stable.example.com' },
-  spec: {
-    group: 'stable.example.com',
-    scope: 'Namespaced',
-    names: { plural: 'crontabs', singular: 'crontab', kind: 'CronTab', shortNames: ['ct'] },
-    versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', properties: { cronSpec: { type: 'string' } } } } } } }],
-  },
-};
+/** The kubernetes.io CronTab CRD (crontabs.stable.example.com, served as `ct`). */
+const CRONTABS = YAML.parse(readFileSync(new URL('./fixtures/kinds/customresourcedefinition.yaml', import.meta.url), 'utf8'));
 
 test('a pod stored before a default existed can be labelled and annotated; a CRD stored without a status is served at start', async () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'hearth-older-'));

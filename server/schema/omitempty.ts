@@ -6,44 +6,22 @@
 // slices, maps and structs are left as they are (omitempty does not drop structs; the tag facts
 // do not cover slices and maps). Written however empty: non-pointer structs and scalars without
 // omitempty (fillGoZeros, for a kind's status and a Node's spec). Built-in bodies get both here,
-// before managedFields are computed and the object is stored. The omitempty walk goes only where
-// the type has such fields, one plan per type node, as quantities.ts's.
+// before managedFields are computed and the object is stored.
 import { goOmitsZero, goZeroFields } from '../http/protobuf.ts';
 import { isPlainObject } from '../util/json.ts';
 import type { TypeNode } from './types.ts';
 
-type Plan =
-  | { kind: 'struct'; omitted: string[]; fields: [string, Plan][] }
-  | { kind: 'map'; values: Plan }
-  | { kind: 'list'; items: Plan };
+/** Per struct node: its fields that encoding/json leaves out at their zero value. */
+const OMITTED = new WeakMap<TypeNode, readonly string[]>();
 
-const PLANS = new WeakMap<TypeNode, Plan | null>();
-
-function planOf(node: TypeNode): Plan | null {
-  const known = PLANS.get(node);
-  if (known !== undefined) return known;
-  // A recursive type meets itself with no plan yet: nothing more to find along that path.
-  PLANS.set(node, null);
-  let plan: Plan | null = null;
-  if (node.type === 'object' && node.properties) {
+function omittedFieldsOf(node: TypeNode): readonly string[] {
+  let out = OMITTED.get(node);
+  if (out === undefined) {
     const def = node.definition;
-    const omitted: string[] = [];
-    const fields: [string, Plan][] = [];
-    for (const [k, child] of Object.entries(node.properties)) {
-      if (def && isScalar(child) && goOmitsZero(def, k)) omitted.push(k);
-      const p = planOf(child);
-      if (p) fields.push([k, p]);
-    }
-    if (omitted.length || fields.length) plan = { kind: 'struct', omitted, fields };
-  } else if (node.type === 'map' && node.values) {
-    const p = planOf(node.values);
-    if (p) plan = { kind: 'map', values: p };
-  } else if (node.type === 'array' && node.items) {
-    const p = planOf(node.items);
-    if (p) plan = { kind: 'list', items: p };
+    out = def && node.properties ? Object.keys(node.properties).filter((k) => isScalar(node.properties![k]) && goOmitsZero(def, k)) : [];
+    OMITTED.set(node, out);
   }
-  PLANS.set(node, plan);
-  return plan;
+  return out;
 }
 
 function isScalar(node: TypeNode): boolean {
@@ -51,31 +29,26 @@ function isScalar(node: TypeNode): boolean {
 }
 
 /** Removes, in place, every field of a built-in object of type `node` that encoding/json would leave out. */
-export function dropOmittedZeros(node: TypeNode, obj: unknown): void {
-  const plan = planOf(node);
-  if (plan) walk(plan, obj);
-}
-
-function walk(plan: Plan, v: unknown): void {
-  switch (plan.kind) {
-    case 'struct': {
-      if (!isPlainObject(v)) return;
-      for (const k of plan.omitted) {
-        const x = v[k];
-        if (x === '' || x === 0 || x === false) delete v[k];
-      }
-      for (const [k, p] of plan.fields) {
-        const x = v[k];
-        if (x !== undefined && x !== null) walk(p, x);
-      }
-      return;
-    }
-    case 'map':
-      if (isPlainObject(v)) for (const k in v) walk(plan.values, v[k]);
-      return;
-    case 'list':
-      if (Array.isArray(v)) for (let i = 0; i < v.length; i++) walk(plan.items, v[i]);
-      return;
+export function dropOmittedZeros(node: TypeNode, v: unknown): void {
+  if (v === null || typeof v !== 'object') return;
+  if (Array.isArray(v)) {
+    if (node.type === 'array' && node.items) for (let i = 0; i < v.length; i++) dropOmittedZeros(node.items, v[i]);
+    return;
+  }
+  const o = v as Record<string, unknown>;
+  if (node.type === 'map') {
+    if (node.values) for (const k in o) dropOmittedZeros(node.values, o[k]);
+    return;
+  }
+  const props = node.properties;
+  if (node.type !== 'object' || !props) return;
+  for (const k of omittedFieldsOf(node)) {
+    const x = o[k];
+    if (x === '' || x === 0 || x === false) delete o[k];
+  }
+  for (const k in o) {
+    const child = props[k];
+    if (child !== undefined && typeof o[k] === 'object') dropOmittedZeros(child, o[k]);
   }
 }
 
