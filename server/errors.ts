@@ -122,6 +122,14 @@ export function methodNotAllowed(message: string): ApiError {
   return new ApiError(405, 'MethodNotAllowed', message);
 }
 
+/**
+ * A method the URL has no route for (PUT on a collection, POST on an object): kube-apiserver's
+ * router answers it with NewGenericServerResponse's Status, whose details are there but empty.
+ */
+export function methodNotRouted(): ApiError {
+  return new ApiError(405, 'MethodNotAllowed', 'the server does not allow this method on the requested resource', {});
+}
+
 export function notAcceptable(message: string): ApiError {
   return new ApiError(406, 'NotAcceptable', message);
 }

@@ -160,7 +160,7 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
       forgetConverter(name);
     },
   });
-  crdController.start();
+  await crdController.start();
   deferDefinitions = false;
   const crdInfo = catalog.lookup('apiextensions.k8s.io', 'v1', 'customresourcedefinitions')!;
   const publishDeferred = () => {

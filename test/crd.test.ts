@@ -627,3 +627,34 @@ test('changing the storage version records it in status.storedVersions', async (
   assert.equal(c.status, 201, c.text);
   assert.equal((await s.request('GET', `/apis/${GROUP}/v1beta1/namespaces/default/gears/g`)).json().apiVersion, `${GROUP}/v1beta1`);
 });
+
+test('custom resources have no protobuf form: an Accept of protobuf alone is a 406 before anything is written, one with a fallback gets JSON', async () => {
+  const { decodeProtobuf, PROTOBUF_MEDIA_TYPE } = await import('../server/http/protobuf.ts');
+  const notAcceptable = (r: { status: number; headers: Record<string, unknown>; raw: Buffer }, what: string) => {
+    assert.equal(r.status, 406, what);
+    // The Status itself comes in the protobuf asked for, as kube's error writer negotiates it without the scope's restriction.
+    assert.equal(r.headers['content-type'], PROTOBUF_MEDIA_TYPE, what);
+    const status = decodeProtobuf(r.raw);
+    assert.deepEqual([status.reason, status.message], ['NotAcceptable', 'only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf, application/cbor'], what);
+  };
+  const accept = { accept: PROTOBUF_MEDIA_TYPE };
+  notAcceptable(await s.request('POST', W, { body: widget('proto-only'), headers: accept }), 'create');
+  assert.equal((await s.request('GET', `${W}/proto-only`)).status, 404, 'the refused create wrote nothing');
+  const created = await s.request('POST', W, { body: widget('proto-fallback'), headers: { accept: `${PROTOBUF_MEDIA_TYPE}, application/json` } });
+  assert.equal(created.status, 201, created.text);
+  assert.equal(created.headers['content-type'], 'application/json');
+  assert.equal(created.json().metadata.name, 'proto-fallback');
+  notAcceptable(await s.request('GET', `${W}/proto-fallback`, { headers: accept }), 'get');
+  notAcceptable(await s.request('GET', W, { headers: accept }), 'list');
+  notAcceptable(await s.request('GET', `${W}?watch=1`, { headers: accept }), 'watch');
+  notAcceptable(await s.request('GET', `${W}/proto-fallback/scale`, { headers: accept }), 'scale');
+  notAcceptable(await s.request('DELETE', `${W}/proto-fallback`, { headers: accept }), 'delete');
+  assert.equal((await s.request('GET', `${W}/proto-fallback`)).status, 200, 'the refused delete deleted nothing');
+  // Shapes of meta.k8s.io have a protobuf form whatever they describe.
+  const meta = await s.request('GET', `${W}/proto-fallback`, { headers: { accept: `${PROTOBUF_MEDIA_TYPE};as=PartialObjectMetadata;g=meta.k8s.io;v=v1` } });
+  assert.equal(meta.status, 200);
+  assert.equal(decodeProtobuf(meta.raw).metadata.name, 'proto-fallback');
+  // Built-in kinds answer in protobuf.
+  const cms = await s.request('GET', '/api/v1/namespaces/default/configmaps', { headers: accept });
+  assert.deepEqual([cms.status, decodeProtobuf(cms.raw).kind], [200, 'ConfigMapList']);
+});

@@ -33,6 +33,27 @@ test('resource requests with methods no verb maps to: 405 Status, as JSON', asyn
   }
 });
 
+test("a method the URL has no route for is kube's 405 Status: PUT or PATCH on a collection, POST on an object, DELETE of a collection without deletecollection", async () => {
+  const routeless = { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'the server does not allow this method on the requested resource', reason: 'MethodNotAllowed', details: {}, code: 405 };
+  const cases: [string, string, string?][] = [
+    ['PUT', '/api/v1/namespaces/wire/configmaps', JSON.stringify({ metadata: { name: 'c' }, data: { v: '2' } })],
+    ['PATCH', '/api/v1/namespaces/wire/configmaps', JSON.stringify({ data: { v: '2' } })],
+    ['POST', '/api/v1/namespaces/wire/configmaps/made-by-post', JSON.stringify({ metadata: { name: 'made-by-post' } })],
+    ['PUT', '/api/v1/nodes', JSON.stringify({ metadata: { name: 'n' } })],
+    ['POST', '/api/v1/namespaces/wire', JSON.stringify({ metadata: { name: 'wire' } })],
+    ['DELETE', '/api/v1/namespaces'],
+    ['DELETE', '/api/v1/configmaps'],
+  ];
+  for (const [method, path, raw] of cases) {
+    const headers = method === 'PATCH' ? { 'content-type': 'application/merge-patch+json' } : { 'content-type': 'application/json' };
+    const r = await s.request(method, path, raw === undefined ? {} : { raw, headers });
+    assert.deepEqual([r.status, r.json()], [405, routeless], `${method} ${path}`);
+  }
+  // Nothing was written.
+  assert.equal((await s.request('GET', '/api/v1/namespaces/wire/configmaps/made-by-post')).status, 404);
+  assert.deepEqual((await s.request('GET', '/api/v1/namespaces/wire/configmaps/c')).json().data, { v: '1' });
+});
+
 test('unknown resources and paths: 404 Status', async () => {
   for (const path of ['/api/v1/namespaces/wire/nosuchthings', '/apis/nosuch.group/v1/things', '/nosuchpath', '/api/v1/namespaces/wire/configmaps/c/extra/part']) {
     const r = await s.request('GET', path);

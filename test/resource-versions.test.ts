@@ -345,3 +345,73 @@ test('watch streams in CBOR (a sequence of self-described items) and as PartialO
   assert.deepEqual(events.map((e) => e.object.kind), ['PartialObjectMetadata', 'PartialObjectMetadata']);
   assert.equal(events[0].object.data, undefined);
 });
+
+test('an update without a resourceVersion, or with "0", is unconditional where the kind allows it (a Node, kubectl replace) and Invalid where it does not (custom resources, leases)', async () => {
+  const { manifestWriter } = await import('./helpers/server.ts');
+  const YAML = (await import('yaml')).default;
+  const manifest = manifestWriter('hearth-rv0-');
+  assert.equal((await s.request('POST', '/api/v1/nodes', { body: { apiVersion: 'v1', kind: 'Node', metadata: { name: 'rv0' } } })).status, 201);
+  // What kubectl's own command tests do: read a Node, set its resourceVersion to "0", replace it.
+  const read = YAML.parse((await s.kubectl(['get', 'node', 'rv0', '-o', 'yaml'])).stdout);
+  read.metadata.resourceVersion = '0';
+  read.metadata.labels = { replaced: 'done' };
+  const file = manifest('node-rv0', read);
+  const dry = await s.kubectl(['replace', '--dry-run=server', '-f', file]);
+  assert.equal(dry.code, 0, dry.stderr);
+  assert.equal((await s.request('GET', '/api/v1/nodes/rv0')).json().metadata.labels?.replaced, undefined, 'a dry run writes nothing');
+  // The object changed meanwhile: "0" still writes over it, as an empty resourceVersion does.
+  assert.equal((await s.request('PATCH', '/api/v1/nodes/rv0', { raw: '{"metadata":{"annotations":{"meanwhile":"x"}}}', headers: { 'content-type': 'application/merge-patch+json' } })).status, 200);
+  const replaced = await s.kubectl(['replace', '-f', file]);
+  assert.equal(replaced.code, 0, replaced.stderr);
+  assert.equal((await s.request('GET', '/api/v1/nodes/rv0')).json().metadata.labels.replaced, 'done');
+  const noRv = await s.request('PUT', '/api/v1/nodes/rv0', { body: { apiVersion: 'v1', kind: 'Node', metadata: { name: 'rv0', labels: { replaced: 'again' } } } });
+  assert.equal(noRv.status, 200, noRv.text);
+  // A stale one is still a conflict.
+  const stale = await s.request('PUT', '/api/v1/nodes/rv0', { body: { apiVersion: 'v1', kind: 'Node', metadata: { name: 'rv0', resourceVersion: read.metadata.resourceVersion === '1' ? '2' : '1' } } });
+  assert.equal(stale.status, 409, stale.text);
+
+  // Leases (AllowUnconditionalUpdate false): the resource names the kind in kube's message.
+  const lease = { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'l' }, spec: { holderIdentity: 'a' } };
+  const created = await s.request('POST', '/apis/coordination.k8s.io/v1/namespaces/default/leases', { body: lease });
+  assert.equal(created.status, 201);
+  for (const resourceVersion of [undefined, '', '0']) {
+    const r = await s.request('PUT', '/apis/coordination.k8s.io/v1/namespaces/default/leases/l', { body: { ...lease, metadata: { name: 'l', resourceVersion }, spec: { holderIdentity: 'b' } } });
+    assert.equal(r.status, 422, r.text);
+    assert.deepEqual(r.json(), {
+      kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure',
+      message: 'leases.coordination.k8s.io "l" is invalid: metadata.resourceVersion: Invalid value: 0x0: must be specified for an update',
+      reason: 'Invalid',
+      details: { name: 'l', group: 'coordination.k8s.io', kind: 'leases', causes: [{ reason: 'FieldValueInvalid', message: 'Invalid value: 0x0: must be specified for an update', field: 'metadata.resourceVersion' }] },
+      code: 422,
+    });
+  }
+  assert.equal((await s.request('GET', '/apis/coordination.k8s.io/v1/namespaces/default/leases/l')).json().spec.holderIdentity, 'a', 'nothing was written');
+  const withRv = await s.request('PUT', '/apis/coordination.k8s.io/v1/namespaces/default/leases/l', { body: { ...lease, metadata: { name: 'l', resourceVersion: created.json().metadata.resourceVersion }, spec: { holderIdentity: 'b' } } });
+  assert.equal(withRv.status, 200, withRv.text);
+  // A patch that leaves the resourceVersion it read is no update without one.
+  const patched = await s.request('PATCH', '/apis/coordination.k8s.io/v1/namespaces/default/leases/l', { raw: '{"spec":{"holderIdentity":"c"}}', headers: { 'content-type': 'application/merge-patch+json' } });
+  assert.equal(patched.status, 200, patched.text);
+
+  // Custom resources: the same rule (apiextensions' customResourceStrategy).
+  const crd = {
+    apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name: 'gadgets.rv.hearth.test' },
+    spec: { group: 'rv.hearth.test', scope: 'Namespaced', names: { plural: 'gadgets', singular: 'gadget', kind: 'Gadget' }, versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }] },
+  };
+  assert.equal((await s.request('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', { body: crd })).status, 201);
+  const G = '/apis/rv.hearth.test/v1/namespaces/default/gadgets';
+  assert.equal((await s.request('POST', G, { body: { apiVersion: 'rv.hearth.test/v1', kind: 'Gadget', metadata: { name: 'g' }, size: 1 } })).status, 201);
+  const cr = await s.request('PUT', `${G}/g`, { body: { apiVersion: 'rv.hearth.test/v1', kind: 'Gadget', metadata: { name: 'g', resourceVersion: '0' }, size: 2 } });
+  assert.equal(cr.status, 422, cr.text);
+  assert.equal(cr.json().message, 'gadgets.rv.hearth.test "g" is invalid: metadata.resourceVersion: Invalid value: 0x0: must be specified for an update');
+  // (kubectl replace fills in the current resourceVersion when the manifest has none; "0" it sends.)
+  const crReplace = await s.kubectl(['replace', '-f', manifest('gadget', { apiVersion: 'rv.hearth.test/v1', kind: 'Gadget', metadata: { name: 'g', namespace: 'default', resourceVersion: '0' }, size: 3 })]);
+  assert.notEqual(crReplace.code, 0);
+  assert.match(crReplace.stderr, /metadata\.resourceVersion: Invalid value: 0x0: must be specified for an update/);
+  const noRvPut = await s.request('PUT', `${G}/g`, { body: { apiVersion: 'rv.hearth.test/v1', kind: 'Gadget', metadata: { name: 'g' }, size: 4 } });
+  assert.equal(noRvPut.status, 422, noRvPut.text);
+  assert.equal((await s.request('GET', `${G}/g`)).json().size, 1, 'nothing was written');
+  // Its CRD too (the CRD strategy's AllowUnconditionalUpdate is false).
+  const crdPut = await s.request('PUT', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/gadgets.rv.hearth.test', { body: crd });
+  assert.equal(crdPut.status, 422, crdPut.text);
+  assert.match(crdPut.json().message, /^customresourcedefinitions\.apiextensions\.k8s\.io "gadgets\.rv\.hearth\.test" is invalid: metadata\.resourceVersion/);
+});

@@ -3,6 +3,8 @@
 // Deployment rolling-update bounds. One cause per field; nothing is written.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import YAML from 'yaml';
 import { invalidCauses, startTestServer, type TestServer } from './helpers/server.ts';
 
 let s: TestServer;
@@ -60,7 +62,7 @@ test('replicasets, statefulsets, daemonsets: the same selector and template rule
     ['spec.template.metadata.labels', 'Invalid value: map[string]string{"app":"w"}: `selector` does not match template `labels`'],
   ]);
   assert.deepEqual(await causes('DaemonSet', { template: template({ app: 'w' }, { activeDeadlineSeconds: 5 }) }), [
-    ['spec.template.spec.activeDeadlineSeconds', 'Invalid value: 5: activeDeadlineSeconds in DaemonSet is not Supported'],
+    ['spec.template.spec.activeDeadlineSeconds', 'Forbidden: activeDeadlineSeconds in DaemonSet is not Supported'],
   ]);
   const created = await s.request('POST', '/apis/apps/v1/namespaces/default/statefulsets', { body: workload('StatefulSet', 'ok', {}) });
   assert.equal(created.status, 201, created.text);
@@ -68,6 +70,31 @@ test('replicasets, statefulsets, daemonsets: the same selector and template rule
   const put = await s.request('PUT', '/apis/apps/v1/namespaces/default/statefulsets/ok', { body: { ...ss, spec: { ...ss.spec, replicas: -1 } } });
   assert.equal(put.status, 422, put.text);
   assert.deepEqual(put.json().details.causes.map((c: any) => c.field), ['spec.replicas']);
+});
+
+test("statefulsets: the template's pod spec is not validated (its mounts may name a volumeClaimTemplate), only its labels, annotations, restart policy and deadline", async () => {
+  // The kubernetes.io example: the container mounts `www`, a volumeClaimTemplate.
+  const example = YAML.parse(readFileSync(new URL('./fixtures/kinds/statefulset.yaml', import.meta.url), 'utf8'));
+  const created = await s.request('POST', '/apis/apps/v1/namespaces/default/statefulsets', { body: example });
+  assert.equal(created.status, 201, created.text);
+  assert.deepEqual(created.json().spec.template.spec.containers[0].volumeMounts, [{ name: 'www', mountPath: '/usr/share/nginx/html' }]);
+  // kube's ValidatePodTemplateSpecForStatefulSet leaves the pod spec out altogether: what a pod
+  // would be refused for (no image, an unknown volume, no container name) is the pods' problem.
+  const loose = workload('StatefulSet', 'loose', { template: template({ app: 'w' }, { containers: [{ image: '' , volumeMounts: [{ name: 'nowhere', mountPath: '/x' }] }] }) });
+  const accepted = await s.request('POST', '/apis/apps/v1/namespaces/default/statefulsets?dryRun=All', { body: loose });
+  assert.equal(accepted.status, 201, accepted.text);
+  assert.deepEqual(await causes('StatefulSet', { template: template({ app: 'w', 'bad key!': 'x' }, { restartPolicy: 'Never', activeDeadlineSeconds: 5 }) }), [
+    ['spec.template.labels', `Invalid value: "bad key!": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')`],
+    ['spec.template.spec.restartPolicy', 'Unsupported value: "Never": supported values: "Always"'],
+    ['spec.template.spec.activeDeadlineSeconds', 'Forbidden: activeDeadlineSeconds in StatefulSet is not Supported'],
+  ]);
+  // Other controllers' templates are pod specs in full, their labels and annotations included.
+  assert.deepEqual(await causes('Deployment', { template: template({ app: 'w' }, { containers: [{ name: 'c', image: 'i', volumeMounts: [{ name: 'www', mountPath: '/x' }] }] }) }), [
+    ['spec.template.spec.containers[0].volumeMounts[0].name', 'Not found: "www"'],
+  ]);
+  const annotated = template();
+  (annotated.metadata as any).annotations = { 'no/good/key': 'v' };
+  assert.deepEqual((await causes('DaemonSet', { template: annotated })).map(([field]) => field), ['spec.template.annotations']);
 });
 
 test('pod specs, in pods and in every pod template: containers, names, images, ports, volume mounts', async () => {

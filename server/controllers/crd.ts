@@ -10,7 +10,7 @@ import type { EventLog } from '../storage/event-log.ts';
 import type { ResourceInfo } from '../schema/types.ts';
 import { LOOPBACK_USER } from '../authentication/user.ts';
 import { ApiError } from '../errors.ts';
-import { CRD_CLEANUP_FINALIZER, customResourceInfos, isEstablished, setCondition } from '../registry/crd/runtime.ts';
+import { CRD_CLEANUP_FINALIZER, customResourceInfos, establishedStatus, isEstablished, setCondition } from '../registry/crd/runtime.ts';
 import { nowTimestamp } from '../registry/store.ts';
 import { WorkQueue, realClock, type Clock, type HandlerResult } from './workqueue.ts';
 
@@ -55,10 +55,20 @@ export class CrdController {
     });
   }
 
-  /** Serves the CRDs already in the file; resumes cleanups a previous run left. */
-  start(): void {
-    for (const crd of this.store.listReadable(this.crdInfo, undefined)) this.sync(crd);
-    this.cleanup.run((name) => this.finalize(name), WORKERS);
+  /**
+   * Serves the CRDs already in the file; resumes cleanups a previous run left. A CRD an older
+   * hearth stored without the status this one gives a CRD as it writes it (a version that did not
+   * serve CRDs kept them as plain objects: no conditions, no accepted names), or one whose names
+   * were taken then, is established now if its names are free, as kube's naming and establishing
+   * controllers establish any CRD; the promise settles once those are served.
+   */
+  async start(): Promise<void> {
+    const unestablished: any[] = [];
+    for (const crd of this.store.listReadable(this.crdInfo, undefined)) {
+      this.sync(crd);
+      if (!isEstablished(crd) && !crd.metadata.deletionTimestamp) unestablished.push(crd);
+    }
+    await Promise.all(unestablished.map((crd) => this.establish(crd)));
   }
 
   /** Stops cleaning up; resolves once the cleanups under way are done. */
@@ -142,6 +152,16 @@ export class CrdController {
       await this.store.update(this.crdInfo, '', name, { ...crd, status: { ...crd.status, conditions, acceptedNames: { plural: '', kind: '' } } }, this.ctx(), 'status');
     } catch (e) {
       if (!(e instanceof ApiError)) console.error(`crd controller: ${name}:`, e);
+    }
+  }
+
+  /** Writes an established status (its commit registers the CRD), unless another served CRD holds one of its names. */
+  private async establish(crd: any): Promise<void> {
+    if (this.namesConflict(crd)) return;
+    try {
+      await this.store.update(this.crdInfo, '', crd.metadata.name, { ...crd, status: establishedStatus(crd, crd.status, nowTimestamp()) }, this.ctx(), 'status');
+    } catch (e) {
+      console.error(`crd controller: establishing ${crd.metadata.name}:`, e);
     }
   }
 

@@ -64,23 +64,26 @@ export function parseAccept(header: string | undefined): MediaRange[] {
 
 /**
  * Picks the output format. `allowed` lists the shapes this endpoint can produce (lists add
- * PartialObjectMetadataList; single objects PartialObjectMetadata; both Table).
+ * PartialObjectMetadataList; single objects PartialObjectMetadata; both Table). Custom
+ * resources (`protobufObjects` false) have no protobuf form of their own: kube's request scope
+ * for them leaves protobuf out of its standard serializers, so an Accept that offers nothing
+ * else is a 406, while the meta.k8s.io shapes (PartialObjectMetadata) still come as protobuf.
  */
 const negotiated = new Map<string, OutputFormat | null>();
 
-export function negotiateOutput(header: string | undefined, allowed: Shape[]): OutputFormat {
+export function negotiateOutput(header: string | undefined, allowed: Shape[], protobufObjects = true): OutputFormat {
   // Clients send the same few Accept headers over and over: decide once per (header, shapes).
-  const key = `${header ?? ''}\u0000${allowed.join(',')}`;
+  const key = `${header ?? ''}\u0000${allowed.join(',')}\u0000${protobufObjects}`;
   let fmt = negotiated.get(key);
   if (fmt === undefined) {
-    fmt = pickOutput(header, allowed);
+    fmt = pickOutput(header, allowed, protobufObjects);
     if (negotiated.size < 1000) negotiated.set(key, fmt);
   }
   if (!fmt) throw notAcceptable(`only the following media types are accepted: ${SUPPORTED_MEDIA_TYPES.join(', ')}`);
   return fmt;
 }
 
-function pickOutput(header: string | undefined, allowed: Shape[]): OutputFormat | null {
+function pickOutput(header: string | undefined, allowed: Shape[], protobufObjects: boolean): OutputFormat | null {
   for (const r of parseAccept(header)) {
     if (r.q <= 0) continue;
     let encoding: Encoding | undefined;
@@ -89,6 +92,7 @@ function pickOutput(header: string | undefined, allowed: Shape[]): OutputFormat 
     if (!encoding) continue;
     const as = r.params.as;
     if (!as) {
+      if (encoding === 'protobuf' && !protobufObjects) continue;
       return { encoding, shape: 'object', metaVersion: 'v1', contentType: contentTypeFor(encoding) };
     }
     if (r.params.g !== 'meta.k8s.io' || !(r.params.v === 'v1' || r.params.v === 'v1beta1')) continue;

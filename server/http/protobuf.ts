@@ -905,3 +905,52 @@ export function goFieldShape(definition: string, field: string): { ptr?: boolean
   const f = RAW[definition]?.fields?.[field] as { ptr?: boolean } | undefined;
   return f ? { ptr: f.ptr } : undefined;
 }
+
+const SCALARS: ReadonlySet<FieldType> = new Set(['string', 'bytes', 'bool', 'int32', 'int64', 'double']);
+
+/**
+ * Whether encoding/json leaves a struct field out when it holds its zero value ("", 0, false): a
+ * non-pointer scalar with `omitempty`, from the same facts; fields of JSON-inlined embedded
+ * structs (a Volume's sources, a RuleWithOperations' Rule) are looked up where they are declared.
+ */
+export function goOmitsZero(definition: string, field: string): boolean {
+  const data = RAW[definition];
+  if (!data) return false;
+  const f = data.fields[field];
+  if (f) return !!f.omitempty && !f.ptr && !f.repeated && !f.map && SCALARS.has(f.type);
+  for (const inlined of Object.values(data.fields)) if (inlined.inline && inlined.message && goOmitsZero(inlined.message, field)) return true;
+  return false;
+}
+
+/** A field encoding/json writes even when its struct is the zero value, and what it writes then. */
+export interface GoZeroField {
+  field: string;
+  /** A nested struct (written as its own zero value: see `message`), or a scalar's zero value. */
+  zero: 'struct' | '' | 0 | false;
+  message?: string;
+}
+
+const ZERO_FIELDS = new Map<string, GoZeroField[]>();
+
+/**
+ * The fields of a struct that encoding/json writes however empty it is: non-pointer structs (but
+ * the types with their own JSON form, such as Time, Quantity and IntOrString) and scalars
+ * without `omitempty`; those of JSON-inlined embedded structs included.
+ */
+export function goZeroFields(definition: string): GoZeroField[] {
+  let out = ZERO_FIELDS.get(definition);
+  if (out) return out;
+  out = [];
+  for (const [field, f] of Object.entries(RAW[definition]?.fields ?? {})) {
+    if (f.ptr || f.repeated || f.map) continue;
+    if (f.inline) {
+      if (f.message) out.push(...goZeroFields(f.message));
+    } else if (f.type === 'message') {
+      if (f.message && RAW[f.message] && !RAW[f.message].special) out.push({ field, zero: 'struct', message: f.message });
+    } else if (!f.omitempty && f.type !== 'bytes') {
+      out.push({ field, zero: f.type === 'string' ? '' : f.type === 'bool' ? false : 0 });
+    }
+  }
+  ZERO_FIELDS.set(definition, out);
+  return out;
+}

@@ -8,7 +8,7 @@ import type { GenericStore, RequestContext, FieldValidation, DeleteOptions, List
 import { apiVersionOf, objectMetaInOrder, nowTimestamp } from '../registry/store.ts';
 import { evictPod, type EvictionTargets } from '../registry/eviction.ts';
 import { int64Param, queryFlag, queryOf, sendInitialEventsOf, type RequestInfo } from './request-info.ts';
-import { ApiError, badRequest, invalid, methodNotAllowed, unsupportedMediaType } from '../errors.ts';
+import { ApiError, badRequest, invalid, methodNotRouted, unsupportedMediaType } from '../errors.ts';
 import type { FieldError } from '../schema/types.ts';
 import { forbiddenError, invalidError, notSupportedError, requiredError } from '../registry/crd/schema-validator.ts';
 import { goIsPrint, goQuote, goRuneU } from '../registry/metadata-validation.ts';
@@ -49,17 +49,22 @@ export function resourceHandler(deps: ResourceHandlerDeps): Koa.Middleware {
     if (!info.namespaced && ri.namespace && !(info.resource === 'namespaces')) throw NOT_FOUND;
     if (info.namespaced && !ri.namespace && ri.verb !== 'list' && ri.verb !== 'watch') {
       if (ri.name) throw NOT_FOUND;
-      throw methodNotAllowed(`the server does not allow this method on the requested resource`);
+      throw methodNotRouted();
     }
     if (ri.subresource && !(SERVED_SUBRESOURCES.includes(ri.subresource) && info.subresources?.[ri.subresource])) throw NOT_FOUND;
     if (ri.extraParts.length) throw NOT_FOUND;
+    // A collection takes GET, POST and DELETE; an object GET, PUT, PATCH and DELETE (kube's routes).
+    if (!ri.subresource && (ri.name ? ri.verb === 'create' : ri.verb === 'update' || ri.verb === 'patch')) throw methodNotRouted();
     const verbs = ri.subresource ? info.subresources![ri.subresource].verbs : info.verbs;
-    if (!verbs.includes(ri.verb)) throw methodNotAllowed(`the server does not allow this method on the requested resource`);
+    if (!verbs.includes(ri.verb)) throw methodNotRouted();
     // Every request to a deprecated custom resource version hears of it.
     if (info.custom?.deprecationWarning) setWarnings(ctx, [info.custom.deprecationWarning]);
 
     const q = queryOf(ctx);
     const ns = info.namespaced ? ri.namespace : '';
+    // A write decides the form of its answer first, as kube's handlers do: an Accept it cannot
+    // answer in is a 406 before the body is read, and nothing is written.
+    if (ri.verb !== 'get' && ri.verb !== 'list' && ri.verb !== 'watch') outputFormat(ctx, info, ri.verb === 'deletecollection' ? [] : OBJECT_SHAPES);
     switch (ri.verb) {
       case 'get':
         return await getOne(ctx, deps, info, ns, ri);
@@ -168,19 +173,19 @@ export function resourceHandler(deps: ResourceHandlerDeps): Koa.Middleware {
         return respondObject(ctx, info, listObj, 200, rc, true);
       }
     }
-    throw methodNotAllowed(`the server does not allow this method on the requested resource`);
+    throw methodNotRouted();
   };
 }
 
 async function getOne(ctx: Koa.Context, deps: ResourceHandlerDeps, info: ResourceInfo, ns: string, ri: RequestInfo) {
   const rv = queryOf(ctx).get('resourceVersion') ?? undefined;
   if (ri.subresource === 'scale') {
-    const fmt = negotiateOutput(ctx.get('accept'), ['Table', 'PartialObjectMetadata']);
+    const fmt = outputFormat(ctx, info, OBJECT_SHAPES);
     const obj = await deps.store.getAtLeast(info, ns, ri.name, rv);
     return send(ctx, 200, shapeScale(ctx, info, scaleFromObject(info, obj), fmt), fmt);
   }
   // Negotiated before the read, as kube-apiserver does: a missing object asked for in an unacceptable form is a 406.
-  const fmt = negotiateOutput(ctx.get('accept'), ['Table', 'PartialObjectMetadata']);
+  const fmt = outputFormat(ctx, info, OBJECT_SHAPES);
   if (fmt.shape === 'object' && fmt.encoding === 'json' && !prettyPrint(ctx)) {
     // The stored bytes when they are served as they are: never decoded, never encoded again.
     const got = await deps.store.getJsonAtLeast(info, ns, ri.name, rv);
@@ -194,7 +199,7 @@ async function getOne(ctx: Koa.Context, deps: ResourceHandlerDeps, info: Resourc
 
 async function list(ctx: Koa.Context, deps: ResourceHandlerDeps, info: ResourceInfo, ri: RequestInfo) {
   const q = queryOf(ctx);
-  const fmt = negotiateOutput(ctx.get('accept'), ['Table', 'PartialObjectMetadataList']);
+  const fmt = outputFormat(ctx, info, LIST_SHAPES);
   // (as kube's storage: a limit of 0 or less is no limit)
   const limit = int64Param(q, 'limit');
   int64Param(q, 'timeoutSeconds'); // (decoded as kube decodes it, for its error; a list does not wait)
@@ -293,15 +298,26 @@ export function toTable(
   };
 }
 
+const OBJECT_SHAPES: Shape[] = ['Table', 'PartialObjectMetadata'];
+const LIST_SHAPES: Shape[] = ['Table', 'PartialObjectMetadataList'];
+
+/**
+ * The form of this request's answer (its subresources' too: kube's custom resource scopes,
+ * scale and status included, share the standard serializers without protobuf).
+ */
+function outputFormat(ctx: Koa.Context, info: ResourceInfo, shapes: Shape[]): OutputFormat {
+  return negotiateOutput(ctx.get('accept'), shapes, !info.custom);
+}
+
 function respondObject(ctx: Koa.Context, info: ResourceInfo, obj: any, code: number, rc: RequestContext, plain = false) {
-  const fmt = negotiateOutput(ctx.get('accept'), plain ? [] : ['Table', 'PartialObjectMetadata']);
+  const fmt = outputFormat(ctx, info, plain ? [] : OBJECT_SHAPES);
   setWarnings(ctx, rc.warnings);
   const body = plain ? obj : shapeObject(info, obj, fmt, queryOf(ctx).get('includeObject'));
   return send(ctx, code, body, fmt);
 }
 
 function respondScale(ctx: Koa.Context, info: ResourceInfo, obj: any, rc: RequestContext) {
-  const fmt = negotiateOutput(ctx.get('accept'), ['Table', 'PartialObjectMetadata']);
+  const fmt = outputFormat(ctx, info, OBJECT_SHAPES);
   setWarnings(ctx, rc.warnings);
   return send(ctx, 200, shapeScale(ctx, info, scaleFromObject(info, obj), fmt), fmt);
 }

@@ -184,7 +184,7 @@ export class WatchService {
 
   async serve(ctx: Koa.Context, info: ResourceInfo, ri: RequestInfo): Promise<void> {
     const q = queryOf(ctx);
-    const fmt = { ...negotiateOutput(ctx.get('accept'), ['Table', 'PartialObjectMetadata']) };
+    const fmt = { ...negotiateOutput(ctx.get('accept'), ['Table', 'PartialObjectMetadata'], !info.custom) };
     const labels = parseLabelSelector(q.get('labelSelector') ?? undefined);
     const fieldSel = q.get('fieldSelector') ?? undefined;
     const fields = parseFieldSelector(ri.name ? joinSelector(fieldSel, `metadata.name=${ri.name}`) : fieldSel);

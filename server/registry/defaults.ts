@@ -373,6 +373,15 @@ function matchResources(m: Obj): void {
 }
 
 const ruleScope = (r: Obj): void => setPtr(r, 'scope', '*');
+
+// ---------------------------------------------------------------------------------------------
+// resource.k8s.io/v1
+
+/** SetDefaults_ExactDeviceRequest, SetDefaults_DeviceSubRequest: one device unless said otherwise. */
+function deviceCount(r: Obj): void {
+  setZero(r, 'allocationMode', 'ExactCount');
+  if (r.allocationMode === 'ExactCount') setZero(r, 'count', 1);
+}
 const servicePort443 = (s: Obj): void => setPtr(s, 'port', 443);
 
 // ---------------------------------------------------------------------------------------------
@@ -436,6 +445,8 @@ const TABLE: Record<string, Defaulter> = {
   [`${CORE}ReplicationController`]: replicationController,
   [`${CORE}ReplicationControllerStatus`]: statusCounters('replicas'),
   [`${CORE}LimitRangeItem`]: limitRangeItem,
+  // Not a default: NodeSpec is a non-pointer struct, written as `spec: {}` however empty.
+  [`${CORE}Node`]: (n) => struct(n, 'spec'),
   [`${CORE}NodeStatus`]: (s) => {
     if (absent(s.allocatable) && isPlainObject(s.capacity)) s.allocatable = { ...s.capacity };
   },
@@ -501,10 +512,9 @@ const TABLE: Record<string, Defaulter> = {
   'io.k8s.api.rbac.v1.ClusterRoleBinding': (b) => {
     if (isPlainObject(b.roleRef)) setZero(b.roleRef, 'apiGroup', 'rbac.authorization.k8s.io');
   },
+  // (a ServiceAccount's is "", which its omitempty tag leaves out)
   'io.k8s.api.rbac.v1.Subject': (s) => {
-    if (!zero(s.apiGroup)) return;
-    if (s.kind === 'ServiceAccount') s.apiGroup = '';
-    else if (s.kind === 'User' || s.kind === 'Group') s.apiGroup = 'rbac.authorization.k8s.io';
+    if (zero(s.apiGroup) && (s.kind === 'User' || s.kind === 'Group')) s.apiGroup = 'rbac.authorization.k8s.io';
   },
 
   // storage/v1
@@ -523,6 +533,10 @@ const TABLE: Record<string, Defaulter> = {
     setPtr(spec, 'requiresRepublish', false);
     setPtr(spec, 'seLinuxMount', false);
   },
+
+  // resource.k8s.io/v1
+  'io.k8s.api.resource.v1.ExactDeviceRequest': deviceCount,
+  'io.k8s.api.resource.v1.DeviceSubRequest': deviceCount,
 
   // scheduling/v1
   'io.k8s.api.scheduling.v1.PriorityClass': (pc) => setPtr(pc, 'preemptionPolicy', 'PreemptLowerPriority'),

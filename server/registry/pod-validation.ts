@@ -16,7 +16,7 @@
 // (validatePodMetadataAndSpec: kube's ServiceAccount admission always sets one).
 import type { FieldError } from '../schema/types.ts';
 import { isPlainObject, objectsOf, semanticEqual } from '../util/json.ts';
-import { configKeyErrors, goQuote, isDNS1123Label, isDNS1123Subdomain, isQualifiedName, isValidLabelValue, maxLenError, validateLabels } from './metadata-validation.ts';
+import { configKeyErrors, goQuote, isDNS1123Label, isDNS1123Subdomain, isQualifiedName, isValidLabelValue, maxLenError, validateAnnotations, validateLabels } from './metadata-validation.ts';
 import { compareRationals, parseQuantity } from '../util/quantity.ts';
 import { withCanonicalQuantities } from '../schema/quantities.ts';
 import { validateAffinity, validatePodDNSConfig, validateReadinessGates, validateSchedulingGates, validateTopologySpreadConstraints } from './pod-scheduling-validation.ts';
@@ -470,14 +470,24 @@ function goToleration(t: Obj): string {
   return `core.Toleration{Key:${s(t.key)}, Operator:${s(t.operator)}, Value:${s(t.value)}, Effect:${s(t.effect)}, TolerationSeconds:${seconds}}`;
 }
 
-/** A pod template's spec, at `path` + ".spec", when the template is there: a pod's, but for ephemeral containers. */
+/**
+ * ValidatePodTemplateSpec: the template's labels and annotations (at `path`.labels, .annotations:
+ * kube's path skips the embedded ObjectMeta's "metadata"), then its spec at `path`.spec, which
+ * may not hold ephemeral containers.
+ */
 export function validatePodTemplate(template: unknown, path: string): FieldError[] {
   if (!isPlainObject(template)) return [];
-  const errs = validatePodSpec(template.spec, `${path}.spec`);
+  const errs = [...validatePodTemplateMetadata(template, path), ...validatePodSpec(template.spec, `${path}.spec`)];
   if (isPlainObject(template.spec) && objects(template.spec.ephemeralContainers).length > 0) {
     errs.push(forbiddenError(`${path}.spec.ephemeralContainers`, 'ephemeral containers not allowed in pod template'));
   }
   return errs;
+}
+
+/** A pod template's labels and annotations, as ValidatePodTemplateSpec checks them. */
+export function validatePodTemplateMetadata(template: unknown, path: string): FieldError[] {
+  const meta = isPlainObject(template) && isPlainObject(template.metadata) ? template.metadata : {};
+  return [...validateLabels(meta.labels, `${path}.labels`), ...validateAnnotations(meta.annotations, `${path}.annotations`)];
 }
 
 /** What ValidatePodUpdate names as the only fields a pod's update may change. */

@@ -13,13 +13,14 @@ import { strategyFor, type Strategy, type SubresourceCreate } from './strategy.t
 import { defaultsFor } from './strategies/defaulting.ts';
 import { apply as applyEngine, checkApplyTarget, update as recordManagedUpdate, zeroObject, cloneJSON, type OtherVersion } from './apply/index.ts';
 import { UNTYPED } from './apply/fieldset.ts';
-import { goFieldShape } from '../http/protobuf.ts';
+import { goFieldShape, goZeroFields } from '../http/protobuf.ts';
 import { validateObjectMeta, validateObjectMetaUpdate, nameRuleFor, generateNameFrom } from './metadata-validation.ts';
 import { parseLabelSelector, parseFieldSelector, fieldsOf, checkFieldSelectorFor, stringFieldPath, type FieldSelector, type LabelSelector } from './selectors.ts';
-import { ApiError, ObjectTooLargeError, alreadyExists, badRequest, conflict, gone, invalid, methodNotAllowed, notFound, tooLargeResourceVersion, tooOldResourceVersion } from '../errors.ts';
+import { ApiError, ObjectTooLargeError, alreadyExists, badRequest, conflict, gone, invalid, methodNotAllowed, methodNotRouted, notFound, tooLargeResourceVersion, tooOldResourceVersion } from '../errors.ts';
 import { deepEqual, deepFreeze, goJsonText, isPlainObject } from '../util/json.ts';
 import { goMapOrder } from '../util/go-map-order.ts';
 import { canonicalizeQuantities } from '../schema/quantities.ts';
+import { dropOmittedZeros, fillGoZeros } from '../schema/omitempty.ts';
 import { goJsonOrder } from '../schema/go-order.ts';
 import { servedJsonPrefix, servedAsStored, withStoredItems, decodeObject, CHECK_STORED_JSON, type StoredRow, type ListRow } from '../storage/codec.ts';
 import { encodeContinue, decodeContinue } from './continue-token.ts';
@@ -245,13 +246,27 @@ export class GenericStore {
 
   /** Unknown fields of a custom object are pruned (and reported) before its schema's defaults apply. */
   private pruneAndDefault(info: ResourceInfo, obj: any, ctx: RequestContext): void {
-    if (info.custom) {
-      ctx.prunedFields = info.custom.compiled().pruneAndDefault(obj);
-    } else if (info.definition) {
-      // As decoding into Go types leaves them, before defaults copy any (requests from limits).
-      canonicalizeQuantities(this.model.node(info.definition), obj);
-      defaultsFor(info.definition)?.(obj);
-    }
+    if (info.custom) ctx.prunedFields = info.custom.compiled().pruneAndDefault(obj);
+    else this.decodeBuiltin(info, obj);
+  }
+
+  /**
+   * A built-in object as kube holds it once decoded into its Go type: quantities canonical,
+   * defaults filled in, and without what encoding it back leaves out (`apiGroup: ""`,
+   * `hostNetwork: false`). Request bodies get it, and so do stored objects an update reads, as
+   * kube decodes them from etcd: an object an older hearth wrote (before a default existed)
+   * compares with the update's body on equal terms.
+   */
+  private decodeBuiltin(info: ResourceInfo, obj: any): void {
+    if (!info.definition) return;
+    // As decoding into Go types leaves them, before defaults copy any (requests from limits).
+    const node = this.model.node(info.definition);
+    canonicalizeQuantities(node, obj);
+    defaultsFor(info.definition)?.(obj);
+    dropOmittedZeros(node, obj);
+    // A status is a non-pointer struct: written (with what its zero value holds) however empty.
+    const status = node.properties?.status;
+    if (status && hasGoStatus(info.definition)) fillGoZeros(status, isPlainObject(obj.status) ? obj.status : (obj.status = {}));
   }
 
   get(info: ResourceInfo, ns: string, name: string): any {
@@ -440,7 +455,7 @@ export class GenericStore {
     delete meta.selfLink;
     if (strategy.tracksGeneration) meta.generation = 1;
     else delete meta.generation;
-    if (info.subresources?.status) delete obj.status;
+    if (info.subresources?.status && !strategy.statusOnCreate) delete obj.status;
     if (info.custom?.terminating) throw methodNotAllowed(`create not allowed while custom resource definition is terminating`);
     this.pruneAndDefault(info, obj, ctx);
     // Ownership is recorded before the strategy's create-time changes, as kube's create handler
@@ -483,7 +498,7 @@ export class GenericStore {
   /** POST to such a subresource: the object is rewritten by its rules (see Strategy.subresourceCreate). */
   async createSubresource(info: ResourceInfo, ns: string, name: string, subresource: string, body: any, ctx: RequestContext): Promise<void> {
     const rules = this.subresourceCreate(info, subresource);
-    if (!rules) throw methodNotAllowed('the server does not allow this method on the requested resource');
+    if (!rules) throw methodNotRouted();
     rules.check(body, name);
     await this.guaranteedUpdate(info, ns, name, subresource, ctx, undefined, (obj: any) => rules.apply(obj, body));
   }
@@ -540,16 +555,21 @@ export class GenericStore {
       const current = attempt === 0 && known ? known : this.log.get(key);
       if (!current) throw notFound(info.group, info.resource, name);
       // old is only read: the committed object serves when it is already what present() gives.
+      // One read from the file may have been written by an older hearth: it is decoded as a
+      // body is (a copy: current.object is this read's own), as kube decodes what etcd holds.
       const committed = current.committed;
-      const old = !info.custom && committed?.apiVersion === apiVersionOf(info) && committed.kind === info.kind ? committed : (await this.presentAll(info, [current.object]))[0];
+      let old = !info.custom && committed?.apiVersion === apiVersionOf(info) && committed.kind === info.kind ? committed : undefined;
+      if (!old) {
+        old = (await this.presentAll(info, [current.object]))[0];
+        if (!info.custom && !committed) this.decodeBuiltin(info, old);
+      }
       // A private copy of the current object for producers that read it and may change it; one
       // declared without parameters (a PUT's) gets none. cloneJSON: structuredClone costs ~5x
       // more on JSON data.
       const desired = produce.length === 0 ? produce(undefined) : produce(isApply ? old : cloneJSON(old));
       // Defaults first, so a PUT that omits defaulted fields is not a spec change.
       this.pruneAndDefault(info, desired, ctx);
-      // A patch may carry its own resourceVersion precondition.
-      const rvWanted = precondition ?? (isPatch && desired.metadata?.resourceVersion !== old.metadata.resourceVersion ? desired.metadata?.resourceVersion : undefined);
+      const rvWanted = this.updatePrecondition(info, strategy, name, isPatch ? desired.metadata?.resourceVersion : precondition, isPatch, old);
       if (rvWanted && rvWanted !== String(current.rv)) {
         throw conflict(info.group, info.resource, name, 'the object has been modified; please apply your changes to the latest version and try again');
       }
@@ -576,6 +596,22 @@ export class GenericStore {
       carryResourceVersion(obj, stored);
       if (written) return stored === obj ? obj : this.written(info, obj, stored);
     }
+  }
+
+  /**
+   * The resourceVersion an update is conditional on, as kube's store Update decides it: the one a
+   * PUT's body names, or the one a patch set (a patch that leaves the read one is retried on a
+   * conflict). None ("", "0", absent) makes the update unconditional where the kind allows it,
+   * and is Invalid where it does not (custom resources, leases, ...), in kube's words: the
+   * resourceVersion as the uint64 it parsed to, the resource where the kind goes.
+   */
+  private updatePrecondition(info: ResourceInfo, strategy: Strategy, name: string, given: unknown, isPatch: boolean, old: any): string | undefined {
+    if (isPatch && given === old.metadata.resourceVersion) return undefined;
+    if (given !== undefined && given !== null && given !== '' && given !== '0') return String(given);
+    if (strategy.allowUnconditionalUpdate === false) {
+      throw invalid(info.group, info.resource, name, [invalidError('metadata.resourceVersion', '0x0', 'must be specified for an update')]);
+    }
+    return undefined;
   }
 
   /** Merges what the request may change into the stored object, per the subresource rules. */
@@ -872,7 +908,7 @@ export class GenericStore {
       const r = validateObject(type, obj, { prune: true, zeroOf: goZeroValue });
       // validateObjectMeta reports metadata in kube's words; a value of the wrong type (a CBOR
       // body's: JSON ones never get here with one) it does not look at.
-      errors.push(...r.errors.filter((e) => (!e.field.startsWith('metadata.') || e.reason === 'FieldValueTypeInvalid') && !(strategy.reportsRequired && e.reason === 'FieldValueRequired')));
+      errors.push(...r.errors.filter((e) => (!e.field.startsWith('metadata.') || e.reason === 'FieldValueTypeInvalid') && !(e.reason === 'FieldValueRequired' && (strategy.reportsRequired || isUnder(e.field, strategy.unvalidated)))));
       for (const f of r.unknownFields) decodeProblems.push(`unknown field "${f}"`);
     }
     if (decodeProblems.length) {
@@ -1035,6 +1071,16 @@ function pendingFinalizers(strategy: Strategy, obj: any): string[] {
   const own: string[] = Array.isArray(obj.metadata?.finalizers) ? obj.metadata.finalizers : [];
   const extra = strategy.pendingFinalizers?.(obj) ?? [];
   return extra.length ? [...own, ...extra] : own;
+}
+
+/** Whether objects of this definition have a non-pointer `status` struct (always written, as `status: {}` at least). */
+function hasGoStatus(definition: string): boolean {
+  return goZeroFields(definition).some((z) => z.field === 'status' && z.zero === 'struct');
+}
+
+/** Whether a field path is one of `paths` or below one. */
+function isUnder(field: string, paths: readonly string[] | undefined): boolean {
+  return !!paths?.some((p) => field.startsWith(p) && (field.length === p.length || field[p.length] === '.' || field[p.length] === '['));
 }
 
 /** Everything but metadata and status: what a generation counts. */

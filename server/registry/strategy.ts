@@ -5,12 +5,28 @@ import type { FieldError, ResourceInfo } from '../schema/types.ts';
 export interface Strategy {
   /** metadata.generation starts at 1 and is bumped when anything outside metadata/status changes. */
   tracksGeneration?: boolean;
+  /**
+   * A create keeps the status it is given (kube's nodeStrategy: "Nodes allow *all* fields,
+   * including status, to be set on create"); other kinds with a status subresource start with none.
+   */
+  statusOnCreate?: boolean;
   /** Fills defaults and server-set fields on create (after the generic status reset). */
   prepareForCreate?(obj: any): void;
   /** Adjusts an update of the main resource (after the generic status carry-over). */
   prepareForUpdate?(obj: any, old: any): void;
+  /**
+   * kube's AllowUnconditionalUpdate: an update without a resourceVersion (or with "0") is written
+   * over whatever is stored. Where false, it is refused as Invalid. Absent: true, but for the kinds
+   * in CONDITIONAL_UPDATES_ONLY.
+   */
+  allowUnconditionalUpdate?: boolean;
   /** The strategy reports missing fields itself, where and when kube does: the schema's `required` is not checked. */
   reportsRequired?: boolean;
+  /**
+   * Fields (with all below them) kube's validation of this kind never looks at: the schema's
+   * `required` is not checked there (a StatefulSet's pod template spec).
+   */
+  unvalidated?: readonly string[];
   /** Create validation (and update validation when there is no validateUpdate). */
   validate?(obj: any): FieldError[];
   /** Update validation; replaces validate on updates. */
@@ -47,12 +63,36 @@ const resolved = new Map<string, Strategy>();
 /** Kinds with spec and a status subresource track generation, except these (as in kube-apiserver). */
 const NO_GENERATION = new Set(['namespaces', 'nodes', 'persistentvolumes', 'persistentvolumeclaims', 'services', 'resourcequotas', 'certificatesigningrequests']);
 
+/**
+ * The built-in kinds whose strategies' AllowUnconditionalUpdate() is false (pkg/registry/*, and
+ * the apiextensions and aggregator strategies): an update must name the resourceVersion it read.
+ */
+const CONDITIONAL_UPDATES_ONLY = new Set([
+  'apiservices.apiregistration.k8s.io',
+  'customresourcedefinitions.apiextensions.k8s.io',
+  'leases.coordination.k8s.io',
+  'runtimeclasses.node.k8s.io',
+  'csidrivers.storage.k8s.io',
+  'csinodes.storage.k8s.io',
+  'csistoragecapacities.storage.k8s.io',
+  'volumeattachments.storage.k8s.io',
+  'validatingwebhookconfigurations.admissionregistration.k8s.io',
+  'mutatingwebhookconfigurations.admissionregistration.k8s.io',
+  'validatingadmissionpolicies.admissionregistration.k8s.io',
+  'validatingadmissionpolicybindings.admissionregistration.k8s.io',
+  'mutatingadmissionpolicies.admissionregistration.k8s.io',
+  'mutatingadmissionpolicybindings.admissionregistration.k8s.io',
+]);
+
 export function registerStrategy(group: string, resource: string, s: Strategy): void {
   strategies.set(group ? `${resource}.${group}` : resource, s);
 }
 
-/** Custom objects always count generation (spec changes, or any change without a status subresource). */
-const CUSTOM_RESOURCE_STRATEGY: Strategy = { tracksGeneration: true };
+/**
+ * Custom objects always count generation (spec changes, or any change without a status
+ * subresource), and are only updated at a resourceVersion (apiextensions' customResourceStrategy).
+ */
+const CUSTOM_RESOURCE_STRATEGY: Strategy = { tracksGeneration: true, allowUnconditionalUpdate: false };
 
 export function strategyFor(info: ResourceInfo): Strategy {
   if (info.custom) return CUSTOM_RESOURCE_STRATEGY;
@@ -61,7 +101,7 @@ export function strategyFor(info: ResourceInfo): Strategy {
   if (!s) {
     const own = strategies.get(key) ?? {};
     const defaultGeneration = !!info.subresources?.status && !(info.group === '' && NO_GENERATION.has(info.resource)) && !NO_GENERATION.has(info.resource);
-    s = { tracksGeneration: defaultGeneration, ...own };
+    s = { tracksGeneration: defaultGeneration, allowUnconditionalUpdate: !CONDITIONAL_UPDATES_ONLY.has(key), ...own };
     resolved.set(key, s);
   }
   return s;

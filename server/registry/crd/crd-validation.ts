@@ -1046,6 +1046,15 @@ export function validateCustomResourceDefinition(crd: any, old?: any): FieldErro
   return errs;
 }
 
+/**
+ * ValidateCustomResourceDefinitionStatus, all a write of the status subresource is checked for
+ * (ValidateUpdateCustomResourceDefinitionStatus): the accepted names. The spec is not looked at.
+ */
+export function validateCustomResourceDefinitionStatus(crd: any): FieldError[] {
+  const status = isPlainObject(crd?.status) ? crd.status : {};
+  return isPlainObject(status.acceptedNames) ? validateNames(status.acceptedNames, 'status.acceptedNames') : [];
+}
+
 /** The schema kube uses for a served version: the version's own, else the shared one. */
 export function versionSchemaOf(crd: any, version: string): Obj | undefined {
   const v = arr(crd?.spec?.versions).find((x) => isPlainObject(x) && x.name === version);

@@ -4,7 +4,7 @@
 // Deletion adds the cleanup finalizer and the Terminating condition; the CRD controller then
 // deletes the custom objects and removes the finalizer.
 import { registerStrategy } from '../strategy.ts';
-import { validateCustomResourceDefinition } from '../crd/crd-validation.ts';
+import { validateCustomResourceDefinition, validateCustomResourceDefinitionStatus } from '../crd/crd-validation.ts';
 import { CRD_CLEANUP_FINALIZER, establishedStatus, setCondition } from '../crd/runtime.ts';
 import { nowTimestamp } from '../store.ts';
 
@@ -18,7 +18,7 @@ registerStrategy('apiextensions.k8s.io', 'customresourcedefinitions', {
     crd.status = establishedStatus(crd, old.status, nowTimestamp());
   },
   validate: (crd) => validateCustomResourceDefinition(crd),
-  validateUpdate: (crd, old) => validateCustomResourceDefinition(crd, old),
+  validateUpdate: (crd, old, subresource) => (subresource === 'status' ? validateCustomResourceDefinitionStatus(crd) : validateCustomResourceDefinition(crd, old)),
   // Until deletion starts, the cleanup finalizer is implied, so a delete always waits for it.
   pendingFinalizers: (crd) => (crd.metadata.deletionTimestamp || crd.metadata.finalizers?.includes(CRD_CLEANUP_FINALIZER) ? [] : [CRD_CLEANUP_FINALIZER]),
   prepareForDeletion(crd) {

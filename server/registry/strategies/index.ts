@@ -12,3 +12,4 @@ import './autoscaling.ts';
 import './policy.ts';
 import './network-policy.ts';
 import './events.ts';
+import './nodes.ts';

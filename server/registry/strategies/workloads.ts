@@ -5,14 +5,15 @@
 // and bad values are rendered as kube renders them (Go's %#v where it prints one). The schema walk
 // has already reported a missing selector or template. Pod templates get pod-validation.ts's
 // checks, here, in replication controllers and pod templates, and in jobs and cronjobs
-// (strategies/jobs.ts); pods get them on their own spec (strategies/pods.ts).
+// (strategies/jobs.ts); pods get them on their own spec (strategies/pods.ts). A StatefulSet's
+// template is the exception, as in kube: only its labels and annotations are checked.
 import type { FieldError } from '../../schema/types.ts';
 import { registerStrategy } from '../strategy.ts';
 import { deepEqual, isPlainObject } from '../../util/json.ts';
 import { labelSelectorFromObject } from '../selectors.ts';
 import { goQuote } from '../metadata-validation.ts';
 import { forbiddenError, goValue, invalidError, nonNegativeErrors, notSupportedError } from '../crd/schema-validator.ts';
-import { validatePodSpec, validatePodTemplate } from '../pod-validation.ts';
+import { validatePodTemplate, validatePodTemplateMetadata } from '../pod-validation.ts';
 
 type Obj = Record<string, any>;
 
@@ -42,9 +43,11 @@ function goLabelSelector(sel: Obj): string {
 /**
  * The selector and the pod template of a pod controller (the selector checks, then
  * ValidatePodTemplateSpecForReplicaSet), with the nouns each kind's validation words its
- * messages with.
+ * messages with. A StatefulSet's template (ValidatePodTemplateSpecForStatefulSet) has its labels
+ * and annotations checked but not its pod spec (`podSpecChecked` false): kube leaves that out,
+ * since a container may mount a volume that only a volumeClaimTemplate provides.
  */
-function selectorAndTemplate(errs: FieldError[], spec: Obj, emptySelectorNoun: string, templateNoun: string): void {
+function selectorAndTemplate(errs: FieldError[], spec: Obj, emptySelectorNoun: string, templateNoun: string, podSpecChecked = true): void {
   const sel = spec.selector;
   let selector: ReturnType<typeof labelSelectorFromObject> | undefined;
   if (isPlainObject(sel)) {
@@ -62,13 +65,13 @@ function selectorAndTemplate(errs: FieldError[], spec: Obj, emptySelectorNoun: s
   if (selector && !selector.empty && !selector.matches(isPlainObject(labels) ? labels : {})) {
     errs.push(invalidError('spec.template.metadata.labels', goStringMap(labels), '`selector` does not match template `labels`'));
   }
-  errs.push(...validatePodTemplate(template, 'spec.template'));
+  errs.push(...(podSpecChecked ? validatePodTemplate(template, 'spec.template') : validatePodTemplateMetadata(template, 'spec.template')));
   const podSpec = isPlainObject(template.spec) ? template.spec : {};
   if (podSpec.restartPolicy !== undefined && podSpec.restartPolicy !== 'Always') {
     errs.push(notSupportedError('spec.template.spec.restartPolicy', goQuote(String(podSpec.restartPolicy)), ['Always']));
   }
   if (podSpec.activeDeadlineSeconds !== undefined && podSpec.activeDeadlineSeconds !== null) {
-    errs.push(invalidError('spec.template.spec.activeDeadlineSeconds', goValue(podSpec.activeDeadlineSeconds), `activeDeadlineSeconds in ${templateNoun} is not Supported`));
+    errs.push(forbiddenError('spec.template.spec.activeDeadlineSeconds', `activeDeadlineSeconds in ${templateNoun} is not Supported`));
   }
 }
 
@@ -140,12 +143,15 @@ function validateReplicaSet(rs: Obj): FieldError[] {
   return errs;
 }
 
+/** What kube's StatefulSet validation never looks at: the schema's required fields are not enforced there either. */
+const STATEFULSET_UNVALIDATED = ['spec.template.spec', 'spec.volumeClaimTemplates'];
+
 function validateStatefulSet(ss: Obj): FieldError[] {
   const errs: FieldError[] = [];
   const spec: Obj = isPlainObject(ss.spec) ? ss.spec : {};
   errs.push(...nonNegativeErrors('spec.replicas', spec.replicas));
   errs.push(...nonNegativeErrors('spec.minReadySeconds', spec.minReadySeconds));
-  selectorAndTemplate(errs, spec, 'statefulset', 'StatefulSet');
+  selectorAndTemplate(errs, spec, 'statefulset', 'StatefulSet', false);
   return errs;
 }
 
@@ -191,7 +197,7 @@ function statefulSetUpdate(ss: Obj, old: Obj): FieldError[] {
 
 registerStrategy('apps', 'deployments', { validate: validateDeployment, validateUpdate: (d, old) => [...validateDeployment(d), ...selectorUpdate(d, old)] });
 registerStrategy('apps', 'replicasets', { validate: validateReplicaSet, validateUpdate: (rs, old) => [...validateReplicaSet(rs), ...selectorUpdate(rs, old)] });
-registerStrategy('apps', 'statefulsets', { validate: validateStatefulSet, validateUpdate: statefulSetUpdate });
+registerStrategy('apps', 'statefulsets', { validate: validateStatefulSet, validateUpdate: statefulSetUpdate, unvalidated: STATEFULSET_UNVALIDATED });
 registerStrategy('apps', 'daemonsets', { validate: validateDaemonSet, validateUpdate: (ds, old) => [...validateDaemonSet(ds), ...selectorUpdate(ds, old)] });
 registerStrategy('', 'replicationcontrollers', { validate: (rc) => validatePodTemplate(rc.spec?.template, 'spec.template') });
-registerStrategy('', 'podtemplates', { validate: (pt) => validatePodSpec(pt.template?.spec, 'template.spec') });
+registerStrategy('', 'podtemplates', { validate: (pt) => validatePodTemplate(pt.template, 'template') });
