@@ -68,6 +68,7 @@ export class CrdController {
       this.sync(crd);
       if (!isEstablished(crd) && !crd.metadata.deletionTimestamp) unestablished.push(crd);
     }
+    this.cleanup.run((name) => this.finalize(name), WORKERS);
     await Promise.all(unestablished.map((crd) => this.establish(crd)));
   }
 
