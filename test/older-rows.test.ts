@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startTestServer } from './helpers/server.ts';
 import { decodeObject, encodeObjectCbor } from '../server/storage/codec.ts';
+import { checksum } from '../server/storage/checksum.ts';
 
 /** Rewrites a stopped server's current row of a key (and the event that wrote it) with what `change` makes of the object, as CBOR. */
 async function rewriteRow(dataDir: string, res: string, ns: string, name: string, change: (obj: any) => void): Promise<void> {
@@ -19,8 +20,10 @@ async function rewriteRow(dataDir: string, res: string, ns: string, name: string
     const obj = decodeObject(row.data);
     change(obj);
     const data = Buffer.from(encodeObjectCbor(obj));
-    db.prepare('UPDATE objects SET data = ? WHERE res = ? AND ns = ? AND name = ?').run(data, res, ns, name);
-    db.prepare('UPDATE events SET data = ? WHERE rv = ?').run(data, row.rv);
+    // (with its checksum, as migration 004 gave the rows an older hearth stored)
+    const crc = checksum(data);
+    db.prepare('UPDATE objects SET data = ?, crc = ? WHERE res = ? AND ns = ? AND name = ?').run(data, crc, res, ns, name);
+    db.prepare('UPDATE events SET data = ?, crc = ? WHERE rv = ?').run(data, crc, row.rv);
   } finally {
     db.close();
   }

@@ -9,7 +9,7 @@
 // process reads with a plain read, since SQLite itself cannot read a file another process holds
 // exclusively.
 import Database from 'better-sqlite3';
-import { mkdirSync, openSync, readSync, closeSync, realpathSync, existsSync } from 'node:fs';
+import { mkdirSync, openSync, readSync, closeSync, realpathSync, existsSync, accessSync, constants } from 'node:fs';
 import { join } from 'node:path';
 
 export const LOCK_FILE = 'hearth.lock';
@@ -42,6 +42,8 @@ export function lockDataDir(dataDir: string): DataDirLock {
   mkdirSync(dataDir, { recursive: true });
   const key = realpathSync(dataDir);
   if (heldHere.has(key)) throw new DataDirInUseError(dataDir, process.pid);
+  const unwritable = unwritableReason(dataDir);
+  if (unwritable) throw new Error(`cannot lock the data directory ${dataDir}: it is not writable: ${unwritable}`);
   const file = join(dataDir, LOCK_FILE);
   const db = new Database(file, { timeout: LOCK_WAIT_MS });
   try {
@@ -65,6 +67,17 @@ export function lockDataDir(dataDir: string): DataDirLock {
       heldHere.delete(key);
     },
   };
+}
+
+/** Why this process may not create files in dir (undefined when it may): the lock, the store's WAL and the PKI all go there. */
+export function unwritableReason(dir: string): string | undefined {
+  try {
+    accessSync(dir, constants.W_OK | constants.X_OK);
+    return undefined;
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    return code === 'EROFS' ? 'it is on a read-only filesystem' : code === 'EACCES' || code === 'EPERM' ? 'this user may not create files in it (permission denied)' : (e as Error).message;
+  }
 }
 
 /**

@@ -5,6 +5,7 @@
 import Database from 'better-sqlite3';
 import { accessSync, constants, existsSync, statSync, type Stats } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
+import { unwritableReason } from './data-dir-lock.ts';
 
 /** A store hearth will not start from; the message is for the user as it is. */
 export class StoreRefusedError extends Error {}
@@ -68,11 +69,8 @@ function statOf(path: string): Stats | undefined {
 
 /** SQLite creates FILE-wal and FILE-shm beside the store: the directory must take new files. */
 function writable(dir: string, file: string): void {
-  try {
-    accessSync(dir, constants.W_OK | constants.X_OK);
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    const why = code === 'EROFS' ? 'it is on a read-only filesystem' : code === 'EACCES' || code === 'EPERM' ? 'this user may not create files in it (permission denied)' : (e as Error).message;
+  const why = unwritableReason(dir);
+  if (why) {
     refuse(`cannot open the store ${file}: its directory ${dir} is not writable: ${why}; hearth keeps the store's write-ahead log (${basename(file)}-wal) and shared memory (${basename(file)}-shm) beside it`);
   }
 }
