@@ -18,7 +18,7 @@ import './registry/strategies/index.ts';
 import { setContinueSecret } from './registry/continue-token.ts';
 import { WatchService } from './http/watch.ts';
 import { buildApp } from './http/app.ts';
-import { listen, type RequestHandler } from './http/listener.ts';
+import { listen, type ConnectionLimits, type RequestHandler } from './http/listener.ts';
 import { x509Authenticator } from './authentication/authenticator.ts';
 import { systemMastersAuthorizer, publicInfoAuthorizer } from './authorization/authorizer.ts';
 import { ensurePki, type ServerPki } from './pki/certificates.ts';
@@ -45,6 +45,8 @@ export interface ServerOptions {
   /** How long an event lives after its last write (kube's --event-ttl; 0 keeps events); default 1 hour. */
   eventTtlMs?: number;
   log?: (line: string) => void;
+  /** Connection limits and timeouts other than the defaults (tests make them small). */
+  connectionLimits?: Partial<ConnectionLimits>;
 }
 
 export interface RunningServer {
@@ -163,13 +165,14 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const handle = app.callback() as unknown as RequestHandler;
   const listener = await listen((req, res) => {
     eventLog.pollCommitted();
-    handle(req, res);
+    return handle(req, res);
   }, {
     key: pki.servingKeyPem,
     cert: pki.servingCertPem,
     ca: pki.caCertPem,
     port: opts.securePort,
     host: opts.bindAddress,
+    limits: opts.connectionLimits,
   });
   const port = listener.port;
   await bootstrapKubernetesService(store, catalog, opts.bindAddress, port);
