@@ -32,8 +32,6 @@ const HTTP2_IDLE_TIMEOUT_MS = 90_000;
 const SOCKET_BUFFER_LIMIT = 16 * 1024 * 1024;
 /** Unsent response bytes an HTTP/2 connection may hold, all streams together, before its watches are reset. */
 const CONNECTION_BUFFER_LIMIT = 4 * SOCKET_BUFFER_LIMIT;
-/** How long an HTTP/1.1 connection waits for its next request (Node's idle keep-alive timer closes it). */
-const HTTP1_KEEP_ALIVE_TIMEOUT_MS = 65_000;
 /**
  * The server picks the cipher suite, preferring AES-128-GCM for TLS 1.3 as Go's crypto/tls does
  * on hardware with AES instructions (kube-apiserver negotiates TLS_AES_128_GCM_SHA256 with a client
@@ -74,6 +72,8 @@ export interface ConnectionLimits {
    * response not taken in within this long is reset. kube-apiserver's --request-timeout, 60 s.
    */
   requestTimeoutMs: number;
+  /** How long an HTTP/1.1 connection waits for its next request (Node's keep-alive timer, which restarts with each byte). */
+  keepAliveTimeoutMs: number;
   /** Connections at once, in total and from one client address; past them a connection is refused (429). */
   maxConnections: number;
   maxConnectionsPerClient: number;
@@ -83,6 +83,7 @@ export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = {
   tlsHandshakeTimeoutMs: 32_000,
   headerTimeoutMs: 32_000,
   requestTimeoutMs: 60_000,
+  keepAliveTimeoutMs: 65_000,
   maxConnections: defaultMaxConnections(),
   maxConnectionsPerClient: 1000,
 };
@@ -120,7 +121,7 @@ export async function listen(handler: RequestHandler, opts: ListenerOptions): Pr
   // Headers up to 1 MiB, as kube-apiserver's Go server allows (MaxHeaderBytes 1 << 20; Node's
   // default is 16 KiB): large bearer tokens and impersonation headers fit; past it, 431.
   const h1 = http.createServer({ maxHeaderSize: MAX_HEADER_BYTES }, handler as (req: IncomingMessage, res: ServerResponse) => void);
-  h1.keepAliveTimeout = HTTP1_KEEP_ALIVE_TIMEOUT_MS;
+  h1.keepAliveTimeout = limits.keepAliveTimeoutMs;
   h1.requestTimeout = 0;
   h1.setTimeout(0);
   guardHttp1Requests(h1, limits);
@@ -319,7 +320,7 @@ function serveHttp1(server: http.Server, socket: tls.TLSSocket, limits: Connecti
  * A header deadline passed closes the connection, as Go's server does.
  */
 function guardHttp1Requests(server: http.Server, limits: ConnectionLimits): void {
-  const nextRequest = (socket: Socket) => armHttp1Deadline(socket, HTTP1_KEEP_ALIVE_TIMEOUT_MS + limits.headerTimeoutMs, () => socket.destroy());
+  const nextRequest = (socket: Socket) => armHttp1Deadline(socket, limits.keepAliveTimeoutMs + limits.headerTimeoutMs, () => socket.destroy());
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
     const socket = req.socket;
     armHttp1Deadline(socket, limits.requestTimeoutMs, () => {

@@ -7,7 +7,7 @@ import YAML from 'yaml';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execFile } from 'node:child_process';
-import { startServer, type RunningServer } from '../../server/server.ts';
+import { startServer, type RunningServer, type ServerOptions } from '../../server/server.ts';
 
 export interface TestServer extends RunningServer {
   request(method: string, path: string, opts?: RequestOptions): Promise<TestResponse>;
@@ -34,9 +34,9 @@ export interface TestResponse {
   json(): any;
 }
 
-export async function startTestServer(opts: { dataDir?: string; eventTtlMs?: number } = {}): Promise<TestServer> {
+export async function startTestServer(opts: { dataDir?: string; eventTtlMs?: number } & Pick<ServerOptions, 'anonymousAuth' | 'connectionLimits'> = {}): Promise<TestServer> {
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'hearth-test-'));
-  const server = await startServer({ dataDir, securePort: 0, bindAddress: '127.0.0.1', eventTtlMs: opts.eventTtlMs, log: () => {} });
+  const server = await startServer({ dataDir, securePort: 0, bindAddress: '127.0.0.1', eventTtlMs: opts.eventTtlMs, anonymousAuth: opts.anonymousAuth, connectionLimits: opts.connectionLimits, log: () => {} });
   const agent = new https.Agent({ keepAlive: true, ca: server.pki.caCertPem, cert: server.pki.adminCertPem, key: server.pki.adminKeyPem });
   const anonAgent = new https.Agent({ keepAlive: true, ca: server.pki.caCertPem });
   const request = (method: string, path: string, ro: RequestOptions = {}) =>
