@@ -15,7 +15,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startTestServer, type TestServer } from './helpers/server.ts';
-import { RawH2, T, F, E, S, hpackEncode, hpackIndexed, statusOf, errorCode, describe, rstPayload, windowUpdatePayload, type Frame, type ConnectOptions } from './helpers/h2-frames.ts';
+import { RawH2, T, F, E, S, encodeFrame, hpackEncode, hpackIndexed, statusOf, errorCode, describe, rstPayload, settingsPayload, windowUpdatePayload, type Frame, type ConnectOptions } from './helpers/h2-frames.ts';
 import { ensurePki, type ServerPki } from '../server/pki/certificates.ts';
 import { DEFAULT_CONNECTION_LIMITS } from '../server/http/listener.ts';
 
@@ -142,7 +142,7 @@ async function continuationFlood(fragment: Buffer): Promise<{ c: RawH2; sent: nu
   const answer = await c.waitFor((f) => f.type === T.HEADERS && f.streamId === 1, 'the 401 HEADERS of /version');
   assert.equal(statusOf(answer), 401, 'anonymous requests are refused on this server');
   c.send(T.HEADERS, F.END_STREAM, 3, hpackIndexed(2) /* :method GET */);
-  const batch = Buffer.concat(Array.from({ length: 100 }, () => Buffer.concat([frameHead(fragment.length, T.CONTINUATION, 0, 3), fragment])));
+  const batch = Buffer.concat(Array.from({ length: 100 }, () => encodeFrame(T.CONTINUATION, 0, 3, fragment)));
   let sent = 0;
   // At most 10,000 frames: the server must close the connection long before.
   while (sent < 10_000 && !c.closed && !c.frames.some(isGoaway)) {
@@ -151,15 +151,6 @@ async function continuationFlood(fragment: Buffer): Promise<{ c: RawH2; sent: nu
     await new Promise((r) => setImmediate(r));
   }
   return { c, sent };
-}
-
-function frameHead(length: number, type: number, flags: number, streamId: number): Buffer {
-  const b = Buffer.alloc(9);
-  b.writeUIntBE(length, 0, 3);
-  b[3] = type;
-  b[4] = flags;
-  b.writeUInt32BE(streamId, 5);
-  return b;
 }
 
 test('the CONTINUATION flood of issue #30 (anonymous, window 0, empty CONTINUATION frames) ends in GOAWAY ENHANCE_YOUR_CALM', async () => {
@@ -198,6 +189,20 @@ test('a header block that never ends is a GOAWAY ENHANCE_YOUR_CALM after the hea
   c.send(T.HEADERS, F.END_STREAM, 3, hpackIndexed(2));
   await assertGoaway(c, E.ENHANCE_YOUR_CALM, 'a header block left open', /not completed in time/);
   await assertServes(strict, 'after the open header block');
+});
+
+test('a SETTINGS frame of more than 32 entries is a GOAWAY ENHANCE_YOUR_CALM; one that repeats an entry, PROTOCOL_ERROR (as Go)', async () => {
+  const entries = (n: number) => settingsPayload(Array.from({ length: n }, (_, i): [number, number] => [0x100 + i, 1]));
+  const ok = await ready(strict);
+  ok.send(T.SETTINGS, 0, 0, entries(32));
+  await ok.ping();
+  assert.equal(ok.frames.some(isGoaway), false, '32 entries are fine');
+  ok.send(T.SETTINGS, 0, 0, entries(33));
+  await assertGoaway(ok, E.ENHANCE_YOUR_CALM, '33 SETTINGS entries');
+  const twice = await ready(strict);
+  twice.send(T.SETTINGS, 0, 0, settingsPayload([[S.INITIAL_WINDOW_SIZE, 1000], [S.MAX_FRAME_SIZE, 16_384], [S.INITIAL_WINDOW_SIZE, 2000]]));
+  await assertGoaway(twice, E.PROTOCOL_ERROR, 'a repeated SETTINGS entry');
+  await assertServes(strict, 'after the SETTINGS');
 });
 
 // ───────────── slowloris ─────────────
@@ -340,7 +345,7 @@ test('rapid reset: streams reset while their handler waits for the body draw on 
   // the reset budget, not the handler slots, can end the connection. At most 5,000 pairs.
   while (pairs < 5000 && !c.closed && !c.frames.some(isGoaway)) {
     const round: Buffer[] = [];
-    for (let i = 0; i < 50; i++, id += 2) round.push(frameHead(block.length, T.HEADERS, F.END_HEADERS, id), block, frameHead(4, T.RST_STREAM, 0, id), rstPayload(E.CANCEL));
+    for (let i = 0; i < 50; i++, id += 2) round.push(encodeFrame(T.HEADERS, F.END_HEADERS, id, block), encodeFrame(T.RST_STREAM, 0, id, rstPayload(E.CANCEL)));
     c.write(Buffer.concat(round));
     pairs += 50;
     await c.ping().catch(() => undefined);
@@ -367,7 +372,7 @@ test('handlers of reset streams keep their slot: 100 run, 400 wait, the next str
   mock.timers.enable({ apis: ['setTimeout'] });
   try {
     const pairs: Buffer[] = [];
-    for (let id = 1; id <= 2 * 600; id += 2) pairs.push(frameHead(block.length, T.HEADERS, F.END_HEADERS | F.END_STREAM, id), block, frameHead(4, T.RST_STREAM, 0, id), rstPayload(E.CANCEL));
+    for (let id = 1; id <= 2 * 600; id += 2) pairs.push(encodeFrame(T.HEADERS, F.END_HEADERS | F.END_STREAM, id, block), encodeFrame(T.RST_STREAM, 0, id, rstPayload(E.CANCEL)));
     c.write(Buffer.concat(pairs));
     const goaway = await c.waitFor(isGoaway, 'GOAWAY');
     assert.equal(errorCode(goaway), E.ENHANCE_YOUR_CALM, describe(goaway));
@@ -382,10 +387,10 @@ test('handlers of reset streams keep their slot: 100 run, 400 wait, the next str
 
 // ───────────── output the client does not read ─────────────
 
-test('a PING flood from a client that never reads is cut off (Go’s 10,000 queued control frames), and the server goes on', async () => {
+test('a PING flood from a client that never reads is cut off (past 1000 queued ACKs, as nghttp2 counts them), and the server goes on', async () => {
   const c = await ready(strict);
   c.socket.pause();
-  const ping = Buffer.concat([frameHead(8, T.PING, 0, 0), Buffer.alloc(8, 7)]);
+  const ping = encodeFrame(T.PING, 0, 0, Buffer.alloc(8, 7));
   const batch = Buffer.concat(Array.from({ length: 10_000 }, () => ping));
   let sent = 0;
   // The kernel's socket buffers take a few MB of PING ACKs first; at most 2,000,000 PINGs (34 MB).

@@ -82,9 +82,16 @@ const MAX_HEADER_BLOCK = MAX_HEADER_LIST_SIZE;
 const MAX_CONTINUATION_FRAMES = Math.ceil(MAX_HEADER_BLOCK / DEFAULT_MAX_FRAME_SIZE);
 /**
  * Control frames (SETTINGS and PING ACKs, RST_STREAM, WINDOW_UPDATE, GOAWAY) that may wait behind
- * a socket the peer does not read before the connection is closed: Go's maxQueuedControlFrames.
+ * a socket the peer does not read before the connection is closed: Go's maxQueuedControlFrames;
+ * and of them, PING and SETTINGS ACKs (the ones a peer has us send at will): nghttp2's 1000.
  */
 const MAX_QUEUED_CONTROL_FRAMES = 10_000;
+const MAX_QUEUED_ACKS = 1000;
+/**
+ * Entries one SETTINGS frame may hold (nghttp2's limit; Go's is 100): a frame of our largest size
+ * would otherwise hold 43,690, each walking every stream. Repeated entries are refused as Go does.
+ */
+const MAX_SETTINGS_ENTRIES = 32;
 /**
  * Streams the client resets while their handler still runs (or waits to run) are counted in a
  * token bucket: RESET_BURST at once, then RESET_RATE a second; past it, GOAWAY ENHANCE_YOUR_CALM
@@ -237,8 +244,9 @@ export class H2Connection {
   private headerTimer: NodeJS.Timeout | undefined;
   /** Response bytes waiting on streams (the sum of their pendingBytes). */
   private pendingBytes = 0;
-  /** Control frames queued since the socket last had nothing unsent (MAX_QUEUED_CONTROL_FRAMES). */
+  /** Control frames, and ACKs, queued since the socket last had nothing unsent (MAX_QUEUED_CONTROL_FRAMES, MAX_QUEUED_ACKS). */
   private queuedControlFrames = 0;
+  private queuedAcks = 0;
   /** Handlers running (their promise not settled), and streams waiting for one to finish. */
   private runningHandlers = 0;
   private readonly waitingHandlers: H2Stream[] = [];
@@ -284,7 +292,7 @@ export class H2Connection {
    */
   private frame(type: FrameType, flags: number, streamId: number, payload?: Buffer): void {
     if (this.closed) return;
-    if (type !== FrameType.DATA && type !== FrameType.HEADERS && type !== FrameType.CONTINUATION && this.controlFrameQueued()) return;
+    if (type !== FrameType.DATA && type !== FrameType.HEADERS && type !== FrameType.CONTINUATION && this.controlFrameQueued(type, flags)) return;
     const length = payload ? payload.length : 0;
     const inline = length <= INLINE_PAYLOAD;
     const need = FRAME_HEADER_LENGTH + (inline ? length : 0);
@@ -355,9 +363,10 @@ export class H2Connection {
    * Counts a control frame against MAX_QUEUED_CONTROL_FRAMES; false once the connection is closed
    * for it (a peer that has us answer PINGs and SETTINGS it never reads, as Go closes it).
    */
-  private controlFrameQueued(): boolean {
-    if (this.socket.writableLength === 0) this.queuedControlFrames = 0;
-    if (++this.queuedControlFrames <= MAX_QUEUED_CONTROL_FRAMES) return false;
+  private controlFrameQueued(type: FrameType, flags: number): boolean {
+    if (this.socket.writableLength === 0) this.queuedControlFrames = this.queuedAcks = 0;
+    const ack = (type === FrameType.PING || type === FrameType.SETTINGS) && (flags & Flag.ACK) !== 0;
+    if (++this.queuedControlFrames <= MAX_QUEUED_CONTROL_FRAMES && (!ack || ++this.queuedAcks <= MAX_QUEUED_ACKS)) return false;
     this.destroy();
     return true;
   }
@@ -925,6 +934,10 @@ export class H2Connection {
       return;
     }
     if (payload.length % 6 !== 0) throw new ConnectionError(ErrorCode.FRAME_SIZE_ERROR, 'SETTINGS size');
+    if (payload.length / 6 > MAX_SETTINGS_ENTRIES) throw new ConnectionError(ErrorCode.ENHANCE_YOUR_CALM, 'too many SETTINGS entries');
+    for (let i = 6; i < payload.length; i += 6) {
+      for (let j = 0; j < i; j += 6) if (payload.readUInt16BE(j) === payload.readUInt16BE(i)) throw new ConnectionError(ErrorCode.PROTOCOL_ERROR, 'repeated SETTINGS entry');
+    }
     for (let i = 0; i < payload.length; i += 6) {
       const key = payload.readUInt16BE(i);
       const value = payload.readUInt32BE(i + 2);
