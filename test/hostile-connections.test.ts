@@ -335,17 +335,20 @@ test('an HTTP/2 answer the client never lets through (window 0) is reset (CANCEL
 
 // ───────────── rapid reset (CVE-2023-44487) ─────────────
 
-test('rapid reset: streams reset while their handler waits for the body draw on a budget of 1000; past it, GOAWAY ENHANCE_YOUR_CALM; a reset stream is never answered', async () => {
+/**
+ * Rapid reset: POSTs whose handler waits for the body, each followed by `reset` (a frame that ends
+ * the stream), in rounds of 50 with a PING between: each handler has settled before the next round,
+ * so only the reset budget, not the handler slots, can end the connection. At most 5,000.
+ */
+async function rapidReset(reset: (id: number) => Buffer): Promise<void> {
   const before = (await request(strict, 'GET', CM_PATH)).json().items.length;
   const c = await ready(strict, { admin: true });
   const block = c.requestBlock('POST', CM_PATH, [['content-type', 'application/json']]);
   let id = 1;
   let pairs = 0;
-  // In rounds of 50 with a PING between: each handler has settled before the next round, so only
-  // the reset budget, not the handler slots, can end the connection. At most 5,000 pairs.
   while (pairs < 5000 && !c.closed && !c.frames.some(isGoaway)) {
     const round: Buffer[] = [];
-    for (let i = 0; i < 50; i++, id += 2) round.push(encodeFrame(T.HEADERS, F.END_HEADERS, id, block), encodeFrame(T.RST_STREAM, 0, id, rstPayload(E.CANCEL)));
+    for (let i = 0; i < 50; i++, id += 2) round.push(encodeFrame(T.HEADERS, F.END_HEADERS, id, block), reset(id));
     c.write(Buffer.concat(round));
     pairs += 50;
     await c.ping().catch(() => undefined);
@@ -361,7 +364,13 @@ test('rapid reset: streams reset while their handler waits for the body draw on 
   const list = await request(strict, 'GET', CM_PATH);
   assert.equal(list.json().items.length, before, 'a POST reset before its body created something');
   await assertServes(strict, 'after the rapid reset');
-});
+}
+
+test('rapid reset: streams reset while their handler waits for the body draw on a budget of 1000; past it, GOAWAY ENHANCE_YOUR_CALM; a reset stream is never answered', () =>
+  rapidReset((id) => encodeFrame(T.RST_STREAM, 0, id, rstPayload(E.CANCEL))));
+
+test('“MadeYouReset”: streams the server resets for the client’s stream error (WINDOW_UPDATE of 0) draw on the same budget', () =>
+  rapidReset((id) => encodeFrame(T.WINDOW_UPDATE, 0, id, windowUpdatePayload(0))));
 
 test('handlers of reset streams keep their slot: 100 run, 400 wait, the next stream is a GOAWAY ENHANCE_YOUR_CALM', async () => {
   const c = await ready(strict, { admin: true });

@@ -93,8 +93,8 @@ const MAX_QUEUED_ACKS = 1000;
  */
 const MAX_SETTINGS_ENTRIES = 32;
 /**
- * Streams the client resets while their handler still runs (or waits to run) are counted in a
- * token bucket: RESET_BURST at once, then RESET_RATE a second; past it, GOAWAY ENHANCE_YOUR_CALM
+ * Streams the client resets while their handler still runs (or waits to run), or has us reset
+ * with a stream error, are counted in a token bucket: RESET_BURST at once, then RESET_RATE a second; past it, GOAWAY ENHANCE_YOUR_CALM
  * (CVE-2023-44487). nghttp2's defaults (Node's http2).
  */
 const RESET_BURST = 1000;
@@ -651,6 +651,8 @@ export class H2Connection {
         if (!(e instanceof StreamError)) throw e;
         const s = this.streams.get(e.streamId);
         if (s) {
+          // A reset the client provoked counts as one it sent (CVE-2025-8671, "MadeYouReset").
+          if (!s.handlerDone) this.countEarlyReset();
           // The request will not complete: a handler reading its body gets an error, not an end.
           if (!s.req.readableEnded) s.req.abort(e.message);
           this.reset(s, e.code);
@@ -918,7 +920,7 @@ export class H2Connection {
     this.closeStream(s);
   }
 
-  /** A stream reset while its handler runs or waits: one token of the bucket (RESET_BURST, RESET_RATE_PER_SECOND). */
+  /** A stream reset while its handler runs or waits (by the client, or by us for its error): one token of the bucket (RESET_BURST, RESET_RATE_PER_SECOND). */
   private countEarlyReset(): void {
     const now = performance.now();
     this.resetTokens = Math.min(RESET_BURST, this.resetTokens + ((now - this.resetFilledAt) / 1000) * RESET_RATE_PER_SECOND);
