@@ -79,14 +79,20 @@ async function assertGoaway(c: RawH2, code: number, what: string, why?: RegExp):
  * A request as the admin over HTTP/1.1 on a connection of its own (the helper's kept-alive ones
  * would race the strict server's 2 s keep-alive timeout).
  */
-function request(s: TestServer, method: string, path: string, body?: unknown): Promise<{ status: number; text: string; json(): any }> {
+function request(
+  s: TestServer,
+  method: string,
+  path: string,
+  opts: { body?: unknown; credentials?: { cert: string; key: string } | null } = {},
+): Promise<{ status: number; text: string; headers: Record<string, string | string[] | undefined>; json(): any }> {
+  const credentials = opts.credentials === undefined ? { cert: s.pki.adminCertPem, key: s.pki.adminKeyPem } : (opts.credentials ?? {});
   return new Promise((resolve, reject) => {
-    const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
+    const payload = opts.body === undefined ? undefined : Buffer.from(JSON.stringify(opts.body));
     const headers = payload ? { 'content-type': 'application/json', 'content-length': String(payload.length) } : {};
-    const req = https.request(`${s.url}${path}`, { method, headers, agent: false, ca: s.pki.caCertPem, cert: s.pki.adminCertPem, key: s.pki.adminKeyPem }, (res) => {
+    const req = https.request(`${s.url}${path}`, { method, headers, agent: false, ca: s.pki.caCertPem, ...credentials }, (res) => {
       let text = '';
       res.on('data', (d) => (text += d));
-      res.on('end', () => resolve({ status: res.statusCode!, text, json: () => JSON.parse(text) }));
+      res.on('end', () => resolve({ status: res.statusCode!, text, headers: res.headers, json: () => JSON.parse(text) }));
     });
     req.on('error', reject);
     req.end(payload);
@@ -127,6 +133,17 @@ function closed(socket: net.Socket, what: string): Promise<void> {
 
 /** Resolves after `ms` (the pace of a slowloris client's bytes: the test waits for the server, not for this). */
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Writes piece(i) every 100 ms until the server closes the socket, at most `max` pieces; returns how many went. */
+async function drip(socket: net.Socket, piece: (i: number) => string, max: number): Promise<number> {
+  let n = 0;
+  while (!socket.destroyed && n < max) {
+    await writeAll(socket, Buffer.from(piece(n), 'latin1'));
+    n++;
+    await pause(100);
+  }
+  return n;
+}
 
 // ───────────── the CONTINUATION flood ─────────────
 
@@ -216,12 +233,7 @@ test('a TLS handshake dripped a byte at a time is closed after the handshake tim
   // A TLS record header announcing a 512-byte ClientHello, then its bytes one by one: each byte
   // is activity (Node's own handshake timer starts again with it), the record never complete.
   await writeAll(socket, Buffer.from([0x16, 0x03, 0x01, 0x02, 0x00]));
-  let dripped = 0;
-  while (!socket.destroyed && dripped < 200) {
-    await writeAll(socket, Buffer.from([0x01]));
-    dripped++;
-    await pause(100);
-  }
+  const dripped = await drip(socket, () => '\x01', 200);
   await gone;
   assert.ok(dripped < 200, 'the server waited for the whole dripped handshake');
   await assertServes(strict, 'after the dripped handshake');
@@ -248,12 +260,7 @@ test('HTTP/1.1 request headers dripped a line at a time: the connection is close
   const socket = await http1(strict);
   const received = allReceived(socket);
   await writeAll(socket, Buffer.from('GET /version HTTP/1.1\r\nHost: localhost\r\n'));
-  let lines = 0;
-  while (!socket.destroyed && lines < 200) {
-    await writeAll(socket, Buffer.from(`X-Drip-${lines}: 1\r\n`));
-    lines++;
-    await pause(100);
-  }
+  const lines = await drip(socket, (i) => `X-Drip-${i}: 1\r\n`, 200);
   assert.equal(await received, '', 'Go’s server closes a connection whose headers are late without answering');
   assert.ok(lines < 200, 'the server waited for every header line');
   await assertServes(strict, 'after the dripped headers');
@@ -266,12 +273,7 @@ test('HTTP/1.1 headers of a second request on a kept-alive connection are timed 
   // The first answer, then the next request's headers begin and never end.
   await new Promise((r) => socket.once('data', r));
   await writeAll(socket, Buffer.from('GET /version HTTP/1.1\r\nHost: localhost\r\n'));
-  let lines = 0;
-  while (!socket.destroyed && lines < 1000) {
-    await writeAll(socket, Buffer.from(`X-Drip-${lines}: 1\r\n`));
-    lines++;
-    await pause(100);
-  }
+  const lines = await drip(socket, (i) => `X-Drip-${i}: 1\r\n`, 1000);
   const text = await received;
   assert.equal(text.match(/HTTP\/1\.1 200/g)?.length, 1, text);
   assert.ok(lines < 1000);
@@ -298,12 +300,7 @@ test('an HTTP/1.1 request answered before its body (401), whose body never compl
   const socket = await http1(strict, true);
   const received = allReceived(socket);
   await writeAll(socket, Buffer.from(`POST ${CM_PATH} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{`));
-  let dripped = 0;
-  while (!socket.destroyed && dripped < 500) {
-    await writeAll(socket, Buffer.from(' '));
-    dripped++;
-    await pause(100);
-  }
+  const dripped = await drip(socket, () => ' ', 500);
   const text = await received;
   assert.match(text, /^HTTP\/1\.1 401 /, text);
   assert.ok(dripped < 500);
@@ -412,7 +409,7 @@ test('a PING flood from a client that never reads is cut off (past 1000 queued A
 test('watches on a connection that takes no data are reset once it holds 64 MiB unsent, each under its own 8 MiB', async () => {
   const c = await ready(strict, { admin: true, autoWindowUpdate: false });
   const ns = 'slow-reader';
-  assert.equal((await request(strict, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } })).status, 201);
+  assert.equal((await request(strict, 'POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } } })).status, 201);
   // 12 watches; the client never returns window, so all but 64 KiB of each stays on the server.
   const ids = Array.from({ length: 12 }, (_, i) => 1 + 2 * i);
   for (const id of ids) c.request(id, 'GET', `/api/v1/namespaces/${ns}/configmaps?watch=1`);
@@ -421,7 +418,7 @@ test('watches on a connection that takes no data are reset once it holds 64 MiB 
   // 6 ConfigMaps of 1 MB: 6 MB for each watch (under 8 MiB), 72 MB for the connection (over 64 MiB).
   const value = 'x'.repeat(1_000_000);
   for (let i = 0; i < 6; i++) {
-    const r = await request(strict, 'POST', `/api/v1/namespaces/${ns}/configmaps`, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `big-${i}` }, data: { v: value } });
+    const r = await request(strict, 'POST', `/api/v1/namespaces/${ns}/configmaps`, { body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `big-${i}` }, data: { v: value } } });
     assert.equal(r.status, 201, r.text);
   }
   const reset = await c.waitFor((f) => f.type === T.RST_STREAM && ids.includes(f.streamId), 'a watch reset');
@@ -448,41 +445,38 @@ async function firstAnswer(address: string, opts: { admin?: boolean } = {}): Pro
   return { c, status: statusOf(r.headers[0]), body: JSON.parse(r.body.toString()), headers: r.headers[0].fields ?? [] };
 }
 
+/** `n` connections from `address`, each served (200). */
+async function served(address: string, n: number): Promise<Array<Awaited<ReturnType<typeof firstAnswer>>>> {
+  const answers = [];
+  for (let i = 0; i < n; i++) {
+    const r = await firstAnswer(address);
+    assert.equal(r.status, 200, `connection ${i + 1} from ${address}: ${JSON.stringify(r.body)}`);
+    answers.push(r);
+  }
+  return answers;
+}
+
 test('connections past the limit per client address, then in total, are refused: 429 TooManyRequests naming the address, then GOAWAY; the admin is still served', async () => {
   // 2 per address, 4 in all (few); 127.0.0.2 and .3 are other clients.
-  const a1 = await firstAnswer('127.0.0.1');
-  const a2 = await firstAnswer('127.0.0.1');
-  assert.equal(a1.status, 200);
-  assert.equal(a2.status, 200);
+  const a = await served('127.0.0.1', 2);
   const a3 = await firstAnswer('127.0.0.1');
   assert.equal(a3.status, 429, JSON.stringify(a3.body));
   assert.deepEqual(a3.body, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'Too many connections from 127.0.0.1, please try again later.', reason: 'TooManyRequests', details: { retryAfterSeconds: 1 }, code: 429 });
   assert.ok(a3.headers.some(([k, v]) => k === 'retry-after' && v === '1'));
   await assertGoaway(a3.c, E.NO_ERROR, 'the refused connection');
   // Over HTTP/1.1 as well.
-  const refusedH1 = await new Promise<{ status: number; text: string; connection?: string }>((resolve, reject) => {
-    const req = https.request(`${few.url}/version`, { ca: few.pki.caCertPem, agent: false }, (res) => {
-      let text = '';
-      res.on('data', (d) => (text += d));
-      res.on('end', () => resolve({ status: res.statusCode!, text, connection: res.headers.connection }));
-    });
-    req.on('error', reject);
-    req.end();
-  });
+  const refusedH1 = await request(few, 'GET', '/version', { credentials: null });
   assert.equal(refusedH1.status, 429, refusedH1.text);
-  assert.equal(JSON.parse(refusedH1.text).reason, 'TooManyRequests');
-  assert.equal(refusedH1.connection, 'close');
+  assert.equal(refusedH1.json().reason, 'TooManyRequests');
+  assert.equal(refusedH1.headers.connection, 'close');
   // Another address is another client, up to the total.
-  const b1 = await firstAnswer('127.0.0.2');
-  const b2 = await firstAnswer('127.0.0.2');
-  assert.equal(b1.status, 200);
-  assert.equal(b2.status, 200);
+  const b = await served('127.0.0.2', 2);
   const d1 = await firstAnswer('127.0.0.3');
   assert.equal(d1.status, 429, JSON.stringify(d1.body));
   // The admin (system:masters) is served past the limits, as kube never turns it away for load.
   const admin = await firstAnswer('127.0.0.1', { admin: true });
   assert.equal(admin.status, 200, JSON.stringify(admin.body));
-  for (const x of [a1, a2, b1, b2, admin]) x.c.close();
+  for (const x of [...a, ...b, admin]) x.c.close();
   await servedAgain('127.0.0.1');
 });
 
@@ -555,16 +549,9 @@ test('client certificates of another CA named like hearth’s (its admin, with i
       } finally {
         session.destroy();
       }
-      const h1 = await new Promise<{ status: number; body: string }>((resolve, reject) => {
-        const req = https.request(`${s.url}/api/v1/namespaces`, { ca: s.pki.caCertPem, cert, key, agent: false }, (res) => {
-          let body = '';
-          res.on('data', (d) => (body += d));
-          res.on('end', () => resolve({ status: res.statusCode!, body }));
-        });
-        req.on('error', reject);
-        req.end();
-      });
-      assert.equal(h1.status, 401, `${what}, HTTP/1.1: ${h1.body}`);
+      const h1 = await request(s, 'GET', '/api/v1/namespaces', { credentials: { cert, key } });
+      assert.equal(h1.status, 401, `${what}, HTTP/1.1: ${h1.text}`);
+      assert.equal(h1.json().reason, 'Unauthorized');
     }
   }
 });
