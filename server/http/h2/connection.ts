@@ -38,7 +38,7 @@ export interface H2Options {
   socketBufferLimit: number;
   /**
    * Response bytes a connection may hold unsent (its socket's and its streams' together) before a
-   * live streaming response on it (a watch) counts as reading too slowly (H2Response.overBudget).
+   * live streaming response on it (a watch) counts as read too slowly (H2Response.connectionOverBufferLimit).
    */
   connectionBufferLimit: number;
   /** A header block started (HEADERS without END_HEADERS) must end within this long, or the connection ends. */
@@ -94,8 +94,9 @@ const MAX_QUEUED_ACKS = 1000;
 const MAX_SETTINGS_ENTRIES = 32;
 /**
  * Streams the client resets while their handler still runs (or waits to run), or has us reset
- * with a stream error, are counted in a token bucket: RESET_BURST at once, then RESET_RATE a second; past it, GOAWAY ENHANCE_YOUR_CALM
- * (CVE-2023-44487). nghttp2's defaults (Node's http2).
+ * with a stream error, are counted in a token bucket: RESET_BURST at once, then
+ * RESET_RATE_PER_SECOND; past it, GOAWAY ENHANCE_YOUR_CALM (CVE-2023-44487, CVE-2025-8671).
+ * nghttp2's defaults (Node's http2).
  */
 const RESET_BURST = 1000;
 const RESET_RATE_PER_SECOND = 33;
@@ -920,7 +921,7 @@ export class H2Connection {
     this.closeStream(s);
   }
 
-  /** A stream reset while its handler runs or waits (by the client, or by us for its error): one token of the bucket (RESET_BURST, RESET_RATE_PER_SECOND). */
+  /** A stream reset while its handler runs or waits (by the client, or by us for its error): one token of the bucket. */
   private countEarlyReset(): void {
     const now = performance.now();
     this.resetTokens = Math.min(RESET_BURST, this.resetTokens + ((now - this.resetFilledAt) / 1000) * RESET_RATE_PER_SECOND);
