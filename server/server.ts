@@ -19,7 +19,7 @@ import './registry/strategies/index.ts';
 import { setContinueSecret } from './registry/continue-token.ts';
 import { WatchService } from './http/watch.ts';
 import { buildApp } from './http/app.ts';
-import { listen, bindPort, type BoundPort, type RequestHandler } from './http/listener.ts';
+import { listen, bindPort, type BoundPort, type ConnectionLimits, type RequestHandler } from './http/listener.ts';
 import { lockDataDir, dataDirHolder, DataDirInUseError, type DataDirLock } from './storage/data-dir-lock.ts';
 import { SnapshotScheduler, DEFAULT_SNAPSHOT_RETENTION } from './storage/snapshot-schedule.ts';
 import { x509Authenticator } from './authentication/authenticator.ts';
@@ -58,6 +58,8 @@ export interface ServerOptions {
   /** How many scheduled snapshots are kept (default 5, as k3s keeps). */
   snapshotRetention?: number;
   log?: (line: string) => void;
+  /** Connection limits and timeouts other than the defaults (tests make them small). */
+  connectionLimits?: Partial<ConnectionLimits>;
 }
 
 export interface RunningServer {
@@ -217,12 +219,13 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
   const handle = app.callback() as unknown as RequestHandler;
   const listener = await listen((req, res) => {
     eventLog.pollCommitted();
-    handle(req, res);
+    return handle(req, res);
   }, {
     key: pki.servingKeyPem,
     cert: pki.servingCertPem,
     ca: pki.caCertPem,
     bound,
+    limits: opts.connectionLimits,
   });
   const port = listener.port;
   await bootstrapKubernetesService(store, catalog, opts.bindAddress, port, serviceCIDRs[0]);

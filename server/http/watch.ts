@@ -427,7 +427,8 @@ class WatchStream implements Watcher {
     // (A stream that is gone ignores writes; its 'close' ends the watch.)
     const out = this.out;
     out.write(buf);
-    if (this.live && out.writableLength > MAX_BUFFERED_BYTES) this.onSlowReader();
+    // Too slow: this watch's bytes pile up, or (HTTP/2) its connection's, all streams together.
+    if (this.live && (out.writableLength > MAX_BUFFERED_BYTES || (out instanceof H2Response && out.connectionOverBufferLimit))) this.onSlowReader();
   }
 
   private onSlowReader(): void {

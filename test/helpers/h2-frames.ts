@@ -6,6 +6,7 @@
 // DATA bytes, which hold for any correct server; the server's header blocks are decoded too (with
 // hearth's HPACK decoder, tested on its own against RFC 7541's examples) for the few assertions on
 // a response's :status.
+import net from 'node:net';
 import tls from 'node:tls';
 import { randomBytes } from 'node:crypto';
 import { encodeInteger, HpackDecoder } from '../../server/http/h2/hpack.ts';
@@ -139,6 +140,8 @@ export interface ConnectOptions {
   ca: string;
   cert?: string;
   key?: string;
+  /** The client's own address (another loopback address is another client). */
+  localAddress?: string;
   /** Send the connection preface and this SETTINGS frame at once (default: true, no entries). */
   preface?: boolean;
   settings?: [number, number][];
@@ -201,7 +204,9 @@ export class RawH2 {
   static connect(url: string, opts: ConnectOptions): Promise<RawH2> {
     const u = new URL(url);
     return new Promise((resolve, reject) => {
-      const socket = tls.connect({ host: u.hostname, port: Number(u.port), ca: opts.ca, cert: opts.cert, key: opts.key, servername: 'localhost', ALPNProtocols: ['h2'] }, () => {
+      // (from another address: over a TCP socket bound to it)
+      const tcp = opts.localAddress ? net.connect({ host: u.hostname, port: Number(u.port), localAddress: opts.localAddress }) : undefined;
+      const socket = tls.connect({ socket: tcp, host: u.hostname, port: Number(u.port), ca: opts.ca, cert: opts.cert, key: opts.key, servername: 'localhost', ALPNProtocols: ['h2'] }, () => {
         socket.off('error', reject);
         if (socket.alpnProtocol !== 'h2') {
           socket.destroy();

@@ -36,6 +36,20 @@ export interface H2Options {
   idleTimeoutMs: number;
   /** Bytes the TLS socket may hold unsent before streams stop handing it data. */
   socketBufferLimit: number;
+  /**
+   * Response bytes a connection may hold unsent (its socket's and its streams' together) before a
+   * live streaming response on it (a watch) counts as read too slowly (H2Response.connectionOverBufferLimit).
+   */
+  connectionBufferLimit: number;
+  /** A header block started (HEADERS without END_HEADERS) must end within this long, or the connection ends. */
+  headerTimeoutMs: number;
+  /**
+   * A request's body must be complete within this long of its headers, and a complete response
+   * (end() called) delivered within this long of its end; see onRequestTimeout.
+   */
+  requestTimeoutMs: number;
+  /** Answers a request whose body did not arrive in time, when no response has started (the body is aborted first). */
+  onRequestTimeout(req: H2Request, res: H2Response): void;
 }
 
 /**
@@ -49,15 +63,49 @@ export interface H2Options {
  *   it; its block is still decoded in full, so the HPACK dynamic table stays in step with the
  *   client's, and the connection goes on.
  * - MAX_HEADER_BLOCK bounds the raw HEADERS + CONTINUATION bytes gathered before they are decoded,
- *   as a bound on memory; past it the connection ends with GOAWAY ENHANCE_YOUR_CALM. It is twice the
- *   list limit: far past any block within the list limit (a field's encoding is shorter than its
- *   name, its value and the 32 octets it is charged), so a request that is merely too large gets
- *   its 431. A block is decoded whole, but the fields past the list limit are not kept: one-byte
- *   indexed fields naming a 4 KB table entry over and over (a 2 MiB block of them decodes to ~8 GB
- *   of header list) cost decoding time, not memory.
+ *   as a bound on memory: the same advertised limit, counted on the encoded bytes as they arrive
+ *   (an encoder writes a field in fewer bytes than the name, value and 32 octets it is charged in
+ *   the list, so a block past it holds a list past it too). Past it the connection ends with GOAWAY
+ *   ENHANCE_YOUR_CALM, as Go's server ends it (PROTOCOL_ERROR there) once a fragment is more than
+ *   twice what the list may still take. A block is decoded whole, but the fields past the list
+ *   limit are not kept: one-byte indexed fields naming a 4 KB table entry over and over (a 1 MiB
+ *   block of them decodes to ~4 GB of header list) cost decoding time, not memory.
  */
 const MAX_HEADER_LIST_SIZE = (1 << 20) + 10 * 32;
-const MAX_HEADER_BLOCK = 2 * MAX_HEADER_LIST_SIZE;
+const MAX_HEADER_BLOCK = MAX_HEADER_LIST_SIZE;
+/**
+ * CONTINUATION frames one header block may take, empty ones included (CVE-2024-27316: each frame
+ * costs work and, kept, memory, while adding nothing to the block's size). Enough for a block at
+ * MAX_HEADER_BLOCK sent in frames of the smallest size a peer may use (16 KiB): nghttp2 (Node's
+ * http2) allows 8, with a 64 KiB header list; Go decodes each fragment as it comes and keeps none.
+ */
+const MAX_CONTINUATION_FRAMES = Math.ceil(MAX_HEADER_BLOCK / DEFAULT_MAX_FRAME_SIZE);
+/**
+ * Control frames (SETTINGS and PING ACKs, RST_STREAM, WINDOW_UPDATE, GOAWAY) that may wait behind
+ * a socket the peer does not read before the connection is closed: Go's maxQueuedControlFrames;
+ * and of them, PING and SETTINGS ACKs (the ones a peer has us send at will): nghttp2's 1000.
+ */
+const MAX_QUEUED_CONTROL_FRAMES = 10_000;
+const MAX_QUEUED_ACKS = 1000;
+/**
+ * Entries one SETTINGS frame may hold (nghttp2's limit; Go's is 100): a frame of our largest size
+ * would otherwise hold 43,690, each walking every stream. Repeated entries are refused as Go does.
+ */
+const MAX_SETTINGS_ENTRIES = 32;
+/**
+ * Streams the client resets while their handler still runs (or waits to run), or has us reset
+ * with a stream error, are counted in a token bucket: RESET_BURST at once, then
+ * RESET_RATE_PER_SECOND; past it, GOAWAY ENHANCE_YOUR_CALM (CVE-2023-44487, CVE-2025-8671).
+ * nghttp2's defaults (Node's http2).
+ */
+const RESET_BURST = 1000;
+const RESET_RATE_PER_SECOND = 33;
+/**
+ * Handlers a connection runs at once, as Go's http2 server bounds them since CVE-2023-44487: a
+ * stream reset by the client frees its stream slot but not its handler's; new streams wait for a
+ * handler slot, and more waiting than this many times MAX_CONCURRENT_STREAMS ends the connection.
+ */
+const WAITING_HANDLERS_PER_STREAM_SLOT = 4;
 /** How many streams reset by this side are remembered, to ignore the frames already on their way. */
 const RESET_STREAMS_REMEMBERED = 1024;
 /** The body of a 431 answer (Go's http2 server sends an HTML line too). */
@@ -99,6 +147,10 @@ export class H2Stream {
   /** Someone saw write() return false and waits for 'drain'. */
   needDrain = false;
   headersSent = false;
+  /** The handler has returned (and its promise settled): a reset now costs nothing more. */
+  handlerDone = false;
+  /** The request timeout (see H2Options.requestTimeoutMs), while one is armed. */
+  timer: NodeJS.Timeout | undefined;
   req!: H2Request;
   res!: H2Response;
 
@@ -117,8 +169,10 @@ export class H2Stream {
 interface OpenHeaderBlock {
   streamId: number;
   endStream: boolean;
+  /** The non-empty fragments (empty CONTINUATION frames are counted, not kept). */
   chunks: Buffer[];
   size: number;
+  continuations: number;
 }
 
 class ConnectionError extends Error {
@@ -187,6 +241,19 @@ export class H2Connection {
   /** Our GOAWAY is sent (or the socket is gone): nothing more is read or written. */
   private closed = false;
   private idleTimer: NodeJS.Timeout | undefined;
+  /** Ends a header block that does not complete in time (H2Options.headerTimeoutMs). */
+  private headerTimer: NodeJS.Timeout | undefined;
+  /** Response bytes waiting on streams (the sum of their pendingBytes). */
+  private pendingBytes = 0;
+  /** Control frames, and ACKs, queued since the socket last had nothing unsent (MAX_QUEUED_CONTROL_FRAMES, MAX_QUEUED_ACKS). */
+  private queuedControlFrames = 0;
+  private queuedAcks = 0;
+  /** Handlers running (their promise not settled), and streams waiting for one to finish. */
+  private runningHandlers = 0;
+  private readonly waitingHandlers: H2Stream[] = [];
+  /** Tokens of the early-reset bucket, and when it was last filled (performance.now()). */
+  private resetTokens = RESET_BURST;
+  private resetFilledAt = performance.now();
 
   constructor(
     readonly socket: TLSSocket,
@@ -226,6 +293,7 @@ export class H2Connection {
    */
   private frame(type: FrameType, flags: number, streamId: number, payload?: Buffer): void {
     if (this.closed) return;
+    if (type !== FrameType.DATA && type !== FrameType.HEADERS && type !== FrameType.CONTINUATION && this.controlFrameQueued(type, flags)) return;
     const length = payload ? payload.length : 0;
     const inline = length <= INLINE_PAYLOAD;
     const need = FRAME_HEADER_LENGTH + (inline ? length : 0);
@@ -292,6 +360,18 @@ export class H2Connection {
     if (!this.socketBlocked && socket.writableLength > this.opts.socketBufferLimit) this.socketBlocked = true;
   }
 
+  /**
+   * Counts a control frame against MAX_QUEUED_CONTROL_FRAMES; false once the connection is closed
+   * for it (a peer that has us answer PINGs and SETTINGS it never reads, as Go closes it).
+   */
+  private controlFrameQueued(type: FrameType, flags: number): boolean {
+    if (this.socket.writableLength === 0) this.queuedControlFrames = this.queuedAcks = 0;
+    const ack = (type === FrameType.PING || type === FrameType.SETTINGS) && (flags & Flag.ACK) !== 0;
+    if (++this.queuedControlFrames <= MAX_QUEUED_CONTROL_FRAMES && (!ack || ++this.queuedAcks <= MAX_QUEUED_ACKS)) return false;
+    this.destroy();
+    return true;
+  }
+
   private windowUpdate(streamId: number, increment: number): void {
     const p = Buffer.allocUnsafe(4);
     p.writeUInt32BE(increment, 0);
@@ -318,6 +398,7 @@ export class H2Connection {
     this.closed = true;
     dirty.delete(this);
     clearTimeout(this.idleTimer);
+    clearTimeout(this.headerTimer);
     this.closeAllStreams();
     this.socket.end();
     // A peer that never closes its side is not waited for.
@@ -353,9 +434,12 @@ export class H2Connection {
     if (data && data.length) {
       s.pending.push(data);
       s.pendingBytes += data.length;
+      this.pendingBytes += data.length;
     }
     if (end) s.endPending = true;
     this.drainStream(s);
+    // A complete response the peer does not take in: given up after the request timeout.
+    if (s.endPending && s.timer === undefined && (s.state as StreamState) !== StreamState.Closed) this.armStreamTimer(s);
     if (s.pendingBytes >= STREAM_HIGH_WATER) {
       s.needDrain = true;
       return false;
@@ -379,6 +463,7 @@ export class H2Connection {
         chunk = chunk.subarray(0, room);
       } else s.pending.shift();
       s.pendingBytes -= chunk.length;
+      this.pendingBytes -= chunk.length;
       s.sendWindow -= chunk.length;
       this.connSendWindow -= chunk.length;
       const last = s.pendingBytes === 0 && s.endPending;
@@ -439,6 +524,8 @@ export class H2Connection {
     s.state = StreamState.Closed;
     this.streams.delete(s.id);
     this.waiting.delete(s);
+    clearTimeout(s.timer);
+    this.pendingBytes -= s.pendingBytes;
     s.pending = [];
     s.pendingBytes = 0;
     this.open--;
@@ -458,6 +545,26 @@ export class H2Connection {
       if (s.state !== StreamState.Closed && !s.req.readableEnded) s.req.abort();
       this.closeStream(s);
     }
+  }
+
+  /** The request timeout of a stream whose body is still to come, or whose complete response is not sent yet. */
+  private armStreamTimer(s: H2Stream): void {
+    s.timer = setTimeout(() => this.streamTimedOut(s), this.opts.requestTimeoutMs);
+    s.timer.unref();
+  }
+
+  /**
+   * kube-apiserver times out requests that are not long-running after 60 s: a request whose body
+   * has not arrived is answered (504 Timeout) when no response has started, and a response that
+   * could not be delivered is reset. A streaming response under way (a watch) goes on.
+   */
+  private streamTimedOut(s: H2Stream): void {
+    s.timer = undefined;
+    if (s.state === StreamState.Closed || this.closed) return;
+    if (s.state === StreamState.Open && !s.headersSent) {
+      s.req.abort('request timed out');
+      this.opts.onRequestTimeout(s.req, s.res);
+    } else if (s.endPending) this.reset(s, ErrorCode.CANCEL);
   }
 
   private armIdle(): void {
@@ -480,6 +587,18 @@ export class H2Connection {
     }
   }
 
+  /** Whether the connection holds more unsent response bytes (streams' and socket's) than H2Options.connectionBufferLimit. */
+  get overBufferLimit(): boolean {
+    return this.pendingBytes + this.socket.writableLength > this.opts.connectionBufferLimit;
+  }
+
+  /** Takes no new stream (GOAWAY NO_ERROR once the open ones end, then the socket closes). */
+  shutdown(): void {
+    if (this.closed) return;
+    this.goingAway = true;
+    if (this.open === 0) this.goAway(ErrorCode.NO_ERROR);
+  }
+
   /** Closes the connection at once (server shutdown). */
   destroy(): void {
     this.onSocketClose();
@@ -490,6 +609,7 @@ export class H2Connection {
     this.closed = true;
     dirty.delete(this);
     clearTimeout(this.idleTimer);
+    clearTimeout(this.headerTimer);
     this.closeAllStreams();
   }
 
@@ -532,6 +652,8 @@ export class H2Connection {
         if (!(e instanceof StreamError)) throw e;
         const s = this.streams.get(e.streamId);
         if (s) {
+          // A reset the client provoked counts as one it sent (CVE-2025-8671, "MadeYouReset").
+          if (!s.handlerDone) this.countEarlyReset();
           // The request will not complete: a handler reading its body gets an error, not an end.
           if (!s.req.readableEnded) s.req.abort(e.message);
           this.reset(s, e.code);
@@ -635,6 +757,10 @@ export class H2Connection {
       throw new StreamError(s.id, ErrorCode.PROTOCOL_ERROR, `request body of ${s.receivedLength} bytes, its content-length is ${s.declaredLength}`);
     }
     s.state = StreamState.HalfClosedRemote;
+    if (!s.endPending) {
+      clearTimeout(s.timer);
+      s.timer = undefined;
+    }
     s.req.pushEnd();
     if (s.localEnded) this.closeStream(s);
   }
@@ -646,27 +772,41 @@ export class H2Connection {
       if (block.length < 5) throw new ConnectionError(ErrorCode.PROTOCOL_ERROR, 'HEADERS priority');
       block = block.subarray(5);
     }
-    const hb: OpenHeaderBlock = { streamId: id, endStream: (flags & Flag.END_STREAM) !== 0, chunks: [Buffer.from(block)], size: block.length };
-    if (flags & Flag.END_HEADERS) this.onHeaderBlock(hb);
-    else this.headerBlock = hb;
+    const hb: OpenHeaderBlock = { streamId: id, endStream: (flags & Flag.END_STREAM) !== 0, chunks: [], size: 0, continuations: 0 };
+    if (flags & Flag.END_HEADERS) {
+      hb.chunks.push(block);
+      return this.onHeaderBlock(hb);
+    }
+    // Kept past this frame: copied, as the input buffer is reused.
+    this.addFragment(hb, block);
+    this.headerBlock = hb;
+    this.headerTimer = setTimeout(() => this.goAway(ErrorCode.ENHANCE_YOUR_CALM, 'header block not completed in time'), this.opts.headerTimeoutMs);
+    this.headerTimer.unref();
   }
 
   private onContinuation(flags: number, id: number, payload: Buffer): void {
     const hb = this.headerBlock;
     if (!hb || hb.streamId !== id) throw new ConnectionError(ErrorCode.PROTOCOL_ERROR, 'unexpected CONTINUATION');
-    hb.size += payload.length;
-    if (hb.size > MAX_HEADER_BLOCK) throw new ConnectionError(ErrorCode.ENHANCE_YOUR_CALM, 'header block too large');
-    hb.chunks.push(Buffer.from(payload));
+    if (++hb.continuations > MAX_CONTINUATION_FRAMES) throw new ConnectionError(ErrorCode.ENHANCE_YOUR_CALM, 'too many CONTINUATION frames');
+    this.addFragment(hb, payload);
     if (flags & Flag.END_HEADERS) {
       this.headerBlock = undefined;
+      clearTimeout(this.headerTimer);
       this.onHeaderBlock(hb);
     }
+  }
+
+  /** A fragment of an open header block, counted against MAX_HEADER_BLOCK before anything is kept. */
+  private addFragment(hb: OpenHeaderBlock, fragment: Buffer): void {
+    hb.size += fragment.length;
+    if (hb.size > MAX_HEADER_BLOCK) throw new ConnectionError(ErrorCode.ENHANCE_YOUR_CALM, 'header block too large');
+    if (fragment.length) hb.chunks.push(Buffer.from(fragment));
   }
 
   private onHeaderBlock(hb: OpenHeaderBlock): void {
     const id = hb.streamId;
     // Every block is decoded, even for a stream refused below: the decoder's table must follow the peer's.
-    const fields = this.decoder.decode(hb.chunks.length === 1 ? hb.chunks[0] : Buffer.concat(hb.chunks), MAX_HEADER_LIST_SIZE);
+    const fields = this.decoder.decode(hb.chunks.length === 1 ? hb.chunks[0] : Buffer.concat(hb.chunks, hb.size), MAX_HEADER_LIST_SIZE);
     const existing = this.streams.get(id);
     if (existing || id <= this.lastStreamId) {
       // Trailers end a request body; anything else on a known stream is an error. Trailers hold
@@ -697,11 +837,43 @@ export class H2Connection {
     if (hb.endStream && declaredLength > 0) throw new StreamError(id, ErrorCode.PROTOCOL_ERROR, 'content-length without a body');
     const s = this.openStream(id, headers, hb.endStream);
     s.declaredLength = declaredLength;
+    this.dispatch(s);
+  }
+
+  /**
+   * Runs the stream's handler, or has the stream wait for a handler slot: handlers of streams the
+   * client reset keep their slot until they return (see WAITING_HANDLERS_PER_STREAM_SLOT).
+   */
+  private dispatch(s: H2Stream): void {
+    if (this.runningHandlers < this.opts.maxConcurrentStreams) return this.runHandler(s);
+    if (this.waitingHandlers.length >= WAITING_HANDLERS_PER_STREAM_SLOT * this.opts.maxConcurrentStreams) {
+      throw new ConnectionError(ErrorCode.ENHANCE_YOUR_CALM, 'too many handlers of reset streams still running');
+    }
+    this.waitingHandlers.push(s);
+  }
+
+  private runHandler(s: H2Stream): void {
+    this.runningHandlers++;
+    let result: void | PromiseLike<unknown> = undefined;
     try {
-      this.handler(s.req, s.res);
+      result = this.handler(s.req, s.res);
     } catch (e) {
       console.error('http2: request handler failed', e);
       this.reset(s, ErrorCode.INTERNAL_ERROR);
+    }
+    if (result && typeof result.then === 'function') {
+      const done = () => this.handlerDone(s);
+      result.then(done, done);
+    } else this.handlerDone(s);
+  }
+
+  private handlerDone(s: H2Stream): void {
+    s.handlerDone = true;
+    this.runningHandlers--;
+    while (this.runningHandlers < this.opts.maxConcurrentStreams && this.waitingHandlers.length > 0) {
+      const next = this.waitingHandlers.shift()!;
+      // (a stream reset while it waited never runs)
+      if (next.state !== StreamState.Closed) this.runHandler(next);
     }
   }
 
@@ -715,7 +887,7 @@ export class H2Connection {
     if (endStream) {
       s.state = StreamState.HalfClosedRemote;
       s.req.pushEnd();
-    }
+    } else this.armStreamTimer(s);
     return s;
   }
 
@@ -744,8 +916,18 @@ export class H2Connection {
     if (id > this.lastStreamId) throw new ConnectionError(ErrorCode.PROTOCOL_ERROR, 'RST_STREAM on an idle stream');
     const s = this.streams.get(id);
     if (!s) return;
+    if (!s.handlerDone) this.countEarlyReset();
     if (!s.req.readableEnded) s.req.abort();
     this.closeStream(s);
+  }
+
+  /** A stream reset while its handler runs or waits (by the client, or by us for its error): one token of the bucket. */
+  private countEarlyReset(): void {
+    const now = performance.now();
+    this.resetTokens = Math.min(RESET_BURST, this.resetTokens + ((now - this.resetFilledAt) / 1000) * RESET_RATE_PER_SECOND);
+    this.resetFilledAt = now;
+    if (this.resetTokens < 1) throw new ConnectionError(ErrorCode.ENHANCE_YOUR_CALM, 'too many streams reset while being handled');
+    this.resetTokens--;
   }
 
   private onSettings(flags: number, id: number, payload: Buffer): void {
@@ -755,6 +937,10 @@ export class H2Connection {
       return;
     }
     if (payload.length % 6 !== 0) throw new ConnectionError(ErrorCode.FRAME_SIZE_ERROR, 'SETTINGS size');
+    if (payload.length / 6 > MAX_SETTINGS_ENTRIES) throw new ConnectionError(ErrorCode.ENHANCE_YOUR_CALM, 'too many SETTINGS entries');
+    for (let i = 6; i < payload.length; i += 6) {
+      for (let j = 0; j < i; j += 6) if (payload.readUInt16BE(j) === payload.readUInt16BE(i)) throw new ConnectionError(ErrorCode.PROTOCOL_ERROR, 'repeated SETTINGS entry');
+    }
     for (let i = 0; i < payload.length; i += 6) {
       const key = payload.readUInt16BE(i);
       const value = payload.readUInt32BE(i + 2);

@@ -7,7 +7,8 @@ import type { TLSSocket } from 'node:tls';
 import { CONNECTION_SPECIFIC, ErrorCode } from './frames.ts';
 import type { H2Stream } from './connection.ts';
 
-export type H2Handler = (req: H2Request, res: H2Response) => void;
+/** A request handler; the promise it may return settles when it is done with the stream (see H2Connection.dispatch). */
+export type H2Handler = (req: H2Request, res: H2Response) => void | PromiseLike<unknown>;
 
 export class H2Request extends EventEmitter {
   readonly method: string;
@@ -153,6 +154,13 @@ export class H2Response extends EventEmitter {
   /** Response bytes not yet handed to the connection (waiting for flow-control window). */
   get writableLength(): number {
     return this.stream.pendingBytes;
+  }
+  /**
+   * The connection holds more unsent response bytes, all its streams together, than it may: a
+   * streaming response (a watch) on it stops, as when its own bytes pile up.
+   */
+  get connectionOverBufferLimit(): boolean {
+    return this.stream.conn.overBufferLimit;
   }
 
   setHeader(name: string, value: string | string[] | number): this {
