@@ -504,7 +504,8 @@ export class EventLog {
     let free = this.stmts.freePages.get() as number;
     // (a fraction of the pages in use, not of the file before it shrinks)
     const keep = Math.floor(((this.stmts.pageCount.get() as number) - free) * FREE_PAGES_KEPT);
-    let pages = 256;
+    // (small at first: what a page move costs depends on the file, and the slices adapt from there)
+    let pages = VACUUM_PAGES_MIN * 2;
     while (free > keep) {
       if (this.inFlight) await new Promise<void>((resolve) => this.turnWaiters.push(resolve));
       // Shutting down: the next compaction gives back the rest.
