@@ -1,0 +1,21 @@
+// The layering of server/ (README "How it is built"), checked by `npm run check:layers`:
+// a folder imports only folders below it, and nothing imports in a circle.
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    { name: 'no-circular', severity: 'error', comment: 'an import circle: split the shared part out below both', from: { path: '^server' }, to: { circular: true } },
+    { name: 'go-is-the-ground-floor', severity: 'error', comment: "server/go/ is Go's vocabulary: it imports nothing of hearth's", from: { path: '^server/go/' }, to: { path: '^server/', pathNot: '^server/go/' } },
+    { name: 'util-is-the-ground-floor', severity: 'error', comment: 'server/util/ imports only server/go/', from: { path: '^server/util/' }, to: { path: '^server/', pathNot: '^server/(go|util)/' } },
+    { name: 'validation-above-go-only', severity: 'error', comment: 'server/validation/ (field errors, names, object meta, formats) imports only go/ and util/', from: { path: '^server/validation/' }, to: { path: '^server/', pathNot: '^server/(go|util|validation)/' } },
+    { name: 'schema-below-registry', severity: 'error', comment: 'server/schema/ (the type model) imports only go/, util/, validation/', from: { path: '^server/schema/' }, to: { path: '^server/', pathNot: '^server/(go|util|validation|schema)/' } },
+    { name: 'storage-below-registry', severity: 'error', comment: 'server/storage/ knows rows and the log, not kinds or HTTP', from: { path: '^server/storage/' }, to: { path: '^server/(registry|http|admission|authentication|authorization|controllers|pki)/' } },
+    { name: 'registry-below-http', severity: 'error', comment: 'server/registry/ never imports server/http/', from: { path: '^server/registry/' }, to: { path: '^server/http/' } },
+    { name: 'controllers-are-clients', severity: 'error', comment: 'controllers use the registry, not HTTP', from: { path: '^server/controllers/' }, to: { path: '^server/http/' } },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    includeOnly: '^server',
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+  },
+};
