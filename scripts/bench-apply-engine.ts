@@ -29,7 +29,7 @@ const cpuMs = () => {
 };
 import { TypeModel } from '../server/schema/model.ts';
 import { deploymentConfig } from './bench-kit.ts';
-import { goFieldShape } from '../server/http/protobuf.ts';
+import { goFieldShape } from '../server/schema/go-structs.ts';
 import { apply, update, zeroObject, type ApplyOptions, type UpdateOptions } from '../server/registry/apply/index.ts';
 import { customResourceInfos } from '../server/registry/crd/runtime.ts';
 import { benchWidget, benchWidgetsCRD } from '../test/fixtures/crds/generate.ts';

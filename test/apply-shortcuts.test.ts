@@ -6,7 +6,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { TypeModel } from '../server/schema/model.ts';
 import type { TypeNode } from '../server/schema/types.ts';
-import { goFieldShape } from '../server/http/protobuf.ts';
+import { goFieldShape } from '../server/schema/go-structs.ts';
 import { defaultsFor } from '../server/registry/strategies/defaulting.ts';
 import { applyGenerally, updateGenerally } from '../server/registry/apply/managed-fields.ts';
 import { apply, update, zeroObject, type ApplyOptions } from '../server/registry/apply/index.ts';

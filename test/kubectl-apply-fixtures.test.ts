@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import YAML from 'yaml';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 import { TypeModel } from '../server/schema/model.ts';
-import { goOmitsZero } from '../server/http/protobuf.ts';
+import { goOmitsZero } from '../server/schema/go-structs.ts';
 import type { TypeNode } from '../server/schema/types.ts';
 
 const DIR = fileURLToPath(new URL('./fixtures/kinds/', import.meta.url));

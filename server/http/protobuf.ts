@@ -4,9 +4,9 @@
 //   Unknown { TypeMeta typeMeta = 1 {apiVersion = 1, kind = 2}; bytes raw = 2; string contentEncoding = 3; string contentType = 4 }
 // where raw is the object's own message (which never carries apiVersion/kind itself).
 //
-// The message layouts come from schemas/protobuf.json (field numbers and types taken from the upstream
-// generated.proto files, keyed by OpenAPI definition name). The JSON <-> proto mapping follows what a Go
-// client does when it round-trips through the typed structs:
+// The message layouts come from schemas/protobuf.json, as schema/go-structs.ts reads it (field numbers
+// and types taken from the upstream generated.proto files, keyed by OpenAPI definition name). The
+// JSON <-> proto mapping follows what a Go client does when it round-trips through the typed structs:
 //   - Time/MicroTime are {seconds int64 = 1, nanos int32 = 2}; zero time <-> absent/null.
 //   - Quantity is {string = 1}; IntOrString is {type = 1, intVal = 2, strVal = 3}.
 //   - RawExtension / apiextensions JSON / FieldsV1 carry the JSON text as bytes (an embedded protobuf
@@ -21,6 +21,7 @@
 
 import { readFileSync } from 'node:fs';
 import { badRequest } from '../errors.ts';
+import { STRUCT_FACTS, type FieldType, type ScalarType, type Special } from '../schema/go-structs.ts';
 
 export const PROTOBUF_MEDIA_TYPE = 'application/vnd.kubernetes.protobuf';
 /** The 4 bytes every kube protobuf body starts with: "k8s\0". */
@@ -28,36 +29,6 @@ export const PROTOBUF_MAGIC = Buffer.from([0x6b, 0x38, 0x73, 0x00]);
 
 // ---------------------------------------------------------------------------------------------
 // Schema
-
-type ScalarType = 'string' | 'bytes' | 'bool' | 'int32' | 'int64' | 'double';
-type FieldType = ScalarType | 'message';
-type Special =
-  | 'time'
-  | 'microTime'
-  | 'quantity'
-  | 'intOrString'
-  | 'rawExtension'
-  | 'fieldsV1'
-  | 'json'
-  | 'jsonSchemaPropsOrArray'
-  | 'jsonSchemaPropsOrBool'
-  | 'jsonSchemaPropsOrStringArray'
-  | 'wrapper';
-
-interface FieldData {
-  number: number;
-  type: FieldType;
-  repeated?: boolean;
-  map?: { key: ScalarType; value: FieldType };
-  message?: string;
-  ptr?: boolean;
-  omitempty?: boolean;
-  inline?: boolean;
-}
-interface MessageData {
-  special?: Special;
-  fields: Record<string, FieldData>;
-}
 
 interface Field {
   /** JSON name ('' for an inlined embedded message). */
@@ -88,9 +59,6 @@ const WIRE_FIXED64 = 1;
 const WIRE_LEN = 2;
 const WIRE_FIXED32 = 5;
 
-const RAW: Record<string, MessageData> = (
-  JSON.parse(readFileSync(new URL('../../schemas/protobuf.json', import.meta.url), 'utf8')) as { messages: Record<string, MessageData> }
-).messages;
 const compiled = new Map<string, Message>();
 
 function wireOf(t: FieldType): number {
@@ -102,7 +70,7 @@ function wireOf(t: FieldType): number {
 function getMessage(name: string): Message | undefined {
   const hit = compiled.get(name);
   if (hit) return hit;
-  const data = RAW[name];
+  const data = STRUCT_FACTS[name];
   if (!data) return undefined;
   const fields: Field[] = [];
   for (const [key, f] of Object.entries(data.fields)) {
@@ -134,7 +102,7 @@ function mustMessage(name: string): Message {
 
 /** Whether a definition (e.g. io.k8s.api.core.v1.Pod) has a protobuf form. */
 export function hasProtobuf(definitionName: string): boolean {
-  return RAW[definitionName] !== undefined;
+  return STRUCT_FACTS[definitionName] !== undefined;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -898,59 +866,4 @@ function decodeEnvelope(body: Buffer, definitionName: string | undefined): any {
  */
 export function decodeProtobuf(body: Buffer, definitionName?: string): any {
   return decodeEnvelope(Buffer.isBuffer(body) ? body : Buffer.from(body), definitionName);
-}
-
-/** Whether a struct field is a Go pointer (absent when unset), from the same facts; for zero values. */
-export function goFieldShape(definition: string, field: string): { ptr?: boolean } | undefined {
-  const f = RAW[definition]?.fields?.[field] as { ptr?: boolean } | undefined;
-  return f ? { ptr: f.ptr } : undefined;
-}
-
-const SCALARS: ReadonlySet<FieldType> = new Set(['string', 'bytes', 'bool', 'int32', 'int64', 'double']);
-
-/**
- * Whether encoding/json leaves a struct field out when it holds its zero value ("", 0, false): a
- * non-pointer scalar with `omitempty`, from the same facts; fields of JSON-inlined embedded
- * structs (a Volume's sources, a RuleWithOperations' Rule) are looked up where they are declared.
- */
-export function goOmitsZero(definition: string, field: string): boolean {
-  const data = RAW[definition];
-  if (!data) return false;
-  const f = data.fields[field];
-  if (f) return !!f.omitempty && !f.ptr && !f.repeated && !f.map && SCALARS.has(f.type);
-  for (const inlined of Object.values(data.fields)) if (inlined.inline && inlined.message && goOmitsZero(inlined.message, field)) return true;
-  return false;
-}
-
-/** A field encoding/json writes even when its struct is the zero value, and what it writes then. */
-export interface GoZeroField {
-  field: string;
-  /** A nested struct (written as its own zero value: see `message`), or a scalar's zero value. */
-  zero: 'struct' | '' | 0 | false;
-  message?: string;
-}
-
-const ZERO_FIELDS = new Map<string, GoZeroField[]>();
-
-/**
- * The fields of a struct that encoding/json writes however empty it is: non-pointer structs (but
- * the types with their own JSON form, such as Time, Quantity and IntOrString) and scalars
- * without `omitempty`; those of JSON-inlined embedded structs included.
- */
-export function goZeroFields(definition: string): GoZeroField[] {
-  let out = ZERO_FIELDS.get(definition);
-  if (out) return out;
-  out = [];
-  for (const [field, f] of Object.entries(RAW[definition]?.fields ?? {})) {
-    if (f.ptr || f.repeated || f.map) continue;
-    if (f.inline) {
-      if (f.message) out.push(...goZeroFields(f.message));
-    } else if (f.type === 'message') {
-      if (f.message && RAW[f.message] && !RAW[f.message].special) out.push({ field, zero: 'struct', message: f.message });
-    } else if (!f.omitempty && f.type !== 'bytes') {
-      out.push({ field, zero: f.type === 'string' ? '' : f.type === 'bool' ? false : 0 });
-    }
-  }
-  ZERO_FIELDS.set(definition, out);
-  return out;
 }

@@ -13,7 +13,7 @@ import { strategyFor, type Strategy, type SubresourceCreate } from './strategy.t
 import { defaultsFor } from './strategies/defaulting.ts';
 import { apply as applyEngine, checkApplyTarget, update as recordManagedUpdate, zeroObject, cloneJSON, type OtherVersion } from './apply/index.ts';
 import { UNTYPED } from './apply/fieldset.ts';
-import { goFieldShape, goZeroFields } from '../http/protobuf.ts';
+import { goFieldShape, goZeroFields } from '../schema/go-structs.ts';
 import { validateObjectMeta, validateObjectMetaUpdate, nameRuleFor, generateNameFrom } from './metadata-validation.ts';
 import { parseLabelSelector, parseFieldSelector, fieldsOf, checkFieldSelectorFor, stringFieldPath, type FieldSelector, type LabelSelector } from './selectors.ts';
 import { ApiError, ObjectTooLargeError, alreadyExists, badRequest, conflict, gone, invalid, methodNotAllowed, methodNotRouted, notFound, tooLargeResourceVersion, tooOldResourceVersion } from '../errors.ts';

@@ -7,7 +7,7 @@
 // do not cover slices and maps). Written however empty: non-pointer structs and scalars without
 // omitempty (fillGoZeros, for a kind's status and a Node's spec). Built-in bodies get both here,
 // before managedFields are computed and the object is stored.
-import { goOmitsZero, goZeroFields } from '../http/protobuf.ts';
+import { goOmitsZero, goZeroFields } from './go-structs.ts';
 import { isPlainObject } from '../util/json.ts';
 import type { TypeNode } from './types.ts';
 
