@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { humanDuration, printerFor, type TablePrinter } from '../server/http/printers.ts';
+import { humanDuration, printerFor } from '../server/http/printers.ts';
+import type { TablePrinter } from '../server/schema/types.ts';
 
 const NOW = Date.parse('2025-06-01T12:00:00Z');
 const ago = (ms: number) => new Date(NOW - ms).toISOString();

@@ -15,7 +15,8 @@
 //
 // A column whose JSONPath does not parse ends the column list there, as in kube, which then
 // serves the columns before it; `error` carries kube's message for that case.
-import { humanDuration, type TableColumnDefinition, type TablePrinter } from './printers.ts';
+import { humanDuration } from './printers.ts';
+import type { TableColumnDefinition, TablePrinter } from '../schema/types.ts';
 import { compileJsonPath, jsonPathText, JsonPathError, type JsonPath } from '../registry/crd/jsonpath.ts';
 import { goQuote } from '../registry/metadata-validation.ts';
 

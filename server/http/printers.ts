@@ -9,19 +9,7 @@
  */
 import { convertEvent, CORE_EVENT_VERSION, EVENTS_V1_VERSION } from '../registry/conversions/events.ts';
 import { convertHorizontalPodAutoscaler } from '../registry/conversions/autoscaling.ts';
-
-export interface TableColumnDefinition {
-  name: string;
-  type: string;
-  format: string;
-  description: string;
-  priority: number;
-}
-
-export interface TablePrinter {
-  columns: TableColumnDefinition[];
-  cells(obj: any, now: number): unknown[];
-}
+import type { TableColumnDefinition, TablePrinter } from '../schema/types.ts';
 
 // ---------------------------------------------------------------------------
 // humanDuration

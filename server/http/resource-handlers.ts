@@ -3,7 +3,7 @@
 // PartialObjectMetadata) in the negotiated encoding.
 import type Koa from 'koa';
 import type { ResourceCatalog } from '../schema/catalog.ts';
-import type { ResourceInfo } from '../schema/types.ts';
+import type { ResourceInfo, TablePrinter } from '../schema/types.ts';
 import type { GenericStore, RequestContext, FieldValidation, DeleteOptions, ListResult } from '../registry/store.ts';
 import { apiVersionOf, objectMetaInOrder, nowTimestamp } from '../registry/store.ts';
 import { evictPod, type EvictionTargets } from '../registry/eviction.ts';
@@ -15,7 +15,7 @@ import { goIsPrint, goQuote, goRuneU } from '../registry/metadata-validation.ts'
 import { negotiateOutput, readBody, decodeAs, decodeBody, bodyEncoding, mediaTypeOf, SUPPORTED_MEDIA_TYPES, type DecodedBody, type OutputFormat, type Shape } from './negotiation.ts';
 import { applyPatch, checkPatchedTypes, PATCH_TYPES } from '../registry/patch/index.ts';
 import type { TypeModel } from '../schema/model.ts';
-import { printerFor, scalePrinter, type TablePrinter } from './printers.ts';
+import { printerFor, scalePrinter } from './printers.ts';
 import { prettyPrint, send, sendEncoded } from './respond.ts';
 import { storedItemsOf, storedListJson } from '../storage/codec.ts';
 import type { UserInfo } from '../authentication/user.ts';

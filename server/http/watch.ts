@@ -4,7 +4,7 @@
 import type Koa from 'koa';
 import { H2Response } from './h2/messages.ts';
 import { flushAll } from './h2/connection.ts';
-import type { ResourceInfo } from '../schema/types.ts';
+import type { Converter, ResourceInfo, ServiceLookup } from '../schema/types.ts';
 import type { EventLog, LogEvent } from '../storage/event-log.ts';
 import type { GenericStore } from '../registry/store.ts';
 import { apiVersionOf, qualifiedResourceOf, parseResourceVersion, customObjectOrder, builtinConversionOf } from '../registry/store.ts';
@@ -15,7 +15,6 @@ import { negotiateOutput, encode, type OutputFormat } from './negotiation.ts';
 import { PROTOBUF_MEDIA_TYPE, definitionForKind, encodeWatchEventFrame } from './protobuf.ts';
 import { parseLabelSelector, parseFieldSelector, fieldsOf, checkFieldSelectorFor, type LabelSelector, type FieldSelector } from '../registry/selectors.ts';
 import { ApiError, internalError, tooLargeResourceVersion, tooOldResourceVersion } from '../errors.ts';
-import type { Converter, ServiceLookup } from '../registry/crd/conversion.ts';
 import { toTable, partialMetadata } from './resource-handlers.ts';
 import { cloneJSON } from '../registry/apply/index.ts';
 import { EVENT_CLOSE, EVENT_OPEN, servedAsStored, servedJsonPrefix, storedJsonOf } from '../storage/codec.ts';

@@ -3,7 +3,7 @@
 // notified by the log after commit. Per-kind rules come from strategies (strategy.ts).
 import { randomUUID } from 'node:crypto';
 import type { EventLog, Key, StoredObject, WriteTx } from '../storage/event-log.ts';
-import type { ResourceInfo, FieldError, TypeNode } from '../schema/types.ts';
+import type { ResourceInfo, FieldError, TypeNode, ServiceLookup } from '../schema/types.ts';
 import { TypeModel } from '../schema/model.ts';
 import { validateObject } from '../schema/validate.ts';
 import type { AdmissionChain } from '../admission/chain.ts';
@@ -24,7 +24,6 @@ import { dropOmittedZeros, fillGoZeros } from '../schema/omitempty.ts';
 import { goJsonOrder } from '../schema/go-order.ts';
 import { servedJsonPrefix, servedAsStored, withStoredItems, decodeObject, CHECK_STORED_JSON, type StoredRow, type ListRow } from '../storage/codec.ts';
 import { encodeContinue, decodeContinue } from './continue-token.ts';
-import type { ServiceLookup } from './crd/conversion.ts';
 import { validateListOptions, type ListParameters } from './list-options.ts';
 import { conversionOf, convertTo, type KindConversion } from './conversions/index.ts';
 import { CorruptObjectError } from '../storage/corrupt-rows.ts';

@@ -1,7 +1,8 @@
 // Shared shapes of the generated schemas (schemas/*.json) and of the typed view
 // the server derives from them once at start. Patch, validation, apply, tables,
 // discovery and OpenAPI all read these; nothing re-parses the raw documents per request.
-import type { CustomResourceVersion } from '../registry/crd/runtime.ts';
+// A resource a CRD serves carries the contract below (CustomResourceVersion), which
+// registry/crd/runtime.ts implements: declared here, so schema/ imports nothing above it.
 
 /** One REST resource as the server serves it (built-in from schemas/resources.json, or a CRD later). */
 export interface ResourceInfo {
@@ -90,4 +91,108 @@ export interface FieldError {
     | 'InternalError';
   field: string; // e.g. "spec.template.spec.containers[0].image"
   message: string; // e.g. 'Required value' — without the field prefix
+}
+
+/** One column of a metav1.Table. */
+export interface TableColumnDefinition {
+  name: string;
+  type: string;
+  format: string;
+  description: string;
+  priority: number;
+}
+
+/** A kind's Table columns and the cells of one object's row (kube's rest.TableConvertor). */
+export interface TablePrinter {
+  columns: TableColumnDefinition[];
+  cells(obj: any, now: number): unknown[];
+}
+
+// ---------------------------------------------------------------------------------------------
+// What one served version of a CustomResourceDefinition offers the rest of the server: pruning
+// and defaults, validation, conversion, scale paths, field-selector fields and the Table printer.
+// registry/crd/runtime.ts implements it with ajv, CEL, JSONPath and conversion webhooks.
+
+/** One served version of a CRD, attached to its ResourceInfo as `custom`. */
+export interface CustomResourceVersion {
+  crdName: string;
+  group: string;
+  version: string;
+  kind: string;
+  storageVersion: string;
+  /** The CRD is being deleted: reads and deletes work, creates are refused. */
+  terminating: boolean;
+  hasStatus: boolean;
+  scale?: ScalePaths;
+  /** spec.versions[].selectableFields JSON paths (".spec.color"). */
+  selectableFields: string[];
+  /** The object's field set for field selectors: metadata fields plus the selectable fields. */
+  fields(obj: any): Record<string, string>;
+  deprecationWarning?: string;
+  converter: Converter;
+  /** openAPIV3Schema pruner/defaulter of this version. */
+  compiled(): CustomResourceSchema;
+  /** The schema as a TypeNode with metadata typed as ObjectMeta (for patch, apply, field validation). */
+  typeNode(): TypeNode;
+  printer(): TablePrinter;
+  /**
+   * Schema, CEL and list-type errors of obj (old on updates, for transition rules and ratcheting);
+   * the rule failures ratcheting forgives go to `warnings`, as kube sends them.
+   */
+  validate(obj: any, old: any | undefined, warnings?: string[]): FieldError[];
+}
+
+/** A version's compiled openAPIV3Schema, as the store applies it to objects (crd/schema-validator.ts). */
+export interface CustomResourceSchema {
+  /** Applies schema defaults in place (and drops non-nullable nulls without default). */
+  applyDefaults(obj: unknown): void;
+  /** Whether the schema has a default anywhere: without one, applyDefaults changes only objects holding a null. */
+  readonly hasDefaults: boolean;
+  /** prune(obj) then applyDefaults(obj), in one walk of the object; returns prune's paths. */
+  pruneAndDefault(obj: unknown): string[];
+}
+
+/**
+ * kube's service lister, for webhooks named by a `service` reference: the Service object, or
+ * undefined when its namespace has none of that name.
+ */
+export type ServiceLookup = (namespace: string, name: string) => any;
+
+/** Converts a CRD's objects between its versions (crd/conversion.ts: None or Webhook). */
+export interface Converter {
+  readonly strategy: 'None' | 'Webhook';
+  /** True when conversion needs no I/O (None): callers may then use convertSync. */
+  readonly trivial: boolean;
+  /**
+   * Converts objects (each with its own apiVersion) to `${group}/${toVersion}`. Objects already
+   * at that version come back as the same object; the inputs are never modified (results of
+   * None share nested values with their inputs). Rejects with a ConversionError (or, for a
+   * caBundle kube cannot load, a 500 InternalError). `services` resolves a webhook's `service`
+   * reference (none given: no Service exists).
+   */
+  convert(objects: any[], toVersion: string, services?: ServiceLookup): Promise<any[]>;
+  /** Present only when trivial. Throws what convert would reject with. */
+  convertSync?(objects: any[], toVersion: string): any[];
+}
+
+/** The scale subresource's paths, compiled. */
+export interface ScalePaths {
+  specReplicas: SimpleJsonPath;
+  statusReplicas: SimpleJsonPath;
+  labelSelector?: SimpleJsonPath;
+}
+
+/** A scale path (".spec.replicas"), compiled by crd/jsonpath.ts: unstructured's nested-field accessors. */
+export interface SimpleJsonPath {
+  readonly path: string;
+  /** The map keys, e.g. ["spec", "replicas"] for ".spec.replicas". */
+  readonly fields: readonly string[];
+  /** unstructured.NestedFieldNoCopy: the value, or found=false when a key is missing or an ancestor is null. */
+  get(obj: unknown): { value: unknown; found: boolean };
+  /** unstructured.NestedInt64: throws when the value is not an integer. */
+  getInt64(obj: unknown): { value: number; found: boolean };
+  /** unstructured.NestedString: throws when the value is not a string. */
+  getString(obj: unknown): { value: string; found: boolean };
+  /** unstructured.SetNestedField: creates missing (or null) maps on the way; throws when one is not a map. */
+  set(obj: Record<string, unknown>, value: unknown): void;
 }

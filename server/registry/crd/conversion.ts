@@ -24,7 +24,7 @@ import * as https from 'node:https';
 import * as path from 'node:path';
 import { randomUUID, X509Certificate } from 'node:crypto';
 import { ApiError, fieldErrorText, internalError } from '../../errors.ts';
-import type { FieldError } from '../../schema/types.ts';
+import type { Converter, FieldError, ServiceLookup } from '../../schema/types.ts';
 import { validateAnnotations, validateLabels } from '../metadata-validation.ts';
 import { isPlainObject } from '../../util/json.ts';
 
@@ -37,28 +37,6 @@ export interface ConverterOptions {
    * for conversion webhooks). Only tests pass a shorter one.
    */
   timeoutMs?: number;
-}
-
-/**
- * kube's service lister, for webhooks named by a `service` reference: the Service object, or
- * undefined when its namespace has none of that name.
- */
-export type ServiceLookup = (namespace: string, name: string) => any;
-
-export interface Converter {
-  readonly strategy: 'None' | 'Webhook';
-  /** True when conversion needs no I/O (None): callers may then use convertSync. */
-  readonly trivial: boolean;
-  /**
-   * Converts objects (each with its own apiVersion) to `${group}/${toVersion}`. Objects already
-   * at that version come back as the same object; the inputs are never modified (results of
-   * None share nested values with their inputs). Rejects with a ConversionError (or, for a
-   * caBundle kube cannot load, a 500 InternalError). `services` resolves a webhook's `service`
-   * reference (none given: no Service exists).
-   */
-  convert(objects: any[], toVersion: string, services?: ServiceLookup): Promise<any[]>;
-  /** Present only when trivial. Throws what convert would reject with. */
-  convertSync?(objects: any[], toVersion: string): any[];
 }
 
 /**

@@ -20,6 +20,7 @@
 // dotted path, so ['a.b'] means .a.b (escape the dot, ['a\.b'], for a key containing one).
 
 import { goRuneU } from '../metadata-validation.ts';
+import type { SimpleJsonPath } from '../../schema/types.ts';
 import { goFloat } from '../../util/go-format.ts';
 
 /** A parse or evaluation error; `message` is client-go's wording. */
@@ -936,20 +937,7 @@ export function compileSelectableFields(jsonPaths: readonly string[]): (obj: unk
 // Simple paths: the scale subresource's specReplicasPath / statusReplicasPath / labelSelectorPath.
 // kube checks their form when the CRD is validated (validateSimpleJSONPath in crd-validation.ts:
 // non-empty, starting with "."), then splits them on "." after dropping the leading dot.
-
-export interface SimpleJsonPath {
-  readonly path: string;
-  /** The map keys, e.g. ["spec", "replicas"] for ".spec.replicas". */
-  readonly fields: readonly string[];
-  /** unstructured.NestedFieldNoCopy: the value, or found=false when a key is missing or an ancestor is null. */
-  get(obj: unknown): { value: unknown; found: boolean };
-  /** unstructured.NestedInt64: throws when the value is not an integer. */
-  getInt64(obj: unknown): { value: number; found: boolean };
-  /** unstructured.NestedString: throws when the value is not a string. */
-  getString(obj: unknown): { value: string; found: boolean };
-  /** unstructured.SetNestedField: creates missing (or null) maps on the way; throws when one is not a map. */
-  set(obj: Record<string, unknown>, value: unknown): void;
-}
+// The accessors' interface, SimpleJsonPath, is part of the CRD contract (schema/types.ts).
 
 const dotted = (fields: readonly string[]): string => `.${fields.join('.')}`;
 

@@ -3,16 +3,15 @@
 // rules, printer, selectable fields, scale paths, deprecation warning and converter. Schemas
 // and rules compile on first use and are shared by every later request (and by later CRD
 // revisions whose spec did not change), so installing many CRDs costs little at start-up.
-import type { ResourceInfo, TypeNode, FieldError } from '../../schema/types.ts';
-import type { TablePrinter } from '../../http/printers.ts';
+import type { ResourceInfo, TypeNode, FieldError, TablePrinter, CustomResourceVersion, ScalePaths } from '../../schema/types.ts';
 import { TypeModel } from '../../schema/model.ts';
 import { compareKubeVersions } from '../../schema/catalog.ts';
 import { compileVersionSchema, type CompiledSchema } from './schema-validator.ts';
 import { compileSchemaRules, evaluateRules, hasValidationRules, type CompiledSchemaRules } from './cel.ts';
 import { crdTablePrinter } from '../../http/crd-printer.ts';
-import { converterFor, type Converter } from './conversion.ts';
+import { converterFor } from './conversion.ts';
 import { fieldErrorText } from '../../errors.ts';
-import { compileSelectableFields, compileSimpleJsonPath, type SimpleJsonPath } from './jsonpath.ts';
+import { compileSelectableFields, compileSimpleJsonPath } from './jsonpath.ts';
 import { isPlainObject } from '../../util/json.ts';
 
 type Obj = Record<string, any>;
@@ -35,42 +34,21 @@ function hasBlockingError(errs: FieldError[]): boolean {
   return false;
 }
 
-/** The scale subresource's paths, compiled. */
-export interface ScalePaths {
-  specReplicas: SimpleJsonPath;
-  statusReplicas: SimpleJsonPath;
-  labelSelector?: SimpleJsonPath;
-}
-
-/** One served version of a CRD, attached to its ResourceInfo as `custom`. */
-export interface CustomResourceVersion {
-  crdName: string;
-  group: string;
-  version: string;
-  kind: string;
-  storageVersion: string;
-  /** The CRD is being deleted: reads and deletes work, creates are refused. */
-  terminating: boolean;
-  hasStatus: boolean;
-  scale?: ScalePaths;
-  /** spec.versions[].selectableFields JSON paths (".spec.color"). */
-  selectableFields: string[];
-  /** The object's field set for field selectors: metadata fields plus the selectable fields. */
-  fields(obj: any): Record<string, string>;
-  deprecationWarning?: string;
-  converter: Converter;
+/**
+ * One served version as this runtime builds it: the contract the rest of the server reads through
+ * ResourceInfo.custom (CustomResourceVersion in schema/types.ts), with the full types of its
+ * compiled schema and CEL rules, for validate() here and for tests and benchmarks.
+ */
+export interface CustomResourceRuntime extends CustomResourceVersion {
   /** openAPIV3Schema validator/pruner/defaulter of this version. */
   compiled(): CompiledSchema;
   /** x-kubernetes-validations of this version (undefined when there are none). */
   rules(): CompiledSchemaRules | undefined;
-  /** The schema as a TypeNode with metadata typed as ObjectMeta (for patch, apply, field validation). */
-  typeNode(): TypeNode;
-  printer(): TablePrinter;
-  /**
-   * Schema, CEL and list-type errors of obj (old on updates, for transition rules and ratcheting);
-   * the rule failures ratcheting forgives go to `warnings`, as kube sends them.
-   */
-  validate(obj: any, old: any | undefined, warnings?: string[]): FieldError[];
+}
+
+/** A REST resource a CRD serves, its `custom` typed as this runtime builds it. */
+export interface CustomResourceInfo extends ResourceInfo {
+  custom: CustomResourceRuntime;
 }
 
 interface Compiled {
@@ -109,7 +87,7 @@ function namesOf(crd: any): Obj {
 }
 
 /** The REST resources a CRD serves, one per served version. */
-export function customResourceInfos(crd: any): ResourceInfo[] {
+export function customResourceInfos(crd: any): CustomResourceInfo[] {
   const spec = crd.spec ?? {};
   const group: string = spec.group;
   const names = namesOf(crd);
@@ -134,7 +112,7 @@ export function customResourceInfos(crd: any): ResourceInfo[] {
     const subresources: ResourceInfo['subresources'] = {};
     if (isPlainObject(sub.status)) subresources.status = { verbs: SUBRESOURCE_VERBS };
     if (scale) subresources.scale = { verbs: SUBRESOURCE_VERBS, kind: 'Scale', group: 'autoscaling', version: 'v1' };
-    const custom: CustomResourceVersion = {
+    const custom: CustomResourceRuntime = {
       crdName: crd.metadata.name,
       group,
       version: v.name,

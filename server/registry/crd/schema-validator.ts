@@ -20,7 +20,7 @@
 import { createRequire } from 'node:module';
 import { isIP, isIPv4, isIPv6 } from 'node:net';
 import { parse, plan, celEnv, isCelError, CelScalar } from '@bufbuild/cel';
-import type { FieldError, TypeNode } from '../../schema/types.ts';
+import type { CustomResourceSchema, FieldError, TypeNode } from '../../schema/types.ts';
 import { TypeModel } from '../../schema/model.ts';
 import { deepEqual, isPlainObject } from '../../util/json.ts';
 import { goQuote, isDNS1035Label, validateObjectMeta } from '../metadata-validation.ts';
@@ -1062,18 +1062,13 @@ export interface ValidateOptions {
   oldObject?: unknown;
 }
 
-export interface CompiledSchema {
+/** One openAPIV3Schema compiled: the store's pruning and defaults (CustomResourceSchema), validation, pruning alone. */
+export interface CompiledSchema extends CustomResourceSchema {
   readonly schema: Obj;
   /** Schema violations of obj (not modified), in kube-apiserver's wording. */
   validate(obj: unknown, opts?: ValidateOptions): FieldError[];
   /** Removes unknown fields in place; returns their paths ("spec.foo", "spec.items[0].bar"). */
   prune(obj: unknown): string[];
-  /** Applies schema defaults in place (and drops non-nullable nulls without default). */
-  applyDefaults(obj: unknown): void;
-  /** Whether the schema has a default anywhere: without one, applyDefaults changes only objects holding a null. */
-  readonly hasDefaults: boolean;
-  /** prune(obj) then applyDefaults(obj), in one walk of the object; returns prune's paths. */
-  pruneAndDefault(obj: unknown): string[];
   /** The schema as the shared TypeNode view (for patch/apply/tables), built on first use. */
   readonly typeNode: TypeNode;
 }
