@@ -6,7 +6,7 @@ import {
   OBJECT_META_CREATION_TIMESTAMP_DESCRIPTION,
   OBJECT_META_NAME_DESCRIPTION,
   parseQueryTime,
-} from '../server/http/crd-printer.ts';
+} from '../server/registry/printers/crd.ts';
 
 const NOW = Date.parse('2025-06-01T12:00:00Z');
 const S = 1000;

@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { humanDuration, printerFor } from '../server/http/printers.ts';
+import { builtinPrinterFor } from '../server/registry/printers/index.ts';
+import { humanDuration } from '../server/registry/printers/columns.ts';
 import type { TablePrinter } from '../server/schema/types.ts';
 
 const NOW = Date.parse('2025-06-01T12:00:00Z');
@@ -50,19 +51,19 @@ test('humanDuration matches kube duration.HumanDuration at its boundaries', () =
 });
 
 test('default printer: Name + Created At (date) like the default table convertor', () => {
-  for (const p of [printerFor('example.com', 'widgets'), printerFor('rbac.authorization.k8s.io', 'roles'), printerFor('apiextensions.k8s.io', 'customresourcedefinitions'), printerFor('', 'limitranges')]) {
+  for (const p of [builtinPrinterFor('example.com', 'widgets'), builtinPrinterFor('rbac.authorization.k8s.io', 'roles'), builtinPrinterFor('apiextensions.k8s.io', 'customresourcedefinitions'), builtinPrinterFor('', 'limitranges')]) {
     assert.deepEqual(p.columns.map((c) => [c.name, c.type, c.format, c.priority]), [
       ['Name', 'string', 'name', 0],
       ['Created At', 'date', '', 0],
     ]);
   }
-  const p = printerFor('example.com', 'widgets');
+  const p = builtinPrinterFor('example.com', 'widgets');
   assert.deepEqual(p.cells({ metadata: { name: 'w1', creationTimestamp: '2024-03-04T05:06:07Z' } }, NOW), ['w1', '2024-03-04T05:06:07Z']);
   assert.deepEqual(p.cells({ metadata: { name: 'w2', creationTimestamp: '2024-03-04T05:06:07.891Z' } }, NOW), ['w2', '2024-03-04T05:06:07Z']);
 });
 
 test('pod columns: names, types, wide priorities', () => {
-  const p = printerFor('', 'pods');
+  const p = builtinPrinterFor('', 'pods');
   assert.deepEqual(names(p), ['Name', 'Ready', 'Status', 'Restarts', 'Age', 'IP', 'Node', 'Nominated Node', 'Readiness Gates']);
   assert.deepEqual(wide(p), ['IP', 'Node', 'Nominated Node', 'Readiness Gates']);
   assert.equal(p.columns[0]!.format, 'name');
@@ -70,7 +71,7 @@ test('pod columns: names, types, wide priorities', () => {
 });
 
 test('pod cells: ready count, restarts with last-restart age, running status', () => {
-  const p = printerFor('', 'pods');
+  const p = builtinPrinterFor('', 'pods');
   const pod = {
     metadata: { name: 'web-1', creationTimestamp: ago(3 * H) },
     spec: { nodeName: 'node-a', containers: [{ name: 'a' }, { name: 'b' }], readinessGates: [{ conditionType: 'x/ok' }] },
@@ -97,7 +98,7 @@ test('pod cells: ready count, restarts with last-restart age, running status', (
 });
 
 test('pod status: waiting reason, init progress, terminating, no restarts', () => {
-  const p = printerFor('', 'pods');
+  const p = builtinPrinterFor('', 'pods');
   const base = { metadata: { name: 'p', creationTimestamp: ago(M) }, spec: { containers: [{ name: 'a' }] } };
   const crash = cellMap(p, {
     ...base,
@@ -139,7 +140,7 @@ test('pod status: waiting reason, init progress, terminating, no restarts', () =
 });
 
 test('sidecar (restartable init) containers count toward READY', () => {
-  const p = printerFor('', 'pods');
+  const p = builtinPrinterFor('', 'pods');
   const c = cellMap(p, {
     metadata: { name: 'p' },
     spec: { initContainers: [{ name: 'side', restartPolicy: 'Always' }], containers: [{ name: 'a' }] },
@@ -156,7 +157,7 @@ test('sidecar (restartable init) containers count toward READY', () => {
 });
 
 test('deployment columns and READY "2/3"', () => {
-  const p = printerFor('apps', 'deployments');
+  const p = builtinPrinterFor('apps', 'deployments');
   assert.deepEqual(names(p), ['Name', 'Ready', 'Up-to-date', 'Available', 'Age', 'Containers', 'Images', 'Selector']);
   assert.deepEqual(wide(p), ['Containers', 'Images', 'Selector']);
   const c = cellMap(p, {
@@ -178,7 +179,7 @@ test('deployment columns and READY "2/3"', () => {
 });
 
 test('service columns and PORT(S) string', () => {
-  const p = printerFor('', 'services');
+  const p = builtinPrinterFor('', 'services');
   assert.deepEqual(names(p), ['Name', 'Type', 'Cluster-IP', 'External-IP', 'Port(s)', 'Age', 'Selector']);
   assert.deepEqual(wide(p), ['Selector']);
   const c = cellMap(p, {
@@ -207,14 +208,14 @@ test('service columns and PORT(S) string', () => {
 });
 
 test('configmap DATA counts data + binaryData; secret DATA counts data', () => {
-  const cm = printerFor('', 'configmaps');
+  const cm = builtinPrinterFor('', 'configmaps');
   assert.deepEqual(names(cm), ['Name', 'Data', 'Age']);
   const c = cellMap(cm, { metadata: { name: 'cfg', creationTimestamp: ago(5 * M) }, data: { a: '1', b: '2' }, binaryData: { c: 'AA==' } });
   assert.equal(c['Data'], 3);
   assert.equal(c['Age'], '5m');
   assert.equal(cellMap(cm, { metadata: { name: 'empty' } })['Data'], 0);
 
-  const sec = printerFor('', 'secrets');
+  const sec = builtinPrinterFor('', 'secrets');
   assert.deepEqual(names(sec), ['Name', 'Type', 'Data', 'Age']);
   const s = cellMap(sec, { metadata: { name: 's' }, type: 'Opaque', data: { x: 'eA==' } });
   assert.equal(s['Type'], 'Opaque');
@@ -222,25 +223,25 @@ test('configmap DATA counts data + binaryData; secret DATA counts data', () => {
 });
 
 test('column sets for other common kinds', () => {
-  assert.deepEqual(names(printerFor('', 'namespaces')), ['Name', 'Status', 'Age']);
-  assert.deepEqual(names(printerFor('', 'serviceaccounts')), ['Name', 'Secrets', 'Age']);
-  assert.deepEqual(names(printerFor('', 'nodes')), ['Name', 'Status', 'Roles', 'Age', 'Version', 'Internal-IP', 'External-IP', 'OS-Image', 'Kernel-Version', 'Container-Runtime']);
-  assert.deepEqual(wide(printerFor('', 'nodes')), ['Internal-IP', 'External-IP', 'OS-Image', 'Kernel-Version', 'Container-Runtime']);
-  const ev = printerFor('', 'events');
+  assert.deepEqual(names(builtinPrinterFor('', 'namespaces')), ['Name', 'Status', 'Age']);
+  assert.deepEqual(names(builtinPrinterFor('', 'serviceaccounts')), ['Name', 'Secrets', 'Age']);
+  assert.deepEqual(names(builtinPrinterFor('', 'nodes')), ['Name', 'Status', 'Roles', 'Age', 'Version', 'Internal-IP', 'External-IP', 'OS-Image', 'Kernel-Version', 'Container-Runtime']);
+  assert.deepEqual(wide(builtinPrinterFor('', 'nodes')), ['Internal-IP', 'External-IP', 'OS-Image', 'Kernel-Version', 'Container-Runtime']);
+  const ev = builtinPrinterFor('', 'events');
   assert.deepEqual(names(ev), ['Last Seen', 'Type', 'Reason', 'Object', 'Subobject', 'Source', 'Message', 'First Seen', 'Count', 'Name']);
   assert.deepEqual(wide(ev), ['Subobject', 'Source', 'First Seen', 'Count', 'Name']);
-  assert.deepEqual(names(printerFor('batch', 'jobs')), ['Name', 'Status', 'Completions', 'Duration', 'Age', 'Containers', 'Images', 'Selector']);
-  assert.deepEqual(names(printerFor('batch', 'cronjobs')), ['Name', 'Schedule', 'Timezone', 'Suspend', 'Active', 'Last Schedule', 'Age', 'Containers', 'Images', 'Selector']);
-  assert.deepEqual(names(printerFor('apps', 'statefulsets')), ['Name', 'Ready', 'Age', 'Containers', 'Images']);
-  assert.deepEqual(names(printerFor('apps', 'replicasets')), ['Name', 'Desired', 'Current', 'Ready', 'Age', 'Containers', 'Images', 'Selector']);
-  assert.deepEqual(names(printerFor('rbac.authorization.k8s.io', 'clusterrolebindings')), ['Name', 'Role', 'Age', 'Users', 'Groups', 'ServiceAccounts']);
-  assert.deepEqual(names(printerFor('admissionregistration.k8s.io', 'validatingwebhookconfigurations')), ['Name', 'Webhooks', 'Age']);
-  assert.deepEqual(names(printerFor('networking.k8s.io', 'ingresses')), ['Name', 'Class', 'Hosts', 'Address', 'Ports', 'Age']);
-  assert.deepEqual(names(printerFor('events.k8s.io', 'events')), names(ev));
+  assert.deepEqual(names(builtinPrinterFor('batch', 'jobs')), ['Name', 'Status', 'Completions', 'Duration', 'Age', 'Containers', 'Images', 'Selector']);
+  assert.deepEqual(names(builtinPrinterFor('batch', 'cronjobs')), ['Name', 'Schedule', 'Timezone', 'Suspend', 'Active', 'Last Schedule', 'Age', 'Containers', 'Images', 'Selector']);
+  assert.deepEqual(names(builtinPrinterFor('apps', 'statefulsets')), ['Name', 'Ready', 'Age', 'Containers', 'Images']);
+  assert.deepEqual(names(builtinPrinterFor('apps', 'replicasets')), ['Name', 'Desired', 'Current', 'Ready', 'Age', 'Containers', 'Images', 'Selector']);
+  assert.deepEqual(names(builtinPrinterFor('rbac.authorization.k8s.io', 'clusterrolebindings')), ['Name', 'Role', 'Age', 'Users', 'Groups', 'ServiceAccounts']);
+  assert.deepEqual(names(builtinPrinterFor('admissionregistration.k8s.io', 'validatingwebhookconfigurations')), ['Name', 'Webhooks', 'Age']);
+  assert.deepEqual(names(builtinPrinterFor('networking.k8s.io', 'ingresses')), ['Name', 'Class', 'Hosts', 'Address', 'Ports', 'Age']);
+  assert.deepEqual(names(builtinPrinterFor('events.k8s.io', 'events')), names(ev));
 });
 
 test('node, event, job and binding cells', () => {
-  const node = cellMap(printerFor('', 'nodes'), {
+  const node = cellMap(builtinPrinterFor('', 'nodes'), {
     metadata: { name: 'n1', labels: { 'node-role.kubernetes.io/control-plane': '', 'node-role.kubernetes.io/worker': '' } },
     spec: { unschedulable: true },
     status: { conditions: [{ type: 'Ready', status: 'True' }], nodeInfo: { kubeletVersion: 'v1.34.0' }, addresses: [{ type: 'InternalIP', address: '192.168.1.2' }] },
@@ -252,7 +253,7 @@ test('node, event, job and binding cells', () => {
   assert.equal(node['External-IP'], '<none>');
   assert.equal(node['OS-Image'], '<unknown>');
 
-  const ev = cellMap(printerFor('', 'events'), {
+  const ev = cellMap(builtinPrinterFor('', 'events'), {
     metadata: { name: 'web.123' },
     involvedObject: { kind: 'Pod', name: 'web', fieldPath: 'spec.containers{a}' },
     type: 'Warning',
@@ -268,7 +269,7 @@ test('node, event, job and binding cells', () => {
     Source: 'kubelet, n1', Message: 'Back-off restarting', 'First Seen': '10m', Count: 7, Name: 'web.123',
   });
 
-  const newEv = cellMap(printerFor('events.k8s.io', 'events'), {
+  const newEv = cellMap(builtinPrinterFor('events.k8s.io', 'events'), {
     apiVersion: 'events.k8s.io/v1',
     metadata: { name: 'e2' },
     regarding: { kind: 'Node', name: 'n1' },
@@ -283,7 +284,7 @@ test('node, event, job and binding cells', () => {
   assert.equal(newEv['Count'], 1);
   assert.equal(newEv['Source'], 'ctrl');
 
-  const job = cellMap(printerFor('batch', 'jobs'), {
+  const job = cellMap(builtinPrinterFor('batch', 'jobs'), {
     metadata: { name: 'j' },
     spec: { completions: 3, template: { spec: { containers: [{ name: 'c', image: 'i' }] } }, selector: { matchLabels: { 'batch.kubernetes.io/controller-uid': 'u' } } },
     status: { succeeded: 3, startTime: ago(10 * M), completionTime: ago(7 * M), conditions: [{ type: 'Complete', status: 'True' }] },
@@ -293,7 +294,7 @@ test('node, event, job and binding cells', () => {
   assert.equal(job['Duration'], '3m');
   assert.equal(job['Selector'], 'batch.kubernetes.io/controller-uid=u');
 
-  const rb = cellMap(printerFor('rbac.authorization.k8s.io', 'rolebindings'), {
+  const rb = cellMap(builtinPrinterFor('rbac.authorization.k8s.io', 'rolebindings'), {
     metadata: { name: 'rb' },
     roleRef: { kind: 'Role', name: 'reader' },
     subjects: [{ kind: 'User', name: 'alice' }, { kind: 'ServiceAccount', namespace: 'ns', name: 'sa' }, { kind: 'User', name: 'bob' }],
@@ -319,14 +320,14 @@ test('every registered printer yields one cell per column for an empty object', 
     ['flowcontrol.apiserver.k8s.io', 'prioritylevelconfigurations'], ['apiregistration.k8s.io', 'apiservices'],
   ];
   for (const [g, r] of kinds) {
-    const p = printerFor(g, r);
+    const p = builtinPrinterFor(g, r);
     assert.notEqual(p.columns.length, 2, `${g}/${r} should not fall back to the default printer`);
     assert.equal(p.cells({}, NOW).length, p.columns.length, `${g}/${r}`);
   }
 });
 
 test('misc cell logic: pv/pvc, endpoints, hpa, pdb, statefulset, cronjob, controllerrevision, storageclass', () => {
-  const pv = cellMap(printerFor('', 'persistentvolumes'), {
+  const pv = cellMap(builtinPrinterFor('', 'persistentvolumes'), {
     metadata: { name: 'pv1' },
     spec: { capacity: { storage: '10Gi' }, accessModes: ['ReadWriteMany', 'ReadWriteOnce'], persistentVolumeReclaimPolicy: 'Retain', claimRef: { namespace: 'ns', name: 'c' }, storageClassName: 'fast' },
     status: { phase: 'Bound' },
@@ -336,18 +337,18 @@ test('misc cell logic: pv/pvc, endpoints, hpa, pdb, statefulset, cronjob, contro
   assert.equal(pv['Claim'], 'ns/c');
   assert.equal(pv['VolumeMode'], '<unset>');
 
-  const pvc = cellMap(printerFor('', 'persistentvolumeclaims'), { metadata: { name: 'c' }, spec: {}, status: { phase: 'Pending' } });
+  const pvc = cellMap(builtinPrinterFor('', 'persistentvolumeclaims'), { metadata: { name: 'c' }, spec: {}, status: { phase: 'Pending' } });
   assert.equal(pvc['Capacity'], '');
   assert.equal(pvc['Status'], 'Pending');
 
-  const ep = cellMap(printerFor('', 'endpoints'), {
+  const ep = cellMap(builtinPrinterFor('', 'endpoints'), {
     metadata: { name: 'e' },
     subsets: [{ addresses: [{ ip: '10.0.0.1' }, { ip: '10.0.0.2' }, { ip: 'fd00::1' }, { ip: '10.0.0.4' }], ports: [{ port: 80 }] }],
   });
   assert.equal(ep['Endpoints'], '10.0.0.1:80,10.0.0.2:80,[fd00::1]:80 + 1 more...');
-  assert.equal(cellMap(printerFor('', 'endpoints'), { metadata: { name: 'e' } })['Endpoints'], '<none>');
+  assert.equal(cellMap(builtinPrinterFor('', 'endpoints'), { metadata: { name: 'e' } })['Endpoints'], '<none>');
 
-  const hpa = cellMap(printerFor('autoscaling', 'horizontalpodautoscalers'), {
+  const hpa = cellMap(builtinPrinterFor('autoscaling', 'horizontalpodautoscalers'), {
     metadata: { name: 'h' },
     spec: { scaleTargetRef: { kind: 'Deployment', name: 'web' }, minReplicas: 1, maxReplicas: 5, metrics: [{ type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 80 } } }] },
     status: { currentReplicas: 2, currentMetrics: [{ type: 'Resource', resource: { name: 'cpu', current: { averageUtilization: 42 } } }] },
@@ -357,30 +358,30 @@ test('misc cell logic: pv/pvc, endpoints, hpa, pdb, statefulset, cronjob, contro
   assert.equal(hpa['MinPods'], '1');
   assert.equal(hpa['MaxPods'], 5);
 
-  const pdb = cellMap(printerFor('policy', 'poddisruptionbudgets'), { metadata: { name: 'p' }, spec: { minAvailable: '50%' }, status: { disruptionsAllowed: 1 } });
+  const pdb = cellMap(builtinPrinterFor('policy', 'poddisruptionbudgets'), { metadata: { name: 'p' }, spec: { minAvailable: '50%' }, status: { disruptionsAllowed: 1 } });
   assert.deepEqual([pdb['Min Available'], pdb['Max Unavailable'], pdb['Allowed Disruptions']], ['50%', 'N/A', 1]);
 
   // The two replica-count kinds share a printer; their selectors print from different shapes.
   const template = { spec: { containers: [{ name: 'c', image: 'i:1' }] } };
-  const rc = cellMap(printerFor('', 'replicationcontrollers'), { metadata: { name: 'rc' }, spec: { selector: { app: 'x' }, template }, status: { replicas: 2, readyReplicas: 1 } });
+  const rc = cellMap(builtinPrinterFor('', 'replicationcontrollers'), { metadata: { name: 'rc' }, spec: { selector: { app: 'x' }, template }, status: { replicas: 2, readyReplicas: 1 } });
   assert.deepEqual([rc['Desired'], rc['Current'], rc['Ready'], rc['Containers'], rc['Images'], rc['Selector']], [1, 2, 1, 'c', 'i:1', 'app=x']);
-  const rs = cellMap(printerFor('apps', 'replicasets'), { metadata: { name: 'rs' }, spec: { replicas: 3, selector: { matchLabels: { app: 'x' }, matchExpressions: [{ key: 'tier', operator: 'In', values: ['web'] }] }, template } });
+  const rs = cellMap(builtinPrinterFor('apps', 'replicasets'), { metadata: { name: 'rs' }, spec: { replicas: 3, selector: { matchLabels: { app: 'x' }, matchExpressions: [{ key: 'tier', operator: 'In', values: ['web'] }] }, template } });
   assert.deepEqual([rs['Desired'], rs['Current'], rs['Ready'], rs['Selector']], [3, 0, 0, 'app=x,tier in (web)']);
 
-  const sts = cellMap(printerFor('apps', 'statefulsets'), { metadata: { name: 's' }, spec: { replicas: 3 }, status: { readyReplicas: 1 } });
+  const sts = cellMap(builtinPrinterFor('apps', 'statefulsets'), { metadata: { name: 's' }, spec: { replicas: 3 }, status: { readyReplicas: 1 } });
   assert.equal(sts['Ready'], '1/3');
 
-  const cj = cellMap(printerFor('batch', 'cronjobs'), { metadata: { name: 'cj' }, spec: { schedule: '*/5 * * * *', suspend: false }, status: { lastScheduleTime: ago(4 * M) } });
+  const cj = cellMap(builtinPrinterFor('batch', 'cronjobs'), { metadata: { name: 'cj' }, spec: { schedule: '*/5 * * * *', suspend: false }, status: { lastScheduleTime: ago(4 * M) } });
   assert.deepEqual([cj['Schedule'], cj['Timezone'], cj['Suspend'], cj['Active'], cj['Last Schedule']], ['*/5 * * * *', '<none>', 'False', 0, '4m']);
 
-  const cr = cellMap(printerFor('apps', 'controllerrevisions'), {
+  const cr = cellMap(builtinPrinterFor('apps', 'controllerrevisions'), {
     metadata: { name: 'cr', ownerReferences: [{ apiVersion: 'apps/v1', kind: 'DaemonSet', name: 'ds', controller: true }] },
     revision: 4,
   });
   assert.equal(cr['Controller'], 'daemonset.apps/ds');
   assert.equal(cr['Revision'], 4);
 
-  const sc = cellMap(printerFor('storage.k8s.io', 'storageclasses'), {
+  const sc = cellMap(builtinPrinterFor('storage.k8s.io', 'storageclasses'), {
     metadata: { name: 'std', annotations: { 'storageclass.kubernetes.io/is-default-class': 'true' } },
     provisioner: 'x.csi',
   });

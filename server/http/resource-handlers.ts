@@ -15,7 +15,7 @@ import { goIsPrint, goQuote, goRuneU } from '../registry/metadata-validation.ts'
 import { negotiateOutput, readBody, decodeAs, decodeBody, bodyEncoding, mediaTypeOf, SUPPORTED_MEDIA_TYPES, type DecodedBody, type OutputFormat, type Shape } from './negotiation.ts';
 import { applyPatch, checkPatchedTypes, PATCH_TYPES } from '../registry/patch/index.ts';
 import type { TypeModel } from '../schema/model.ts';
-import { printerFor, scalePrinter } from './printers.ts';
+import { scalePrinter, tablePrinterFor } from '../registry/printers/index.ts';
 import { prettyPrint, send, sendEncoded } from './respond.ts';
 import { storedItemsOf, storedListJson } from '../storage/codec.ts';
 import type { UserInfo } from '../authentication/user.ts';
@@ -277,7 +277,7 @@ export function toTable(
   metadata: Record<string, unknown>,
   metaVersion: string,
   includeObject: string | null,
-  printer: TablePrinter = info.custom ? info.custom.printer() : printerFor(info.group, info.resource),
+  printer: TablePrinter = tablePrinterFor(info),
 ): unknown {
   const mode = includeObject ?? 'Metadata';
   if (mode !== 'None' && mode !== 'Metadata' && mode !== 'Object') {

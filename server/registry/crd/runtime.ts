@@ -8,7 +8,7 @@ import { TypeModel } from '../../schema/model.ts';
 import { compareKubeVersions } from '../../schema/catalog.ts';
 import { compileVersionSchema, type CompiledSchema } from './schema-validator.ts';
 import { compileSchemaRules, evaluateRules, hasValidationRules, type CompiledSchemaRules } from './cel.ts';
-import { crdTablePrinter } from '../../http/crd-printer.ts';
+import { crdTablePrinter } from '../printers/crd.ts';
 import { converterFor } from './conversion.ts';
 import { fieldErrorText } from '../../errors.ts';
 import { compileSelectableFields, compileSimpleJsonPath } from './jsonpath.ts';

@@ -15,10 +15,10 @@
 //
 // A column whose JSONPath does not parse ends the column list there, as in kube, which then
 // serves the columns before it; `error` carries kube's message for that case.
-import { humanDuration } from './printers.ts';
-import type { TableColumnDefinition, TablePrinter } from '../schema/types.ts';
-import { compileJsonPath, jsonPathText, JsonPathError, type JsonPath } from '../registry/crd/jsonpath.ts';
-import { goQuote } from '../registry/metadata-validation.ts';
+import { humanDuration } from './columns.ts';
+import type { TableColumnDefinition, TablePrinter } from '../../schema/types.ts';
+import { compileJsonPath, jsonPathText, JsonPathError, type JsonPath } from '../crd/jsonpath.ts';
+import { goQuote } from '../metadata-validation.ts';
 
 /** metav1.ObjectMeta's documentation of name (kube's Name column description). */
 export const OBJECT_META_NAME_DESCRIPTION =
