@@ -139,7 +139,7 @@ export interface CustomResourceVersion {
    * Schema, CEL and list-type errors of obj (old on updates, for transition rules and ratcheting);
    * the rule failures ratcheting forgives go to `warnings`, as kube sends them.
    */
-  validate(obj: any, old: any | undefined, warnings?: string[]): FieldError[];
+  validate(obj: unknown, old: unknown, warnings?: string[]): FieldError[];
 }
 
 /** A version's compiled openAPIV3Schema, as the store applies it to objects (crd/schema-validator.ts). */
