@@ -2,10 +2,10 @@
 // listener. main.ts calls startServer with flags; tests call it with a temporary directory.
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { openDatabase, type Db } from './storage/database.ts';
-import { checkStore } from './storage/store-check.ts';
+import { openDatabase, type Db } from './storage/sqlite/database.ts';
+import { checkStore } from './storage/sqlite/store-check.ts';
 import { EventLog } from './storage/event-log.ts';
-import { Compactor } from './storage/compactor.ts';
+import { Compactor } from './storage/log/compactor.ts';
 import { ResourceCatalog } from './schema/catalog.ts';
 import { TypeModel } from './schema/model.ts';
 import type { ResourceInfo } from './schema/types.ts';
@@ -20,8 +20,8 @@ import { setContinueSecret } from './registry/continue-token.ts';
 import { WatchService } from './http/watch.ts';
 import { buildApp } from './http/app.ts';
 import { listen, bindPort, type BoundPort, type ConnectionLimits, type RequestHandler } from './http/listener.ts';
-import { lockDataDir, dataDirHolder, DataDirInUseError, type DataDirLock } from './storage/data-dir-lock.ts';
-import { SnapshotScheduler, DEFAULT_SNAPSHOT_RETENTION } from './storage/snapshot-schedule.ts';
+import { lockDataDir, dataDirHolder, DataDirInUseError, type DataDirLock } from './storage/data-dir/lock.ts';
+import { SnapshotScheduler, DEFAULT_SNAPSHOT_RETENTION } from './storage/backup/snapshot-schedule.ts';
 import { x509Authenticator } from './authentication/authenticator.ts';
 import { systemMastersAuthorizer, publicInfoAuthorizer } from './authorization/authorizer.ts';
 import { ensurePki, type ServerPki } from './pki/certificates.ts';

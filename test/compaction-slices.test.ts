@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync, copyFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Worker, MessageChannel } from 'node:worker_threads';
-import { openDatabase } from '../server/storage/database.ts';
+import { openDatabase } from '../server/storage/sqlite/database.ts';
 import type { WriterRequest, WriterResponse, StorageThreadData, SliceRange } from '../server/storage/writer-protocol.ts';
 
 /** A writer thread on `file`, driven directly through its protocol. */

@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync, statSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { openDatabase, type Db } from '../server/storage/database.ts';
+import { openDatabase, type Db } from '../server/storage/sqlite/database.ts';
 import { EventLog, type Key, type EventLogOptions } from '../server/storage/event-log.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { openDatabase } from '../server/storage/database.ts';
+import { openDatabase } from '../server/storage/sqlite/database.ts';
 import { EventLog, type Key } from '../server/storage/event-log.ts';
 
 const key = (name: string): Key => ({ res: 'configmaps', ns: 'k', name });

@@ -10,9 +10,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { openDatabase } from '../server/storage/database.ts';
+import { openDatabase } from '../server/storage/sqlite/database.ts';
 import { EventLog, type Key, type RowFilter, type StoredObject } from '../server/storage/event-log.ts';
-import type { StoredRow } from '../server/storage/codec.ts';
+import type { StoredRow } from '../server/storage/rows/codec.ts';
 
 const key = (ns: string, name: string): Key => ({ res: 'configmaps', ns, name });
 const cm = (ns: string, name: string, labels?: Record<string, string>, extra: Record<string, unknown> = {}) => ({

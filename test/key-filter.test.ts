@@ -7,8 +7,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { KeyFilter } from '../server/storage/key-filter.ts';
-import { openDatabase } from '../server/storage/database.ts';
+import { KeyFilter } from '../server/storage/log/key-filter.ts';
+import { openDatabase } from '../server/storage/sqlite/database.ts';
 import { EventLog, type Key } from '../server/storage/event-log.ts';
 
 test('a key filter has no false negatives and few false positives', () => {

@@ -10,10 +10,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { startTestServer, type TestServer } from './helpers/server.ts';
-import { storageCounters } from '../server/storage/corrupt-rows.ts';
-import { checksum, tableCrc32 } from '../server/storage/checksum.ts';
-import { loadMigrations, migrate } from '../server/storage/database.ts';
-import { encodeObject } from '../server/storage/codec.ts';
+import { storageCounters } from '../server/storage/rows/corrupt-rows.ts';
+import { checksum, tableCrc32 } from '../server/storage/rows/checksum.ts';
+import { loadMigrations, migrate } from '../server/storage/sqlite/database.ts';
+import { encodeObject } from '../server/storage/rows/codec.ts';
 
 const configMap = (name: string, data: Record<string, string> = { a: '1' }) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data });
 

@@ -18,7 +18,7 @@ import { ApiError, internalError, tooLargeResourceVersion, tooOldResourceVersion
 import type { Converter, ServiceLookup } from '../registry/crd/conversion.ts';
 import { toTable, partialMetadata } from './resource-handlers.ts';
 import { cloneJSON } from '../registry/apply/index.ts';
-import { EVENT_CLOSE, EVENT_OPEN, servedAsStored, servedJsonPrefix, storedJsonOf } from '../storage/codec.ts';
+import { EVENT_CLOSE, EVENT_OPEN, servedAsStored, servedJsonPrefix, storedJsonOf } from '../storage/rows/codec.ts';
 import { goJsonText } from '../util/json.ts';
 
 /** A watcher whose socket buffer grows past this is closed; the client re-lists. */

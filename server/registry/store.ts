@@ -22,12 +22,12 @@ import { goMapOrder } from '../util/go-map-order.ts';
 import { canonicalizeQuantities } from '../schema/quantities.ts';
 import { dropOmittedZeros, fillGoZeros } from '../schema/omitempty.ts';
 import { goJsonOrder } from '../schema/go-order.ts';
-import { servedJsonPrefix, servedAsStored, withStoredItems, decodeObject, CHECK_STORED_JSON, type StoredRow, type ListRow } from '../storage/codec.ts';
+import { servedJsonPrefix, servedAsStored, withStoredItems, decodeObject, CHECK_STORED_JSON, type StoredRow, type ListRow } from '../storage/rows/codec.ts';
 import { encodeContinue, decodeContinue } from './continue-token.ts';
 import type { ServiceLookup } from './crd/conversion.ts';
 import { validateListOptions, type ListParameters } from './list-options.ts';
 import { conversionOf, convertTo, type KindConversion } from './conversions/index.ts';
-import { CorruptObjectError } from '../storage/corrupt-rows.ts';
+import { CorruptObjectError } from '../storage/rows/corrupt-rows.ts';
 import { invalidError } from './crd/schema-validator.ts';
 
 export type FieldValidation = 'Ignore' | 'Warn' | 'Strict';

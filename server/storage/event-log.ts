@@ -4,13 +4,13 @@
 // Write functions run here, on the main thread, against the committed state plus the batch so
 // far; a failing one is undone alone and emits nothing. The resulting row operations commit on
 // a writer thread, so the fsync never blocks request handling.
-import type { Db } from './database.ts';
-import { encodeObject, decodeObject, StoredRow, CHECK_STORED_JSON, EVENT_CLOSE, EVENT_OPEN, servedAsStored } from './codec.ts';
+import type { Db } from './sqlite/database.ts';
+import { encodeObject, decodeObject, StoredRow, CHECK_STORED_JSON, EVENT_CLOSE, EVENT_OPEN, servedAsStored } from './rows/codec.ts';
 import { deepFreeze } from '../util/json.ts';
 import { MAX_OBJECT_BYTES, ObjectTooLargeError } from '../errors.ts';
-import { KeyFilter } from './key-filter.ts';
-import { checksum, intact } from './checksum.ts';
-import { corruptObjectsError, reportCorruptRow, storageKey, type CorruptRow } from './corrupt-rows.ts';
+import { KeyFilter } from './log/key-filter.ts';
+import { checksum, intact } from './rows/checksum.ts';
+import { corruptObjectsError, reportCorruptRow, storageKey, type CorruptRow } from './rows/corrupt-rows.ts';
 import { ApiError } from '../errors.ts';
 import type Database from 'better-sqlite3';
 import { Worker, MessageChannel } from 'node:worker_threads';

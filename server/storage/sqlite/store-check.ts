@@ -5,7 +5,7 @@
 import Database from 'better-sqlite3';
 import { accessSync, constants, existsSync, statSync, type Stats } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { unwritableReason } from './data-dir-lock.ts';
+import { unwritableReason } from '../data-dir/lock.ts';
 
 /** A store hearth will not start from; the message is for the user as it is. */
 export class StoreRefusedError extends Error {}
