@@ -27,7 +27,7 @@ export async function build() {
     logLevel: 'warning',
   });
   // The storage threads (writer and checkpointer; snapshots) load these files next to the module that starts them.
-  for (const worker of ['writer-worker.js', 'backup/snapshot-worker.js']) copyFileSync(join(ROOT, 'server', 'storage', worker), join(outdir, basename(worker)));
+  for (const worker of ['sqlite/writer-worker.js', 'backup/snapshot-worker.js']) copyFileSync(join(ROOT, 'server', 'storage', worker), join(outdir, basename(worker)));
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) await build();

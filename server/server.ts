@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { openDatabase, type Db } from './storage/sqlite/database.ts';
 import { checkStore } from './storage/sqlite/store-check.ts';
-import { EventLog } from './storage/event-log.ts';
+import { EventLog } from './storage/log/event-log.ts';
+import { SqliteBackend } from './storage/sqlite/backend.ts';
 import { Compactor } from './storage/log/compactor.ts';
 import { ResourceCatalog } from './schema/catalog.ts';
 import { TypeModel } from './schema/model.ts';
@@ -125,7 +126,7 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
 
   const db = openDatabase(dbFile, { synchronous: opts.synchronous, log });
   setContinueSecret(persistentSecret(db, 'continue-token-key'));
-  const eventLog = new EventLog(db, { file: dbFile, synchronous: opts.synchronous, log });
+  const eventLog = new EventLog(new SqliteBackend(db, { file: dbFile, synchronous: opts.synchronous }), { log });
   const catalog = ResourceCatalog.loadBuiltins();
   // Built-in definitions are shared; CRD schemas go into this server's overlay.
   const model = TypeModel.loadBuiltins().overlay();

@@ -2,7 +2,8 @@
 // runs admission, bumps generation, and appends to the log in one transaction; watchers are
 // notified by the log after commit. Per-kind rules come from strategies (strategy.ts).
 import { randomUUID } from 'node:crypto';
-import type { EventLog, Key, StoredObject, WriteTx } from '../storage/event-log.ts';
+import type { EventLog } from '../storage/log/event-log.ts';
+import type { Key, StoredObject, WriteTx } from '../storage/log/types.ts';
 import type { ResourceInfo, FieldError, TypeNode } from '../schema/types.ts';
 import { TypeModel } from '../schema/model.ts';
 import { validateObject } from '../schema/validate.ts';

@@ -27,13 +27,13 @@ import { setPriority } from 'node:os';
 import { openSync, closeSync, fdatasyncSync, appendFileSync, readFileSync } from 'node:fs';
 import Database from 'better-sqlite3';
 
-/** @typedef {import('./writer-protocol.ts').RowOp} RowOp */
+/** @typedef {import('../log/backend.ts').RowOp} RowOp */
 /** @typedef {import('./writer-protocol.ts').WriterRequest} WriterRequest */
 /** @typedef {import('./writer-protocol.ts').WriterResponse} WriterResponse */
 /** @typedef {import('./writer-protocol.ts').PeerMessage} PeerMessage */
 /** @typedef {import('./writer-protocol.ts').WriterStats} WriterStats */
 /** @typedef {import('./writer-protocol.ts').CheckpointStats} CheckpointStats */
-/** @typedef {import('./writer-protocol.ts').SliceRange} SliceRange */
+/** @typedef {import('../log/backend.ts').SliceRange} SliceRange */
 
 const { file, synchronous, role, peer, walRestartFrames, committed } = /** @type {import('./writer-protocol.ts').StorageThreadData} */ (workerData);
 
