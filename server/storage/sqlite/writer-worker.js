@@ -82,6 +82,8 @@ const waitedMs = (() => {
     return () => 0;
   }
 })();
+/** @type {(kind: string, ...details: unknown[]) => void} */
+const untraced = () => {};
 /** Starts a span; its end() appends the trace line. A no-op unless tracing. */
 const span = TRACE
   ? () => {
@@ -94,7 +96,7 @@ const span = TRACE
         if (traceLines.length >= 256) traceFlush();
       };
     }
-  : () => (/** @type {string} */ _kind, /** @type {unknown[]} */ ..._details) => {};
+  : () => untraced;
 if (TRACE) setInterval(traceFlush, 500).unref();
 
 const db = new Database(file);
