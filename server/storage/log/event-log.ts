@@ -59,7 +59,7 @@ export class EventLog {
    * (an update reads, then checks the version at commit; controllers and apply loops) skip the
    * backend (SQLite: a connection loses its page cache each time another connection commits).
    */
-  private readonly recentRows = new Map<string, { rv: number; uid: string; data: Uint8Array; committed: any } | null>();
+  private readonly recentRows = new Map<string, { rv: number; uid: string; data: Uint8Array; committed: unknown } | null>();
   /** Every key in the objects table or being written (and some deleted ones): creates check it before the backend. */
   private keyFilter: KeyFilter;
   private readonly report: (line: string) => void;
@@ -544,7 +544,7 @@ function corruptRow(res: string, ns: string, name: string, rv: number, detail = 
  * previous row is reported and read as unknown, as the event itself is intact (an unsafe
  * delete's event replaced a corrupt object).
  */
-function previousObject(res: string, ns: string, name: string, rv: number, data: Buffer, crc: number | null): any {
+function previousObject(res: string, ns: string, name: string, rv: number, data: Buffer, crc: number | null): unknown {
   if (!intact(data, crc)) {
     reportCorruptRow(corruptRow(res, ns, name, rv));
     return undefined;
@@ -558,7 +558,7 @@ function previousObject(res: string, ns: string, name: string, rv: number, data:
 }
 
 /** An event's object (watch replay): bytes that do not decode name the event's row. */
-function decodeEvent(res: string, ns: string, name: string, rv: number, data: Buffer): any {
+function decodeEvent(res: string, ns: string, name: string, rv: number, data: Buffer): unknown {
   try {
     return decodeObject(data);
   } catch (e) {
