@@ -22,6 +22,7 @@ import { WatchService } from './http/watch.ts';
 import { buildApp } from './http/app.ts';
 import { listen, bindPort, type BoundPort, type ConnectionLimits, type RequestHandler } from './http/listener.ts';
 import { lockDataDir, dataDirHolder, DataDirInUseError, type DataDirLock } from './storage/data-dir/lock.ts';
+import { STORE_FILE } from './storage/data-dir/layout.ts';
 import { SnapshotScheduler, DEFAULT_SNAPSHOT_RETENTION } from './storage/backup/snapshot-schedule.ts';
 import { x509Authenticator } from './authentication/authenticator.ts';
 import { systemMastersAuthorizer, publicInfoAuthorizer } from './authorization/authorizer.ts';
@@ -81,7 +82,6 @@ interface ServiceRanges {
   nodePortRange: ReturnType<typeof parseServiceNodePortRange>;
 }
 
-export const DATABASE_FILE = 'hearth.db';
 const SYSTEM_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube-node-lease'];
 
 export async function startServer(opts: ServerOptions): Promise<RunningServer> {
@@ -119,7 +119,7 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
   const { serviceCIDRs, nodePortRange } = ranges;
   const extraSans = [...(opts.tlsSans ?? [])];
   if (opts.bindAddress && opts.bindAddress !== '0.0.0.0' && opts.bindAddress !== '::') extraSans.push(opts.bindAddress);
-  const dbFile = join(opts.dataDir, DATABASE_FILE);
+  const dbFile = join(opts.dataDir, STORE_FILE);
   // Before the PKI: a directory with credentials but no store is refused, not given a new cluster.
   checkStore(dbFile, { initialize: opts.initialize, log });
   const pki = await ensurePki(opts.dataDir, { extraSans });

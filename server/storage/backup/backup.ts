@@ -10,12 +10,10 @@ import { createReadStream, existsSync, mkdirSync, readdirSync, readFileSync, rmS
 import { copyFile, chmod, writeFile, rename, open, stat, mkdir, rm } from 'node:fs/promises';
 import { join, dirname } from 'node:path';
 import { lockDataDir, DataDirInUseError, type DataDirLock } from '../data-dir/lock.ts';
+import { STORE_FILE, PKI_DIR, SNAPSHOTS_DIR } from '../data-dir/layout.ts';
 import { PACKAGE_JSON } from '../paths.ts';
 
-export const STORE_FILE = 'hearth.db';
-export const PKI_DIR = 'pki';
 export const MANIFEST_FILE = 'manifest.json';
-export const SNAPSHOTS_DIR = 'snapshots';
 const MANIFEST_FORMAT = 'hearth-backup/v1';
 
 export interface BackupManifest {
