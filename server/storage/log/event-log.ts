@@ -189,7 +189,7 @@ export class EventLog {
 
   /**
    * The objects of a resource as they were at rv: for each key its newest event at or below rv,
-   * unless that is a deletion (read as stateAt says). Same order and paging as list().
+   * unless that is a deletion (read as LogBackend.rows says). Same order and paging as list().
    */
   listAt(res: string, ns: string | undefined, rv: number, after?: { ns: string; name: string }, limit = -1, only?: RowFilter): StoredObject[] {
     return this.rawRows(res, ns, { rv, after, limit, only }).map((r) => storedRow(res, r));
@@ -247,9 +247,9 @@ export class EventLog {
         this.unfinishedCompaction = true;
       }
       const first = this.backend.firstEventRv() ?? target;
-      // Slices sized to take about SLICE_TARGET_MS each (slices.ts). A slice goes to the writer only once
-      // the batch there is done: batches and slices alternate, so a batch waits for one slice
-      // at most, and the compaction still advances under a continuous stream of writes.
+      // Slices sized to take about SLICE_TARGET_MS each (slices.ts). A slice goes to the writer
+      // only once the batch there is done: batches and slices alternate, so a batch waits for one
+      // slice at most, and the compaction still advances under a continuous stream of writes.
       let sliceRows = 128;
       for (let from = Math.max(first - 1, 0); from < target; ) {
         // Shutting down: stop between slices; the next compaction removes the rest.
