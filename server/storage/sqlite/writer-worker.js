@@ -284,7 +284,7 @@ function runWriter() {
       } else {
         if ('ops' in msg) {
           commitBatch(msg.ops);
-          Atomics.store(committed, 0, msg.id); // before the reply: EventLog.pollCommitted reads it
+          Atomics.store(committed, 0, msg.id); // before the reply: SqliteBackend.pollCommitted reads it
         } else commitMeta(msg.meta);
         end('ops' in msg ? 'batch' : 'meta', 'ops' in msg ? msg.ops.length : msg.meta.length);
         stats.longestBatchMs = Math.max(stats.longestBatchMs, performance.now() - started);
