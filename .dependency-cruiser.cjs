@@ -9,6 +9,8 @@ module.exports = {
     { name: 'validation-above-go-only', severity: 'error', comment: 'server/validation/ (field errors, names, object meta, formats) imports only go/ and util/', from: { path: '^server/validation/' }, to: { path: '^server/', pathNot: '^server/(go|util|validation)/' } },
     { name: 'schema-below-registry', severity: 'error', comment: 'server/schema/ (the type model) imports only go/, util/, validation/', from: { path: '^server/schema/' }, to: { path: '^server/', pathNot: '^server/(go|util|validation|schema)/' } },
     { name: 'storage-below-registry', severity: 'error', comment: 'server/storage/ knows rows and the log, not kinds or HTTP', from: { path: '^server/storage/' }, to: { path: '^server/(registry|http|admission|authentication|authorization|controllers|pki)/' } },
+    { name: 'storage-log-above-no-database', severity: 'error', comment: "server/storage/log/ (the log's semantics) and rows/ reach a database only through log/backend.ts's interface", from: { path: '^server/storage/(log|rows)/' }, to: { path: '^server/storage/(sqlite|backup|data-dir)/' } },
+    { name: 'storage-rows-below-log', severity: 'error', comment: 'server/storage/rows/ (how a row is stored and checked) knows nothing of the log', from: { path: '^server/storage/rows/' }, to: { path: '^server/storage/log/' } },
     { name: 'registry-below-http', severity: 'error', comment: 'server/registry/ never imports server/http/', from: { path: '^server/registry/' }, to: { path: '^server/http/' } },
     { name: 'controllers-are-clients', severity: 'error', comment: 'controllers use the registry, not HTTP', from: { path: '^server/controllers/' }, to: { path: '^server/http/' } },
   ],

@@ -1,4 +1,4 @@
--- A CRC-32 of each row's data (server/storage/checksum.ts), checked whenever a row is read: a row
+-- A CRC-32 of each row's data (server/storage/rows/checksum.ts), checked whenever a row is read: a row
 -- damaged on disk is reported as a corrupt object instead of being served or decoded. Rows
 -- already stored get theirs now (hearth_crc32 is registered by openDatabase), but a JSON row
 -- (one starting with "{") that is no longer JSON gets -1, which no checksum equals: it is

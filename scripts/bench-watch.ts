@@ -38,7 +38,7 @@ import tls from 'node:tls';
 import Database from 'better-sqlite3';
 import { LeanConnection, LeanH2Session, WatchStream, type TlsCredentials } from './bench-client.ts';
 import { startHearth, stopHearth, request, createNamespace, serverCpuSeconds, rssKb, percentile, configMap, type Server } from './bench-kit.ts';
-import { encodeObject } from '../server/storage/codec.ts';
+import { encodeObject } from '../server/storage/rows/codec.ts';
 
 const SELF = fileURLToPath(import.meta.url);
 const ROOT = join(dirname(SELF), '..');

@@ -6,7 +6,7 @@
 // `../../migrations` paths resolve as they do from source. Takes about 0.1 s.
 import { build as esbuild } from 'esbuild';
 import { copyFileSync, mkdirSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -27,7 +27,7 @@ export async function build() {
     logLevel: 'warning',
   });
   // The storage threads (writer and checkpointer; snapshots) load these files next to the module that starts them.
-  for (const worker of ['writer-worker.js', 'snapshot-worker.js']) copyFileSync(join(ROOT, 'server', 'storage', worker), join(outdir, worker));
+  for (const worker of ['sqlite/writer-worker.js', 'backup/snapshot-worker.js']) copyFileSync(join(ROOT, 'server', 'storage', worker), join(outdir, basename(worker)));
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) await build();

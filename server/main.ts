@@ -2,9 +2,9 @@
 // data-directory subcommands (backup, restore, snapshots: cli/ops.ts).
 // `npm start` also sets node's memory options (package.json; why: scripts/bench-kit.ts startCommand).
 import { resolve } from 'node:path';
-import { parseDuration } from './storage/compactor.ts';
+import { parseDuration } from './storage/log/compactor.ts';
 import { parseServiceClusterIPRange, parseServiceNodePortRange } from './registry/service-ranges.ts';
-import { DEFAULT_SNAPSHOT_RETENTION } from './storage/snapshot-schedule.ts';
+import { DEFAULT_SNAPSHOT_RETENTION } from './storage/backup/snapshot-schedule.ts';
 
 /** The data-directory subcommands (cli/ops.ts). */
 const OPS_COMMANDS = ['backup', 'restore', 'snapshots'];

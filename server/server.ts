@@ -2,10 +2,11 @@
 // listener. main.ts calls startServer with flags; tests call it with a temporary directory.
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { openDatabase, type Db } from './storage/database.ts';
-import { checkStore } from './storage/store-check.ts';
-import { EventLog } from './storage/event-log.ts';
-import { Compactor } from './storage/compactor.ts';
+import { openDatabase, type Db } from './storage/sqlite/database.ts';
+import { checkStore } from './storage/sqlite/store-check.ts';
+import { EventLog } from './storage/log/event-log.ts';
+import { SqliteBackend } from './storage/sqlite/backend.ts';
+import { Compactor } from './storage/log/compactor.ts';
 import { ResourceCatalog } from './schema/catalog.ts';
 import { TypeModel } from './schema/model.ts';
 import type { ResourceInfo } from './schema/types.ts';
@@ -20,8 +21,9 @@ import { setContinueSecret } from './registry/continue-token.ts';
 import { WatchService } from './http/watch.ts';
 import { buildApp } from './http/app.ts';
 import { listen, bindPort, type BoundPort, type ConnectionLimits, type RequestHandler } from './http/listener.ts';
-import { lockDataDir, dataDirHolder, DataDirInUseError, type DataDirLock } from './storage/data-dir-lock.ts';
-import { SnapshotScheduler, DEFAULT_SNAPSHOT_RETENTION } from './storage/snapshot-schedule.ts';
+import { lockDataDir, dataDirHolder, DataDirInUseError, type DataDirLock } from './storage/data-dir/lock.ts';
+import { STORE_FILE } from './storage/data-dir/layout.ts';
+import { SnapshotScheduler, DEFAULT_SNAPSHOT_RETENTION } from './storage/backup/snapshot-schedule.ts';
 import { x509Authenticator } from './authentication/authenticator.ts';
 import { systemMastersAuthorizer, publicInfoAuthorizer } from './authorization/authorizer.ts';
 import { ensurePki, type ServerPki } from './pki/certificates.ts';
@@ -80,7 +82,6 @@ interface ServiceRanges {
   nodePortRange: ReturnType<typeof parseServiceNodePortRange>;
 }
 
-export const DATABASE_FILE = 'hearth.db';
 const SYSTEM_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube-node-lease'];
 
 export async function startServer(opts: ServerOptions): Promise<RunningServer> {
@@ -118,14 +119,14 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
   const { serviceCIDRs, nodePortRange } = ranges;
   const extraSans = [...(opts.tlsSans ?? [])];
   if (opts.bindAddress && opts.bindAddress !== '0.0.0.0' && opts.bindAddress !== '::') extraSans.push(opts.bindAddress);
-  const dbFile = join(opts.dataDir, DATABASE_FILE);
+  const dbFile = join(opts.dataDir, STORE_FILE);
   // Before the PKI: a directory with credentials but no store is refused, not given a new cluster.
   checkStore(dbFile, { initialize: opts.initialize, log });
   const pki = await ensurePki(opts.dataDir, { extraSans });
 
   const db = openDatabase(dbFile, { synchronous: opts.synchronous, log });
   setContinueSecret(persistentSecret(db, 'continue-token-key'));
-  const eventLog = new EventLog(db, { file: dbFile, synchronous: opts.synchronous, log });
+  const eventLog = new EventLog(new SqliteBackend(db, { file: dbFile, synchronous: opts.synchronous }), { log });
   const catalog = ResourceCatalog.loadBuiltins();
   // Built-in definitions are shared; CRD schemas go into this server's overlay.
   const model = TypeModel.loadBuiltins().overlay();

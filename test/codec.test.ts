@@ -4,7 +4,7 @@
 // serves them): JSON rows copied with those values replaced, CBOR rows transcoded.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { encodeObject, encodeObjectCbor, decodeObject, transcodeToJson, JsonOut, StoredRow } from '../server/storage/codec.ts';
+import { encodeObject, encodeObjectCbor, decodeObject, transcodeToJson, JsonOut, StoredRow } from '../server/storage/rows/codec.ts';
 import { goJsonText } from '../server/util/json.ts';
 
 /** What the object path serves: decode, set apiVersion/kind (present()), JSON.stringify, Go's escapes. */

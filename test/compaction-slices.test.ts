@@ -7,14 +7,15 @@ import { mkdtempSync, rmSync, copyFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Worker, MessageChannel } from 'node:worker_threads';
-import { openDatabase } from '../server/storage/database.ts';
-import type { WriterRequest, WriterResponse, StorageThreadData, SliceRange } from '../server/storage/writer-protocol.ts';
+import { openDatabase } from '../server/storage/sqlite/database.ts';
+import type { WriterRequest, WriterResponse, StorageThreadData } from '../server/storage/sqlite/writer-protocol.ts';
+import type { SliceRange } from '../server/storage/log/backend.ts';
 
 /** A writer thread on `file`, driven directly through its protocol. */
 function startWriter(file: string) {
   const { port1, port2 } = new MessageChannel();
   const data: StorageThreadData = { file, synchronous: 'full', role: 'writer', peer: port1, committed: new Int32Array(new SharedArrayBuffer(4)) };
-  const worker = new Worker(new URL('../server/storage/writer-worker.js', import.meta.url), { workerData: data, transferList: [port1], execArgv: [] });
+  const worker = new Worker(new URL('../server/storage/sqlite/writer-worker.js', import.meta.url), { workerData: data, transferList: [port1], execArgv: [] });
   let id = 0;
   const ask = (req: Omit<WriterRequest, 'id'>) =>
     new Promise<WriterResponse>((resolve) => {

@@ -8,15 +8,18 @@ import { mkdtempSync, rmSync, statSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { openDatabase, type Db } from '../server/storage/database.ts';
-import { EventLog, type Key, type EventLogOptions } from '../server/storage/event-log.ts';
+import { openDatabase, type Db } from '../server/storage/sqlite/database.ts';
+import { EventLog } from '../server/storage/log/event-log.ts';
+import type { Key } from '../server/storage/log/types.ts';
+import { SqliteBackend, type SqliteBackendOptions } from '../server/storage/sqlite/backend.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-function open(dir: string, opts: Partial<EventLogOptions> = {}): { db: Db; log: EventLog; file: string } {
+function open(dir: string, opts: Partial<SqliteBackendOptions> = {}): { db: Db; log: EventLog; backend: SqliteBackend; file: string } {
   const file = join(dir, 'hearth.db');
   const db = openDatabase(file);
-  return { db, log: new EventLog(db, { file, ...opts }), file };
+  const backend = new SqliteBackend(db, { file, ...opts });
+  return { db, log: new EventLog(backend), backend, file };
 }
 
 async function shut(s: { db: Db; log: EventLog }): Promise<void> {
@@ -234,7 +237,7 @@ test('the checkpointer copies the WAL into the database file and keeps the WAL b
     }
     stop = true;
     await Promise.all(writers);
-    const stats = await s.log.storageStats();
+    const stats = await s.backend.storageStats();
     assert.ok(stats.checkpointer.runs > 0, 'checkpoints ran');
     assert.ok(stats.writer.caughtUp > 0, `the WAL started over (${JSON.stringify(stats)})`);
     // 40 MiB of objects went through a WAL that stayed far smaller (the index pages come on top).
@@ -272,17 +275,17 @@ test('a long read on the main connection blocks neither writes nor checkpoints; 
     // the WAL as it was when the snapshot began; none can once the WAL has grown past it.
     await writeMb(0.1);
     await sleep(50);
-    const before = (await s.log.storageStats()).writer.caughtUp;
+    const before = (await s.backend.storageStats()).writer.caughtUp;
     await writeMb(4);
     await sleep(150);
-    const during = await s.log.storageStats();
+    const during = await s.backend.storageStats();
     // The snapshot keeps the frames after it from being copied: no tail copy reaches the end of the WAL.
     assert.equal(during.writer.caughtUp, before, JSON.stringify(during));
     assert.ok(during.checkpointer.largestWalFrames > 512, JSON.stringify(during));
     it.return!();
     await writeMb(2);
     await sleep(150);
-    const after = await s.log.storageStats();
+    const after = await s.backend.storageStats();
     assert.ok(after.writer.caughtUp > before, `the WAL starts over after the read (${JSON.stringify(after)})`);
     await shut(s);
   } finally {

@@ -8,8 +8,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { openDatabase } from '../server/storage/database.ts';
-import { EventLog, type Key } from '../server/storage/event-log.ts';
+import { openDatabase } from '../server/storage/sqlite/database.ts';
+import { EventLog } from '../server/storage/log/event-log.ts';
+import type { Key } from '../server/storage/log/types.ts';
+import { SqliteBackend } from '../server/storage/sqlite/backend.ts';
 
 const key = (name: string): Key => ({ res: 'configmaps', ns: 'k', name });
 const cm = (name: string) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: 'k', uid: randomUUID() } });
@@ -30,7 +32,7 @@ function withLog(fn: (log: EventLog) => Promise<void>): () => Promise<void> {
     const dir = mkdtempSync(join(tmpdir(), 'hearth-commit-signal-'));
     const file = join(dir, 'hearth.db');
     const db = openDatabase(file);
-    const log = new EventLog(db, { file, synchronous: 'full' });
+    const log = new EventLog(new SqliteBackend(db, { file, synchronous: 'full' }));
     try {
       await fn(log);
     } finally {

@@ -10,9 +10,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { openDatabase } from '../server/storage/database.ts';
-import { EventLog, type Key, type RowFilter, type StoredObject } from '../server/storage/event-log.ts';
-import type { StoredRow } from '../server/storage/codec.ts';
+import { openDatabase } from '../server/storage/sqlite/database.ts';
+import { EventLog } from '../server/storage/log/event-log.ts';
+import type { Key, RowFilter, StoredObject } from '../server/storage/log/types.ts';
+import { SqliteBackend } from '../server/storage/sqlite/backend.ts';
+import type { StoredRow } from '../server/storage/rows/codec.ts';
 
 const key = (ns: string, name: string): Key => ({ res: 'configmaps', ns, name });
 const cm = (ns: string, name: string, labels?: Record<string, string>, extra: Record<string, unknown> = {}) => ({
@@ -28,7 +30,7 @@ test('rows narrowed by name and by required labels, now and at an older resource
   const dir = mkdtempSync(join(tmpdir(), 'hearth-row-filters-'));
   const file = join(dir, 'hearth.db');
   const db = openDatabase(file);
-  const log = new EventLog(db, { file, synchronous: 'off' });
+  const log = new EventLog(new SqliteBackend(db, { file, synchronous: 'off' }));
   try {
     const write = (ns: string, name: string, labels?: Record<string, string>, extra?: Record<string, unknown>) =>
       log.write((tx) => tx.put(tx.get(key(ns, name)) ? 'MODIFIED' : 'ADDED', key(ns, name), cm(ns, name, labels, extra), tx.get(key(ns, name))));

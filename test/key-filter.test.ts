@@ -7,9 +7,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { KeyFilter } from '../server/storage/key-filter.ts';
-import { openDatabase } from '../server/storage/database.ts';
-import { EventLog, type Key } from '../server/storage/event-log.ts';
+import { KeyFilter } from '../server/storage/log/key-filter.ts';
+import { openDatabase } from '../server/storage/sqlite/database.ts';
+import { EventLog } from '../server/storage/log/event-log.ts';
+import type { Key } from '../server/storage/log/types.ts';
+import { SqliteBackend } from '../server/storage/sqlite/backend.ts';
 
 test('a key filter has no false negatives and few false positives', () => {
   const f = new KeyFilter(0);
@@ -30,7 +32,7 @@ const cm = (name: string) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: {
 function open(dir: string) {
   const file = join(dir, 'hearth.db');
   const db = openDatabase(file);
-  return { db, log: new EventLog(db, { file, synchronous: 'off' }) };
+  return { db, log: new EventLog(new SqliteBackend(db, { file, synchronous: 'off' })) };
 }
 
 /** Creates the keys as a create does: fails when the key exists. */

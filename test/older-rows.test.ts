@@ -8,8 +8,8 @@ import YAML from 'yaml';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startTestServer } from './helpers/server.ts';
-import { decodeObject, encodeObjectCbor } from '../server/storage/codec.ts';
-import { checksum } from '../server/storage/checksum.ts';
+import { decodeObject, encodeObjectCbor } from '../server/storage/rows/codec.ts';
+import { checksum } from '../server/storage/rows/checksum.ts';
 
 /** Rewrites a stopped server's current row of a key (and the event that wrote it) with what `change` makes of the object, as CBOR. */
 async function rewriteRow(dataDir: string, res: string, ns: string, name: string, change: (obj: any) => void): Promise<void> {

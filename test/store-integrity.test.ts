@@ -10,10 +10,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { startTestServer, type TestServer } from './helpers/server.ts';
-import { storageCounters } from '../server/storage/corrupt-rows.ts';
-import { checksum, tableCrc32 } from '../server/storage/checksum.ts';
-import { loadMigrations, migrate } from '../server/storage/database.ts';
-import { encodeObject } from '../server/storage/codec.ts';
+import { storageCounters } from '../server/storage/rows/corrupt-rows.ts';
+import { checksum, tableCrc32 } from '../server/storage/rows/checksum.ts';
+import { loadMigrations, migrate } from '../server/storage/sqlite/database.ts';
+import { encodeObject } from '../server/storage/rows/codec.ts';
+import { SqliteBackend } from '../server/storage/sqlite/backend.ts';
 
 const configMap = (name: string, data: Record<string, string> = { a: '1' }) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data });
 
@@ -161,7 +162,9 @@ test('a full disk: the write answers 500 with a Status, leaves no row and no eve
     const pages = db.pragma('page_count', { simple: true }) as number;
     db.close();
     // The file may not grow past its size now: the writes that need new pages fail as on a full disk.
-    await s.eventLog.limitFilePages(pages);
+    const backend = s.eventLog.backend;
+    assert.ok(backend instanceof SqliteBackend);
+    await backend.limitFilePages(pages);
     const big = 'x'.repeat(256 * 1024);
     let failed: { name: string; status: number; body: any } | undefined;
     const stored: string[] = [];
@@ -182,7 +185,7 @@ test('a full disk: the write answers 500 with a Status, leaves no row and no eve
     const names = (await s.request('GET', '/api/v1/namespaces/default/configmaps')).json().items.map((i: any) => i.metadata.name);
     assert.deepEqual(names.filter((n: string) => n.startsWith('full-')).sort(), [...stored].sort());
 
-    await s.eventLog.limitFilePages(0);
+    await backend.limitFilePages(0);
     const after = await s.request('POST', '/api/v1/namespaces/default/configmaps', { body: configMap('after') });
     assert.equal(after.status, 201, after.text);
     const retried = await s.request('POST', '/api/v1/namespaces/default/configmaps', { body: configMap(failed.name) });

@@ -3,8 +3,8 @@
 import { parseArgs } from 'node:util';
 import { resolve } from 'node:path';
 import { setPriority } from 'node:os';
-import { backupDataDir, listSnapshots, type SnapshotProgress } from '../storage/backup.ts';
-import { restoreDataDir, DEFAULT_BUMP_REVISION } from '../storage/restore.ts';
+import { backupDataDir, listSnapshots, type SnapshotProgress } from '../storage/backup/backup.ts';
+import { restoreDataDir, DEFAULT_BUMP_REVISION } from '../storage/backup/restore.ts';
 
 /** Nice value of a subcommand's process (and of the thread that copies the store: snapshot-worker.js). */
 const BACKGROUND_NICE = 10;

@@ -6,7 +6,7 @@
 // then remove the cleanup finalizer so the CRD itself goes.
 import type { GenericStore, RequestContext } from '../registry/store.ts';
 import type { ResourceCatalog } from '../schema/catalog.ts';
-import type { EventLog } from '../storage/event-log.ts';
+import type { EventLog } from '../storage/log/event-log.ts';
 import type { ResourceInfo } from '../schema/types.ts';
 import { LOOPBACK_USER } from '../authentication/user.ts';
 import { ApiError } from '../errors.ts';

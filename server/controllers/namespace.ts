@@ -5,7 +5,7 @@
 // controller does, with kube's rate limiter and its estimates of how long remaining content takes.
 import type { GenericStore, RequestContext } from '../registry/store.ts';
 import type { ResourceCatalog } from '../schema/catalog.ts';
-import type { EventLog } from '../storage/event-log.ts';
+import type { EventLog } from '../storage/log/event-log.ts';
 import type { ResourceInfo } from '../schema/types.ts';
 import { LOOPBACK_USER } from '../authentication/user.ts';
 import { NAMESPACE_FINALIZER } from '../registry/strategies/namespaces.ts';

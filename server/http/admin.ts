@@ -1,7 +1,7 @@
 // Operator endpoints outside the Kubernetes API. Authorization applies as for any non-resource
 // path: only system:masters may use them.
 import type Router from '@koa/router';
-import type { EventLog } from '../storage/event-log.ts';
+import type { EventLog } from '../storage/log/event-log.ts';
 import { badRequest } from '../errors.ts';
 import { queryOf } from './request-info.ts';
 

@@ -18,7 +18,7 @@ import { OpenApi } from './openapi.ts';
 import { encodeOpenApiV2Document, openApiV2ProtobufContentType } from './openapi-v2-proto.ts';
 import { resourceHandler } from './resource-handlers.ts';
 import type { WatchService } from './watch.ts';
-import type { EventLog } from '../storage/event-log.ts';
+import type { EventLog } from '../storage/log/event-log.ts';
 import { registerAdminRoutes } from './admin.ts';
 import { ApiError, badRequest, notAcceptable } from '../errors.ts';
 import { goJsonText } from '../util/json.ts';

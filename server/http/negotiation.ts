@@ -4,7 +4,7 @@ import type { IncomingMessage } from 'node:http';
 import YAML from 'yaml';
 import { PROTOBUF_MEDIA_TYPE, decodeProtobuf, encodeProtobuf, definitionForKind } from './protobuf.ts';
 import { Encoder } from 'cbor-x';
-import { storedJsonOf } from '../storage/codec.ts';
+import { storedJsonOf } from '../storage/rows/codec.ts';
 import { goJsonText } from '../util/json.ts';
 import { ApiError, badRequest, notAcceptable, unsupportedMediaType, requestEntityTooLarge } from '../errors.ts';
 import { MAX_BODY_DEPTH, jsonDepthExceededAt, valueDepthExceeds } from '../util/json-depth.ts';

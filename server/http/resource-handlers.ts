@@ -17,7 +17,7 @@ import { applyPatch, checkPatchedTypes, PATCH_TYPES } from '../registry/patch/in
 import type { TypeModel } from '../schema/model.ts';
 import { scalePrinter, tablePrinterFor } from '../registry/printers/index.ts';
 import { prettyPrint, send, sendEncoded } from './respond.ts';
-import { storedItemsOf, storedListJson } from '../storage/codec.ts';
+import { storedItemsOf, storedListJson } from '../storage/rows/codec.ts';
 import type { UserInfo } from '../authentication/user.ts';
 import { SERVED_SUBRESOURCES } from './discovery.ts';
 import { scaleFromObject, applyScaleToObject } from '../registry/scale.ts';

@@ -5,7 +5,8 @@ import type Koa from 'koa';
 import { H2Response } from './h2/messages.ts';
 import { flushAll } from './h2/connection.ts';
 import type { Converter, ResourceInfo, ServiceLookup } from '../schema/types.ts';
-import type { EventLog, LogEvent } from '../storage/event-log.ts';
+import type { EventLog } from '../storage/log/event-log.ts';
+import type { LogEvent } from '../storage/log/types.ts';
 import type { GenericStore } from '../registry/store.ts';
 import { apiVersionOf, qualifiedResourceOf, parseResourceVersion, customObjectOrder, builtinConversionOf } from '../registry/store.ts';
 import { convertTo } from '../registry/conversions/index.ts';
@@ -17,7 +18,7 @@ import { parseLabelSelector, parseFieldSelector, fieldsOf, checkFieldSelectorFor
 import { ApiError, internalError, tooLargeResourceVersion, tooOldResourceVersion } from '../errors.ts';
 import { toTable, partialMetadata } from './resource-handlers.ts';
 import { cloneJSON } from '../registry/apply/index.ts';
-import { EVENT_CLOSE, EVENT_OPEN, servedAsStored, servedJsonPrefix, storedJsonOf } from '../storage/codec.ts';
+import { EVENT_CLOSE, EVENT_OPEN, servedAsStored, servedJsonPrefix, storedJsonOf } from '../storage/rows/codec.ts';
 import { goJsonText } from '../util/json.ts';
 
 /** A watcher whose socket buffer grows past this is closed; the client re-lists. */

@@ -1,6 +1,6 @@
 // Which namespaces exist and which are terminating, kept in memory from the commit stream so
 // admission does not read and decode a namespace row on every create.
-import type { EventLog } from '../storage/event-log.ts';
+import type { EventLog } from '../storage/log/event-log.ts';
 
 export interface NamespaceState {
   terminating: boolean;

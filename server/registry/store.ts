@@ -2,7 +2,8 @@
 // runs admission, bumps generation, and appends to the log in one transaction; watchers are
 // notified by the log after commit. Per-kind rules come from strategies (strategy.ts).
 import { randomUUID } from 'node:crypto';
-import type { EventLog, Key, StoredObject, WriteTx } from '../storage/event-log.ts';
+import type { EventLog } from '../storage/log/event-log.ts';
+import type { Key, StoredObject, WriteTx } from '../storage/log/types.ts';
 import type { ResourceInfo, FieldError, TypeNode, ServiceLookup } from '../schema/types.ts';
 import { TypeModel } from '../schema/model.ts';
 import { validateObject } from '../schema/validate.ts';
@@ -22,11 +23,11 @@ import { goMapOrder } from '../util/go-map-order.ts';
 import { canonicalizeQuantities } from '../schema/quantities.ts';
 import { dropOmittedZeros, fillGoZeros } from '../schema/omitempty.ts';
 import { goJsonOrder } from '../schema/go-order.ts';
-import { servedJsonPrefix, servedAsStored, withStoredItems, decodeObject, CHECK_STORED_JSON, type StoredRow, type ListRow } from '../storage/codec.ts';
+import { servedJsonPrefix, servedAsStored, withStoredItems, decodeObject, CHECK_STORED_JSON, type StoredRow, type ListRow } from '../storage/rows/codec.ts';
 import { encodeContinue, decodeContinue } from './continue-token.ts';
 import { validateListOptions, type ListParameters } from './list-options.ts';
 import { conversionOf, convertTo, type KindConversion } from './conversions/index.ts';
-import { CorruptObjectError } from '../storage/corrupt-rows.ts';
+import { CorruptObjectError } from '../storage/rows/corrupt-rows.ts';
 import { invalidError } from './crd/schema-validator.ts';
 
 export type FieldValidation = 'Ignore' | 'Warn' | 'Strict';

@@ -7,7 +7,7 @@
 // 0xa0–0xbf.
 import { randomUUID } from 'node:crypto';
 import { Encoder } from 'cbor-x';
-import { goJsonText } from '../util/json.ts';
+import { goJsonText } from '../../util/json.ts';
 import { corruptObjectsError, storageKey } from './corrupt-rows.ts';
 
 const cbor = new Encoder({ useRecords: false, mapsAsObjects: true, variableMapSize: true });
@@ -167,7 +167,7 @@ const UNDECODED: unique symbol = Symbol('undecoded');
  * decode, and JSON lists copy (or transcode) `data` without decoding at all.
  */
 export class StoredRow {
-  private decoded: any = UNDECODED;
+  private decoded: unknown = UNDECODED;
 
   constructor(
     readonly rv: number,
@@ -768,7 +768,7 @@ export function withStoredItems<T extends object>(fields: T, stored: StoredItems
     configurable: true,
     get() {
       if (items === undefined) {
-        const objects = stored.joined ? (JSON.parse(`[${stored.joined.toString('utf8')}]`) as any[]) : stored.rows.map((r) => r.object);
+        const objects = stored.joined ? (JSON.parse(`[${stored.joined.toString('utf8')}]`) as unknown[]) : stored.rows.map((r) => r.object);
         items = objects.map(stored.present);
         delete result[STORED_ITEMS];
       }

@@ -1,6 +1,7 @@
 // Periodic compaction: each tick compacts up to the resourceVersion seen at the previous tick,
 // so history is kept for about one interval (kube-apiserver's --etcd-compaction-interval model).
-import type { EventLog, CompactionResult } from './event-log.ts';
+import type { EventLog } from './event-log.ts';
+import type { CompactionResult } from './types.ts';
 
 export class Compactor {
   private timer?: NodeJS.Timeout;

@@ -12,9 +12,10 @@
 import Database from 'better-sqlite3';
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, copyFileSync, chmodSync } from 'node:fs';
 import { join, dirname } from 'node:path';
-import { lockDataDir } from './data-dir-lock.ts';
-import { loadMigrations } from './database.ts';
-import { readManifest, sha256Of, fsyncPath, STORE_FILE, PKI_DIR, type BackupManifest } from './backup.ts';
+import { lockDataDir } from '../data-dir/lock.ts';
+import { loadMigrations } from '../sqlite/database.ts';
+import { readManifest, sha256Of, fsyncPath, type BackupManifest } from './backup.ts';
+import { STORE_FILE, PKI_DIR } from '../data-dir/layout.ts';
 
 export const DEFAULT_BUMP_REVISION = 1_000_000_000;
 

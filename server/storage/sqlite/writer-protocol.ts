@@ -1,7 +1,8 @@
-// Messages between the event log (main thread) and the storage threads (writer-worker.js), and
-// between the writer and the checkpointer.
+// Messages between the SQLite backend (backend.ts, on the main thread) and the storage threads
+// (writer-worker.js), and between the writer and the checkpointer.
 
 import type { MessagePort } from 'node:worker_threads';
+import type { RowOp, SliceRange, SliceReport } from '../log/backend.ts';
 
 /** workerData of writer-worker.js. */
 export interface StorageThreadData {
@@ -20,30 +21,11 @@ export interface StorageThreadData {
   committed: Int32Array;
 }
 
-export interface RowOp {
-  rv: number;
-  /** 1 ADDED, 2 MODIFIED, 3 DELETED */
-  type: number;
-  res: string;
-  ns: string;
-  name: string;
-  uid: string;
-  prevRv: number | null;
-  data: Uint8Array;
-  /** checksum(data), checked whenever the row is read back. */
-  crc: number;
-}
-
 export type WriterRequest =
   | { id: number; ops: RowOp[] }
   /** Upserts into the meta table, in one transaction. */
   | { id: number; meta: [string, string][] }
-  /**
-   * Visit the events with rv in (from, to], to at or below the compaction cutoff, and delete what
-   * they supersede (their prev_rv) and those that are deletions; with rows, only those in
-   * (from, end] where end is the rv of the rows-th event after from (or to):
-   * the slice's work is bounded by the rows it visits, however sparse the rv range.
-   */
+  /** A compaction slice (see SliceRange): the events the cutoff lets go, by their prev_rv, and deletions. */
   | { id: number; compact: SliceRange }
   /**
    * Give up to `pages` free pages back to the filesystem (PRAGMA incremental_vacuum): pages at
@@ -55,12 +37,6 @@ export type WriterRequest =
   | { id: number; maxPageCount: number }
   | { id: number; stats: true }
   | { id: number; close: true };
-
-export interface SliceRange {
-  from: number;
-  to: number;
-  rows?: number;
-}
 
 export interface WriterStats {
   /** Tail checkpoints the writer ran for the checkpointer (so the WAL could start over). */
@@ -83,22 +59,15 @@ export interface CheckpointStats {
 }
 
 export type WriterResponse =
-  | {
+  /** A slice's report (SliceReport: a vacuum slice's too, but for removed and to; its tailMs is the longest tail checkpoint the writer ran since the previous slice). */
+  | ({
       id: number;
       ok: true;
-      /** Compaction: events removed, how long the slice took, and the longest tail checkpoint the writer ran since the previous slice. */
-      removed?: number;
-      ms?: number;
-      /** The slice's wall time less the time its thread waited for a CPU (Linux; else ms): its own cost, what its size is tuned on. */
-      busyMs?: number;
-      /** The rv the slice reached: the next one starts after it. */
-      to?: number;
-      tailMs?: number;
       /** Vacuum: free pages still in the file after the slice. */
       freePages?: number;
       writer?: WriterStats;
       checkpointer?: CheckpointStats;
-    }
+    } & SliceReport)
   /** code: SQLite's extended result code (SQLITE_FULL, SQLITE_IOERR_WRITE, …) when SQLite failed. */
   | { id: number; ok: false; error: string; code?: string };
 

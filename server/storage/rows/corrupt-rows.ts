@@ -4,7 +4,7 @@
 // message names its storage key; a list that meets some fails as a whole, naming each of them
 // (at most 100), instead of serving a partial or broken body. Each is logged once and counted,
 // and DELETE ...?ignoreStoreReadErrorWithClusterBreakingPotential=true removes one.
-import { ApiError, internalError } from '../errors.ts';
+import { ApiError, internalError } from '../../errors.ts';
 
 /** Reads that met a corrupt row since start (what a /metrics endpoint will expose). */
 export const storageCounters = { corruptObjectReads: 0 };

@@ -11,8 +11,7 @@
 import Database from 'better-sqlite3';
 import { mkdirSync, openSync, readSync, closeSync, realpathSync, existsSync, accessSync, constants } from 'node:fs';
 import { join } from 'node:path';
-
-export const LOCK_FILE = 'hearth.lock';
+import { LOCK_FILE } from './layout.ts';
 
 /** How long a second process waits for the lock before it gives up (a brief holder, such as another process's failed attempt, lets go well within it). */
 const LOCK_WAIT_MS = 500;

@@ -9,13 +9,11 @@ import { createHash } from 'node:crypto';
 import { createReadStream, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { copyFile, chmod, writeFile, rename, open, stat, mkdir, rm } from 'node:fs/promises';
 import { join, dirname } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { lockDataDir, DataDirInUseError, type DataDirLock } from './data-dir-lock.ts';
+import { lockDataDir, DataDirInUseError, type DataDirLock } from '../data-dir/lock.ts';
+import { STORE_FILE, PKI_DIR, SNAPSHOTS_DIR } from '../data-dir/layout.ts';
+import { PACKAGE_JSON } from '../paths.ts';
 
-export const STORE_FILE = 'hearth.db';
-export const PKI_DIR = 'pki';
 export const MANIFEST_FILE = 'manifest.json';
-export const SNAPSHOTS_DIR = 'snapshots';
 const MANIFEST_FORMAT = 'hearth-backup/v1';
 
 export interface BackupManifest {
@@ -47,8 +45,8 @@ export interface SnapshotProgress {
   total: number;
 }
 
-/** hearth's own version (package.json, which sits at the same depth from the bundle as from server/storage/). */
-export const HEARTH_VERSION: string = JSON.parse(readFileSync(join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'package.json'), 'utf8')).version;
+/** hearth's own version. */
+export const HEARTH_VERSION: string = JSON.parse(readFileSync(PACKAGE_JSON, 'utf8')).version;
 
 /** A snapshot being written; cancel() stops it and leaves nothing behind. */
 export interface SnapshotRun {

@@ -2,12 +2,10 @@
 import Database from 'better-sqlite3';
 import { readdirSync, readFileSync, mkdirSync } from 'node:fs';
 import { join, dirname } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { checksum } from './checksum.ts';
+import { checksum } from '../rows/checksum.ts';
+import { MIGRATIONS_DIR } from '../paths.ts';
 
 export type Db = Database.Database;
-
-const MIGRATIONS_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'migrations');
 
 export interface OpenOptions {
   /** "full" (default) acknowledges a write only once it is durable; "normal" may lose the newest writes on power loss. */

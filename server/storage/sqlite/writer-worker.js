@@ -27,13 +27,13 @@ import { setPriority } from 'node:os';
 import { openSync, closeSync, fdatasyncSync, appendFileSync, readFileSync } from 'node:fs';
 import Database from 'better-sqlite3';
 
-/** @typedef {import('./writer-protocol.ts').RowOp} RowOp */
+/** @typedef {import('../log/backend.ts').RowOp} RowOp */
 /** @typedef {import('./writer-protocol.ts').WriterRequest} WriterRequest */
 /** @typedef {import('./writer-protocol.ts').WriterResponse} WriterResponse */
 /** @typedef {import('./writer-protocol.ts').PeerMessage} PeerMessage */
 /** @typedef {import('./writer-protocol.ts').WriterStats} WriterStats */
 /** @typedef {import('./writer-protocol.ts').CheckpointStats} CheckpointStats */
-/** @typedef {import('./writer-protocol.ts').SliceRange} SliceRange */
+/** @typedef {import('../log/backend.ts').SliceRange} SliceRange */
 
 const { file, synchronous, role, peer, walRestartFrames, committed } = /** @type {import('./writer-protocol.ts').StorageThreadData} */ (workerData);
 
@@ -82,6 +82,8 @@ const waitedMs = (() => {
     return () => 0;
   }
 })();
+/** @type {(kind: string, ...details: unknown[]) => void} */
+const untraced = () => {};
 /** Starts a span; its end() appends the trace line. A no-op unless tracing. */
 const span = TRACE
   ? () => {
@@ -94,7 +96,7 @@ const span = TRACE
         if (traceLines.length >= 256) traceFlush();
       };
     }
-  : () => (/** @type {string} */ _kind, /** @type {unknown[]} */ ..._details) => {};
+  : () => untraced;
 if (TRACE) setInterval(traceFlush, 500).unref();
 
 const db = new Database(file);
@@ -282,7 +284,7 @@ function runWriter() {
       } else {
         if ('ops' in msg) {
           commitBatch(msg.ops);
-          Atomics.store(committed, 0, msg.id); // before the reply: EventLog.pollCommitted reads it
+          Atomics.store(committed, 0, msg.id); // before the reply: SqliteBackend.pollCommitted reads it
         } else commitMeta(msg.meta);
         end('ops' in msg ? 'batch' : 'meta', 'ops' in msg ? msg.ops.length : msg.meta.length);
         stats.longestBatchMs = Math.max(stats.longestBatchMs, performance.now() - started);

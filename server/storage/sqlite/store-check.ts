@@ -5,7 +5,8 @@
 import Database from 'better-sqlite3';
 import { accessSync, constants, existsSync, statSync, type Stats } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { unwritableReason } from './data-dir-lock.ts';
+import { unwritableReason } from '../data-dir/lock.ts';
+import { PKI_DIR } from '../data-dir/layout.ts';
 
 /** A store hearth will not start from; the message is for the user as it is. */
 export class StoreRefusedError extends Error {}
@@ -33,7 +34,7 @@ export function checkStore(file: string, opts: StoreCheckOptions = {}): void {
     refuse(`the store ${file} is missing but its write-ahead log ${file}-wal is there (it holds the newest writes of that store): restore the store (${RESTORE}), or move ${basename(file)}-wal away and start with --initialize to begin an empty cluster`);
   }
   if (!stat || (stat.size === 0 && !(wal && wal.size > 0))) {
-    const credentials = ['pki', 'admin.kubeconfig'].filter((f) => existsSync(join(dir, f)));
+    const credentials = [PKI_DIR, 'admin.kubeconfig'].filter((f) => existsSync(join(dir, f)));
     if (credentials.length && !opts.initialize) {
       refuse(
         `the data directory ${dir} has a cluster's credentials (${credentials.join(', ')}) but its store ${file} is ${stat ? 'empty (0 bytes)' : 'missing'}: ` +

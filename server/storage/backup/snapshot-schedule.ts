@@ -4,7 +4,8 @@
 import { readdirSync, rmSync, existsSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { writeSnapshot, listSnapshots, SNAPSHOTS_DIR, type SnapshotRun, type BackupManifest } from './backup.ts';
+import { writeSnapshot, listSnapshots, type SnapshotRun, type BackupManifest } from './backup.ts';
+import { SNAPSHOTS_DIR } from '../data-dir/layout.ts';
 
 /** k3s's default for --etcd-snapshot-retention. */
 export const DEFAULT_SNAPSHOT_RETENTION = 5;
