@@ -13,9 +13,9 @@ import {
   validateFinalizers,
   validateOwnerReferences,
   validateManagedFields,
-  goQuote,
   type NameRule,
 } from '../server/registry/metadata-validation.ts';
+import { goQuote } from '../server/go/strconv.ts';
 
 const SUBDOMAIN_MSG =
   "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";

@@ -17,7 +17,7 @@
 // serves the columns before it; `error` carries kube's message for that case.
 import { humanDuration, type TableColumnDefinition, type TablePrinter } from './printers.ts';
 import { compileJsonPath, jsonPathText, JsonPathError, type JsonPath } from '../registry/crd/jsonpath.ts';
-import { goQuote } from '../registry/metadata-validation.ts';
+import { goQuote } from '../go/strconv.ts';
 
 /** metav1.ObjectMeta's documentation of name (kube's Name column description). */
 export const OBJECT_META_NAME_DESCRIPTION =

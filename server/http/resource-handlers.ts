@@ -11,7 +11,7 @@ import { int64Param, queryFlag, queryOf, sendInitialEventsOf, type RequestInfo }
 import { ApiError, badRequest, invalid, methodNotRouted, unsupportedMediaType } from '../errors.ts';
 import type { FieldError } from '../schema/types.ts';
 import { forbiddenError, invalidError, notSupportedError, requiredError } from '../registry/crd/schema-validator.ts';
-import { goIsPrint, goQuote, goRuneU } from '../registry/metadata-validation.ts';
+import { goIsPrint, goQuote, goRuneU } from '../go/strconv.ts';
 import { negotiateOutput, readBody, decodeAs, decodeBody, bodyEncoding, mediaTypeOf, SUPPORTED_MEDIA_TYPES, type DecodedBody, type OutputFormat, type Shape } from './negotiation.ts';
 import { applyPatch, checkPatchedTypes, PATCH_TYPES } from '../registry/patch/index.ts';
 import type { TypeModel } from '../schema/model.ts';

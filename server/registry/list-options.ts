@@ -6,7 +6,7 @@
 import { badRequest, fieldErrorsText } from '../errors.ts';
 import type { FieldError } from '../schema/types.ts';
 import { forbiddenError as forbidden, notSupportedError } from './crd/schema-validator.ts';
-import { goQuote } from './metadata-validation.ts';
+import { goQuote } from '../go/strconv.ts';
 
 export interface ListParameters {
   resourceVersion?: string;

@@ -4,63 +4,8 @@
 // validators too; they return the bare error texts, callers attach the field and bad value.
 import { randomInt } from 'node:crypto';
 import type { FieldError } from '../schema/types.ts';
+import { goQuote } from '../go/strconv.ts';
 import { isPlainObject } from '../util/json.ts';
-
-// ---------------------------------------------------------------------------------------------
-// Go-style rendering of bad values ("Invalid value: <value>: <detail>").
-
-const GO_ESCAPES: Record<string, string> = {
-  '\x07': '\\a',
-  '\b': '\\b',
-  '\f': '\\f',
-  '\n': '\\n',
-  '\r': '\\r',
-  '\t': '\\t',
-  '\v': '\\v',
-  '"': '\\"',
-  '\\': '\\\\',
-};
-// Go's unicode.IsPrint: letters, marks, numbers, punctuation, symbols and the ASCII space.
-const NEEDS_ESCAPE = /["\\]|[\p{C}\p{Z}]/u;
-const NON_PRINT = /[\p{C}\p{Z}]/u;
-
-/** strconv.Quote / %q: a double-quoted Go string literal. */
-export function goQuote(s: string): string {
-  if (!NEEDS_ESCAPE.test(s)) return `"${s}"`;
-  let out = '"';
-  for (const ch of s) {
-    const esc = GO_ESCAPES[ch];
-    if (esc) {
-      out += esc;
-      continue;
-    }
-    if (ch === ' ' || !NON_PRINT.test(ch)) {
-      out += ch;
-      continue;
-    }
-    const cp = ch.codePointAt(0)!;
-    if (isSurrogate(cp)) out += '\ufffd'; // a lone surrogate decodes to U+FFFD in Go
-    else if (cp < 0x80) out += '\\x' + cp.toString(16).padStart(2, '0');
-    else if (cp <= 0xffff) out += '\\u' + cp.toString(16).padStart(4, '0');
-    else out += '\\U' + cp.toString(16).padStart(8, '0');
-  }
-  return out + '"';
-}
-
-/** Go's unicode.IsPrint for one code point (a lone surrogate reads as U+FFFD, which is printable). */
-export function goIsPrint(ch: string): boolean {
-  return ch === ' ' || !NON_PRINT.test(ch) || isSurrogate(ch.codePointAt(0)!);
-}
-
-const isSurrogate = (cp: number) => cp >= 0xd800 && cp <= 0xdfff;
-
-/** Go's %#U: "U+002A '*'" (the quoted rune only when printable). */
-export function goRuneU(r: number): string {
-  if (isSurrogate(r)) r = 0xfffd; // Go decodes a broken sequence to U+FFFD
-  const hex = `U+${r.toString(16).toUpperCase().padStart(4, '0')}`;
-  const ch = String.fromCodePoint(r);
-  return goIsPrint(ch) ? `${hex} '${ch}'` : hex;
-}
 
 /** %#v of a []string: `[]string{"a", "b"}`, or `[]string(nil)` for a nil slice. */
 export function goStringSlice(values: readonly string[] | null | undefined): string {
@@ -88,6 +33,8 @@ function tooLong(field: string, maxLength: number): FieldError {
 // String formats (apimachinery util/validation and api/validate/content).
 
 const utf8 = (s: string): number => Buffer.byteLength(s, 'utf8');
+// Not go/strconv's goIsPrint: a lone surrogate counts as unprintable here.
+const NON_PRINT = /[\p{C}\p{Z}]/u;
 
 export function maxLenError(length: number): string {
   return `must be no more than ${length} bytes`;

@@ -25,7 +25,8 @@
 import type { FieldError } from '../schema/types.ts';
 import { isPlainObject, objectsOf as objects } from '../util/json.ts';
 import { validateLocalDescendingPath } from './pod-volume-validation.ts';
-import { goQuote, isDNS1123Subdomain } from './metadata-validation.ts';
+import { isDNS1123Subdomain } from './metadata-validation.ts';
+import { goQuote } from '../go/strconv.ts';
 import { duplicateError, forbiddenError, goValue, invalidError, notSupportedError, requiredError, tooLongError } from './crd/schema-validator.ts';
 
 type Obj = Record<string, any>;

@@ -16,7 +16,8 @@
 // (validatePodMetadataAndSpec: kube's ServiceAccount admission always sets one).
 import type { FieldError } from '../schema/types.ts';
 import { isPlainObject, objectsOf, semanticEqual } from '../util/json.ts';
-import { configKeyErrors, goQuote, isDNS1123Label, isDNS1123Subdomain, isQualifiedName, isValidLabelValue, maxLenError, validateAnnotations, validateLabels } from './metadata-validation.ts';
+import { configKeyErrors, isDNS1123Label, isDNS1123Subdomain, isQualifiedName, isValidLabelValue, maxLenError, validateAnnotations, validateLabels } from './metadata-validation.ts';
+import { goQuote } from '../go/strconv.ts';
 import { compareRationals, parseQuantity } from '../util/quantity.ts';
 import { withCanonicalQuantities } from '../schema/quantities.ts';
 import { validateAffinity, validatePodDNSConfig, validateReadinessGates, validateSchedulingGates, validateTopologySpreadConstraints } from './pod-scheduling-validation.ts';

@@ -1,5 +1,5 @@
 // Go's fmt rendering of decoded JSON values, for messages kube-apiserver prints with %v or %#v.
-import { goQuote } from '../registry/metadata-validation.ts';
+import { goQuote } from '../go/strconv.ts';
 import { isPlainObject } from './json.ts';
 
 /** strconv.FormatFloat(f, 'g', -1, 64) as fmt's %v prints a float64. */

@@ -45,7 +45,8 @@ import { isIPv4 } from 'node:net';
 import { ipv6Groups } from '../../util/net.ts';
 import { deepEqual, isPlainObject } from '../../util/json.ts';
 import type { FieldError } from '../../schema/types.ts';
-import { goQuote, isQualifiedName, isValidLabelValue, validateName } from '../metadata-validation.ts';
+import { isQualifiedName, isValidLabelValue, validateName } from '../metadata-validation.ts';
+import { goQuote } from '../../go/strconv.ts';
 import { parseQuantity, addRationals, subtractRationals, compareRationals, type Rational } from '../../util/quantity.ts';
 import {
   childPath,

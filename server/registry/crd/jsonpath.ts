@@ -19,7 +19,7 @@
 // (['a'] works, ["a"] is "invalid array index"), and the text inside ['...'] is re-parsed as a
 // dotted path, so ['a.b'] means .a.b (escape the dot, ['a\.b'], for a key containing one).
 
-import { goRuneU } from '../metadata-validation.ts';
+import { goAtoi, goRuneU, unquoteExtend } from '../../go/strconv.ts';
 import { goFloat } from '../../util/go-format.ts';
 
 /** A parse or evaluation error; `message` is client-go's wording. */
@@ -389,88 +389,11 @@ function parseSubAction(text: string): ListNode {
 
 const trimSpaces = (s: string): string => s.replace(/^ +| +$/g, '');
 
-const INT64_MIN = -(2n ** 63n);
-const INT64_MAX = 2n ** 63n - 1n;
-
-/** strconv.Atoi on a 64-bit platform. */
-function goAtoi(s: string): number | undefined {
-  if (!/^[+-]?[0-9]+$/.test(s)) return undefined;
-  const b = BigInt(s);
-  if (b < INT64_MIN || b > INT64_MAX) return undefined;
-  return Number(b);
-}
-
 /** strconv.ParseFloat for the digits-and-dots text parseNumber collects. */
 function goParseFloat(s: string): number | undefined {
   if (!/^[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)$/.test(s)) return undefined;
   const f = Number(s);
   return Number.isFinite(f) ? f : undefined;
-}
-
-/** client-go UnquoteExtend: strconv.Unquote that also takes single-quoted strings. */
-function unquoteExtend(s: string): string | undefined {
-  if (s.length < 2) return undefined;
-  const quote = s[0];
-  if (quote !== s[s.length - 1] || (quote !== '"' && quote !== "'")) return undefined;
-  s = s.slice(1, -1);
-  if (!s.includes('\\') && !s.includes(quote)) return s;
-  // Collected as UTF-8 bytes: \xNN adds a raw byte, as in Go.
-  const bytes: number[] = [];
-  const pushRune = (cp: number) => {
-    for (const b of Buffer.from(String.fromCodePoint(cp), 'utf8')) bytes.push(b);
-  };
-  let i = 0;
-  while (i < s.length) {
-    const c = s[i];
-    if (c === quote) return undefined;
-    if (c !== '\\') {
-      const cp = s.codePointAt(i)!;
-      pushRune(cp);
-      i += cp > 0xffff ? 2 : 1;
-      continue;
-    }
-    if (i + 1 >= s.length) return undefined;
-    const e = s[i + 1];
-    i += 2;
-    switch (e) {
-      case 'a': bytes.push(7); break;
-      case 'b': bytes.push(8); break;
-      case 'f': bytes.push(12); break;
-      case 'n': bytes.push(10); break;
-      case 'r': bytes.push(13); break;
-      case 't': bytes.push(9); break;
-      case 'v': bytes.push(11); break;
-      case '\\': bytes.push(0x5c); break;
-      case "'":
-      case '"':
-        if (e !== quote) return undefined;
-        bytes.push(e.charCodeAt(0));
-        break;
-      case 'x':
-      case 'u':
-      case 'U': {
-        const n = e === 'x' ? 2 : e === 'u' ? 4 : 8;
-        const hex = s.slice(i, i + n);
-        if (hex.length < n || !/^[0-9a-fA-F]+$/.test(hex)) return undefined;
-        i += n;
-        const v = parseInt(hex, 16);
-        if (e === 'x') bytes.push(v);
-        else if (v > 0x10ffff || (v >= 0xd800 && v <= 0xdfff)) return undefined;
-        else pushRune(v);
-        break;
-      }
-      default: {
-        if (e < '0' || e > '7') return undefined;
-        const oct = s.slice(i, i + 2);
-        if (oct.length < 2 || !/^[0-7]{2}$/.test(oct)) return undefined;
-        i += 2;
-        const v = parseInt(e + oct, 8);
-        if (v > 255) return undefined;
-        bytes.push(v);
-      }
-    }
-  }
-  return Buffer.from(bytes).toString('utf8');
 }
 
 // ---------------------------------------------------------------------------------------------

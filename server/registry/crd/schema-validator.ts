@@ -23,7 +23,8 @@ import { parse, plan, celEnv, isCelError, CelScalar } from '@bufbuild/cel';
 import type { FieldError, TypeNode } from '../../schema/types.ts';
 import { TypeModel } from '../../schema/model.ts';
 import { deepEqual, isPlainObject } from '../../util/json.ts';
-import { goQuote, isDNS1035Label, validateObjectMeta } from '../metadata-validation.ts';
+import { isDNS1035Label, validateObjectMeta } from '../metadata-validation.ts';
+import { goQuote } from '../../go/strconv.ts';
 import { goFloat, goNumber, goSharpV } from '../../util/go-format.ts';
 import { OBJECT_META_FIELDS, defaultCompiled, pruneAndDefaultCompiled, pruneCompiled } from './prune-default.ts';
 

@@ -6,7 +6,7 @@ import { badRequest, invalid, unsupportedMediaType } from '../../errors.ts';
 import { goJsonTypeError, goUnstructuredError } from '../../schema/go-decode.ts';
 import { goJsonMarshal, goSprint } from '../crd/jsonpath.ts';
 import { invalidError } from '../crd/schema-validator.ts';
-import { goQuote } from '../metadata-validation.ts';
+import { goQuote } from '../../go/strconv.ts';
 import { MAX_BODY_DEPTH, jsonTextOf, valueDepthExceeds } from '../../util/json-depth.ts';
 import { goJsonText } from '../../util/json.ts';
 import { applyJsonPatch } from './json-patch.ts';

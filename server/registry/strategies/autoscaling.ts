@@ -5,7 +5,8 @@
 import type { FieldError } from '../../schema/types.ts';
 import { registerStrategy } from '../strategy.ts';
 import { isPlainObject } from '../../util/json.ts';
-import { goQuote, isPathSegmentName } from '../metadata-validation.ts';
+import { isPathSegmentName } from '../metadata-validation.ts';
+import { goQuote } from '../../go/strconv.ts';
 import { forbiddenError, invalidError, notSupportedError, requiredError } from '../crd/schema-validator.ts';
 import { parseQuantity } from '../../util/quantity.ts';
 import { convertHorizontalPodAutoscaler } from '../conversions/autoscaling.ts';

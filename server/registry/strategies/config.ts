@@ -5,7 +5,8 @@
 import type { FieldError } from '../../schema/types.ts';
 import { registerStrategy } from '../strategy.ts';
 import { deepEqual, isPlainObject } from '../../util/json.ts';
-import { configKeyErrors, goQuote } from '../metadata-validation.ts';
+import { configKeyErrors } from '../metadata-validation.ts';
+import { goQuote } from '../../go/strconv.ts';
 import { forbiddenError, invalidError, requiredError, tooLongError } from '../crd/schema-validator.ts';
 
 type Obj = Record<string, any>;

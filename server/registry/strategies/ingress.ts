@@ -6,7 +6,8 @@ import { isIP } from 'node:net';
 import type { FieldError } from '../../schema/types.ts';
 import { registerStrategy } from '../strategy.ts';
 import { isPlainObject, objectsOf } from '../../util/json.ts';
-import { goQuote, isDNS1035Label, isDNS1123Subdomain } from '../metadata-validation.ts';
+import { isDNS1035Label, isDNS1123Subdomain } from '../metadata-validation.ts';
+import { goQuote } from '../../go/strconv.ts';
 import { goValue, invalidError, notSupportedError, requiredError } from '../crd/schema-validator.ts';
 import { PORT_RANGE, portNameErrors } from '../pod-validation.ts';
 

@@ -12,7 +12,7 @@ import { withCanonicalQuantities } from '../../schema/quantities.ts';
 import { selectorUpdate } from './workloads.ts';
 import type { FieldError } from '../../schema/types.ts';
 import { invalidError, nonNegativeErrors, notSupportedError } from '../crd/schema-validator.ts';
-import { goQuote } from '../metadata-validation.ts';
+import { goQuote } from '../../go/strconv.ts';
 
 const JOB_NAME_LABELS = ['job-name', 'batch.kubernetes.io/job-name'];
 const CONTROLLER_UID_LABELS = ['controller-uid', 'batch.kubernetes.io/controller-uid'];

@@ -5,7 +5,8 @@
 import type { FieldError } from '../../schema/types.ts';
 import { registerStrategy } from '../strategy.ts';
 import { isPlainObject, objectsOf } from '../../util/json.ts';
-import { goQuote, validateLabelSelector } from '../metadata-validation.ts';
+import { validateLabelSelector } from '../metadata-validation.ts';
+import { goQuote } from '../../go/strconv.ts';
 import { forbiddenError, invalidError, notSupportedError, requiredError } from '../crd/schema-validator.ts';
 import { PORT_RANGE, portNameErrors } from '../pod-validation.ts';
 import { cidrContains, parseCIDRSloppy } from '../../util/net.ts';

@@ -4,7 +4,8 @@
 import type { FieldError } from '../../schema/types.ts';
 import { registerStrategy } from '../strategy.ts';
 import { isPlainObject } from '../../util/json.ts';
-import { goQuote, validateLabelSelector } from '../metadata-validation.ts';
+import { validateLabelSelector } from '../metadata-validation.ts';
+import { goQuote } from '../../go/strconv.ts';
 import { invalidError, notSupportedError } from '../crd/schema-validator.ts';
 import { notMoreThan100PercentErrors, positiveIntOrPercentErrors } from './workloads.ts';
 

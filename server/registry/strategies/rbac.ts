@@ -4,7 +4,8 @@
 import type { FieldError } from '../../schema/types.ts';
 import { registerStrategy } from '../strategy.ts';
 import { isPlainObject } from '../../util/json.ts';
-import { goQuote, isDNS1123Subdomain, isPathSegmentName } from '../metadata-validation.ts';
+import { isDNS1123Subdomain, isPathSegmentName } from '../metadata-validation.ts';
+import { goQuote } from '../../go/strconv.ts';
 import { invalidError, notSupportedError, requiredError } from '../crd/schema-validator.ts';
 
 type Obj = Record<string, any>;

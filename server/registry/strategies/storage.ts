@@ -7,7 +7,8 @@
 import type { FieldError } from '../../schema/types.ts';
 import { registerStrategy } from '../strategy.ts';
 import { deepEqual, isPlainObject } from '../../util/json.ts';
-import { goQuote, isQualifiedName } from '../metadata-validation.ts';
+import { isQualifiedName } from '../metadata-validation.ts';
+import { goQuote } from '../../go/strconv.ts';
 import { forbiddenError, invalidError, notSupportedError, requiredError, tooLongError } from '../crd/schema-validator.ts';
 import { specChangeError } from '../pod-validation.ts';
 import { compareRationals, parseQuantity } from '../../util/quantity.ts';

@@ -11,7 +11,7 @@ import type { FieldError } from '../../schema/types.ts';
 import { registerStrategy } from '../strategy.ts';
 import { deepEqual, isPlainObject } from '../../util/json.ts';
 import { labelSelectorFromObject } from '../selectors.ts';
-import { goQuote } from '../metadata-validation.ts';
+import { goQuote } from '../../go/strconv.ts';
 import { forbiddenError, goValue, invalidError, nonNegativeErrors, notSupportedError } from '../crd/schema-validator.ts';
 import { validatePodTemplate, validatePodTemplateMetadata } from '../pod-validation.ts';
 
