@@ -18,7 +18,7 @@ import { validateObjectMeta, validateObjectMetaUpdate, nameRuleFor, generateName
 import { parseLabelSelector, parseFieldSelector, fieldsOf, checkFieldSelectorFor, stringFieldPath, type FieldSelector, type LabelSelector } from './selectors.ts';
 import { ApiError, ObjectTooLargeError, alreadyExists, badRequest, conflict, gone, invalid, methodNotAllowed, methodNotRouted, notFound, tooLargeResourceVersion, tooOldResourceVersion } from '../errors.ts';
 import { deepEqual, deepFreeze, goJsonText, isPlainObject } from '../util/json.ts';
-import { goMapOrder } from '../util/go-map-order.ts';
+import { goMapOrder } from '../go/map-order.ts';
 import { canonicalizeQuantities } from '../schema/quantities.ts';
 import { dropOmittedZeros, fillGoZeros } from '../schema/omitempty.ts';
 import { goJsonOrder } from '../schema/go-order.ts';
