@@ -21,6 +21,7 @@ import type { TypeNode } from '../../schema/types.ts';
 import { goJsonText, isPlainObject } from '../../util/json.ts';
 import { goSharpV } from '../../util/go-format.ts';
 import { goSprint, goTypeName } from '../crd/jsonpath.ts';
+import { compareStrings } from '../../go/strings.ts';
 
 export type PathElement =
   | { readonly field: string }
@@ -53,33 +54,6 @@ function sortKeys(v: unknown): unknown {
 const ownProperty = Object.prototype.hasOwnProperty;
 function hasOwn(o: object, k: string): boolean {
   return ownProperty.call(o, k);
-}
-
-/** Byte-wise (UTF-8) string order, as Go's strings.Compare. */
-export function compareStrings(a: string, b: string): number {
-  if (a === b) return 0;
-  const n = a.length < b.length ? a.length : b.length;
-  for (let i = 0; i < n; i++) {
-    const ca = a.charCodeAt(i);
-    const cb = b.charCodeAt(i);
-    if (ca !== cb) {
-      // Below the surrogates code units order like code points (and UTF-8 bytes).
-      if (ca < 0xd800 && cb < 0xd800) return ca < cb ? -1 : 1;
-      return compareCodePoints(a, b);
-    }
-  }
-  return a.length < b.length ? -1 : a.length > b.length ? 1 : 0;
-}
-
-function compareCodePoints(a: string, b: string): number {
-  const n = Math.min(a.length, b.length);
-  for (let i = 0; i < n; i++) {
-    const ca = a.codePointAt(i)!;
-    const cb = b.codePointAt(i)!;
-    if (ca !== cb) return ca < cb ? -1 : 1;
-    if (ca > 0xffff) i++;
-  }
-  return a.length < b.length ? -1 : a.length > b.length ? 1 : 0;
 }
 
 // (a module-level function: a closure made per call costs an allocation and, under tsx, a __name call)
@@ -339,7 +313,7 @@ function byElement(a: Ordered, b: Ordered): number {
     for (let i = 2; i < n; i++) {
       const a = x.charCodeAt(i);
       const b = y.charCodeAt(i);
-      if (a !== b) return a < 0xd800 && b < 0xd800 ? (a < b ? -1 : 1) : compareCodePoints(x, y);
+      if (a !== b) return a < 0xd800 && b < 0xd800 ? (a < b ? -1 : 1) : compareStrings(x, y);
     }
     return x.length - y.length;
   }

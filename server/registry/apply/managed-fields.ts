@@ -19,7 +19,6 @@ import {
   type PathElement,
   FieldSet,
   SchemaError,
-  compareStrings,
   fieldPath,
   fieldsOf,
   goJSON,
@@ -38,6 +37,7 @@ import {
   nodeBelow,
   isSubset,
 } from './fieldset.ts';
+import { compareStrings } from '../../go/strings.ts';
 import { applyMerge, applyMergeWithFields, cloneJSON, compareObjects, createdFieldsV1, removeFieldsShared, type Comparison } from './merge.ts';
 import { deepFreeze, isPlainObject } from '../../util/json.ts';
 import { parseGroupVersion } from '../metadata-validation.ts';

@@ -8,7 +8,7 @@
 import { goJsonText, isPlainObject } from '../../util/json.ts';
 import { canonicalQuantity } from '../../util/quantity.ts';
 import { cloneJSON } from '../apply/index.ts';
-import { compareStrings } from '../apply/fieldset.ts';
+import { compareStrings } from '../../go/strings.ts';
 
 type Obj = Record<string, any>;
 

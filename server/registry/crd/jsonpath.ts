@@ -20,6 +20,7 @@
 // dotted path, so ['a.b'] means .a.b (escape the dot, ['a\.b'], for a key containing one).
 
 import { goAtoi, goRuneU, unquoteExtend } from '../../go/strconv.ts';
+import { compareStrings } from '../../go/strings.ts';
 import { goFloat } from '../../util/go-format.ts';
 
 /** A parse or evaluation error; `message` is client-go's wording. */
@@ -445,23 +446,7 @@ export function goTypeName(v: unknown): string {
 
 const unwrap = (v: unknown): unknown => (v instanceof GoFloat || v instanceof GoByte ? v.v : v);
 
-/** Go compares strings bytewise on UTF-8, i.e. by code point; JS's < compares UTF-16 units. */
-function compareGoStrings(a: string, b: string): number {
-  const n = Math.min(a.length, b.length);
-  for (let i = 0; i < n; i++) {
-    const x = a.charCodeAt(i);
-    const y = b.charCodeAt(i);
-    if (x === y) continue;
-    const xs = x >= 0xd800 && x <= 0xdfff;
-    const ys = y >= 0xd800 && y <= 0xdfff;
-    // a surrogate starts a code point above U+FFFF, larger than any BMP unit it meets here
-    if (xs !== ys) return xs ? 1 : -1;
-    return x < y ? -1 : 1;
-  }
-  return a.length - b.length;
-}
-
-const sortedKeys = (m: Record<string, unknown>): string[] => Object.keys(m).sort(compareGoStrings);
+const sortedKeys = (m: Record<string, unknown>): string[] => Object.keys(m).sort(compareStrings);
 
 // ---------------------------------------------------------------------------------------------
 // Go formatting of values
@@ -554,7 +539,7 @@ function goLess(a: unknown, b: unknown, partial: unknown[]): boolean {
     throw new JsonPathError(ERR_BAD_COMPARISON, partial);
   }
   if (k1 === 'bool') throw new JsonPathError(ERR_BAD_TYPE, partial);
-  if (k1 === 'string') return compareGoStrings(x as string, y as string) < 0;
+  if (k1 === 'string') return compareStrings(x as string, y as string) < 0;
   return (x as number) < (y as number);
 }
 
