@@ -18,7 +18,7 @@ import { validateObjectMeta, validateObjectMetaUpdate, nameRuleFor, generateName
 import { parseLabelSelector, parseFieldSelector, fieldsOf, checkFieldSelectorFor, stringFieldPath, type FieldSelector, type LabelSelector } from './selectors.ts';
 import { ApiError, ObjectTooLargeError, alreadyExists, badRequest, conflict, gone, invalid, methodNotAllowed, methodNotRouted, notFound, tooLargeResourceVersion, tooOldResourceVersion } from '../errors.ts';
 import { deepEqual, deepFreeze, goJsonText, isPlainObject } from '../util/json.ts';
-import { goMapOrder } from '../go/map-order.ts';
+import { goMapOrder, sortedMap } from '../go/map-order.ts';
 import { canonicalizeQuantities } from '../schema/quantities.ts';
 import { dropOmittedZeros, fillGoZeros } from '../schema/omitempty.ts';
 import { goJsonOrder } from '../schema/go-order.ts';
@@ -1007,18 +1007,7 @@ const FIELDS_V1 = new Set(['fieldsV1']);
  * object's create. Returns obj when it is in that order already.
  */
 export function customObjectOrder(obj: any): any {
-  const meta = obj.metadata;
-  const sortedMeta = goMapOrder(meta, FIELDS_V1);
-  let prev: string | undefined;
-  let inOrder = true;
-  for (const k in obj) {
-    if (prev !== undefined && prev > k) inOrder = false;
-    prev = k;
-  }
-  if (inOrder && sortedMeta === meta) return obj;
-  const out: any = {};
-  for (const k of Object.keys(obj).sort()) out[k] = k === 'metadata' ? sortedMeta : obj[k];
-  return out;
+  return sortedMap(obj, (value, key) => (key === 'metadata' ? goMapOrder(value, FIELDS_V1) : value));
 }
 
 /**
