@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import type { FieldError } from '../server/schema/types.ts';
 import { validateCustomResourceDefinition, validateStructural } from '../server/registry/crd/crd-validation.ts';
 import { compileVersionSchema } from '../server/registry/crd/schema-validator.ts';
-import { goFloat } from '../server/util/go-format.ts';
+import { goFloat } from '../server/go/fmt.ts';
 import { compileSchemaRules, costErrorMessage, escapeCelName, evaluateRules, validFieldPath } from '../server/registry/crd/cel.ts';
 import { parseQuantity } from '../server/util/quantity.ts';
 

@@ -4,14 +4,9 @@
 // validators too; they return the bare error texts, callers attach the field and bad value.
 import { randomInt } from 'node:crypto';
 import type { FieldError } from '../schema/types.ts';
+import { goStringSlice } from '../go/fmt.ts';
 import { goQuote } from '../go/strconv.ts';
 import { isPlainObject } from '../util/json.ts';
-
-/** %#v of a []string: `[]string{"a", "b"}`, or `[]string(nil)` for a nil slice. */
-export function goStringSlice(values: readonly string[] | null | undefined): string {
-  if (values == null) return '[]string(nil)';
-  return `[]string{${values.map(goQuote).join(', ')}}`;
-}
 
 function invalid(field: string, valueText: string, detail: string): FieldError {
   return { reason: 'FieldValueInvalid', field, message: detail ? `Invalid value: ${valueText}: ${detail}` : `Invalid value: ${valueText}` };

@@ -11,7 +11,8 @@
 // these checks look at the values that are there.
 import type { FieldError } from '../schema/types.ts';
 import { isPlainObject, objectsOf as objects } from '../util/json.ts';
-import { goStringSlice, isDNS1123Label, isDNS1123Subdomain, isQualifiedName, isValidLabelValue, maxLenError, regexError, validateLabelSelector, DNS1123SubdomainMaxLength } from './metadata-validation.ts';
+import { isDNS1123Label, isDNS1123Subdomain, isQualifiedName, isValidLabelValue, maxLenError, regexError, validateLabelSelector, DNS1123SubdomainMaxLength } from './metadata-validation.ts';
+import { goStringSlice } from '../go/fmt.ts';
 import { goQuote } from '../go/strconv.ts';
 import { duplicateError, forbiddenError, goValue, invalidError, notSupportedError, requiredError } from './crd/schema-validator.ts';
 import { parseIPv4Sloppy, parseIPv6Sloppy } from '../util/net.ts';

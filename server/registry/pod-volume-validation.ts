@@ -23,7 +23,6 @@ import type { FieldError } from '../schema/types.ts';
 import { isPlainObject, objectsOf as objects } from '../util/json.ts';
 import { canonicalQuantity, parseQuantity } from '../util/quantity.ts';
 import {
-  goStringSlice,
   isDNS1123Label,
   isDNS1123Subdomain,
   isQualifiedName,
@@ -32,6 +31,7 @@ import {
   validateLabels,
   validateLabelSelector,
 } from './metadata-validation.ts';
+import { goStringSlice } from '../go/fmt.ts';
 import { goQuote } from '../go/strconv.ts';
 import { forbiddenError, goValue, invalidError, notSupportedError, requiredError, tooLongError } from './crd/schema-validator.ts';
 

@@ -3,7 +3,8 @@
 // matchers, and the per-kind field sets objects expose to field selectors.
 import type { ResourceInfo } from '../schema/types.ts';
 import { badRequest } from '../errors.ts';
-import { goStringSlice, isQualifiedName, isValidLabelValue } from './metadata-validation.ts';
+import { isQualifiedName, isValidLabelValue } from './metadata-validation.ts';
+import { goStringSlice } from '../go/fmt.ts';
 import { goQuote, parseInt64 } from '../go/strconv.ts';
 
 // =============================================================================================

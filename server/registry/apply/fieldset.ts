@@ -19,8 +19,7 @@
 // build their sets bottom-up, without paths.
 import type { TypeNode } from '../../schema/types.ts';
 import { goJsonText, isPlainObject } from '../../util/json.ts';
-import { goSharpV } from '../../util/go-format.ts';
-import { goSprint, goTypeName } from '../crd/jsonpath.ts';
+import { goSprint, goTypeName, goSharpV } from '../../go/fmt.ts';
 import { compareStrings } from '../../go/strings.ts';
 
 export type PathElement =

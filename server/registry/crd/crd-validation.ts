@@ -12,7 +12,8 @@
 // Not covered here: generic ObjectMeta checks (the caller's validateObjectMeta), and the
 // relaxations kube applies on update when the stored CRD already violates newer rules.
 import type { FieldError } from '../../schema/types.ts';
-import { goStringSlice, isDNS1035Label, isDNS1123Subdomain } from '../metadata-validation.ts';
+import { isDNS1035Label, isDNS1123Subdomain } from '../metadata-validation.ts';
+import { goStringSlice } from '../../go/fmt.ts';
 import { goQuote } from '../../go/strconv.ts';
 import { compileSchemaRules, evaluateRules, hasValidationRules, validFieldPath } from './cel.ts';
 import {

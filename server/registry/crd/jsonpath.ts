@@ -21,7 +21,7 @@
 
 import { goAtoi, goRuneU, unquoteExtend } from '../../go/strconv.ts';
 import { compareStrings } from '../../go/strings.ts';
-import { goFloat } from '../../util/go-format.ts';
+import { GoByte, GoFloat, goKind, goSprint, goTypeName, isInt64, unwrapGoValue as unwrap, type GoKind } from '../../go/fmt.ts';
 
 /** A parse or evaluation error; `message` is client-go's wording. */
 export class JsonPathError extends Error {
@@ -399,81 +399,25 @@ function goParseFloat(s: string): number | undefined {
 
 // ---------------------------------------------------------------------------------------------
 // Values. Objects are JSON as stored: integral numbers stand for Go's int64 (as kube decodes
-// unstructured JSON), others for float64. Two wrappers keep Go kinds the walk needs: a float
-// literal ("2.0" is a float64 even though it is integral) and a byte from ranging over a string.
+// unstructured JSON), others for float64. Two wrappers from go/fmt.ts keep Go kinds the walk
+// needs: a float literal ("2.0" is a float64 even though it is integral) and a byte from ranging
+// over a string.
 
-class GoFloat {
-  constructor(readonly v: number) {}
-}
-class GoByte {
-  constructor(readonly v: number) {}
-}
-
-type Kind = 'nil' | 'bool' | 'int' | 'uint' | 'float' | 'string' | 'slice' | 'map';
-
-const TWO63 = 2 ** 63;
-const isInt64 = (n: number): boolean => Number.isInteger(n) && n >= -TWO63 && n < TWO63;
 const isMap = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof GoFloat) && !(v instanceof GoByte);
 const hasOwn = Object.prototype.hasOwnProperty;
-
-function kindOf(v: unknown): Kind {
-  switch (typeof v) {
-    case 'string': return 'string';
-    case 'boolean': return 'bool';
-    case 'number': return isInt64(v) ? 'int' : 'float';
-  }
-  if (v === null || v === undefined) return 'nil';
-  if (Array.isArray(v)) return 'slice';
-  if (v instanceof GoFloat) return 'float';
-  if (v instanceof GoByte) return 'uint';
-  return 'map';
-}
-
-/** Go's name for a value's dynamic type (%T / reflect.Type), for error messages. */
-export function goTypeName(v: unknown): string {
-  switch (kindOf(v)) {
-    case 'nil': return '<nil>';
-    case 'bool': return 'bool';
-    case 'int': return 'int64';
-    case 'uint': return 'uint8';
-    case 'float': return 'float64';
-    case 'string': return 'string';
-    case 'slice': return '[]interface {}';
-    default: return 'map[string]interface {}';
-  }
-}
-
-const unwrap = (v: unknown): unknown => (v instanceof GoFloat || v instanceof GoByte ? v.v : v);
 
 const sortedKeys = (m: Record<string, unknown>): string[] => Object.keys(m).sort(compareStrings);
 
 // ---------------------------------------------------------------------------------------------
 // Go formatting of values
 
-/** fmt.Sprint of a decoded JSON value: maps as map[k:v ...] (sorted keys), slices as [a b]. */
-export function goSprint(v: unknown): string {
-  switch (kindOf(v)) {
-    case 'nil': return '<nil>';
-    case 'string': return v as string;
-    case 'bool': return (v as boolean) ? 'true' : 'false';
-    case 'int':
-    case 'uint': return String(unwrap(v));
-    case 'float': return goFloat(unwrap(v) as number);
-    case 'slice': return `[${(v as unknown[]).map(goSprint).join(' ')}]`;
-    default: {
-      const m = v as Record<string, unknown>;
-      return `map[${sortedKeys(m).map((k) => `${k}:${goSprint(m[k])}`).join(' ')}]`;
-    }
-  }
-}
-
 const JSON_HTML_ESCAPES = /[<>&\u2028\u2029]/g;
 const jsonHtmlEscape = (c: string): string => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
 
 /** encoding/json.Marshal of a decoded JSON value: sorted keys, <, >, &, U+2028/9 escaped. */
 export function goJsonMarshal(v: unknown): string {
-  switch (kindOf(v)) {
+  switch (goKind(v)) {
     case 'nil': return 'null';
     case 'string': return JSON.stringify(v).replace(JSON_HTML_ESCAPES, jsonHtmlEscape);
     case 'bool': return (v as boolean) ? 'true' : 'false';
@@ -493,7 +437,7 @@ export function goJsonMarshal(v: unknown): string {
 
 /** How client-go's PrintResults writes one value: maps and slices as JSON, scalars with %v, null as "null". */
 export function jsonPathText(v: unknown): string {
-  const k = kindOf(v);
+  const k = goKind(v);
   if (k === 'map' || k === 'slice') return goJsonMarshal(v);
   if (k === 'nil') return 'null';
   return goSprint(v);
@@ -510,8 +454,8 @@ export function printResults(values: readonly unknown[]): string {
 const ERR_BAD_TYPE = 'invalid type for comparison';
 const ERR_BAD_COMPARISON = 'incompatible types for comparison';
 
-function basicKind(v: unknown, partial: unknown[]): Exclude<Kind, 'nil' | 'slice' | 'map'> {
-  const k = kindOf(v);
+function basicKind(v: unknown, partial: unknown[]): Exclude<GoKind, 'nil' | 'slice' | 'map'> {
+  const k = goKind(v);
   if (k === 'nil' || k === 'slice' || k === 'map') throw new JsonPathError(ERR_BAD_TYPE, partial);
   return k;
 }

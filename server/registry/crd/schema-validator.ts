@@ -25,7 +25,7 @@ import { TypeModel } from '../../schema/model.ts';
 import { deepEqual, isPlainObject } from '../../util/json.ts';
 import { isDNS1035Label, validateObjectMeta } from '../metadata-validation.ts';
 import { goQuote } from '../../go/strconv.ts';
-import { goFloat, goNumber, goSharpV } from '../../util/go-format.ts';
+import { goFloat, goNumber, goSharpV } from '../../go/fmt.ts';
 import { OBJECT_META_FIELDS, defaultCompiled, pruneAndDefaultCompiled, pruneCompiled } from './prune-default.ts';
 
 type Obj = Record<string, any>;

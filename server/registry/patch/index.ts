@@ -4,7 +4,8 @@
 import type { TypeNode } from '../../schema/types.ts';
 import { badRequest, invalid, unsupportedMediaType } from '../../errors.ts';
 import { goJsonTypeError, goUnstructuredError } from '../../schema/go-decode.ts';
-import { goJsonMarshal, goSprint } from '../crd/jsonpath.ts';
+import { goJsonMarshal } from '../crd/jsonpath.ts';
+import { goSprint } from '../../go/fmt.ts';
 import { invalidError } from '../crd/schema-validator.ts';
 import { goQuote } from '../../go/strconv.ts';
 import { MAX_BODY_DEPTH, jsonTextOf, valueDepthExceeds } from '../../util/json-depth.ts';

@@ -11,7 +11,8 @@
 // random). The first address of the primary range goes to default/kubernetes only.
 import type { FieldError } from '../../schema/types.ts';
 import { invalid, internalError } from '../../errors.ts';
-import { goStringSlice, isDNS1123Label } from '../metadata-validation.ts';
+import { isDNS1123Label } from '../metadata-validation.ts';
+import { goStringSlice } from '../../go/fmt.ts';
 import { goQuote } from '../../go/strconv.ts';
 import { PORT_RANGE, portNameErrors } from '../pod-validation.ts';
 import { duplicateError, notSupportedError, requiredError } from '../crd/schema-validator.ts';
