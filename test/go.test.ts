@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { compareStrings } from '../server/go/strings.ts';
 import { goMapOrder, sortedMap } from '../server/go/map-order.ts';
 import { customObjectOrder } from '../server/registry/store.ts';
+import { GoByte, GoFloat, goFloat, goNumber, goReflectKind, goSharpV, goSprint, goStringSlice, goTypeName } from '../server/go/fmt.ts';
 
 // U+E000 (a private-use BMP character) and U+1F600 (😀, a surrogate pair in UTF-16): Go's UTF-8
 // bytes are EE 80 80 and F0 9F 98 80, so U+E000 comes first; JS's UTF-16 units are E000 and D83D,
@@ -45,4 +46,49 @@ test('a custom object is written with its top level and metadata in Go map order
   assert.deepEqual(Object.keys(out.metadata.labels), [BMP_HIGH, ASTRAL]);
   const same = { apiVersion: 'v', kind: 'K', metadata: { name: 'n' } };
   assert.equal(customObjectOrder(same), same);
+});
+
+test('%v of decoded JSON: sorted map keys, Go kinds, and integral numbers as int64 or as any int', () => {
+  assert.equal(goSprint({ b: [1, 'x', true, null], a: { c: 1.5 } }), 'map[a:map[c:1.5] b:[1 x true <nil>]]');
+  assert.equal(goSprint(1e6 + 0.5), '1.0000005e+06');
+  assert.equal(goSprint(new GoFloat(2)), '2');
+  assert.equal(goSprint(new GoByte(97)), '97');
+  // Beyond int64, kube decodes a float64; the 'integral' call sites print the digits.
+  assert.equal(goSprint(1e19), '1e+19');
+  assert.equal(goSprint(1e19, 'integral'), '10000000000000000000');
+  assert.equal(goTypeName(1e19), 'float64');
+  assert.equal(goTypeName(1e19, 'integral'), 'int64');
+  assert.equal(goReflectKind([1]), 'slice');
+  assert.equal(goReflectKind({}), 'map');
+  assert.equal(goReflectKind(null), 'nil');
+  assert.equal(goReflectKind(1.5, 'integral'), 'float64');
+});
+
+test('%v and %#v sort map keys by code point, as fmt does (a fidelity fix for the merge patch copy and %#v)', () => {
+  const m = { [ASTRAL]: 1, [BMP_HIGH]: 2 };
+  assert.equal(goSprint(m, 'integral'), `map[${BMP_HIGH}:2 ${ASTRAL}:1]`);
+  assert.equal(goSharpV(m), `map[string]interface {}{"\\ue000":2, "${ASTRAL}":1}`); // U+E000 is no graphic character: %q escapes it
+});
+
+test('float64 as %v prints it: strconv\'s exponent rule, also right next to the powers of ten (a fidelity fix)', () => {
+  assert.equal(goFloat(123456.5), '123456.5');
+  assert.equal(goFloat(1234567.5), '1.2345675e+06');
+  assert.equal(goFloat(0.0001), '0.0001');
+  assert.equal(goFloat(0.00001), '1e-05');
+  // The merge patch's copy took the exponent from Math.log10, which rounds these to the next power.
+  assert.equal(goFloat(999999.9999999999), '999999.9999999999');
+  assert.equal(goFloat(0.00009999999999999999), '9.999999999999999e-05');
+  assert.equal(goSprint(999999.9999999999, 'integral'), '999999.9999999999');
+  assert.equal(goNumber(3), '3');
+  assert.equal(goNumber(-0), '0');
+  assert.equal(goNumber(1e21), '1e+21');
+});
+
+test('%#v and %T of a []string and unstructured values', () => {
+  assert.equal(goStringSlice(['a', 'b"']), '[]string{"a", "b\\""}');
+  assert.equal(goStringSlice(undefined), '[]string(nil)');
+  assert.equal(goSharpV([1, 'x', null]), '[]interface {}{1, "x", interface {}(nil)}');
+  assert.equal(goTypeName([]), '[]interface {}');
+  assert.equal(goTypeName({}), 'map[string]interface {}');
+  assert.equal(goTypeName(undefined), '<nil>');
 });

@@ -63,7 +63,7 @@ export function goFloat(n: number): string {
   return String(n);
 }
 
-/** A JSON number as Go decodes it for unstructured objects: integral values are int64, the rest float64. */
+/** A JSON number as %v prints it with every integral value an int ('integral'), the rest float64. */
 export function goNumber(n: number): string {
   if (Number.isInteger(n) && Math.abs(n) < 1e21) return BigInt(n).toString();
   return goFloat(n);
@@ -98,7 +98,7 @@ export function goSharpV(v: unknown): string {
   if (Array.isArray(v)) return `[]interface {}{${v.map(goSharpV).join(', ')}}`;
   if (typeof v === 'object') {
     const o = v as Record<string, unknown>;
-    const keys = Object.keys(o).sort();
+    const keys = Object.keys(o).sort(compareStrings);
     return `map[string]interface {}{${keys.map((k) => `${goQuote(k)}:${goSharpV(o[k])}`).join(', ')}}`;
   }
   return String(v);
@@ -121,5 +121,16 @@ export function goTypeName(v: unknown, integers: GoIntegers = 'int64'): string {
     case 'string': return 'string';
     case 'slice': return '[]interface {}';
     default: return 'map[string]interface {}';
+  }
+}
+
+/** reflect.Kind's name for a decoded JSON value's kind ("expected a map, but received a slice"). */
+export function goReflectKind(v: unknown, integers: GoIntegers = 'int64'): string {
+  switch (goKind(v, integers)) {
+    case 'nil': return 'nil';
+    case 'int': return 'int64';
+    case 'uint': return 'uint8';
+    case 'float': return 'float64';
+    default: return goKind(v, integers);
   }
 }

@@ -26,6 +26,7 @@ import { randomUUID, X509Certificate } from 'node:crypto';
 import { ApiError, fieldErrorText, internalError } from '../../errors.ts';
 import type { FieldError } from '../../schema/types.ts';
 import { validateAnnotations, validateLabels } from '../metadata-validation.ts';
+import { goTypeName } from '../../go/fmt.ts';
 import { isPlainObject } from '../../util/json.ts';
 
 type Obj = Record<string, any>;
@@ -102,16 +103,6 @@ export function goDuration(ms: number): string {
   const m = Math.floor((ms % 3_600_000) / 60_000);
   const s = ((ms % 60_000) / 1000).toFixed(3).replace(/\.?0+$/, '');
   return (h ? `${h}h` : '') + (h || m ? `${m}m` : '') + `${s}s`;
-}
-
-/** %T of a decoded JSON value, as Go names the types Unstructured holds. */
-function goType(v: unknown): string {
-  if (v === null || v === undefined) return '<nil>';
-  if (typeof v === 'string') return 'string';
-  if (typeof v === 'boolean') return 'bool';
-  if (typeof v === 'number') return Number.isInteger(v) ? 'int64' : 'float64';
-  if (Array.isArray(v)) return '[]interface {}';
-  return 'map[string]interface {}';
 }
 
 /** utilerrors.Aggregate's text: one error as is, several deduplicated in brackets. */
@@ -673,7 +664,7 @@ function sameIdentityError(original: any, converted: any): string | undefined {
 function restoreObjectMeta(original: any, converted: Obj): string | undefined {
   if (!('metadata' in converted)) return 'missing metadata in converted object';
   const response = converted.metadata;
-  if (!isPlainObject(response)) return `invalid metadata of type ${goType(response)} in converted object`;
+  if (!isPlainObject(response)) return `invalid metadata of type ${goTypeName(response, 'integral')} in converted object`;
   const meta: Obj = isPlainObject(original?.metadata) ? structuredClone(original.metadata) : {};
   converted.metadata = meta;
   for (const field of ['labels', 'annotations'] as const) {
@@ -682,13 +673,13 @@ function restoreObjectMeta(original: any, converted: Obj): string | undefined {
       delete meta[field];
       continue;
     }
-    if (!isPlainObject(fromWebhook)) return `invalid metadata.${field} of type ${goType(fromWebhook)} in converted object`;
+    if (!isPlainObject(fromWebhook)) return `invalid metadata.${field} of type ${goTypeName(fromWebhook, 'integral')} in converted object`;
     const before = meta[field];
-    if (before !== undefined && before !== null && !isPlainObject(before)) return `invalid metadata.${field} of type ${goType(before)} in original object`;
+    if (before !== undefined && before !== null && !isPlainObject(before)) return `invalid metadata.${field} of type ${goTypeName(before, 'integral')} in original object`;
     const prior: Obj = isPlainObject(before) ? before : {};
     let changed = Object.keys(prior).length !== Object.keys(fromWebhook).length;
     for (const [k, v] of Object.entries(fromWebhook)) {
-      if (typeof v !== 'string') return `metadata.${field}[${k}] must be a string, but is ${goType(v)} in converted object`;
+      if (typeof v !== 'string') return `metadata.${field}[${k}] must be a string, but is ${goTypeName(v, 'integral')} in converted object`;
       if (prior[k] !== v) changed = true;
     }
     if (changed) {

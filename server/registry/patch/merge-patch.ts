@@ -41,53 +41,6 @@ export function jsonKind(v: unknown): string {
   }
 }
 
-/** reflect.Kind of the value as Go decodes JSON (ints preserved), for kube-style messages. */
-export function goReflectKind(v: unknown): string {
-  if (v === null || v === undefined) return 'nil';
-  if (Array.isArray(v)) return 'slice';
-  switch (typeof v) {
-    case 'object':
-      return 'map';
-    case 'string':
-      return 'string';
-    case 'number':
-      return Number.isInteger(v) ? 'int64' : 'float64';
-    case 'boolean':
-      return 'bool';
-    default:
-      return typeof v;
-  }
-}
-
-function goFloat(n: number): string {
-  if (!Number.isFinite(n)) return String(n);
-  const exp = n === 0 ? 0 : Math.floor(Math.log10(Math.abs(n)));
-  if (exp < -4 || exp >= 21 || (!Number.isInteger(n) && exp >= 6)) {
-    const [mant, e] = n.toExponential().split('e');
-    const sign = e!.startsWith('-') ? '-' : '+';
-    const digits = e!.replace(/^[+-]/, '');
-    return `${mant}e${sign}${digits.length < 2 ? '0' + digits : digits}`;
-  }
-  return String(n);
-}
-
-/** A JSON value printed the way Go's fmt "%v" prints the decoded interface{} (used in messages). */
-export function goFormat(v: unknown): string {
-  if (v === null || v === undefined) return '<nil>';
-  if (Array.isArray(v)) return `[${v.map(goFormat).join(' ')}]`;
-  switch (typeof v) {
-    case 'object': {
-      const o = v as JsonObject;
-      const keys = Object.keys(o).sort();
-      return `map[${keys.map((k) => `${k}:${goFormat(o[k])}`).join(' ')}]`;
-    }
-    case 'number':
-      return Number.isInteger(v) && Math.abs(v) < 1e21 ? String(v) : goFloat(v);
-    default:
-      return String(v);
-  }
-}
-
 /**
  * A copy of a patch value with null members removed from every object in it (arrays keep their
  * null elements). The input is not modified.
