@@ -4,11 +4,11 @@ import {
   compileJsonPath,
   compileSelectableFields,
   compileSimpleJsonPath,
-  goJsonMarshal,
   jsonPathParseError,
   JsonPathError,
   printResults,
 } from '../server/registry/crd/jsonpath.ts';
+import { goJsonMarshal } from '../server/go/json.ts';
 import { goSprint, goFloat } from '../server/go/fmt.ts';
 
 /** Evaluates a template the way client-go's Execute prints it. */

@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { compareStrings } from '../server/go/strings.ts';
 import { goMapOrder, sortedMap } from '../server/go/map-order.ts';
 import { customObjectOrder } from '../server/registry/store.ts';
+import { goJsonMarshal, goJsonText } from '../server/go/json.ts';
 import { GoByte, GoFloat, goFloat, goNumber, goReflectKind, goSharpV, goSprint, goStringSlice, goTypeName } from '../server/go/fmt.ts';
 
 // U+E000 (a private-use BMP character) and U+1F600 (😀, a surrogate pair in UTF-16): Go's UTF-8
@@ -91,4 +92,12 @@ test('%#v and %T of a []string and unstructured values', () => {
   assert.equal(goTypeName([]), '[]interface {}');
   assert.equal(goTypeName({}), 'map[string]interface {}');
   assert.equal(goTypeName(undefined), '<nil>');
+});
+
+test('json.Marshal: compact, map keys sorted by code point, HTML characters escaped', () => {
+  assert.equal(goJsonMarshal({ b: 1, a: ['<&>', 0.5, -0, null], [ASTRAL]: true, [BMP_HIGH]: false }), `{"a":["\\u003c\\u0026\\u003e",0.5,0,null],"b":1,"${BMP_HIGH}":false,"${ASTRAL}":true}`);
+  assert.equal(goJsonMarshal('a\u2028b'), '"a\\u2028b"');
+  assert.equal(goJsonMarshal(1e21), '1e+21');
+  assert.equal(goJsonMarshal(1e-7), '1e-7');
+  assert.equal(goJsonText('{"a":"x"}'), '{"a":"x"}');
 });

@@ -5,7 +5,7 @@ import YAML from 'yaml';
 import { PROTOBUF_MEDIA_TYPE, decodeProtobuf, encodeProtobuf, definitionForKind } from './protobuf.ts';
 import { Encoder } from 'cbor-x';
 import { storedJsonOf } from '../storage/codec.ts';
-import { goJsonText } from '../util/json.ts';
+import { goJsonText } from '../go/json.ts';
 import { ApiError, badRequest, notAcceptable, unsupportedMediaType, requestEntityTooLarge } from '../errors.ts';
 import { MAX_BODY_DEPTH, jsonDepthExceededAt, valueDepthExceeds } from '../util/json-depth.ts';
 import { goJsonSyntaxError, summarizeBody } from '../schema/go-decode.ts';

@@ -18,7 +18,8 @@
 // levels remember what is derived from them; schema atoms are computed once per TypeNode; walks
 // build their sets bottom-up, without paths.
 import type { TypeNode } from '../../schema/types.ts';
-import { goJsonText, isPlainObject } from '../../util/json.ts';
+import { isPlainObject } from '../../util/json.ts';
+import { goJsonMarshal } from '../../go/json.ts';
 import { goSprint, goTypeName, goSharpV } from '../../go/fmt.ts';
 import { compareStrings } from '../../go/strings.ts';
 
@@ -32,23 +33,6 @@ export type FieldPath = readonly PathElement[];
 
 // ---------------------------------------------------------------------------------------------
 // Values: the JSON encoding kube uses inside k:/v: names, ordering and human-readable form.
-
-/** Compact JSON as Go's encoding/json writes it: object keys sorted, <, >, & and U+2028/9 escaped. */
-export function goJSON(v: unknown): string {
-  if (typeof v === 'string') return goJsonText(JSON.stringify(v));
-  if (typeof v === 'number' || typeof v === 'boolean' || v === null) return JSON.stringify(v);
-  return goJsonText(JSON.stringify(sortKeys(v)));
-}
-
-function sortKeys(v: unknown): unknown {
-  if (Array.isArray(v)) return v.map(sortKeys);
-  if (isPlainObject(v)) {
-    const out: Record<string, unknown> = {};
-    for (const k of Object.keys(v).sort(compareStrings)) out[k] = sortKeys(v[k]);
-    return out;
-  }
-  return v;
-}
 
 const ownProperty = Object.prototype.hasOwnProperty;
 function hasOwn(o: object, k: string): boolean {
@@ -180,8 +164,8 @@ export function comparePathElements(a: PathElement, b: PathElement): number {
 const NAMES = new WeakMap<object, string>();
 
 function computeName(pe: PathElement): string {
-  if ('key' in pe) return 'k:{' + pe.key.map(([k, v]) => goJSON(k) + ':' + goJSON(v)).join(',') + '}';
-  if ('value' in pe) return 'v:' + goJSON(pe.value);
+  if ('key' in pe) return 'k:{' + pe.key.map(([k, v]) => goJsonMarshal(k) + ':' + goJsonMarshal(v)).join(',') + '}';
+  if ('value' in pe) return 'v:' + goJsonMarshal(pe.value);
   return 'i:' + (pe as { index: number }).index;
 }
 
@@ -1147,7 +1131,7 @@ function keyLayout(atom: Atom & { kind: 'list' }): KeyLayout {
       .map((_, i) => i)
       .filter((i) => atom.keys.indexOf(atom.keys[i]) === i)
       .sort((i, j) => compareStrings(atom.keys[i], atom.keys[j]));
-    l = { order, prefixes: atom.keys.map((k) => goJSON(k) + ':') };
+    l = { order, prefixes: atom.keys.map((k) => goJsonMarshal(k) + ':') };
     KEY_LAYOUTS.set(atom, l);
   }
   return l;
@@ -1280,7 +1264,7 @@ class NamingError extends Error {
 
 function goJSONOrThrow(v: unknown): string {
   try {
-    return goJSON(v);
+    return goJsonMarshal(v);
   } catch (e) {
     throw new NamingError(e);
   }

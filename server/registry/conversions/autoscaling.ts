@@ -5,7 +5,8 @@
 // JSON text exactly as Go's encoding/json writes it, so a v1 client that writes an object back
 // loses nothing. Reading them back follows encoding/json too (field names matched without regard
 // to case, unknown fields skipped); a text that does not decode is ignored, as kube ignores it.
-import { goJsonText, isPlainObject } from '../../util/json.ts';
+import { isPlainObject } from '../../util/json.ts';
+import { goJsonText } from '../../go/json.ts';
 import { canonicalQuantity } from '../../util/quantity.ts';
 import { cloneJSON } from '../apply/index.ts';
 import { compareStrings } from '../../go/strings.ts';

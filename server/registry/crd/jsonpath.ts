@@ -20,6 +20,7 @@
 // dotted path, so ['a.b'] means .a.b (escape the dot, ['a\.b'], for a key containing one).
 
 import { goAtoi, goRuneU, unquoteExtend } from '../../go/strconv.ts';
+import { goJsonMarshal } from '../../go/json.ts';
 import { compareStrings } from '../../go/strings.ts';
 import { GoByte, GoFloat, goKind, goSprint, goTypeName, isInt64, unwrapGoValue as unwrap, type GoKind } from '../../go/fmt.ts';
 
@@ -411,29 +412,6 @@ const sortedKeys = (m: Record<string, unknown>): string[] => Object.keys(m).sort
 
 // ---------------------------------------------------------------------------------------------
 // Go formatting of values
-
-const JSON_HTML_ESCAPES = /[<>&\u2028\u2029]/g;
-const jsonHtmlEscape = (c: string): string => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
-
-/** encoding/json.Marshal of a decoded JSON value: sorted keys, <, >, &, U+2028/9 escaped. */
-export function goJsonMarshal(v: unknown): string {
-  switch (goKind(v)) {
-    case 'nil': return 'null';
-    case 'string': return JSON.stringify(v).replace(JSON_HTML_ESCAPES, jsonHtmlEscape);
-    case 'bool': return (v as boolean) ? 'true' : 'false';
-    case 'int':
-    case 'uint':
-    case 'float':
-      // Go's float encoding ('f', or 'e' below 1e-6 / from 1e21, "e-07" cleaned to "e-7") is
-      // exactly ECMAScript's Number-to-String; -0 is int64 0 once kube decodes it.
-      return String((unwrap(v) as number) + 0);
-    case 'slice': return `[${(v as unknown[]).map(goJsonMarshal).join(',')}]`;
-    default: {
-      const m = v as Record<string, unknown>;
-      return `{${sortedKeys(m).map((k) => `${goJsonMarshal(k)}:${goJsonMarshal(m[k])}`).join(',')}}`;
-    }
-  }
-}
 
 /** How client-go's PrintResults writes one value: maps and slices as JSON, scalars with %v, null as "null". */
 export function jsonPathText(v: unknown): string {
