@@ -5,6 +5,7 @@ import { compareStrings } from '../server/go/strings.ts';
 import { goMapOrder, sortedMap } from '../server/go/map-order.ts';
 import { customObjectOrder } from '../server/registry/store.ts';
 import { goJsonMarshal, goJsonText } from '../server/go/json.ts';
+import { daysIn, formatRFC3339, goDuration, goTime, parseGoDuration, parseRFC3339, ZERO_TIME } from '../server/go/time.ts';
 import { GoByte, GoFloat, goFloat, goNumber, goReflectKind, goSharpV, goSprint, goStringSlice, goTypeName } from '../server/go/fmt.ts';
 
 // U+E000 (a private-use BMP character) and U+1F600 (😀, a surrogate pair in UTF-16): Go's UTF-8
@@ -100,4 +101,34 @@ test('json.Marshal: compact, map keys sorted by code point, HTML characters esca
   assert.equal(goJsonMarshal(1e21), '1e+21');
   assert.equal(goJsonMarshal(1e-7), '1e-7');
   assert.equal(goJsonText('{"a":"x"}'), '{"a":"x"}');
+});
+
+test('RFC 3339 as time.Parse reads it and metav1.Time writes it', () => {
+  assert.deepEqual(parseRFC3339('2024-02-29T23:59:59Z'), { ms: Date.UTC(2024, 1, 29, 23, 59, 59), fraction: '' });
+  assert.deepEqual(parseRFC3339('2024-01-01T1:02:03,5+01:30'), { ms: Date.UTC(2023, 11, 31, 23, 32, 3), fraction: '5' });
+  for (const bad of ['2023-02-29T00:00:00Z', '2024-01-01t00:00:00Z', '2024-01-01T00:00:00z', '2024-01-01T24:00:00Z', '2024-01-01 00:00:00Z', '2024-01-01T00:00:00+25:00', '2024-01-01']) {
+    assert.equal(parseRFC3339(bad), undefined, bad);
+  }
+  assert.equal(formatRFC3339(Date.UTC(2024, 4, 1, 10, 0, 0, 999)), '2024-05-01T10:00:00Z');
+  assert.equal(formatRFC3339(ZERO_TIME), '0001-01-01T00:00:00Z');
+  assert.throws(() => formatRFC3339(NaN), RangeError);
+  assert.equal(goTime('2024-01-02T03:04:05.500000Z'), '2024-01-02 03:04:05.5 +0000 UTC');
+  assert.equal(goTime(undefined), '0001-01-01 00:00:00 +0000 UTC');
+  assert.equal(daysIn(1900, 2), 28);
+  assert.equal(daysIn(2000, 2), 29);
+});
+
+test('durations: time.ParseDuration and Duration.String', () => {
+  assert.equal(parseGoDuration('1h30m'), 5.4e12);
+  assert.equal(parseGoDuration('-1.5s'), -1.5e9);
+  assert.equal(parseGoDuration('.5us'), 500);
+  assert.equal(parseGoDuration('0'), 0);
+  assert.equal(parseGoDuration('5'), 'time: missing unit in duration "5"');
+  assert.equal(parseGoDuration('5d'), 'time: unknown unit "d" in duration "5d"');
+  assert.equal(parseGoDuration('1é'), 'time: unknown unit "\\xc3\\xa9" in duration "1\\xc3\\xa9"');
+  assert.equal(parseGoDuration(''), 'time: invalid duration ""');
+  assert.equal(parseGoDuration('3000000h'), 'time: invalid duration "3000000h"');
+  assert.equal(goDuration(90_000), '1m30s');
+  assert.equal(goDuration(3_600_000), '1h0m0s');
+  assert.equal(goDuration(1500), '1.5s');
 });

@@ -9,6 +9,7 @@
  */
 import { convertEvent, CORE_EVENT_VERSION, EVENTS_V1_VERSION } from '../registry/conversions/events.ts';
 import { convertHorizontalPodAutoscaler } from '../registry/conversions/autoscaling.ts';
+import { formatRFC3339 } from '../go/time.ts';
 
 export interface TableColumnDefinition {
   name: string;
@@ -1513,7 +1514,7 @@ const nameAgePrinter = printer([nameCol(), ageCol()], (o, now) => [nameOf(o), ag
 function rfc3339(v: unknown): string {
   const t = parseTime(v);
   if (t === undefined) return '0001-01-01T00:00:00Z';
-  return new Date(Math.floor(t / SECOND) * SECOND).toISOString().replace('.000Z', 'Z');
+  return formatRFC3339(t);
 }
 
 const defaultPrinter = printer(

@@ -6,6 +6,7 @@ import { randomInt } from 'node:crypto';
 import type { FieldError } from '../schema/types.ts';
 import { goStringSlice } from '../go/fmt.ts';
 import { goQuote } from '../go/strconv.ts';
+import { goTime } from '../go/time.ts';
 import { isPlainObject } from '../util/json.ts';
 
 function invalid(field: string, valueText: string, detail: string): FieldError {
@@ -435,19 +436,6 @@ export function validateObjectMeta(meta: any, opts: { namespaced: boolean; nameR
   errs.push(...validateFinalizers(m.finalizers, 'metadata.finalizers'));
   errs.push(...validateManagedFields(m.managedFields, 'metadata.managedFields'));
   return errs;
-}
-
-/** metav1.Time or MicroTime as Go prints it (time.Time.String in UTC): "2024-01-02 03:04:05.5 +0000 UTC". */
-export function goTime(v: unknown): string {
-  const s = str(v);
-  const d = s ? new Date(s) : new Date(Date.UTC(1, 0, 1));
-  if (s && Number.isNaN(d.getTime())) return goQuote(s);
-  if (!s) d.setUTCFullYear(1);
-  const p = (n: number, w = 2) => String(n).padStart(w, '0');
-  // The text's own fraction: a MicroTime has microseconds, which a Date drops.
-  const digits = /\.(\d+)/.exec(s)?.[1]?.replace(/0+$/, '') ?? '';
-  const frac = digits ? `.${digits}` : '';
-  return `${p(d.getUTCFullYear(), 4)}-${p(d.getUTCMonth() + 1)}-${p(d.getUTCDate())} ${p(d.getUTCHours())}:${p(d.getUTCMinutes())}:${p(d.getUTCSeconds())}${frac} +0000 UTC`;
 }
 
 function sameTime(a: unknown, b: unknown): boolean {

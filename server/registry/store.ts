@@ -20,6 +20,7 @@ import { ApiError, ObjectTooLargeError, alreadyExists, badRequest, conflict, gon
 import { deepEqual, deepFreeze, isPlainObject } from '../util/json.ts';
 import { goJsonText } from '../go/json.ts';
 import { goMapOrder, sortedMap } from '../go/map-order.ts';
+import { formatRFC3339 } from '../go/time.ts';
 import { canonicalizeQuantities } from '../schema/quantities.ts';
 import { dropOmittedZeros, fillGoZeros } from '../schema/omitempty.ts';
 import { goJsonOrder } from '../schema/go-order.ts';
@@ -771,7 +772,7 @@ export class GenericStore {
         if (strategy.gracePeriod && remaining > 0) {
           // A graceful deletion under way: only a shorter period changes it.
           if (requested === undefined || requested >= remaining) return { deleted: false, object: old };
-          meta.deletionTimestamp = timestampAt(Date.parse(old.metadata.deletionTimestamp) + (requested - remaining) * 1000);
+          meta.deletionTimestamp = formatRFC3339(Date.parse(old.metadata.deletionTimestamp) + (requested - remaining) * 1000);
           meta.deletionGracePeriodSeconds = requested;
           marked = true;
           held ||= requested > 0;
@@ -784,7 +785,7 @@ export class GenericStore {
         if (period !== undefined || held) {
           marked = true;
           held ||= (period ?? 0) > 0;
-          meta.deletionTimestamp = period ? timestampAt(Date.now() + period * 1000) : nowTimestamp();
+          meta.deletionTimestamp = period ? formatRFC3339(Date.now() + period * 1000) : nowTimestamp();
           meta.deletionGracePeriodSeconds = period ?? 0;
           if (period !== undefined ? meta.generation > 0 : strategy.tracksGeneration) meta.generation = (meta.generation ?? 1) + 1;
           if (held) strategy.prepareForDeletion?.(next);
@@ -1091,17 +1092,12 @@ function unchanged(obj: any, old: any): boolean {
 
 let stampSecond = -1;
 let stampText = '';
-/** RFC 3339 with whole seconds, as metav1.Time serializes; formatted once per second. */
-/** A time as kube writes a metav1.Time: RFC 3339, whole seconds, UTC. */
-function timestampAt(ms: number): string {
-  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
-}
-
+/** The time now as a metav1.Time; formatted once per second. */
 export function nowTimestamp(): string {
   const sec = Math.floor(Date.now() / 1000);
   if (sec !== stampSecond) {
     stampSecond = sec;
-    stampText = new Date(sec * 1000).toISOString().replace('.000Z', 'Z');
+    stampText = formatRFC3339(sec * 1000);
   }
   return stampText;
 }

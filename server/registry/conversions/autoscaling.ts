@@ -10,6 +10,7 @@ import { goJsonText } from '../../go/json.ts';
 import { canonicalQuantity } from '../../util/quantity.ts';
 import { cloneJSON } from '../apply/index.ts';
 import { compareStrings } from '../../go/strings.ts';
+import { formatRFC3339, parseRFC3339 } from '../../go/time.ts';
 
 type Obj = Record<string, any>;
 
@@ -678,33 +679,13 @@ function fieldFor(t: Extract<GoType, { k: 'struct' }>, key: string): GoField | u
 const foldKey = (s: string): string =>
   s.replace(/[A-Z\u017f\u212a]/g, (c) => (c === '\u017f' ? 's' : c === '\u212a' ? 'k' : c.toLowerCase()));
 
-const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})T(\d{1,2}):(\d{2}):(\d{2})(?:[.,]\d+)?(?:Z|([+-])(\d{2}):(\d{2}))$/;
-const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
-const isLeap = (y: number): boolean => y % 4 === 0 && (y % 100 !== 0 || y % 400 === 0);
-
 /**
  * time.Parse(time.RFC3339, s) written back as metav1.Time does (RFC3339 in UTC, whole seconds);
  * undefined when Go would not parse it.
  */
 function canonicalTime(s: string): string | undefined {
-  const m = RFC3339.exec(s);
-  if (!m) return undefined;
-  const [year, month, day, hour, minute, second] = [m[1], m[2], m[3], m[4], m[5], m[6]].map(Number);
-  if (month < 1 || month > 12) return undefined;
-  const days = month === 2 && isLeap(year) ? 29 : DAYS_IN_MONTH[month - 1];
-  if (day < 1 || day > days || hour > 23 || minute > 59 || second > 59) return undefined;
-  let offsetMinutes = 0;
-  if (m[7]) {
-    const oh = Number(m[8]);
-    const om = Number(m[9]);
-    if (oh > 24 || om > 60) return undefined;
-    offsetMinutes = (m[7] === '-' ? -1 : 1) * (oh * 60 + om);
-  }
-  const d = new Date(0);
-  d.setUTCFullYear(year, month - 1, day);
-  d.setUTCHours(hour, minute - offsetMinutes, second, 0);
-  const p = (n: number, w = 2): string => String(n).padStart(w, '0');
-  return `${p(d.getUTCFullYear(), 4)}-${p(d.getUTCMonth() + 1)}-${p(d.getUTCDate())}T${p(d.getUTCHours())}:${p(d.getUTCMinutes())}:${p(d.getUTCSeconds())}Z`;
+  const t = parseRFC3339(s);
+  return t && formatRFC3339(t.ms);
 }
 
 // ---------------------------------------------------------------------------------------------

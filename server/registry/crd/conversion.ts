@@ -27,6 +27,7 @@ import { ApiError, fieldErrorText, internalError } from '../../errors.ts';
 import type { FieldError } from '../../schema/types.ts';
 import { validateAnnotations, validateLabels } from '../metadata-validation.ts';
 import { goTypeName } from '../../go/fmt.ts';
+import { goDuration } from '../../go/time.ts';
 import { isPlainObject } from '../../util/json.ts';
 
 type Obj = Record<string, any>;
@@ -94,16 +95,6 @@ function gvkOf(obj: unknown): GVK {
 
 const gvString = (g: { group: string; version: string }): string => (g.group ? `${g.group}/${g.version}` : g.version);
 const gvkString = (g: GVK): string => `${g.group}/${g.version}, Kind=${g.kind}`;
-
-/** Go's time.Duration.String() for a whole number of milliseconds. */
-export function goDuration(ms: number): string {
-  if (ms === 0) return '0s';
-  if (ms < 1000) return `${ms}ms`;
-  const h = Math.floor(ms / 3_600_000);
-  const m = Math.floor((ms % 3_600_000) / 60_000);
-  const s = ((ms % 60_000) / 1000).toFixed(3).replace(/\.?0+$/, '');
-  return (h ? `${h}h` : '') + (h || m ? `${m}m` : '') + `${s}s`;
-}
 
 /** utilerrors.Aggregate's text: one error as is, several deduplicated in brackets. */
 function aggregate(errs: FieldError[]): string {

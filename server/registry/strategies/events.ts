@@ -7,7 +7,8 @@
 import type { FieldError } from '../../schema/types.ts';
 import { registerStrategy } from '../strategy.ts';
 import { deepEqual, isPlainObject } from '../../util/json.ts';
-import { goTime, isDNS1123Subdomain, isQualifiedName } from '../metadata-validation.ts';
+import { isDNS1123Subdomain, isQualifiedName } from '../metadata-validation.ts';
+import { goTime } from '../../go/time.ts';
 import { goQuote } from '../../go/strconv.ts';
 import { invalidError, requiredError } from '../crd/schema-validator.ts';
 import { convertEvent, CORE_EVENT_VERSION } from '../conversions/events.ts';
