@@ -5,6 +5,7 @@ import { compareStrings } from '../server/go/strings.ts';
 import { goMapOrder, sortedMap } from '../server/go/map-order.ts';
 import { customObjectOrder } from '../server/registry/store.ts';
 import { goJsonMarshal, goJsonText } from '../server/go/json.ts';
+import { goYamlKeyOrder, kubeYaml } from '../server/go/yaml.ts';
 import { daysIn, formatRFC3339, goDuration, goTime, parseGoDuration, parseRFC3339, ZERO_TIME } from '../server/go/time.ts';
 import { GoByte, GoFloat, goFloat, goNumber, goReflectKind, goSharpV, goSprint, goStringSlice, goTypeName } from '../server/go/fmt.ts';
 
@@ -131,4 +132,13 @@ test('durations: time.ParseDuration and Duration.String', () => {
   assert.equal(goDuration(90_000), '1m30s');
   assert.equal(goDuration(3_600_000), '1h0m0s');
   assert.equal(goDuration(1500), '1.5s');
+});
+
+test('go-yaml v2 key order: letters by code point (a fidelity fix: it compared UTF-16 units), digits by value', () => {
+  const FULLWIDTH_A = '\uff21'; // a letter from U+E000 up
+  const DESERET_I = '\u{10400}'; // a letter beyond U+FFFF
+  assert.equal(goYamlKeyOrder(FULLWIDTH_A, DESERET_I), -1);
+  assert.equal(goYamlKeyOrder(DESERET_I, FULLWIDTH_A), 1);
+  assert.equal(kubeYaml({ [DESERET_I]: 1, [FULLWIDTH_A]: 2 }), `${FULLWIDTH_A}: 2\n${DESERET_I}: 1\n`);
+  assert.deepEqual(['a10', 'b', 'a2', '_x', 'a'].sort(goYamlKeyOrder), ['_x', 'a', 'a2', 'a10', 'b']);
 });

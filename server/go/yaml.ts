@@ -1,6 +1,7 @@
 // go-yaml v2 (gopkg.in/yaml.v2) as kube-apiserver uses it through sigs.k8s.io/yaml: YAML 1.1
 // reading (KUBE_YAML, options for the `yaml` library) and writing (kubeYaml), with its key order.
 import YAML from 'yaml';
+import { compareStrings } from './strings.ts';
 
 /**
  * go-yaml v2's floats, which the YAML 1.1 float pattern over-reads: `.`, `._` and `e5` are
@@ -75,7 +76,7 @@ export function goYamlKeyOrder(a: string, b: string): number {
     if (ar[i] === br[i]) continue;
     const al = LETTER.test(ar[i]);
     const bl = LETTER.test(br[i]);
-    if (al && bl) return ar[i] < br[i] ? -1 : 1;
+    if (al && bl) return compareStrings(ar[i], br[i]);
     if (al || bl) return bl ? -1 : 1;
     let an = 0;
     let bn = 0;
@@ -95,7 +96,7 @@ export function goYamlKeyOrder(a: string, b: string): number {
     for (; bi < br.length && DIGIT.test(br[bi]); bi++) bn = bn * 10 + Number(br[bi]);
     if (an !== bn) return an < bn ? -1 : 1;
     if (ai !== bi) return ai < bi ? -1 : 1;
-    return ar[i] < br[i] ? -1 : 1;
+    return compareStrings(ar[i], br[i]);
   }
   return ar.length - br.length;
 }
