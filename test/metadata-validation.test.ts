@@ -1,7 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { fieldErrorText } from '../server/errors.ts';
-import type { FieldError } from '../server/schema/types.ts';
+import { fieldErrorText, type FieldError } from '../server/validation/field.ts';
 import {
   validateObjectMeta,
   validateObjectMetaUpdate,

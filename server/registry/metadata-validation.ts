@@ -3,7 +3,7 @@
 // The string checks (label keys/values, DNS names, path segments) are exported for other
 // validators too; they return the bare error texts, callers attach the field and bad value.
 import { randomInt } from 'node:crypto';
-import type { FieldError } from '../schema/types.ts';
+import type { FieldError } from '../validation/field.ts';
 import { goStringSlice } from '../go/fmt.ts';
 import { goQuote } from '../go/strconv.ts';
 import { goTime } from '../go/time.ts';

@@ -22,12 +22,11 @@
 //
 // A field the schema requires and the request leaves out is the schema walk's Required value;
 // these checks look at the values that are there.
-import type { FieldError } from '../schema/types.ts';
 import { isPlainObject, objectsOf as objects } from '../util/json.ts';
 import { validateLocalDescendingPath } from './pod-volume-validation.ts';
 import { isDNS1123Subdomain } from './metadata-validation.ts';
 import { goQuote } from '../go/strconv.ts';
-import { duplicateError, forbiddenError, goValue, invalidError, notSupportedError, requiredError, tooLongError } from './crd/schema-validator.ts';
+import { duplicateError, forbiddenError, goValue, invalidError, notSupportedError, requiredError, tooLongError, type FieldError } from '../validation/field.ts';
 
 type Obj = Record<string, any>;
 

@@ -3,7 +3,7 @@
 // notified by the log after commit. Per-kind rules come from strategies (strategy.ts).
 import { randomUUID } from 'node:crypto';
 import type { EventLog, Key, StoredObject, WriteTx } from '../storage/event-log.ts';
-import type { ResourceInfo, FieldError, TypeNode } from '../schema/types.ts';
+import type { ResourceInfo, TypeNode } from '../schema/types.ts';
 import { TypeModel } from '../schema/model.ts';
 import { validateObject } from '../schema/validate.ts';
 import type { AdmissionChain } from '../admission/chain.ts';
@@ -30,7 +30,7 @@ import type { ServiceLookup } from './crd/conversion.ts';
 import { validateListOptions, type ListParameters } from './list-options.ts';
 import { conversionOf, convertTo, type KindConversion } from './conversions/index.ts';
 import { CorruptObjectError } from '../storage/corrupt-rows.ts';
-import { invalidError } from './crd/schema-validator.ts';
+import { invalidError, type FieldError } from '../validation/field.ts';
 
 export type FieldValidation = 'Ignore' | 'Warn' | 'Strict';
 

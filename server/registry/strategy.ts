@@ -1,6 +1,7 @@
 // Per-kind rules. A kind is data (its schema); a strategy exists only for kinds with special
 // rules, registered by qualified resource. The generic store applies the defaults itself.
-import type { FieldError, ResourceInfo } from '../schema/types.ts';
+import type { ResourceInfo } from '../schema/types.ts';
+import type { FieldError } from '../validation/field.ts';
 
 export interface Strategy {
   /** metadata.generation starts at 1 and is bumped when anything outside metadata/status changes. */

@@ -75,19 +75,3 @@ export interface TypeNode {
   definition?: string;
 }
 
-/** One cause of a 422 Invalid, in the shape of metav1.StatusCause. */
-export interface FieldError {
-  reason:
-    | 'FieldValueRequired'
-    | 'FieldValueInvalid'
-    | 'FieldValueNotSupported'
-    | 'FieldValueDuplicate'
-    | 'FieldValueForbidden'
-    | 'FieldValueTooLong'
-    | 'FieldValueTooMany'
-    | 'FieldValueTypeInvalid'
-    | 'FieldValueNotFound'
-    | 'InternalError';
-  field: string; // e.g. "spec.template.spec.containers[0].image"
-  message: string; // e.g. 'Required value' — without the field prefix
-}

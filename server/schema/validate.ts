@@ -5,7 +5,8 @@
 //   type:     FieldValueTypeInvalid  'Invalid value: "string": spec.replicas in body must be of type integer: "string"'
 //   required: FieldValueRequired     'Required value'
 //   enum:     FieldValueNotSupported 'Unsupported value: "X": supported values: "A", "B"'
-import type { FieldError, TypeNode } from './types.ts';
+import type { TypeNode } from './types.ts';
+import type { FieldError } from '../validation/field.ts';
 import { isPlainObject } from '../util/json.ts';
 
 export interface ValidationResult {

@@ -44,21 +44,14 @@ import { strings } from '@bufbuild/cel/ext';
 import { isIPv4 } from 'node:net';
 import { ipv6Groups } from '../../util/net.ts';
 import { deepEqual, isPlainObject } from '../../util/json.ts';
-import type { FieldError } from '../../schema/types.ts';
 import { isQualifiedName, isValidLabelValue, validateName } from '../metadata-validation.ts';
 import { goQuote } from '../../go/strconv.ts';
 import { parseQuantity, addRationals, subtractRationals, compareRationals, type Rational } from '../../util/quantity.ts';
 import {
-  childPath,
-  duplicateError,
   FORMAT_CHECKS,
-  forbiddenError,
-  goValue,
-  indexPath,
-  invalidError,
   re2Error,
-  requiredError,
 } from './schema-validator.ts';
+import { childPath, duplicateError, forbiddenError, goValue, indexPath, invalidError, requiredError, type FieldError } from '../../validation/field.ts';
 
 type Obj = Record<string, any>;
 

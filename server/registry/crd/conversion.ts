@@ -23,8 +23,8 @@
 import * as https from 'node:https';
 import * as path from 'node:path';
 import { randomUUID, X509Certificate } from 'node:crypto';
-import { ApiError, fieldErrorText, internalError } from '../../errors.ts';
-import type { FieldError } from '../../schema/types.ts';
+import { ApiError, internalError } from '../../errors.ts';
+import { fieldErrorText, type FieldError } from '../../validation/field.ts';
 import { validateAnnotations, validateLabels } from '../metadata-validation.ts';
 import { goTypeName } from '../../go/fmt.ts';
 import { goDuration } from '../../go/time.ts';

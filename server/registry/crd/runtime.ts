@@ -3,7 +3,7 @@
 // rules, printer, selectable fields, scale paths, deprecation warning and converter. Schemas
 // and rules compile on first use and are shared by every later request (and by later CRD
 // revisions whose spec did not change), so installing many CRDs costs little at start-up.
-import type { ResourceInfo, TypeNode, FieldError } from '../../schema/types.ts';
+import type { ResourceInfo, TypeNode } from '../../schema/types.ts';
 import type { TablePrinter } from '../../http/printers.ts';
 import { TypeModel } from '../../schema/model.ts';
 import { compareKubeVersions } from '../../schema/catalog.ts';
@@ -11,7 +11,7 @@ import { compileVersionSchema, type CompiledSchema } from './schema-validator.ts
 import { compileSchemaRules, evaluateRules, hasValidationRules, type CompiledSchemaRules } from './cel.ts';
 import { crdTablePrinter } from '../../http/crd-printer.ts';
 import { converterFor, type Converter } from './conversion.ts';
-import { fieldErrorText } from '../../errors.ts';
+import { fieldErrorText, type FieldError } from '../../validation/field.ts';
 import { compileSelectableFields, compileSimpleJsonPath, type SimpleJsonPath } from './jsonpath.ts';
 import { isPlainObject } from '../../util/json.ts';
 

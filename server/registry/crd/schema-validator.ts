@@ -20,63 +20,17 @@
 import { createRequire } from 'node:module';
 import { isIP, isIPv4, isIPv6 } from 'node:net';
 import { parse, plan, celEnv, isCelError, CelScalar } from '@bufbuild/cel';
-import type { FieldError, TypeNode } from '../../schema/types.ts';
+import type { TypeNode } from '../../schema/types.ts';
+import { childPath, duplicateError, goValue, indexPath, invalidError, notSupportedError, requiredError, tooLongError, tooManyError, typeInvalidError, type FieldError } from '../../validation/field.ts';
 import { TypeModel } from '../../schema/model.ts';
 import { deepEqual, isPlainObject } from '../../util/json.ts';
 import { isDNS1035Label, validateObjectMeta } from '../metadata-validation.ts';
 import { goQuote } from '../../go/strconv.ts';
-import { goFloat, goNumber, goSharpV } from '../../go/fmt.ts';
+import { goFloat, goSharpV } from '../../go/fmt.ts';
 import { OBJECT_META_FIELDS, defaultCompiled, pruneAndDefaultCompiled, pruneCompiled } from './prune-default.ts';
 
 type Obj = Record<string, any>;
 
-
-// ---------------------------------------------------------------------------------------------
-// Go-flavoured rendering of values in field errors (apimachinery field.Error.ErrorBody).
-
-/** The value part of "Invalid value: <value>": strings quoted, numbers and booleans bare, the rest %#v. */
-export function goValue(v: unknown): string {
-  if (v === null || v === undefined) return 'null';
-  if (typeof v === 'string') return goQuote(v);
-  if (typeof v === 'number') return goNumber(v);
-  if (typeof v === 'boolean' || typeof v === 'bigint') return String(v);
-  return goSharpV(v);
-}
-
-export function invalidError(field: string, valueText: string | null, detail: string): FieldError {
-  const head = valueText === null ? 'Invalid value' : `Invalid value: ${valueText}`;
-  return { reason: 'FieldValueInvalid', field, message: detail ? `${head}: ${detail}` : head };
-}
-/** apivalidation.ValidateNonnegativeField: a negative number is invalid. */
-export function nonNegativeErrors(field: string, v: unknown): FieldError[] {
-  return typeof v === 'number' && v < 0 ? [invalidError(field, goValue(v), 'must be greater than or equal to 0')] : [];
-}
-export function requiredError(field: string, detail = ''): FieldError {
-  return { reason: 'FieldValueRequired', field, message: detail ? `Required value: ${detail}` : 'Required value' };
-}
-export function forbiddenError(field: string, detail = ''): FieldError {
-  return { reason: 'FieldValueForbidden', field, message: detail ? `Forbidden: ${detail}` : 'Forbidden' };
-}
-export function notSupportedError(field: string, valueText: string, supported: string[]): FieldError {
-  const detail = supported.length ? `: supported values: ${supported.map(goQuote).join(', ')}` : '';
-  return { reason: 'FieldValueNotSupported', field, message: `Unsupported value: ${valueText}${detail}` };
-}
-export function duplicateError(field: string, valueText: string | null): FieldError {
-  return { reason: 'FieldValueDuplicate', field, message: valueText === null ? 'Duplicate value' : `Duplicate value: ${valueText}` };
-}
-export function typeInvalidError(field: string, valueText: string, detail: string): FieldError {
-  return { reason: 'FieldValueTypeInvalid', field, message: `Invalid value: ${valueText}: ${detail}` };
-}
-export function tooLongError(field: string, max: number): FieldError {
-  return { reason: 'FieldValueTooLong', field, message: `Too long: may not be more than ${max} ${max === 1 ? 'byte' : 'bytes'}` };
-}
-export function tooManyError(field: string, actual: number, max: number): FieldError {
-  return { reason: 'FieldValueTooMany', field, message: `Too many: ${actual}: must have at most ${max} items` };
-}
-
-/** apimachinery field.Path joins: child names with ".", indexes and keys in brackets. */
-export const childPath = (base: string, name: string): string => (base ? `${base}.${name}` : name);
-export const indexPath = (base: string, i: number | string): string => `${base}[${i}]`;
 
 // ---------------------------------------------------------------------------------------------
 // RE2 through @bufbuild/cel's `matches` (Go's regexp syntax: what kube-apiserver compiles).

@@ -6,7 +6,7 @@ import { badRequest, invalid, unsupportedMediaType } from '../../errors.ts';
 import { goJsonTypeError, goUnstructuredError } from '../../schema/go-decode.ts';
 import { goJsonMarshal, goJsonText } from '../../go/json.ts';
 import { goSprint } from '../../go/fmt.ts';
-import { invalidError } from '../crd/schema-validator.ts';
+import { invalidError } from '../../validation/field.ts';
 import { goQuote } from '../../go/strconv.ts';
 import { MAX_BODY_DEPTH, jsonTextOf, valueDepthExceeds } from '../../util/json-depth.ts';
 import { applyJsonPatch } from './json-patch.ts';
