@@ -1,19 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { fieldErrorText, type FieldError } from '../server/validation/field.ts';
-import {
-  validateObjectMeta,
-  validateObjectMetaUpdate,
-  nameRuleFor,
-  validateName,
-  generateNameFrom,
-  validateLabels,
-  validateAnnotations,
-  validateFinalizers,
-  validateOwnerReferences,
-  validateManagedFields,
-  type NameRule,
-} from '../server/registry/metadata-validation.ts';
+import { nameRuleFor } from '../server/registry/strategy.ts';
+import { validateObjectMeta, validateObjectMetaUpdate, validateLabels, validateAnnotations, validateFinalizers, validateOwnerReferences, validateManagedFields } from '../server/validation/object-meta.ts';
+import { validateName, generateNameFrom, type NameRule } from '../server/validation/names.ts';
 import { goQuote } from '../server/go/strconv.ts';
 
 const SUBDOMAIN_MSG =

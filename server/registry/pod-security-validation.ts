@@ -24,7 +24,7 @@
 // these checks look at the values that are there.
 import { isPlainObject, objectsOf as objects } from '../util/json.ts';
 import { validateLocalDescendingPath } from './pod-volume-validation.ts';
-import { isDNS1123Subdomain } from './metadata-validation.ts';
+import { isDNS1123Subdomain } from '../validation/names.ts';
 import { goQuote } from '../go/strconv.ts';
 import { duplicateError, forbiddenError, goValue, invalidError, notSupportedError, requiredError, tooLongError, type FieldError } from '../validation/field.ts';
 

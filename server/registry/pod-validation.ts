@@ -15,7 +15,8 @@
 // preemption policy and overhead; a Pod's projected token without a serviceAccountName
 // (validatePodMetadataAndSpec: kube's ServiceAccount admission always sets one).
 import { isPlainObject, objectsOf, semanticEqual } from '../util/json.ts';
-import { configKeyErrors, isDNS1123Label, isDNS1123Subdomain, isQualifiedName, isValidLabelValue, maxLenError, validateAnnotations, validateLabels } from './metadata-validation.ts';
+import { validateAnnotations, validateLabels } from '../validation/object-meta.ts';
+import { configKeyErrors, isDNS1123Label, isDNS1123Subdomain, isQualifiedName, isValidLabelValue, maxLenError } from '../validation/names.ts';
 import { goQuote } from '../go/strconv.ts';
 import { compareRationals, parseQuantity } from '../util/quantity.ts';
 import { withCanonicalQuantities } from '../schema/quantities.ts';

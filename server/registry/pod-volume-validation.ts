@@ -21,15 +21,8 @@
 // pointer nested in a struct it shows with %#v as an address; hearth prints the pointee.
 import { isPlainObject, objectsOf as objects } from '../util/json.ts';
 import { canonicalQuantity, parseQuantity } from '../util/quantity.ts';
-import {
-  isDNS1123Label,
-  isDNS1123Subdomain,
-  isQualifiedName,
-  TotalAnnotationSizeLimitB,
-  validateAnnotations,
-  validateLabels,
-  validateLabelSelector,
-} from './metadata-validation.ts';
+import { TotalAnnotationSizeLimitB, validateAnnotations, validateLabels, validateLabelSelector } from '../validation/object-meta.ts';
+import { isDNS1123Label, isDNS1123Subdomain, isQualifiedName } from '../validation/names.ts';
 import { goStringSlice } from '../go/fmt.ts';
 import { goQuote } from '../go/strconv.ts';
 import { forbiddenError, goValue, invalidError, notSupportedError, requiredError, tooLongError, type FieldError } from '../validation/field.ts';

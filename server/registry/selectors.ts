@@ -3,7 +3,7 @@
 // matchers, and the per-kind field sets objects expose to field selectors.
 import type { ResourceInfo } from '../schema/types.ts';
 import { badRequest } from '../errors.ts';
-import { isQualifiedName, isValidLabelValue } from './metadata-validation.ts';
+import { isQualifiedName, isValidLabelValue } from '../validation/names.ts';
 import { goStringSlice } from '../go/fmt.ts';
 import { goQuote, parseInt64 } from '../go/strconv.ts';
 

@@ -40,7 +40,7 @@ import { goJsonMarshal } from '../../go/json.ts';
 import { compareStrings } from '../../go/strings.ts';
 import { applyMerge, applyMergeWithFields, cloneJSON, compareObjects, createdFieldsV1, removeFieldsShared, type Comparison } from './merge.ts';
 import { deepFreeze, isPlainObject } from '../../util/json.ts';
-import { parseGroupVersion } from '../metadata-validation.ts';
+import { parseGroupVersion } from '../../validation/object-meta.ts';
 
 export interface ManagedFieldsEntry {
   manager: string;

@@ -44,7 +44,7 @@ import { strings } from '@bufbuild/cel/ext';
 import { isIPv4 } from 'node:net';
 import { ipv6Groups } from '../../util/net.ts';
 import { deepEqual, isPlainObject } from '../../util/json.ts';
-import { isQualifiedName, isValidLabelValue, validateName } from '../metadata-validation.ts';
+import { isQualifiedName, isValidLabelValue, validateName } from '../../validation/names.ts';
 import { goQuote } from '../../go/strconv.ts';
 import { parseQuantity, addRationals, subtractRationals, compareRationals, type Rational } from '../../util/quantity.ts';
 import {

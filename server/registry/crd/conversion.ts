@@ -25,7 +25,7 @@ import * as path from 'node:path';
 import { randomUUID, X509Certificate } from 'node:crypto';
 import { ApiError, internalError } from '../../errors.ts';
 import { fieldErrorText, type FieldError } from '../../validation/field.ts';
-import { validateAnnotations, validateLabels } from '../metadata-validation.ts';
+import { validateAnnotations, validateLabels } from '../../validation/object-meta.ts';
 import { goTypeName } from '../../go/fmt.ts';
 import { goDuration } from '../../go/time.ts';
 import { isPlainObject } from '../../util/json.ts';

@@ -11,7 +11,7 @@
 //
 // Not covered here: generic ObjectMeta checks (the caller's validateObjectMeta), and the
 // relaxations kube applies on update when the stored CRD already violates newer rules.
-import { isDNS1035Label, isDNS1123Subdomain } from '../metadata-validation.ts';
+import { isDNS1035Label, isDNS1123Subdomain } from '../../validation/names.ts';
 import { goStringSlice } from '../../go/fmt.ts';
 import { goQuote } from '../../go/strconv.ts';
 import { compileSchemaRules, evaluateRules, hasValidationRules, validFieldPath } from './cel.ts';

@@ -4,7 +4,7 @@
 // v2 holds it. Quantities that are not positive are printed quoted (kube prints Go's %#v of the Quantity).
 import { registerStrategy } from '../strategy.ts';
 import { isPlainObject } from '../../util/json.ts';
-import { isPathSegmentName } from '../metadata-validation.ts';
+import { isPathSegmentName } from '../../validation/names.ts';
 import { goQuote } from '../../go/strconv.ts';
 import { forbiddenError, invalidError, notSupportedError, requiredError, type FieldError } from '../../validation/field.ts';
 import { parseQuantity } from '../../util/quantity.ts';

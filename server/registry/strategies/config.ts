@@ -4,7 +4,7 @@
 // immutable keeps its data. (A Secret's stringData is merged into data while decoding: defaults.ts.)
 import { registerStrategy } from '../strategy.ts';
 import { deepEqual, isPlainObject } from '../../util/json.ts';
-import { configKeyErrors } from '../metadata-validation.ts';
+import { configKeyErrors } from '../../validation/names.ts';
 import { goQuote } from '../../go/strconv.ts';
 import { forbiddenError, invalidError, requiredError, tooLongError, type FieldError } from '../../validation/field.ts';
 

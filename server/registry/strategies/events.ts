@@ -6,7 +6,7 @@
 // reporting controller is named as the request's version names it.
 import { registerStrategy } from '../strategy.ts';
 import { deepEqual, isPlainObject } from '../../util/json.ts';
-import { isDNS1123Subdomain, isQualifiedName } from '../metadata-validation.ts';
+import { isDNS1123Subdomain, isQualifiedName } from '../../validation/names.ts';
 import { goTime } from '../../go/time.ts';
 import { goQuote } from '../../go/strconv.ts';
 import { invalidError, requiredError, type FieldError } from '../../validation/field.ts';

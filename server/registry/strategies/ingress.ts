@@ -5,7 +5,7 @@
 import { isIP } from 'node:net';
 import { registerStrategy } from '../strategy.ts';
 import { isPlainObject, objectsOf } from '../../util/json.ts';
-import { isDNS1035Label, isDNS1123Subdomain } from '../metadata-validation.ts';
+import { isDNS1035Label, isDNS1123Subdomain } from '../../validation/names.ts';
 import { goQuote } from '../../go/strconv.ts';
 import { goValue, invalidError, notSupportedError, requiredError, type FieldError } from '../../validation/field.ts';
 import { PORT_RANGE, portNameErrors } from '../pod-validation.ts';

@@ -4,7 +4,7 @@
 // exceptions strictly inside it); at most the two policy types.
 import { registerStrategy } from '../strategy.ts';
 import { isPlainObject, objectsOf } from '../../util/json.ts';
-import { validateLabelSelector } from '../metadata-validation.ts';
+import { validateLabelSelector } from '../../validation/object-meta.ts';
 import { goQuote } from '../../go/strconv.ts';
 import { forbiddenError, invalidError, notSupportedError, requiredError, type FieldError } from '../../validation/field.ts';
 import { PORT_RANGE, portNameErrors } from '../pod-validation.ts';

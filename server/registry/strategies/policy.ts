@@ -3,7 +3,7 @@
 // selector; the unhealthy-pod eviction policy. Their spec may change (it may since kube 1.15).
 import { registerStrategy } from '../strategy.ts';
 import { isPlainObject } from '../../util/json.ts';
-import { validateLabelSelector } from '../metadata-validation.ts';
+import { validateLabelSelector } from '../../validation/object-meta.ts';
 import { goQuote } from '../../go/strconv.ts';
 import { invalidError, notSupportedError, type FieldError } from '../../validation/field.ts';
 import { notMoreThan100PercentErrors, positiveIntOrPercentErrors } from './workloads.ts';

@@ -3,7 +3,7 @@
 // rbac.authorization.k8s.io that never changes once written, and subjects of the three kinds.
 import { registerStrategy } from '../strategy.ts';
 import { isPlainObject } from '../../util/json.ts';
-import { isDNS1123Subdomain, isPathSegmentName } from '../metadata-validation.ts';
+import { isDNS1123Subdomain, isPathSegmentName } from '../../validation/names.ts';
 import { goQuote } from '../../go/strconv.ts';
 import { invalidError, notSupportedError, requiredError, type FieldError } from '../../validation/field.ts';
 

@@ -10,7 +10,7 @@
 // as a DNS service at 10.96.0.10; within a band the first free value is taken (kube picks at
 // random). The first address of the primary range goes to default/kubernetes only.
 import { invalid, internalError } from '../../errors.ts';
-import { isDNS1123Label } from '../metadata-validation.ts';
+import { isDNS1123Label } from '../../validation/names.ts';
 import { goStringSlice } from '../../go/fmt.ts';
 import { goQuote } from '../../go/strconv.ts';
 import { PORT_RANGE, portNameErrors } from '../pod-validation.ts';

@@ -6,7 +6,7 @@
 // bounded parameters, known reclaim and binding modes; none of those change afterwards.
 import { registerStrategy } from '../strategy.ts';
 import { deepEqual, isPlainObject } from '../../util/json.ts';
-import { isQualifiedName } from '../metadata-validation.ts';
+import { isQualifiedName } from '../../validation/names.ts';
 import { goQuote } from '../../go/strconv.ts';
 import { forbiddenError, invalidError, notSupportedError, requiredError, tooLongError, type FieldError } from '../../validation/field.ts';
 import { specChangeError } from '../pod-validation.ts';

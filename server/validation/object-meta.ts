@@ -1,232 +1,17 @@
-// Object metadata validation: names, generateName, namespace, labels, annotations, finalizers,
-// owner references and managed fields, worded the way kube-apiserver words its field errors.
-// The string checks (label keys/values, DNS names, path segments) are exported for other
-// validators too; they return the bare error texts, callers attach the field and bad value.
-import { randomInt } from 'node:crypto';
-import type { FieldError } from '../validation/field.ts';
+// Object metadata validation (ValidateObjectMeta and its parts): names, generateName,
+// namespace, labels, annotations, label selectors, finalizers, owner references and managed
+// fields, worded the way kube-apiserver words its field errors.
 import { goStringSlice } from '../go/fmt.ts';
 import { goQuote } from '../go/strconv.ts';
 import { goTime } from '../go/time.ts';
 import { isPlainObject } from '../util/json.ts';
-
-function invalid(field: string, valueText: string, detail: string): FieldError {
-  return { reason: 'FieldValueInvalid', field, message: detail ? `Invalid value: ${valueText}: ${detail}` : `Invalid value: ${valueText}` };
-}
-function invalidString(field: string, value: string, detail: string): FieldError {
-  return invalid(field, goQuote(value), detail);
-}
-function required(field: string, detail = ''): FieldError {
-  return { reason: 'FieldValueRequired', field, message: detail ? `Required value: ${detail}` : 'Required value' };
-}
-function forbidden(field: string, detail: string): FieldError {
-  return { reason: 'FieldValueForbidden', field, message: detail ? `Forbidden: ${detail}` : 'Forbidden' };
-}
-function tooLong(field: string, maxLength: number): FieldError {
-  return { reason: 'FieldValueTooLong', field, message: `Too long: may not be more than ${maxLength} ${maxLength === 1 ? 'byte' : 'bytes'}` };
-}
-
-// ---------------------------------------------------------------------------------------------
-// String formats (apimachinery util/validation and api/validate/content).
+import { forbiddenError as forbidden, invalidError as invalid, requiredError as required, tooLongError as tooLong, type FieldError } from './field.ts';
+import { isDNS1123Label, isQualifiedName, isValidLabelValue, validateName, type NameRule } from './names.ts';
 
 const utf8 = (s: string): number => Buffer.byteLength(s, 'utf8');
+const invalidString = (field: string, value: string, detail: string): FieldError => invalid(field, goQuote(value), detail);
 // Not go/strconv's goIsPrint: a lone surrogate counts as unprintable here.
 const NON_PRINT = /[\p{C}\p{Z}]/u;
-
-export function maxLenError(length: number): string {
-  return `must be no more than ${length} bytes`;
-}
-export function emptyError(): string {
-  return 'must be non-empty';
-}
-export function regexError(msg: string, re: string, ...examples: string[]): string {
-  if (examples.length === 0) return `${msg} (regex used for validation is '${re}')`;
-  return `${msg} (e.g. ${examples.map((e) => `'${e}', `).join(' or ')}regex used for validation is '${re}')`;
-}
-
-const dns1123LabelFmt = '[a-z0-9]([-a-z0-9]*[a-z0-9])?';
-const dns1123LabelErrMsg = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character";
-const dns1123LabelRe = new RegExp(`^${dns1123LabelFmt}$`);
-const dns1123SubdomainFmt = `${dns1123LabelFmt}(\\.${dns1123LabelFmt})*`;
-const dns1123SubdomainErrMsg = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character";
-const dns1123SubdomainRe = new RegExp(`^${dns1123SubdomainFmt}$`);
-const dns1035LabelFmt = '[a-z]([-a-z0-9]*[a-z0-9])?';
-const dns1035LabelErrMsg = "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character";
-const dns1035LabelRe = new RegExp(`^${dns1035LabelFmt}$`);
-const labelKeyFmt = '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]';
-const labelKeyErrMsg = "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
-const labelKeyRe = new RegExp(`^${labelKeyFmt}$`);
-const labelValueFmt = `(${labelKeyFmt})?`;
-const labelValueErrMsg = "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
-const labelValueRe = new RegExp(`^${labelValueFmt}$`);
-
-export const DNS1123LabelMaxLength = 63;
-export const DNS1123SubdomainMaxLength = 253;
-export const DNS1035LabelMaxLength = 63;
-export const LabelValueMaxLength = 63;
-const labelKeyNameMaxLength = 63;
-
-export function isDNS1123Label(value: string): string[] {
-  const errs: string[] = [];
-  if (utf8(value) > DNS1123LabelMaxLength) errs.push(maxLenError(DNS1123LabelMaxLength));
-  if (!dns1123LabelRe.test(value)) {
-    // A valid subdomain that is not a valid label can only be failing on its dots.
-    if (dns1123SubdomainRe.test(value)) errs.push('must not contain dots');
-    else errs.push(regexError(dns1123LabelErrMsg, dns1123LabelFmt, 'my-name', '123-abc'));
-  }
-  return errs;
-}
-
-export function isDNS1123Subdomain(value: string): string[] {
-  const errs: string[] = [];
-  if (utf8(value) > DNS1123SubdomainMaxLength) errs.push(maxLenError(DNS1123SubdomainMaxLength));
-  if (!dns1123SubdomainRe.test(value)) errs.push(regexError(dns1123SubdomainErrMsg, dns1123SubdomainFmt, 'example.com'));
-  return errs;
-}
-
-export function isDNS1035Label(value: string): string[] {
-  const errs: string[] = [];
-  if (utf8(value) > DNS1035LabelMaxLength) errs.push(maxLenError(DNS1035LabelMaxLength));
-  if (!dns1035LabelRe.test(value)) errs.push(regexError(dns1035LabelErrMsg, dns1035LabelFmt, 'my-name', 'abc-123'));
-  return errs;
-}
-
-/** A label key (a "qualified name"): optional DNS-subdomain prefix and '/', then a name of at most 63. */
-const CONFIG_KEY = /^[-._a-zA-Z0-9]+$/;
-
-/** validation.IsConfigMapKey. */
-export function configKeyErrors(key: string): string[] {
-  const errs: string[] = [];
-  if (key.length > DNS1123SubdomainMaxLength) errs.push(maxLenError(DNS1123SubdomainMaxLength));
-  if (!CONFIG_KEY.test(key)) errs.push(regexError("a valid config key must consist of alphanumeric characters, '-', '_' or '.'", '[-._a-zA-Z0-9]+', 'key.name', 'KEY_NAME', 'key-name'));
-  if (key === '.') errs.push("must not be '.'");
-  else if (key === '..') errs.push("must not be '..'");
-  else if (key.startsWith('..')) errs.push("must not start with '..'");
-  return errs;
-}
-
-export function isQualifiedName(value: string): string[] {
-  // Label and annotation keys recur on every write: the valid ones are remembered (bounded).
-  if (VALID_QUALIFIED_NAMES.has(value)) return [];
-  const errs = qualifiedNameErrors(value);
-  if (errs.length === 0) {
-    if (VALID_QUALIFIED_NAMES.size >= 10_000) VALID_QUALIFIED_NAMES.clear();
-    VALID_QUALIFIED_NAMES.add(value);
-  }
-  return errs;
-}
-const VALID_QUALIFIED_NAMES = new Set<string>();
-
-/** validation.IsQualifiedName: an optional DNS subdomain prefix and "/", then a name part. */
-function qualifiedNameErrors(value: string): string[] {
-  const errs: string[] = [];
-  const parts = value.split('/');
-  let name: string;
-  if (parts.length === 1) {
-    name = parts[0];
-  } else if (parts.length === 2) {
-    const prefix = parts[0];
-    name = parts[1];
-    if (prefix.length === 0) errs.push('prefix part ' + emptyError());
-    else for (const m of isDNS1123Subdomain(prefix)) errs.push('prefix part ' + m);
-  } else {
-    return [
-      'a valid label key ' +
-        regexError(labelKeyErrMsg, labelKeyFmt, 'MyName', 'my.name', '123-abc') +
-        " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')",
-    ];
-  }
-  if (name.length === 0) errs.push('name part ' + emptyError());
-  else if (utf8(name) > labelKeyNameMaxLength) errs.push('name part ' + maxLenError(labelKeyNameMaxLength));
-  if (!labelKeyRe.test(name)) errs.push('name part ' + regexError(labelKeyErrMsg, labelKeyFmt, 'MyName', 'my.name', '123-abc'));
-  return errs;
-}
-
-export function isValidLabelValue(value: string): string[] {
-  const errs: string[] = [];
-  if (utf8(value) > LabelValueMaxLength) errs.push(maxLenError(LabelValueMaxLength));
-  if (!labelValueRe.test(value)) errs.push(regexError(labelValueErrMsg, labelValueFmt, 'MyValue', 'my_value', '12345'));
-  return errs;
-}
-
-/** Names used as one segment of a REST path: not "." or "..", no "/" or "%". */
-export function isPathSegmentName(name: string): string[] {
-  if (name === '.' || name === '..') return [`may not be '${name}'`];
-  return isPathSegmentPrefix(name);
-}
-export function isPathSegmentPrefix(name: string): string[] {
-  const errs: string[] = [];
-  if (name.includes('/')) errs.push("may not contain '/'");
-  if (name.includes('%')) errs.push("may not contain '%'");
-  return errs;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Names.
-
-export type NameRule =
-  | 'dns1123Subdomain' // most kinds
-  | 'dns1123Label' // namespaces
-  | 'dns1035Label' // services
-  | 'pathSegment' // generic path-safe names
-  | 'rbacPathSegment' // RBAC roles/bindings: path-safe, generateName checked as a full name
-  | 'none'; // CertificateSigningRequests: any name
-
-/** A generateName prefix may end in '-': kube masks it (quirk kept: it drops two chars, appends one). */
-function maskTrailingDash(name: string): string {
-  if (name.length > 1 && name.endsWith('-')) return name.slice(0, -2) + 'a';
-  return name;
-}
-
-/** The error texts kube's name validator for `rule` gives; `prefix` is true for generateName. */
-export function validateName(name: string, rule: NameRule, prefix = false): string[] {
-  switch (rule) {
-    case 'dns1123Subdomain':
-      return isDNS1123Subdomain(prefix ? maskTrailingDash(name) : name);
-    case 'dns1123Label':
-      return isDNS1123Label(prefix ? maskTrailingDash(name) : name);
-    case 'dns1035Label':
-      return isDNS1035Label(prefix ? maskTrailingDash(name) : name);
-    case 'pathSegment':
-      return prefix ? isPathSegmentPrefix(name) : isPathSegmentName(name);
-    case 'rbacPathSegment':
-      return isPathSegmentName(name);
-    case 'none':
-      return [];
-  }
-}
-
-const NAME_RULES: Record<string, NameRule> = {
-  namespaces: 'dns1123Label',
-  services: 'dns1035Label',
-  'roles.rbac.authorization.k8s.io': 'rbacPathSegment',
-  'rolebindings.rbac.authorization.k8s.io': 'rbacPathSegment',
-  'clusterroles.rbac.authorization.k8s.io': 'rbacPathSegment',
-  'clusterrolebindings.rbac.authorization.k8s.io': 'rbacPathSegment',
-  'certificatesigningrequests.certificates.k8s.io': 'none',
-  // Events through core/v1 get only the generic check (kube's legacy event validation has no name
-  // rule); through events.k8s.io/v1 the default one.
-  events: 'pathSegment',
-};
-
-/** The name rule kube-apiserver applies to a group/resource; DNS-1123 subdomain unless listed. */
-export function nameRuleFor(group: string, resource: string): NameRule {
-  return NAME_RULES[group ? `${resource}.${group}` : resource] ?? 'dns1123Subdomain';
-}
-
-// names.SimpleNameGenerator: 5 random characters from utilrand's alphabet after a prefix
-// truncated to 63 - 5 bytes.
-const NAME_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
-const MAX_NAME_LENGTH = 63;
-const RANDOM_LENGTH = 5;
-export const MaxGeneratedNameLength = MAX_NAME_LENGTH - RANDOM_LENGTH;
-
-export function generateNameFrom(prefix: string): string {
-  let base = prefix;
-  if (utf8(base) > MaxGeneratedNameLength) base = Buffer.from(base, 'utf8').subarray(0, MaxGeneratedNameLength).toString('utf8');
-  let suffix = '';
-  for (let i = 0; i < RANDOM_LENGTH; i++) suffix += NAME_ALPHABET[randomInt(NAME_ALPHABET.length)];
-  return base + suffix;
-}
 
 // ---------------------------------------------------------------------------------------------
 // Pieces of ObjectMeta.
@@ -254,7 +39,7 @@ export function validateLabelSelector(selector: unknown, field: string): FieldEr
   const errs = validateLabels(selector.matchLabels, `${field}.matchLabels`);
   const expressions: unknown[] = Array.isArray(selector.matchExpressions) ? selector.matchExpressions : [];
   expressions.forEach((e, i) => {
-    const r: Record<string, any> = isPlainObject(e) ? e : {};
+    const r: Record<string, unknown> = isPlainObject(e) ? e : {};
     const at = `${field}.matchExpressions[${i}]`;
     const values: unknown[] = Array.isArray(r.values) ? r.values : [];
     const operator = typeof r.operator === 'string' ? r.operator : '';
@@ -408,7 +193,7 @@ export function validateManagedFields(managedFields: unknown, field: string): Fi
  * Expects name generation to have happened (the store fills name from generateName first).
  * `isCreate` false skips the generateName check (kube checks it where the name is made).
  */
-export function validateObjectMeta(meta: any, opts: { namespaced: boolean; nameRule: NameRule; isCreate: boolean }): FieldError[] {
+export function validateObjectMeta(meta: unknown, opts: { namespaced: boolean; nameRule: NameRule; isCreate: boolean }): FieldError[] {
   const errs: FieldError[] = [];
   const m = isPlainObject(meta) ? meta : {};
   const generateName = str(m.generateName);
@@ -455,7 +240,7 @@ function sameTime(a: unknown, b: unknown): boolean {
  * Labels, annotations, owner references, finalizer names and managed fields are checked by
  * validateObjectMeta, which the caller runs on updates too; they are not repeated here.
  */
-export function validateObjectMetaUpdate(newMeta: any, oldMeta: any): FieldError[] {
+export function validateObjectMetaUpdate(newMeta: unknown, oldMeta: unknown): FieldError[] {
   const errs: FieldError[] = [];
   const n = isPlainObject(newMeta) ? newMeta : {};
   const o = isPlainObject(oldMeta) ? oldMeta : {};
