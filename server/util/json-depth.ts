@@ -127,6 +127,7 @@ function quotedLength(s: string): number {
   return n;
 }
 
+// eslint-disable-next-line no-control-regex
 const ASCII = /^[\x00-\x7f]*$/;
 const GO_ESCAPED = /[<>&\u2028\u2029]/;
 const GO_ESCAPED_ALL = /[<>&\u2028\u2029]/g;

@@ -47,10 +47,8 @@ import { deepEqual, isPlainObject } from '../../util/json.ts';
 import { isQualifiedName, isValidLabelValue, validateName } from '../../validation/names.ts';
 import { goQuote } from '../../go/strconv.ts';
 import { parseQuantity, addRationals, subtractRationals, compareRationals, type Rational } from '../../util/quantity.ts';
-import {
-  FORMAT_CHECKS,
-  re2Error,
-} from './schema-validator.ts';
+import { re2Error } from '../../go/regexp.ts';
+import { FORMAT_CHECKS } from '../../validation/formats.ts';
 import { childPath, duplicateError, forbiddenError, goValue, indexPath, invalidError, requiredError, type FieldError } from '../../validation/field.ts';
 
 type Obj = Record<string, any>;

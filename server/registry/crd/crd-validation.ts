@@ -18,10 +18,10 @@ import { compileSchemaRules, evaluateRules, hasValidationRules, validFieldPath }
 import {
   compileVersionSchema,
   pruneValue,
-  re2Error,
   embeddedTypeMetaError,
   validateEmbeddedResources,
 } from './schema-validator.ts';
+import { re2Error } from '../../go/regexp.ts';
 import { forbiddenError, goValue, invalidError, notSupportedError, requiredError, tooManyError, duplicateError, type FieldError } from '../../validation/field.ts';
 import { isPlainObject, semanticEqual } from '../../util/json.ts';
 
