@@ -1,5 +1,7 @@
 // Every failure a client sees is a metav1.Status built here, with the reasons and codes the
-// API conventions list. Handlers throw ApiError; the HTTP layer renders it.
+// API conventions list. Handlers throw ApiError; the HTTP layer renders it. Every floor uses
+// these, so this file stands on the ground floor: it imports only go/, util/ and validation/
+// (.dependency-cruiser.cjs).
 import { fieldErrorsText, type FieldError } from './validation/field.ts';
 
 export interface StatusCause {
