@@ -37,3 +37,21 @@ function sortKeys(v: unknown): unknown {
   }
   return v;
 }
+
+/** The JSON kind encoding/json names in an UnmarshalTypeError ("cannot unmarshal array into ..."). */
+export function jsonKind(v: unknown): string {
+  if (v === null || v === undefined) return 'null';
+  if (Array.isArray(v)) return 'array';
+  switch (typeof v) {
+    case 'object':
+      return 'object';
+    case 'string':
+      return 'string';
+    case 'number':
+      return 'number';
+    case 'boolean':
+      return 'bool';
+    default:
+      return typeof v;
+  }
+}

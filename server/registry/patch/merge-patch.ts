@@ -23,24 +23,6 @@ export function setOwn(o: JsonObject, k: string, v: unknown): void {
   else o[k] = v;
 }
 
-/** The JSON kind as Go's encoding/json names it in unmarshal errors. */
-export function jsonKind(v: unknown): string {
-  if (v === null || v === undefined) return 'null';
-  if (Array.isArray(v)) return 'array';
-  switch (typeof v) {
-    case 'object':
-      return 'object';
-    case 'string':
-      return 'string';
-    case 'number':
-      return 'number';
-    case 'boolean':
-      return 'bool';
-    default:
-      return typeof v;
-  }
-}
-
 /**
  * A copy of a patch value with null members removed from every object in it (arrays keep their
  * null elements). The input is not modified.

@@ -22,11 +22,11 @@ import {
   getOwn,
   hasOwn,
   isJsonObject,
-  jsonKind,
   mergePatchValue,
   setOwn,
   type JsonObject,
 } from './merge-patch.ts';
+import { jsonKind } from '../../go/json.ts';
 
 const DIRECTIVE_MARKER = '$patch';
 const RETAIN_KEYS_DIRECTIVE = '$retainKeys';
