@@ -1,10 +1,11 @@
 // Unit tests of server/go/: Go's vocabulary, checked against what Go itself prints or decides.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { compareStrings } from '../server/go/strings.ts';
+import { compareStrings, toGoString } from '../server/go/strings.ts';
 import { goMapOrder, sortedMap } from '../server/go/map-order.ts';
 import { customObjectOrder } from '../server/registry/store.ts';
-import { goJsonMarshal, goJsonText } from '../server/go/json.ts';
+import { goJsonMarshal, goJsonString, goJsonText } from '../server/go/json.ts';
+import { parseRequestURIError } from '../server/go/url.ts';
 import { goYamlKeyOrder, kubeYaml } from '../server/go/yaml.ts';
 import { daysIn, formatRFC3339, goDuration, goTime, parseGoDuration, parseRFC3339, ZERO_TIME } from '../server/go/time.ts';
 import { GoByte, GoFloat, goFloat, goNumber, goReflectKind, goSharpV, goSprint, goStringSlice, goTypeName } from '../server/go/fmt.ts';
@@ -141,4 +142,17 @@ test('go-yaml v2 key order: letters by code point (a fidelity fix: it compared U
   assert.equal(goYamlKeyOrder(DESERET_I, FULLWIDTH_A), 1);
   assert.equal(kubeYaml({ [DESERET_I]: 1, [FULLWIDTH_A]: 2 }), `${FULLWIDTH_A}: 2\n${DESERET_I}: 1\n`);
   assert.deepEqual(['a10', 'b', 'a2', '_x', 'a'].sort(goYamlKeyOrder), ['_x', 'a', 'a2', 'a10', 'b']);
+});
+
+test('Go strings are UTF-8: a lone surrogate is U+FFFD, also once marshalled', () => {
+  assert.equal(toGoString('a\ud800b\u{1F600}'), 'a\ufffdb\u{1F600}');
+  assert.equal(goJsonString('<\udc00>'), '"\\u003c\ufffd\\u003e"');
+});
+
+test('url.ParseRequestURI: its error texts', () => {
+  assert.equal(parseRequestURIError('https://example.com/a?b'), undefined);
+  assert.equal(parseRequestURIError('/path'), undefined);
+  assert.equal(parseRequestURIError(''), 'parse "": empty url');
+  assert.equal(parseRequestURIError('http://[::1'), 'parse "http://[::1": missing \']\' in host');
+  assert.equal(parseRequestURIError('http://a b'), 'parse "http://a b": invalid character " " in host name');
 });

@@ -1,6 +1,6 @@
 // Go's encoding/json as kube-apiserver writes JSON: object keys of maps sorted (by UTF-8 bytes),
 // and `<`, `>`, `&`, U+2028 and U+2029 escaped inside strings (its HTML-safe default).
-import { compareStrings } from './strings.ts';
+import { compareStrings, toGoString } from './strings.ts';
 
 const GO_JSON_ESCAPED = /[<>&\u2028\u2029]/g;
 const goJsonEscape = (c: string): string => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
@@ -25,6 +25,11 @@ export function goJsonMarshal(v: unknown): string {
   if (typeof v === 'string') return goJsonText(JSON.stringify(v));
   if (typeof v === 'number' || typeof v === 'boolean' || v === null) return JSON.stringify(v);
   return goJsonText(JSON.stringify(sortKeys(v)));
+}
+
+/** json.Marshal of the Go string s stands for: a lone surrogate is U+FFFD (see toGoString). */
+export function goJsonString(s: string): string {
+  return goJsonText(JSON.stringify(toGoString(s)));
 }
 
 function sortKeys(v: unknown): unknown {

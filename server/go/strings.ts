@@ -33,3 +33,6 @@ function compareCodePoints(a: string, b: string): number {
   }
   return a.length < b.length ? -1 : a.length > b.length ? 1 : 0;
 }
+
+/** A JS string as a Go string holds it: Go strings are UTF-8, where a lone surrogate is U+FFFD. */
+export const toGoString = (s: string): string => s.replace(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, '\ufffd');

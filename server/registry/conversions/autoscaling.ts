@@ -6,10 +6,10 @@
 // loses nothing. Reading them back follows encoding/json too (field names matched without regard
 // to case, unknown fields skipped); a text that does not decode is ignored, as kube ignores it.
 import { isPlainObject } from '../../util/json.ts';
-import { goJsonText } from '../../go/json.ts';
+import { goJsonString } from '../../go/json.ts';
 import { canonicalQuantity } from '../../util/quantity.ts';
 import { cloneJSON } from '../apply/index.ts';
-import { compareStrings } from '../../go/strings.ts';
+import { compareStrings, toGoString } from '../../go/strings.ts';
 import { formatRFC3339, parseRFC3339 } from '../../go/time.ts';
 
 type Obj = Record<string, any>;
@@ -526,13 +526,13 @@ function behaviorToV2(g: Obj): Obj {
 function marshal(t: GoType, v: any): string {
   switch (t.k) {
     case 'string':
-      return goString(typeof v === 'string' ? v : '');
+      return goJsonString(typeof v === 'string' ? v : '');
     case 'int':
       return String(typeof v === 'number' && Number.isInteger(v) ? v : 0);
     case 'quantity':
-      return goString(typeof v === 'string' ? v : '0');
+      return goJsonString(typeof v === 'string' ? v : '0');
     case 'time':
-      return typeof v === 'string' ? goString(v) : 'null';
+      return typeof v === 'string' ? goJsonString(v) : 'null';
     case 'ptr':
       return v === null || v === undefined ? 'null' : marshal(t.elem, v);
     case 'slice':
@@ -540,9 +540,9 @@ function marshal(t: GoType, v: any): string {
     case 'map': {
       if (!isPlainObject(v)) return 'null';
       // Keys are written sorted by their UTF-8 bytes.
-      const entries = Object.keys(v).map((k) => [wellFormed(k), v[k]] as const);
+      const entries = Object.keys(v).map((k) => [toGoString(k), v[k]] as const);
       entries.sort(([a], [b]) => compareStrings(a, b));
-      return `{${entries.map(([k, e]) => `${goString(k)}:${goString(typeof e === 'string' ? e : '')}`).join(',')}}`;
+      return `{${entries.map(([k, e]) => `${goJsonString(k)}:${goJsonString(typeof e === 'string' ? e : '')}`).join(',')}}`;
     }
     case 'struct': {
       const o = obj(v);
@@ -550,7 +550,7 @@ function marshal(t: GoType, v: any): string {
       for (const f of t.fields) {
         const fv = o[f.name];
         if (f.omitempty && isEmpty(f.type, fv)) continue;
-        parts.push(`${goString(f.name)}:${marshal(f.type, fv)}`);
+        parts.push(`${goJsonString(f.name)}:${marshal(f.type, fv)}`);
       }
       return `{${parts.join(',')}}`;
     }
@@ -575,12 +575,6 @@ function isEmpty(t: GoType, v: any): boolean {
   }
 }
 
-/** A string as Go writes it: lone surrogates are U+FFFD (Go strings are UTF-8), HTML characters escaped. */
-function goString(s: string): string {
-  return goJsonText(JSON.stringify(wellFormed(s)));
-}
-
-const wellFormed = (s: string): string => s.replace(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, '\ufffd');
 
 
 // ---------------------------------------------------------------------------------------------
