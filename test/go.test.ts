@@ -1,7 +1,8 @@
 // Unit tests of server/go/: Go's vocabulary, checked against what Go itself prints or decides.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { compareStrings, toGoString } from '../server/go/strings.ts';
+import { compareStrings, splitN, toGoString, trimSpace } from '../server/go/strings.ts';
+import { goAtoi, goQuote, goRuneU, parseInt64, parseUint64, unquoteExtend } from '../server/go/strconv.ts';
 import { goMapOrder, sortedMap } from '../server/go/map-order.ts';
 import { customObjectOrder } from '../server/registry/store.ts';
 import { goJsonMarshal, goJsonString, goJsonText } from '../server/go/json.ts';
@@ -155,4 +156,23 @@ test('url.ParseRequestURI: its error texts', () => {
   assert.equal(parseRequestURIError(''), 'parse "": empty url');
   assert.equal(parseRequestURIError('http://[::1'), 'parse "http://[::1": missing \']\' in host');
   assert.equal(parseRequestURIError('http://a b'), 'parse "http://a b": invalid character " " in host name');
+});
+
+test('strconv and strings helpers: ParseInt, ParseUint, Atoi, Unquote, SplitN, TrimSpace', () => {
+  assert.equal(parseInt64('-9223372036854775808'), -(2n ** 63n));
+  assert.equal(parseInt64('9223372036854775808'), 'value out of range');
+  assert.equal(parseInt64('1e3'), 'invalid syntax');
+  assert.equal(parseUint64('18446744073709551615'), 2n ** 64n - 1n);
+  assert.equal(parseUint64('18446744073709551616'), 'value out of range');
+  assert.equal(parseUint64('-1'), 'invalid syntax');
+  assert.equal(goAtoi('+42'), 42);
+  assert.equal(goAtoi('4.2'), undefined);
+  assert.equal(unquoteExtend("'a\\x41\\u00e9'"), 'aAé');
+  assert.equal(unquoteExtend('"a'), undefined);
+  assert.deepEqual(splitN('1.2.3.4', '.', 3), ['1', '2', '3.4']);
+  assert.deepEqual(splitN('1', '.', 3), ['1']);
+  assert.equal(trimSpace('\u0085 x \u00a0'), 'x');
+  assert.equal(trimSpace('\ufeffx'), '\ufeffx');
+  assert.equal(goQuote('a"\n\u00e9\u200b'), '"a\\"\\n\u00e9\\u200b"');
+  assert.equal(goRuneU(0x2a), "U+002A '*'");
 });

@@ -64,6 +64,13 @@ export function parseInt64(s: string): bigint | 'invalid syntax' | 'value out of
   return b < INT64_MIN || b > INT64_MAX ? 'value out of range' : b;
 }
 
+/** strconv.ParseUint(s, 10, 64): the value, or the reason of Go's NumError. */
+export function parseUint64(s: string): bigint | 'invalid syntax' | 'value out of range' {
+  if (!/^[0-9]+$/.test(s)) return 'invalid syntax';
+  const n = BigInt(s);
+  return n >= 1n << 64n ? 'value out of range' : n;
+}
+
 /** strconv.Atoi on a 64-bit platform: the value, or undefined where Go returns an error. */
 export function goAtoi(s: string): number | undefined {
   const b = parseInt64(s);

@@ -36,3 +36,21 @@ function compareCodePoints(a: string, b: string): number {
 
 /** A JS string as a Go string holds it: Go strings are UTF-8, where a lone surrogate is U+FFFD. */
 export const toGoString = (s: string): string => s.replace(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, '\ufffd');
+
+/** Go's strings.SplitN(s, sep, n). */
+export function splitN(s: string, sep: string, n: number): string[] {
+  const out: string[] = [];
+  let rest = s;
+  while (out.length < n - 1) {
+    const i = rest.indexOf(sep);
+    if (i < 0) break;
+    out.push(rest.slice(0, i));
+    rest = rest.slice(i + sep.length);
+  }
+  out.push(rest);
+  return out;
+}
+
+/** strings.TrimSpace: unicode.IsSpace trimmed from both ends (U+0085 is a space, U+FEFF is not). */
+export const trimSpace = (s: string): string => s.replace(GO_SPACE_ENDS, '');
+const GO_SPACE_ENDS = /^[\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+|[\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+$/g;

@@ -45,7 +45,8 @@ import { isIPv4 } from 'node:net';
 import { ipv6Groups } from '../../util/net.ts';
 import { deepEqual, isPlainObject } from '../../util/json.ts';
 import { isQualifiedName, isValidLabelValue, validateName } from '../../validation/names.ts';
-import { goQuote } from '../../go/strconv.ts';
+import { goQuote, parseUint64 } from '../../go/strconv.ts';
+import { splitN } from '../../go/strings.ts';
 import { parseRequestURIError } from '../../go/url.ts';
 import { parseQuantity, addRationals, subtractRationals, compareRationals, type Rational } from '../../util/quantity.ts';
 import { re2Error } from '../../go/regexp.ts';
@@ -548,28 +549,15 @@ const formatValue = (name: string) => tagged('format', { name });
 
 // --- semver (blang/semver v4 as kube's semver library uses it) ---
 
-function parseUint64(s: string): bigint {
-  if (!/^[0-9]+$/.test(s)) throw new Error(`strconv.ParseUint: parsing ${goQuote(s)}: invalid syntax`);
-  const n = BigInt(s);
-  if (n >= 1n << 64n) throw new Error(`strconv.ParseUint: parsing ${goQuote(s)}: value out of range`);
+/** strconv.ParseUint(s, 10, 64), throwing Go's error. */
+function mustParseUint64(s: string): bigint {
+  const n = parseUint64(s);
+  if (typeof n === 'string') throw new Error(`strconv.ParseUint: parsing ${goQuote(s)}: ${n}`);
   return n;
 }
 const NUMBERS = /^[0-9]*$/;
 const ALPHANUM = /^[0-9a-zA-Z-]*$/;
 const leadingZero = (s: string) => s.length > 1 && s[0] === '0';
-/** Go's strings.SplitN(s, sep, n). */
-function splitN(s: string, sep: string, n: number): string[] {
-  const out: string[] = [];
-  let rest = s;
-  while (out.length < n - 1) {
-    const i = rest.indexOf(sep);
-    if (i < 0) break;
-    out.push(rest.slice(0, i));
-    rest = rest.slice(i + sep.length);
-  }
-  out.push(rest);
-  return out;
-}
 /** semver.Parse: the version as a CEL value (build metadata dropped: it takes no part in comparisons). */
 function parseSemver(s: string): Map<string, any> {
   if (s.length === 0) throw new Error('Version string empty');
@@ -578,7 +566,7 @@ function parseSemver(s: string): Map<string, any> {
   const num = (p: string, what: string): bigint => {
     if (!NUMBERS.test(p)) throw new Error(`Invalid character(s) found in ${what} number ${goQuote(p)}`);
     if (leadingZero(p)) throw new Error(`${what[0].toUpperCase()}${what.slice(1)} number must not contain leading zeroes ${goQuote(p)}`);
-    return parseUint64(p);
+    return mustParseUint64(p);
   };
   const major = num(parts[0], 'major');
   const minor = num(parts[1], 'minor');
@@ -594,7 +582,7 @@ function parseSemver(s: string): Map<string, any> {
     if (p.length === 0) throw new Error('Prerelease is empty');
     if (NUMBERS.test(p)) {
       if (leadingZero(p)) throw new Error(`Numeric PreRelease version must not contain leading zeroes ${goQuote(p)}`);
-      parseUint64(p);
+      mustParseUint64(p);
     } else if (!ALPHANUM.test(p)) throw new Error(`Invalid character(s) found in prerelease ${goQuote(p)}`);
   }
   for (const b of build) {
