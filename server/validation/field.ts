@@ -34,6 +34,24 @@ export function goValue(v: unknown): string {
   return goSharpV(v);
 }
 
+/** kube-openapi's JSON type name for a value, as its type errors say it (int64 → integer, float64 → number). */
+export function jsonTypeName(v: unknown): string {
+  if (v === null || v === undefined) return 'null';
+  if (Array.isArray(v)) return 'array';
+  switch (typeof v) {
+    case 'string':
+      return 'string';
+    case 'boolean':
+      return 'boolean';
+    case 'number':
+      return Number.isInteger(v) ? 'integer' : 'number';
+    case 'bigint':
+      return 'integer';
+    default:
+      return 'object';
+  }
+}
+
 export function invalidError(field: string, valueText: string | null, detail: string): FieldError {
   const head = valueText === null ? 'Invalid value' : `Invalid value: ${valueText}`;
   return { reason: 'FieldValueInvalid', field, message: detail ? `${head}: ${detail}` : head };

@@ -19,7 +19,7 @@
 // exist, recursing into what was defaulted.
 import { createRequire } from 'node:module';
 import type { TypeNode } from '../../schema/types.ts';
-import { childPath, duplicateError, goValue, indexPath, invalidError, notSupportedError, requiredError, tooLongError, tooManyError, typeInvalidError, type FieldError } from '../../validation/field.ts';
+import { childPath, duplicateError, goValue, indexPath, invalidError, notSupportedError, requiredError, tooLongError, tooManyError, typeInvalidError, jsonTypeName, type FieldError } from '../../validation/field.ts';
 import { TypeModel } from '../../schema/model.ts';
 import { deepEqual, isPlainObject } from '../../util/json.ts';
 import { validateObjectMeta } from '../../validation/object-meta.ts';
@@ -166,24 +166,6 @@ interface AjvError {
   data?: unknown;
   schema?: unknown;
   parentSchema?: Obj;
-}
-
-/** kube-openapi's JSON type name for a value (int64 → integer, float64 → number). */
-export function jsonTypeName(v: unknown): string {
-  if (v === null || v === undefined) return 'null';
-  if (Array.isArray(v)) return 'array';
-  switch (typeof v) {
-    case 'string':
-      return 'string';
-    case 'boolean':
-      return 'boolean';
-    case 'number':
-      return Number.isInteger(v) ? 'integer' : 'number';
-    case 'bigint':
-      return 'integer';
-    default:
-      return 'object';
-  }
 }
 
 function decodePointer(p: string): string[] {
