@@ -3,7 +3,8 @@
 // is chosen against. A request runs them some hundred frames down, so the limit keeps well under
 // the smallest. `node --import tsx scripts/depth-probe.ts` (about a minute; --quick: a few walkers).
 import YAML from 'yaml';
-import { encode, kubeYaml, KUBE_YAML } from '../server/http/negotiation.ts';
+import { encode } from '../server/http/negotiation.ts';
+import { kubeYaml, KUBE_YAML } from '../server/go/yaml.ts';
 import { noDuplicateKeys } from '../server/http/duplicate-fields.ts';
 import { applyMergePatch, applyStrategicMergePatch } from '../server/registry/patch/index.ts';
 import { apply as applyEngine, update as recordUpdate, cloneJSON as cloneApplied } from '../server/registry/apply/index.ts';

@@ -1,6 +1,8 @@
 // Every failure a client sees is a metav1.Status built here, with the reasons and codes the
-// API conventions list. Handlers throw ApiError; the HTTP layer renders it.
-import type { FieldError } from './schema/types.ts';
+// API conventions list. Handlers throw ApiError; the HTTP layer renders it. Every floor uses
+// these, so this file stands on the ground floor: it imports only go/, util/ and validation/
+// (.dependency-cruiser.cjs).
+import { fieldErrorsText, type FieldError } from './validation/field.ts';
 
 export interface StatusCause {
   reason?: string;
@@ -105,17 +107,6 @@ export function invalid(group: string, kind: string, name: string, errors: Field
   const causes = errors.map((e) => ({ reason: e.reason, message: e.message, field: e.field }));
   const what = group ? `${kind}.${group}` : kind;
   return new ApiError(422, 'Invalid', `${what} "${name}" is invalid: ${fieldErrorsText(errors)}`, { name: name || undefined, group: group || undefined, kind: kind || undefined, causes });
-}
-
-/** One error as its text, several as "[a, b]": how kube-apiserver joins a field ErrorList. */
-export function fieldErrorsText(errors: FieldError[]): string {
-  const list = errors.map(fieldErrorText);
-  return list.length === 1 ? list[0] : `[${list.join(', ')}]`;
-}
-
-/** "spec.replicas: Invalid value: ..." — a field error as kube-apiserver prints it. */
-export function fieldErrorText(e: FieldError): string {
-  return e.field ? `${e.field}: ${e.message}` : e.message;
 }
 
 export function methodNotAllowed(message: string): ApiError {

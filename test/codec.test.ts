@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { encodeObject, encodeObjectCbor, decodeObject, transcodeToJson, JsonOut, StoredRow } from '../server/storage/rows/codec.ts';
-import { goJsonText } from '../server/util/json.ts';
+import { goJsonText } from '../server/go/json.ts';
 
 /** What the object path serves: decode, set apiVersion/kind (present()), JSON.stringify, Go's escapes. */
 function viaObject(data: Uint8Array, apiVersion: string, kind: string): string {

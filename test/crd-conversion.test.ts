@@ -5,8 +5,9 @@ import assert from 'node:assert/strict';
 import * as net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { ApiError } from '../server/errors.ts';
-import { closeConversionClients, ConversionError, converterFor, goDuration } from '../server/registry/crd/conversion.ts';
+import { closeConversionClients, ConversionError, converterFor } from '../server/registry/crd/conversion.ts';
 import type { Converter } from '../server/schema/types.ts';
+import { goDuration } from '../server/go/time.ts';
 import { createTestCa, startConversionWebhook, type ConversionWebhook } from './helpers/conversion-webhook.ts';
 
 const T = 2000; // webhook timeout in these tests: "?timeout=2s"

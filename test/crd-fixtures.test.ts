@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import YAML from 'yaml';
-import type { FieldError } from '../server/schema/types.ts';
+import type { FieldError } from '../server/validation/field.ts';
 import { validateCustomResourceDefinition, versionSchemaOf } from '../server/registry/crd/crd-validation.ts';
 import { compileVersionSchema, type CompiledSchema } from '../server/registry/crd/schema-validator.ts';
 import { compileSchemaRules, evaluateRules, StaticEstimatedCRDCostLimit, type CelNode, type CompiledSchemaRules } from '../server/registry/crd/cel.ts';

@@ -4,13 +4,12 @@ import {
   compileJsonPath,
   compileSelectableFields,
   compileSimpleJsonPath,
-  goJsonMarshal,
-  goSprint,
   jsonPathParseError,
   JsonPathError,
   printResults,
 } from '../server/registry/crd/jsonpath.ts';
-import { goFloat } from '../server/util/go-format.ts';
+import { goJsonMarshal } from '../server/go/json.ts';
+import { goSprint, goFloat } from '../server/go/fmt.ts';
 
 /** Evaluates a template the way client-go's Execute prints it. */
 function execute(template: string, input: unknown, allowMissingKeys = false): string {

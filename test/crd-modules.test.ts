@@ -2,10 +2,10 @@
 // at write time), custom object validation/pruning/defaulting, and x-kubernetes-validations.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { FieldError } from '../server/schema/types.ts';
+import type { FieldError } from '../server/validation/field.ts';
 import { validateCustomResourceDefinition, validateStructural } from '../server/registry/crd/crd-validation.ts';
 import { compileVersionSchema } from '../server/registry/crd/schema-validator.ts';
-import { goFloat } from '../server/util/go-format.ts';
+import { goFloat } from '../server/go/fmt.ts';
 import { compileSchemaRules, costErrorMessage, escapeCelName, evaluateRules, validFieldPath } from '../server/registry/crd/cel.ts';
 import { parseQuantity } from '../server/util/quantity.ts';
 

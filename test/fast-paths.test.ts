@@ -4,7 +4,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestServer, type TestServer } from './helpers/server.ts';
-import { goJsonText } from '../server/util/json.ts';
+import { goJsonText } from '../server/go/json.ts';
 
 let s: TestServer;
 before(async () => {

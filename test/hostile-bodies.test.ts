@@ -17,7 +17,7 @@ import { ruleCrd, installRuleCrd } from './helpers/cel-crd.ts';
 import { MAX_BODY_DEPTH as L } from '../server/util/json-depth.ts';
 import { MAX_OBJECT_BYTES } from '../server/errors.ts';
 import { encodeProtobuf, PROTOBUF_MEDIA_TYPE } from '../server/http/protobuf.ts';
-import { goQuote } from '../server/registry/metadata-validation.ts';
+import { goQuote } from '../server/go/strconv.ts';
 
 let s: TestServer;
 let widgets: string;

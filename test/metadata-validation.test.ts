@@ -1,21 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { fieldErrorText } from '../server/errors.ts';
-import type { FieldError } from '../server/schema/types.ts';
-import {
-  validateObjectMeta,
-  validateObjectMetaUpdate,
-  nameRuleFor,
-  validateName,
-  generateNameFrom,
-  validateLabels,
-  validateAnnotations,
-  validateFinalizers,
-  validateOwnerReferences,
-  validateManagedFields,
-  goQuote,
-  type NameRule,
-} from '../server/registry/metadata-validation.ts';
+import { fieldErrorText, type FieldError } from '../server/validation/field.ts';
+import { nameRuleFor } from '../server/registry/strategy.ts';
+import { validateObjectMeta, validateObjectMetaUpdate, validateLabels, validateAnnotations, validateFinalizers, validateOwnerReferences, validateManagedFields } from '../server/validation/object-meta.ts';
+import { validateName, generateNameFrom, type NameRule } from '../server/validation/names.ts';
+import { goQuote } from '../server/go/strconv.ts';
 
 const SUBDOMAIN_MSG =
   "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";

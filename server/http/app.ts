@@ -21,7 +21,7 @@ import type { WatchService } from './watch.ts';
 import type { EventLog } from '../storage/log/event-log.ts';
 import { registerAdminRoutes } from './admin.ts';
 import { ApiError, badRequest, notAcceptable } from '../errors.ts';
-import { goJsonText } from '../util/json.ts';
+import { goJsonText } from '../go/json.ts';
 
 export interface AppDeps {
   log: EventLog;

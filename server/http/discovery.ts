@@ -3,7 +3,7 @@
 // Pure builders over the catalog; everything is cached per catalog.generation.
 import { createHash } from 'node:crypto';
 import type { GroupInfo, ResourceInfo, SubresourceInfo } from '../schema/types.ts';
-import { goJsonText } from '../util/json.ts';
+import { goJsonText } from '../go/json.ts';
 
 /** The subresources the server serves; discovery and OpenAPI advertise only these. */
 export const SERVED_SUBRESOURCES: readonly string[] = ['status', 'scale', 'binding', 'eviction', 'ephemeralcontainers', 'resize'];

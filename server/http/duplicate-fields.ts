@@ -2,7 +2,7 @@
 // kube-apiserver reports them (a warning, or 400 with fieldValidation=Strict). One linear scan of
 // the text finds them (paths are built only for the duplicates), with the path kube prints: "metadata.name", "spec.containers[0].image".
 import YAML from 'yaml';
-import { KUBE_YAML } from './negotiation.ts';
+import { KUBE_YAML } from '../go/yaml.ts';
 
 /**
  * Paths of keys that appear twice in the same JSON object. Assumes text is valid JSON; `parsed`,

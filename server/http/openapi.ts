@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import type { ResourceInfo } from '../schema/types.ts';
 import { type CatalogView, servedSubresources } from './discovery.ts';
-import { goJsonText } from '../util/json.ts';
+import { goJsonText } from '../go/json.ts';
 
 /** What the builders need from the type model (TypeModel satisfies it). */
 export interface ModelView {

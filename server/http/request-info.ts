@@ -2,6 +2,7 @@
 // RequestInfo): is it a resource request, which verb, group, version, namespace, resource,
 // name and subresource.
 import { badRequest } from '../errors.ts';
+import { parseGoDuration } from '../go/time.ts';
 
 export interface RequestInfo {
   isResourceRequest: boolean;
@@ -183,56 +184,8 @@ export function timeoutParamError(info: RequestInfo, q: URLSearchParams): string
   const value = q.get('timeout');
   if (!value) return undefined;
   if (info.verb === 'watch' || LONG_RUNNING_SUBRESOURCES.has(info.subresource)) return undefined;
-  const err = goDurationError(value);
-  return err === undefined ? undefined : `invalid timeout specified in the request URL - ${err}`;
+  const parsed = parseGoDuration(value);
+  return typeof parsed === 'number' ? undefined : `invalid timeout specified in the request URL - ${parsed}`;
 }
 
 const LONG_RUNNING_SUBRESOURCES = new Set(['attach', 'exec', 'proxy', 'log', 'portforward']);
-/** Nanoseconds per unit. */
-const DURATION_UNITS = new Map([['ns', 1], ['us', 1e3], ['µs', 1e3], ['μs', 1e3], ['ms', 1e6], ['s', 1e9], ['m', 6e10], ['h', 3.6e12]]);
-
-/** time.ParseDuration's error for s, or undefined when it parses: [-+]? then (number unit)+, or "0". */
-function goDurationError(s: string): string | undefined {
-  const invalid = `time: invalid duration ${goTimeQuote(s)}`;
-  let i = s[0] === '-' || s[0] === '+' ? 1 : 0;
-  if (s.slice(i) === '0') return undefined;
-  if (i === s.length) return invalid;
-  const digit = (c: string | undefined) => c !== undefined && c >= '0' && c <= '9';
-  let total = 0;
-  while (i < s.length) {
-    const start = i;
-    while (digit(s[i])) i++;
-    let numeric = i > start;
-    if (s[i] === '.') {
-      const frac = ++i;
-      while (digit(s[i])) i++;
-      numeric ||= i > frac;
-    }
-    if (!numeric) return invalid;
-    const amount = Number(s.slice(start, i)) || 0;
-    const unitStart = i;
-    while (i < s.length && s[i] !== '.' && !digit(s[i])) i++;
-    if (i === unitStart) return `time: missing unit in duration ${goTimeQuote(s)}`;
-    const unit = s.slice(unitStart, i);
-    const ns = DURATION_UNITS.get(unit);
-    if (ns === undefined) return `time: unknown unit ${goTimeQuote(unit)} in duration ${goTimeQuote(s)}`;
-    // More than an int64 of nanoseconds is invalid too.
-    total += amount * ns;
-    if (total > 2 ** 63) return invalid;
-  }
-  return undefined;
-}
-
-/** The time package's quote: printable ASCII as it is (with " and \ escaped), every other byte as \xNN. */
-function goTimeQuote(s: string): string {
-  let out = '"';
-  for (const ch of s) {
-    const c = ch.codePointAt(0)!;
-    if (c >= 0x80 || c < 0x20) {
-      for (const b of Buffer.from(ch, 'utf8')) out += `\\x${b.toString(16).padStart(2, '0')}`;
-    } else {
-      out += ch === '"' || ch === '\\' ? `\\${ch}` : ch;
-    }
-  }
-  return `${out}"`;
-}

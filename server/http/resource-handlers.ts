@@ -9,9 +9,8 @@ import { apiVersionOf, objectMetaInOrder, nowTimestamp } from '../registry/store
 import { evictPod, type EvictionTargets } from '../registry/eviction.ts';
 import { int64Param, queryFlag, queryOf, sendInitialEventsOf, type RequestInfo } from './request-info.ts';
 import { ApiError, badRequest, invalid, methodNotRouted, unsupportedMediaType } from '../errors.ts';
-import type { FieldError } from '../schema/types.ts';
-import { forbiddenError, invalidError, notSupportedError, requiredError } from '../registry/crd/schema-validator.ts';
-import { goIsPrint, goQuote, goRuneU } from '../registry/metadata-validation.ts';
+import { forbiddenError, invalidError, notSupportedError, requiredError, type FieldError } from '../validation/field.ts';
+import { goIsPrint, goQuote, goRuneU } from '../go/strconv.ts';
 import { negotiateOutput, readBody, decodeAs, decodeBody, bodyEncoding, mediaTypeOf, SUPPORTED_MEDIA_TYPES, type DecodedBody, type OutputFormat, type Shape } from './negotiation.ts';
 import { applyPatch, checkPatchedTypes, PATCH_TYPES } from '../registry/patch/index.ts';
 import type { TypeModel } from '../schema/model.ts';

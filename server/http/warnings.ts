@@ -8,7 +8,7 @@
 // A body with 16,000 unknown fields makes 16,000 warnings: recording one costs a set lookup and,
 // once truncating, nothing; the header array is handed to the response once per batch.
 import type Koa from 'koa';
-import { goQuote } from '../registry/metadata-validation.ts';
+import { goQuote } from '../go/strconv.ts';
 
 /** kube's truncateAtTotalRunes. */
 export const WARNING_TOTAL_RUNES = 4 * 1024;

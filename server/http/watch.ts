@@ -19,7 +19,7 @@ import { ApiError, internalError, tooLargeResourceVersion, tooOldResourceVersion
 import { toTable, partialMetadata } from './resource-handlers.ts';
 import { cloneJSON } from '../registry/apply/index.ts';
 import { EVENT_CLOSE, EVENT_OPEN, servedAsStored, servedJsonPrefix, storedJsonOf } from '../storage/rows/codec.ts';
-import { goJsonText } from '../util/json.ts';
+import { goJsonText } from '../go/json.ts';
 
 /** A watcher whose socket buffer grows past this is closed; the client re-lists. */
 const MAX_BUFFERED_BYTES = 8 * 1024 * 1024;

@@ -3,10 +3,9 @@
 // (kube-apiserver itself answers these with 422 Invalid for ListOptions.meta.k8s.io; the seed's
 // resourceVersion table calls them illegal requests, and the API conventions give a request that
 // can never succeed 400 BadRequest, as issue 3 asks.)
-import { badRequest, fieldErrorsText } from '../errors.ts';
-import type { FieldError } from '../schema/types.ts';
-import { forbiddenError as forbidden, notSupportedError } from './crd/schema-validator.ts';
-import { goQuote } from './metadata-validation.ts';
+import { badRequest } from '../errors.ts';
+import { forbiddenError as forbidden, notSupportedError, fieldErrorsText, type FieldError } from '../validation/field.ts';
+import { goQuote } from '../go/strconv.ts';
 
 export interface ListParameters {
   resourceVersion?: string;

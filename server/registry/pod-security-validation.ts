@@ -22,11 +22,12 @@
 //
 // A field the schema requires and the request leaves out is the schema walk's Required value;
 // these checks look at the values that are there.
-import type { FieldError } from '../schema/types.ts';
 import { isPlainObject, objectsOf as objects } from '../util/json.ts';
 import { validateLocalDescendingPath } from './pod-volume-validation.ts';
-import { goQuote, isDNS1123Subdomain } from './metadata-validation.ts';
-import { duplicateError, forbiddenError, goValue, invalidError, notSupportedError, requiredError, tooLongError } from './crd/schema-validator.ts';
+import { isDNS1123Subdomain } from '../validation/names.ts';
+import { goQuote } from '../go/strconv.ts';
+import { trimSpace } from '../go/strings.ts';
+import { duplicateError, forbiddenError, goValue, invalidError, notSupportedError, requiredError, tooLongError, type FieldError } from '../validation/field.ts';
 
 type Obj = Record<string, any>;
 
@@ -40,10 +41,6 @@ const bytes = (s: string): number => Buffer.byteLength(s, 'utf8');
 function idRange(errs: FieldError[], v: unknown, path: string): void {
   if (typeof v === 'number' && (v < 0 || v > 2147483647)) errs.push(invalidError(path, goValue(v), 'must be between 0 and 2147483647, inclusive'));
 }
-
-/** Go's strings.TrimSpace: unicode.IsSpace at either end (U+0085 is one, U+FEFF is not). */
-const GO_SPACE_ENDS = /^[\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+|[\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+$/g;
-const goTrimSpace = (s: string): string => s.replace(GO_SPACE_ENDS, '');
 
 // ---------------------------------------------------------------------------------------------
 // Go's %#v of the internal structs some messages print.
@@ -127,7 +124,7 @@ function validateAppArmorProfile(errs: FieldError[], p: unknown, path: string): 
         errs.push(requiredError(at, 'must be set when AppArmor type is Localhost'));
         break;
       }
-      if (goTrimSpace(profile) !== profile) errs.push(invalidError(at, goQuote(profile), 'must not be padded with whitespace'));
+      if (trimSpace(profile) !== profile) errs.push(invalidError(at, goQuote(profile), 'must not be padded with whitespace'));
       else if (profile === '') errs.push(requiredError(at, 'must be set when AppArmor type is Localhost'));
       if (bytes(profile) > 4095) errs.push(tooLongError(at, 4095));
       break;

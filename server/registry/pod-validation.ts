@@ -14,9 +14,10 @@
 // with one), envFrom, host aliases, priority class, runtime class,
 // preemption policy and overhead; a Pod's projected token without a serviceAccountName
 // (validatePodMetadataAndSpec: kube's ServiceAccount admission always sets one).
-import type { FieldError } from '../schema/types.ts';
 import { isPlainObject, objectsOf, semanticEqual } from '../util/json.ts';
-import { configKeyErrors, goQuote, isDNS1123Label, isDNS1123Subdomain, isQualifiedName, isValidLabelValue, maxLenError, validateAnnotations, validateLabels } from './metadata-validation.ts';
+import { validateAnnotations, validateLabels } from '../validation/object-meta.ts';
+import { configKeyErrors, isDNS1123Label, isDNS1123Subdomain, isQualifiedName, isValidLabelValue, maxLenError } from '../validation/names.ts';
+import { goQuote } from '../go/strconv.ts';
 import { compareRationals, parseQuantity } from '../util/quantity.ts';
 import { withCanonicalQuantities } from '../schema/quantities.ts';
 import { validateAffinity, validatePodDNSConfig, validateReadinessGates, validateSchedulingGates, validateTopologySpreadConstraints } from './pod-scheduling-validation.ts';
@@ -30,7 +31,7 @@ import {
   validateSecurityContext,
   validateWindowsHostProcessPod,
 } from './pod-security-validation.ts';
-import { duplicateError, forbiddenError, invalidError, notSupportedError, requiredError } from './crd/schema-validator.ts';
+import { duplicateError, forbiddenError, invalidError, notSupportedError, requiredError, type FieldError } from '../validation/field.ts';
 import { validateContainerResourceFieldSelector, validateObjectFieldSelector, validatePullPolicy, validateVolumeMounts, validateVolumeSource } from './pod-volume-validation.ts';
 
 type Obj = Record<string, any>;

@@ -3,7 +3,9 @@
 // matchers, and the per-kind field sets objects expose to field selectors.
 import type { ResourceInfo } from '../schema/types.ts';
 import { badRequest } from '../errors.ts';
-import { goQuote, goStringSlice, isQualifiedName, isValidLabelValue } from './metadata-validation.ts';
+import { isQualifiedName, isValidLabelValue } from '../validation/names.ts';
+import { goStringSlice } from '../go/fmt.ts';
+import { goQuote, parseInt64 } from '../go/strconv.ts';
 
 // =============================================================================================
 // Label selectors
@@ -36,16 +38,6 @@ interface LabelRequirement {
 const hasOwn = Object.prototype.hasOwnProperty;
 type Labels = Record<string, string> | undefined;
 type LabelTest = (labels: Labels) => boolean;
-
-const INT64_MIN = -(2n ** 63n);
-const INT64_MAX = 2n ** 63n - 1n;
-
-/** strconv.ParseInt(s, 10, 64): optional sign, decimal digits, in range; null otherwise. */
-function parseInt64(s: string): bigint | null {
-  if (!/^[+-]?[0-9]+$/.test(s)) return null;
-  const v = BigInt(s);
-  return v < INT64_MIN || v > INT64_MAX ? null : v;
-}
 
 function compileRequirement(r: LabelRequirement): LabelTest {
   const key = r.key;
@@ -82,14 +74,14 @@ function compileRequirement(r: LabelRequirement): LabelTest {
       return (l) => lookup(l) === undefined;
     case 'gt':
     case 'lt': {
-      const bound = r.values.length === 1 ? parseInt64(r.values[0]) : null;
-      if (bound === null) return () => false;
+      const bound = r.values.length === 1 ? parseInt64(r.values[0]) : undefined;
+      if (typeof bound !== 'bigint') return () => false;
       const gt = r.op === 'gt';
       return (l) => {
         const v = lookup(l);
         if (v === undefined) return false;
         const n = parseInt64(v);
-        if (n === null) return false;
+        if (typeof n !== 'bigint') return false;
         return gt ? n > bound : n < bound;
       };
     }
@@ -175,7 +167,7 @@ function newRequirement(key: string, op: LabelOp, vals: string[] | null, path: s
     case 'lt':
       if (list.length !== 1) errs.push(fieldErr(valuePath, `Invalid value: ${goStringSlice(vals)}: for 'Gt', 'Lt' operators, exactly one value is required`));
       list.forEach((v, i) => {
-        if (parseInt64(v) === null) errs.push(fieldErr(`${valuePath}[${i}]`, `Invalid value: ${goQuote(v)}: for 'Gt', 'Lt' operators, the value must be an integer`));
+        if (typeof parseInt64(v) !== 'bigint') errs.push(fieldErr(`${valuePath}[${i}]`, `Invalid value: ${goQuote(v)}: for 'Gt', 'Lt' operators, the value must be an integer`));
       });
       break;
     default:

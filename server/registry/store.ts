@@ -4,22 +4,25 @@
 import { randomUUID } from 'node:crypto';
 import type { EventLog } from '../storage/log/event-log.ts';
 import type { Key, StoredObject, WriteTx } from '../storage/log/types.ts';
-import type { ResourceInfo, FieldError, TypeNode, ServiceLookup } from '../schema/types.ts';
+import type { ResourceInfo, TypeNode, ServiceLookup } from '../schema/types.ts';
 import { TypeModel } from '../schema/model.ts';
 import { validateObject } from '../schema/validate.ts';
 import type { AdmissionChain } from '../admission/chain.ts';
 import type { AdmissionAttributes } from '../admission/types.ts';
 import type { UserInfo } from '../authentication/user.ts';
-import { strategyFor, type Strategy, type SubresourceCreate } from './strategy.ts';
+import { nameRuleFor, strategyFor, type Strategy, type SubresourceCreate } from './strategy.ts';
 import { defaultsFor } from './strategies/defaulting.ts';
 import { apply as applyEngine, checkApplyTarget, update as recordManagedUpdate, zeroObject, cloneJSON, type OtherVersion } from './apply/index.ts';
 import { UNTYPED } from './apply/fieldset.ts';
 import { goFieldShape, goZeroFields } from '../schema/go-structs.ts';
-import { validateObjectMeta, validateObjectMetaUpdate, nameRuleFor, generateNameFrom } from './metadata-validation.ts';
+import { validateObjectMeta, validateObjectMetaUpdate } from '../validation/object-meta.ts';
+import { generateNameFrom } from '../validation/names.ts';
 import { parseLabelSelector, parseFieldSelector, fieldsOf, checkFieldSelectorFor, stringFieldPath, type FieldSelector, type LabelSelector } from './selectors.ts';
 import { ApiError, ObjectTooLargeError, alreadyExists, badRequest, conflict, gone, invalid, methodNotAllowed, methodNotRouted, notFound, tooLargeResourceVersion, tooOldResourceVersion } from '../errors.ts';
-import { deepEqual, deepFreeze, goJsonText, isPlainObject } from '../util/json.ts';
-import { goMapOrder } from '../util/go-map-order.ts';
+import { deepEqual, deepFreeze, isPlainObject } from '../util/json.ts';
+import { goJsonText } from '../go/json.ts';
+import { goMapOrder, sortedMap } from '../go/map-order.ts';
+import { formatRFC3339 } from '../go/time.ts';
 import { canonicalizeQuantities } from '../schema/quantities.ts';
 import { dropOmittedZeros, fillGoZeros } from '../schema/omitempty.ts';
 import { goJsonOrder } from '../schema/go-order.ts';
@@ -28,7 +31,7 @@ import { encodeContinue, decodeContinue } from './continue-token.ts';
 import { validateListOptions, type ListParameters } from './list-options.ts';
 import { conversionOf, convertTo, type KindConversion } from './conversions/index.ts';
 import { CorruptObjectError } from '../storage/rows/corrupt-rows.ts';
-import { invalidError } from './crd/schema-validator.ts';
+import { invalidError, type FieldError } from '../validation/field.ts';
 
 export type FieldValidation = 'Ignore' | 'Warn' | 'Strict';
 
@@ -770,7 +773,7 @@ export class GenericStore {
         if (strategy.gracePeriod && remaining > 0) {
           // A graceful deletion under way: only a shorter period changes it.
           if (requested === undefined || requested >= remaining) return { deleted: false, object: old };
-          meta.deletionTimestamp = timestampAt(Date.parse(old.metadata.deletionTimestamp) + (requested - remaining) * 1000);
+          meta.deletionTimestamp = formatRFC3339(Date.parse(old.metadata.deletionTimestamp) + (requested - remaining) * 1000);
           meta.deletionGracePeriodSeconds = requested;
           marked = true;
           held ||= requested > 0;
@@ -783,7 +786,7 @@ export class GenericStore {
         if (period !== undefined || held) {
           marked = true;
           held ||= (period ?? 0) > 0;
-          meta.deletionTimestamp = period ? timestampAt(Date.now() + period * 1000) : nowTimestamp();
+          meta.deletionTimestamp = period ? formatRFC3339(Date.now() + period * 1000) : nowTimestamp();
           meta.deletionGracePeriodSeconds = period ?? 0;
           if (period !== undefined ? meta.generation > 0 : strategy.tracksGeneration) meta.generation = (meta.generation ?? 1) + 1;
           if (held) strategy.prepareForDeletion?.(next);
@@ -1007,18 +1010,7 @@ const FIELDS_V1 = new Set(['fieldsV1']);
  * object's create. Returns obj when it is in that order already.
  */
 export function customObjectOrder(obj: any): any {
-  const meta = obj.metadata;
-  const sortedMeta = goMapOrder(meta, FIELDS_V1);
-  let prev: string | undefined;
-  let inOrder = true;
-  for (const k in obj) {
-    if (prev !== undefined && prev > k) inOrder = false;
-    prev = k;
-  }
-  if (inOrder && sortedMeta === meta) return obj;
-  const out: any = {};
-  for (const k of Object.keys(obj).sort()) out[k] = k === 'metadata' ? sortedMeta : obj[k];
-  return out;
+  return sortedMap(obj, (value, key) => (key === 'metadata' ? goMapOrder(value, FIELDS_V1) : value));
 }
 
 /**
@@ -1101,17 +1093,12 @@ function unchanged(obj: any, old: any): boolean {
 
 let stampSecond = -1;
 let stampText = '';
-/** RFC 3339 with whole seconds, as metav1.Time serializes; formatted once per second. */
-/** A time as kube writes a metav1.Time: RFC 3339, whole seconds, UTC. */
-function timestampAt(ms: number): string {
-  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
-}
-
+/** The time now as a metav1.Time; formatted once per second. */
 export function nowTimestamp(): string {
   const sec = Math.floor(Date.now() / 1000);
   if (sec !== stampSecond) {
     stampSecond = sec;
-    stampText = new Date(sec * 1000).toISOString().replace('.000Z', 'Z');
+    stampText = formatRFC3339(sec * 1000);
   }
   return stampText;
 }

@@ -1,6 +1,8 @@
 // Per-kind rules. A kind is data (its schema); a strategy exists only for kinds with special
 // rules, registered by qualified resource. The generic store applies the defaults itself.
-import type { FieldError, ResourceInfo } from '../schema/types.ts';
+import type { ResourceInfo } from '../schema/types.ts';
+import type { FieldError } from '../validation/field.ts';
+import type { NameRule } from '../validation/names.ts';
 
 export interface Strategy {
   /** metadata.generation starts at 1 and is bumped when anything outside metadata/status changes. */
@@ -105,4 +107,24 @@ export function strategyFor(info: ResourceInfo): Strategy {
     resolved.set(key, s);
   }
   return s;
+}
+
+// The rule metadata.name follows, per kind (the name validation function each of kube's
+// strategies passes to ValidateObjectMeta).
+const NAME_RULES: Record<string, NameRule> = {
+  namespaces: 'dns1123Label',
+  services: 'dns1035Label',
+  'roles.rbac.authorization.k8s.io': 'rbacPathSegment',
+  'rolebindings.rbac.authorization.k8s.io': 'rbacPathSegment',
+  'clusterroles.rbac.authorization.k8s.io': 'rbacPathSegment',
+  'clusterrolebindings.rbac.authorization.k8s.io': 'rbacPathSegment',
+  'certificatesigningrequests.certificates.k8s.io': 'none',
+  // Events through core/v1 get only the generic check (kube's legacy event validation has no name
+  // rule); through events.k8s.io/v1 the default one.
+  events: 'pathSegment',
+};
+
+/** The name rule kube-apiserver applies to a group/resource; DNS-1123 subdomain unless listed. */
+export function nameRuleFor(group: string, resource: string): NameRule {
+  return NAME_RULES[group ? `${resource}.${group}` : resource] ?? 'dns1123Subdomain';
 }

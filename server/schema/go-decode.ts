@@ -14,6 +14,8 @@ import type { TypeNode } from './types.ts';
 import { isPlainObject } from '../util/json.ts';
 import { parseQuantity } from '../util/quantity.ts';
 import { MAX_BODY_DEPTH } from '../util/json-depth.ts';
+import { goReflectKind } from '../go/fmt.ts';
+import { jsonKind } from '../go/json.ts';
 
 const META_V1 = 'io.k8s.apimachinery.pkg.apis.meta.v1.';
 const QUANTITY_FORMAT_ERROR = "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'";
@@ -69,7 +71,7 @@ function fromUnstructured(node: TypeNode, v: unknown): string | undefined {
     case 'any':
       return undefined;
     case 'object': {
-      if (!isPlainObject(v)) return `cannot restore struct from: ${goKind(v)}`;
+      if (!isPlainObject(v)) return `cannot restore struct from: ${goReflectKind(v, 'integral')}`;
       const props = node.properties ?? {};
       for (const k of Object.keys(v)) {
         const child = props[k];
@@ -79,7 +81,7 @@ function fromUnstructured(node: TypeNode, v: unknown): string | undefined {
       return undefined;
     }
     case 'map': {
-      if (!isPlainObject(v)) return `cannot restore map from ${goKind(v)}`;
+      if (!isPlainObject(v)) return `cannot restore map from ${goReflectKind(v, 'integral')}`;
       if (!node.values) return undefined;
       for (const k of Object.keys(v)) {
         const err = fromUnstructured(node.values, v[k]);
@@ -88,7 +90,7 @@ function fromUnstructured(node: TypeNode, v: unknown): string | undefined {
       return undefined;
     }
     case 'array': {
-      if (!Array.isArray(v)) return `cannot restore slice from ${goKind(v)}`;
+      if (!Array.isArray(v)) return `cannot restore slice from ${goReflectKind(v, 'integral')}`;
       if (!node.items) return undefined;
       for (const item of v) {
         const err = fromUnstructured(node.items, item);
@@ -104,7 +106,7 @@ function fromUnstructured(node: TypeNode, v: unknown): string | undefined {
       if (node.format === 'byte') {
         // []byte takes a base64 string (through JSON) or a list of bytes.
         if (Array.isArray(v)) return undefined;
-        if (typeof v !== 'string') return `cannot restore slice from ${goKind(v)}`;
+        if (typeof v !== 'string') return `cannot restore slice from ${goReflectKind(v, 'integral')}`;
         const at = base64ErrorOffset(v);
         return at === undefined ? undefined : `error decoding from json: illegal base64 data at input byte ${at}`;
       }
@@ -113,7 +115,7 @@ function fromUnstructured(node: TypeNode, v: unknown): string | undefined {
       }
       if (typeof v === 'string') return undefined;
       // Go converts an integer to a string (as a rune), which the converter refuses by name.
-      return goKind(v) === 'int64' ? `cannot convert int64 to ${goTypeName(node)}` : `unrecognized type: ${goTypeName(node)}`;
+      return goReflectKind(v, 'integral') === 'int64' ? `cannot convert int64 to ${goTypeName(node)}` : `unrecognized type: ${goTypeName(node)}`;
     case 'integer':
       if (typeof v !== 'number') return `unrecognized type: ${goTypeName(node)}`;
       return Number.isInteger(v) ? undefined : `cannot convert float64 to ${goTypeName(node)}`;
@@ -123,14 +125,6 @@ function fromUnstructured(node: TypeNode, v: unknown): string | undefined {
       return typeof v === 'boolean' ? undefined : `unrecognized type: ${goTypeName(node)}`;
   }
   return undefined;
-}
-
-/** reflect.Kind of a decoded JSON value, as the converter names it. */
-function goKind(v: unknown): string {
-  if (Array.isArray(v)) return 'slice';
-  if (typeof v === 'object') return 'map';
-  if (typeof v === 'number') return Number.isInteger(v) ? 'int64' : 'float64';
-  return typeof v === 'boolean' ? 'bool' : 'string';
 }
 
 class DecodeWalk {
@@ -270,14 +264,6 @@ function isQuantity(text: string): boolean {
   if (PARSED_QUANTITIES.size >= 1024) PARSED_QUANTITIES.clear();
   PARSED_QUANTITIES.add(text);
   return true;
-}
-
-/** The JSON kind encoding/json names in an UnmarshalTypeError. */
-function jsonKind(v: unknown): string {
-  if (Array.isArray(v)) return 'array';
-  if (typeof v === 'object') return 'object';
-  if (typeof v === 'boolean') return 'bool';
-  return typeof v; // string, number
 }
 
 function fitsInteger(v: number, format: string | undefined): boolean {

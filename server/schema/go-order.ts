@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { TypeNode } from './types.ts';
-import { sortedMap } from '../util/go-map-order.ts';
+import { sortedMap } from '../go/map-order.ts';
 
 const STRUCT_ORDER_FILE = fileURLToPath(new URL('../../schemas/struct-order.json', import.meta.url));
 

@@ -76,22 +76,9 @@ export interface TypeNode {
   definition?: string;
 }
 
-/** One cause of a 422 Invalid, in the shape of metav1.StatusCause. */
-export interface FieldError {
-  reason:
-    | 'FieldValueRequired'
-    | 'FieldValueInvalid'
-    | 'FieldValueNotSupported'
-    | 'FieldValueDuplicate'
-    | 'FieldValueForbidden'
-    | 'FieldValueTooLong'
-    | 'FieldValueTooMany'
-    | 'FieldValueTypeInvalid'
-    | 'FieldValueNotFound'
-    | 'InternalError';
-  field: string; // e.g. "spec.template.spec.containers[0].image"
-  message: string; // e.g. 'Required value' — without the field prefix
-}
+/** One cause of a 422 Invalid (validation/field.ts owns it; re-exported for the contract). */
+export type { FieldError } from '../validation/field.ts';
+import type { FieldError } from '../validation/field.ts';
 
 /** One column of a metav1.Table. */
 export interface TableColumnDefinition {

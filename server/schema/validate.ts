@@ -5,7 +5,8 @@
 //   type:     FieldValueTypeInvalid  'Invalid value: "string": spec.replicas in body must be of type integer: "string"'
 //   required: FieldValueRequired     'Required value'
 //   enum:     FieldValueNotSupported 'Unsupported value: "X": supported values: "A", "B"'
-import type { FieldError, TypeNode } from './types.ts';
+import type { TypeNode } from './types.ts';
+import { jsonTypeName, type FieldError } from '../validation/field.ts';
 import { isPlainObject } from '../util/json.ts';
 
 export interface ValidationResult {
@@ -190,23 +191,6 @@ class Walker {
 function appendSeg(s: string, kind: number, seg: string | number): string {
   if (kind === INDEX || kind === KEY) return `${s}[${seg}]`;
   return s === '' ? String(seg) : `${s}.${seg}`;
-}
-
-/** kube-openapi's name for the JSON type of a value. */
-function jsonTypeName(v: unknown): string {
-  if (v === null || v === undefined) return 'null';
-  if (Array.isArray(v)) return 'array';
-  switch (typeof v) {
-    case 'string':
-      return 'string';
-    case 'boolean':
-      return 'boolean';
-    case 'number':
-    case 'bigint':
-      return Number.isInteger(v) || typeof v === 'bigint' ? 'integer' : 'number';
-    default:
-      return 'object';
-  }
 }
 
 /** A bad value as field.Error prints it: strings quoted, numbers/booleans bare, the rest as JSON. */

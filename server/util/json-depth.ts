@@ -90,7 +90,7 @@ export function cloneMeasured(value: unknown): { copy: unknown; size: number } {
   const root: unknown = Array.isArray(value) ? new Array(value.length) : {};
   // Containers to fill: each source with its empty copy.
   const from: object[] = [value];
-  const into: any[] = [root];
+  const into: Record<string, unknown>[] = [root as Record<string, unknown>];
   while (from.length > 0) {
     const src = from.pop()!;
     const dst = into.pop()!;
@@ -112,7 +112,7 @@ export function cloneMeasured(value: unknown): { copy: unknown; size: number } {
 
   function child(v: unknown): unknown {
     if (typeof v !== 'object' || v === null) return scalar(v);
-    const c: unknown = Array.isArray(v) ? new Array(v.length) : {};
+    const c: Record<string, unknown> = Array.isArray(v) ? (new Array(v.length) as unknown as Record<string, unknown>) : {};
     from.push(v);
     into.push(c);
     return c;
@@ -127,6 +127,7 @@ function quotedLength(s: string): number {
   return n;
 }
 
+// eslint-disable-next-line no-control-regex
 const ASCII = /^[\x00-\x7f]*$/;
 const GO_ESCAPED = /[<>&\u2028\u2029]/;
 const GO_ESCAPED_ALL = /[<>&\u2028\u2029]/g;

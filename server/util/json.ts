@@ -17,7 +17,7 @@ export function deepEqual(a: unknown, b: unknown): boolean {
   if (ka.length !== Object.keys(b).length) return false;
   for (const k of ka) {
     if (!Object.prototype.hasOwnProperty.call(b, k)) return false;
-    if (!deepEqual((a as any)[k], (b as any)[k])) return false;
+    if (!deepEqual((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k])) return false;
   }
   return true;
 }
@@ -74,17 +74,4 @@ export function deepFreeze<T extends object>(o: T): T {
     if (typeof v === 'object' && v !== null) deepFreeze(v);
   }
   return Object.freeze(o);
-}
-
-const GO_JSON_ESCAPED = /[<>&\u2028\u2029]/g;
-const goJsonEscape = (c: string): string => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
-
-/**
- * JSON text as Go's encoding/json writes it (and so kube-apiserver): `<`, `>` and `&` escaped
- * for HTML, and U+2028 and U+2029, as \u003c, \u003e, \u0026, \u2028, \u2029. They occur only
- * inside strings, so the text stays the same JSON. A few native scans when there are none.
- */
-export function goJsonText(text: string): string {
-  if (text.indexOf('<') < 0 && text.indexOf('>') < 0 && text.indexOf('&') < 0 && text.indexOf('\u2028') < 0 && text.indexOf('\u2029') < 0) return text;
-  return text.replace(GO_JSON_ESCAPED, goJsonEscape);
 }

@@ -18,9 +18,10 @@
 // levels remember what is derived from them; schema atoms are computed once per TypeNode; walks
 // build their sets bottom-up, without paths.
 import type { TypeNode } from '../../schema/types.ts';
-import { goJsonText, isPlainObject } from '../../util/json.ts';
-import { goSharpV } from '../../util/go-format.ts';
-import { goSprint, goTypeName } from '../crd/jsonpath.ts';
+import { isPlainObject } from '../../util/json.ts';
+import { goJsonMarshal } from '../../go/json.ts';
+import { goSprint, goTypeName, goSharpV } from '../../go/fmt.ts';
+import { compareStrings } from '../../go/strings.ts';
 
 export type PathElement =
   | { readonly field: string }
@@ -33,53 +34,9 @@ export type FieldPath = readonly PathElement[];
 // ---------------------------------------------------------------------------------------------
 // Values: the JSON encoding kube uses inside k:/v: names, ordering and human-readable form.
 
-/** Compact JSON as Go's encoding/json writes it: object keys sorted, <, >, & and U+2028/9 escaped. */
-export function goJSON(v: unknown): string {
-  if (typeof v === 'string') return goJsonText(JSON.stringify(v));
-  if (typeof v === 'number' || typeof v === 'boolean' || v === null) return JSON.stringify(v);
-  return goJsonText(JSON.stringify(sortKeys(v)));
-}
-
-function sortKeys(v: unknown): unknown {
-  if (Array.isArray(v)) return v.map(sortKeys);
-  if (isPlainObject(v)) {
-    const out: Record<string, unknown> = {};
-    for (const k of Object.keys(v).sort(compareStrings)) out[k] = sortKeys(v[k]);
-    return out;
-  }
-  return v;
-}
-
 const ownProperty = Object.prototype.hasOwnProperty;
 function hasOwn(o: object, k: string): boolean {
   return ownProperty.call(o, k);
-}
-
-/** Byte-wise (UTF-8) string order, as Go's strings.Compare. */
-export function compareStrings(a: string, b: string): number {
-  if (a === b) return 0;
-  const n = a.length < b.length ? a.length : b.length;
-  for (let i = 0; i < n; i++) {
-    const ca = a.charCodeAt(i);
-    const cb = b.charCodeAt(i);
-    if (ca !== cb) {
-      // Below the surrogates code units order like code points (and UTF-8 bytes).
-      if (ca < 0xd800 && cb < 0xd800) return ca < cb ? -1 : 1;
-      return compareCodePoints(a, b);
-    }
-  }
-  return a.length < b.length ? -1 : a.length > b.length ? 1 : 0;
-}
-
-function compareCodePoints(a: string, b: string): number {
-  const n = Math.min(a.length, b.length);
-  for (let i = 0; i < n; i++) {
-    const ca = a.codePointAt(i)!;
-    const cb = b.codePointAt(i)!;
-    if (ca !== cb) return ca < cb ? -1 : 1;
-    if (ca > 0xffff) i++;
-  }
-  return a.length < b.length ? -1 : a.length > b.length ? 1 : 0;
 }
 
 // (a module-level function: a closure made per call costs an allocation and, under tsx, a __name call)
@@ -207,8 +164,8 @@ export function comparePathElements(a: PathElement, b: PathElement): number {
 const NAMES = new WeakMap<object, string>();
 
 function computeName(pe: PathElement): string {
-  if ('key' in pe) return 'k:{' + pe.key.map(([k, v]) => goJSON(k) + ':' + goJSON(v)).join(',') + '}';
-  if ('value' in pe) return 'v:' + goJSON(pe.value);
+  if ('key' in pe) return 'k:{' + pe.key.map(([k, v]) => goJsonMarshal(k) + ':' + goJsonMarshal(v)).join(',') + '}';
+  if ('value' in pe) return 'v:' + goJsonMarshal(pe.value);
   return 'i:' + (pe as { index: number }).index;
 }
 
@@ -339,7 +296,7 @@ function byElement(a: Ordered, b: Ordered): number {
     for (let i = 2; i < n; i++) {
       const a = x.charCodeAt(i);
       const b = y.charCodeAt(i);
-      if (a !== b) return a < 0xd800 && b < 0xd800 ? (a < b ? -1 : 1) : compareCodePoints(x, y);
+      if (a !== b) return a < 0xd800 && b < 0xd800 ? (a < b ? -1 : 1) : compareStrings(x, y);
     }
     return x.length - y.length;
   }
@@ -1174,7 +1131,7 @@ function keyLayout(atom: Atom & { kind: 'list' }): KeyLayout {
       .map((_, i) => i)
       .filter((i) => atom.keys.indexOf(atom.keys[i]) === i)
       .sort((i, j) => compareStrings(atom.keys[i], atom.keys[j]));
-    l = { order, prefixes: atom.keys.map((k) => goJSON(k) + ':') };
+    l = { order, prefixes: atom.keys.map((k) => goJsonMarshal(k) + ':') };
     KEY_LAYOUTS.set(atom, l);
   }
   return l;
@@ -1307,7 +1264,7 @@ class NamingError extends Error {
 
 function goJSONOrThrow(v: unknown): string {
   try {
-    return goJSON(v);
+    return goJsonMarshal(v);
   } catch (e) {
     throw new NamingError(e);
   }

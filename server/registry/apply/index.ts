@@ -6,7 +6,6 @@ export {
   compareValues,
   fieldPath,
   fieldsOf,
-  goJSON,
   keyPE,
   fieldPE,
   valuePE,

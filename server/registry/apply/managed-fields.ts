@@ -19,10 +19,8 @@ import {
   type PathElement,
   FieldSet,
   SchemaError,
-  compareStrings,
   fieldPath,
   fieldsOf,
-  goJSON,
   jsonEqual,
   pathString,
   ensureNamedShared,
@@ -38,9 +36,11 @@ import {
   nodeBelow,
   isSubset,
 } from './fieldset.ts';
+import { goJsonMarshal } from '../../go/json.ts';
+import { compareStrings } from '../../go/strings.ts';
 import { applyMerge, applyMergeWithFields, cloneJSON, compareObjects, createdFieldsV1, removeFieldsShared, type Comparison } from './merge.ts';
 import { deepFreeze, isPlainObject } from '../../util/json.ts';
-import { parseGroupVersion } from '../metadata-validation.ts';
+import { parseGroupVersion } from '../../validation/object-meta.ts';
 
 export interface ManagedFieldsEntry {
   manager: string;
@@ -160,10 +160,10 @@ const IDENTIFIER_OF = new Map<string, string>();
 
 function writeIdentifier(info: ManagerInfo): string {
   const parts: string[] = [];
-  if (info.manager) parts.push(`"manager":${goJSON(info.manager)}`);
-  if (info.operation) parts.push(`"operation":${goJSON(info.operation)}`);
-  if (info.apiVersion && info.operation !== 'Apply') parts.push(`"apiVersion":${goJSON(info.apiVersion)}`);
-  if (info.subresource) parts.push(`"subresource":${goJSON(info.subresource)}`);
+  if (info.manager) parts.push(`"manager":${goJsonMarshal(info.manager)}`);
+  if (info.operation) parts.push(`"operation":${goJsonMarshal(info.operation)}`);
+  if (info.apiVersion && info.operation !== 'Apply') parts.push(`"apiVersion":${goJsonMarshal(info.apiVersion)}`);
+  if (info.subresource) parts.push(`"subresource":${goJsonMarshal(info.subresource)}`);
   return '{' + parts.join(',') + '}';
 }
 
@@ -848,7 +848,7 @@ function buildLastApplied(config: Record<string, unknown>): string {
   const copy = structuredClone(config);
   const meta = copy.metadata;
   if (isPlainObject(meta) && isPlainObject(meta.annotations)) delete meta.annotations[LAST_APPLIED_ANNOTATION];
-  return goJSON(copy) + '\n';
+  return goJsonMarshal(copy) + '\n';
 }
 
 function setLastApplied(obj: any, value: string): void {

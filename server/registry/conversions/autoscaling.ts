@@ -5,10 +5,12 @@
 // JSON text exactly as Go's encoding/json writes it, so a v1 client that writes an object back
 // loses nothing. Reading them back follows encoding/json too (field names matched without regard
 // to case, unknown fields skipped); a text that does not decode is ignored, as kube ignores it.
-import { goJsonText, isPlainObject } from '../../util/json.ts';
+import { isPlainObject } from '../../util/json.ts';
+import { goJsonString } from '../../go/json.ts';
 import { canonicalQuantity } from '../../util/quantity.ts';
 import { cloneJSON } from '../apply/index.ts';
-import { compareStrings } from '../apply/fieldset.ts';
+import { compareStrings, toGoString } from '../../go/strings.ts';
+import { formatRFC3339, parseRFC3339 } from '../../go/time.ts';
 
 type Obj = Record<string, any>;
 
@@ -524,13 +526,13 @@ function behaviorToV2(g: Obj): Obj {
 function marshal(t: GoType, v: any): string {
   switch (t.k) {
     case 'string':
-      return goString(typeof v === 'string' ? v : '');
+      return goJsonString(typeof v === 'string' ? v : '');
     case 'int':
       return String(typeof v === 'number' && Number.isInteger(v) ? v : 0);
     case 'quantity':
-      return goString(typeof v === 'string' ? v : '0');
+      return goJsonString(typeof v === 'string' ? v : '0');
     case 'time':
-      return typeof v === 'string' ? goString(v) : 'null';
+      return typeof v === 'string' ? goJsonString(v) : 'null';
     case 'ptr':
       return v === null || v === undefined ? 'null' : marshal(t.elem, v);
     case 'slice':
@@ -538,9 +540,9 @@ function marshal(t: GoType, v: any): string {
     case 'map': {
       if (!isPlainObject(v)) return 'null';
       // Keys are written sorted by their UTF-8 bytes.
-      const entries = Object.keys(v).map((k) => [wellFormed(k), v[k]] as const);
+      const entries = Object.keys(v).map((k) => [toGoString(k), v[k]] as const);
       entries.sort(([a], [b]) => compareStrings(a, b));
-      return `{${entries.map(([k, e]) => `${goString(k)}:${goString(typeof e === 'string' ? e : '')}`).join(',')}}`;
+      return `{${entries.map(([k, e]) => `${goJsonString(k)}:${goJsonString(typeof e === 'string' ? e : '')}`).join(',')}}`;
     }
     case 'struct': {
       const o = obj(v);
@@ -548,7 +550,7 @@ function marshal(t: GoType, v: any): string {
       for (const f of t.fields) {
         const fv = o[f.name];
         if (f.omitempty && isEmpty(f.type, fv)) continue;
-        parts.push(`${goString(f.name)}:${marshal(f.type, fv)}`);
+        parts.push(`${goJsonString(f.name)}:${marshal(f.type, fv)}`);
       }
       return `{${parts.join(',')}}`;
     }
@@ -573,12 +575,6 @@ function isEmpty(t: GoType, v: any): boolean {
   }
 }
 
-/** A string as Go writes it: lone surrogates are U+FFFD (Go strings are UTF-8), HTML characters escaped. */
-function goString(s: string): string {
-  return goJsonText(JSON.stringify(wellFormed(s)));
-}
-
-const wellFormed = (s: string): string => s.replace(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, '\ufffd');
 
 
 // ---------------------------------------------------------------------------------------------
@@ -677,33 +673,13 @@ function fieldFor(t: Extract<GoType, { k: 'struct' }>, key: string): GoField | u
 const foldKey = (s: string): string =>
   s.replace(/[A-Z\u017f\u212a]/g, (c) => (c === '\u017f' ? 's' : c === '\u212a' ? 'k' : c.toLowerCase()));
 
-const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})T(\d{1,2}):(\d{2}):(\d{2})(?:[.,]\d+)?(?:Z|([+-])(\d{2}):(\d{2}))$/;
-const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
-const isLeap = (y: number): boolean => y % 4 === 0 && (y % 100 !== 0 || y % 400 === 0);
-
 /**
  * time.Parse(time.RFC3339, s) written back as metav1.Time does (RFC3339 in UTC, whole seconds);
  * undefined when Go would not parse it.
  */
 function canonicalTime(s: string): string | undefined {
-  const m = RFC3339.exec(s);
-  if (!m) return undefined;
-  const [year, month, day, hour, minute, second] = [m[1], m[2], m[3], m[4], m[5], m[6]].map(Number);
-  if (month < 1 || month > 12) return undefined;
-  const days = month === 2 && isLeap(year) ? 29 : DAYS_IN_MONTH[month - 1];
-  if (day < 1 || day > days || hour > 23 || minute > 59 || second > 59) return undefined;
-  let offsetMinutes = 0;
-  if (m[7]) {
-    const oh = Number(m[8]);
-    const om = Number(m[9]);
-    if (oh > 24 || om > 60) return undefined;
-    offsetMinutes = (m[7] === '-' ? -1 : 1) * (oh * 60 + om);
-  }
-  const d = new Date(0);
-  d.setUTCFullYear(year, month - 1, day);
-  d.setUTCHours(hour, minute - offsetMinutes, second, 0);
-  const p = (n: number, w = 2): string => String(n).padStart(w, '0');
-  return `${p(d.getUTCFullYear(), 4)}-${p(d.getUTCMonth() + 1)}-${p(d.getUTCDate())}T${p(d.getUTCHours())}:${p(d.getUTCMinutes())}:${p(d.getUTCSeconds())}Z`;
+  const t = parseRFC3339(s);
+  return t && formatRFC3339(t.ms);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -44,20 +44,14 @@ import { strings } from '@bufbuild/cel/ext';
 import { isIPv4 } from 'node:net';
 import { ipv6Groups } from '../../util/net.ts';
 import { deepEqual, isPlainObject } from '../../util/json.ts';
-import type { FieldError } from '../../schema/types.ts';
-import { goQuote, isQualifiedName, isValidLabelValue, validateName } from '../metadata-validation.ts';
+import { isQualifiedName, isValidLabelValue, validateName } from '../../validation/names.ts';
+import { goQuote, parseUint64 } from '../../go/strconv.ts';
+import { splitN } from '../../go/strings.ts';
+import { parseRequestURIError } from '../../go/url.ts';
 import { parseQuantity, addRationals, subtractRationals, compareRationals, type Rational } from '../../util/quantity.ts';
-import {
-  childPath,
-  duplicateError,
-  FORMAT_CHECKS,
-  forbiddenError,
-  goValue,
-  indexPath,
-  invalidError,
-  re2Error,
-  requiredError,
-} from './schema-validator.ts';
+import { re2Error } from '../../go/regexp.ts';
+import { FORMAT_CHECKS } from '../../validation/formats.ts';
+import { childPath, duplicateError, forbiddenError, goValue, indexPath, invalidError, requiredError, type FieldError } from '../../validation/field.ts';
 
 type Obj = Record<string, any>;
 
@@ -532,92 +526,6 @@ function mapInsert(m: any, entries: [unknown, unknown][]): any {
 
 // --- format (the Kubernetes format library) ---
 
-/** Go's net/url shouldEscape, for the ASCII bytes parsing checks. */
-function urlShouldEscape(c: string, mode: 'path' | 'host' | 'zone' | 'user'): boolean {
-  if (/[a-zA-Z0-9]/.test(c)) return false;
-  if ((mode === 'host' || mode === 'zone') && "!$&'()*+,;=:[]<>\"".includes(c)) return false;
-  if ('-_.~'.includes(c)) return false;
-  if ('$&+,/:;=?@'.includes(c)) return mode === 'path' ? c === '?' : mode === 'user' ? '@/?:'.includes(c) : true;
-  return true;
-}
-const isHex = (c: string | undefined) => c !== undefined && /^[0-9a-fA-F]$/.test(c);
-/** Go's url.unescape validation: the error text, or undefined. */
-function urlUnescapeError(s: string, mode: 'path' | 'host' | 'zone' | 'user'): string | undefined {
-  for (let i = 0; i < s.length; ) {
-    const c = s[i];
-    if (c === '%') {
-      if (!isHex(s[i + 1]) || !isHex(s[i + 2])) return `invalid URL escape ${goQuote(s.slice(i, i + 3))}`;
-      const seq = s.slice(i, i + 3);
-      if (mode === 'host' && parseInt(s[i + 1], 16) < 8 && seq !== '%25') return `invalid URL escape ${goQuote(seq)}`;
-      if (mode === 'zone') {
-        const v = String.fromCharCode(parseInt(s.slice(i + 1, i + 3), 16));
-        if (seq !== '%25' && v !== ' ' && urlShouldEscape(v, 'host')) return `invalid URL escape ${goQuote(seq)}`;
-      }
-      i += 3;
-      continue;
-    }
-    if ((mode === 'host' || mode === 'zone') && c.charCodeAt(0) < 0x80 && urlShouldEscape(c, mode)) return `invalid character ${goQuote(c)} in host name`;
-    i++;
-  }
-  return undefined;
-}
-const validOptionalPort = (p: string) => p === '' || /^:[0-9]*$/.test(p);
-function urlHostError(host: string): string | undefined {
-  if (host.startsWith('[')) {
-    const i = host.lastIndexOf(']');
-    if (i < 0) return "missing ']' in host";
-    const colonPort = host.slice(i + 1);
-    if (!validOptionalPort(colonPort)) return `invalid port ${goQuote(colonPort)} after host`;
-    const zone = host.slice(0, i).indexOf('%25');
-    if (zone >= 0) return urlUnescapeError(host.slice(0, zone), 'host') ?? urlUnescapeError(host.slice(zone, i), 'zone') ?? urlUnescapeError(host.slice(i), 'host');
-  } else {
-    const i = host.lastIndexOf(':');
-    if (i >= 0 && !validOptionalPort(host.slice(i))) return `invalid port ${goQuote(host.slice(i))} after host`;
-  }
-  return urlUnescapeError(host, 'host');
-}
-/** Go's url.ParseRequestURI, as format.uri() uses it: the error text, or undefined when it parses. */
-function parseRequestURIError(raw: string): string | undefined {
-  const fail = (m: string) => `parse ${goQuote(raw)}: ${m}`;
-  if (/[\x00-\x1f\x7f]/.test(raw)) return fail('net/url: invalid control character in URL');
-  if (raw === '') return fail('empty url');
-  if (raw === '*') return undefined;
-  let scheme = '';
-  let rest = raw;
-  for (let i = 0; i < raw.length; i++) {
-    const c = raw[i];
-    if (/[a-zA-Z]/.test(c)) continue;
-    if (/[0-9+.-]/.test(c) && i > 0) continue;
-    if (c === ':') {
-      if (i === 0) return fail('missing protocol scheme');
-      scheme = raw.slice(0, i);
-      rest = raw.slice(i + 1);
-    }
-    break;
-  }
-  if (rest.endsWith('?') && rest.indexOf('?') === rest.length - 1) rest = rest.slice(0, -1);
-  else if (rest.includes('?')) rest = rest.slice(0, rest.indexOf('?'));
-  if (!rest.startsWith('/')) return scheme !== '' ? undefined : fail('invalid URI for request');
-  if (scheme !== '' && rest.startsWith('//')) {
-    let authority = rest.slice(2);
-    rest = '';
-    const slash = authority.indexOf('/');
-    if (slash >= 0) [authority, rest] = [authority.slice(0, slash), authority.slice(slash)];
-    const at = authority.lastIndexOf('@');
-    const hostErr = urlHostError(at < 0 ? authority : authority.slice(at + 1));
-    if (hostErr) return fail(hostErr);
-    if (at >= 0) {
-      const userinfo = authority.slice(0, at);
-      if (!/^[a-zA-Z0-9\-._:~!$&'()*+,;=%@]*$/.test(userinfo)) return fail('net/url: invalid userinfo');
-      const colon = userinfo.indexOf(':');
-      const ue = (colon < 0 ? [userinfo] : [userinfo.slice(0, colon), userinfo.slice(colon + 1)]).map((x) => urlUnescapeError(x, 'user')).find((x) => x);
-      if (ue) return fail(ue);
-    }
-  }
-  const pe = urlUnescapeError(rest, 'path');
-  return pe ? fail(pe) : undefined;
-}
-
 /** The named formats of kube's format library and their validations (apimachinery's messages). */
 const FORMATS: Record<string, (s: string) => string[]> = {
   dns1123Label: (s) => validateName(s, 'dns1123Label'),
@@ -641,28 +549,15 @@ const formatValue = (name: string) => tagged('format', { name });
 
 // --- semver (blang/semver v4 as kube's semver library uses it) ---
 
-function parseUint64(s: string): bigint {
-  if (!/^[0-9]+$/.test(s)) throw new Error(`strconv.ParseUint: parsing ${goQuote(s)}: invalid syntax`);
-  const n = BigInt(s);
-  if (n >= 1n << 64n) throw new Error(`strconv.ParseUint: parsing ${goQuote(s)}: value out of range`);
+/** strconv.ParseUint(s, 10, 64), throwing Go's error. */
+function mustParseUint64(s: string): bigint {
+  const n = parseUint64(s);
+  if (typeof n === 'string') throw new Error(`strconv.ParseUint: parsing ${goQuote(s)}: ${n}`);
   return n;
 }
 const NUMBERS = /^[0-9]*$/;
 const ALPHANUM = /^[0-9a-zA-Z-]*$/;
 const leadingZero = (s: string) => s.length > 1 && s[0] === '0';
-/** Go's strings.SplitN(s, sep, n). */
-function splitN(s: string, sep: string, n: number): string[] {
-  const out: string[] = [];
-  let rest = s;
-  while (out.length < n - 1) {
-    const i = rest.indexOf(sep);
-    if (i < 0) break;
-    out.push(rest.slice(0, i));
-    rest = rest.slice(i + sep.length);
-  }
-  out.push(rest);
-  return out;
-}
 /** semver.Parse: the version as a CEL value (build metadata dropped: it takes no part in comparisons). */
 function parseSemver(s: string): Map<string, any> {
   if (s.length === 0) throw new Error('Version string empty');
@@ -671,7 +566,7 @@ function parseSemver(s: string): Map<string, any> {
   const num = (p: string, what: string): bigint => {
     if (!NUMBERS.test(p)) throw new Error(`Invalid character(s) found in ${what} number ${goQuote(p)}`);
     if (leadingZero(p)) throw new Error(`${what[0].toUpperCase()}${what.slice(1)} number must not contain leading zeroes ${goQuote(p)}`);
-    return parseUint64(p);
+    return mustParseUint64(p);
   };
   const major = num(parts[0], 'major');
   const minor = num(parts[1], 'minor');
@@ -687,7 +582,7 @@ function parseSemver(s: string): Map<string, any> {
     if (p.length === 0) throw new Error('Prerelease is empty');
     if (NUMBERS.test(p)) {
       if (leadingZero(p)) throw new Error(`Numeric PreRelease version must not contain leading zeroes ${goQuote(p)}`);
-      parseUint64(p);
+      mustParseUint64(p);
     } else if (!ALPHANUM.test(p)) throw new Error(`Invalid character(s) found in prerelease ${goQuote(p)}`);
   }
   for (const b of build) {

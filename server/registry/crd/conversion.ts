@@ -23,9 +23,12 @@
 import * as https from 'node:https';
 import * as path from 'node:path';
 import { randomUUID, X509Certificate } from 'node:crypto';
-import { ApiError, fieldErrorText, internalError } from '../../errors.ts';
-import type { Converter, FieldError, ServiceLookup } from '../../schema/types.ts';
-import { validateAnnotations, validateLabels } from '../metadata-validation.ts';
+import { ApiError, internalError } from '../../errors.ts';
+import type { Converter, ServiceLookup } from '../../schema/types.ts';
+import { fieldErrorText, type FieldError } from '../../validation/field.ts';
+import { validateAnnotations, validateLabels } from '../../validation/object-meta.ts';
+import { goTypeName } from '../../go/fmt.ts';
+import { goDuration } from '../../go/time.ts';
 import { isPlainObject } from '../../util/json.ts';
 
 type Obj = Record<string, any>;
@@ -71,26 +74,6 @@ function gvkOf(obj: unknown): GVK {
 
 const gvString = (g: { group: string; version: string }): string => (g.group ? `${g.group}/${g.version}` : g.version);
 const gvkString = (g: GVK): string => `${g.group}/${g.version}, Kind=${g.kind}`;
-
-/** Go's time.Duration.String() for a whole number of milliseconds. */
-export function goDuration(ms: number): string {
-  if (ms === 0) return '0s';
-  if (ms < 1000) return `${ms}ms`;
-  const h = Math.floor(ms / 3_600_000);
-  const m = Math.floor((ms % 3_600_000) / 60_000);
-  const s = ((ms % 60_000) / 1000).toFixed(3).replace(/\.?0+$/, '');
-  return (h ? `${h}h` : '') + (h || m ? `${m}m` : '') + `${s}s`;
-}
-
-/** %T of a decoded JSON value, as Go names the types Unstructured holds. */
-function goType(v: unknown): string {
-  if (v === null || v === undefined) return '<nil>';
-  if (typeof v === 'string') return 'string';
-  if (typeof v === 'boolean') return 'bool';
-  if (typeof v === 'number') return Number.isInteger(v) ? 'int64' : 'float64';
-  if (Array.isArray(v)) return '[]interface {}';
-  return 'map[string]interface {}';
-}
 
 /** utilerrors.Aggregate's text: one error as is, several deduplicated in brackets. */
 function aggregate(errs: FieldError[]): string {
@@ -651,7 +634,7 @@ function sameIdentityError(original: any, converted: any): string | undefined {
 function restoreObjectMeta(original: any, converted: Obj): string | undefined {
   if (!('metadata' in converted)) return 'missing metadata in converted object';
   const response = converted.metadata;
-  if (!isPlainObject(response)) return `invalid metadata of type ${goType(response)} in converted object`;
+  if (!isPlainObject(response)) return `invalid metadata of type ${goTypeName(response, 'integral')} in converted object`;
   const meta: Obj = isPlainObject(original?.metadata) ? structuredClone(original.metadata) : {};
   converted.metadata = meta;
   for (const field of ['labels', 'annotations'] as const) {
@@ -660,13 +643,13 @@ function restoreObjectMeta(original: any, converted: Obj): string | undefined {
       delete meta[field];
       continue;
     }
-    if (!isPlainObject(fromWebhook)) return `invalid metadata.${field} of type ${goType(fromWebhook)} in converted object`;
+    if (!isPlainObject(fromWebhook)) return `invalid metadata.${field} of type ${goTypeName(fromWebhook, 'integral')} in converted object`;
     const before = meta[field];
-    if (before !== undefined && before !== null && !isPlainObject(before)) return `invalid metadata.${field} of type ${goType(before)} in original object`;
+    if (before !== undefined && before !== null && !isPlainObject(before)) return `invalid metadata.${field} of type ${goTypeName(before, 'integral')} in original object`;
     const prior: Obj = isPlainObject(before) ? before : {};
     let changed = Object.keys(prior).length !== Object.keys(fromWebhook).length;
     for (const [k, v] of Object.entries(fromWebhook)) {
-      if (typeof v !== 'string') return `metadata.${field}[${k}] must be a string, but is ${goType(v)} in converted object`;
+      if (typeof v !== 'string') return `metadata.${field}[${k}] must be a string, but is ${goTypeName(v, 'integral')} in converted object`;
       if (prior[k] !== v) changed = true;
     }
     if (changed) {

@@ -11,23 +11,18 @@
 //
 // Not covered here: generic ObjectMeta checks (the caller's validateObjectMeta), and the
 // relaxations kube applies on update when the stored CRD already violates newer rules.
-import type { FieldError } from '../../schema/types.ts';
-import { goQuote, goStringSlice, isDNS1035Label, isDNS1123Subdomain } from '../metadata-validation.ts';
+import { isDNS1035Label, isDNS1123Subdomain } from '../../validation/names.ts';
+import { goStringSlice } from '../../go/fmt.ts';
+import { goQuote } from '../../go/strconv.ts';
 import { compileSchemaRules, evaluateRules, hasValidationRules, validFieldPath } from './cel.ts';
 import {
   compileVersionSchema,
-  forbiddenError,
-  goValue,
-  invalidError,
-  notSupportedError,
   pruneValue,
-  re2Error,
-  requiredError,
-  tooManyError,
-  duplicateError,
   embeddedTypeMetaError,
   validateEmbeddedResources,
 } from './schema-validator.ts';
+import { re2Error } from '../../go/regexp.ts';
+import { forbiddenError, goValue, invalidError, notSupportedError, requiredError, tooManyError, duplicateError, type FieldError } from '../../validation/field.ts';
 import { isPlainObject, semanticEqual } from '../../util/json.ts';
 
 type Obj = Record<string, any>;

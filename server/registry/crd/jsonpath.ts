@@ -19,9 +19,11 @@
 // (['a'] works, ["a"] is "invalid array index"), and the text inside ['...'] is re-parsed as a
 // dotted path, so ['a.b'] means .a.b (escape the dot, ['a\.b'], for a key containing one).
 
-import { goRuneU } from '../metadata-validation.ts';
 import type { SimpleJsonPath } from '../../schema/types.ts';
-import { goFloat } from '../../util/go-format.ts';
+import { goAtoi, goRuneU, unquoteExtend } from '../../go/strconv.ts';
+import { goJsonMarshal } from '../../go/json.ts';
+import { compareStrings } from '../../go/strings.ts';
+import { GoByte, GoFloat, goKind, goSprint, goTypeName, isInt64, unwrapGoValue as unwrap, type GoKind } from '../../go/fmt.ts';
 
 /** A parse or evaluation error; `message` is client-go's wording. */
 export class JsonPathError extends Error {
@@ -390,17 +392,6 @@ function parseSubAction(text: string): ListNode {
 
 const trimSpaces = (s: string): string => s.replace(/^ +| +$/g, '');
 
-const INT64_MIN = -(2n ** 63n);
-const INT64_MAX = 2n ** 63n - 1n;
-
-/** strconv.Atoi on a 64-bit platform. */
-function goAtoi(s: string): number | undefined {
-  if (!/^[+-]?[0-9]+$/.test(s)) return undefined;
-  const b = BigInt(s);
-  if (b < INT64_MIN || b > INT64_MAX) return undefined;
-  return Number(b);
-}
-
 /** strconv.ParseFloat for the digits-and-dots text parseNumber collects. */
 function goParseFloat(s: string): number | undefined {
   if (!/^[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)$/.test(s)) return undefined;
@@ -408,185 +399,24 @@ function goParseFloat(s: string): number | undefined {
   return Number.isFinite(f) ? f : undefined;
 }
 
-/** client-go UnquoteExtend: strconv.Unquote that also takes single-quoted strings. */
-function unquoteExtend(s: string): string | undefined {
-  if (s.length < 2) return undefined;
-  const quote = s[0];
-  if (quote !== s[s.length - 1] || (quote !== '"' && quote !== "'")) return undefined;
-  s = s.slice(1, -1);
-  if (!s.includes('\\') && !s.includes(quote)) return s;
-  // Collected as UTF-8 bytes: \xNN adds a raw byte, as in Go.
-  const bytes: number[] = [];
-  const pushRune = (cp: number) => {
-    for (const b of Buffer.from(String.fromCodePoint(cp), 'utf8')) bytes.push(b);
-  };
-  let i = 0;
-  while (i < s.length) {
-    const c = s[i];
-    if (c === quote) return undefined;
-    if (c !== '\\') {
-      const cp = s.codePointAt(i)!;
-      pushRune(cp);
-      i += cp > 0xffff ? 2 : 1;
-      continue;
-    }
-    if (i + 1 >= s.length) return undefined;
-    const e = s[i + 1];
-    i += 2;
-    switch (e) {
-      case 'a': bytes.push(7); break;
-      case 'b': bytes.push(8); break;
-      case 'f': bytes.push(12); break;
-      case 'n': bytes.push(10); break;
-      case 'r': bytes.push(13); break;
-      case 't': bytes.push(9); break;
-      case 'v': bytes.push(11); break;
-      case '\\': bytes.push(0x5c); break;
-      case "'":
-      case '"':
-        if (e !== quote) return undefined;
-        bytes.push(e.charCodeAt(0));
-        break;
-      case 'x':
-      case 'u':
-      case 'U': {
-        const n = e === 'x' ? 2 : e === 'u' ? 4 : 8;
-        const hex = s.slice(i, i + n);
-        if (hex.length < n || !/^[0-9a-fA-F]+$/.test(hex)) return undefined;
-        i += n;
-        const v = parseInt(hex, 16);
-        if (e === 'x') bytes.push(v);
-        else if (v > 0x10ffff || (v >= 0xd800 && v <= 0xdfff)) return undefined;
-        else pushRune(v);
-        break;
-      }
-      default: {
-        if (e < '0' || e > '7') return undefined;
-        const oct = s.slice(i, i + 2);
-        if (oct.length < 2 || !/^[0-7]{2}$/.test(oct)) return undefined;
-        i += 2;
-        const v = parseInt(e + oct, 8);
-        if (v > 255) return undefined;
-        bytes.push(v);
-      }
-    }
-  }
-  return Buffer.from(bytes).toString('utf8');
-}
-
 // ---------------------------------------------------------------------------------------------
 // Values. Objects are JSON as stored: integral numbers stand for Go's int64 (as kube decodes
-// unstructured JSON), others for float64. Two wrappers keep Go kinds the walk needs: a float
-// literal ("2.0" is a float64 even though it is integral) and a byte from ranging over a string.
+// unstructured JSON), others for float64. Two wrappers from go/fmt.ts keep Go kinds the walk
+// needs: a float literal ("2.0" is a float64 even though it is integral) and a byte from ranging
+// over a string.
 
-class GoFloat {
-  constructor(readonly v: number) {}
-}
-class GoByte {
-  constructor(readonly v: number) {}
-}
-
-type Kind = 'nil' | 'bool' | 'int' | 'uint' | 'float' | 'string' | 'slice' | 'map';
-
-const TWO63 = 2 ** 63;
-const isInt64 = (n: number): boolean => Number.isInteger(n) && n >= -TWO63 && n < TWO63;
 const isMap = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof GoFloat) && !(v instanceof GoByte);
 const hasOwn = Object.prototype.hasOwnProperty;
 
-function kindOf(v: unknown): Kind {
-  switch (typeof v) {
-    case 'string': return 'string';
-    case 'boolean': return 'bool';
-    case 'number': return isInt64(v) ? 'int' : 'float';
-  }
-  if (v === null || v === undefined) return 'nil';
-  if (Array.isArray(v)) return 'slice';
-  if (v instanceof GoFloat) return 'float';
-  if (v instanceof GoByte) return 'uint';
-  return 'map';
-}
-
-/** Go's name for a value's dynamic type (%T / reflect.Type), for error messages. */
-export function goTypeName(v: unknown): string {
-  switch (kindOf(v)) {
-    case 'nil': return '<nil>';
-    case 'bool': return 'bool';
-    case 'int': return 'int64';
-    case 'uint': return 'uint8';
-    case 'float': return 'float64';
-    case 'string': return 'string';
-    case 'slice': return '[]interface {}';
-    default: return 'map[string]interface {}';
-  }
-}
-
-const unwrap = (v: unknown): unknown => (v instanceof GoFloat || v instanceof GoByte ? v.v : v);
-
-/** Go compares strings bytewise on UTF-8, i.e. by code point; JS's < compares UTF-16 units. */
-function compareGoStrings(a: string, b: string): number {
-  const n = Math.min(a.length, b.length);
-  for (let i = 0; i < n; i++) {
-    const x = a.charCodeAt(i);
-    const y = b.charCodeAt(i);
-    if (x === y) continue;
-    const xs = x >= 0xd800 && x <= 0xdfff;
-    const ys = y >= 0xd800 && y <= 0xdfff;
-    // a surrogate starts a code point above U+FFFF, larger than any BMP unit it meets here
-    if (xs !== ys) return xs ? 1 : -1;
-    return x < y ? -1 : 1;
-  }
-  return a.length - b.length;
-}
-
-const sortedKeys = (m: Record<string, unknown>): string[] => Object.keys(m).sort(compareGoStrings);
+const sortedKeys = (m: Record<string, unknown>): string[] => Object.keys(m).sort(compareStrings);
 
 // ---------------------------------------------------------------------------------------------
 // Go formatting of values
 
-/** fmt.Sprint of a decoded JSON value: maps as map[k:v ...] (sorted keys), slices as [a b]. */
-export function goSprint(v: unknown): string {
-  switch (kindOf(v)) {
-    case 'nil': return '<nil>';
-    case 'string': return v as string;
-    case 'bool': return (v as boolean) ? 'true' : 'false';
-    case 'int':
-    case 'uint': return String(unwrap(v));
-    case 'float': return goFloat(unwrap(v) as number);
-    case 'slice': return `[${(v as unknown[]).map(goSprint).join(' ')}]`;
-    default: {
-      const m = v as Record<string, unknown>;
-      return `map[${sortedKeys(m).map((k) => `${k}:${goSprint(m[k])}`).join(' ')}]`;
-    }
-  }
-}
-
-const JSON_HTML_ESCAPES = /[<>&\u2028\u2029]/g;
-const jsonHtmlEscape = (c: string): string => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
-
-/** encoding/json.Marshal of a decoded JSON value: sorted keys, <, >, &, U+2028/9 escaped. */
-export function goJsonMarshal(v: unknown): string {
-  switch (kindOf(v)) {
-    case 'nil': return 'null';
-    case 'string': return JSON.stringify(v).replace(JSON_HTML_ESCAPES, jsonHtmlEscape);
-    case 'bool': return (v as boolean) ? 'true' : 'false';
-    case 'int':
-    case 'uint':
-    case 'float':
-      // Go's float encoding ('f', or 'e' below 1e-6 / from 1e21, "e-07" cleaned to "e-7") is
-      // exactly ECMAScript's Number-to-String; -0 is int64 0 once kube decodes it.
-      return String((unwrap(v) as number) + 0);
-    case 'slice': return `[${(v as unknown[]).map(goJsonMarshal).join(',')}]`;
-    default: {
-      const m = v as Record<string, unknown>;
-      return `{${sortedKeys(m).map((k) => `${goJsonMarshal(k)}:${goJsonMarshal(m[k])}`).join(',')}}`;
-    }
-  }
-}
-
 /** How client-go's PrintResults writes one value: maps and slices as JSON, scalars with %v, null as "null". */
 export function jsonPathText(v: unknown): string {
-  const k = kindOf(v);
+  const k = goKind(v);
   if (k === 'map' || k === 'slice') return goJsonMarshal(v);
   if (k === 'nil') return 'null';
   return goSprint(v);
@@ -603,8 +433,8 @@ export function printResults(values: readonly unknown[]): string {
 const ERR_BAD_TYPE = 'invalid type for comparison';
 const ERR_BAD_COMPARISON = 'incompatible types for comparison';
 
-function basicKind(v: unknown, partial: unknown[]): Exclude<Kind, 'nil' | 'slice' | 'map'> {
-  const k = kindOf(v);
+function basicKind(v: unknown, partial: unknown[]): Exclude<GoKind, 'nil' | 'slice' | 'map'> {
+  const k = goKind(v);
   if (k === 'nil' || k === 'slice' || k === 'map') throw new JsonPathError(ERR_BAD_TYPE, partial);
   return k;
 }
@@ -632,7 +462,7 @@ function goLess(a: unknown, b: unknown, partial: unknown[]): boolean {
     throw new JsonPathError(ERR_BAD_COMPARISON, partial);
   }
   if (k1 === 'bool') throw new JsonPathError(ERR_BAD_TYPE, partial);
-  if (k1 === 'string') return compareGoStrings(x as string, y as string) < 0;
+  if (k1 === 'string') return compareStrings(x as string, y as string) < 0;
   return (x as number) < (y as number);
 }
 

@@ -3,14 +3,14 @@
 // rules, printer, selectable fields, scale paths, deprecation warning and converter. Schemas
 // and rules compile on first use and are shared by every later request (and by later CRD
 // revisions whose spec did not change), so installing many CRDs costs little at start-up.
-import type { ResourceInfo, TypeNode, FieldError, TablePrinter, CustomResourceVersion, ScalePaths } from '../../schema/types.ts';
+import type { ResourceInfo, TypeNode, TablePrinter, CustomResourceVersion, ScalePaths } from '../../schema/types.ts';
 import { TypeModel } from '../../schema/model.ts';
 import { compareKubeVersions } from '../../schema/catalog.ts';
 import { compileVersionSchema, type CompiledSchema } from './schema-validator.ts';
 import { compileSchemaRules, evaluateRules, hasValidationRules, type CompiledSchemaRules } from './cel.ts';
 import { crdTablePrinter } from '../printers/crd.ts';
 import { converterFor } from './conversion.ts';
-import { fieldErrorText } from '../../errors.ts';
+import { fieldErrorText, type FieldError } from '../../validation/field.ts';
 import { compileSelectableFields, compileSimpleJsonPath } from './jsonpath.ts';
 import { isPlainObject } from '../../util/json.ts';
 

@@ -4,13 +4,13 @@
 import type { TypeNode } from '../../schema/types.ts';
 import { badRequest, invalid, unsupportedMediaType } from '../../errors.ts';
 import { goJsonTypeError, goUnstructuredError } from '../../schema/go-decode.ts';
-import { goJsonMarshal, goSprint } from '../crd/jsonpath.ts';
-import { invalidError } from '../crd/schema-validator.ts';
-import { goQuote } from '../metadata-validation.ts';
+import { goJsonMarshal, goJsonText, jsonKind } from '../../go/json.ts';
+import { goSprint } from '../../go/fmt.ts';
+import { invalidError } from '../../validation/field.ts';
+import { goQuote } from '../../go/strconv.ts';
 import { MAX_BODY_DEPTH, jsonTextOf, valueDepthExceeds } from '../../util/json-depth.ts';
-import { goJsonText } from '../../util/json.ts';
 import { applyJsonPatch } from './json-patch.ts';
-import { applyMergePatch, isJsonObject, jsonKind } from './merge-patch.ts';
+import { applyMergePatch, isJsonObject } from './merge-patch.ts';
 import { applyStrategicMergePatch } from './strategic-merge-patch.ts';
 
 export { applyJsonPatch, jsonPatchApplyError, MAX_JSON_PATCH_OPERATIONS } from './json-patch.ts';

@@ -12,7 +12,8 @@
 import { ApiError, badRequest, requestEntityTooLarge } from '../../errors.ts';
 import { deepEqual } from '../../util/json.ts';
 import { cloneMeasured } from '../../util/json-depth.ts';
-import { getOwn, hasOwn, isJsonObject, jsonKind, setOwn, type JsonObject } from './merge-patch.ts';
+import { getOwn, hasOwn, isJsonObject, setOwn, type JsonObject } from './merge-patch.ts';
+import { jsonKind } from '../../go/json.ts';
 
 /** kube-apiserver's maxJSONPatchOperations. */
 export const MAX_JSON_PATCH_OPERATIONS = 10000;

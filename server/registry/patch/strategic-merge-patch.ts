@@ -16,18 +16,17 @@
 // way kube-apiserver does (a map carrying "$patch" there is dropped).
 import type { TypeNode } from '../../schema/types.ts';
 import { ApiError, badRequest } from '../../errors.ts';
+import { goReflectKind, goSprint } from '../../go/fmt.ts';
 import {
   applyMergePatch,
   getOwn,
-  goFormat,
-  goReflectKind,
   hasOwn,
   isJsonObject,
-  jsonKind,
   mergePatchValue,
   setOwn,
   type JsonObject,
 } from './merge-patch.ts';
+import { jsonKind } from '../../go/json.ts';
 
 const DIRECTIVE_MARKER = '$patch';
 const RETAIN_KEYS_DIRECTIVE = '$retainKeys';
@@ -45,11 +44,11 @@ const DROP = Symbol('drop');
 type Cleaned = unknown | typeof DROP;
 
 function errNoMergeKey(m: unknown, key: string): ApiError {
-  return badRequest(`map: ${goFormat(m)} does not contain declared merge key: ${key}`);
+  return badRequest(`map: ${goSprint(m, 'integral')} does not contain declared merge key: ${key}`);
 }
 
 function errBadPatchType(t: unknown, m: JsonObject): ApiError {
-  return badRequest(`unknown patch type: ${goFormat(t)} in map: ${goFormat(m)}`);
+  return badRequest(`unknown patch type: ${goSprint(t, 'integral')} in map: ${goSprint(m, 'integral')}`);
 }
 
 /** 422 the way interpretStrategicMergePatchError reports ErrNoListOfLists. */
@@ -195,7 +194,7 @@ function elementKind(lists: readonly (readonly unknown[])[]): string | undefined
         if (k === 'slice') throw errUnprocessable(ERR_NO_LIST_OF_LISTS);
         kind = k;
       } else if (k !== kind) {
-        throw badRequest(`list element types are not identical: ${goFormat(lists)}`);
+        throw badRequest(`list element types are not identical: ${goSprint(lists, 'integral')}`);
       }
     }
   }
@@ -290,7 +289,7 @@ function mergeMap(original: JsonObject, patchIn: JsonObject, node: TypeNode): Js
     const fieldNode = childNode(node, field);
     const patchList = getOwn(patch, field);
     if (patchList === null) continue; // the field is deleted below
-    if (patchList !== undefined && !Array.isArray(patchList)) throw badRequest(`expected a slice, but received a ${goReflectKind(patchList)}`);
+    if (patchList !== undefined && !Array.isArray(patchList)) throw badRequest(`expected a slice, but received a ${goReflectKind(patchList, 'integral')}`);
     const current = getOwn(out, field);
     const origList = Array.isArray(current) ? current : undefined;
     const mergeKey = fieldNode?.patchMergeKey ?? '';
@@ -353,7 +352,7 @@ function validateSetElementOrder(patchList: unknown[], order: unknown[], mergeKe
   if (order.length === 0 || patchList.length === 0) return;
   let items = patchList;
   if (mergeKey) {
-    for (const el of patchList) if (!isJsonObject(el)) throw badRequest(`expected a map, but received a ${goReflectKind(el)}`);
+    for (const el of patchList) if (!isJsonObject(el)) throw badRequest(`expected a map, but received a ${goReflectKind(el, 'integral')}`);
     items = patchList.filter((el) => (el as JsonObject)[DIRECTIVE_MARKER] !== 'delete');
   }
   let pi = 0;
@@ -367,7 +366,7 @@ function validateSetElementOrder(patchList: unknown[], order: unknown[], mergeKe
     let equal: boolean;
     if (mergeKey) {
       const o = order[oi];
-      if (!isJsonObject(o)) throw badRequest(`expected a map, but received a ${goReflectKind(o)}`);
+      if (!isJsonObject(o)) throw badRequest(`expected a map, but received a ${goReflectKind(o, 'integral')}`);
       if (!hasOwn(item as JsonObject, mergeKey)) throw errNoMergeKey(item, mergeKey);
       if (!hasOwn(o, mergeKey)) throw errNoMergeKey(o, mergeKey);
       equal = scalarEq((item as JsonObject)[mergeKey], o[mergeKey]);
@@ -378,7 +377,7 @@ function validateSetElementOrder(patchList: unknown[], order: unknown[], mergeKe
     oi++;
   }
   if (pi < items.length && oi >= order.length) {
-    throw badRequest(`The order in patch list:\n${goFormat(patchList)}\n doesn't match ${SET_ELEMENT_ORDER_PREFIX} list:\n${goFormat(order)}\n`);
+    throw badRequest(`The order in patch list:\n${goSprint(patchList, 'integral')}\n doesn't match ${SET_ELEMENT_ORDER_PREFIX} list:\n${goSprint(order, 'integral')}\n`);
   }
 }
 

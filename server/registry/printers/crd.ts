@@ -18,7 +18,8 @@
 import { humanDuration } from './columns.ts';
 import type { TableColumnDefinition, TablePrinter } from '../../schema/types.ts';
 import { compileJsonPath, jsonPathText, JsonPathError, type JsonPath } from '../crd/jsonpath.ts';
-import { goQuote } from '../metadata-validation.ts';
+import { goQuote } from '../../go/strconv.ts';
+import { parseRFC3339, ZERO_TIME } from '../../go/time.ts';
 
 /** metav1.ObjectMeta's documentation of name (kube's Name column description). */
 export const OBJECT_META_NAME_DESCRIPTION =
@@ -132,39 +133,14 @@ export function cellForJSONValue(type: string, value: unknown, now: number): unk
 
 // ---------------------------------------------------------------------------------------------
 // metav1.Time.UnmarshalQueryParameter: "" and "null" are the zero time, anything else must
-// parse with time.Parse(time.RFC3339, s). Go accepts a one-digit hour and a fractional second
-// (after "." or ",") there, requires upper-case T and Z, and range-checks every field.
-
-/** The zero time.Time (0001-01-01T00:00:00Z) in epoch milliseconds. */
-const ZERO_TIME = -62_135_596_800_000;
-
-const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})T(\d{1,2}):(\d{2}):(\d{2})(?:[.,](\d+))?(?:Z|([+-])(\d{2}):(\d{2}))$/;
-
-const isLeap = (y: number): boolean => y % 4 === 0 && (y % 100 !== 0 || y % 400 === 0);
-const DAYS_IN = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+// parse with time.Parse(time.RFC3339, s).
 
 /** Epoch milliseconds for a query-parameter time, ZERO_TIME for the zero time, undefined when invalid. */
 export function parseQueryTime(s: string): number | undefined {
   if (s === '' || s === 'null') return ZERO_TIME;
-  const m = RFC3339.exec(s);
-  if (!m) return undefined;
-  const [year, month, day, hour, minute, second] = [m[1], m[2], m[3], m[4], m[5], m[6]].map(Number);
-  if (month < 1 || month > 12) return undefined;
-  const days = month === 2 && isLeap(year) ? 29 : DAYS_IN[month - 1];
-  if (day < 1 || day > days || hour > 23 || minute > 59 || second > 59) return undefined;
-  let offsetMin = 0;
-  if (m[8]) {
-    const oh = Number(m[9]);
-    const om = Number(m[10]);
-    // Go's range test uses > because offsets of 24h or 60m do get written
-    if (oh > 24 || om > 60) return undefined;
-    offsetMin = (m[8] === '-' ? -1 : 1) * (oh * 60 + om);
-  }
-  const d = new Date(0);
-  d.setUTCFullYear(year, month - 1, day);
-  d.setUTCHours(hour, minute, second, 0);
-  const frac = m[7] ? Number(`0.${m[7].slice(0, 9)}`) * 1000 : 0;
-  return d.getTime() + frac - offsetMin * 60_000;
+  const t = parseRFC3339(s);
+  if (!t) return undefined;
+  return t.fraction ? t.ms + Number(`0.${t.fraction.slice(0, 9)}`) * 1000 : t.ms;
 }
 
 /** time.Since saturates at the largest time.Duration (about 292 years). */

@@ -9,7 +9,8 @@
 // columns unless `-o wide` is used. Every printer here therefore returns one cell per column, wide
 // ones included.
 import type { ResourceInfo, TablePrinter } from '../../schema/types.ts';
-import { SECOND, parseTime, age, nameOf, col, NAME_DESC, AGE_DESC, ageCol, printer } from './columns.ts';
+import { formatRFC3339 } from '../../go/time.ts';
+import { parseTime, age, nameOf, col, NAME_DESC, AGE_DESC, ageCol, printer } from './columns.ts';
 import {
   podPrinter,
   podTemplatePrinter,
@@ -57,7 +58,7 @@ import {
 function rfc3339(v: unknown): string {
   const t = parseTime(v);
   if (t === undefined) return '0001-01-01T00:00:00Z';
-  return new Date(Math.floor(t / SECOND) * SECOND).toISOString().replace('.000Z', 'Z');
+  return formatRFC3339(t);
 }
 
 const defaultPrinter = printer(

@@ -4,11 +4,12 @@
 // may change). kube validates the core form whichever group the request came through, so its
 // field paths are the core ones (message, involvedObject, count ...), except that the
 // reporting controller is named as the request's version names it.
-import type { FieldError } from '../../schema/types.ts';
 import { registerStrategy } from '../strategy.ts';
 import { deepEqual, isPlainObject } from '../../util/json.ts';
-import { goQuote, goTime, isDNS1123Subdomain, isQualifiedName } from '../metadata-validation.ts';
-import { invalidError, requiredError } from '../crd/schema-validator.ts';
+import { isDNS1123Subdomain, isQualifiedName } from '../../validation/names.ts';
+import { goTime } from '../../go/time.ts';
+import { goQuote } from '../../go/strconv.ts';
+import { invalidError, requiredError, type FieldError } from '../../validation/field.ts';
 import { convertEvent, CORE_EVENT_VERSION } from '../conversions/events.ts';
 
 type Obj = Record<string, any>;

@@ -10,9 +10,8 @@ import { isPlainObject, semanticEqual } from '../../util/json.ts';
 import { validatePodTemplate } from '../pod-validation.ts';
 import { withCanonicalQuantities } from '../../schema/quantities.ts';
 import { selectorUpdate } from './workloads.ts';
-import type { FieldError } from '../../schema/types.ts';
-import { invalidError, nonNegativeErrors, notSupportedError } from '../crd/schema-validator.ts';
-import { goQuote } from '../metadata-validation.ts';
+import { invalidError, nonNegativeErrors, notSupportedError, type FieldError } from '../../validation/field.ts';
+import { goQuote } from '../../go/strconv.ts';
 
 const JOB_NAME_LABELS = ['job-name', 'batch.kubernetes.io/job-name'];
 const CONTROLLER_UID_LABELS = ['controller-uid', 'batch.kubernetes.io/controller-uid'];

@@ -8,9 +8,8 @@
 import { registerStrategy } from '../strategy.ts';
 import { addRationals, compareRationals, parseQuantity, type Rational } from '../../util/quantity.ts';
 import { badRequest, conflict, internalError, invalid } from '../../errors.ts';
-import type { FieldError } from '../../schema/types.ts';
-import { forbiddenError, invalidError, notSupportedError, requiredError } from '../crd/schema-validator.ts';
-import { goQuote } from '../metadata-validation.ts';
+import { forbiddenError, invalidError, notSupportedError, requiredError, type FieldError } from '../../validation/field.ts';
+import { goQuote } from '../../go/strconv.ts';
 import { nowTimestamp } from '../store.ts';
 import { isPlainObject, objectsOf, semanticEqual } from '../../util/json.ts';
 import { specChangeError, validatePodSpec, validatePodUpdate } from '../pod-validation.ts';

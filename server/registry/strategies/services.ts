@@ -9,11 +9,12 @@
 // band (10.96.0.1-10.96.1.0 and 30000-30085 by default) is left for values users ask for, such
 // as a DNS service at 10.96.0.10; within a band the first free value is taken (kube picks at
 // random). The first address of the primary range goes to default/kubernetes only.
-import type { FieldError } from '../../schema/types.ts';
 import { invalid, internalError } from '../../errors.ts';
-import { goQuote, goStringSlice, isDNS1123Label } from '../metadata-validation.ts';
+import { isDNS1123Label } from '../../validation/names.ts';
+import { goStringSlice } from '../../go/fmt.ts';
+import { goQuote } from '../../go/strconv.ts';
 import { PORT_RANGE, portNameErrors } from '../pod-validation.ts';
-import { duplicateError, notSupportedError, requiredError } from '../crd/schema-validator.ts';
+import { duplicateError, notSupportedError, requiredError, type FieldError } from '../../validation/field.ts';
 import type { Strategy } from '../strategy.ts';
 import { isPlainObject } from '../../util/json.ts';
 import {

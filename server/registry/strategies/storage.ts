@@ -4,11 +4,11 @@
 // storageClassName set once, and a bound claim's storage request and volumeAttributesClassName.
 // StorageClasses as ValidateStorageClass and its update rules have them: a qualified provisioner,
 // bounded parameters, known reclaim and binding modes; none of those change afterwards.
-import type { FieldError } from '../../schema/types.ts';
 import { registerStrategy } from '../strategy.ts';
 import { deepEqual, isPlainObject } from '../../util/json.ts';
-import { goQuote, isQualifiedName } from '../metadata-validation.ts';
-import { forbiddenError, invalidError, notSupportedError, requiredError, tooLongError } from '../crd/schema-validator.ts';
+import { isQualifiedName } from '../../validation/names.ts';
+import { goQuote } from '../../go/strconv.ts';
+import { forbiddenError, invalidError, notSupportedError, requiredError, tooLongError, type FieldError } from '../../validation/field.ts';
 import { specChangeError } from '../pod-validation.ts';
 import { compareRationals, parseQuantity } from '../../util/quantity.ts';
 import { withCanonicalQuantities } from '../../schema/quantities.ts';

@@ -2,6 +2,7 @@
 // so history is kept for about one interval (kube-apiserver's --etcd-compaction-interval model).
 import type { EventLog } from './event-log.ts';
 import type { CompactionResult } from './types.ts';
+import { parseGoDuration } from '../../go/time.ts';
 
 export class Compactor {
   private timer?: NodeJS.Timeout;
@@ -32,13 +33,12 @@ export class Compactor {
   }
 }
 
-/** "5m", "30s", "1h", "500ms", "1h30m", or plain seconds; 0 disables. */
+/** Milliseconds of a flag's duration: Go's syntax, as kube's flags take it ("5m", "1h30m", "500ms"), or plain seconds; 0 disables. */
 export function parseDuration(v: string): number {
   const text = v.trim();
-  // A bare number is seconds; otherwise Go's form, parts summed ("1h30m", "1h0m0s").
+  // A bare number is seconds.
   if (/^\d+(?:\.\d+)?$/.test(text)) return Number(text) * 1000;
-  if (!/^(?:\d+(?:\.\d+)?(?:ms|s|m|h))+$/.test(text)) throw new Error(`invalid duration: ${v} (use e.g. 5m, 30s, 1h30m, 0 to disable)`);
-  let ms = 0;
-  for (const [, n, unit] of text.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h)/g)) ms += Number(n) * (unit === 'ms' ? 1 : unit === 's' ? 1000 : unit === 'm' ? 60_000 : 3_600_000);
-  return ms;
+  const ns = parseGoDuration(text);
+  if (typeof ns !== 'number' || ns < 0) throw new Error(`invalid duration: ${v} (use e.g. 5m, 30s, 1h30m, 0 to disable)`);
+  return ns / 1e6;
 }

@@ -7,7 +7,7 @@
 // 0xa0–0xbf.
 import { randomUUID } from 'node:crypto';
 import { Encoder } from 'cbor-x';
-import { goJsonText } from '../../util/json.ts';
+import { goJsonText } from '../../go/json.ts';
 import { corruptObjectsError, storageKey } from './corrupt-rows.ts';
 
 const cbor = new Encoder({ useRecords: false, mapsAsObjects: true, variableMapSize: true });

@@ -1,12 +1,12 @@
 // Go's encoding/json writes a map's keys sorted: the objects of a custom object, which
 // kube-apiserver holds as a map (unstructured), and a built-in kind's Go maps (see
 // schema/go-order.ts).
+import { compareStrings } from './strings.ts';
 
 /**
- * A JSON value with the keys of every object in it in Go's map order: UTF-16 code unit order,
- * which is Go's UTF-8 byte order but for characters beyond U+FFFF. The values of `keep`'s keys
- * are left as they are. What is already in order is returned as it is (no copy); what is not is
- * copied, so nothing given is changed.
+ * A JSON value with the keys of every object in it in Go's map order (UTF-8 byte order, see
+ * strings.ts). The values of `keep`'s keys are left as they are. What is already in order is
+ * returned as it is (no copy); what is not is copied, so nothing given is changed.
  */
 export function goMapOrder<T>(value: T, keep?: ReadonlySet<string>): T {
   if (value === null || typeof value !== 'object') return value;
@@ -31,7 +31,7 @@ export function sortedMap(o: Record<string, unknown>, inner?: (value: object, ke
   let inOrder = true;
   let changed: Map<string, unknown> | undefined;
   for (const k in o) {
-    if (prev !== undefined && prev > k) inOrder = false;
+    if (prev !== undefined && compareStrings(prev, k) > 0) inOrder = false;
     prev = k;
     const c = o[k];
     if (inner && c !== null && typeof c === 'object') {
@@ -41,7 +41,7 @@ export function sortedMap(o: Record<string, unknown>, inner?: (value: object, ke
   }
   if (inOrder && !changed) return o;
   const out: Record<string, unknown> = {};
-  for (const k of inOrder ? Object.keys(o) : Object.keys(o).sort()) out[k] = changed?.has(k) ? changed.get(k) : o[k];
+  for (const k of inOrder ? Object.keys(o) : Object.keys(o).sort(compareStrings)) out[k] = changed?.has(k) ? changed.get(k) : o[k];
   return out;
 }
 
