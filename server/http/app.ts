@@ -8,7 +8,8 @@ import Router from '@koa/router';
 import type { ResourceCatalog } from '../schema/catalog.ts';
 import type { TypeModel } from '../schema/model.ts';
 import type { GenericStore } from '../registry/store.ts';
-import { parseRequestInfo, queryOf, timeoutParamError, type RequestInfo } from './request-info.ts';
+import { parseRequestInfo, queryOf, timeoutParamError } from './request-info.ts';
+import type { HttpContext, RequestState } from './state.ts';
 import { prettyPrint, statusErrors } from './respond.ts';
 import { authenticationMiddleware, type Authenticator } from '../authentication/authenticator.ts';
 import { authorizationMiddleware, type Authorizer } from '../authorization/authorizer.ts';
@@ -37,8 +38,8 @@ export interface AppDeps {
   serverAddress: string;
 }
 
-export function buildApp(deps: AppDeps): Koa {
-  const app = new Koa();
+export function buildApp(deps: AppDeps): Koa<RequestState> {
+  const app = new Koa<RequestState>();
   app.proxy = false;
   app.silent = true;
 
@@ -64,9 +65,9 @@ export function buildApp(deps: AppDeps): Koa {
   // (/api/V/... with three or more segments, /apis/G/V/... with four or more), and the handler
   // answers or throws, so the router and allowedMethods would only have passed them on.
   const resources = resourceHandler({ catalog: deps.catalog, store: deps.store, model: deps.model, watch: deps.watch });
-  app.use((ctx, next) => ((ctx.state.requestInfo as RequestInfo).isResourceRequest ? resources(ctx, next) : next()));
+  app.use((ctx, next) => (ctx.state.requestInfo.isResourceRequest ? resources(ctx, next) : next()));
 
-  const router = new Router();
+  const router = new Router<RequestState>();
   registerHealthRoutes(router, deps.health);
   registerVersionRoute(router, deps.catalog.kubernetesVersion);
   registerDiscoveryRoutes(router, deps);
@@ -104,13 +105,13 @@ function registerVersionRoute(router: Router, kubernetesVersion: string): void {
   });
 }
 
-function json(ctx: Koa.Context, body: object | Buffer, contentType = 'application/json'): void {
+function json(ctx: HttpContext, body: object | Buffer, contentType = 'application/json'): void {
   ctx.body = Buffer.isBuffer(body) ? body : Buffer.from(goJsonText(JSON.stringify(body)));
   ctx.set('Content-Type', contentType);
 }
 
 /** A discovery document: indented for the clients kube-apiserver indents for (prettyPrint). */
-function discoveryJson(ctx: Koa.Context, body: object | Buffer, contentType?: string): void {
+function discoveryJson(ctx: HttpContext, body: object | Buffer, contentType?: string): void {
   if (prettyPrint(ctx)) body = Buffer.from(goJsonText(JSON.stringify(Buffer.isBuffer(body) ? JSON.parse(body.toString()) : body, null, 2)) + '\n');
   json(ctx, body, contentType);
 }
@@ -128,7 +129,7 @@ function registerDiscoveryRoutes(router: Router, deps: AppDeps): void {
   const discovery = new Discovery(deps.catalog);
   const openapi = new OpenApi(deps.catalog, deps.model, deps.catalog.kubernetesVersion);
 
-  const aggregatedOrLegacy = (which: 'api' | 'apis', legacy: () => object) => (ctx: Koa.Context) => {
+  const aggregatedOrLegacy = (which: 'api' | 'apis', legacy: () => object) => (ctx: HttpContext) => {
     const neg = negotiateDiscovery(ctx.get('accept'));
     if (!neg) throw notAcceptable('only the following media types are accepted: application/json, application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList');
     if (neg.form === 'legacy') return discoveryJson(ctx, legacy());

@@ -1,7 +1,7 @@
 // One handler per verb for every resource: the HTTP face of the generic store. It reads query
 // parameters and bodies, calls the store, and shapes the answer (object, list, Table,
 // PartialObjectMetadata) in the negotiated encoding.
-import type Koa from 'koa';
+import type { HttpContext, HttpMiddleware } from './state.ts';
 import type { ResourceCatalog } from '../schema/catalog.ts';
 import type { ResourceInfo } from '../schema/types.ts';
 import type { GenericStore, RequestContext, FieldValidation, DeleteOptions, ListResult } from '../registry/store.ts';
@@ -18,7 +18,6 @@ import type { TypeModel } from '../schema/model.ts';
 import { printerFor, scalePrinter, type TablePrinter } from './printers.ts';
 import { prettyPrint, send, sendEncoded } from './respond.ts';
 import { storedItemsOf, storedListJson } from '../storage/codec.ts';
-import type { UserInfo } from '../authentication/user.ts';
 import { SERVED_SUBRESOURCES } from './discovery.ts';
 import { scaleFromObject, applyScaleToObject } from '../registry/scale.ts';
 import { duplicateJsonFields, duplicateYamlFields } from './duplicate-fields.ts';
@@ -39,10 +38,10 @@ const NEWLINE = Buffer.from('\n');
 
 const NOT_FOUND = new ApiError(404, 'NotFound', 'the server could not find the requested resource', {});
 
-export function resourceHandler(deps: ResourceHandlerDeps): Koa.Middleware {
+export function resourceHandler(deps: ResourceHandlerDeps): HttpMiddleware {
   const { catalog, store } = deps;
   return async (ctx) => {
-    const ri = ctx.state.requestInfo as RequestInfo;
+    const ri = ctx.state.requestInfo;
     const info = catalog.lookup(ri.apiGroup, ri.apiVersion, ri.resource);
     if (!info) throw NOT_FOUND;
     // Namespaced kinds: single objects and writes need a namespace; cluster-scoped kinds never take one.
@@ -177,7 +176,7 @@ export function resourceHandler(deps: ResourceHandlerDeps): Koa.Middleware {
   };
 }
 
-async function getOne(ctx: Koa.Context, deps: ResourceHandlerDeps, info: ResourceInfo, ns: string, ri: RequestInfo) {
+async function getOne(ctx: HttpContext, deps: ResourceHandlerDeps, info: ResourceInfo, ns: string, ri: RequestInfo) {
   const rv = queryOf(ctx).get('resourceVersion') ?? undefined;
   if (ri.subresource === 'scale') {
     const fmt = outputFormat(ctx, info, OBJECT_SHAPES);
@@ -197,7 +196,7 @@ async function getOne(ctx: Koa.Context, deps: ResourceHandlerDeps, info: Resourc
   return send(ctx, 200, body, fmt);
 }
 
-async function list(ctx: Koa.Context, deps: ResourceHandlerDeps, info: ResourceInfo, ri: RequestInfo) {
+async function list(ctx: HttpContext, deps: ResourceHandlerDeps, info: ResourceInfo, ri: RequestInfo) {
   const q = queryOf(ctx);
   const fmt = outputFormat(ctx, info, LIST_SHAPES);
   // (as kube's storage: a limit of 0 or less is no limit)
@@ -305,18 +304,18 @@ const LIST_SHAPES: Shape[] = ['Table', 'PartialObjectMetadataList'];
  * The form of this request's answer (its subresources' too: kube's custom resource scopes,
  * scale and status included, share the standard serializers without protobuf).
  */
-function outputFormat(ctx: Koa.Context, info: ResourceInfo, shapes: Shape[]): OutputFormat {
+function outputFormat(ctx: HttpContext, info: ResourceInfo, shapes: Shape[]): OutputFormat {
   return negotiateOutput(ctx.get('accept'), shapes, !info.custom);
 }
 
-function respondObject(ctx: Koa.Context, info: ResourceInfo, obj: any, code: number, rc: RequestContext, plain = false) {
+function respondObject(ctx: HttpContext, info: ResourceInfo, obj: any, code: number, rc: RequestContext, plain = false) {
   const fmt = outputFormat(ctx, info, plain ? [] : OBJECT_SHAPES);
   setWarnings(ctx, rc.warnings);
   const body = plain ? obj : shapeObject(info, obj, fmt, queryOf(ctx).get('includeObject'));
   return send(ctx, code, body, fmt);
 }
 
-function respondScale(ctx: Koa.Context, info: ResourceInfo, obj: any, rc: RequestContext) {
+function respondScale(ctx: HttpContext, info: ResourceInfo, obj: any, rc: RequestContext) {
   const fmt = outputFormat(ctx, info, OBJECT_SHAPES);
   setWarnings(ctx, rc.warnings);
   return send(ctx, 200, shapeScale(ctx, info, scaleFromObject(info, obj), fmt), fmt);
@@ -326,16 +325,16 @@ function respondScale(ctx: Koa.Context, info: ResourceInfo, obj: any, rc: Reques
  * A Scale as asked for. Its Table is printed by the printer of the object's store: kube's
  * printScale for built-in kinds, the printer columns of a custom resource (read from the Scale).
  */
-function shapeScale(ctx: Koa.Context, info: ResourceInfo, scale: any, fmt: OutputFormat): unknown {
+function shapeScale(ctx: HttpContext, info: ResourceInfo, scale: any, fmt: OutputFormat): unknown {
   return shapeObject(info, scale, fmt, queryOf(ctx).get('includeObject'), info.custom ? undefined : scalePrinter);
 }
 
 /** `Warning: 299 - "text"` headers, one per warning, as kube-apiserver's recorder sends them. */
-export function setWarnings(ctx: Koa.Context, warnings: string[]): void {
+export function setWarnings(ctx: HttpContext, warnings: string[]): void {
   if (warnings.length) addWarnings(ctx, warnings);
 }
 
-async function readObjectBody(ctx: Koa.Context, info: ResourceInfo, definition: string | undefined, rc: RequestContext, model: TypeModel): Promise<any> {
+async function readObjectBody(ctx: HttpContext, info: ResourceInfo, definition: string | undefined, rc: RequestContext, model: TypeModel): Promise<any> {
   // No Content-Type is JSON, the first media type served, as kube-apiserver reads it
   // (`kubectl create --raw` sends none).
   const mediaType = mediaTypeOf(ctx.get('content-type')) || 'application/json';
@@ -408,7 +407,7 @@ function parseForce(v: string | null): boolean | undefined {
 }
 
 /** The field manager a write is recorded under: the parameter, else derived from the User-Agent. */
-function fieldManagerOf(ctx: Koa.Context, given: string | null): string {
+function fieldManagerOf(ctx: HttpContext, given: string | null): string {
   if (given !== null && given !== '') return given;
   const ua = ctx.get('user-agent');
   let manager = managerByUserAgent.get(ua);
@@ -446,7 +445,7 @@ const FIELD_VALIDATIONS: readonly string[] = ['', 'Ignore', 'Strict', 'Warn'];
  * verb's own, which kube lists first). DeleteOptions take neither fieldManager nor
  * fieldValidation. A dryRun other than All is a 400 BadRequest, as this project's issue asks.
  */
-function requestContext(ctx: Koa.Context, kind: OptionsKind, leading: FieldError[] = []): RequestContext {
+function requestContext(ctx: HttpContext, kind: OptionsKind, leading: FieldError[] = []): RequestContext {
   const q = queryOf(ctx);
   const dry = q.getAll('dryRun');
   for (const d of dry) if (d !== 'All') throw badRequest(`dryRun: Unsupported value: "${d}": supported values: "All"`);
@@ -457,7 +456,7 @@ function requestContext(ctx: Koa.Context, kind: OptionsKind, leading: FieldError
   if (given) errs.push(...fieldManagerErrors(given));
   if (!FIELD_VALIDATIONS.includes(fv)) errs.push(notSupportedError('fieldValidation', goQuote(fv), [...FIELD_VALIDATIONS]));
   if (errs.length) throw invalid('meta.k8s.io', kind, '', errs);
-  return { user: ctx.state.user as UserInfo, dryRun: dry.length > 0, fieldValidation: (fv || 'Warn') as FieldValidation, warnings: [], fieldManager: fieldManagerOf(ctx, given) };
+  return { user: ctx.state.user, dryRun: dry.length > 0, fieldValidation: (fv || 'Warn') as FieldValidation, warnings: [], fieldManager: fieldManagerOf(ctx, given) };
 }
 
 const PROPAGATION_POLICIES: readonly string[] = ['Foreground', 'Background', 'Orphan'];
@@ -466,7 +465,7 @@ const PROPAGATION_POLICIES: readonly string[] = ['Foreground', 'Background', 'Or
  * DeleteOptions come from the body (if any) and from query parameters; `problems` are what kube's
  * ValidateDeleteOptions finds in them (for requestContext's 422).
  */
-async function deleteOptions(ctx: Koa.Context, model: TypeModel): Promise<{ opts: DeleteOptions; problems: FieldError[] }> {
+async function deleteOptions(ctx: HttpContext, model: TypeModel): Promise<{ opts: DeleteOptions; problems: FieldError[] }> {
   const q = queryOf(ctx);
   const raw = await readBody(ctx.req);
   let body: any = {};

@@ -1,7 +1,7 @@
 // Watch: a read of the event log from a resourceVersion onward, then live events as batches
 // commit. Each watcher filters by resource, namespace and selectors; an object that stops
 // matching arrives as DELETED, one that starts matching as ADDED.
-import type Koa from 'koa';
+import type { HttpContext } from './state.ts';
 import { H2Response } from './h2/messages.ts';
 import { flushAll } from './h2/connection.ts';
 import type { ResourceInfo } from '../schema/types.ts';
@@ -141,7 +141,7 @@ export class WatchService {
    * state (or replay) is read and the watch subscribed in one synchronous step, as there; the
    * conversions then run in order, so the stream still sees events in resourceVersion order.
    */
-  private serveConverted(ctx: Koa.Context, w: WatchStream, converter: Converter, info: ResourceInfo, scopeNs: string | undefined, initialState: boolean, fromRv: number | undefined, initialEventsEnd: boolean, timeoutSeconds: number, bookmarks: boolean): void {
+  private serveConverted(ctx: HttpContext, w: WatchStream, converter: Converter, info: ResourceInfo, scopeNs: string | undefined, initialState: boolean, fromRv: number | undefined, initialEventsEnd: boolean, timeoutSeconds: number, bookmarks: boolean): void {
     const res = qualifiedResourceOf(info);
     if (fromRv !== undefined && !initialState && fromRv < this.log.compactedRv) {
       w.write('ERROR', tooOldResourceVersion(fromRv, this.log.compactedRv).toStatus());
@@ -182,7 +182,7 @@ export class WatchService {
     ctx.res.on('error', () => w.finish());
   }
 
-  async serve(ctx: Koa.Context, info: ResourceInfo, ri: RequestInfo): Promise<void> {
+  async serve(ctx: HttpContext, info: ResourceInfo, ri: RequestInfo): Promise<void> {
     const q = queryOf(ctx);
     const fmt = { ...negotiateOutput(ctx.get('accept'), ['Table', 'PartialObjectMetadata'], !info.custom) };
     const labels = parseLabelSelector(q.get('labelSelector') ?? undefined);
@@ -304,7 +304,7 @@ class WatchStream implements Watcher {
 
   constructor(
     private readonly log: EventLog,
-    private readonly out: Koa.Context['res'],
+    private readonly out: HttpContext['res'],
     private readonly info: ResourceInfo,
     private readonly fmt: OutputFormat,
     private readonly res: string,
