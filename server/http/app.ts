@@ -23,6 +23,7 @@ import type { EventLog } from '../storage/event-log.ts';
 import { registerAdminRoutes } from './admin.ts';
 import { ApiError, badRequest, notAcceptable } from '../errors.ts';
 import { goJsonText } from '../util/json.ts';
+import { parseAccept, API_ACCEPT } from './negotiation.ts';
 
 export interface AppDeps {
   log: EventLog;
@@ -116,13 +117,15 @@ function discoveryJson(ctx: HttpContext, body: object | Buffer, contentType?: st
   json(ctx, body, contentType);
 }
 
-/** Protobuf is not served yet: a client that accepts only protobuf gets 406. */
+const JSON_RANGES: ReadonlySet<string> = new Set(['application/json', '*/*', 'application/*']);
+
+/**
+ * Whether an Accept header names JSON or a wildcard at all, whatever its q: the OpenAPI documents
+ * have no other form (but v2's protobuf), and a client that accepts only others gets 406.
+ */
 function wantsJson(accept: string | undefined): boolean {
   if (!accept) return true;
-  return accept.split(',').some((r) => {
-    const t = r.split(';')[0].trim().toLowerCase();
-    return t === 'application/json' || t === '*/*' || t === 'application/*';
-  });
+  return parseAccept(accept, API_ACCEPT).some((r) => JSON_RANGES.has(r.mediaType));
 }
 
 function registerDiscoveryRoutes(router: Router, deps: AppDeps): void {
