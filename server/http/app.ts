@@ -17,7 +17,7 @@ import { registerHealthRoutes, wildcard, type HealthCheck } from './health.ts';
 import { Discovery, negotiateDiscovery } from './discovery.ts';
 import { OpenApi } from './openapi.ts';
 import { encodeOpenApiV2Document, openApiV2ProtobufContentType } from './openapi-v2-proto.ts';
-import { resourceHandler } from './resource-handlers.ts';
+import { resourceHandler } from './handlers/index.ts';
 import type { WatchService } from './watch.ts';
 import type { EventLog } from '../storage/event-log.ts';
 import { registerAdminRoutes } from './admin.ts';

@@ -16,7 +16,7 @@ import { PROTOBUF_MEDIA_TYPE, definitionForKind, encodeWatchEventFrame } from '.
 import { parseLabelSelector, parseFieldSelector, fieldsOf, checkFieldSelectorFor, type LabelSelector, type FieldSelector } from '../registry/selectors.ts';
 import { ApiError, internalError, tooLargeResourceVersion, tooOldResourceVersion } from '../errors.ts';
 import type { Converter, ServiceLookup } from '../registry/crd/conversion.ts';
-import { toTable, partialMetadata } from './resource-handlers.ts';
+import { toTable, partialMetadata } from './handlers/shape.ts';
 import { cloneJSON } from '../registry/apply/index.ts';
 import { EVENT_CLOSE, EVENT_OPEN, servedAsStored, servedJsonPrefix, storedJsonOf } from '../storage/codec.ts';
 import { goJsonText } from '../util/json.ts';
@@ -453,7 +453,7 @@ class WatchStream implements Watcher {
     if (type !== 'BOOKMARK' && type !== 'ERROR') {
       const o = info.custom ? defaultedCopy(info, object) : builtinPresented(info, object);
       if (fmt.shape === 'Table') {
-        const t = toTable(info, [o], { resourceVersion: o.metadata?.resourceVersion }, fmt.metaVersion, this.includeObject) as any;
+        const t = toTable(info, [o], { resourceVersion: o.metadata?.resourceVersion }, fmt.metaVersion, this.includeObject);
         // Only the first event carries the columns; later ones are printed without headers, and
         // kube's Table (no omitempty) writes those as null.
         if (!this.firstTable) t.columnDefinitions = null;
