@@ -18,7 +18,7 @@ import { Discovery, negotiateDiscovery } from './discovery.ts';
 import { OpenApi } from './openapi.ts';
 import { encodeOpenApiV2Document, openApiV2ProtobufContentType } from './openapi-v2-proto.ts';
 import { resourceHandler } from './handlers/index.ts';
-import type { WatchService } from './watch.ts';
+import type { WatchHub } from '../registry/watch/index.ts';
 import type { EventLog } from '../storage/event-log.ts';
 import { registerAdminRoutes } from './admin.ts';
 import { ApiError, badRequest, notAcceptable } from '../errors.ts';
@@ -30,7 +30,7 @@ export interface AppDeps {
   catalog: ResourceCatalog;
   model: TypeModel;
   store: GenericStore;
-  watch: WatchService;
+  watch: WatchHub;
   authenticators: Authenticator[];
   authorizers: Authorizer[];
   anonymous: boolean;

@@ -17,7 +17,7 @@ export const OBJECT_META = 'io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta';
  * The body of a create or update, decoded as an object of `definition` (the resource's own, or a
  * subresource's: Scale, Eviction, Binding); its duplicate fields go into rc.
  */
-export async function readObjectBody(ctx: HttpContext, info: ResourceInfo, definition: string | undefined, rc: RequestContext, model: TypeModel): Promise<any> {
+export async function readObjectBody(ctx: HttpContext, info: ResourceInfo, definition: string | undefined, rc: RequestContext, model: TypeModel): Promise<unknown> {
   // No Content-Type is JSON, the first media type served, as kube-apiserver reads it
   // (`kubectl create --raw` sends none).
   const mediaType = mediaTypeOf(ctx.get('content-type')) || 'application/json';

@@ -6,7 +6,7 @@ import { respondObject } from './shape.ts';
 import type { ResourceRequest } from './request.ts';
 
 /** What kube-apiserver answers a create that returns a Status with. */
-export function createdStatus(): object {
+export function createdStatus(): Record<string, unknown> {
   return { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 };
 }
 

@@ -6,13 +6,13 @@ import type { TypeModel } from '../../schema/model.ts';
 import type { GenericStore } from '../../registry/store.ts';
 import type { RequestInfo } from '../request-info.ts';
 import type { HttpContext } from '../state.ts';
-import type { WatchService } from '../watch.ts';
+import type { WatchHub } from '../../registry/watch/index.ts';
 
 export interface ResourceHandlerDeps {
   catalog: ResourceCatalog;
   store: GenericStore;
   model: TypeModel;
-  watch: WatchService;
+  watch: WatchHub;
 }
 
 export interface ResourceRequest {

@@ -13,6 +13,9 @@ import { send } from '../respond.ts';
 import { addWarnings } from '../warnings.ts';
 import type { HttpContext } from '../state.ts';
 
+/** An object as the store answers it, as far as shaping reads it. */
+type ObjectJson = { metadata?: { resourceVersion?: string }; [field: string]: unknown };
+
 export const OBJECT_SHAPES: Shape[] = ['Table', 'PartialObjectMetadata'];
 export const LIST_SHAPES: Shape[] = ['Table', 'PartialObjectMetadataList'];
 
@@ -60,7 +63,7 @@ export function shapeList(info: ResourceInfo, result: ListResult, fmt: OutputFor
   }
 }
 
-export function shapeObject(info: ResourceInfo, obj: any, fmt: OutputFormat, includeObject: string | null, printer?: TablePrinter): unknown {
+export function shapeObject(info: ResourceInfo, obj: ObjectJson, fmt: OutputFormat, includeObject: string | null, printer?: TablePrinter): unknown {
   switch (fmt.shape) {
     case 'Table':
       return toTable(info, [obj], { resourceVersion: obj.metadata?.resourceVersion }, fmt.metaVersion, includeObject, printer);
@@ -72,13 +75,13 @@ export function shapeObject(info: ResourceInfo, obj: any, fmt: OutputFormat, inc
 }
 
 /** An object's PartialObjectMetadata. A custom object's metadata (sorted, as kube holds it) is put in ObjectMeta's order. */
-export function partialMetadata(obj: any, metaVersion = 'v1', custom = false): unknown {
+export function partialMetadata(obj: ObjectJson, metaVersion = 'v1', custom = false): unknown {
   return { kind: 'PartialObjectMetadata', apiVersion: `meta.k8s.io/${metaVersion}`, metadata: custom ? objectMetaInOrder(obj.metadata) : obj.metadata };
 }
 
 export function toTable(
   info: ResourceInfo,
-  items: any[],
+  items: ObjectJson[],
   metadata: Record<string, unknown>,
   metaVersion: string,
   includeObject: string | null,
@@ -107,12 +110,12 @@ export function toTable(
  * A Scale as asked for. Its Table is printed by the printer of the object's store: kube's
  * printScale for built-in kinds, the printer columns of a custom resource (read from the Scale).
  */
-export function shapeScale(ctx: HttpContext, info: ResourceInfo, scale: any, fmt: OutputFormat): unknown {
+export function shapeScale(ctx: HttpContext, info: ResourceInfo, scale: ObjectJson, fmt: OutputFormat): unknown {
   return shapeObject(info, scale, fmt, queryOf(ctx).get('includeObject'), info.custom ? undefined : scalePrinter);
 }
 
 /** A write's answer: the object in the negotiated shape (`plain`: a Status or list, never reshaped), with its warnings. */
-export function respondObject(ctx: HttpContext, info: ResourceInfo, obj: any, code: number, rc: RequestContext, plain = false): void {
+export function respondObject(ctx: HttpContext, info: ResourceInfo, obj: ObjectJson, code: number, rc: RequestContext, plain = false): void {
   const fmt = outputFormat(ctx, info, plain ? [] : OBJECT_SHAPES);
   setWarnings(ctx, rc.warnings);
   const body = plain ? obj : shapeObject(info, obj, fmt, queryOf(ctx).get('includeObject'));
@@ -120,7 +123,7 @@ export function respondObject(ctx: HttpContext, info: ResourceInfo, obj: any, co
 }
 
 /** A write's answer on the scale subresource: the object's Scale. */
-export function respondScale(ctx: HttpContext, info: ResourceInfo, obj: any, rc: RequestContext): void {
+export function respondScale(ctx: HttpContext, info: ResourceInfo, obj: ObjectJson, rc: RequestContext): void {
   const fmt = outputFormat(ctx, info, OBJECT_SHAPES);
   setWarnings(ctx, rc.warnings);
   return send(ctx, 200, shapeScale(ctx, info, scaleFromObject(info, obj), fmt), fmt);
