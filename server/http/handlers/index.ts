@@ -5,8 +5,8 @@
 // duplicate fields), options.ts (query options → the store's RequestContext), shape.ts (object,
 // list, Table, PartialObjectMetadata, and writing them). This file routes a request to its
 // verb's handler through tables, so adding a verb or a special subresource is a row, not a case.
-// Handlers may import registry/, schema/, storage/'s codecs, util/ and the rest of http/;
-// nothing imports them but this file (and app.ts imports this file).
+// Handlers may import registry/, schema/, storage/'s codecs, util/ and the rest of http/; from
+// outside this folder only app.ts imports it, through this file.
 import { ApiError, methodNotRouted } from '../../errors.ts';
 import { SERVED_SUBRESOURCES } from '../discovery.ts';
 import type { HttpMiddleware } from '../state.ts';
