@@ -18,7 +18,8 @@ import { createServiceStrategy, outOfRangeServiceReports } from './registry/stra
 import { formatIP, parseServiceClusterIPRange, parseServiceNodePortRange, type ServiceCIDR } from './registry/service-ranges.ts';
 import './registry/strategies/index.ts';
 import { setContinueSecret } from './registry/continue-token.ts';
-import { WatchService } from './http/watch.ts';
+import { WatchHub } from './registry/watch/index.ts';
+import { flushAll } from './http/h2/connection.ts';
 import { buildApp } from './http/app.ts';
 import { listen, bindPort, type BoundPort, type ConnectionLimits, type RequestHandler } from './http/listener.ts';
 import { lockDataDir, dataDirHolder, DataDirInUseError, type DataDirLock } from './storage/data-dir/lock.ts';
@@ -138,7 +139,8 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
   store.setStrategy('', 'services', createServiceStrategy(() => store.listCurrent(servicesInfo, undefined), { serviceCIDRs, nodePortRange }));
   const namespaces = new NamespaceIndex(eventLog, store.listReadable(nsInfo, undefined));
   admission.add(namespaceLifecycle((name) => namespaces.get(name)));
-  const watch = new WatchService(eventLog, store);
+  // A fan-out's HTTP/2 frames leave at its end, one TLS write per connection.
+  const watch = new WatchHub(eventLog, store, flushAll);
 
   await bootstrapNamespaces(store, catalog);
   const nsController = new NamespaceController(store, catalog, eventLog);

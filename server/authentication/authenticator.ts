@@ -5,9 +5,11 @@ import type { IncomingMessage } from 'node:http';
 import type { TLSSocket } from 'node:tls';
 import type { H2Request } from '../http/h2/messages.ts';
 import type Koa from 'koa';
-import { ANONYMOUS, type UserInfo } from './user.ts';
+import { ANONYMOUS, type AuthenticatedState, type UserInfo } from './user.ts';
 import { unauthorized } from '../errors.ts';
 import { userFromPeerCertificate } from '../pki/certificates.ts';
+
+type AuthenticatingContext = Koa.ParameterizedContext<AuthenticatedState>;
 
 export type AuthResult = { user: UserInfo } | { error: string } | undefined;
 
@@ -48,7 +50,7 @@ function fromCertificate(socket: TLSSocket): AuthResult {
   return { user: user.groups.includes('system:authenticated') ? user : { ...user, groups: [...user.groups, 'system:authenticated'] } };
 }
 
-export function authenticationMiddleware(authenticators: Authenticator[], opts: { anonymous: boolean }): Koa.Middleware {
+export function authenticationMiddleware(authenticators: Authenticator[], opts: { anonymous: boolean }): Koa.Middleware<AuthenticatedState> {
   // Synchronous while every authenticator answers synchronously (x509 does): no promise per
   // request is awaited before the rest of the chain runs.
   return (ctx, next) => {
@@ -67,13 +69,13 @@ function isPromise(r: AuthResult | PromiseLike<AuthResult>): r is PromiseLike<Au
 }
 
 /** The rest of the chain once an authenticator answered with a promise (the same order and rules). */
-async function authenticateFrom(authenticators: Authenticator[], i: number, pending: PromiseLike<AuthResult>, ctx: Koa.Context, next: Koa.Next, opts: { anonymous: boolean }): Promise<void> {
+async function authenticateFrom(authenticators: Authenticator[], i: number, pending: PromiseLike<AuthResult>, ctx: AuthenticatingContext, next: Koa.Next, opts: { anonymous: boolean }): Promise<void> {
   let r = await pending;
   while (!r && ++i < authenticators.length) r = await authenticators[i].authenticate(ctx.req);
   await authenticated(r, ctx, next, opts);
 }
 
-function authenticated(r: AuthResult, ctx: Koa.Context, next: Koa.Next, opts: { anonymous: boolean }): Promise<void> {
+function authenticated(r: AuthResult, ctx: AuthenticatingContext, next: Koa.Next, opts: { anonymous: boolean }): Promise<void> {
   if (r && 'error' in r) throw unauthorized();
   let user = r?.user;
   if (!user) {

@@ -6,6 +6,11 @@ export interface UserInfo {
   extra?: Record<string, string[]>;
 }
 
+/** What authentication adds to a request's state (koa's ctx.state; http/state.ts declares the whole of it). */
+export interface AuthenticatedState {
+  user: UserInfo;
+}
+
 export const ANONYMOUS: UserInfo = { name: 'system:anonymous', groups: ['system:unauthenticated'] };
 
 /** The identity in-process controllers act as; a member of system:masters. */

@@ -2,7 +2,7 @@
 // (user, verb, resource or path). The first decision wins; no decision means 403.
 // RBAC joins the chain in its own issue.
 import type Koa from 'koa';
-import type { UserInfo } from '../authentication/user.ts';
+import type { AuthenticatedState, UserInfo } from '../authentication/user.ts';
 import type { RequestInfo } from '../http/request-info.ts';
 import { ApiError } from '../errors.ts';
 
@@ -58,12 +58,15 @@ export function forbiddenMessage(a: AuthorizationAttributes): string {
   return `${what} is forbidden: User "${a.user.name}" cannot ${a.verb} resource "${res}" in API group "${a.apiGroup}"${scope}`;
 }
 
-export function authorizationMiddleware(authorizers: Authorizer[]): Koa.Middleware {
+/** What authorization reads from a request's state: who is calling, and what they ask for. */
+type AuthorizingState = AuthenticatedState & { requestInfo: RequestInfo };
+
+export function authorizationMiddleware(authorizers: Authorizer[]): Koa.Middleware<AuthorizingState> {
   // Not async: the decision is synchronous, and the chain's promise is passed on as it is.
   return (ctx, next) => {
-    const ri = ctx.state.requestInfo as RequestInfo;
+    const ri = ctx.state.requestInfo;
     const attrs: AuthorizationAttributes = {
-      user: ctx.state.user as UserInfo,
+      user: ctx.state.user,
       verb: ri.isResourceRequest ? ri.verb : ctx.method === 'HEAD' ? 'get' : ctx.method.toLowerCase(),
       isResourceRequest: ri.isResourceRequest,
       path: ri.path,

@@ -8,7 +8,8 @@ import Router from '@koa/router';
 import type { ResourceCatalog } from '../schema/catalog.ts';
 import type { TypeModel } from '../schema/model.ts';
 import type { GenericStore } from '../registry/store.ts';
-import { parseRequestInfo, queryOf, timeoutParamError, type RequestInfo } from './request-info.ts';
+import { parseRequestInfo, queryOf, timeoutParamError } from './request-info.ts';
+import type { HttpContext, RequestState } from './state.ts';
 import { prettyPrint, statusErrors } from './respond.ts';
 import { authenticationMiddleware, type Authenticator } from '../authentication/authenticator.ts';
 import { authorizationMiddleware, type Authorizer } from '../authorization/authorizer.ts';
@@ -16,19 +17,20 @@ import { registerHealthRoutes, wildcard, type HealthCheck } from './health.ts';
 import { Discovery, negotiateDiscovery } from './discovery.ts';
 import { OpenApi } from './openapi.ts';
 import { encodeOpenApiV2Document, openApiV2ProtobufContentType } from './openapi-v2-proto.ts';
-import { resourceHandler } from './resource-handlers.ts';
-import type { WatchService } from './watch.ts';
+import { resourceHandler } from './handlers/index.ts';
+import type { WatchHub } from '../registry/watch/index.ts';
 import type { EventLog } from '../storage/log/event-log.ts';
 import { registerAdminRoutes } from './admin.ts';
 import { ApiError, badRequest, notAcceptable } from '../errors.ts';
 import { goJsonText } from '../go/json.ts';
+import { parseAccept, API_ACCEPT } from './negotiation.ts';
 
 export interface AppDeps {
   log: EventLog;
   catalog: ResourceCatalog;
   model: TypeModel;
   store: GenericStore;
-  watch: WatchService;
+  watch: WatchHub;
   authenticators: Authenticator[];
   authorizers: Authorizer[];
   anonymous: boolean;
@@ -37,8 +39,8 @@ export interface AppDeps {
   serverAddress: string;
 }
 
-export function buildApp(deps: AppDeps): Koa {
-  const app = new Koa();
+export function buildApp(deps: AppDeps): Koa<RequestState> {
+  const app = new Koa<RequestState>();
   app.proxy = false;
   app.silent = true;
 
@@ -64,9 +66,9 @@ export function buildApp(deps: AppDeps): Koa {
   // (/api/V/... with three or more segments, /apis/G/V/... with four or more), and the handler
   // answers or throws, so the router and allowedMethods would only have passed them on.
   const resources = resourceHandler({ catalog: deps.catalog, store: deps.store, model: deps.model, watch: deps.watch });
-  app.use((ctx, next) => ((ctx.state.requestInfo as RequestInfo).isResourceRequest ? resources(ctx, next) : next()));
+  app.use((ctx, next) => (ctx.state.requestInfo.isResourceRequest ? resources(ctx, next) : next()));
 
-  const router = new Router();
+  const router = new Router<RequestState>();
   registerHealthRoutes(router, deps.health);
   registerVersionRoute(router, deps.catalog.kubernetesVersion);
   registerDiscoveryRoutes(router, deps);
@@ -104,31 +106,33 @@ function registerVersionRoute(router: Router, kubernetesVersion: string): void {
   });
 }
 
-function json(ctx: Koa.Context, body: object | Buffer, contentType = 'application/json'): void {
+function json(ctx: HttpContext, body: object | Buffer, contentType = 'application/json'): void {
   ctx.body = Buffer.isBuffer(body) ? body : Buffer.from(goJsonText(JSON.stringify(body)));
   ctx.set('Content-Type', contentType);
 }
 
 /** A discovery document: indented for the clients kube-apiserver indents for (prettyPrint). */
-function discoveryJson(ctx: Koa.Context, body: object | Buffer, contentType?: string): void {
+function discoveryJson(ctx: HttpContext, body: object | Buffer, contentType?: string): void {
   if (prettyPrint(ctx)) body = Buffer.from(goJsonText(JSON.stringify(Buffer.isBuffer(body) ? JSON.parse(body.toString()) : body, null, 2)) + '\n');
   json(ctx, body, contentType);
 }
 
-/** Protobuf is not served yet: a client that accepts only protobuf gets 406. */
+const JSON_RANGES: ReadonlySet<string> = new Set(['application/json', '*/*', 'application/*']);
+
+/**
+ * Whether an Accept header names JSON or a wildcard at all, whatever its q: the OpenAPI documents
+ * have no other form (but v2's protobuf), and a client that accepts only others gets 406.
+ */
 function wantsJson(accept: string | undefined): boolean {
   if (!accept) return true;
-  return accept.split(',').some((r) => {
-    const t = r.split(';')[0].trim().toLowerCase();
-    return t === 'application/json' || t === '*/*' || t === 'application/*';
-  });
+  return parseAccept(accept, API_ACCEPT).some((r) => JSON_RANGES.has(r.mediaType));
 }
 
 function registerDiscoveryRoutes(router: Router, deps: AppDeps): void {
   const discovery = new Discovery(deps.catalog);
   const openapi = new OpenApi(deps.catalog, deps.model, deps.catalog.kubernetesVersion);
 
-  const aggregatedOrLegacy = (which: 'api' | 'apis', legacy: () => object) => (ctx: Koa.Context) => {
+  const aggregatedOrLegacy = (which: 'api' | 'apis', legacy: () => object) => (ctx: HttpContext) => {
     const neg = negotiateDiscovery(ctx.get('accept'));
     if (!neg) throw notAcceptable('only the following media types are accepted: application/json, application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList');
     if (neg.form === 'legacy') return discoveryJson(ctx, legacy());

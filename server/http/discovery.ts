@@ -4,6 +4,7 @@
 import { createHash } from 'node:crypto';
 import type { GroupInfo, ResourceInfo, SubresourceInfo } from '../schema/types.ts';
 import { goJsonText } from '../go/json.ts';
+import { parseAccept, DISCOVERY_ACCEPT, type MediaRange } from './negotiation.ts';
 
 /** The subresources the server serves; discovery and OpenAPI advertise only these. */
 export const SERVED_SUBRESOURCES: readonly string[] = ['status', 'scale', 'binding', 'eviction', 'ephemeralcontainers', 'resize'];
@@ -259,64 +260,12 @@ export class Discovery {
 // ---------------------------------------------------------------------------------------------
 // Accept negotiation
 
-interface MediaRange {
-  type: string;
-  subtype: string;
-  params: Map<string, string>;
-  q: number;
-  index: number;
-}
-
-function parseAccept(accept: string): MediaRange[] {
-  const out: MediaRange[] = [];
-  let index = 0;
-  for (const part of splitTopLevel(accept, ',')) {
-    const pieces = splitTopLevel(part, ';').map((s) => s.trim());
-    const full = pieces.shift();
-    if (!full) continue;
-    const slash = full.indexOf('/');
-    if (slash <= 0) continue;
-    const type = full.slice(0, slash).trim().toLowerCase();
-    const subtype = full.slice(slash + 1).trim().toLowerCase();
-    const params = new Map<string, string>();
-    let q = 1;
-    for (const p of pieces) {
-      const eq = p.indexOf('=');
-      if (eq <= 0) continue;
-      const name = p.slice(0, eq).trim().toLowerCase();
-      let value = p.slice(eq + 1).trim();
-      if (value.startsWith('"') && value.endsWith('"') && value.length >= 2) value = value.slice(1, -1);
-      if (name === 'q') {
-        const n = Number(value);
-        q = Number.isFinite(n) ? Math.min(Math.max(n, 0), 1) : 1;
-      } else {
-        params.set(name, value);
-      }
-    }
-    out.push({ type, subtype, params, q, index: index++ });
-  }
-  return out;
-}
-
-function splitTopLevel(s: string, sep: string): string[] {
-  const out: string[] = [];
-  let cur = '';
-  let quoted = false;
-  for (const ch of s) {
-    if (ch === '"') quoted = !quoted;
-    if (ch === sep && !quoted) {
-      out.push(cur);
-      cur = '';
-    } else {
-      cur += ch;
-    }
-  }
-  out.push(cur);
-  return out;
-}
-
 function matchRange(r: MediaRange): { form: DiscoveryForm; contentType: string } | undefined {
-  const jsonish = (r.type === 'application' && (r.subtype === 'json' || r.subtype === '*')) || (r.type === '*' && r.subtype === '*');
+  // (a range needs a type and a subtype, each read without the spaces around them)
+  if (r.subtype === undefined || !r.type) return undefined;
+  const type = r.type.trim();
+  const subtype = r.subtype.trim();
+  const jsonish = (type === 'application' && (subtype === 'json' || subtype === '*')) || (type === '*' && subtype === '*');
   if (!jsonish) return undefined;
   const g = r.params.get('g');
   const v = r.params.get('v');
@@ -343,10 +292,8 @@ function matchRange(r: MediaRange): { form: DiscoveryForm; contentType: string }
  */
 export function negotiateDiscovery(accept: string | undefined): { form: DiscoveryForm; contentType: string } | undefined {
   if (accept === undefined || accept.trim() === '') return { form: 'legacy', contentType: 'application/json' };
-  const ranges = parseAccept(accept)
-    .filter((r) => r.q > 0)
-    .sort((a, b) => b.q - a.q || a.index - b.index);
-  for (const r of ranges) {
+  for (const r of parseAccept(accept, DISCOVERY_ACCEPT)) {
+    if (r.q <= 0) continue;
     const m = matchRange(r);
     if (m) return m;
   }

@@ -7,7 +7,7 @@ import { Encoder } from 'cbor-x';
 import { storedJsonOf } from '../storage/rows/codec.ts';
 import { goJsonText } from '../go/json.ts';
 import { KUBE_YAML, kubeYaml } from '../go/yaml.ts';
-import { ApiError, badRequest, notAcceptable, unsupportedMediaType, requestEntityTooLarge } from '../errors.ts';
+import { ApiError, badRequest, notAcceptable, requestEntityTooLarge } from '../errors.ts';
 import { MAX_BODY_DEPTH, jsonDepthExceededAt, valueDepthExceeds } from '../util/json-depth.ts';
 import { goJsonSyntaxError, summarizeBody } from '../schema/go-decode.ts';
 import { cborProblem, type CborStage } from './cbor-check.ts';
@@ -35,33 +35,123 @@ const MEDIA: Record<string, Encoding> = {
 
 export const SUPPORTED_MEDIA_TYPES = ['application/json', 'application/yaml', PROTOBUF_MEDIA_TYPE, 'application/cbor'];
 
-interface MediaRange {
+/** One media range of an Accept header, as parseAccept reads it. */
+export interface MediaRange {
+  /** The range as sent, trimmed and lower-cased ("application/json", "application/*"). */
+  mediaType: string;
+  /** The text before its first "/" (all of it when there is none), as sent. */
   type: string;
-  params: Record<string, string>;
+  /** The text after its first "/", as sent; undefined when there is no "/". */
+  subtype: string | undefined;
+  /** Its parameters but q: names lower-cased, values trimmed and unquoted (the last of a name wins). */
+  params: Map<string, string>;
   q: number;
+  /** Its place among the ranges read. */
+  index: number;
 }
 
-export function parseAccept(header: string | undefined): MediaRange[] {
-  if (!header) return [{ type: '*/*', params: {}, q: 1 }];
-  const out: MediaRange[] = [];
-  for (const raw of header.split(',')) {
-    const [type, ...ps] = raw.split(';').map((s) => s.trim());
-    if (!type) continue;
-    const params: Record<string, string> = {};
-    let q = 1;
-    for (const p of ps) {
-      const eq = p.indexOf('=');
-      if (eq < 0) continue;
-      const k = p.slice(0, eq).trim().toLowerCase();
-      const v = p.slice(eq + 1).trim().replace(/^"|"$/g, '');
-      if (k === 'q') q = Number(v);
-      else params[k] = v;
-    }
-    out.push({ type: type.toLowerCase(), params, q });
-  }
-  // Stable sort by q: equal q keeps the client's order.
-  return out.map((m, i) => ({ m, i })).sort((a, b) => b.m.q - a.m.q || a.i - b.i).map((x) => x.m);
+/**
+ * How an endpoint reads an Accept header. Every endpoint reads it with parseAccept, each with the
+ * reading below that keeps what it answered before they shared one parser; the differences are
+ * named here rather than hidden in parsers of their own.
+ */
+export interface AcceptReading {
+  /** A quoted parameter value may hold "," and ";"; else every "," ends a range (as goautoneg splits). */
+  quotedStrings: boolean;
+  /** A value's quotes: 'ends' drops a leading and a trailing one (even unpaired); 'pair' only both together; 'none' keeps them. */
+  unquote: 'ends' | 'pair' | 'none';
+  /**
+   * q: 'number' as written (nonsense is NaN, more than 1 counts more); 'clamped' to [0, 1], nonsense
+   * 1; 'keep' as written, nonsense leaving the q before it (1 at first).
+   */
+  quality: 'number' | 'clamped' | 'keep';
+  /** Equal q ranks the more specific range first (goautoneg: a full type, then a subtype wildcard, then "*"); else header order. */
+  bySpecificity: boolean;
 }
+
+/** The resource endpoints' reading (negotiateOutput; also the JSON check of the OpenAPI routes). */
+export const API_ACCEPT: AcceptReading = { quotedStrings: false, unquote: 'ends', quality: 'number', bySpecificity: false };
+/** Discovery's (/api, /apis: negotiateDiscovery). */
+export const DISCOVERY_ACCEPT: AcceptReading = { quotedStrings: true, unquote: 'pair', quality: 'clamped', bySpecificity: false };
+/** kube-openapi's for /openapi/v2 (goautoneg's order): openApiV2ProtobufContentType. */
+export const OPENAPI_ACCEPT: AcceptReading = { quotedStrings: false, unquote: 'none', quality: 'keep', bySpecificity: true };
+
+/** The ranges of an Accept header, highest q first (ties as `reading` orders them). */
+export function parseAccept(header: string, reading: AcceptReading): MediaRange[] {
+  const out: MediaRange[] = [];
+  for (const part of splitAccept(header, ',', reading.quotedStrings)) {
+    const pieces = splitAccept(part, ';', reading.quotedStrings);
+    const mediaType = pieces[0].trim().toLowerCase();
+    if (!mediaType) continue;
+    const slash = mediaType.indexOf('/');
+    const range: MediaRange = {
+      mediaType,
+      type: slash < 0 ? mediaType : mediaType.slice(0, slash),
+      subtype: slash < 0 ? undefined : mediaType.slice(slash + 1),
+      params: new Map(),
+      q: 1,
+      index: out.length,
+    };
+    for (let i = 1; i < pieces.length; i++) {
+      const p = pieces[i].trim();
+      const eq = p.indexOf('=');
+      if (eq <= 0) continue;
+      const name = p.slice(0, eq).trim().toLowerCase();
+      const value = unquote(p.slice(eq + 1).trim(), reading.unquote);
+      if (name === 'q') range.q = quality(value, range.q, reading.quality);
+      else range.params.set(name, value);
+    }
+    out.push(range);
+  }
+  return out.sort(reading.bySpecificity ? bySpecificity : byQuality);
+}
+
+function splitAccept(s: string, sep: string, quotedStrings: boolean): string[] {
+  if (!quotedStrings || !s.includes('"')) return s.split(sep);
+  const out: string[] = [];
+  let cur = '';
+  let quoted = false;
+  for (const ch of s) {
+    if (ch === '"') quoted = !quoted;
+    if (ch === sep && !quoted) {
+      out.push(cur);
+      cur = '';
+    } else {
+      cur += ch;
+    }
+  }
+  out.push(cur);
+  return out;
+}
+
+function unquote(v: string, how: AcceptReading['unquote']): string {
+  if (how === 'ends') return v.replace(/^"|"$/g, '');
+  if (how === 'pair' && v.length >= 2 && v.startsWith('"') && v.endsWith('"')) return v.slice(1, -1);
+  return v;
+}
+
+function quality(v: string, before: number, how: AcceptReading['quality']): number {
+  const n = Number(v);
+  if (how === 'number') return n;
+  if (how === 'clamped') return Number.isFinite(n) ? Math.min(Math.max(n, 0), 1) : 1;
+  return Number.isNaN(n) ? before : n;
+}
+
+function byQuality(a: MediaRange, b: MediaRange): number {
+  return b.q - a.q || a.index - b.index;
+}
+
+function bySpecificity(a: MediaRange, b: MediaRange): number {
+  return b.q - a.q || specificity(b) - specificity(a) || a.index - b.index;
+}
+
+/** goautoneg's: a range without a subtype counts as type/*. */
+function specificity(r: MediaRange): number {
+  return r.type === '*' ? 0 : (r.subtype ?? '*') === '*' ? 1 : 2;
+}
+
+/** What an Accept header that is absent or empty stands for. */
+const ANY: MediaRange[] = [{ mediaType: '*/*', type: '*', subtype: '*', params: new Map(), q: 1, index: 0 }];
 
 /**
  * Picks the output format. `allowed` lists the shapes this endpoint can produce (lists add
@@ -85,23 +175,24 @@ export function negotiateOutput(header: string | undefined, allowed: Shape[], pr
 }
 
 function pickOutput(header: string | undefined, allowed: Shape[], protobufObjects: boolean): OutputFormat | null {
-  for (const r of parseAccept(header)) {
+  for (const r of header ? parseAccept(header, API_ACCEPT) : ANY) {
     if (r.q <= 0) continue;
     let encoding: Encoding | undefined;
-    if (r.type === '*/*' || r.type === 'application/*') encoding = 'json';
-    else encoding = MEDIA[r.type];
+    if (r.mediaType === '*/*' || r.mediaType === 'application/*') encoding = 'json';
+    else encoding = MEDIA[r.mediaType];
     if (!encoding) continue;
-    const as = r.params.as;
+    const as = r.params.get('as');
     if (!as) {
       if (encoding === 'protobuf' && !protobufObjects) continue;
       return { encoding, shape: 'object', metaVersion: 'v1', contentType: contentTypeFor(encoding) };
     }
-    if (r.params.g !== 'meta.k8s.io' || !(r.params.v === 'v1' || r.params.v === 'v1beta1')) continue;
+    const v = r.params.get('v');
+    if (r.params.get('g') !== 'meta.k8s.io' || !(v === 'v1' || v === 'v1beta1')) continue;
     if (!allowed.includes(as as Shape)) continue;
     // Table has no protobuf form upstream either.
     if (encoding === 'protobuf' && as === 'Table') continue;
-    const ct = `${contentTypeFor(encoding)};as=${as};g=meta.k8s.io;v=${r.params.v}`;
-    return { encoding, shape: as as Shape, metaVersion: r.params.v, contentType: ct };
+    const ct = `${contentTypeFor(encoding)};as=${as};g=meta.k8s.io;v=${v}`;
+    return { encoding, shape: as as Shape, metaVersion: v, contentType: ct };
   }
   return null;
 }

@@ -12,6 +12,7 @@
 // Encoding is two passes over the same walk: the first measures every nested message (pre-order), the
 // second writes into one exactly-sized buffer. No intermediate buffers, nothing copied twice.
 import { isPlainObject } from '../util/json.ts';
+import { parseAccept, OPENAPI_ACCEPT } from './negotiation.ts';
 
 /** What client-go puts in Accept (kube-openapi calls this spelling deprecated). */
 export const OPENAPI_V2_PROTOBUF = 'application/com.github.proto-openapi.spec.v2@v1.0+protobuf';
@@ -25,39 +26,6 @@ export const OPENAPI_V2_PROTOBUF_CONTENT_TYPE = OPENAPI_V2_PROTOBUF_ALT;
 
 // ---------------------------------------------------------------------------------------------
 // Content negotiation
-
-interface AcceptClause {
-  type: string;
-  subtype: string;
-  q: number;
-  order: number;
-}
-
-function parseAccept(accept: string): AcceptClause[] {
-  const out: AcceptClause[] = [];
-  let order = 0;
-  for (const raw of accept.split(',')) {
-    const parts = raw.split(';');
-    const mt = parts[0]!.trim().toLowerCase();
-    if (!mt) continue;
-    const slash = mt.indexOf('/');
-    const type = slash < 0 ? mt : mt.slice(0, slash);
-    const subtype = slash < 0 ? '*' : mt.slice(slash + 1);
-    let q = 1;
-    for (const p of parts.slice(1)) {
-      const eq = p.indexOf('=');
-      if (eq < 0) continue;
-      if (p.slice(0, eq).trim().toLowerCase() === 'q') {
-        const n = Number(p.slice(eq + 1).trim());
-        if (!Number.isNaN(n)) q = n;
-      }
-    }
-    out.push({ type, subtype, q, order: order++ });
-  }
-  // Highest q first, then the more specific range, then header order (kube uses goautoneg's ordering).
-  const specificity = (c: AcceptClause): number => (c.type === '*' ? 0 : c.subtype === '*' ? 1 : 2);
-  return out.sort((a, b) => b.q - a.q || specificity(b) - specificity(a) || a.order - b.order);
-}
 
 /** What kube-openapi's /openapi/v2 handler offers, in its order of preference. */
 const OFFERS: { type: string; subtype: string; contentType: string | undefined }[] = [
@@ -73,11 +41,13 @@ const OFFERS: { type: string; subtype: string; contentType: string | undefined }
  */
 export function openApiV2ProtobufContentType(accept: string | undefined): string | undefined {
   if (!accept) return undefined;
-  for (const c of parseAccept(accept)) {
+  for (const c of parseAccept(accept, OPENAPI_ACCEPT)) {
     if (c.q <= 0) continue;
+    // (a range without a subtype counts as type/*)
+    const subtype = c.subtype ?? '*';
     for (const o of OFFERS) {
       if (c.type !== o.type && c.type !== '*') continue;
-      if (c.subtype !== o.subtype && c.subtype !== '*') continue;
+      if (subtype !== o.subtype && subtype !== '*') continue;
       return o.contentType;
     }
   }

@@ -144,7 +144,7 @@ function decodeSegment(s: string): string {
  * ctx.URL would build a whole WHATWG URL, host included, for the same parameters). Every reader
  * of a request's parameters shares this one object.
  */
-export function queryOf(ctx: { querystring: string; state: Record<string, any> }): URLSearchParams {
+export function queryOf(ctx: { querystring: string; state: { query?: URLSearchParams } }): URLSearchParams {
   return (ctx.state.query ??= new URLSearchParams(ctx.querystring));
 }
 

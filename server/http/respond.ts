@@ -1,8 +1,8 @@
 // Writing responses: one place encodes bodies and renders errors as Status objects.
-import type Koa from 'koa';
 import { ApiError, internalError } from '../errors.ts';
 import { encode, negotiateOutput, JSON_FORMAT, type OutputFormat } from './negotiation.ts';
 import { queryOf } from './request-info.ts';
+import type { HttpContext, HttpMiddleware } from './state.ts';
 
 /** Go's strconv.ParseBool, true side (its false side and anything unparsable are false). */
 const GO_TRUE = new Set(['1', 't', 'T', 'TRUE', 'true', 'True']);
@@ -13,7 +13,7 @@ const PRETTY_AGENTS = /^(?:curl|Wget|Mozilla\/5\.0)/;
  * Whether a JSON answer is indented, decided as kube-apiserver decides it: `pretty=1` on the
  * Accept type; else the `pretty` parameter when it has a value; else the client's User-Agent.
  */
-export function prettyPrint(ctx: Koa.Context): boolean {
+export function prettyPrint(ctx: HttpContext): boolean {
   const accept = ctx.get('accept');
   if (accept.includes('pretty') && /;\s*pretty=1\s*(?:[;,]|$)/.test(accept)) return true;
   if (ctx.querystring.includes('pretty')) {
@@ -23,7 +23,7 @@ export function prettyPrint(ctx: Koa.Context): boolean {
   return PRETTY_AGENTS.test(ctx.get('user-agent'));
 }
 
-export function send(ctx: Koa.Context, code: number, body: unknown, fmt: OutputFormat, pretty = prettyPrint(ctx)): void {
+export function send(ctx: HttpContext, code: number, body: unknown, fmt: OutputFormat, pretty = prettyPrint(ctx)): void {
   let bytes = encode(body, fmt.encoding, pretty);
   if (!bytes) {
     // No protobuf form (custom resources): answer JSON, which every protobuf client also accepts.
@@ -34,7 +34,7 @@ export function send(ctx: Koa.Context, code: number, body: unknown, fmt: OutputF
 }
 
 /** A body already encoded in fmt. */
-export function sendEncoded(ctx: Koa.Context, code: number, bytes: Buffer, fmt: OutputFormat): void {
+export function sendEncoded(ctx: HttpContext, code: number, bytes: Buffer, fmt: OutputFormat): void {
   ctx.status = code;
   // Verbatim (no charset), as kube-apiserver answers. Set before the body: Koa then keeps it
   // rather than typing the Buffer application/octet-stream (a MIME lookup) to be overwritten.
@@ -44,7 +44,7 @@ export function sendEncoded(ctx: Koa.Context, code: number, bytes: Buffer, fmt: 
 }
 
 /** Outermost middleware: any thrown error becomes a Status in the client's encoding. */
-export function statusErrors(): Koa.Middleware {
+export function statusErrors(): HttpMiddleware {
   return async (ctx, next) => {
     try {
       await next();

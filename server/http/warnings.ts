@@ -61,8 +61,8 @@ export class WarningRecorder {
 }
 
 /** Records warnings for the response (`Warning: 299 - "text"`), kube's way; the header is set once per call. */
-export function addWarnings(ctx: Koa.Context, warnings: Iterable<string>): void {
-  const recorder: WarningRecorder = (ctx.state.warnings ??= new WarningRecorder());
+export function addWarnings(ctx: Koa.ParameterizedContext<{ warnings?: WarningRecorder }>, warnings: Iterable<string>): void {
+  const recorder = (ctx.state.warnings ??= new WarningRecorder());
   const before = recorder.headers.length;
   for (const w of warnings) recorder.add(w);
   if (recorder.headers.length === 0 && before === 0) return;

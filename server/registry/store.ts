@@ -191,6 +191,24 @@ export class GenericStore {
     return obj;
   }
 
+  /**
+   * A stored object as present() serves it, in a copy: for an object shared by many readers (a
+   * watch event's, seen by every watcher), which is never changed in place. A custom object's
+   * keys are always put in kube's order, since a webhook's conversion answers them in any order.
+   */
+  presentedCopy(info: ResourceInfo, obj: Record<string, unknown>): Record<string, unknown> {
+    const apiVersion = apiVersionOf(info);
+    if (!info.custom) {
+      const builtin = obj.apiVersion !== apiVersion || obj.kind !== info.kind ? builtinConversionOf(info) : undefined;
+      return builtin ? convertTo(builtin, obj, apiVersion) : { ...obj, apiVersion, kind: info.kind };
+    }
+    const o = cloneJSON(obj);
+    o.apiVersion = apiVersion;
+    o.kind = info.kind;
+    info.custom.compiled().applyDefaults(o);
+    return customObjectOrder(o);
+  }
+
   /** Converts stored custom objects to the requested version first when that takes a webhook. */
   private async presentAll(info: ResourceInfo, objs: any[]): Promise<any[]> {
     const cr = info.custom;

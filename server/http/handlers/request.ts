@@ -1,0 +1,29 @@
+// What every verb handler is given: the request, the resource it names and the services it
+// calls. index.ts routes a request to its handler; the handlers import this, never index.ts.
+import type { ResourceCatalog } from '../../schema/catalog.ts';
+import type { ResourceInfo } from '../../schema/types.ts';
+import type { TypeModel } from '../../schema/model.ts';
+import type { GenericStore } from '../../registry/store.ts';
+import type { RequestInfo } from '../request-info.ts';
+import type { HttpContext } from '../state.ts';
+import type { WatchHub } from '../../registry/watch/index.ts';
+
+export interface ResourceHandlerDeps {
+  catalog: ResourceCatalog;
+  store: GenericStore;
+  model: TypeModel;
+  watch: WatchHub;
+}
+
+export interface ResourceRequest {
+  ctx: HttpContext;
+  /** The resource the URL names, in the version it names. */
+  info: ResourceInfo;
+  ri: RequestInfo;
+  /** The object's namespace: the request's for a namespaced kind, "" for a cluster-scoped one. */
+  ns: string;
+  deps: ResourceHandlerDeps;
+}
+
+/** Answers one verb: writes the response or throws an ApiError. */
+export type VerbHandler = (req: ResourceRequest) => Promise<void> | void;

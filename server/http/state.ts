@@ -1,0 +1,20 @@
+// What a request carries down the middleware chain (koa's ctx.state), declared once: the request
+// info the first middleware parses, the user authentication names, and what is parsed or
+// recorded once per request. Middleware and handlers take HttpContext, so every read of the
+// state is typed.
+import type Koa from 'koa';
+import type { AuthenticatedState } from '../authentication/user.ts';
+import type { RequestInfo } from './request-info.ts';
+import type { WarningRecorder } from './warnings.ts';
+
+export interface RequestState extends AuthenticatedState {
+  /** Set by the first middleware after the Status errors (app.ts). */
+  requestInfo: RequestInfo;
+  /** The query parameters, parsed on first use (queryOf). */
+  query?: URLSearchParams;
+  /** The response's Warning headers, made on the first warning (addWarnings). */
+  warnings?: WarningRecorder;
+}
+
+export type HttpContext = Koa.ParameterizedContext<RequestState>;
+export type HttpMiddleware = Koa.Middleware<RequestState>;
