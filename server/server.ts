@@ -19,7 +19,7 @@ import './registry/strategies/index.ts';
 import { setContinueSecret } from './registry/continue-token.ts';
 import { WatchService } from './http/watch.ts';
 import { buildApp } from './http/app.ts';
-import { listen, bindPort, type BoundPort, type ConnectionLimits, type RequestHandler } from './http/listener.ts';
+import { listen, bindPort, type BoundPort, type ConnectionLimits, type Http2Implementation, type RequestHandler } from './http/listener.ts';
 import { lockDataDir, dataDirHolder, DataDirInUseError, type DataDirLock } from './storage/data-dir-lock.ts';
 import { SnapshotScheduler, DEFAULT_SNAPSHOT_RETENTION } from './storage/snapshot-schedule.ts';
 import { x509Authenticator } from './authentication/authenticator.ts';
@@ -60,6 +60,8 @@ export interface ServerOptions {
   log?: (line: string) => void;
   /** Connection limits and timeouts other than the defaults (tests make them small). */
   connectionLimits?: Partial<ConnectionLimits>;
+  /** Which HTTP/2 serves h2 connections (--http2-implementation): hearth's own (the default) or Node's node:http2. */
+  http2Implementation?: Http2Implementation;
 }
 
 export interface RunningServer {
@@ -226,6 +228,7 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
     ca: pki.caCertPem,
     bound,
     limits: opts.connectionLimits,
+    http2Implementation: opts.http2Implementation,
   });
   const port = listener.port;
   await bootstrapKubernetesService(store, catalog, opts.bindAddress, port, serviceCIDRs[0]);

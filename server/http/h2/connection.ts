@@ -80,7 +80,7 @@ export interface H2Options {
  *   limit are not kept: one-byte indexed fields naming a 4 KB table entry over and over (a 1 MiB
  *   block of them decodes to ~4 GB of header list) cost decoding time, not memory.
  */
-const MAX_HEADER_LIST_SIZE = (1 << 20) + 10 * 32;
+export const MAX_HEADER_LIST_SIZE = (1 << 20) + 10 * 32;
 const MAX_HEADER_BLOCK = MAX_HEADER_LIST_SIZE;
 /**
  * CONTINUATION frames one header block may take, empty ones included (CVE-2024-27316: each frame
