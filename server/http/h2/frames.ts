@@ -65,12 +65,6 @@ export const DEFAULT_MAX_FRAME_SIZE = 16_384;
 export const MAX_FRAME_SIZE_LIMIT = 16_777_215;
 export const MAX_WINDOW = 2 ** 31 - 1;
 
-/**
- * Headers specific to an HTTP/1.1 connection (RFC 9113 §8.2.2): never sent in a response; in a
- * request answered 400 as Go's http2 server answers it (in this order it looks for them).
- */
-export const CONNECTION_SPECIFIC = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade']);
-
 // ───────────── writing ─────────────
 
 /** Writes a frame header at b[at, at + 9): 24-bit length, type, flags, 31-bit stream id (the reserved bit clear). */

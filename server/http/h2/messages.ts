@@ -4,7 +4,8 @@
 // written by koa's respond() or by a watch, so the stream machinery would only add cost.
 import { EventEmitter } from 'node:events';
 import type { TLSSocket } from 'node:tls';
-import { CONNECTION_SPECIFIC, ErrorCode } from './frames.ts';
+import { ErrorCode } from './frames.ts';
+import { CONNECTION_SPECIFIC } from './fields.ts';
 
 /**
  * What a request and its response use of their stream and its connection (connection.ts's
