@@ -361,15 +361,17 @@ function writeEnvelope(w: BinaryWriter, apiVersion: string, kind: string, writeR
 }
 
 /** An object's envelope, or undefined when its kind has no protobuf form (nothing is written then). */
-function writeObjectEnvelope(w: BinaryWriter, obj: any, definitionName: string): boolean {
+function writeObjectEnvelope(w: BinaryWriter, obj: unknown, definitionName: string): boolean {
   const msg = getMessage(definitionName);
   if (!msg) return false;
-  const apiVersion = typeof obj?.apiVersion === 'string' ? obj.apiVersion : '';
-  const kind = typeof obj?.kind === 'string' ? obj.kind : '';
+  const head = obj as { apiVersion?: unknown; kind?: unknown } | null | undefined;
+  const apiVersion = typeof head?.apiVersion === 'string' ? head.apiVersion : '';
+  const kind = typeof head?.kind === 'string' ? head.kind : '';
   if (definitionName === WATCH_EVENT) {
-    const embedded = embeddedDefinition(obj ?? {});
+    const event: { type?: unknown; object?: unknown } = obj ?? {};
+    const embedded = embeddedDefinition(event);
     if (embedded === undefined) return false;
-    writeEnvelope(w, apiVersion, kind, (w) => writeWatchEvent(w, obj ?? {}, embedded));
+    writeEnvelope(w, apiVersion, kind, (w) => writeWatchEvent(w, event, embedded));
   } else writeEnvelope(w, apiVersion, kind, (w) => writeMessage(w, msg, obj, ''));
   return true;
 }
