@@ -2,8 +2,10 @@
 // https client costs about as much CPU per request as the server does, so measuring with it
 // measures the client. This one writes prebuilt request bytes and parses only the status line,
 // Content-Length and body. One request at a time per connection (keep-alive, no pipelining).
+import type net from 'node:net';
 import tls from 'node:tls';
-import { encodeInteger, HpackDecoder } from '../server/http/h2/hpack.ts';
+import { HpackDecoder, HpackEncoder } from '../server/http/h2/hpack.ts';
+import { DEFAULT_WINDOW, encodeFrame, Flag, FRAME_HEADER_LENGTH, FrameReader, FrameType, parseSettings, PREFACE, Setting, settingsPayload, windowUpdatePayload, writeFrameHeader } from '../server/http/h2/frames.ts';
 
 export interface TlsCredentials {
   ca: string;
@@ -84,28 +86,14 @@ export class LeanConnection {
 // ───────────────────────────── HTTP/2 ─────────────────────────────
 // A lean HTTP/2 client over one TLS connection (ALPN h2), as a Go client (client-go) uses one:
 // many concurrent streams, Go's flow-control windows, and a new connection only when the
-// server's SETTINGS_MAX_CONCURRENT_STREAMS is reached. It sends requests as HPACK literals (no
-// dynamic table of its own), decodes response heads only for their :status, and hands DATA over
-// in place, so it costs little next to the server.
+// server's SETTINGS_MAX_CONCURRENT_STREAMS is reached. It sends requests as the server's HPACK
+// encoder writes fields (no dynamic table of its own), decodes response heads only for their
+// :status, and hands DATA over in place, so it costs little next to the server. Frames are read
+// and written with the server's codec (server/http/h2/frames.ts).
 
-const PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1');
-const DATA = 0x0;
-const HEADERS = 0x1;
-const RST_STREAM = 0x3;
-const SETTINGS = 0x4;
-const PING = 0x6;
-const GOAWAY = 0x7;
-const WINDOW_UPDATE = 0x8;
-const END_STREAM = 0x1;
-const ACK = 0x1;
-const END_HEADERS = 0x4;
-const PADDED = 0x8;
-const PRIORITY = 0x20;
-const SETTINGS_MAX_CONCURRENT_STREAMS = 0x3;
 /** Go's http2 Transport windows (transportDefaultStreamFlow / transportDefaultConnFlow). */
 const STREAM_WINDOW = 4 << 20;
 const CONN_WINDOW = 1 << 30;
-const DEFAULT_WINDOW = 65_535;
 
 export interface H2StreamHandler {
   /** The response head arrived with this :status. */
@@ -122,61 +110,6 @@ interface H2Stream {
   unacked: number;
 }
 
-/**
- * Splits the bytes read from an HTTP/2 connection into frames. Frames whole within a read are
- * handed over in place; one split across reads is gathered in a buffer of the reader's own,
- * reused, so reading makes no garbage (a thousand watch streams read ~300 MB/s on the same two
- * cores as the server: the collector was a fifth of the watcher process's time).
- */
-export class FrameReader {
-  private partial = Buffer.allocUnsafe(64 * 1024);
-  private partialLen = 0;
-
-  /** onFrame gets each frame's payload as buf[start, end); buf is only valid during the call. */
-  constructor(private readonly onFrame: (type: number, flags: number, id: number, buf: Buffer, start: number, end: number) => void) {}
-
-  push(d: Buffer): void {
-    let pos = 0;
-    if (this.partialLen > 0) {
-      if (this.partialLen < 9) {
-        pos = Math.min(9 - this.partialLen, d.length);
-        this.append(d, 0, pos);
-        if (this.partialLen < 9) return;
-      }
-      const p = this.partial;
-      const total = 9 + ((p[0] << 16) | (p[1] << 8) | p[2]);
-      const take = Math.min(total - this.partialLen, d.length - pos);
-      this.append(d, pos, pos + take);
-      pos += take;
-      if (this.partialLen < total) return;
-      this.partialLen = 0;
-      const f = this.partial;
-      this.onFrame(f[3], f[4], f.readUInt32BE(5) & 0x7fffffff, f, 9, total);
-    }
-    while (d.length - pos >= 9) {
-      const len = (d[pos] << 16) | (d[pos + 1] << 8) | d[pos + 2];
-      if (d.length - pos < 9 + len) break;
-      this.onFrame(d[pos + 3], d[pos + 4], d.readUInt32BE(pos + 5) & 0x7fffffff, d, pos + 9, pos + 9 + len);
-      pos += 9 + len;
-    }
-    // The rest outlives the (possibly shared) read buffer: copy it.
-    if (pos < d.length) this.append(d, pos, d.length);
-  }
-
-  private append(d: Buffer, from: number, to: number): void {
-    const need = this.partialLen + (to - from);
-    if (need > this.partial.length) {
-      let size = this.partial.length * 2;
-      while (size < need) size *= 2;
-      const bigger = Buffer.allocUnsafe(size);
-      this.partial.copy(bigger, 0, 0, this.partialLen);
-      this.partial = bigger;
-    }
-    d.copy(this.partial, this.partialLen, from, to);
-    this.partialLen = need;
-  }
-}
-
 export class LeanH2Session {
   private socket!: tls.TLSSocket;
   private readonly frames = new FrameReader((type, flags, id, buf, start, end) => this.frame(type, flags, id, buf, start, end));
@@ -184,13 +117,14 @@ export class LeanH2Session {
   private readonly streams = new Map<number, H2Stream>();
   private connUnacked = 0;
   private readonly hpack = new HpackDecoder();
-  private readonly authority: Buffer;
+  private readonly hpackEncoder = new HpackEncoder();
+  private readonly authority: string;
   private gotSettings!: () => void;
   /** The server's SETTINGS_MAX_CONCURRENT_STREAMS (unlimited until it says otherwise). */
   maxConcurrentStreams = Infinity;
 
   private constructor(host: string, port: number) {
-    this.authority = Buffer.from(`${host}:${port}`);
+    this.authority = `${host}:${port}`;
   }
 
   get openStreams(): number {
@@ -206,12 +140,13 @@ export class LeanH2Session {
     const s = new LeanH2Session(u.hostname, Number(u.port));
     const settings = new Promise<void>((resolve) => (s.gotSettings = resolve));
     await new Promise<void>((resolve, reject) => {
-      const options: tls.ConnectionOptions = { host: u.hostname, port: Number(u.port), secureContext, servername: 'localhost', ALPNProtocols: ['h2'] };
+      // (onread is net's connect option, which tls.connect passes on; @types/node leaves it out of tls's)
+      const options: tls.ConnectionOptions & net.ConnectOpts = { host: u.hostname, port: Number(u.port), secureContext, servername: 'localhost', ALPNProtocols: ['h2'] };
       if (readBuffer) {
-        (options as any).onread = {
+        options.onread = {
           buffer: readBuffer,
-          callback: (n: number, buf: Buffer) => {
-            s.onBytes(buf.subarray(0, n));
+          callback: (n: number, buf: Uint8Array) => {
+            s.onBytes((buf as Buffer).subarray(0, n));
             return true;
           },
         };
@@ -230,13 +165,11 @@ export class LeanH2Session {
     if (!readBuffer) s.socket.on('data', (d: Buffer) => s.onBytes(d));
     s.socket.on('error', () => {});
     s.socket.on('close', () => s.endAll('connection closed'));
-    const settingsFrame = Buffer.alloc(9 + 12);
-    frameHead(settingsFrame, 12, SETTINGS, 0, 0);
-    settingsFrame.writeUInt16BE(0x2, 9); // ENABLE_PUSH
-    settingsFrame.writeUInt32BE(0, 11);
-    settingsFrame.writeUInt16BE(0x4, 15); // INITIAL_WINDOW_SIZE
-    settingsFrame.writeUInt32BE(STREAM_WINDOW, 17);
-    s.socket.write(Buffer.concat([PREFACE, settingsFrame, windowUpdate(0, CONN_WINDOW - DEFAULT_WINDOW)]));
+    const ours = settingsPayload([
+      [Setting.ENABLE_PUSH, 0],
+      [Setting.INITIAL_WINDOW_SIZE, STREAM_WINDOW],
+    ]);
+    s.socket.write(Buffer.concat([PREFACE, encodeFrame(FrameType.SETTINGS, 0, 0, ours), windowUpdate(0, CONN_WINDOW - DEFAULT_WINDOW)]));
     await settings;
     return s;
   }
@@ -266,18 +199,18 @@ export class LeanH2Session {
     const id = this.nextId;
     this.nextId += 2;
     this.streams.set(id, { handler, unacked: 0 });
-    // :method GET/POST and :scheme https are static-table entries; the rest are literals without indexing.
-    const methodField = method === 'GET' ? [0x82] : method === 'POST' ? [0x83] : undefined;
-    const parts = [methodField ? Buffer.from(methodField) : literal(2, Buffer.from(method)), Buffer.from([0x87]), literal(4, Buffer.from(path)), literal(1, this.authority), literal(19, Buffer.from(accept))];
-    if (body) parts.push(literal(31, Buffer.from(contentType ?? 'application/json')), literal(28, Buffer.from(String(body.length))));
-    const block = Buffer.concat(parts);
-    const frame = Buffer.alloc(9 + block.length + (body ? 9 + body.length : 0));
-    frameHead(frame, block.length, HEADERS, (body ? 0 : END_STREAM) | END_HEADERS, id);
-    block.copy(frame, 9);
+    // :method GET/POST and :scheme https are static-table entries; the rest are literals without
+    // indexing, with their names from the static table.
+    const fields: Array<[string, string]> = [[':method', method], [':scheme', 'https'], [':path', path], [':authority', this.authority], ['accept', accept]];
+    if (body) fields.push(['content-type', contentType ?? 'application/json'], ['content-length', String(body.length)]);
+    const block = this.hpackEncoder.encode(fields);
+    const frame = Buffer.alloc(FRAME_HEADER_LENGTH + block.length + (body ? FRAME_HEADER_LENGTH + body.length : 0));
+    writeFrameHeader(frame, 0, block.length, FrameType.HEADERS, (body ? 0 : Flag.END_STREAM) | Flag.END_HEADERS, id);
+    block.copy(frame, FRAME_HEADER_LENGTH);
     if (body) {
-      const at = 9 + block.length;
-      frameHead(frame.subarray(at), body.length, DATA, END_STREAM, id);
-      body.copy(frame, at + 9);
+      const at = FRAME_HEADER_LENGTH + block.length;
+      writeFrameHeader(frame, at, body.length, FrameType.DATA, Flag.END_STREAM, id);
+      body.copy(frame, at + FRAME_HEADER_LENGTH);
     }
     this.socket.write(frame);
     return id;
@@ -299,10 +232,10 @@ export class LeanH2Session {
 
   private frame(type: number, flags: number, id: number, buf: Buffer, start: number, end: number): void {
     switch (type) {
-      case DATA: {
+      case FrameType.DATA: {
         const s = this.streams.get(id);
         const len = end - start;
-        if (flags & PADDED) {
+        if (flags & Flag.PADDED) {
           end -= buf[start];
           start += 1;
         }
@@ -315,50 +248,41 @@ export class LeanH2Session {
         if (!s) return;
         s.handler.data(buf, start, end);
         s.unacked += len;
-        if (flags & END_STREAM) this.finish(id, 'END_STREAM');
+        if (flags & Flag.END_STREAM) this.finish(id, 'END_STREAM');
         else if (s.unacked >= STREAM_WINDOW / 2) {
           this.socket.write(windowUpdate(id, s.unacked));
           s.unacked = 0;
         }
         return;
       }
-      case HEADERS: {
+      case FrameType.HEADERS: {
         const s = this.streams.get(id);
-        if (flags & PADDED) end -= buf[start++];
-        if (flags & PRIORITY) start += 5;
+        if (flags & Flag.PADDED) end -= buf[start++];
+        if (flags & Flag.PRIORITY) start += 5;
         // Every block is decoded, wanted or not: the server's dynamic table must stay in step.
         // (The server's response heads fit one frame: no CONTINUATION is expected.)
         const fields = this.hpack.decode(buf.subarray(start, end));
         if (!s) return;
         s.handler.headers(Number(fields.find(([name]) => name === ':status')?.[1] ?? 0));
-        if (flags & END_STREAM) this.finish(id, 'END_STREAM');
+        if (flags & Flag.END_STREAM) this.finish(id, 'END_STREAM');
         return;
       }
-      case RST_STREAM:
+      case FrameType.RST_STREAM:
         this.finish(id, `RST_STREAM (error code ${buf.readUInt32BE(start)})`);
         return;
-      case SETTINGS:
-        if (flags & ACK) return;
-        for (let p = start; p + 6 <= end; p += 6) {
-          if (buf.readUInt16BE(p) === SETTINGS_MAX_CONCURRENT_STREAMS) this.maxConcurrentStreams = buf.readUInt32BE(p + 2);
-        }
-        {
-          const ack = Buffer.alloc(9);
-          frameHead(ack, 0, SETTINGS, ACK, 0);
-          this.socket.write(ack);
-        }
+      case FrameType.SETTINGS: {
+        if (flags & Flag.ACK) return;
+        const limit = parseSettings(buf.subarray(start, end)).get(Setting.MAX_CONCURRENT_STREAMS);
+        if (limit !== undefined) this.maxConcurrentStreams = limit;
+        this.socket.write(encodeFrame(FrameType.SETTINGS, Flag.ACK, 0));
         this.gotSettings();
         return;
-      case PING:
-        if (flags & ACK) return;
-        {
-          const pong = Buffer.alloc(9 + 8);
-          frameHead(pong, 8, PING, ACK, 0);
-          buf.copy(pong, 9, start, end);
-          this.socket.write(pong);
-        }
+      }
+      case FrameType.PING:
+        if (flags & Flag.ACK) return;
+        this.socket.write(encodeFrame(FrameType.PING, Flag.ACK, 0, buf.subarray(start, end)));
         return;
-      case GOAWAY:
+      case FrameType.GOAWAY:
         this.endAll(`GOAWAY (error code ${buf.readUInt32BE(start + 4)})`);
         return;
       default:
@@ -375,25 +299,8 @@ export class LeanH2Session {
   }
 }
 
-function frameHead(b: Buffer, len: number, type: number, flags: number, id: number): void {
-  b[0] = (len >> 16) & 0xff;
-  b[1] = (len >> 8) & 0xff;
-  b[2] = len & 0xff;
-  b[3] = type;
-  b[4] = flags;
-  b.writeUInt32BE(id, 5);
-}
-
 function windowUpdate(id: number, increment: number): Buffer {
-  const b = Buffer.alloc(9 + 4);
-  frameHead(b, 4, WINDOW_UPDATE, 0, id);
-  b.writeUInt32BE(increment, 9);
-  return b;
-}
-
-/** "Literal header field without indexing" with the name from the static table, the value as a raw string. */
-function literal(nameIndex: number, value: Buffer): Buffer {
-  return Buffer.concat([encodeInteger(nameIndex, 4), encodeInteger(value.length, 7), value]);
+  return encodeFrame(FrameType.WINDOW_UPDATE, 0, id, windowUpdatePayload(increment));
 }
 
 // ───────────────────────────── watch event streams ─────────────────────────────

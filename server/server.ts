@@ -21,7 +21,7 @@ import { setContinueSecret } from './registry/continue-token.ts';
 import { WatchHub } from './registry/watch/index.ts';
 import { flushAll } from './http/h2/connection.ts';
 import { buildApp } from './http/app.ts';
-import { listen, bindPort, type BoundPort, type ConnectionLimits, type RequestHandler } from './http/listener.ts';
+import { listen, bindPort, type BoundPort, type ConnectionLimits, type Http2Implementation, type RequestHandler } from './http/listener.ts';
 import { lockDataDir, dataDirHolder, DataDirInUseError, type DataDirLock } from './storage/data-dir/lock.ts';
 import { STORE_FILE } from './storage/data-dir/layout.ts';
 import { SnapshotScheduler, DEFAULT_SNAPSHOT_RETENTION } from './storage/backup/snapshot-schedule.ts';
@@ -63,6 +63,8 @@ export interface ServerOptions {
   log?: (line: string) => void;
   /** Connection limits and timeouts other than the defaults (tests make them small). */
   connectionLimits?: Partial<ConnectionLimits>;
+  /** Which HTTP/2 serves h2 connections (--http2-implementation): hearth's own (the default) or Node's node:http2. */
+  http2Implementation?: Http2Implementation;
 }
 
 export interface RunningServer {
@@ -229,6 +231,7 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
     ca: pki.caCertPem,
     bound,
     limits: opts.connectionLimits,
+    http2Implementation: opts.http2Implementation,
   });
   const port = listener.port;
   await bootstrapKubernetesService(store, catalog, opts.bindAddress, port, serviceCIDRs[0]);

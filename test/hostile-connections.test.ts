@@ -15,7 +15,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startTestServer, type TestServer } from './helpers/server.ts';
-import { RawH2, T, F, E, S, encodeFrame, hpackEncode, hpackIndexed, statusOf, errorCode, describe, rstPayload, settingsPayload, windowUpdatePayload, type Frame, type ConnectOptions } from './helpers/h2-frames.ts';
+import { RawH2, T, F, E, S, encodeFrame, hpackEncode, hpackIndexed, statusOf, errorCode, describe, rstStreamPayload, settingsPayload, windowUpdatePayload, type Frame, type ConnectOptions } from './helpers/h2-frames.ts';
 import { ensurePki, type ServerPki } from '../server/pki/certificates.ts';
 import { DEFAULT_CONNECTION_LIMITS } from '../server/http/listener.ts';
 
@@ -364,7 +364,7 @@ async function rapidReset(reset: (id: number) => Buffer): Promise<void> {
 }
 
 test('rapid reset: streams reset while their handler waits for the body draw on a budget of 1000; past it, GOAWAY ENHANCE_YOUR_CALM; a reset stream is never answered', () =>
-  rapidReset((id) => encodeFrame(T.RST_STREAM, 0, id, rstPayload(E.CANCEL))));
+  rapidReset((id) => encodeFrame(T.RST_STREAM, 0, id, rstStreamPayload(E.CANCEL))));
 
 test('“MadeYouReset”: streams the server resets for the client’s stream error (WINDOW_UPDATE of 0) draw on the same budget', () =>
   rapidReset((id) => encodeFrame(T.WINDOW_UPDATE, 0, id, windowUpdatePayload(0))));
@@ -378,7 +378,7 @@ test('handlers of reset streams keep their slot: 100 run, 400 wait, the next str
   mock.timers.enable({ apis: ['setTimeout'] });
   try {
     const pairs: Buffer[] = [];
-    for (let id = 1; id <= 2 * 600; id += 2) pairs.push(encodeFrame(T.HEADERS, F.END_HEADERS | F.END_STREAM, id, block), encodeFrame(T.RST_STREAM, 0, id, rstPayload(E.CANCEL)));
+    for (let id = 1; id <= 2 * 600; id += 2) pairs.push(encodeFrame(T.HEADERS, F.END_HEADERS | F.END_STREAM, id, block), encodeFrame(T.RST_STREAM, 0, id, rstStreamPayload(E.CANCEL)));
     c.write(Buffer.concat(pairs));
     const goaway = await c.waitFor(isGoaway, 'GOAWAY');
     assert.equal(errorCode(goaway), E.ENHANCE_YOUR_CALM, describe(goaway));

@@ -10,7 +10,7 @@ import { test, before, after, mock } from 'node:test';
 import assert from 'node:assert/strict';
 import http2 from 'node:http2';
 import { startTestServer, type TestServer } from './helpers/server.ts';
-import { RawH2, T, F, E, S, hpackEncode, hpackIndexed, hpackLiteral, statusOf, parseSettings, errorCode, describe, windowUpdatePayload, rstPayload, goawayPayload, dataOf, type Frame, type ConnectOptions } from './helpers/h2-frames.ts';
+import { RawH2, T, F, E, S, hpackEncode, hpackIndexed, hpackLiteral, statusOf, parseSettings, errorCode, describe, windowUpdatePayload, rstStreamPayload, goAwayPayload, dataOf, type Frame, type ConnectOptions } from './helpers/h2-frames.ts';
 
 let s: TestServer;
 const conns: RawH2[] = [];
@@ -241,7 +241,7 @@ test(
     assertAlive(c, 'after the refused stream');
     for (const id of ids) assert.equal(c.frames.some(rstOn(id)), false, `watch ${id} was reset`);
     // Cancel one: its slot frees at once (the RST_STREAM closes the stream), so stream 203 is served.
-    c.send(T.RST_STREAM, 0, 1, rstPayload(E.CANCEL));
+    c.send(T.RST_STREAM, 0, 1, rstStreamPayload(E.CANCEL));
     c.request(203, 'GET', watchPath('concurrency'));
     await c.waitFor(headersOn(203), 'HEADERS on a new stream after a cancel');
     assert.equal(c.frames.some(rstOn(203)), false);
@@ -338,7 +338,7 @@ test('request bodies no handler read are returned to the connection window when 
     for (const i of ids) await c.waitFor(headersOn(i), `watch ${i} HEADERS`);
     for (const i of ids) await sendBody(c, w, i, STREAM_WINDOW, `round ${round}`);
     await c.ping();
-    for (const i of ids) c.send(T.RST_STREAM, 0, i, rstPayload(E.CANCEL));
+    for (const i of ids) c.send(T.RST_STREAM, 0, i, rstStreamPayload(E.CANCEL));
   }
   await c.ping();
   assertAlive(c, 'after the unread bodies');
@@ -378,7 +378,7 @@ test('request bodies no handler read are returned to the connection window when 
   const more = [201, 203, 205, 207];
   for (const i of more) c.request(i, 'GET', watchPath('unread-answered'), { endStream: false });
   for (const i of more) await sendBody(c, w, i, STREAM_WINDOW, 'bodies after the first 100');
-  for (const i of more) c.send(T.RST_STREAM, 0, i, rstPayload(E.CANCEL));
+  for (const i of more) c.send(T.RST_STREAM, 0, i, rstStreamPayload(E.CANCEL));
   await c.ping();
   assertAlive(c, 'after the unread bodies');
 });
@@ -749,7 +749,7 @@ test('RST_STREAM CANCEL from the client ends a watch: no frames on it afterwards
   c.request(3, 'GET', watchPath('cancel'));
   await c.waitFor(headersOn(1), 'watch 1 HEADERS');
   await c.waitFor(headersOn(3), 'watch 3 HEADERS');
-  c.send(T.RST_STREAM, 0, 1, rstPayload(E.CANCEL));
+  c.send(T.RST_STREAM, 0, 1, rstStreamPayload(E.CANCEL));
   // Frames the server sent before it read the RST_STREAM may still arrive; none after the PING's answer.
   await c.ping();
   const mark = c.frames.length;
@@ -770,7 +770,7 @@ test('RST_STREAM CANCEL from the client ends a watch: no frames on it afterwards
 test('GOAWAY (NO_ERROR) from the client: the server finishes the open request and closes the connection', async () => {
   const c = await ready();
   c.request(1, 'GET', '/api/v1/namespaces');
-  c.send(T.GOAWAY, 0, 0, goawayPayload(0, E.NO_ERROR));
+  c.send(T.GOAWAY, 0, 0, goAwayPayload(0, E.NO_ERROR));
   await assertNamespaceList(c, 1, 'the request sent before GOAWAY');
   await c.waitClosed('after the client’s GOAWAY', 3000);
 });

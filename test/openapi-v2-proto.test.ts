@@ -13,6 +13,7 @@ import {
   toYaml,
   wantsOpenApiV2Protobuf,
 } from '../server/http/openapi-v2-proto.ts';
+import { dbl, ld, sint, str, vint } from './helpers/protobuf-wire.ts';
 
 // ---------------------------------------------------------------------------------------------
 // A small generic protobuf reader: every field of a message, by number, in wire order.
@@ -440,6 +441,65 @@ test('hand-built document: oneofs, scalars and the fields the real document lack
   const shared = named(doc.msg(10)!.msgs(1)).get('shared')!;
   assert.equal(shared.msg(2)!.msg(3)!.str(6), 'boolean');
   assert.equal(named(doc.msg(11)!.msgs(1)).get('err')!.str(1), 'error');
+});
+
+test('exact bytes: proto3 omissions, oneofs, negative and large int64, long and multi-byte strings, large nested messages', () => {
+  const doc = {
+    swagger: '2.0',
+    info: { title: 'T'.repeat(50), version: '', 'x-a': 'b' },
+    host: 'é'.repeat(42),
+    basePath: '日'.repeat(42),
+    schemes: ['https', ''],
+    paths: { '/big': { get: { description: 'z'.repeat(20_000), responses: { '200': { description: 'ok' } } } } },
+    definitions: {
+      A: {
+        description: 'x'.repeat(300),
+        type: 'object',
+        maximum: 2.5,
+        minimum: 0,
+        exclusiveMaximum: true,
+        uniqueItems: false,
+        maxLength: 5,
+        minLength: -3,
+        maxItems: 3.7,
+        maxProperties: 2 ** 40,
+        additionalProperties: false,
+        items: { type: 'string' },
+        'x-ext': { a: 1 },
+      },
+      B: { type: ['string', 'null'], required: ['a', ''], enum: ['a', 1], additionalProperties: { type: 'string' } },
+    },
+    'x-top': [1],
+  };
+  const any = (field: number, v: unknown) => ld(field, str(2, toYaml(v)));
+  const ext = (field: number, name: string, v: unknown) => ld(field, str(1, name), any(2, v));
+  const typeItem = (...types: string[]) => ld(22, ...types.map((t) => str(1, t)));
+  const schemaA = Buffer.concat([
+    str(4, 'x'.repeat(300)),
+    dbl(7, 2.5),
+    vint(8, 1),
+    vint(11, 5),
+    sint(12, -3n),
+    vint(14, 3),
+    vint(17, 2 ** 40),
+    ld(21, vint(2, 0)),
+    typeItem('object'),
+    ld(23, ld(1, typeItem('string'))),
+    ext(31, 'x-ext', { a: 1 }),
+  ]);
+  const schemaB = Buffer.concat([str(19, 'a'), ld(19), any(20, 'a'), any(20, 1), ld(21, ld(1, typeItem('string'))), typeItem('string', 'null')]);
+  const expected = Buffer.concat([
+    str(1, '2.0'),
+    ld(2, str(1, 'T'.repeat(50)), ext(7, 'x-a', 'b')),
+    str(3, 'é'.repeat(42)),
+    str(4, '日'.repeat(42)),
+    str(5, 'https'),
+    ld(5),
+    ld(8, ld(2, str(1, '/big'), ld(2, ld(2, str(3, 'z'.repeat(20_000)), ld(9, ld(1, str(1, '200'), ld(2, ld(1, str(1, 'ok'))))))))),
+    ld(9, ld(1, str(1, 'A'), ld(2, schemaA)), ld(1, str(1, 'B'), ld(2, schemaB))),
+    ext(16, 'x-top', [1]),
+  ]);
+  assert.deepEqual(encodeOpenApiV2Document(doc), expected);
 });
 
 test('toYaml matches yaml.v3 block style', () => {

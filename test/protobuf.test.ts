@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { ApiError } from '../server/errors.ts';
+import { dbl, key, ld, sint, str, varint, vint } from './helpers/protobuf-wire.ts';
 import {
   PROTOBUF_MEDIA_TYPE,
   decodeProtobuf,
@@ -13,22 +14,6 @@ import {
 
 // ---- hand-built protobuf, from the documented field numbers ----
 const MAGIC = Buffer.from('k8s\0', 'latin1');
-function varint(n: number): Buffer {
-  const out: number[] = [];
-  while (n >= 0x80) {
-    out.push((n % 0x80) | 0x80);
-    n = Math.floor(n / 0x80);
-  }
-  out.push(n);
-  return Buffer.from(out);
-}
-const key = (num: number, wire: number) => varint(num * 8 + wire);
-const ld = (num: number, ...parts: Buffer[]) => {
-  const b = Buffer.concat(parts);
-  return Buffer.concat([key(num, 2), varint(b.length), b]);
-};
-const str = (num: number, s: string) => ld(num, Buffer.from(s, 'utf8'));
-const vint = (num: number, v: number) => Buffer.concat([key(num, 0), varint(v)]);
 /** runtime.Unknown{typeMeta = 1 {apiVersion = 1, kind = 2}, raw = 2, contentEncoding = 3, contentType = 4} after "k8s\0". */
 const envelope = (apiVersion: string, kind: string, raw: Buffer) =>
   Buffer.concat([MAGIC, ld(1, str(1, apiVersion), str(2, kind)), ld(2, raw), str(3, ''), str(4, '')]);
@@ -78,6 +63,141 @@ test('a small ConfigMap encodes to exactly the expected bytes', () => {
   // ConfigMap{metadata = 1 {name = 1}, data = 2 map entry}
   const raw = Buffer.concat([ld(1, str(1, 'c')), ld(2, str(1, 'k'), str(2, 'v'))]);
   assert.deepEqual(buf, envelope('v1', 'ConfigMap', raw));
+});
+
+test('exact bytes: field order, maps, nulls, long and multi-byte strings, large nested messages, Time, FieldsV1', () => {
+  const annotation = 'a'.repeat(150);
+  const cm = {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: {
+      uid: null,
+      name: 5, // a string field given a number
+      namespace: 'ns',
+      generation: -2,
+      annotations: { note: annotation },
+      labels: { b: '2', a: null, é: 'x', Z: 'z' },
+      creationTimestamp: '2024-01-01T02:00:00+02:00',
+      managedFields: [{ manager: 'm', operation: 'Apply', time: '2024-01-01T00:00:00Z', fieldsType: 'FieldsV1', fieldsV1: { 'f:data': { 'f:k': {} } } }],
+      finalizers: [null, 'f'],
+      notAField: 'ignored',
+    },
+    data: { text: 'é日本😀\ud800', long: 'x'.repeat(200), huge: 'y'.repeat(20_000) },
+    binaryData: { b: 'AAEC/w==' },
+    immutable: false,
+  };
+  const meta = Buffer.concat([
+    str(1, '5'),
+    str(3, 'ns'),
+    sint(7, -2n),
+    ld(8, vint(1, 1_704_067_200), vint(2, 0)),
+    // map entries in key order; a null value leaves the entry's value out
+    ld(11, str(1, 'Z'), str(2, 'z')),
+    ld(11, str(1, 'a')),
+    ld(11, str(1, 'b'), str(2, '2')),
+    ld(11, str(1, 'é'), str(2, 'x')),
+    ld(12, str(1, 'note'), str(2, annotation)),
+    // a null element of a repeated string is ""
+    str(14, ''),
+    str(14, 'f'),
+    ld(17, str(1, 'm'), str(2, 'Apply'), ld(4, vint(1, 1_704_067_200), vint(2, 0)), str(6, 'FieldsV1'), ld(7, str(1, '{"f:data":{"f:k":{}}}'))),
+  ]);
+  const raw = Buffer.concat([
+    ld(1, meta),
+    ld(2, str(1, 'huge'), str(2, 'y'.repeat(20_000))),
+    ld(2, str(1, 'long'), str(2, 'x'.repeat(200))),
+    // a lone surrogate is written as U+FFFD
+    ld(2, str(1, 'text'), ld(2, Buffer.from('é日本😀\ufffd', 'utf8'))),
+    ld(3, str(1, 'b'), ld(2, Buffer.from([0, 1, 2, 0xff]))),
+    vint(4, 0),
+  ]);
+  assert.deepEqual(encodeProtobuf(cm, 'io.k8s.api.core.v1.ConfigMap'), envelope('v1', 'ConfigMap', raw));
+});
+
+test('exact bytes: JSONSchemaProps doubles, int64 beyond 2^53, JSON values and the Or-unions', () => {
+  const JSP = 'io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSONSchemaProps';
+  const schema = {
+    description: 'd',
+    type: 'object',
+    default: { a: [1, 'é'] },
+    maximum: 10.5,
+    exclusiveMaximum: false,
+    minimum: -2.25,
+    maxLength: 2n ** 62n,
+    minLength: -1,
+    maxItems: '9007199254740993',
+    minItems: 0,
+    enum: [1, null, 'x'],
+    required: ['a', null],
+    items: { type: 'string' },
+    allOf: [{ type: 'integer' }],
+    properties: { b: { type: 'string' }, a: { type: 'integer' } },
+    additionalProperties: false,
+    additionalItems: { type: 'string' },
+    dependencies: { x: ['y', 'z'], w: { type: 'object' } },
+    'x-kubernetes-preserve-unknown-fields': true,
+    'x-kubernetes-int-or-string': 1,
+  };
+  const type = (t: string) => str(5, t);
+  const raw = Buffer.concat([
+    str(4, 'd'),
+    type('object'),
+    ld(8, str(1, '{"a":[1,"é"]}')),
+    dbl(9, 10.5),
+    vint(10, 0),
+    dbl(11, -2.25),
+    sint(13, 2n ** 62n),
+    sint(14, -1n),
+    sint(16, 9007199254740993n),
+    vint(17, 0),
+    // a null element of a repeated message is an empty one: JSON "{}"
+    ld(20, str(1, '1')),
+    ld(20, str(1, '{}')),
+    ld(20, str(1, '"x"')),
+    str(23, 'a'),
+    str(23, ''),
+    ld(24, ld(1, type('string'))),
+    ld(25, type('integer')),
+    ld(29, str(1, 'a'), ld(2, type('integer'))),
+    ld(29, str(1, 'b'), ld(2, type('string'))),
+    ld(30, vint(1, 0)),
+    ld(32, str(1, 'w'), ld(2, ld(1, type('object')))),
+    ld(32, str(1, 'x'), ld(2, str(2, 'y'), str(2, 'z'))),
+    ld(33, vint(1, 1), ld(2, type('string'))),
+    vint(38, 1),
+    vint(40, 1),
+  ]);
+  assert.deepEqual(encodeProtobuf(schema, JSP), envelope('', '', raw));
+  // items as a list of schemas: JSONSchemaPropsOrArray's second field, once per schema
+  assert.deepEqual(encodeProtobuf({ items: [{ type: 'a' }, { type: 'b' }] }, JSP), envelope('', '', ld(24, ld(2, type('a')), ld(2, type('b')))));
+});
+
+test('exact bytes: string-list wrappers (Verbs, ExtraValue) and RawExtension', () => {
+  const resource = { name: 'pods', namespaced: true, kind: 'Pod', verbs: ['get', 'list'], shortNames: ['po'] };
+  assert.deepEqual(
+    encodeProtobuf(resource, 'io.k8s.apimachinery.pkg.apis.meta.v1.APIResource'),
+    // (the envelope's kind is the object's "kind", here a field of APIResource)
+    envelope('', 'Pod', Buffer.concat([str(1, 'pods'), vint(2, 1), str(3, 'Pod'), ld(4, str(1, 'get'), str(1, 'list')), str(5, 'po')])),
+  );
+  const user = { username: 'u', extra: { scopes: ['a', 'b'], empty: [] } };
+  assert.deepEqual(
+    encodeProtobuf(user, 'io.k8s.api.authentication.v1.UserInfo'),
+    envelope('', '', Buffer.concat([str(1, 'u'), ld(4, str(1, 'empty'), ld(2)), ld(4, str(1, 'scopes'), ld(2, str(1, 'a'), str(1, 'b')))])),
+  );
+  const revision = { apiVersion: 'apps/v1', kind: 'ControllerRevision', metadata: { name: 'r' }, data: { a: 1 }, revision: 3 };
+  assert.deepEqual(encodeProtobuf(revision, 'io.k8s.api.apps.v1.ControllerRevision'), envelope('apps/v1', 'ControllerRevision', Buffer.concat([ld(1, str(1, 'r')), ld(2, str(1, '{"a":1}')), vint(3, 3)])));
+});
+
+test('exact bytes: watch events, with an object and without one', () => {
+  const ns = { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'n' } };
+  const nsBytes = envelope('v1', 'Namespace', ld(1, str(1, 'n')));
+  assert.deepEqual(encodeProtobuf(ns, 'io.k8s.api.core.v1.Namespace'), nsBytes);
+  const event = Buffer.concat([str(1, 'ADDED'), ld(2, ld(1, nsBytes))]);
+  const frame = (msg: Buffer) => Buffer.concat([Buffer.from([0, 0, msg.length >> 8, msg.length & 0xff]), msg]);
+  assert.deepEqual(encodeWatchEventFrame({ type: 'ADDED', object: ns }), frame(event));
+  assert.deepEqual(encodeProtobuf({ apiVersion: 'v1', kind: 'WatchEvent', type: 'ADDED', object: ns }, 'io.k8s.apimachinery.pkg.apis.meta.v1.WatchEvent'), envelope('v1', 'WatchEvent', event));
+  // no object (an empty RawExtension)
+  assert.deepEqual(encodeWatchEventFrame({ type: 'BOOKMARK', object: undefined }), frame(Buffer.concat([str(1, 'BOOKMARK'), ld(2)])));
 });
 
 test('Secret round-trips (data is bytes, stringData is text)', () => {

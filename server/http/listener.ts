@@ -1,10 +1,11 @@
 // The TLS listener: HTTP/2 (ALPN h2) with HTTP/1.1 as the fallback, as kube-apiserver serves.
 // client-go multiplexes a process's requests and watches over HTTP/2 connections, so one TLS
 // session carries many watch streams and the frames of many streams leave in few TLS writes.
-// HTTP/2 is hearth's own (h2/connection.ts); HTTP/1.1 is Node's http server, handed the sockets
-// that negotiated it. Node enforces its HTTP/1.1 timeouts only on servers that listen(), so the
-// handshake, header and request timeouts are kept here (guard* functions), with the connection
-// limits; the threat model is h2/THREATS.md.
+// HTTP/2 is hearth's own (h2/connection.ts), or with --http2-implementation=node Node's
+// node:http2 (node-http2.ts); HTTP/1.1 is Node's http server, handed the sockets that negotiated
+// it. Node enforces its HTTP/1.1 timeouts only on servers that listen(), so the handshake, header
+// and request timeouts are kept here (guard* functions), with the connection limits; the threat
+// model is h2/THREATS.md.
 import http from 'node:http';
 import tls from 'node:tls';
 import net from 'node:net';
@@ -12,8 +13,10 @@ import type { Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { readFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { H2Connection } from './h2/connection.ts';
+import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
+import { H2Connection, MAX_HEADER_LIST_SIZE } from './h2/connection.ts';
 import type { H2Handler, H2Request, H2Response } from './h2/messages.ts';
+import { nodeHttp2Server, type NodeHttp2Handler } from './node-http2.ts';
 import { ApiError, tooManyRequests } from '../errors.ts';
 import { ADMIN_GROUP, userFromPeerCertificate } from '../pki/certificates.ts';
 
@@ -22,6 +25,11 @@ import { ADMIN_GROUP, userFromPeerCertificate } from '../pki/certificates.ts';
  * fix: it matches Go's client default, and a Go client opens another connection when one is full.
  */
 export const MAX_CONCURRENT_STREAMS = 100;
+/**
+ * Which HTTP/2 serves connections that negotiated h2: hearth's own (h2/, the default: about 3×
+ * lower watch delivery latency at 1,000 watchers) or Node's node:http2 (node-http2.ts).
+ */
+export type Http2Implementation = 'hearth' | 'node';
 /** Per-stream upload window and largest frame read, as kube-apiserver sizes them (99% of objects fit). */
 const UPLOAD_BUFFER_PER_STREAM = 256 * 1024;
 /** An HTTP/2 connection with no open stream for this long is closed (Go's http2.Server IdleTimeout in kube-apiserver). */
@@ -49,6 +57,8 @@ export interface ListenerOptions {
   bound: BoundPort;
   /** Defaults: DEFAULT_CONNECTION_LIMITS (tests set small timeouts and limits). */
   limits?: Partial<ConnectionLimits>;
+  /** Default 'hearth'. */
+  http2Implementation?: Http2Implementation;
 }
 
 /**
@@ -136,7 +146,7 @@ export interface Listener {
 const MAX_HEADER_BYTES = 1 << 20;
 
 /** A request handler; the promise it may return settles when it is done with the request. */
-export type RequestHandler = (req: IncomingMessage | H2Request, res: ServerResponse | H2Response) => void | PromiseLike<unknown>;
+export type RequestHandler = (req: IncomingMessage | H2Request | Http2ServerRequest, res: ServerResponse | H2Response | Http2ServerResponse) => void | PromiseLike<unknown>;
 
 export async function listen(handler: RequestHandler, opts: ListenerOptions): Promise<Listener> {
   const limits: ConnectionLimits = { ...DEFAULT_CONNECTION_LIMITS, ...opts.limits };
@@ -167,9 +177,9 @@ export async function listen(handler: RequestHandler, opts: ListenerOptions): Pr
   const refuser = http.createServer((req, res) => answerStatus(res, tooManyConnections(req.socket), { connection: 'close' }));
 
   const sockets = new Set<Socket>();
-  const connections = new Set<H2Connection>();
   const counts = new ConnectionCounts();
   const handshaking: Handshakes = new Map();
+  const h2 = opts.http2Implementation === 'node' ? nodeHttp2(handler, limits) : hearthHttp2(handler, limits);
   server.on('connection', (socket: Socket) => {
     if (!admitConnection(socket, counts, handshaking, limits)) return;
     sockets.add(socket);
@@ -178,18 +188,7 @@ export async function listen(handler: RequestHandler, opts: ListenerOptions): Pr
   server.on('secureConnection', (socket: tls.TLSSocket) => {
     const refused = handshakeDone(socket, handshaking);
     if (socket.alpnProtocol !== 'h2') return serveHttp1(refused ? refuser : h1, socket, limits);
-    const c: H2Connection = new H2Connection(socket, refused ? refuseStreams((): H2Connection => c) : (handler as H2Handler), {
-      maxConcurrentStreams: MAX_CONCURRENT_STREAMS,
-      streamWindow: UPLOAD_BUFFER_PER_STREAM,
-      idleTimeoutMs: HTTP2_IDLE_TIMEOUT_MS,
-      socketBufferLimit: SOCKET_BUFFER_LIMIT,
-      connectionBufferLimit: CONNECTION_BUFFER_LIMIT,
-      headerTimeoutMs: limits.headerTimeoutMs,
-      requestTimeoutMs: limits.requestTimeoutMs,
-      onRequestTimeout: (_req, res) => answerStatus(res, requestTimedOut()),
-    });
-    connections.add(c);
-    socket.once('close', () => connections.delete(c));
+    h2.serve(socket, refused);
   });
   // A failed handshake concerns only its client.
   server.on('tlsClientError', () => {});
@@ -203,10 +202,70 @@ export async function listen(handler: RequestHandler, opts: ListenerOptions): Pr
     close() {
       closing ??= new Promise<void>((resolve) => {
         void opts.bound.close().then(resolve);
-        for (const c of connections) c.destroy();
+        h2.destroyAll();
         for (const s of sockets) s.destroy();
       });
       return closing;
+    },
+  };
+}
+
+// ───────────── HTTP/2 ─────────────
+
+/** The HTTP/2 side of the listener: it serves the TLS sockets that negotiated h2. */
+interface Http2Side {
+  /** `refused`: the connection is over the limits (its first request is answered 429, then it goes away). */
+  serve(socket: tls.TLSSocket, refused: boolean): void;
+  /** Ends every HTTP/2 connection at once (open watches included). */
+  destroyAll(): void;
+}
+
+/** hearth's own HTTP/2 (h2/). */
+function hearthHttp2(handler: RequestHandler, limits: ConnectionLimits): Http2Side {
+  const connections = new Set<H2Connection>();
+  return {
+    serve(socket, refused) {
+      const c: H2Connection = new H2Connection(socket, refused ? refuseStreams((): H2Connection => c) : (handler as H2Handler), {
+        maxConcurrentStreams: MAX_CONCURRENT_STREAMS,
+        streamWindow: UPLOAD_BUFFER_PER_STREAM,
+        idleTimeoutMs: HTTP2_IDLE_TIMEOUT_MS,
+        socketBufferLimit: SOCKET_BUFFER_LIMIT,
+        connectionBufferLimit: CONNECTION_BUFFER_LIMIT,
+        headerTimeoutMs: limits.headerTimeoutMs,
+        requestTimeoutMs: limits.requestTimeoutMs,
+        onRequestTimeout: (_req, res) => answerStatus(res, requestTimedOut()),
+      });
+      connections.add(c);
+      socket.once('close', () => connections.delete(c));
+    },
+    destroyAll() {
+      for (const c of connections) c.destroy();
+    },
+  };
+}
+
+/** Node's node:http2 (--http2-implementation=node), given the same limits where it takes them. */
+function nodeHttp2(handler: RequestHandler, limits: ConnectionLimits): Http2Side {
+  const options = {
+    maxConcurrentStreams: MAX_CONCURRENT_STREAMS,
+    streamWindow: UPLOAD_BUFFER_PER_STREAM,
+    maxHeaderListSize: MAX_HEADER_LIST_SIZE,
+    sessionMemoryBytes: CONNECTION_BUFFER_LIMIT,
+    idleTimeoutMs: HTTP2_IDLE_TIMEOUT_MS,
+    requestTimeoutMs: limits.requestTimeoutMs,
+    onRequestTimeout: (_req: Http2ServerRequest, res: Http2ServerResponse) => answerStatus(res, requestTimedOut()),
+  };
+  const serving = nodeHttp2Server(handler as NodeHttp2Handler, options);
+  // Connections over the limits: their first request is answered 429, then GOAWAY once it is sent.
+  const refusing = nodeHttp2Server((req, res) => {
+    req.stream.session?.close();
+    answerStatus(res, tooManyConnections(req.socket));
+  }, options);
+  return {
+    serve: (socket, refused) => (refused ? refusing : serving).serve(socket),
+    destroyAll() {
+      serving.destroyAll();
+      refusing.destroyAll();
     },
   };
 }

@@ -9,8 +9,8 @@
 // gopkg.in/yaml.v3 writes it, oneofs are chosen the way gnostic's parser chooses them, and proto3 rules
 // apply (zero scalars are omitted, present messages are written even when empty).
 //
-// Encoding is two passes over the same walk: the first measures every nested message (pre-order), the
-// second writes into one exactly-sized buffer. No intermediate buffers, nothing copied twice.
+// The bytes are written with @bufbuild/protobuf's BinaryWriter (Writer below adds proto3's omissions).
+import { BinaryWriter, UINT32_MAX, WireType } from '@bufbuild/protobuf/wire';
 import { isPlainObject } from '../util/json.ts';
 import { parseAccept, OPENAPI_ACCEPT } from './negotiation.ts';
 
@@ -62,145 +62,52 @@ export function wantsOpenApiV2Protobuf(accept: string | undefined): boolean {
 // ---------------------------------------------------------------------------------------------
 // Wire writer
 
-const WT_VARINT = 0;
-const WT_FIXED64 = 1;
-const WT_LEN = 2;
-
-function varintSize(n: number): number {
-  let size = 1;
-  while (n >= 128) {
-    n = Math.floor(n / 128);
-    size++;
-  }
-  return size;
-}
-
 /**
- * Runs the same walk twice: in the sizing pass it only counts bytes and records each nested message's
- * length (and each memoized string) in visiting order; in the writing pass it replays those records.
+ * gnostic's messages are proto3: a zero scalar is left out (but a oneof member), a present message
+ * is written even when empty. Written with @bufbuild/protobuf's BinaryWriter, nested messages
+ * forked and joined in one buffer.
  */
 class Writer {
-  private sizing = true;
-  private pos = 0;
-  private buf: Buffer = Buffer.alloc(0);
-  private readonly lengths: number[] = [];
-  private lengthAt = 0;
-  private readonly memo: string[] = [];
-  private memoAt = 0;
+  private readonly w = new BinaryWriter();
 
   run(walk: (w: Writer) => void): Buffer {
-    this.sizing = true;
-    this.pos = 0;
     walk(this);
-    this.buf = Buffer.allocUnsafe(this.pos);
-    this.sizing = false;
-    this.pos = 0;
-    this.lengthAt = 0;
-    this.memoAt = 0;
-    walk(this);
-    if (this.pos !== this.buf.length) throw new Error(`protobuf writer: wrote ${this.pos} of ${this.buf.length} bytes`);
-    return this.buf;
-  }
-
-  /** A value computed once in the sizing pass and replayed in the writing pass. */
-  memoized(compute: () => string): string {
-    if (this.sizing) {
-      const s = compute();
-      this.memo.push(s);
-      return s;
-    }
-    return this.memo[this.memoAt++]!;
-  }
-
-  private rawVarint(n: number): void {
-    if (this.sizing) {
-      this.pos += varintSize(n);
-      return;
-    }
-    while (n >= 128) {
-      this.buf[this.pos++] = (n % 128) | 128;
-      n = Math.floor(n / 128);
-    }
-    this.buf[this.pos++] = n;
-  }
-
-  private tag(field: number, wireType: number): void {
-    this.rawVarint(field * 8 + wireType);
+    const bytes = this.w.finish();
+    return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   }
 
   /** A string field; proto3 omits the empty string. */
   string(field: number, s: string | undefined): void {
     if (!s) return;
-    this.tag(field, WT_LEN);
-    if (this.sizing) {
-      const n = Buffer.byteLength(s, 'utf8');
-      this.pos += varintSize(n) + n;
-      return;
-    }
-    if (s.length < 43) {
-      // At most 3 UTF-8 bytes per UTF-16 unit, so the length fits one varint byte: write the text first.
-      const n = this.buf.write(s, this.pos + 1, 'utf8');
-      this.buf[this.pos] = n;
-      this.pos += 1 + n;
-      return;
-    }
-    const n = Buffer.byteLength(s, 'utf8');
-    this.rawVarint(n);
-    this.pos += this.buf.write(s, this.pos, n, 'utf8');
+    this.w.tag(field, WireType.LengthDelimited).string(s);
   }
 
   /** A bool field; proto3 omits false unless it is a oneof member (always = true). */
   bool(field: number, b: boolean, always = false): void {
     if (!b && !always) return;
-    this.tag(field, WT_VARINT);
-    if (this.sizing) this.pos += 1;
-    else this.buf[this.pos++] = b ? 1 : 0;
+    this.w.tag(field, WireType.Varint).bool(b);
   }
 
-  /** An int64 field (two's complement varint for negatives); proto3 omits zero. */
+  /** An int64 field (truncated to an integer; negatives in two's complement); proto3 omits zero. */
   int64(field: number, n: number): void {
     if (n === 0 || !Number.isFinite(n)) return;
     n = Math.trunc(n);
-    this.tag(field, WT_VARINT);
-    if (n > 0) {
-      this.rawVarint(n);
-      return;
-    }
-    let v = BigInt.asUintN(64, BigInt(n));
-    if (this.sizing) {
-      this.pos += 10;
-      return;
-    }
-    while (v >= 128n) {
-      this.buf[this.pos++] = Number(v & 127n) | 128;
-      v >>= 7n;
-    }
-    this.buf[this.pos++] = Number(v);
+    this.w.tag(field, WireType.Varint);
+    if (n >= 0 && n <= UINT32_MAX) this.w.uint32(n);
+    else this.w.int64(BigInt.asIntN(64, BigInt(n)));
   }
 
   /** A double field (fixed64, little endian); proto3 omits zero. */
   double(field: number, n: number): void {
     if (n === 0 || Number.isNaN(n)) return;
-    this.tag(field, WT_FIXED64);
-    if (!this.sizing) this.buf.writeDoubleLE(n, this.pos);
-    this.pos += 8;
+    this.w.tag(field, WireType.Bit64).double(n);
   }
 
   /** A message field: always written (an empty message is still present). */
   message(field: number, body: () => void): void {
-    this.tag(field, WT_LEN);
-    if (this.sizing) {
-      const slot = this.lengths.length;
-      this.lengths.push(0);
-      const start = this.pos;
-      body();
-      const len = this.pos - start;
-      this.lengths[slot] = len;
-      this.pos += varintSize(len);
-      return;
-    }
-    this.rawVarint(this.lengths[this.lengthAt++]!);
+    this.w.tag(field, WireType.LengthDelimited).fork();
     body();
+    this.w.join();
   }
 }
 
@@ -494,8 +401,7 @@ export function toYaml(v: unknown): string {
 
 /** Any { yaml = 2 } */
 function writeAny(w: Writer, field: number, v: unknown): void {
-  const yaml = w.memoized(() => toYaml(v));
-  w.message(field, () => w.string(2, yaml));
+  w.message(field, () => w.string(2, toYaml(v)));
 }
 
 /** repeated NamedAny vendor_extension: every `x-` key, in document order. NamedAny { name = 1; value = 2 } */

@@ -18,8 +18,15 @@
 // explicit zeros (replicas: 0, automountServiceAccountToken: false), non-omitempty scalars and non-pointer
 // structs are filled in when absent (so `spec: {}` / `divisor: "0"` look as they do in JSON requests).
 // Unknown field numbers are skipped.
+//
+// Bodies are written with @bufbuild/protobuf's BinaryWriter (repeated scalars unpacked, as Go's
+// generated code writes kube's proto2 messages). They are read with the Reader below rather than
+// BinaryReader: kube answers a malformed body 400 with Go's decoding errors ("proto: unexpected
+// EOF", "integer overflow", "illegal tag 0 (wire type 0)"), which BinaryReader words its own way,
+// and BinaryReader reads a length past 32 bits as its low 32 bits instead of refusing it.
 
 import { readFileSync } from 'node:fs';
+import { BinaryWriter, UINT32_MAX, WireType } from '@bufbuild/protobuf/wire';
 import { badRequest } from '../errors.ts';
 import { STRUCT_FACTS, type FieldType, type ScalarType, type Special } from '../schema/go-structs.ts';
 
@@ -54,17 +61,13 @@ interface Message {
   byNumber: Map<number, Field>;
 }
 
-const WIRE_VARINT = 0;
-const WIRE_FIXED64 = 1;
-const WIRE_LEN = 2;
-const WIRE_FIXED32 = 5;
 
 const compiled = new Map<string, Message>();
 
-function wireOf(t: FieldType): number {
-  if (t === 'double') return WIRE_FIXED64;
-  if (t === 'bool' || t === 'int32' || t === 'int64') return WIRE_VARINT;
-  return WIRE_LEN;
+function wireOf(t: FieldType): WireType {
+  if (t === 'double') return WireType.Bit64;
+  if (t === 'bool' || t === 'int32' || t === 'int64') return WireType.Varint;
+  return WireType.LengthDelimited;
 }
 
 function getMessage(name: string): Message | undefined {
@@ -85,7 +88,7 @@ function getMessage(name: string): Message | undefined {
       ptr: !!f.ptr,
       omitempty: !!f.omitempty,
       inline: !!f.inline,
-      wire: f.map ? WIRE_LEN : wireOf(f.type),
+      wire: f.map ? WireType.LengthDelimited : wireOf(f.type),
     });
   }
   fields.sort((a, b) => a.number - b.number);
@@ -136,77 +139,7 @@ export function definitionForKind(apiVersion: string, kind: string): string | un
 }
 
 // ---------------------------------------------------------------------------------------------
-// Writing
-
-class Writer {
-  buf: Buffer = Buffer.allocUnsafe(256);
-  pos = 0;
-
-  private ensure(n: number): void {
-    if (this.pos + n <= this.buf.length) return;
-    let size = this.buf.length * 2;
-    while (size < this.pos + n) size *= 2;
-    const next = Buffer.allocUnsafe(size);
-    this.buf.copy(next, 0, 0, this.pos);
-    this.buf = next;
-  }
-
-  byte(b: number): void {
-    this.ensure(1);
-    this.buf[this.pos++] = b;
-  }
-
-  /** Unsigned varint of a non-negative safe integer. */
-  uvarint(v: number): void {
-    this.ensure(10);
-    while (v >= 0x80) {
-      this.buf[this.pos++] = (v % 0x80) | 0x80;
-      v = Math.floor(v / 0x80);
-    }
-    this.buf[this.pos++] = v;
-  }
-
-  /** Varint of a signed integer (int32/int64 are sign-extended to 64 bits, as Go does). */
-  svarint(v: number | bigint): void {
-    if (typeof v === 'number' && v >= 0 && Number.isSafeInteger(v)) return this.uvarint(v);
-    let u = BigInt.asUintN(64, BigInt(v));
-    this.ensure(10);
-    while (u >= 0x80n) {
-      this.buf[this.pos++] = Number(u & 0x7fn) | 0x80;
-      u >>= 7n;
-    }
-    this.buf[this.pos++] = Number(u);
-  }
-
-  tag(num: number, wire: number): void {
-    this.uvarint(num * 8 + wire);
-  }
-
-  lenBytes(b: Uint8Array): void {
-    this.uvarint(b.length);
-    this.ensure(b.length);
-    this.buf.set(b, this.pos);
-    this.pos += b.length;
-  }
-
-  lenString(s: string): void {
-    const n = Buffer.byteLength(s, 'utf8');
-    this.uvarint(n);
-    this.ensure(n);
-    this.buf.write(s, this.pos, n, 'utf8');
-    this.pos += n;
-  }
-
-  double(v: number): void {
-    this.ensure(8);
-    this.buf.writeDoubleLE(v, this.pos);
-    this.pos += 8;
-  }
-
-  finish(): Buffer {
-    return this.buf.subarray(0, this.pos);
-  }
-}
+// Writing: one BinaryWriter per body, nested messages forked and joined in place.
 
 function describe(v: unknown): string {
   return v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v;
@@ -222,22 +155,31 @@ function toInteger(v: unknown, path: string): number | bigint {
   throw new Error(`protobuf: ${path}: expected an integer, got ${describe(v)}`);
 }
 
-function writeScalar(w: Writer, type: ScalarType, v: unknown, path: string): void {
+/**
+ * A varint of an integer as Go writes int32 and int64 fields: negatives sign-extended to 64 bits
+ * (10 bytes), values outside int64 taken modulo 2^64.
+ */
+function writeInteger(w: BinaryWriter, v: number | bigint): void {
+  if (typeof v === 'number' && v >= 0 && v <= UINT32_MAX) w.uint32(v);
+  else w.int64(BigInt.asIntN(64, BigInt(v)));
+}
+
+function writeScalar(w: BinaryWriter, type: ScalarType, v: unknown, path: string): void {
   switch (type) {
     case 'string':
       if (typeof v !== 'string' && typeof v !== 'number' && typeof v !== 'boolean') throw new Error(`protobuf: ${path}: expected a string, got ${describe(v)}`);
-      w.lenString(String(v));
+      w.string(String(v));
       return;
     case 'bytes':
       if (typeof v !== 'string') throw new Error(`protobuf: ${path}: expected base64 bytes, got ${describe(v)}`);
-      w.lenBytes(Buffer.from(v, 'base64'));
+      w.bytes(Buffer.from(v, 'base64'));
       return;
     case 'bool':
-      w.byte(v ? 1 : 0);
+      w.bool(!!v);
       return;
     case 'int32':
     case 'int64':
-      w.svarint(toInteger(v, path));
+      writeInteger(w, toInteger(v, path));
       return;
     case 'double':
       if (typeof v !== 'number') throw new Error(`protobuf: ${path}: expected a number, got ${describe(v)}`);
@@ -247,27 +189,31 @@ function writeScalar(w: Writer, type: ScalarType, v: unknown, path: string): voi
 }
 
 /** One value of a field (no key/tag for maps: the caller writes the entry). */
-function writeValue(w: Writer, f: Field, type: FieldType, num: number, v: unknown, path: string): void {
-  w.tag(num, type === 'message' ? WIRE_LEN : wireOf(type));
-  if (type === 'message') w.lenBytes(encodeMessage(mustMessage(f.messageName), v, path));
-  else writeScalar(w, type, v, path);
+function writeValue(w: BinaryWriter, f: Field, type: FieldType, num: number, v: unknown, path: string): void {
+  if (type === 'message') {
+    w.tag(num, WireType.LengthDelimited).fork();
+    writeMessage(w, mustMessage(f.messageName), v, path);
+    w.join();
+  } else {
+    w.tag(num, wireOf(type));
+    writeScalar(w, type, v, path);
+  }
 }
 
-function encodeMessage(msg: Message, value: unknown, path: string): Buffer {
-  const w = new Writer();
+function writeMessage(w: BinaryWriter, msg: Message, value: unknown, path: string): void {
   if (msg.special) writeSpecial(w, msg, value, path);
   else writeFields(w, msg, value, path);
-  return w.finish();
 }
 
-function writeFields(w: Writer, msg: Message, value: unknown, path: string): void {
+function writeFields(w: BinaryWriter, msg: Message, value: unknown, path: string): void {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new Error(`protobuf: ${path || msg.short}: expected an object, got ${describe(value)}`);
   const obj = value as Record<string, unknown>;
   for (const f of msg.fields) {
     if (f.inline) {
       // JSON-inlined embedded struct: its fields live in this object, on the wire it is a nested message.
-      w.tag(f.number, WIRE_LEN);
-      w.lenBytes(encodeMessage(mustMessage(f.messageName), obj, path));
+      w.tag(f.number, WireType.LengthDelimited).fork();
+      writeMessage(w, mustMessage(f.messageName), obj, path);
+      w.join();
       continue;
     }
     const v = obj[f.name];
@@ -277,13 +223,12 @@ function writeFields(w: Writer, msg: Message, value: unknown, path: string): voi
       if (typeof v !== 'object' || Array.isArray(v)) throw new Error(`protobuf: ${p}: expected an object, got ${describe(v)}`);
       const m = v as Record<string, unknown>;
       for (const key of Object.keys(m).sort()) {
-        const entry = new Writer();
-        entry.tag(1, wireOf(f.mapKey));
-        writeScalar(entry, f.mapKey, key, p);
+        w.tag(f.number, WireType.LengthDelimited).fork();
+        w.tag(1, wireOf(f.mapKey));
+        writeScalar(w, f.mapKey, key, p);
         const ev = m[key];
-        if (ev !== undefined && ev !== null) writeValue(entry, f, f.type, 2, ev, `${p}[${key}]`);
-        w.tag(f.number, WIRE_LEN);
-        w.lenBytes(entry.finish());
+        if (ev !== undefined && ev !== null) writeValue(w, f, f.type, 2, ev, `${p}[${key}]`);
+        w.join();
       }
     } else if (f.repeated) {
       if (!Array.isArray(v)) throw new Error(`protobuf: ${p}: expected an array, got ${describe(v)}`);
@@ -305,40 +250,36 @@ function jsonBytes(v: unknown): Buffer {
   return Buffer.from(JSON.stringify(v), 'utf8');
 }
 
-function writeSpecial(w: Writer, msg: Message, v: unknown, path: string): void {
+function writeSpecial(w: BinaryWriter, msg: Message, v: unknown, path: string): void {
   switch (msg.special) {
     case 'time':
     case 'microTime': {
       if (typeof v !== 'string') throw new Error(`protobuf: ${path}: expected an RFC3339 time, got ${describe(v)}`);
       const t = parseTime(v);
       if (!t) throw new Error(`protobuf: ${path}: invalid time ${JSON.stringify(v)}`);
-      w.tag(1, WIRE_VARINT);
-      w.svarint(t.seconds);
-      w.tag(2, WIRE_VARINT);
-      w.svarint(t.nanos);
+      w.tag(1, WireType.Varint);
+      writeInteger(w, t.seconds);
+      w.tag(2, WireType.Varint);
+      writeInteger(w, t.nanos);
       return;
     }
     case 'quantity':
       if (typeof v !== 'string' && typeof v !== 'number') throw new Error(`protobuf: ${path}: expected a quantity, got ${describe(v)}`);
-      w.tag(1, WIRE_LEN);
-      w.lenString(String(v));
+      w.tag(1, WireType.LengthDelimited).string(String(v));
       return;
     case 'intOrString': {
       const isString = typeof v === 'string';
       if (!isString && typeof v !== 'number') throw new Error(`protobuf: ${path}: expected an int or a string, got ${describe(v)}`);
-      w.tag(1, WIRE_VARINT);
-      w.uvarint(isString ? 1 : 0);
-      w.tag(2, WIRE_VARINT);
-      w.svarint(isString ? 0 : toInteger(v, path));
-      w.tag(3, WIRE_LEN);
-      w.lenString(isString ? (v as string) : '');
+      w.tag(1, WireType.Varint).uint32(isString ? 1 : 0);
+      w.tag(2, WireType.Varint);
+      writeInteger(w, isString ? 0 : toInteger(v, path));
+      w.tag(3, WireType.LengthDelimited).string(isString ? (v as string) : '');
       return;
     }
     case 'rawExtension':
     case 'json':
     case 'fieldsV1':
-      w.tag(1, WIRE_LEN);
-      w.lenBytes(Buffer.isBuffer(v) ? v : jsonBytes(v));
+      w.tag(1, WireType.LengthDelimited).bytes(Buffer.isBuffer(v) ? v : jsonBytes(v));
       return;
     case 'jsonSchemaPropsOrArray': {
       const f1 = msg.byNumber.get(1)!;
@@ -347,21 +288,18 @@ function writeSpecial(w: Writer, msg: Message, v: unknown, path: string): void {
       return;
     }
     case 'jsonSchemaPropsOrBool': {
-      w.tag(1, WIRE_VARINT);
+      w.tag(1, WireType.Varint);
       if (typeof v === 'boolean') {
-        w.byte(v ? 1 : 0);
+        w.bool(v);
         return;
       }
-      w.byte(1);
+      w.bool(true);
       writeValue(w, msg.byNumber.get(2)!, 'message', 2, v, path);
       return;
     }
     case 'jsonSchemaPropsOrStringArray':
       if (Array.isArray(v)) {
-        for (const s of v) {
-          w.tag(2, WIRE_LEN);
-          w.lenString(String(s));
-        }
+        for (const s of v) w.tag(2, WireType.LengthDelimited).string(String(s));
       } else {
         writeValue(w, msg.byNumber.get(1)!, 'message', 1, v, path);
       }
@@ -375,50 +313,84 @@ function writeSpecial(w: Writer, msg: Message, v: unknown, path: string): void {
   }
 }
 
-function envelope(apiVersion: string, kind: string, raw: Uint8Array): Buffer {
-  const tm = new Writer();
-  tm.tag(1, WIRE_LEN);
-  tm.lenString(apiVersion);
-  tm.tag(2, WIRE_LEN);
-  tm.lenString(kind);
-  const w = new Writer();
-  w.buf.set(PROTOBUF_MAGIC, 0);
-  w.pos = 4;
-  w.tag(1, WIRE_LEN);
-  w.lenBytes(tm.finish());
-  w.tag(2, WIRE_LEN);
-  w.lenBytes(raw);
+/** The k8s envelope after the magic: runtime.Unknown{typeMeta, raw = what writeRaw writes, contentEncoding, contentType}. */
+function writeEnvelope(w: BinaryWriter, apiVersion: string, kind: string, writeRaw: (w: BinaryWriter) => void): void {
+  w.raw(PROTOBUF_MAGIC);
+  w.tag(1, WireType.LengthDelimited).fork();
+  w.tag(1, WireType.LengthDelimited).string(apiVersion);
+  w.tag(2, WireType.LengthDelimited).string(kind);
+  w.join();
+  w.tag(2, WireType.LengthDelimited).fork();
+  writeRaw(w);
+  w.join();
   // contentEncoding and contentType: empty, but present, as Go writes them.
-  w.tag(3, WIRE_LEN);
-  w.uvarint(0);
-  w.tag(4, WIRE_LEN);
-  w.uvarint(0);
-  return Buffer.from(w.finish());
+  w.tag(3, WireType.LengthDelimited).string('');
+  w.tag(4, WireType.LengthDelimited).string('');
+}
+
+/** An object's envelope, or undefined when its kind has no protobuf form (nothing is written then). */
+function writeObjectEnvelope(w: BinaryWriter, obj: unknown, definitionName: string): boolean {
+  const msg = getMessage(definitionName);
+  if (!msg) return false;
+  const head = obj as { apiVersion?: unknown; kind?: unknown } | null | undefined;
+  const apiVersion = typeof head?.apiVersion === 'string' ? head.apiVersion : '';
+  const kind = typeof head?.kind === 'string' ? head.kind : '';
+  if (definitionName === WATCH_EVENT) {
+    const event: { type?: unknown; object?: unknown } = obj ?? {};
+    const embedded = embeddedDefinition(event);
+    if (embedded === undefined) return false;
+    writeEnvelope(w, apiVersion, kind, (w) => writeWatchEvent(w, event, embedded));
+  } else writeEnvelope(w, apiVersion, kind, (w) => writeMessage(w, msg, obj, ''));
+  return true;
 }
 
 const WATCH_EVENT = 'io.k8s.apimachinery.pkg.apis.meta.v1.WatchEvent';
 
-/** The WatchEvent message (no magic): {type = 1, object = 2 RawExtension{raw = the object's own protobuf envelope}}. */
-function watchEventMessage(event: { type?: unknown; object?: unknown }): Buffer | undefined {
+/**
+ * The definition of a watch event's object ('' without an object), or undefined when the object
+ * has no protobuf form.
+ */
+function embeddedDefinition(event: { object?: unknown }): string | undefined {
   const obj = event.object as Record<string, unknown> | undefined;
-  let embedded: Buffer | undefined;
-  if (obj && typeof obj === 'object') {
-    const def = typeof obj.apiVersion === 'string' && typeof obj.kind === 'string' ? definitionForKind(obj.apiVersion, obj.kind) : undefined;
-    if (!def) return undefined;
-    embedded = encodeProtobuf(obj, def);
-    if (!embedded) return undefined;
-  }
-  const w = new Writer();
-  w.tag(1, WIRE_LEN);
-  w.lenString(String(event.type ?? ''));
-  const raw = new Writer();
+  if (!obj || typeof obj !== 'object') return '';
+  const def = typeof obj.apiVersion === 'string' && typeof obj.kind === 'string' ? definitionForKind(obj.apiVersion, obj.kind) : undefined;
+  return def && getMessage(def) ? def : undefined;
+}
+
+/** The WatchEvent message (no magic): {type = 1, object = 2 RawExtension{raw = the object's own protobuf envelope}}. */
+function writeWatchEvent(w: BinaryWriter, event: { type?: unknown; object?: unknown }, embedded: string): void {
+  w.tag(1, WireType.LengthDelimited).string(String(event.type ?? ''));
+  w.tag(2, WireType.LengthDelimited).fork();
   if (embedded) {
-    raw.tag(1, WIRE_LEN);
-    raw.lenBytes(embedded);
+    w.tag(1, WireType.LengthDelimited).fork();
+    writeObjectEnvelope(w, event.object, embedded);
+    w.join();
   }
-  w.tag(2, WIRE_LEN);
-  w.lenBytes(raw.finish());
-  return Buffer.from(w.finish());
+  w.join();
+}
+
+/**
+ * The writer every body is written with, its buffer reused (growing a fresh one from 128 bytes
+ * made a small object's watch frame 10% slower than the hand-written writer it replaced). A body
+ * past REUSED_WRITER_LIMIT leaves the writer behind, so that a large list does not stay in memory.
+ */
+let writer = new BinaryWriter();
+const REUSED_WRITER_LIMIT = 1 << 20;
+
+/** Writes one body with the shared writer: a copy of its bytes, or undefined when `write` says there is no body. */
+function written(write: (w: BinaryWriter) => boolean): Buffer | undefined {
+  const w = writer;
+  let ok: boolean;
+  try {
+    ok = write(w);
+  } catch (e) {
+    // (the error left forks open: finish() resets the writer)
+    w.finish();
+    throw e;
+  }
+  const bytes = w.finish();
+  if (bytes.length > REUSED_WRITER_LIMIT) writer = new BinaryWriter();
+  return ok ? Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength) : undefined;
 }
 
 /**
@@ -427,15 +399,7 @@ function watchEventMessage(event: { type?: unknown; object?: unknown }): Buffer 
  * answers 406 or falls back to JSON. apiVersion/kind of the envelope are taken from the object.
  */
 export function encodeProtobuf(obj: any, definitionName: string): Buffer | undefined {
-  const msg = getMessage(definitionName);
-  if (!msg) return undefined;
-  const apiVersion = typeof obj?.apiVersion === 'string' ? obj.apiVersion : '';
-  const kind = typeof obj?.kind === 'string' ? obj.kind : '';
-  if (definitionName === WATCH_EVENT) {
-    const raw = watchEventMessage(obj ?? {});
-    return raw && envelope(apiVersion, kind, raw);
-  }
-  return envelope(apiVersion, kind, encodeMessage(msg, obj, ''));
+  return written((w) => writeObjectEnvelope(w, obj, definitionName));
 }
 
 /**
@@ -444,13 +408,18 @@ export function encodeProtobuf(obj: any, definitionName: string): Buffer | undef
  * object.raw is the object's full protobuf envelope. Undefined when the object has no protobuf form.
  */
 export function encodeWatchEventFrame(event: { type: string; object: any }): Buffer | undefined {
-  const msg = watchEventMessage(event);
-  if (!msg) return undefined;
-  const out = Buffer.allocUnsafe(4 + msg.length);
-  out.writeUInt32BE(msg.length, 0);
-  msg.copy(out, 4);
+  const embedded = embeddedDefinition(event);
+  if (embedded === undefined) return undefined;
+  const out = written((w) => {
+    w.raw(LENGTH_PLACEHOLDER);
+    writeWatchEvent(w, event, embedded);
+    return true;
+  })!;
+  out.writeUInt32BE(out.length - 4, 0);
   return out;
 }
+
+const LENGTH_PLACEHOLDER = new Uint8Array(4);
 
 // ---------------------------------------------------------------------------------------------
 // Reading
@@ -503,17 +472,17 @@ class Reader {
 
   skip(wire: number): void {
     switch (wire) {
-      case WIRE_VARINT:
+      case WireType.Varint:
         this.varint();
         return;
-      case WIRE_FIXED64:
+      case WireType.Bit64:
         if (this.end - this.pos < 8) throw new DecodeError('unexpected EOF');
         this.pos += 8;
         return;
-      case WIRE_LEN:
+      case WireType.LengthDelimited:
         this.sub();
         return;
-      case WIRE_FIXED32:
+      case WireType.Bit32:
         if (this.end - this.pos < 4) throw new DecodeError('unexpected EOF');
         this.pos += 4;
         return;
@@ -590,7 +559,7 @@ function decodeMessage(msg: Message, r: Reader, depth: number): unknown {
       continue;
     }
     if (f.isMap) {
-      checkWire(msg, f, wire, WIRE_LEN);
+      checkWire(msg, f, wire, WireType.LengthDelimited);
       const e = r.sub();
       let key: unknown = zeroOf(f.mapKey);
       let val: unknown;
@@ -612,16 +581,16 @@ function decodeMessage(msg: Message, r: Reader, depth: number): unknown {
       const m = (out[f.name] ??= {}) as Record<string, unknown>;
       m[String(key)] = val === undefined ? null : val;
     } else if (f.inline) {
-      checkWire(msg, f, wire, WIRE_LEN);
+      checkWire(msg, f, wire, WireType.LengthDelimited);
       const sub = decodeMessage(mustMessage(f.messageName), r.sub(), depth + 1) as Record<string, unknown>;
       Object.assign(out, sub);
     } else if (f.repeated) {
       const list = (out[f.name] ??= []) as unknown[];
       if (f.type === 'message') {
-        checkWire(msg, f, wire, WIRE_LEN);
+        checkWire(msg, f, wire, WireType.LengthDelimited);
         const v = decodeMessage(mustMessage(f.messageName), r.sub(), depth + 1);
         list.push(v === undefined ? null : v);
-      } else if (wire === WIRE_LEN && f.wire !== WIRE_LEN) {
+      } else if (wire === WireType.LengthDelimited && f.wire !== WireType.LengthDelimited) {
         // packed scalars
         const p = r.sub();
         while (p.pos < p.end) list.push(readScalar(p, f.type));
@@ -630,7 +599,7 @@ function decodeMessage(msg: Message, r: Reader, depth: number): unknown {
         list.push(readScalar(r, f.type));
       }
     } else if (f.type === 'message') {
-      checkWire(msg, f, wire, WIRE_LEN);
+      checkWire(msg, f, wire, WireType.LengthDelimited);
       const v = decodeMessage(mustMessage(f.messageName), r.sub(), depth + 1);
       const prev = out[f.name];
       // A repeated occurrence of a singular message field merges into the earlier one.
@@ -688,9 +657,9 @@ function readFieldsRaw(msg: Message, r: Reader, depth: number): Map<number, unkn
     }
     let v: unknown;
     if (f.type === 'message') {
-      checkWire(msg, f, wire, WIRE_LEN);
+      checkWire(msg, f, wire, WireType.LengthDelimited);
       v = decodeMessage(mustMessage(f.messageName), r.sub(), depth + 1);
-    } else if (wire === WIRE_LEN && f.wire !== WIRE_LEN && f.repeated) {
+    } else if (wire === WireType.LengthDelimited && f.wire !== WireType.LengthDelimited && f.repeated) {
       const p = r.sub();
       const list = vals.get(num) ?? [];
       while (p.pos < p.end) list.push(readScalar(p, f.type));
@@ -803,12 +772,12 @@ function decodeEnvelope(body: Buffer, definitionName: string | undefined): any {
     const r = new Reader(body, 4, body.length);
     while (r.pos < r.end) {
       const [num, wire] = r.tag();
-      if (num >= 1 && num <= 4 && wire !== WIRE_LEN) throw new DecodeError(`Unknown: wrong wireType = ${wire} for field ${num}`);
+      if (num >= 1 && num <= 4 && wire !== WireType.LengthDelimited) throw new DecodeError(`Unknown: wrong wireType = ${wire} for field ${num}`);
       if (num === 1) {
         const t = r.sub();
         while (t.pos < t.end) {
           const [tn, tw] = t.tag();
-          if ((tn === 1 || tn === 2) && tw !== WIRE_LEN) throw new DecodeError(`TypeMeta: wrong wireType = ${tw} for field ${tn}`);
+          if ((tn === 1 || tn === 2) && tw !== WireType.LengthDelimited) throw new DecodeError(`TypeMeta: wrong wireType = ${tw} for field ${tn}`);
           if (tn === 1) apiVersion = readScalar(t, 'string') as string;
           else if (tn === 2) kind = readScalar(t, 'string') as string;
           else t.skip(tw);

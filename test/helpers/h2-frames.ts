@@ -1,6 +1,7 @@
 // A tiny raw HTTP/2 client for frame-level protocol tests: TLS with ALPN h2, the connection
 // preface, frames written as given, and every incoming frame kept as {type, flags, streamId,
-// payload}. Requests are encoded with a minimal HPACK encoder (literal fields with new names and no
+// payload}. Frames are written and read with the server's codec (server/http/h2/frames.ts); what
+// is here is the tests' convenience on top of it. Requests are encoded with a minimal HPACK encoder (literal fields with new names and no
 // Huffman, without indexing unless a test builds a block with hpackLiteral/hpackIndexed to use the
 // server's dynamic table). Tests assert mostly on frame types, flags, stream ids, error codes and
 // DATA bytes, which hold for any correct server; the server's header blocks are decoded too (with
@@ -10,30 +11,11 @@ import net from 'node:net';
 import tls from 'node:tls';
 import { randomBytes } from 'node:crypto';
 import { encodeInteger, HpackDecoder } from '../../server/http/h2/hpack.ts';
+import { encodeFrame, errorCodeOf, Flag, FrameReader, FrameType, PREFACE, settingsPayload, unpadded, windowIncrement, windowUpdatePayload } from '../../server/http/h2/frames.ts';
 
-export const PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1');
-
-export const T = { DATA: 0x0, HEADERS: 0x1, PRIORITY: 0x2, RST_STREAM: 0x3, SETTINGS: 0x4, PUSH_PROMISE: 0x5, PING: 0x6, GOAWAY: 0x7, WINDOW_UPDATE: 0x8, CONTINUATION: 0x9 } as const;
-export const F = { END_STREAM: 0x1, ACK: 0x1, END_HEADERS: 0x4, PADDED: 0x8, PRIORITY: 0x20 } as const;
-export const E = {
-  NO_ERROR: 0x0,
-  PROTOCOL_ERROR: 0x1,
-  INTERNAL_ERROR: 0x2,
-  FLOW_CONTROL_ERROR: 0x3,
-  SETTINGS_TIMEOUT: 0x4,
-  STREAM_CLOSED: 0x5,
-  FRAME_SIZE_ERROR: 0x6,
-  REFUSED_STREAM: 0x7,
-  CANCEL: 0x8,
-  COMPRESSION_ERROR: 0x9,
-  CONNECT_ERROR: 0xa,
-  ENHANCE_YOUR_CALM: 0xb,
-  INADEQUATE_SECURITY: 0xc,
-  HTTP_1_1_REQUIRED: 0xd,
-} as const;
-export const S = { HEADER_TABLE_SIZE: 0x1, ENABLE_PUSH: 0x2, MAX_CONCURRENT_STREAMS: 0x3, INITIAL_WINDOW_SIZE: 0x4, MAX_FRAME_SIZE: 0x5, MAX_HEADER_LIST_SIZE: 0x6 } as const;
-
-const TYPE_NAMES = Object.fromEntries(Object.entries(T).map(([k, v]) => [v, k])) as Record<number, string>;
+// The codec is the server's (server/http/h2/frames.ts); the tests name its enums briefly.
+export { FrameType as T, Flag as F, ErrorCode as E, Setting as S } from '../../server/http/h2/frames.ts';
+export { encodeFrame, goAwayPayload, parseSettings, rstStreamPayload, settingsPayload, windowUpdatePayload } from '../../server/http/h2/frames.ts';
 
 export interface Frame {
   type: number;
@@ -47,18 +29,9 @@ export interface Frame {
 /** A frame's description for assertion messages. */
 export function describe(f: Frame): string {
   let extra = '';
-  if (f.type === T.RST_STREAM || f.type === T.GOAWAY) extra = ` code=${errorCode(f)}`;
-  if (f.type === T.WINDOW_UPDATE) extra = ` increment=${f.payload.readUInt32BE(0) & 0x7fffffff}`;
-  return `${TYPE_NAMES[f.type] ?? `type ${f.type}`} stream=${f.streamId} flags=0x${f.flags.toString(16)} len=${f.payload.length}${extra}`;
-}
-
-export function encodeFrame(type: number, flags: number, streamId: number, payload: Buffer = Buffer.alloc(0)): Buffer {
-  const head = Buffer.alloc(9);
-  head.writeUIntBE(payload.length, 0, 3);
-  head[3] = type;
-  head[4] = flags;
-  head.writeUInt32BE(streamId & 0x7fffffff, 5);
-  return Buffer.concat([head, payload]);
+  if (f.type === FrameType.RST_STREAM || f.type === FrameType.GOAWAY) extra = ` code=${errorCode(f)}`;
+  if (f.type === FrameType.WINDOW_UPDATE) extra = ` increment=${windowIncrement(f.payload)}`;
+  return `${FrameType[f.type] ?? `type ${f.type}`} stream=${f.streamId} flags=0x${f.flags.toString(16)} len=${f.payload.length}${extra}`;
 }
 
 function hpackString(s: string): Buffer {
@@ -90,50 +63,14 @@ export function statusOf(f: Frame): number | undefined {
   return field ? Number(field[1]) : undefined;
 }
 
-export function settingsPayload(entries: [number, number][]): Buffer {
-  const b = Buffer.alloc(entries.length * 6);
-  entries.forEach(([id, value], i) => {
-    b.writeUInt16BE(id, i * 6);
-    b.writeUInt32BE(value, i * 6 + 2);
-  });
-  return b;
-}
-
-export function parseSettings(payload: Buffer): Map<number, number> {
-  const m = new Map<number, number>();
-  for (let i = 0; i + 6 <= payload.length; i += 6) m.set(payload.readUInt16BE(i), payload.readUInt32BE(i + 2));
-  return m;
-}
-
 /** The error code of an RST_STREAM or GOAWAY frame. */
 export function errorCode(f: Frame): number {
-  return f.type === T.GOAWAY ? f.payload.readUInt32BE(4) : f.payload.readUInt32BE(0);
+  return errorCodeOf(f.type, f.payload);
 }
 
 /** A DATA frame's data without its padding. */
 export function dataOf(f: Frame): Buffer {
-  if (!(f.flags & F.PADDED)) return f.payload;
-  const pad = f.payload[0];
-  return f.payload.subarray(1, f.payload.length - pad);
-}
-
-export function windowUpdatePayload(increment: number): Buffer {
-  const b = Buffer.alloc(4);
-  b.writeUInt32BE(increment & 0x7fffffff);
-  return b;
-}
-
-export function rstPayload(code: number): Buffer {
-  const b = Buffer.alloc(4);
-  b.writeUInt32BE(code);
-  return b;
-}
-
-export function goawayPayload(lastStreamId: number, code: number): Buffer {
-  const b = Buffer.alloc(8);
-  b.writeUInt32BE(lastStreamId & 0x7fffffff, 0);
-  b.writeUInt32BE(code, 4);
-  return b;
+  return unpadded(f.flags, f.payload) ?? f.payload;
 }
 
 export interface ConnectOptions {
@@ -171,7 +108,8 @@ export class RawH2 {
   autoWindowUpdate: boolean;
   /** Called with each frame as it arrives, before waiters see it (and before the automatic WINDOW_UPDATE). */
   onFrame?: (f: Frame) => void;
-  private buf: Buffer = Buffer.alloc(0);
+  /** Received frames are kept: their payloads are copied out of the reader's buffer. */
+  private readonly reader = new FrameReader((type, flags, streamId, buf, start, end) => this.onFrameRead({ type, flags, streamId, payload: Buffer.from(buf.subarray(start, end)) }));
   private waiters = new Set<() => void>();
   private ackSettings: boolean;
   /** The :authority of requests on this connection. */
@@ -214,7 +152,7 @@ export class RawH2 {
           return;
         }
         const c = new RawH2(socket, opts, `localhost:${u.port}`);
-        if (opts.preface ?? true) c.write(Buffer.concat([PREFACE, encodeFrame(T.SETTINGS, 0, 0, settingsPayload(opts.settings ?? []))]));
+        if (opts.preface ?? true) c.write(Buffer.concat([PREFACE, encodeFrame(FrameType.SETTINGS, 0, 0, settingsPayload(opts.settings ?? []))]));
         resolve(c);
       });
       socket.once('error', reject);
@@ -236,7 +174,7 @@ export class RawH2 {
 
   /** HEADERS with END_HEADERS (and END_STREAM unless `endStream` is false). */
   request(streamId: number, method: string, path: string, opts: { extra?: [string, string][]; endStream?: boolean } = {}): void {
-    this.send(T.HEADERS, F.END_HEADERS | (opts.endStream === false ? 0 : F.END_STREAM), streamId, this.requestBlock(method, path, opts.extra));
+    this.send(FrameType.HEADERS, Flag.END_HEADERS | (opts.endStream === false ? 0 : Flag.END_STREAM), streamId, this.requestBlock(method, path, opts.extra));
   }
 
   close(): void {
@@ -277,23 +215,23 @@ export class RawH2 {
   /** A PING round trip: every frame the server sent before handling our earlier frames has arrived then. */
   async ping(ms = 5000): Promise<Buffer> {
     const data = randomBytes(8);
-    this.send(T.PING, 0, 0, data);
-    await this.waitFor((f) => f.type === T.PING && (f.flags & F.ACK) !== 0 && f.payload.equals(data), 'PING ACK', ms);
+    this.send(FrameType.PING, 0, 0, data);
+    await this.waitFor((f) => f.type === FrameType.PING && (f.flags & Flag.ACK) !== 0 && f.payload.equals(data), 'PING ACK', ms);
     return data;
   }
 
   /** The stream's response: its HEADERS, the DATA bytes up to END_STREAM, or the RST_STREAM that ended it. */
   async response(streamId: number, what: string, ms = 5000): Promise<Response> {
     const end = await this.waitFor(
-      (f) => f.streamId === streamId && (f.type === T.RST_STREAM || ((f.type === T.DATA || f.type === T.HEADERS) && (f.flags & F.END_STREAM) !== 0)),
+      (f) => f.streamId === streamId && (f.type === FrameType.RST_STREAM || ((f.type === FrameType.DATA || f.type === FrameType.HEADERS) && (f.flags & Flag.END_STREAM) !== 0)),
       what,
       ms,
     );
     const on = this.frames.filter((f) => f.streamId === streamId && this.frames.indexOf(f) <= this.frames.indexOf(end));
     return {
-      headers: on.filter((f) => f.type === T.HEADERS),
-      body: Buffer.concat(on.filter((f) => f.type === T.DATA).map(dataOf)),
-      rst: end.type === T.RST_STREAM ? end : undefined,
+      headers: on.filter((f) => f.type === FrameType.HEADERS),
+      body: Buffer.concat(on.filter((f) => f.type === FrameType.DATA).map(dataOf)),
+      rst: end.type === FrameType.RST_STREAM ? end : undefined,
     };
   }
 
@@ -305,13 +243,13 @@ export class RawH2 {
 
   /** Gathers HEADERS + CONTINUATION and sets the HEADERS frame's `fields` at END_HEADERS. */
   private collectHeaders(f: Frame): void {
-    if (f.type === T.HEADERS) {
+    if (f.type === FrameType.HEADERS) {
       let block = dataOf(f);
-      if (f.flags & F.PRIORITY) block = block.subarray(5);
+      if (f.flags & Flag.PRIORITY) block = block.subarray(5);
       this.headerBlock = { frame: f, chunks: [block] };
-    } else if (f.type === T.CONTINUATION && this.headerBlock) this.headerBlock.chunks.push(f.payload);
+    } else if (f.type === FrameType.CONTINUATION && this.headerBlock) this.headerBlock.chunks.push(f.payload);
     else return;
-    if (!(f.flags & F.END_HEADERS)) return;
+    if (!(f.flags & Flag.END_HEADERS)) return;
     const hb = this.headerBlock!;
     this.headerBlock = undefined;
     try {
@@ -326,21 +264,18 @@ export class RawH2 {
   }
 
   private onData(d: Buffer): void {
-    this.buf = this.buf.length ? Buffer.concat([this.buf, d]) : d;
-    while (this.buf.length >= 9) {
-      const len = this.buf.readUIntBE(0, 3);
-      if (this.buf.length < 9 + len) break;
-      const f: Frame = { type: this.buf[3], flags: this.buf[4], streamId: this.buf.readUInt32BE(5) & 0x7fffffff, payload: Buffer.from(this.buf.subarray(9, 9 + len)) };
-      this.buf = this.buf.subarray(9 + len);
-      this.collectHeaders(f);
-      this.frames.push(f);
-      this.onFrame?.(f);
-      if (f.type === T.SETTINGS && !(f.flags & F.ACK) && this.ackSettings) this.send(T.SETTINGS, F.ACK, 0);
-      if (f.type === T.DATA && f.payload.length > 0 && this.autoWindowUpdate) {
-        this.send(T.WINDOW_UPDATE, 0, 0, windowUpdatePayload(f.payload.length));
-        if (!(f.flags & F.END_STREAM)) this.send(T.WINDOW_UPDATE, 0, f.streamId, windowUpdatePayload(f.payload.length));
-      }
-    }
+    this.reader.push(d);
     this.wake();
+  }
+
+  private onFrameRead(f: Frame): void {
+    this.collectHeaders(f);
+    this.frames.push(f);
+    this.onFrame?.(f);
+    if (f.type === FrameType.SETTINGS && !(f.flags & Flag.ACK) && this.ackSettings) this.send(FrameType.SETTINGS, Flag.ACK, 0);
+    if (f.type === FrameType.DATA && f.payload.length > 0 && this.autoWindowUpdate) {
+      this.send(FrameType.WINDOW_UPDATE, 0, 0, windowUpdatePayload(f.payload.length));
+      if (!(f.flags & Flag.END_STREAM)) this.send(FrameType.WINDOW_UPDATE, 0, f.streamId, windowUpdatePayload(f.payload.length));
+    }
   }
 }

@@ -13,19 +13,28 @@
 import type { TLSSocket } from 'node:tls';
 import { encodeInteger, HpackDecoder, HpackEncoder, HpackError } from './hpack.ts';
 import {
-  CONNECTION_SPECIFIC,
   DEFAULT_MAX_FRAME_SIZE,
   DEFAULT_WINDOW,
   ErrorCode,
   Flag,
   FRAME_HEADER_LENGTH,
+  FrameReader,
+  FrameTooLargeError,
   FrameType,
+  goAwayPayload,
   MAX_FRAME_SIZE_LIMIT,
   MAX_WINDOW,
   PREFACE,
+  rstStreamPayload,
   Setting,
+  settingsPayload,
+  unpadded,
+  windowIncrement,
+  windowUpdatePayload,
+  writeFrameHeader,
 } from './frames.ts';
 import { H2Request, H2Response, type H2Handler } from './messages.ts';
+import { connectionSpecific, contentLength, requestHeaders } from './fields.ts';
 
 export interface H2Options {
   /** SETTINGS_MAX_CONCURRENT_STREAMS we advertise and enforce. */
@@ -71,7 +80,7 @@ export interface H2Options {
  *   limit are not kept: one-byte indexed fields naming a 4 KB table entry over and over (a 1 MiB
  *   block of them decodes to ~4 GB of header list) cost decoding time, not memory.
  */
-const MAX_HEADER_LIST_SIZE = (1 << 20) + 10 * 32;
+export const MAX_HEADER_LIST_SIZE = (1 << 20) + 10 * 32;
 const MAX_HEADER_BLOCK = MAX_HEADER_LIST_SIZE;
 /**
  * CONTINUATION frames one header block may take, empty ones included (CVE-2024-27316: each frame
@@ -208,8 +217,11 @@ export class H2Connection {
   private readonly decoder = new HpackDecoder();
   private readonly encoder = new HpackEncoder();
   private readonly streams = new Map<number, H2Stream>();
-  private input: Buffer = EMPTY;
+  /** The client's bytes split into frames; frames longer than our SETTINGS_MAX_FRAME_SIZE end the connection. */
+  private readonly reader: FrameReader;
   private prefaceSeen = false;
+  /** The start of the client's preface, while it is incomplete. */
+  private prefaceStart: Buffer = EMPTY;
   private headerBlock: OpenHeaderBlock | undefined;
   private lastStreamId = 0;
   /**
@@ -260,6 +272,7 @@ export class H2Connection {
     private readonly handler: H2Handler,
     private readonly opts: H2Options,
   ) {
+    this.reader = new FrameReader((type, flags, id, buf, start, end) => this.onFrameRead(type, flags, id, buf, start, end), { maxPayload: opts.streamWindow, keepBuffer: false });
     this.connRecvTarget = opts.streamWindow * opts.maxConcurrentStreams;
     this.connRecvWindow = this.connRecvTarget;
     socket.setNoDelay(true);
@@ -268,17 +281,13 @@ export class H2Connection {
     socket.on('error', () => socket.destroy());
     socket.on('drain', () => this.onSocketDrain());
     // Our preface: SETTINGS, then the connection window raised to what all streams may hold.
-    const settings = Buffer.allocUnsafe(30);
-    settings.writeUInt16BE(Setting.MAX_CONCURRENT_STREAMS, 0);
-    settings.writeUInt32BE(opts.maxConcurrentStreams, 2);
-    settings.writeUInt16BE(Setting.INITIAL_WINDOW_SIZE, 6);
-    settings.writeUInt32BE(opts.streamWindow, 8);
-    settings.writeUInt16BE(Setting.MAX_FRAME_SIZE, 12);
-    settings.writeUInt32BE(opts.streamWindow, 14);
-    settings.writeUInt16BE(Setting.ENABLE_PUSH, 18);
-    settings.writeUInt32BE(0, 20);
-    settings.writeUInt16BE(Setting.MAX_HEADER_LIST_SIZE, 24);
-    settings.writeUInt32BE(MAX_HEADER_LIST_SIZE, 26);
+    const settings = settingsPayload([
+      [Setting.MAX_CONCURRENT_STREAMS, opts.maxConcurrentStreams],
+      [Setting.INITIAL_WINDOW_SIZE, opts.streamWindow],
+      [Setting.MAX_FRAME_SIZE, opts.streamWindow],
+      [Setting.ENABLE_PUSH, 0],
+      [Setting.MAX_HEADER_LIST_SIZE, MAX_HEADER_LIST_SIZE],
+    ]);
     this.frame(FrameType.SETTINGS, 0, 0, settings);
     this.windowUpdate(0, this.connRecvTarget - DEFAULT_WINDOW);
     this.armIdle();
@@ -304,12 +313,7 @@ export class H2Connection {
     }
     const a = this.arena;
     let p = this.arenaPos;
-    a[p] = length >>> 16;
-    a[p + 1] = (length >>> 8) & 0xff;
-    a[p + 2] = length & 0xff;
-    a[p + 3] = type;
-    a[p + 4] = flags;
-    a.writeUInt32BE(streamId, p + 5);
+    writeFrameHeader(a, p, length, type, flags, streamId);
     p += FRAME_HEADER_LENGTH;
     if (length) {
       if (inline) {
@@ -373,27 +377,19 @@ export class H2Connection {
   }
 
   private windowUpdate(streamId: number, increment: number): void {
-    const p = Buffer.allocUnsafe(4);
-    p.writeUInt32BE(increment, 0);
-    this.frame(FrameType.WINDOW_UPDATE, 0, streamId, p);
+    this.frame(FrameType.WINDOW_UPDATE, 0, streamId, windowUpdatePayload(increment));
   }
 
   private rst(streamId: number, code: ErrorCode): void {
     this.resetByUs.add(streamId);
     if (this.resetByUs.size > RESET_STREAMS_REMEMBERED) this.resetByUs.delete(this.resetByUs.values().next().value as number);
-    const p = Buffer.allocUnsafe(4);
-    p.writeUInt32BE(code, 0);
-    this.frame(FrameType.RST_STREAM, 0, streamId, p);
+    this.frame(FrameType.RST_STREAM, 0, streamId, rstStreamPayload(code));
   }
 
   /** Ends the connection: GOAWAY with `code`, then the socket once it is sent. */
   private goAway(code: ErrorCode, debug = ''): void {
     if (this.closed) return;
-    const p = Buffer.allocUnsafe(8 + Buffer.byteLength(debug));
-    p.writeUInt32BE(this.lastStreamId, 0);
-    p.writeUInt32BE(code, 4);
-    p.write(debug, 8);
-    this.frame(FrameType.GOAWAY, 0, 0, p);
+    this.frame(FrameType.GOAWAY, 0, 0, goAwayPayload(this.lastStreamId, code, debug));
     this.flush();
     this.closed = true;
     dirty.delete(this);
@@ -617,50 +613,52 @@ export class H2Connection {
 
   private onData(d: Buffer): void {
     if (this.closed) return;
-    this.input = this.input.length ? Buffer.concat([this.input, d]) : d;
     try {
-      this.parse();
+      if (!this.prefaceSeen) {
+        const rest = this.readPreface(d);
+        if (rest === undefined) return;
+        d = rest;
+      }
+      this.reader.push(d);
     } catch (e) {
       if (e instanceof ConnectionError) return this.goAway(e.code, e.message);
+      if (e instanceof FrameTooLargeError) return this.goAway(ErrorCode.FRAME_SIZE_ERROR, 'frame too large');
       if (e instanceof HpackError) return this.goAway(ErrorCode.COMPRESSION_ERROR, e.message);
       throw e;
     }
   }
 
-  private parse(): void {
-    const buf = this.input;
-    let pos = 0;
-    if (!this.prefaceSeen) {
-      const n = Math.min(buf.length, PREFACE.length);
-      if (buf.compare(PREFACE, 0, n, 0, n) !== 0) throw new ConnectionError(ErrorCode.PROTOCOL_ERROR, 'invalid connection preface');
-      if (buf.length < PREFACE.length) return;
-      this.prefaceSeen = true;
-      pos = PREFACE.length;
+  /** The client's connection preface, however it is split: the bytes after it, or undefined until it is whole. */
+  private readPreface(d: Buffer): Buffer | undefined {
+    const buf = this.prefaceStart.length ? Buffer.concat([this.prefaceStart, d]) : d;
+    const n = Math.min(buf.length, PREFACE.length);
+    if (buf.compare(PREFACE, 0, n, 0, n) !== 0) throw new ConnectionError(ErrorCode.PROTOCOL_ERROR, 'invalid connection preface');
+    if (buf.length < PREFACE.length) {
+      this.prefaceStart = buf;
+      return undefined;
     }
-    while (!this.closed && buf.length - pos >= FRAME_HEADER_LENGTH) {
-      const length = (buf[pos] << 16) | (buf[pos + 1] << 8) | buf[pos + 2];
-      if (length > this.opts.streamWindow) throw new ConnectionError(ErrorCode.FRAME_SIZE_ERROR, 'frame too large');
-      if (buf.length - pos < FRAME_HEADER_LENGTH + length) break;
-      const type = buf[pos + 3];
-      const flags = buf[pos + 4];
-      const streamId = buf.readUInt32BE(pos + 5) & 0x7fffffff;
-      const payload = buf.subarray(pos + FRAME_HEADER_LENGTH, pos + FRAME_HEADER_LENGTH + length);
-      pos += FRAME_HEADER_LENGTH + length;
-      try {
-        this.onFrame(type, flags, streamId, payload);
-      } catch (e) {
-        if (!(e instanceof StreamError)) throw e;
-        const s = this.streams.get(e.streamId);
-        if (s) {
-          // A reset the client provoked counts as one it sent (CVE-2025-8671, "MadeYouReset").
-          if (!s.handlerDone) this.countEarlyReset();
-          // The request will not complete: a handler reading its body gets an error, not an end.
-          if (!s.req.readableEnded) s.req.abort(e.message);
-          this.reset(s, e.code);
-        } else this.rst(e.streamId, e.code);
-      }
+    this.prefaceSeen = true;
+    this.prefaceStart = EMPTY;
+    return buf.subarray(PREFACE.length);
+  }
+
+  /** One frame from the reader: its payload is buf[start, end), valid during the call. */
+  private onFrameRead(type: number, flags: number, id: number, buf: Buffer, start: number, end: number): void {
+    // (after our GOAWAY, the rest of what was read is dropped)
+    if (this.closed) return;
+    try {
+      this.onFrame(type, flags, id, buf.subarray(start, end));
+    } catch (e) {
+      if (!(e instanceof StreamError)) throw e;
+      const s = this.streams.get(e.streamId);
+      if (s) {
+        // A reset the client provoked counts as one it sent (CVE-2025-8671, "MadeYouReset").
+        if (!s.handlerDone) this.countEarlyReset();
+        // The request will not complete: a handler reading its body gets an error, not an end.
+        if (!s.req.readableEnded) s.req.abort(e.message);
+        this.reset(s, e.code);
+      } else this.rst(e.streamId, e.code);
     }
-    this.input = pos === buf.length ? EMPTY : buf.subarray(pos);
   }
 
   private onFrame(type: number, flags: number, id: number, payload: Buffer): void {
@@ -702,11 +700,9 @@ export class H2Connection {
 
   /** The payload without its padding (PADDED flag). */
   private unpad(flags: number, payload: Buffer, id: number): Buffer {
-    if (!(flags & Flag.PADDED)) return payload;
-    if (payload.length < 1) throw new ConnectionError(ErrorCode.PROTOCOL_ERROR, 'padding');
-    const padLength = payload[0];
-    if (padLength >= payload.length) throw new ConnectionError(ErrorCode.PROTOCOL_ERROR, `padding longer than the frame on stream ${id}`);
-    return payload.subarray(1, payload.length - padLength);
+    const data = unpadded(flags, payload);
+    if (data === undefined) throw new ConnectionError(ErrorCode.PROTOCOL_ERROR, payload.length < 1 ? 'padding' : `padding longer than the frame on stream ${id}`);
+    return data;
   }
 
   private onDataFrame(flags: number, id: number, payload: Buffer): void {
@@ -737,7 +733,7 @@ export class H2Connection {
     }
     const padding = payload.length - data.length;
     if (padding) this.consumed(s, padding);
-    // Copied: the input buffer is reused for the next frames.
+    // Copied: the reader's buffer is reused for the next frames.
     if (data.length) s.req.push(Buffer.from(data));
     if (flags & Flag.END_STREAM) this.remoteEnd(s);
   }
@@ -777,7 +773,7 @@ export class H2Connection {
       hb.chunks.push(block);
       return this.onHeaderBlock(hb);
     }
-    // Kept past this frame: copied, as the input buffer is reused.
+    // Kept past this frame: copied, as the reader's buffer is reused.
     this.addFragment(hb, block);
     this.headerBlock = hb;
     this.headerTimer = setTimeout(() => this.goAway(ErrorCode.ENHANCE_YOUR_CALM, 'header block not completed in time'), this.opts.headerTimeoutMs);
@@ -977,7 +973,7 @@ export class H2Connection {
 
   private onWindowUpdate(id: number, payload: Buffer): void {
     if (payload.length !== 4) throw new ConnectionError(ErrorCode.FRAME_SIZE_ERROR, 'WINDOW_UPDATE size');
-    const increment = payload.readUInt32BE(0) & 0x7fffffff;
+    const increment = windowIncrement(payload);
     if (id === 0) {
       if (increment === 0) throw new ConnectionError(ErrorCode.PROTOCOL_ERROR, 'WINDOW_UPDATE of 0');
       this.connSendWindow += increment;
@@ -992,72 +988,4 @@ export class H2Connection {
     if (s.sendWindow > MAX_WINDOW) throw new StreamError(id, ErrorCode.FLOW_CONTROL_ERROR, 'stream window overflow');
     if (s.pendingBytes || s.endPending) this.drainStream(s);
   }
-}
-
-/**
- * The request's content-length: -1 without one, undefined when it is not a decimal number (a
- * repeated content-length arrives joined with ", " and is refused as well, as RFC 9110 §8.6 allows).
- */
-function contentLength(headers: Record<string, string>): number | undefined {
-  const v = headers['content-length'];
-  if (v === undefined) return -1;
-  if (v.length === 0 || v.length > 15) return undefined;
-  for (let i = 0; i < v.length; i++) {
-    const c = v.charCodeAt(i);
-    if (c < 48 || c > 57) return undefined;
-  }
-  return Number(v);
-}
-
-const REQUEST_PSEUDO = new Set([':method', ':scheme', ':authority', ':path']);
-
-/** The characters of a header name on the wire: RFC 9110 token characters, letters lowercase. */
-const LOWERCASE_TOKEN: boolean[] = Array.from({ length: 128 }, (_, c) => (c >= 0x61 && c <= 0x7a) || (c >= 0x30 && c <= 0x39) || "!#$%&'*+-.^_`|~".includes(String.fromCharCode(c)));
-
-/** A field name as Go canonicalizes it (keep-alive: Keep-Alive). */
-const goCanonical = (name: string): string => name.replace(/(^|-)([a-z])/g, (_m, dash: string, c: string) => dash + c.toUpperCase());
-
-/**
- * Why a request's fields are not valid in HTTP/2 (RFC 9113 §8.2.2: connection-specific fields, a
- * TE other than "trailers"), in Go's words; undefined when they are.
- */
-function connectionSpecific(headers: Record<string, string>): string | undefined {
-  // (CONNECTION_SPECIFIC is in the order Go looks for them)
-  for (const name of CONNECTION_SPECIFIC) if (headers[name] !== undefined) return `request header "${goCanonical(name)}" is not valid in HTTP/2`;
-  const te = headers.te;
-  if (te !== undefined && te !== 'trailers' && te !== '') return 'request header "TE" may only be "trailers" in HTTP/2';
-  return undefined;
-}
-
-/**
- * A request's header fields as Node's http2 presents them (pseudo-headers included, repeated
- * fields joined with ", ", cookies with "; "), or undefined when the request is malformed.
- */
-function requestHeaders(fields: Array<[string, string]>): Record<string, string> | undefined {
-  const headers: Record<string, string> = Object.create(null);
-  let regularSeen = false;
-  for (let i = 0; i < fields.length; i++) {
-    const [name, value] = fields[i];
-    if (name.length === 0) return undefined;
-    // Values hold no control characters but tab (Go's httpguts.ValidHeaderFieldValue): no CR, LF or NUL.
-    for (let j = 0; j < value.length; j++) {
-      const c = value.charCodeAt(j);
-      if ((c < 0x20 && c !== 0x09) || c === 0x7f) return undefined;
-    }
-    if (name.charCodeAt(0) === 58 /* : */) {
-      if (regularSeen || !REQUEST_PSEUDO.has(name) || headers[name] !== undefined) return undefined;
-      headers[name] = value;
-      continue;
-    }
-    regularSeen = true;
-    // Names are lowercase tokens (RFC 9113 §8.2.1, RFC 9110 §5.6.2).
-    for (let j = 0; j < name.length; j++) {
-      const c = name.charCodeAt(j);
-      if (c >= 128 || !LOWERCASE_TOKEN[c]) return undefined;
-    }
-    const prev = headers[name];
-    headers[name] = prev === undefined ? value : prev + (name === 'cookie' ? '; ' : ', ') + value;
-  }
-  if (headers[':method'] === undefined || headers[':method'] === 'CONNECT' || headers[':scheme'] === undefined || !headers[':path']) return undefined;
-  return headers;
 }

@@ -380,7 +380,6 @@ export function encodeInteger(value: number, prefixBits: number, first = 0): Buf
 // ---------------------------------------------------------------------------
 // Decoder
 
-const EMPTY = Buffer.alloc(0);
 const ENTRY_OVERHEAD = 32;
 /** RFC 9113 §6.5.2: a header list's size counts 32 octets per field, as the table counts entries. */
 const LIST_FIELD_OVERHEAD = 32;

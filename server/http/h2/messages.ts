@@ -4,8 +4,25 @@
 // written by koa's respond() or by a watch, so the stream machinery would only add cost.
 import { EventEmitter } from 'node:events';
 import type { TLSSocket } from 'node:tls';
-import { CONNECTION_SPECIFIC, ErrorCode } from './frames.ts';
-import type { H2Stream } from './connection.ts';
+import { ErrorCode } from './frames.ts';
+import { CONNECTION_SPECIFIC } from './fields.ts';
+
+/**
+ * What a request and its response use of their stream and its connection (connection.ts's
+ * H2Stream and H2Connection), named here so that this file does not import the connection.
+ */
+export interface H2StreamPort {
+  readonly headersSent: boolean;
+  /** Response bytes waiting for window (or for the socket to drain). */
+  readonly pendingBytes: number;
+  readonly conn: {
+    readonly overBufferLimit: boolean;
+    consumed(s: H2StreamPort, n: number): void;
+    sendHeaders(s: H2StreamPort, status: number, headers: Array<[string, string]>, endStream: boolean): void;
+    sendData(s: H2StreamPort, data: Buffer | undefined, end: boolean): boolean;
+    reset(s: H2StreamPort, code: ErrorCode): void;
+  };
+}
 
 /** A request handler; the promise it may return settles when it is done with the stream (see H2Connection.dispatch). */
 export type H2Handler = (req: H2Request, res: H2Response) => void | PromiseLike<unknown>;
@@ -27,7 +44,7 @@ export class H2Request extends EventEmitter {
   private abortError: Error | undefined;
 
   constructor(
-    private readonly h2: H2Stream,
+    private readonly h2: H2StreamPort,
     readonly headers: Record<string, string>,
     /** The connection's TLS socket: the x509 authenticator reads its peer certificate. */
     readonly socket: TLSSocket,
@@ -131,7 +148,7 @@ export class H2Response extends EventEmitter {
   private done = false;
   private gone = false;
 
-  constructor(private readonly stream: H2Stream) {
+  constructor(private readonly stream: H2StreamPort) {
     super();
   }
 
