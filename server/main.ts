@@ -89,7 +89,7 @@ function parseFlags(argv: string[]): Flags {
       case '-h':
       case '--help':
         console.log(USAGE);
-        process.exit(0);
+        return process.exit(0);
       default:
         fail(`unknown flag: ${argv[i]}`);
     }

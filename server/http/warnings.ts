@@ -79,6 +79,7 @@ function warningHeader(text: string): string | undefined {
 }
 
 /** unicode.IsControl (C0, DEL, C1), and a lone surrogate, which is no valid UTF-8. */
+// eslint-disable-next-line no-control-regex -- control characters are what this looks for
 const CONTROL_OR_SURROGATE = /[\u0000-\u001f\u007f-\u009f]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
 /** utf8.RuneCountInString: code points, not UTF-16 units. */

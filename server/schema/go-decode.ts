@@ -225,6 +225,7 @@ const PAD = 0x3d;
  */
 function base64ErrorOffset(s: string): number | undefined {
   // Plain base64 is ASCII: offsets are byte offsets of the UTF-8 text Go reads.
+  // eslint-disable-next-line no-control-regex -- an ASCII test: U+0000 belongs to it
   const src = /^[\x00-\x7f]*$/.test(s) ? s : Buffer.from(s, 'utf8').toString('latin1');
   const n = src.length;
   let si = 0;
@@ -268,7 +269,8 @@ function isQuantity(text: string): boolean {
 
 function fitsInteger(v: number, format: string | undefined): boolean {
   if (format === 'int32') return v >= -2147483648 && v <= 2147483647;
-  return Number.isSafeInteger(v) || Math.abs(v) <= 9223372036854775807;
+  // math.MaxInt64 (2^63 - 1) as a float64 rounds up to 2^63.
+  return Number.isSafeInteger(v) || Math.abs(v) <= 2 ** 63;
 }
 
 /** The number's text as it would have been sent (JSON.parse keeps only its value). */
