@@ -30,7 +30,7 @@ import { systemMastersAuthorizer, publicInfoAuthorizer } from './authorization/a
 import { ensurePki, type ServerPki } from './pki/certificates.ts';
 import { serverUrlFor, writeAdminKubeconfig } from './pki/kubeconfig.ts';
 import { NamespaceController } from './controllers/namespace.ts';
-import { CrdController } from './controllers/crd.ts';
+import { CrdController, type CustomResourceDefinition } from './controllers/crd.ts';
 import { EventTtlController } from './controllers/event-ttl.ts';
 import { crdDefinitions } from './registry/crd/crd-openapi.ts';
 import { forgetConverter } from './registry/crd/conversion.ts';
@@ -152,7 +152,7 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
   // Until then their objects are typed from the compiled schema (registry/crd/runtime.ts).
   let deferDefinitions = true;
   const deferred = new Set<string>();
-  const publishDefinitions = (crd: any, infos: ResourceInfo[]) => {
+  const publishDefinitions = (crd: CustomResourceDefinition, infos: ResourceInfo[]) => {
     const defs = crdDefinitions(crd);
     model.setDefinitions(crd.metadata.name, defs.definitions, defs.v2Definitions);
     for (const info of infos) info.definition = defs.byVersion[info.version]?.definition;

@@ -18,9 +18,16 @@ const CRD_RESOURCE = 'customresourcedefinitions.apiextensions.k8s.io';
 /** kube runs its CRD finalizer controller with five workers. */
 const WORKERS = 5;
 
+/** What the controller reads of a stored CustomResourceDefinition (apiextensions/v1). */
+export interface CustomResourceDefinition {
+  metadata: { name: string; deletionTimestamp?: string; finalizers?: string[] };
+  spec?: { group?: string; names?: { plural?: string; singular?: string; shortNames?: string[]; kind?: string; listKind?: string } };
+  status?: { conditions?: unknown[] };
+}
+
 /** What a CRD's versions were registered with, for removing them again. */
 export interface CrdServing {
-  onRegister?(crd: any, infos: ResourceInfo[]): void;
+  onRegister?(crd: CustomResourceDefinition, infos: ResourceInfo[]): void;
   onUnregister?(crdName: string): void;
 }
 
@@ -63,7 +70,7 @@ export class CrdController {
    * controllers establish any CRD; the promise settles once those are served.
    */
   async start(): Promise<void> {
-    const unestablished: any[] = [];
+    const unestablished: CustomResourceDefinition[] = [];
     for (const crd of this.store.listReadable(this.crdInfo, undefined)) {
       this.sync(crd);
       if (!isEstablished(crd) && !crd.metadata.deletionTimestamp) unestablished.push(crd);
@@ -82,7 +89,7 @@ export class CrdController {
     return this.registered.get(crdName) ?? [];
   }
 
-  private sync(crd: any): void {
+  private sync(crd: CustomResourceDefinition): void {
     const name: string = crd.metadata.name;
     if (crd.metadata.deletionTimestamp) {
       this.deleting.add(name);
@@ -120,7 +127,7 @@ export class CrdController {
    * Another served CRD of the group already uses one of this CRD's names: "<Reason>|<message>",
    * checked in kube's order (plural, singular, short names, kind, list kind).
    */
-  private namesConflict(crd: any): string | undefined {
+  private namesConflict(crd: CustomResourceDefinition): string | undefined {
     const group = crd.spec?.group;
     const names = crd.spec?.names ?? {};
     const resourceNames = new Set<string>();
@@ -157,7 +164,7 @@ export class CrdController {
   }
 
   /** Writes an established status (its commit registers the CRD), unless another served CRD holds one of its names. */
-  private async establish(crd: any): Promise<void> {
+  private async establish(crd: CustomResourceDefinition): Promise<void> {
     if (this.namesConflict(crd)) return;
     try {
       await this.store.update(this.crdInfo, '', crd.metadata.name, { ...crd, status: establishedStatus(crd, crd.status, nowTimestamp()) }, this.ctx(), 'status');

@@ -15,10 +15,16 @@ import { WorkQueue, realClock, type Clock, type HandlerResult } from './workqueu
 /** Deletions under way at once (concurrent ones share a commit). */
 const WORKERS = 4;
 
+/** What lastWrittenMs reads of a stored Event. */
+interface EventWriteTimes {
+  metadata?: { creationTimestamp?: string; managedFields?: readonly ({ time?: string } | null)[] };
+}
+
 /** The time an event was last written, as far as the object tells (after a restart): its newest managedFields time, else its creation. */
-function lastWrittenMs(event: any): number {
+function lastWrittenMs(event: EventWriteTimes | undefined): number {
   let t = Date.parse(event?.metadata?.creationTimestamp ?? '');
-  for (const m of Array.isArray(event?.metadata?.managedFields) ? event.metadata.managedFields : []) {
+  const managedFields = event?.metadata?.managedFields;
+  for (const m of Array.isArray(managedFields) ? managedFields : []) {
     const mt = Date.parse(m?.time ?? '');
     if (!Number.isNaN(mt) && (Number.isNaN(t) || mt > t)) t = mt;
   }

@@ -216,9 +216,9 @@ const SELF_DESCRIBED = Buffer.from([0xd9, 0xd9, 0xf7]);
 export function encode(value: unknown, encoding: Encoding, pretty = false): Buffer | undefined {
   switch (encoding) {
     case 'protobuf': {
-      const v = value as any;
-      const def = definitionForKind(v?.apiVersion, v?.kind);
-      return def ? encodeProtobuf(v, def) : undefined;
+      const head = value as { apiVersion?: unknown; kind?: unknown } | null | undefined;
+      const def = typeof head?.apiVersion === 'string' && typeof head.kind === 'string' ? definitionForKind(head.apiVersion, head.kind) : undefined;
+      return def ? encodeProtobuf(value, def) : undefined;
     }
     case 'json': {
       if (pretty) return Buffer.from(goJsonText(JSON.stringify(value, null, 2)) + '\n');
@@ -365,7 +365,7 @@ function refused(body: Buffer, enc: Encoding, use: BodyUse | undefined, why: Ref
 
 /** A body's apiVersion version and kind, as far as they can be read ("" when not). */
 function typeOf(body: Buffer, enc: Encoding): { kind: string; version: string } {
-  let v: any;
+  let v: { apiVersion?: unknown; kind?: unknown } | null | undefined;
   try {
     v = enc === 'cbor' ? cbor.decode(body[0] === 0xd9 ? body.subarray(3) : body) : undefined;
   } catch {

@@ -908,7 +908,7 @@ function writeDocument(w: Writer, doc: Obj): void {
 }
 
 /** Encode a Swagger 2.0 JSON document (as a parsed object) into gnostic openapi.v2.Document protobuf bytes. */
-export function encodeOpenApiV2Document(doc: any): Buffer {
+export function encodeOpenApiV2Document(doc: unknown): Buffer {
   if (!isPlainObject(doc)) throw new TypeError('encodeOpenApiV2Document: expected a Swagger 2.0 document object');
   return new Writer().run((w) => writeDocument(w, doc));
 }

@@ -398,7 +398,7 @@ function written(write: (w: BinaryWriter) => boolean): Buffer | undefined {
  * envelope. Returns undefined when the kind has no protobuf form (custom resources, Table) so the caller
  * answers 406 or falls back to JSON. apiVersion/kind of the envelope are taken from the object.
  */
-export function encodeProtobuf(obj: any, definitionName: string): Buffer | undefined {
+export function encodeProtobuf(obj: unknown, definitionName: string): Buffer | undefined {
   return written((w) => writeObjectEnvelope(w, obj, definitionName));
 }
 
@@ -407,7 +407,7 @@ export function encodeProtobuf(obj: any, definitionName: string): Buffer | undef
  * a 4-byte big-endian length followed by a WatchEvent message without the magic/Unknown envelope, whose
  * object.raw is the object's full protobuf envelope. Undefined when the object has no protobuf form.
  */
-export function encodeWatchEventFrame(event: { type: string; object: any }): Buffer | undefined {
+export function encodeWatchEventFrame(event: { type: string; object: unknown }): Buffer | undefined {
   const embedded = embeddedDefinition(event);
   if (embedded === undefined) return undefined;
   const out = written((w) => {

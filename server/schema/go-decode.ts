@@ -329,9 +329,10 @@ export function unreadableKindError(text: string, parsed?: { value: unknown }): 
   if (v === null) return undefined;
   if (typeof v !== 'object' || Array.isArray(v)) return `couldn't get version/kind; json parse error: json: cannot unmarshal ${jsonKind(v)} into Go value of type ${FIND_KIND_TYPE}`;
   // encoding/json reports the first of them in the document, which JSON.parse keeps in key order.
-  for (const k of Object.keys(v)) {
-    if ((k === 'kind' || k === 'apiVersion') && typeof (v as any)[k] !== 'string' && (v as any)[k] !== null) {
-      return `couldn't get version/kind; json parse error: json: cannot unmarshal ${jsonKind((v as any)[k])} into Go struct field .${k} of type string`;
+  const fields = v as Record<string, unknown>;
+  for (const k of Object.keys(fields)) {
+    if ((k === 'kind' || k === 'apiVersion') && typeof fields[k] !== 'string' && fields[k] !== null) {
+      return `couldn't get version/kind; json parse error: json: cannot unmarshal ${jsonKind(fields[k])} into Go struct field .${k} of type string`;
     }
   }
   return undefined;
