@@ -53,15 +53,20 @@ export interface RowFilter {
   skipCorrupt?: boolean;
 }
 
+/** What the log reads and writes of an object it stores: its uid, and the resourceVersion it gives it. */
+export interface StorableObject {
+  metadata: { uid: string; resourceVersion?: string };
+}
+
 /** What a write function may do inside the shared transaction. */
 export interface WriteTx {
   get(key: Key): StoredObject | undefined;
   /** The current resourceVersion of a key, or undefined if absent; no decoding. */
   currentRv(key: Key): number | undefined;
   /** Stores obj as the new current version; sets obj.metadata.resourceVersion; returns the rv. */
-  put(type: 'ADDED' | 'MODIFIED', key: Key, obj: any, prev?: StoredObject): number;
+  put(type: 'ADDED' | 'MODIFIED', key: Key, obj: StorableObject, prev?: StoredObject): number;
   /** Removes the object; obj is its final state (carried by the DELETED event). */
-  remove(key: Key, obj: any, prev: StoredObject): number;
+  remove(key: Key, obj: StorableObject, prev: StoredObject): number;
 }
 
 export interface CompactionResult {

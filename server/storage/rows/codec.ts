@@ -175,7 +175,7 @@ export class StoredRow {
     /** The stored bytes (JSON, or CBOR for older rows). */
     readonly data: Uint8Array,
     /** The object as this process committed it, if it did: shared, read-only (see StoredObject). */
-    readonly committed?: any,
+    readonly committed?: unknown,
     /**
      * metadata.labels as JSON text ("null" when there are none), when the read gave them
      * (EventLog RowFilter.readLabels): a label selector is matched without decoding the row.
@@ -739,7 +739,7 @@ function transcoderFor(into: JsonOut): Transcoder {
 /** A row of a list: its stored bytes when it has them (StoredRow), and its object. */
 export interface ListRow {
   readonly data?: Uint8Array;
-  readonly object: any;
+  readonly object: unknown;
 }
 
 export interface StoredItems {
@@ -750,7 +750,7 @@ export interface StoredItems {
   /** What the rows are served as (present() sets these on every object). */
   apiVersion: string;
   kind: string;
-  present: (obj: any) => any;
+  present: (obj: unknown) => unknown;
 }
 
 const STORED_ITEMS = Symbol('storedItems');
@@ -760,9 +760,9 @@ const EMPTY_ITEMS = '"items":[]';
  * `fields` with an `items` property holding the rows' presented objects, made on first access.
  * Until then storedItemsOf() hands out the rows, for transcoding.
  */
-export function withStoredItems<T extends object>(fields: T, stored: StoredItems): T & { items: any[] } {
-  let items: any[] | undefined;
-  const result = fields as T & { items: any[]; [STORED_ITEMS]?: StoredItems };
+export function withStoredItems<T extends object>(fields: T, stored: StoredItems): T & { items: unknown[] } {
+  let items: unknown[] | undefined;
+  const result = fields as T & { items: unknown[]; [STORED_ITEMS]?: StoredItems };
   Object.defineProperty(result, 'items', {
     enumerable: true,
     configurable: true,
@@ -774,7 +774,7 @@ export function withStoredItems<T extends object>(fields: T, stored: StoredItems
       }
       return items;
     },
-    set(v: any[]) {
+    set(v: unknown[]) {
       items = v;
       delete result[STORED_ITEMS];
     },
