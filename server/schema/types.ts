@@ -92,7 +92,7 @@ export interface TableColumnDefinition {
 /** A kind's Table columns and the cells of one object's row (kube's rest.TableConvertor). */
 export interface TablePrinter {
   columns: TableColumnDefinition[];
-  cells(obj: any, now: number): unknown[];
+  cells(obj: unknown, now: number): unknown[];
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -143,7 +143,7 @@ export interface CustomResourceSchema {
  * kube's service lister, for webhooks named by a `service` reference: the Service object, or
  * undefined when its namespace has none of that name.
  */
-export type ServiceLookup = (namespace: string, name: string) => any;
+export type ServiceLookup = (namespace: string, name: string) => unknown;
 
 /** Converts a CRD's objects between its versions (crd/conversion.ts: None or Webhook). */
 export interface Converter {
@@ -157,9 +157,9 @@ export interface Converter {
    * caBundle kube cannot load, a 500 InternalError). `services` resolves a webhook's `service`
    * reference (none given: no Service exists).
    */
-  convert(objects: any[], toVersion: string, services?: ServiceLookup): Promise<any[]>;
+  convert(objects: unknown[], toVersion: string, services?: ServiceLookup): Promise<any[]>;
   /** Present only when trivial. Throws what convert would reject with. */
-  convertSync?(objects: any[], toVersion: string): any[];
+  convertSync?(objects: unknown[], toVersion: string): any[];
 }
 
 /** The scale subresource's paths, compiled. */
