@@ -11,8 +11,8 @@ export interface AdmissionAttributes {
   namespace: string;
   name: string;
   /** The object about to be stored (mutating plugins may change it in place). */
-  object?: any;
-  oldObject?: any;
+  object?: unknown;
+  oldObject?: unknown;
   user: UserInfo;
   dryRun: boolean;
 }
