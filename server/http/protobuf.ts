@@ -757,7 +757,7 @@ function formatTime(seconds: number, nanos: number, micro: boolean): string {
 // ---------------------------------------------------------------------------------------------
 // Envelope
 
-function decodeEnvelope(body: Buffer, definitionName: string | undefined): any {
+function decodeEnvelope(body: Buffer, definitionName: string | undefined): unknown {
   if (body.length === 0) throw badRequest('empty data');
   if (body.length < 4 || !body.subarray(0, 4).equals(PROTOBUF_MAGIC)) {
     throw badRequest(`provided data does not appear to be a protobuf message, expected prefix [107 56 115 0]`);
