@@ -55,7 +55,7 @@ export class H2Request extends EventEmitter {
   }
 
   /** Listening for 'data' starts the flow, as on a Readable; chunks that waited follow on the next tick. */
-  override on(event: string | symbol, listener: (...args: any[]) => void): this {
+  override on(event: string | symbol, listener: (...args: unknown[]) => void): this {
     super.on(event, listener);
     if (event === 'error' && this.abortError) {
       const err = this.abortError;
@@ -69,7 +69,7 @@ export class H2Request extends EventEmitter {
     return this;
   }
 
-  override addListener(event: string | symbol, listener: (...args: any[]) => void): this {
+  override addListener(event: string | symbol, listener: (...args: unknown[]) => void): this {
     return this.on(event, listener);
   }
 
