@@ -14,7 +14,7 @@
 import { isDNS1035Label, isDNS1123Subdomain } from '../../validation/names.ts';
 import { goStringSlice } from '../../go/fmt.ts';
 import { goQuote } from '../../go/strconv.ts';
-import { compileSchemaRules, evaluateRules, hasValidationRules, validFieldPath } from './cel.ts';
+import { compileSchemaRules, evaluateRules, hasValidationRules, validFieldPath } from './cel/index.ts';
 import {
   compileVersionSchema,
   pruneValue,
