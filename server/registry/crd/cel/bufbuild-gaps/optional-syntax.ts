@@ -55,13 +55,16 @@ export function scanOptionalSyntax(src: string): OptionalSyntax | undefined {
     text[j] = ' ';
     return true;
   };
-  const element = (top: { kind: string; open: number; count: number }) => {
+  let found = false;
+  /** Records the element of literal `top` being read as optional when a `?` starts at or after i. */
+  const optionalElement = (top: { kind: string; open: number; count: number }, i: number): void => {
+    if (!marker(i)) return;
     const m = top.kind === 'list' ? out.lists : out.maps;
     let set = m.get(top.open);
     if (!set) m.set(top.open, (set = new Set()));
     set.add(top.count);
+    found = true;
   };
-  let found = false;
   let i = 0;
   while (i < src.length) {
     const c = src[i];
@@ -116,20 +119,14 @@ export function scanOptionalSyntax(src: string): OptionalSyntax | undefined {
         } else {
           const top = { kind: 'list' as const, open: i, count: 0 };
           stack.push(top);
-          if (marker(i + 1)) {
-            element(top);
-            found = true;
-          }
+          optionalElement(top, i + 1);
         }
         operand = false;
         break;
       case '{': {
         const top = { kind: 'map' as const, open: i, count: 0 };
         stack.push(top);
-        if (marker(i + 1)) {
-          element(top);
-          found = true;
-        }
+        optionalElement(top, i + 1);
         operand = false;
         break;
       }
@@ -147,10 +144,7 @@ export function scanOptionalSyntax(src: string): OptionalSyntax | undefined {
         const top = stack[stack.length - 1];
         if (top && (top.kind === 'list' || top.kind === 'map')) {
           top.count++;
-          if (marker(i + 1)) {
-            element(top);
-            found = true;
-          }
+          optionalElement(top, i + 1);
         }
         operand = false;
         break;
