@@ -14,7 +14,7 @@
 import { isDNS1035Label, isDNS1123Subdomain } from '../../validation/names.ts';
 import { goStringSlice } from '../../go/fmt.ts';
 import { goQuote } from '../../go/strconv.ts';
-import { compileSchemaRules, evaluateRules, hasValidationRules, validFieldPath } from './cel/index.ts';
+import { compileSchemaRules, evaluateRules, hasValidationRules, selectableFieldPath, validFieldPath } from './cel/index.ts';
 import {
   compileVersionSchema,
   pruneValue,
@@ -672,58 +672,6 @@ function openAPISchema(s: unknown, path: string, ssv: SSV, isRoot: boolean, errs
 // Selectable fields.
 
 export const MaxSelectableFields = 8;
-
-/** How kube's ValidFieldPath splits a path: ".", "[" and "]" alone, a leading-quote token up to its closing quote. */
-function fieldPathTokens(p: string): string[] {
-  const out: string[] = [];
-  for (let i = 0; i < p.length; ) {
-    if (p[i] === "'") {
-      let j = i + 1;
-      while (j < p.length && !(p[j] === "'" && p[j - 1] !== '\\')) j++;
-      out.push(p.slice(i, Math.min(j + 1, p.length)));
-      i = j + 1;
-    } else if (p[i] === '.' || p[i] === '[' || p[i] === ']') {
-      out.push(p[i++]);
-    } else {
-      let j = i;
-      while (j < p.length && p[j] !== '.' && p[j] !== '[' && p[j] !== ']') j++;
-      out.push(p.slice(i, j));
-      i = j;
-    }
-  }
-  return out;
-}
-
-/**
- * kube's ValidFieldPath with array notation disallowed (selectable fields): the normalized path
- * (field.Path form), its first segment and the schema it reaches, or the error text.
- */
-function selectableFieldPath(jsonPath: string, schema: unknown): { path: string; root: string; schema: unknown } | { error: string } {
-  const tokens = fieldPathTokens(jsonPath);
-  let s: unknown = schema;
-  let path = '';
-  let root = '';
-  for (let i = 0; i < tokens.length; i++) {
-    const tok = tokens[i];
-    if (tok === '[') return { error: 'array notation is not allowed' };
-    if (tok !== '.') return { error: `expected [ or . but got: ${tok}` };
-    const name = tokens[++i];
-    if (name === undefined) return { error: 'unexpected end of JSON path' };
-    if (isPlainObject(s) && isPlainObject(s.properties)) {
-      const p = s.properties[name];
-      if (!isPlainObject(p)) return { error: 'does not refer to a valid field' };
-      path = path === '' ? name : `${path}.${name}`;
-      s = p;
-    } else if (isPlainObject(s) && s.additionalProperties !== undefined && s.additionalProperties !== false) {
-      path = `${path}[${name}]`;
-      s = isPlainObject(s.additionalProperties) ? s.additionalProperties : undefined;
-    } else {
-      return { error: 'does not refer to a valid field' };
-    }
-    if (root === '') root = path;
-  }
-  return { path, root, schema: s };
-}
 
 /** kube's ValidateCustomResourceSelectableFields against the version's (or the shared) schema. */
 function validateSelectableFields(fields: unknown[], schema: unknown, path: string): FieldError[] {

@@ -20,6 +20,6 @@ export { MaxRequestSizeBytes, StaticEstimatedCostLimit, StaticEstimatedCRDCostLi
 export { escapeCelName, schemaDeclType } from './types.ts';
 export { toCelValue } from './unstructured.ts';
 export { costErrorMessage } from './cost.ts';
-export { validFieldPath } from './field-path.ts';
+export { selectableFieldPath, validFieldPath } from './field-path.ts';
 export { compileSchemaRules, goValidationRule, hasValidationRules, type CelNode, type CompiledSchemaRules, type CompileRulesOptions, type ValidationRule } from './compile.ts';
 export { evaluateRules, type EvaluateOptions } from './evaluate.ts';
