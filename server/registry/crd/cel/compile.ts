@@ -29,8 +29,11 @@ export interface ValidationRule {
   optionalOldSelf?: boolean;
 }
 
+/** A planned rule or messageExpression. */
+type Program = (ctx: { self: unknown; oldSelf: unknown }) => unknown;
+
 interface CompiledExpr {
-  program?: (ctx: any) => unknown;
+  program?: Program;
   error?: string;
   resultType?: CT;
   cost: number;
@@ -65,14 +68,14 @@ function compileExpr(src: string, selfT: CT, oldSelfT: CT): CompiledExpr {
     if (err) return { error: `program instantiation failed: ${err}`, cost: 0, usesOldSelf: checker.usesOldSelf, resultType: checked.t };
   }
   lowerForPlan(parsed, checker.optChain);
-  const program = plan(env(), parsed) as (ctx: any) => unknown;
+  const program = plan(env(), parsed) as Program;
   return { program, resultType: checked.t, cost: checked.cost, usesOldSelf: checker.usesOldSelf };
 }
 
 interface CompiledRule {
   rule: ValidationRule;
-  program: (ctx: any) => unknown;
-  messageProgram?: (ctx: any) => unknown;
+  program: Program;
+  messageProgram?: Program;
   transition: boolean;
   fieldPath: string;
 }
@@ -171,7 +174,7 @@ export function compileSchemaRules(schema: unknown, opts: CompileRulesOptions): 
             errors.push(invalidError(`${rpath}.rule`, goValidationRule(rule), 'cel expression must evaluate to a bool'));
             compiled.program = undefined;
           }
-          let messageProgram: ((ctx: any) => unknown) | undefined;
+          let messageProgram: Program | undefined;
           let messageOk = true;
           if (compiled.program && typeof rule.messageExpression === 'string' && rule.messageExpression.trim() !== '') {
             const m = compileExpr(rule.messageExpression, declType, optional ? optionalOf(declType) : declType);

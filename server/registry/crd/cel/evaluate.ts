@@ -73,13 +73,13 @@ function evalNodeRules(node: CelNode, path: string, obj: unknown, old: unknown, 
     if (r.transition && !hasOld && !optional) continue;
     const ctx = optional ? { self, oldSelf: hasOld ? optOf(oldSelf) : optNone() } : (plain ??= { self, oldSelf });
     let result: unknown;
+    let thrown: string | undefined;
     try {
       result = r.program(ctx);
-    } catch (e: any) {
-      result = { __thrown: String(e?.message ?? e) };
+    } catch (e) {
+      thrown = String((e as Error | undefined)?.message ?? e);
     }
     if (result === true) continue;
-    const thrown = isPlainObject(result) && typeof (result as any).__thrown === 'string' ? (result as any).__thrown : undefined;
     if (isCelError(result) || thrown !== undefined) {
       const msg = thrown ?? (result as Error).message;
       const at = path || '<nil>';

@@ -8,15 +8,16 @@ import { escapeCelName, schemaDeclType, type Obj } from './types.ts';
 import { STRING } from './values.ts';
 
 // Conversions of JSON strings to CEL timestamps/durations, done by CEL itself.
-let tsPlan: ((ctx: any) => any) | undefined;
-let durPlan: ((ctx: any) => any) | undefined;
+type OfString = (ctx: { s: string }) => unknown;
+let tsPlan: OfString | undefined;
+let durPlan: OfString | undefined;
 function toTimestamp(s: string): unknown {
-  tsPlan ??= plan(celEnv({ variables: { s: STRING } }), parse('timestamp(s)')) as (ctx: any) => any;
+  tsPlan ??= plan(celEnv({ variables: { s: STRING } }), parse('timestamp(s)')) as OfString;
   const r = tsPlan({ s });
   return isCelError(r) ? s : r;
 }
 function toDuration(s: string): unknown {
-  durPlan ??= plan(celEnv({ variables: { s: STRING } }), parse('duration(s)')) as (ctx: any) => any;
+  durPlan ??= plan(celEnv({ variables: { s: STRING } }), parse('duration(s)')) as OfString;
   const r = durPlan({ s });
   return isCelError(r) ? s : r;
 }

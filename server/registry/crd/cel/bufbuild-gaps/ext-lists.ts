@@ -7,14 +7,15 @@ import { DYN, INT, LIST, listItems } from '../values.ts';
 
 // CEL equality and ordering, as CEL itself has them (for sort, sortBy and distinct).
 
-let eqPlan: ((ctx: any) => any) | undefined;
-let ltPlan: ((ctx: any) => any) | undefined;
+type Binary = (ctx: { a: unknown; b: unknown }) => unknown;
+let eqPlan: Binary | undefined;
+let ltPlan: Binary | undefined;
 function celEq(a: unknown, b: unknown): boolean {
-  eqPlan ??= plan(celEnv({ variables: { a: DYN, b: DYN } }), parse('a == b')) as (ctx: any) => any;
+  eqPlan ??= plan(celEnv({ variables: { a: DYN, b: DYN } }), parse('a == b')) as Binary;
   return eqPlan({ a, b }) === true;
 }
 function celLess(a: unknown, b: unknown): boolean {
-  ltPlan ??= plan(celEnv({ variables: { a: DYN, b: DYN } }), parse('a < b')) as (ctx: any) => any;
+  ltPlan ??= plan(celEnv({ variables: { a: DYN, b: DYN } }), parse('a < b')) as Binary;
   const r = ltPlan({ a, b });
   if (typeof r !== 'boolean') throw new Error('list elements must be comparable');
   return r;
