@@ -42,12 +42,12 @@ function cidrContains(c: any, ipStr: string, bits?: number): boolean {
 export const CIDR_LIBRARY = [
   celFunc('cidr', [STRING], MAP, (s: string) => parseCIDRValue(s)),
   celFunc('isCIDR', [STRING], BOOL, (s: string) => cidrParts(s) !== undefined),
-  celMethod('containsIP', MAP, [DYN], BOOL, function (ip: any) {
+  celMethod('containsIP', MAP, [DYN], BOOL, function (ip) {
     const c = expectTag(this, 'cidr', 'containsIP');
     const s = typeof ip === 'string' ? ip : String(expectTag(ip, 'ip', 'containsIP').get('addr'));
     return cidrContains(c, s);
   }),
-  celMethod('containsCIDR', MAP, [DYN], BOOL, function (other: any) {
+  celMethod('containsCIDR', MAP, [DYN], BOOL, function (other) {
     const c = expectTag(this, 'cidr', 'containsCIDR');
     const o = typeof other === 'string' ? parseCIDRValue(other) : expectTag(other, 'cidr', 'containsCIDR');
     return cidrContains(c, String(o.get('addr')), Number(o.get('bits')));

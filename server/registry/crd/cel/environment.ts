@@ -25,7 +25,7 @@ import { BOOL, DYN, INT, MAP, STRING } from './values.ts';
 
 /** string() of an IP or a CIDR. */
 const STRING_OF_IP_OR_CIDR = [
-  celFunc('string', [MAP], STRING, (v: any) => {
+  celFunc('string', [MAP], STRING, (v) => {
     const t = tagOf(v);
     if (t === 'ip') return String(v.get('addr'));
     if (t === 'cidr') return `${v.get('addr')}/${v.get('bits')}`;
@@ -41,13 +41,13 @@ function compareOrdered(a: any, b: any, fn: string): number {
 
 /** isGreaterThan, isLessThan and compareTo of a Quantity or a Semver. */
 const ORDERED = [
-  celMethod('isGreaterThan', MAP, [MAP], BOOL, function (o: any) {
+  celMethod('isGreaterThan', MAP, [MAP], BOOL, function (o) {
     return compareOrdered(this, o, 'isGreaterThan') > 0;
   }),
-  celMethod('isLessThan', MAP, [MAP], BOOL, function (o: any) {
+  celMethod('isLessThan', MAP, [MAP], BOOL, function (o) {
     return compareOrdered(this, o, 'isLessThan') < 0;
   }),
-  celMethod('compareTo', MAP, [MAP], INT, function (o: any) {
+  celMethod('compareTo', MAP, [MAP], INT, function (o) {
     return BigInt(compareOrdered(this, o, 'compareTo'));
   }),
 ];

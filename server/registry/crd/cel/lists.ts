@@ -26,11 +26,11 @@ export const LISTS_LIBRARY = [
     if (a.length === 0) throw new Error('max called on empty list');
     return a.reduce((m, x) => (compareCel(x, m) > 0 ? x : m));
   }),
-  celMethod('indexOf', LIST, [DYN], INT, function (v: any) {
+  celMethod('indexOf', LIST, [DYN], INT, function (v) {
     const a = listItems(this);
     return BigInt(a.findIndex((x) => celEquals(x, v)));
   }),
-  celMethod('lastIndexOf', LIST, [DYN], INT, function (v: any) {
+  celMethod('lastIndexOf', LIST, [DYN], INT, function (v) {
     const a = listItems(this);
     for (let i = a.length - 1; i >= 0; i--) if (celEquals(a[i], v)) return BigInt(i);
     return -1n;

@@ -38,12 +38,12 @@ export const QUANTITY_LIBRARY = [
     const r = ratOf(this);
     return r.num > 0n ? 1n : r.num < 0n ? -1n : 0n;
   }),
-  celMethod('add', MAP, [DYN], MAP, function (o: any) {
+  celMethod('add', MAP, [DYN], MAP, function (o) {
     const a = ratOf(this);
     const b = ratOf(o);
     return quantityValue(addRationals(a, b));
   }),
-  celMethod('sub', MAP, [DYN], MAP, function (o: any) {
+  celMethod('sub', MAP, [DYN], MAP, function (o) {
     const a = ratOf(this);
     const b = ratOf(o);
     return quantityValue(subtractRationals(a, b));

@@ -4,7 +4,7 @@ import { celFunc } from '@bufbuild/cel';
 import { BOOL, LIST, celEquals, listItems } from './values.ts';
 
 export const SETS_LIBRARY = [
-  celFunc('sets.contains', [LIST, LIST], BOOL, (a: any, b: any) => listItems(b).every((x) => listItems(a).some((y) => celEquals(x, y)))),
-  celFunc('sets.equivalent', [LIST, LIST], BOOL, (a: any, b: any) => listItems(b).every((x) => listItems(a).some((y) => celEquals(x, y))) && listItems(a).every((x) => listItems(b).some((y) => celEquals(x, y)))),
-  celFunc('sets.intersects', [LIST, LIST], BOOL, (a: any, b: any) => listItems(a).some((x) => listItems(b).some((y) => celEquals(x, y)))),
+  celFunc('sets.contains', [LIST, LIST], BOOL, (a, b) => listItems(b).every((x) => listItems(a).some((y) => celEquals(x, y)))),
+  celFunc('sets.equivalent', [LIST, LIST], BOOL, (a, b) => listItems(b).every((x) => listItems(a).some((y) => celEquals(x, y))) && listItems(a).every((x) => listItems(b).some((y) => celEquals(x, y)))),
+  celFunc('sets.intersects', [LIST, LIST], BOOL, (a, b) => listItems(a).some((x) => listItems(b).some((y) => celEquals(x, y)))),
 ];

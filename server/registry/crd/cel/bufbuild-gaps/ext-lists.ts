@@ -79,7 +79,7 @@ export const EXT_LISTS_LIBRARY = [
     const a = listItems(this);
     return sortByKeys(a, a);
   }),
-  celMethod('@sortByAssociatedKeys', LIST, [LIST], LIST, function (keys: any) {
+  celMethod('@sortByAssociatedKeys', LIST, [LIST], LIST, function (keys) {
     return sortByKeys(listItems(this), listItems(keys));
   }),
   celMethod('reverse', LIST, [], LIST, function () {

@@ -123,7 +123,7 @@ function optionalReceiver(x: any): any {
 
 /** The (index, value) / (key, value) pairs lowered two-variable comprehensions iterate. */
 export const PAIRS_FUNCS = [
-  celFunc(PAIRS, [DYN], LIST, (r: any) => {
+  celFunc(PAIRS, [DYN], LIST, (r) => {
     if (isCelList(r)) return [...r].map((v, i) => celList([BigInt(i), v]));
     if (isCelMap(r)) return [...r.keys()].map((k) => celList([k, r.get(k) as any]));
     throw new Error('no such overload: comprehension range');

@@ -162,6 +162,6 @@ function mapInsert(m: any, entries: [unknown, unknown][]): any {
 
 /** The function transformMap and transformMapEntry expand to (cel-go's cel.@mapInsert). */
 export const TWO_VAR_COMPREHENSION_FUNCS = [
-  celFunc('cel.@mapInsert', [MAP, DYN, DYN], MAP, (m: any, k: unknown, v: unknown) => mapInsert(m, [[k, v]])),
-  celFunc('cel.@mapInsert', [MAP, MAP], MAP, (m: any, u: any) => mapInsert(m, [...u.keys()].map((k) => [k, u.get(k)]))),
+  celFunc('cel.@mapInsert', [MAP, DYN, DYN], MAP, (m, k, v) => mapInsert(m, [[k, v]])),
+  celFunc('cel.@mapInsert', [MAP, MAP], MAP, (m, u) => mapInsert(m, [...u.keys()].map((k) => [k, u.get(k)]))),
 ];
