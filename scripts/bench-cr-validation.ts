@@ -11,7 +11,7 @@
 import { spawnSync } from 'node:child_process';
 import { customResourceInfos } from '../server/registry/crd/runtime.ts';
 import { compileVersionSchema } from '../server/registry/crd/schema-validator.ts';
-import { evaluateRules } from '../server/registry/crd/cel.ts';
+import { evaluateRules } from '../server/registry/crd/cel/index.ts';
 import { validateListSetsAndMaps } from '../server/registry/crd/schema-validator.ts';
 import { duplicateJsonFields } from '../server/http/duplicate-fields.ts';
 import { benchWidgetsCRD, benchWidget } from '../test/fixtures/crds/generate.ts';

@@ -11,7 +11,7 @@ import YAML from 'yaml';
 import type { FieldError } from '../server/validation/field.ts';
 import { validateCustomResourceDefinition, versionSchemaOf } from '../server/registry/crd/crd-validation.ts';
 import { compileVersionSchema, type CompiledSchema } from '../server/registry/crd/schema-validator.ts';
-import { compileSchemaRules, evaluateRules, StaticEstimatedCRDCostLimit, type CelNode, type CompiledSchemaRules } from '../server/registry/crd/cel.ts';
+import { compileSchemaRules, evaluateRules, StaticEstimatedCRDCostLimit, type CelNode, type CompiledSchemaRules } from '../server/registry/crd/cel/index.ts';
 import { benchWidget, benchWidgetsCRD, generatedFiles, metricStoresCRD } from './fixtures/crds/generate.ts';
 
 const DIR = fileURLToPath(new URL('./fixtures/crds/', import.meta.url));

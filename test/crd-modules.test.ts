@@ -3,10 +3,11 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { FieldError } from '../server/validation/field.ts';
-import { validateCustomResourceDefinition, validateStructural } from '../server/registry/crd/crd-validation.ts';
+import { validateCustomResourceDefinition } from '../server/registry/crd/crd-validation.ts';
+import { validateStructural } from '../server/registry/crd/structural-schema.ts';
 import { compileVersionSchema } from '../server/registry/crd/schema-validator.ts';
 import { goFloat } from '../server/go/fmt.ts';
-import { compileSchemaRules, costErrorMessage, escapeCelName, evaluateRules, validFieldPath } from '../server/registry/crd/cel.ts';
+import { compileSchemaRules, costErrorMessage, escapeCelName, evaluateRules, validFieldPath } from '../server/registry/crd/cel/index.ts';
 import { parseQuantity } from '../server/util/quantity.ts';
 
 const fmt = (errs: FieldError[]) => errs.map((e) => `${e.field}: ${e.message}`);

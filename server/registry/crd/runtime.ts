@@ -7,7 +7,7 @@ import type { ResourceInfo, TypeNode, TablePrinter, CustomResourceVersion, Scale
 import { TypeModel } from '../../schema/model.ts';
 import { compareKubeVersions } from '../../schema/catalog.ts';
 import { compileVersionSchema, type CompiledSchema } from './schema-validator.ts';
-import { compileSchemaRules, evaluateRules, hasValidationRules, type CompiledSchemaRules } from './cel.ts';
+import { compileSchemaRules, evaluateRules, hasValidationRules, type CompiledSchemaRules } from './cel/index.ts';
 import { crdTablePrinter } from '../printers/crd.ts';
 import { converterFor } from './conversion.ts';
 import { fieldErrorText, type FieldError } from '../../validation/field.ts';
