@@ -17,7 +17,7 @@ export {
   type FieldPath,
   type PathElement,
 } from './fieldset.ts';
-export { applyMerge, cloneJSON, compareObjects, removeFields, type Comparison } from './merge.ts';
+export { applyMerge, compareObjects, removeFields, type Comparison } from './merge.ts';
 export {
   ANCIENT_CHANGES_MANAGER,
   BEFORE_FIRST_APPLY_MANAGER,

@@ -38,8 +38,8 @@ import {
 } from './fieldset.ts';
 import { goJsonMarshal } from '../../go/json.ts';
 import { compareStrings } from '../../go/strings.ts';
-import { applyMerge, applyMergeWithFields, cloneJSON, compareObjects, createdFieldsV1, removeFieldsShared, type Comparison } from './merge.ts';
-import { deepFreeze, isPlainObject } from '../../util/json.ts';
+import { applyMerge, applyMergeWithFields, compareObjects, createdFieldsV1, removeFieldsShared, type Comparison } from './merge.ts';
+import { cloneJSON, deepFreeze, isPlainObject } from '../../util/json.ts';
 import { parseGroupVersion } from '../../validation/object-meta.ts';
 
 export interface ManagedFieldsEntry {

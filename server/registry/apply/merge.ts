@@ -35,8 +35,6 @@ import {
 } from './fieldset.ts';
 import { cloneJSON, isPlainObject } from '../../util/json.ts';
 
-export { cloneJSON };
-
 const clone = cloneJSON;
 function share<T>(v: T): T {
   return v;
