@@ -1055,10 +1055,6 @@ export function declaredField(atom: Atom & { kind: 'map' }, key: string): TypeNo
   return atom.fields && hasOwn(atom.fields, key) ? atom.fields[key] : undefined;
 }
 
-export function isDeclaredField(atom: Atom & { kind: 'map' }, key: string): boolean {
-  return declaredField(atom, key) !== undefined;
-}
-
 /** A schema problem in an object, reported with its path as structured-merge-diff does. */
 export class SchemaError extends Error {
   constructor(
@@ -1086,32 +1082,6 @@ export function keyFieldDefault(elem: TypeNode | undefined, field: string): unkn
 /** The node below pe, as ensureNamedFieldsAreMembers looks (undefined: no struct fields below). */
 export function nodeBelow(node: TypeNode | undefined, pe: PathElement): TypeNode | undefined {
   return ensureChild(node, pe);
-}
-
-/** The path element naming a list element: k: for list-maps, v: for sets, i: for atomic lists. */
-export function listItemPathElement(atom: Atom & { kind: 'list' }, index: number, item: unknown): PathElement {
-  if (atom.relationship === 'map') {
-    if (item === null) throw new Error('associative list with keys may not have a null element');
-    if (!isPlainObject(item)) throw new Error('associative list with keys may not have non-map elements');
-    const fields: Record<string, unknown> = {};
-    for (const k of atom.keys) {
-      if (hasOwn(item, k)) {
-        fields[k] = item[k];
-        continue;
-      }
-      const def = atom.elem.definition ? KEY_DEFAULTS[atom.elem.definition]?.[k] : undefined;
-      if (def === undefined) throw new Error(`associative list with keys has an element that omits key field ${JSON.stringify(k)} (and doesn't have default value)`);
-      fields[k] = def;
-    }
-    return keyPE(fields);
-  }
-  if (atom.relationship === 'set') {
-    if (item === null) throw new Error("associative list without keys has an element that's an explicit null");
-    if (isPlainObject(item)) throw new Error("associative list without keys has an element that's a map type");
-    if (Array.isArray(item)) throw new Error('not supported: associative list with lists as elements');
-    return valuePE(item);
-  }
-  return indexPE(index);
 }
 
 /** How a list-map's key fields are written: sorted by name, each with its JSON name prefix. */
@@ -1300,16 +1270,6 @@ export function indexItems(atom: Atom & { kind: 'list' }, list: unknown[], path:
     out[i] = { pe: n.pe, name: n.name, item };
   }
   return out;
-}
-
-/** Path elements of a list's elements; with `strict`, a repeated element is an error. */
-export function indexList(
-  atom: Atom & { kind: 'list' },
-  list: unknown[],
-  path: FieldPath,
-  strict: boolean,
-): { pe: PathElement; name: string; item: unknown }[] {
-  return indexItems(atom, list, path, strict);
 }
 
 /**
