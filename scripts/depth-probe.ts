@@ -8,7 +8,7 @@ import { kubeYaml, KUBE_YAML } from '../server/go/yaml.ts';
 import { noDuplicateKeys } from '../server/http/duplicate-fields.ts';
 import { applyMergePatch, applyStrategicMergePatch } from '../server/registry/patch/index.ts';
 import { apply as applyEngine, update as recordUpdate } from '../server/registry/apply/index.ts';
-import { UNTYPED } from '../server/registry/apply/fieldset.ts';
+import { UNTYPED } from '../server/registry/apply/index.ts';
 import { cloneJSON, deepEqual } from '../server/util/json.ts';
 import { MAX_BODY_DEPTH } from '../server/util/json-depth.ts';
 

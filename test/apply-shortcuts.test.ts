@@ -13,8 +13,10 @@ import { apply, update, zeroObject, type ApplyOptions } from '../server/registry
 import { deploymentConfig } from '../scripts/bench-kit.ts';
 import { seededRandom } from './helpers/random.ts';
 import { deepFreeze } from '../server/util/json.ts';
-import { type FieldSet, ensuredFieldsOf } from '../server/registry/apply/fieldset.ts';
-import { applyMergeWithFields, compareObjects } from '../server/registry/apply/merge.ts';
+import type { FieldSet } from '../server/registry/apply/fieldpath/set.ts';
+import { ensuredFieldsOf } from '../server/registry/apply/typed/tofieldset.ts';
+import { applyMergeWithFields } from '../server/registry/apply/typed/merge.ts';
+import { compareObjects } from '../server/registry/apply/typed/compare.ts';
 
 const S: TypeNode = { type: 'string' };
 const I: TypeNode = { type: 'integer' };

@@ -13,7 +13,7 @@ import type { UserInfo } from '../authentication/user.ts';
 import { nameRuleFor, strategyFor, type Strategy, type SubresourceCreate } from './strategy.ts';
 import { defaultsFor } from './strategies/defaulting.ts';
 import { apply as applyEngine, checkApplyTarget, update as recordManagedUpdate, zeroObject, type OtherVersion } from './apply/index.ts';
-import { UNTYPED } from './apply/fieldset.ts';
+import { UNTYPED } from './apply/index.ts';
 import { goFieldShape, goZeroFields } from '../schema/go-structs.ts';
 import { validateObjectMeta, validateObjectMetaUpdate } from '../validation/object-meta.ts';
 import { generateNameFrom } from '../validation/names.ts';

@@ -1,23 +1,16 @@
 // Server-Side Apply: field sets (FieldsV1), the schema-driven merge, and managedFields bookkeeping.
 // Pure functions over JSON objects and the typed schema view; no storage, no I/O.
-export {
-  FieldSet,
-  SchemaError,
-  compareValues,
-  fieldPath,
-  fieldsOf,
-  keyPE,
-  fieldPE,
-  valuePE,
-  indexPE,
-  pathString,
-  parsePathElement,
-  serializePathElement,
-  validateApplyConfiguration,
-  type FieldPath,
-  type PathElement,
-} from './fieldset.ts';
-export { applyMerge, compareObjects, removeFields, type Comparison } from './merge.ts';
+export { compareValues } from './fieldpath/value.ts';
+export { fieldPE, indexPE, keyPE, valuePE, type PathElement } from './fieldpath/element.ts';
+export { parsePathElement, serializePathElement } from './fieldpath/serialize-pe.ts';
+export { fieldPath, pathString, type FieldPath } from './fieldpath/path.ts';
+export { FieldSet } from './fieldpath/set.ts';
+export { SchemaError, UNTYPED } from './typed/atom.ts';
+export { fieldsOf } from './typed/tofieldset.ts';
+export { validateApplyConfiguration } from './typed/validate.ts';
+export { applyMerge } from './typed/merge.ts';
+export { compareObjects, type Comparison } from './typed/compare.ts';
+export { removeFields } from './typed/remove.ts';
 export {
   ANCIENT_CHANGES_MANAGER,
   BEFORE_FIRST_APPLY_MANAGER,

@@ -14,31 +14,21 @@
 // matches; more than ten Update entries are folded, oldest first, into "ancient-changes".
 import { ApiError, badRequest, type StatusCause } from '../../errors.ts';
 import type { TypeNode } from '../../schema/types.ts';
-import {
-  type FieldPath,
-  type PathElement,
-  FieldSet,
-  SchemaError,
-  fieldPath,
-  fieldsOf,
-  jsonEqual,
-  pathString,
-  ensureNamedShared,
-  ensuredFieldsOf,
-  NO_MISMATCHES,
-  schemaMismatches,
-  describesExactly,
-  differenceEnsured,
-  frozen,
-  type FieldsMemo,
-  checkedFieldsOf,
-  keyFieldDefault,
-  nodeBelow,
-  isSubset,
-} from './fieldset.ts';
+import { jsonEqual } from './fieldpath/value.ts';
+import type { PathElement } from './fieldpath/element.ts';
+import { fieldPath, pathString, type FieldPath } from './fieldpath/path.ts';
+import { FieldSet, describesExactly, frozen, isSubset } from './fieldpath/set.ts';
+import { SchemaError } from './typed/atom.ts';
+import { keyFieldDefault } from './typed/list-items.ts';
+import { differenceEnsured, ensureNamedShared, ensuredFieldsOf, fieldsOf, nodeBelow, type FieldsMemo } from './typed/tofieldset.ts';
+import { NO_MISMATCHES, schemaMismatches } from './typed/reconcile-schema.ts';
+import { checkedFieldsOf } from './typed/validate.ts';
 import { goJsonMarshal } from '../../go/json.ts';
 import { compareStrings } from '../../go/strings.ts';
-import { applyMerge, applyMergeWithFields, compareObjects, createdFieldsV1, removeFieldsShared, type Comparison } from './merge.ts';
+import { applyMerge, applyMergeWithFields } from './typed/merge.ts';
+import { compareObjects, type Comparison } from './typed/compare.ts';
+import { createdFieldsV1 } from './typed/created-fields.ts';
+import { removeFieldsShared } from './typed/remove.ts';
 import { cloneJSON, deepFreeze, isPlainObject } from '../../util/json.ts';
 import { parseGroupVersion } from '../../validation/object-meta.ts';
 

@@ -88,3 +88,25 @@ export function valueToString(v: unknown): string {
 export function isScalarValue(v: unknown): boolean {
   return v === null || typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean';
 }
+
+/** A map with no entries (or none at all). */
+export function emptyMap(m: Record<string, unknown> | undefined): boolean {
+  if (m === undefined) return true;
+  for (const k in m) if (hasOwn(m, k)) return false;
+  return true;
+}
+
+/** A list with no elements (or none at all). */
+export function emptyList(l: unknown[] | undefined): boolean {
+  return l === undefined || l.length === 0;
+}
+
+/** The value as a map, when it is one. */
+export function asMap(v: unknown): Record<string, unknown> | undefined {
+  return isPlainObject(v) ? v : undefined;
+}
+
+/** The value as a list, when it is one. */
+export function asList(v: unknown): unknown[] | undefined {
+  return Array.isArray(v) ? v : undefined;
+}
