@@ -1,4 +1,4 @@
-// The shortcuts of server/registry/apply/managed-fields.ts against the general path: apply() (prune's
+// The shortcuts of server/registry/apply/ (field-manager.ts, updater.ts) against the general path: apply() (prune's
 // keepsLast) against applyGenerally(), update() (a writer changing only its own fields) against
 // updateGenerally(), on seeded random sequences of writes by several managers: both must give the
 // same object and managedFields (as bytes), or the same error.
@@ -8,7 +8,7 @@ import { TypeModel } from '../server/schema/model.ts';
 import type { TypeNode } from '../server/schema/types.ts';
 import { goFieldShape } from '../server/schema/go-structs.ts';
 import { defaultsFor } from '../server/registry/strategies/defaulting.ts';
-import { applyGenerally, updateGenerally } from '../server/registry/apply/managed-fields.ts';
+import { applyGenerally, updateGenerally } from '../server/registry/apply/field-manager.ts';
 import { apply, update, zeroObject, type ApplyOptions } from '../server/registry/apply/index.ts';
 import { deploymentConfig } from '../scripts/bench-kit.ts';
 import { seededRandom } from './helpers/random.ts';
