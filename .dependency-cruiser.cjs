@@ -13,6 +13,9 @@ module.exports = {
     { name: 'storage-log-above-no-database', severity: 'error', comment: "server/storage/log/ (the log's semantics) and rows/ reach a database only through log/backend.ts's interface", from: { path: '^server/storage/(log|rows)/' }, to: { path: '^server/storage/(sqlite|backup|data-dir)/' } },
     { name: 'storage-rows-below-log', severity: 'error', comment: 'server/storage/rows/ (how a row is stored and checked) knows nothing of the log', from: { path: '^server/storage/rows/' }, to: { path: '^server/storage/log/' } },
     { name: 'registry-below-http', severity: 'error', comment: 'server/registry/ never imports server/http/', from: { path: '^server/registry/' }, to: { path: '^server/http/' } },
+    { name: 'apply-fieldpath-below-typed', severity: 'error', comment: 'registry/apply/fieldpath/ (paths, sets, FieldsV1) knows no schema: it imports only go/ and util/', from: { path: '^server/registry/apply/fieldpath/' }, to: { path: '^server/', pathNot: '^server/(go|util)/|^server/registry/apply/fieldpath/' } },
+    { name: 'apply-typed-below-manager', severity: 'error', comment: 'registry/apply/typed/ (the schema view) imports only fieldpath/, schema/, go/ and util/', from: { path: '^server/registry/apply/typed/' }, to: { path: '^server/', pathNot: '^server/(go|util|schema)/|^server/registry/apply/(fieldpath|typed)/' } },
+    { name: 'apply-is-self-contained', severity: 'error', comment: 'registry/apply/ is pure: it imports nothing else of the registry, nor storage or HTTP', from: { path: '^server/registry/apply/' }, to: { path: '^server/(registry|storage|http|admission|authentication|authorization|controllers|pki)/', pathNot: '^server/registry/apply/' } },
     { name: 'controllers-are-clients', severity: 'error', comment: 'controllers use the registry, not HTTP', from: { path: '^server/controllers/' }, to: { path: '^server/http/' } },
   ],
   options: {
