@@ -23,7 +23,7 @@ import { createdFieldsV1 } from './typed/created-fields.ts';
 import { checkedFieldsOf } from './typed/validate.ts';
 import { ApplyConflicts, conflictError } from './conflicts.ts';
 import { allowedConflictsFromLastApplied, buildLastApplied, KUBECTL_MANAGER, LAST_APPLIED_ANNOTATION, setLastApplied } from './last-applied.ts';
-import { decodeEntries, emptyManaged, encodeManagedFields, isResetManagedFields, type Managed, type ManagedFieldsEntry, managerIdentifier, parseIdentifier, stringOrEmpty } from './managed-fields.ts';
+import { decodeEntries, emptyManaged, encodeManagedFields, isResetManagedFields, type Managed, type ManagedFieldsEntry, managerIdentifier, metadataField, parseIdentifier, stringOrEmpty } from './managed-fields.ts';
 import { keptUid, uidOf } from './recent-sets.ts';
 import { applyOnce, type ApplyOptions, recordUpdate, resetFieldSet, STRIPPED_FIELDS, type UpdateOptions } from './updater.ts';
 
@@ -36,7 +36,7 @@ export interface ApplyResult {
 }
 
 /** The object without metadata.managedFields; a shallow copy (the engine never modifies its inputs). */
-function withoutManagedFields(obj: unknown): any {
+function withoutManagedFields(obj: unknown): unknown {
   const o = obj ?? {};
   if (!isPlainObject(o) || Object.getPrototypeOf(o) !== Object.prototype) return structuredClone(o);
   const meta = o.metadata;
@@ -65,11 +65,12 @@ export function checkApplyTarget(config: unknown, apiVersion: string, kind: stri
   }
 }
 
-function objectName(config: any): string {
-  const meta = isPlainObject(config?.metadata) ? config.metadata : {};
-  const av = typeof config?.apiVersion === 'string' ? config.apiVersion : '';
+function objectName(config: unknown): string {
+  const obj = isPlainObject(config) ? config : {};
+  const meta = isPlainObject(obj.metadata) ? obj.metadata : {};
+  const av = typeof obj.apiVersion === 'string' ? obj.apiVersion : '';
   const gv = av.includes('/') ? av : `/${av}`;
-  return `${stringOrEmpty(meta.namespace)}/${stringOrEmpty(meta.name)}; ${gv}, Kind=${stringOrEmpty(config?.kind)}`;
+  return `${stringOrEmpty(meta.namespace)}/${stringOrEmpty(meta.name)}; ${gv}, Kind=${stringOrEmpty(obj.kind)}`;
 }
 
 /**
@@ -102,7 +103,7 @@ function applyWith(node: TypeNode, live: unknown, config: unknown, opts: ApplyOp
   let managed: Managed;
   let uid: string | undefined;
   try {
-    managed = decodeEntries((live as any)?.metadata?.managedFields, (uid = keptUid(uidOf(live))));
+    managed = decodeEntries(metadataField(live, 'managedFields'), (uid = keptUid(uidOf(live))));
   } catch (e) {
     throw new ApiError(500, '', `failed to decode managed fields: ${(e as Error).message}`);
   }
@@ -130,7 +131,7 @@ function applyWith(node: TypeNode, live: unknown, config: unknown, opts: ApplyOp
     const object = result.object as Record<string, any>;
     if (opts.manager === KUBECTL_MANAGER && isPlainObject(object?.metadata)) {
       const la = isPlainObject(object.metadata.annotations) ? object.metadata.annotations[LAST_APPLIED_ANNOTATION] : undefined;
-      if (typeof la === 'string' && la !== '') setLastApplied(object, buildLastApplied(config));
+      if (typeof la === 'string' && la !== '') setLastApplied(object.metadata, buildLastApplied(config));
     }
     // (a create's sets are not kept, nor those of objects not written often: keptUid)
     const managedFields = encodeManagedFields(result.managed, uid !== undefined ? uidOf(object) : undefined);
@@ -165,13 +166,13 @@ export function updateGenerally(node: TypeNode, live: unknown, next: unknown, op
 }
 
 function recordWrite(node: TypeNode, live: unknown, next: unknown, opts: UpdateOptions, shortcuts: boolean): ManagedFieldsEntry[] {
-  const liveMF = (live as any)?.metadata?.managedFields;
+  const liveMF = metadataField(live, 'managedFields');
   // A create's sets are not kept, nor those of an object written only once since (keptUid).
   const uid = live === undefined ? undefined : keptUid(uidOf(live) ?? uidOf(next));
   let managed: Managed;
   if (opts.subresource) managed = decodeOrEmpty(liveMF, uid);
   else {
-    const newMF = (next as any)?.metadata?.managedFields;
+    const newMF = metadataField(next, 'managedFields');
     if (isResetManagedFields(newMF)) managed = emptyManaged();
     else {
       let fromRequest: Managed | undefined;

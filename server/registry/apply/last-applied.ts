@@ -7,7 +7,7 @@ import { isPlainObject } from '../../util/json.ts';
 import { FieldSet } from './fieldpath/set.ts';
 import { compareObjects } from './typed/compare.ts';
 import { fieldsOf } from './typed/tofieldset.ts';
-import type { ManagedFieldsEntry } from './managed-fields.ts';
+import { metadataField, type ManagedFieldsEntry } from './managed-fields.ts';
 
 export const LAST_APPLIED_ANNOTATION = 'kubectl.kubernetes.io/last-applied-configuration';
 /** The only manager whose applies upgrade client-side-applied objects and keep last-applied in sync. */
@@ -20,7 +20,7 @@ const TOTAL_ANNOTATION_SIZE_LIMIT = 256 * 1024;
  * last-applied-configuration annotation sets to the values the object still has.
  */
 export function allowedConflictsFromLastApplied(node: TypeNode, liveObj: unknown, apiVersion: string): FieldSet | undefined {
-  const annotations = (liveObj as any)?.metadata?.annotations;
+  const annotations = metadataField(liveObj, 'annotations');
   const lastApplied = isPlainObject(annotations) ? annotations[LAST_APPLIED_ANNOTATION] : undefined;
   if (typeof lastApplied !== 'string' || lastApplied === '') return undefined;
   let obj: unknown;
@@ -47,13 +47,14 @@ export function buildLastApplied(config: Record<string, unknown>): string {
   return goJsonMarshal(copy) + '\n';
 }
 
-export function setLastApplied(obj: any, value: string): void {
-  const annotations: Record<string, string> = { ...(obj.metadata.annotations ?? {}) };
+/** Sets the annotation in an object's metadata, unless that makes the annotations too large (then drops it). */
+export function setLastApplied(meta: Record<string, unknown>, value: string): void {
+  const annotations = { ...((meta.annotations as Record<string, unknown> | undefined) ?? {}) };
   annotations[LAST_APPLIED_ANNOTATION] = value;
   let size = 0;
   for (const [k, v] of Object.entries(annotations)) size += Buffer.byteLength(k) + Buffer.byteLength(String(v));
   if (size > TOTAL_ANNOTATION_SIZE_LIMIT) delete annotations[LAST_APPLIED_ANNOTATION];
-  obj.metadata.annotations = annotations;
+  meta.annotations = annotations;
 }
 
 /**

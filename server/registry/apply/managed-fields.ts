@@ -81,6 +81,12 @@ export function parseIdentifier(id: string): ManagerInfo {
   return info;
 }
 
+/** A field of an object's metadata (undefined when the object or its metadata is not a map). */
+export function metadataField(obj: unknown, key: string): unknown {
+  const meta = isPlainObject(obj) ? obj.metadata : undefined;
+  return isPlainObject(meta) ? meta[key] : undefined;
+}
+
 /** A string value as Go reads an unstructured field into a string: anything else is "". */
 export const stringOrEmpty = (v: unknown): string => (typeof v === 'string' ? v : '');
 

@@ -106,13 +106,9 @@ export class FieldSet {
   add(path: FieldPath): this {
     if (path.length === 0) return this;
     if (this._frozen) throw new Error('FieldSet is shared and cannot be modified');
-    let s: FieldSet = this;
-    for (let i = 0; i < path.length - 1; i++) {
-      const n = namedElement(path[i]);
-      s = s._child(n.name, n.pe);
-    }
+    const parent = writableLevel(this, path, path.length - 1);
     const last = namedElement(path[path.length - 1]);
-    s._member(last.name, last.pe);
+    parent._member(last.name, last.pe);
     return this;
   }
 
@@ -195,8 +191,7 @@ export class FieldSet {
 
   has(path: FieldPath): boolean {
     if (path.length === 0) return false;
-    let s: FieldSet | undefined = this;
-    for (let i = 0; i < path.length - 1 && s; i++) s = s._get(serializePathElement(path[i]))?.sub;
+    const s = levelBelow(this, path, path.length - 1);
     return s ? s._get(serializePathElement(path[path.length - 1]))?.member === true : false;
   }
 
@@ -322,6 +317,23 @@ export class FieldSet {
     if (!isPlainObject(fields)) throw new Error('FieldsV1 must be a JSON object');
     return readLevel(fields) ?? new FieldSet();
   }
+}
+
+/** The writable level below the first n elements of path, made on the way where missing. */
+function writableLevel(root: FieldSet, path: FieldPath, n: number): FieldSet {
+  let s = root;
+  for (let i = 0; i < n; i++) {
+    const e = namedElement(path[i]);
+    s = s._child(e.name, e.pe);
+  }
+  return s;
+}
+
+/** The level below the first n elements of path (undefined: none). */
+function levelBelow(root: FieldSet, path: FieldPath, n: number): FieldSet | undefined {
+  let s: FieldSet | undefined = root;
+  for (let i = 0; i < n && s; i++) s = s._get(serializePathElement(path[i]))?.sub;
+  return s;
 }
 
 /** The set, made immutable (to be shared: by a cache, or as part of other sets). */

@@ -23,7 +23,7 @@ import { ensuringWalk, nullOrEmptyMap, rootLevel, walkFieldsBelow, walkedSelf, t
  * Values are copied; neither input is modified. Throws SchemaError for a configuration whose list
  * elements cannot be identified (missing key fields, repeated keys).
  */
-export function applyMerge(node: TypeNode, live: unknown, config: unknown): any {
+export function applyMerge(node: TypeNode, live: unknown, config: unknown): unknown {
   if (live === undefined && config === undefined) return undefined;
   return mergeValue(node, live, config, [], undefined);
 }
@@ -38,7 +38,7 @@ export function applyMergeWithFields(
   node: TypeNode,
   live: unknown,
   config: unknown,
-): { merged: any; fields: FieldSet | undefined; memo: FieldsMemo; foreignElementsUnder: readonly string[] | null; comparison: Comparison | undefined } {
+): { merged: unknown; fields: FieldSet | undefined; memo: FieldsMemo; foreignElementsUnder: readonly string[] | null; comparison: Comparison | undefined } {
   const memo: FieldsMemo = new Map();
   if (live === undefined && config === undefined) return { merged: undefined, fields: undefined, memo, foreignElementsUnder: null, comparison: undefined };
   const f: Fields = { w: ensuringWalk(memo), failed: false, foreignElementsUnder: [], cmp: live !== undefined && config !== undefined, stack: undefined };

@@ -20,7 +20,7 @@ function share<T>(v: T): T {
  * built-in kinds' decoding then omits it); a list-map element that loses every field is dropped
  * (structured-merge-diff would keep a null element, which no key names).
  */
-export function removeFields(node: TypeNode, obj: unknown, fields: FieldSet): any {
+export function removeFields(node: TypeNode, obj: unknown, fields: FieldSet): unknown {
   if (fields.isEmpty()) return cloneJSON(obj);
   const out = removeValue(node, obj, fields, [], cloneJSON);
   return out === null && isPlainObject(obj) ? {} : out;
@@ -30,7 +30,7 @@ export function removeFields(node: TypeNode, obj: unknown, fields: FieldSet): an
  * removeFields without the copy: what the set leaves alone is shared with obj (for values that
  * are only read, or when obj itself is a private copy).
  */
-export function removeFieldsShared(node: TypeNode, obj: unknown, fields: FieldSet): any {
+export function removeFieldsShared(node: TypeNode, obj: unknown, fields: FieldSet): unknown {
   if (fields.isEmpty()) return obj;
   const out = removeValue(node, obj, fields, [], share);
   return out === null && isPlainObject(obj) ? {} : out;

@@ -67,6 +67,18 @@ export interface Walk {
 /** The second result of walkFields: whether the value's path itself is a field. */
 let selfMember = false;
 
+/**
+ * What another walk recorded below a container (not the root) for the same node: its set, shared
+ * (undefined: nothing below); null when nothing was recorded or this walk records.
+ */
+function recorded(w: Walk, node: TypeNode, value: object, record: boolean): FieldSet | undefined | null {
+  const memo = w.memo;
+  if (memo === undefined || record || w.path.length === 0) return null;
+  const hit = memo.get(value);
+  if (hit === undefined || hit.node !== node) return null;
+  return hit.set === undefined ? undefined : frozen(hit.set);
+}
+
 /** The fields below a value's path (undefined: none); selfMember tells whether the path itself is one. */
 function walkFields(node: TypeNode, value: unknown, w: Walk, record: boolean): FieldSet | undefined {
   const atom = resolveAtom(node, value);
@@ -79,15 +91,12 @@ function walkFields(node: TypeNode, value: unknown, w: Walk, record: boolean): F
       selfMember = atom.relationship === 'atomic' || (value !== null && value !== undefined);
       return undefined;
     }
-    const path = w.path;
-    const memo = w.memo;
-    if (memo !== undefined && !record && path.length > 0) {
-      const hit = memo.get(value);
-      if (hit !== undefined && hit.node === node) {
-        selfMember = false;
-        return hit.set === undefined ? undefined : frozen(hit.set);
-      }
+    const hit = recorded(w, node, value, record);
+    if (hit !== null) {
+      selfMember = false;
+      return hit;
     }
+    const path = w.path;
     const strict = w.strict;
     // Every element is named (and checked) before any is walked.
     const names: Named[] = new Array(value.length);
@@ -127,7 +136,7 @@ function walkFields(node: TypeNode, value: unknown, w: Walk, record: boolean): F
       entries.push({ name: n.name, pe: n.pe, member: true, sub });
     }
     const out = entries.length > 0 ? level(entries, false) : undefined;
-    if (record) memo!.set(value, { node, set: out });
+    if (record) w.memo!.set(value, { node, set: out });
     selfMember = false;
     return out;
   }
@@ -139,15 +148,12 @@ function walkFields(node: TypeNode, value: unknown, w: Walk, record: boolean): F
     selfMember = value !== null && value !== undefined; // not a map at all: a leaf
     return undefined;
   }
-  const path = w.path;
-  const memo = w.memo;
-  if (memo !== undefined && !record && path.length > 0) {
-    const hit = memo.get(value);
-    if (hit !== undefined && hit.node === node) {
-      selfMember = false;
-      return hit.set === undefined ? undefined : frozen(hit.set);
-    }
+  const hit = recorded(w, node, value, record);
+  if (hit !== null) {
+    selfMember = false;
+    return hit;
   }
+  const path = w.path;
   const declared = atom.declared;
   const elem = atom.elem;
   const ensure = w.ensure;
@@ -164,7 +170,7 @@ function walkFields(node: TypeNode, value: unknown, w: Walk, record: boolean): F
     if (member || sub !== undefined) entries.push({ name: n.name, pe: n.pe, member, sub });
   }
   const out = entries.length > 0 ? level(entries, false) : undefined;
-  if (record) memo!.set(value, { node, set: out });
+  if (record) w.memo!.set(value, { node, set: out });
   selfMember = false;
   return out;
 }
