@@ -5,11 +5,10 @@
 import { ApiError } from '../../errors.ts';
 import { compareStrings } from '../../go/strings.ts';
 import type { TypeNode } from '../../schema/types.ts';
-import { cloneJSON } from '../../util/json.ts';
+import { cloneJSON, deepEqual } from '../../util/json.ts';
 import type { PathElement } from './fieldpath/element.ts';
 import { fieldPath } from './fieldpath/path.ts';
 import { FieldSet, frozen, isSubset } from './fieldpath/set.ts';
-import { jsonEqual } from './fieldpath/value.ts';
 import { SchemaError } from './typed/atom.ts';
 import { compareObjects, type Comparison } from './typed/compare.ts';
 import { keyFieldDefault } from './typed/list-items.ts';
@@ -419,7 +418,7 @@ export function applyOnce(
   stripManagers(managers, id);
   const times = new Map(managed.times);
   for (const k of times.keys()) if (!managers.has(k)) times.delete(k);
-  const changed = !jsonEqual(liveObj, pruned);
+  const changed = !deepEqual(liveObj, pruned);
   if (changed) times.set(id, opts.now);
   return { object: changed ? pruned : cloneJSON(liveObj), managed: { fields: managers, times } };
 }

@@ -1,5 +1,6 @@
-// The values path elements carry (structured-merge-diff's value package): their order, equality and
-// how kube prints them, and the shapes a walk asks a value about. JSON values only: no schema here.
+// The values path elements carry (structured-merge-diff's value package): their order and how kube
+// prints them, and the shapes a walk asks a value about (equality is util/json.ts's deepEqual).
+// JSON values only: no schema here.
 import { isPlainObject } from '../../../util/json.ts';
 import { compareStrings } from '../../../go/strings.ts';
 
@@ -51,27 +52,6 @@ export function compareValues(a: unknown, b: unknown): number {
     default:
       return 0;
   }
-}
-
-/** Deep equality of JSON values (object key order ignored). */
-export function jsonEqual(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (typeof a !== 'object' || a === null || typeof b !== 'object' || b === null) return false;
-  if (Array.isArray(a)) {
-    if (!Array.isArray(b) || a.length !== b.length) return false;
-    for (let i = 0; i < a.length; i++) if (!jsonEqual(a[i], b[i])) return false;
-    return true;
-  }
-  if (Array.isArray(b)) return false;
-  // for-in with own keys only (what Object.keys lists), without allocating the key arrays.
-  let n = 0;
-  for (const k in a) {
-    if (!hasOwn(a, k)) continue;
-    if (!hasOwn(b, k) || !jsonEqual((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k])) return false;
-    n++;
-  }
-  for (const k in b) if (hasOwn(b, k)) n--;
-  return n === 0;
 }
 
 /** Go's value.ToString: how a key or set value appears in a path such as `[name="nginx"]`. */

@@ -1,12 +1,12 @@
 // Which fields changed between two versions of an object (structured-merge-diff's typed/compare.go):
 // added, modified and removed, by the schema's notion of a field.
 import type { TypeNode } from '../../../schema/types.ts';
-import { isPlainObject } from '../../../util/json.ts';
+import { deepEqual, isPlainObject } from '../../../util/json.ts';
 import type { PathElement } from '../fieldpath/element.ts';
 import { PathStack } from '../fieldpath/path.ts';
 import { fieldNamed } from '../fieldpath/serialize-pe.ts';
 import { FieldSet, SetBuilder, level, type Entry } from '../fieldpath/set.ts';
-import { asList, asMap, emptyList, emptyMap, hasOwn, jsonEqual } from '../fieldpath/value.ts';
+import { asList, asMap, emptyList, emptyMap, hasOwn } from '../fieldpath/value.ts';
 import { mapChildNode, resolveAtom, type Atom } from './atom.ts';
 import { indexItems, type IndexedItem } from './list-items.ts';
 
@@ -34,7 +34,7 @@ export function compareObjects(node: TypeNode, lhs: unknown, rhs: unknown): Comp
   return { added: c.added.root, modified: c.modified.root, removed: c.removed.root };
 }
 
-// Values that are equal (jsonEqual) compare as unchanged without being looked into (so problems
+// Values that are equal (deepEqual) compare as unchanged without being looked into (so problems
 // inside them, such as list elements without keys, are never reported).
 // equalPrefix: sameOrPrefix(lhs, rhs), when the caller has asked already.
 function compareValue(node: TypeNode, lhs: unknown, rhs: unknown, c: Comparing, equalPrefix = sameOrPrefix(lhs, rhs)): void {
@@ -91,7 +91,7 @@ function sameOrPrefix(lhs: unknown, rhs: unknown): number {
   if (lhs === undefined || rhs === undefined) return 0;
   if (lhs === rhs) return -1;
   if (isPlainObject(lhs) && isPlainObject(rhs)) return equalKeys(lhs, rhs);
-  return jsonEqual(lhs, rhs) ? -1 : 0;
+  return deepEqual(lhs, rhs) ? -1 : 0;
 }
 
 /**
@@ -162,11 +162,11 @@ export function bothUndefined(): never {
 function leaf(lhs: unknown, rhs: unknown, c: Comparing): void {
   if (lhs === undefined) c.added.add();
   else if (rhs === undefined) c.removed.add();
-  else if (!jsonEqual(lhs, rhs)) c.modified.add();
+  else if (!deepEqual(lhs, rhs)) c.modified.add();
 }
 
 /**
- * -1 when the maps are equal (jsonEqual); else how many of a's first keys (Object.keys order) b
+ * -1 when the maps are equal (deepEqual); else how many of a's first keys (Object.keys order) b
  * holds with equal values.
  */
 export function equalKeys(a: Record<string, unknown>, b: Record<string, unknown>): number {
@@ -176,7 +176,7 @@ export function equalKeys(a: Record<string, unknown>, b: Record<string, unknown>
     if (!hasOwn(a, k)) continue;
     const v = a[k];
     // (an undefined value is compared, and fails, as it always was)
-    if (v === undefined || !hasOwn(b, k) || !jsonEqual(v, b[k])) return i;
+    if (v === undefined || !hasOwn(b, k) || !deepEqual(v, b[k])) return i;
     i++;
   }
   let nb = 0;
@@ -245,7 +245,7 @@ function compareGroup(atom: Atom & { kind: 'list' }, l: Group | undefined, r: Gr
   c.stack.push((l ?? r)!);
   if (ln <= 1 && rn <= 1) compareValue(atom.elem, l?.items[0], r?.items[0], c);
   else if (ln >= 2 && rn >= 2) {
-    if (!jsonEqual(l!.items, r!.items)) c.modified.add();
+    if (!deepEqual(l!.items, r!.items)) c.modified.add();
   } else if (ln >= 2) {
     if (rn === 1) compareValue(atom.elem, undefined, r!.items[0], c);
     c.removed.add();

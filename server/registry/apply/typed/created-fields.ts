@@ -1,12 +1,12 @@
 // The FieldsV1 a create records for its writer, written in one walk of the object against the
 // kind's zero value: compareObjects, set difference and FieldSet.toFieldsV1 in one, without sets.
 import type { TypeNode } from '../../../schema/types.ts';
-import { isPlainObject } from '../../../util/json.ts';
+import { deepEqual, isPlainObject } from '../../../util/json.ts';
 import type { PathElement } from '../fieldpath/element.ts';
 import { PathStack } from '../fieldpath/path.ts';
 import { fieldNamed } from '../fieldpath/serialize-pe.ts';
 import { FieldSet, sortEntries } from '../fieldpath/set.ts';
-import { asList, asMap, emptyList, emptyMap, hasOwn, jsonEqual } from '../fieldpath/value.ts';
+import { asList, asMap, emptyList, emptyMap, hasOwn } from '../fieldpath/value.ts';
 import { mapChildNode, orderedFields, resolveAtom, type Atom, type FieldInfo } from './atom.ts';
 import { bothUndefined, equalKeys, groupItems, oneSided, untypedShapeChange, type Group } from './compare.ts';
 import { indexItems, type IndexedItem } from './list-items.ts';
@@ -92,7 +92,7 @@ function compared(node: TypeNode, lhs: unknown, rhs: unknown, ig: FieldSet | und
     if (isPlainObject(lhs) && isPlainObject(rhs)) {
       equalPrefix = equalKeys(lhs, rhs);
       if (equalPrefix < 0) return undefined;
-    } else if (jsonEqual(lhs, rhs)) return undefined;
+    } else if (deepEqual(lhs, rhs)) return undefined;
   }
   if ((lhs === undefined) !== (rhs === undefined) && !root) {
     if (lhs === undefined) return addedAt(node, rhs, ig, st, strip);
@@ -121,7 +121,7 @@ function compared(node: TypeNode, lhs: unknown, rhs: unknown, ig: FieldSet | und
 
 /** leaf(): added or modified are owned, removed is not. */
 function leafOwned(lhs: unknown, rhs: unknown, strip: boolean): Record<string, unknown> | undefined {
-  const owned = lhs === undefined ? true : rhs === undefined ? false : !jsonEqual(lhs, rhs);
+  const owned = lhs === undefined ? true : rhs === undefined ? false : !deepEqual(lhs, rhs);
   return owned && !strip ? LEAF : undefined;
 }
 
@@ -190,7 +190,7 @@ function comparedGroup(out: Written[] | undefined, atom: Atom & { kind: 'list' }
   const se = st === undefined ? undefined : st._get(g.name);
   let v: Record<string, unknown> | undefined;
   if (ln >= 2 && rn >= 2) {
-    v = !jsonEqual(l!.items, r!.items) && !se?.member ? LEAF : undefined;
+    v = !deepEqual(l!.items, r!.items) && !se?.member ? LEAF : undefined;
   } else if (ln >= 2) {
     // No longer repeated: the single element added with what it holds.
     if (rn === 1) v = addedAt(atom.elem, r!.items[0], ie?.sub, se?.sub, se?.member === true);

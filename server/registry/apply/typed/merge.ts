@@ -7,12 +7,12 @@
 // (merge with a key → list-map, merge without → set), else they are atomic. Without a schema ('any',
 // e.g. preserve-unknown-fields) maps are granular and lists atomic.
 import type { TypeNode } from '../../../schema/types.ts';
-import { cloneJSON, isPlainObject } from '../../../util/json.ts';
+import { cloneJSON, deepEqual, isPlainObject } from '../../../util/json.ts';
 import type { PathElement } from '../fieldpath/element.ts';
 import { PathStack } from '../fieldpath/path.ts';
 import { fieldNamed } from '../fieldpath/serialize-pe.ts';
 import { FieldSet, level, type Entry } from '../fieldpath/set.ts';
-import { asList, asMap, emptyList, emptyMap, hasOwn, jsonEqual } from '../fieldpath/value.ts';
+import { asList, asMap, emptyList, emptyMap, hasOwn } from '../fieldpath/value.ts';
 import { declaredField, resolveAtom, type Atom } from './atom.ts';
 import { oneSided, untypedShapeChange, type Comparison } from './compare.ts';
 import { indexItems, listItem, type IndexedItem } from './list-items.ts';
@@ -94,7 +94,7 @@ function unchanged(): void {
 /** compareValue's leaf() for two values both there. */
 function leafChanged(lhs: unknown, rhs: unknown): void {
   unchanged();
-  modSelf = !jsonEqual(lhs, rhs);
+  modSelf = !deepEqual(lhs, rhs);
 }
 
 /** The changes below a map or list, from its entries' (undefined: none). */
