@@ -2,6 +2,11 @@
 
 const hasOwnProperty = Object.prototype.hasOwnProperty;
 
+/** Whether o has k as an own property (the keys Object.keys lists, and non-enumerable ones). */
+export function hasOwn(o: object, k: string): boolean {
+  return hasOwnProperty.call(o, k);
+}
+
 export function isPlainObject(v: unknown): v is Record<string, any> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
@@ -20,11 +25,11 @@ export function deepEqual(a: unknown, b: unknown): boolean {
   // runs on every write (Server-Side Apply compares values field by field).
   let n = 0;
   for (const k in a) {
-    if (!hasOwnProperty.call(a, k)) continue;
-    if (!hasOwnProperty.call(b, k) || !deepEqual((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k])) return false;
+    if (!hasOwn(a, k)) continue;
+    if (!hasOwn(b, k) || !deepEqual((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k])) return false;
     n++;
   }
-  for (const k in b) if (hasOwnProperty.call(b, k)) n--;
+  for (const k in b) if (hasOwn(b, k)) n--;
   return n === 0;
 }
 

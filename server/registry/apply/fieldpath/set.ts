@@ -10,12 +10,11 @@
 // element and never again per operation; levels remember whether they are in kube's order, so
 // only new ones are sorted; set operations share unchanged levels copy-on-write (frozen) instead
 // of cloning them, and frozen levels remember what typed/ derives from them.
-import { isPlainObject } from '../../../util/json.ts';
+import { hasOwn, isPlainObject } from '../../../util/json.ts';
 import { compareStrings } from '../../../go/strings.ts';
 import { comparePathElements, type PathElement } from './element.ts';
 import { namedElement, parseNamed, serializePathElement } from './serialize-pe.ts';
 import { pathString, type FieldPath, type PathStack } from './path.ts';
-import { hasOwn } from './value.ts';
 
 /**
  * One element at one level of the trie: a member itself, a prefix of deeper members (sub), or

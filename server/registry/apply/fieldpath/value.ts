@@ -1,13 +1,8 @@
 // The values path elements carry (structured-merge-diff's value package): their order and how kube
 // prints them, and the shapes a walk asks a value about (equality is util/json.ts's deepEqual).
 // JSON values only: no schema here.
-import { isPlainObject } from '../../../util/json.ts';
+import { hasOwn, isPlainObject } from '../../../util/json.ts';
 import { compareStrings } from '../../../go/strings.ts';
-
-const ownProperty = Object.prototype.hasOwnProperty;
-export function hasOwn(o: object, k: string): boolean {
-  return ownProperty.call(o, k);
-}
 
 // (a module-level function: a closure made per call costs an allocation and, under tsx, a __name call)
 function valueRank(v: unknown): number {

@@ -4,12 +4,11 @@
 // order. Atoms are computed once per TypeNode; untyped nodes ('any') take theirs from the value.
 import { compareStrings } from '../../../go/strings.ts';
 import type { TypeNode } from '../../../schema/types.ts';
-import { isPlainObject } from '../../../util/json.ts';
+import { hasOwn, isPlainObject } from '../../../util/json.ts';
 import type { PathElement } from '../fieldpath/element.ts';
 import { pathString, type FieldPath } from '../fieldpath/path.ts';
 import { fieldNamed } from '../fieldpath/serialize-pe.ts';
 import { sortSmall } from '../fieldpath/set.ts';
-import { hasOwn } from '../fieldpath/value.ts';
 
 /** No type information: maps are granular, lists atomic, everything else a scalar. */
 export const UNTYPED: TypeNode = { type: 'any' };

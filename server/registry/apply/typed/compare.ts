@@ -1,12 +1,12 @@
 // Which fields changed between two versions of an object (structured-merge-diff's typed/compare.go):
 // added, modified and removed, by the schema's notion of a field.
 import type { TypeNode } from '../../../schema/types.ts';
-import { deepEqual, isPlainObject } from '../../../util/json.ts';
+import { deepEqual, hasOwn, isPlainObject } from '../../../util/json.ts';
 import type { PathElement } from '../fieldpath/element.ts';
 import { PathStack } from '../fieldpath/path.ts';
 import { fieldNamed } from '../fieldpath/serialize-pe.ts';
 import { FieldSet, SetBuilder, level, type Entry } from '../fieldpath/set.ts';
-import { asList, asMap, emptyList, emptyMap, hasOwn } from '../fieldpath/value.ts';
+import { asList, asMap, emptyList, emptyMap } from '../fieldpath/value.ts';
 import { mapChildNode, resolveAtom, type Atom } from './atom.ts';
 import { indexItems, type IndexedItem } from './list-items.ts';
 

@@ -1,12 +1,12 @@
 // The FieldsV1 a create records for its writer, written in one walk of the object against the
 // kind's zero value: compareObjects, set difference and FieldSet.toFieldsV1 in one, without sets.
 import type { TypeNode } from '../../../schema/types.ts';
-import { deepEqual, isPlainObject } from '../../../util/json.ts';
+import { deepEqual, hasOwn, isPlainObject } from '../../../util/json.ts';
 import type { PathElement } from '../fieldpath/element.ts';
 import { PathStack } from '../fieldpath/path.ts';
 import { fieldNamed } from '../fieldpath/serialize-pe.ts';
 import { FieldSet, sortEntries } from '../fieldpath/set.ts';
-import { asList, asMap, emptyList, emptyMap, hasOwn } from '../fieldpath/value.ts';
+import { asList, asMap, emptyList, emptyMap } from '../fieldpath/value.ts';
 import { mapChildNode, orderedFields, resolveAtom, type Atom, type FieldInfo } from './atom.ts';
 import { bothUndefined, equalKeys, groupItems, oneSided, untypedShapeChange, type Group } from './compare.ts';
 import { indexItems, type IndexedItem } from './list-items.ts';

@@ -5,11 +5,11 @@
 import { goJsonMarshal } from '../../../go/json.ts';
 import { compareStrings } from '../../../go/strings.ts';
 import type { TypeNode } from '../../../schema/types.ts';
-import { isPlainObject } from '../../../util/json.ts';
+import { hasOwn, isPlainObject } from '../../../util/json.ts';
 import { pathElementString, type PathElement } from '../fieldpath/element.ts';
 import { snapshot, type PathSource } from '../fieldpath/path.ts';
 import { withName, type Named } from '../fieldpath/serialize-pe.ts';
-import { hasOwn, isScalarValue } from '../fieldpath/value.ts';
+import { isScalarValue } from '../fieldpath/value.ts';
 import { SchemaError, type Atom } from './atom.ts';
 
 /**

@@ -7,12 +7,12 @@
 // (merge with a key → list-map, merge without → set), else they are atomic. Without a schema ('any',
 // e.g. preserve-unknown-fields) maps are granular and lists atomic.
 import type { TypeNode } from '../../../schema/types.ts';
-import { cloneJSON, deepEqual, isPlainObject } from '../../../util/json.ts';
+import { cloneJSON, deepEqual, hasOwn, isPlainObject } from '../../../util/json.ts';
 import type { PathElement } from '../fieldpath/element.ts';
 import { PathStack } from '../fieldpath/path.ts';
 import { fieldNamed } from '../fieldpath/serialize-pe.ts';
 import { FieldSet, level, type Entry } from '../fieldpath/set.ts';
-import { asList, asMap, emptyList, emptyMap, hasOwn } from '../fieldpath/value.ts';
+import { asList, asMap, emptyList, emptyMap, isScalarValue } from '../fieldpath/value.ts';
 import { declaredField, resolveAtom, type Atom } from './atom.ts';
 import { oneSided, untypedShapeChange, type Comparison } from './compare.ts';
 import { indexItems, listItem, type IndexedItem } from './list-items.ts';
@@ -370,15 +370,11 @@ function elementsFromConfig(atom: Atom & { kind: 'list' }, r: IndexedItem[], l: 
     const lv = lItems.count(e.name) === 1 ? lItems.single(e.name) : undefined;
     for (const k of atom.keys) {
       if (hasOwn(e.item, k)) {
-        if (!isScalar(e.item[k])) return false;
-      } else if (lv !== undefined && (!isPlainObject(lv) || (hasOwn(lv, k) && !isScalar(lv[k])))) return false;
+        if (!isScalarValue(e.item[k])) return false;
+      } else if (lv !== undefined && (!isPlainObject(lv) || (hasOwn(lv, k) && !isScalarValue(lv[k])))) return false;
     }
   }
   return true;
-}
-
-function isScalar(v: unknown): boolean {
-  return v === null || typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean';
 }
 
 interface MergedItems {

@@ -3,11 +3,10 @@
 // Walks build their sets bottom-up, without paths, and may remember what they found below each
 // container (FieldsMemo) for a later walk of an object that shares it.
 import type { TypeNode } from '../../../schema/types.ts';
-import { isPlainObject } from '../../../util/json.ts';
+import { hasOwn, isPlainObject } from '../../../util/json.ts';
 import { pathElementString, type PathElement } from '../fieldpath/element.ts';
 import { fieldNamed, type Named } from '../fieldpath/serialize-pe.ts';
 import { FieldSet, frozen, level, shareEntry, unionSets, type Entry } from '../fieldpath/set.ts';
-import { hasOwn } from '../fieldpath/value.ts';
 import { SchemaError, UNTYPED, declaredField, resolveAtom, type Atom } from './atom.ts';
 import { listItem } from './list-items.ts';
 
