@@ -68,13 +68,15 @@ let selfMember = false;
 
 /**
  * What another walk recorded below a container (not the root) for the same node: its set, shared
- * (undefined: nothing below); null when nothing was recorded or this walk records.
+ * (undefined: nothing below), selfMember false as for any container; null when nothing was
+ * recorded or this walk records.
  */
 function recorded(w: Walk, node: TypeNode, value: object, record: boolean): FieldSet | undefined | null {
   const memo = w.memo;
   if (memo === undefined || record || w.path.length === 0) return null;
   const hit = memo.get(value);
   if (hit === undefined || hit.node !== node) return null;
+  selfMember = false;
   return hit.set === undefined ? undefined : frozen(hit.set);
 }
 
@@ -91,10 +93,7 @@ function walkFields(node: TypeNode, value: unknown, w: Walk, record: boolean): F
       return undefined;
     }
     const hit = recorded(w, node, value, record);
-    if (hit !== null) {
-      selfMember = false;
-      return hit;
-    }
+    if (hit !== null) return hit;
     const path = w.path;
     const strict = w.strict;
     // Every element is named (and checked) before any is walked.
@@ -148,10 +147,7 @@ function walkFields(node: TypeNode, value: unknown, w: Walk, record: boolean): F
     return undefined;
   }
   const hit = recorded(w, node, value, record);
-  if (hit !== null) {
-    selfMember = false;
-    return hit;
-  }
+  if (hit !== null) return hit;
   const path = w.path;
   const declared = atom.declared;
   const elem = atom.elem;
