@@ -7,8 +7,8 @@ import { encode } from '../server/http/negotiation.ts';
 import { kubeYaml, KUBE_YAML } from '../server/go/yaml.ts';
 import { noDuplicateKeys } from '../server/http/duplicate-fields.ts';
 import { applyMergePatch, applyStrategicMergePatch } from '../server/registry/patch/index.ts';
-import { apply as applyEngine, update as recordUpdate, cloneJSON as cloneApplied } from '../server/registry/apply/index.ts';
-import { UNTYPED } from '../server/registry/apply/fieldset.ts';
+import { apply as applyEngine, update as recordUpdate } from '../server/registry/apply/index.ts';
+import { UNTYPED } from '../server/registry/apply/index.ts';
 import { cloneJSON, deepEqual } from '../server/util/json.ts';
 import { MAX_BODY_DEPTH } from '../server/util/json-depth.ts';
 
@@ -60,7 +60,7 @@ const walkers: Record<string, (d: number) => unknown> = {
     if (recordUpdate(UNTYPED, undefined, nested(d), opts).length === 0) throw new RangeError('nothing recorded');
   },
   'server-side apply': (d) => applyEngine(UNTYPED, undefined, nested(d), { ...opts, force: false }),
-  'apply merge copy': (d) => cloneApplied(nested(d)),
+  'apply merge copy': (d) => cloneJSON(nested(d)),
 };
 
 const quick = process.argv.includes('--quick');

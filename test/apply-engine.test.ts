@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { ApiError } from '../server/errors.ts';
 import { TypeModel } from '../server/schema/model.ts';
 import type { TypeNode } from '../server/schema/types.ts';
-import { updateGenerally } from '../server/registry/apply/managed-fields.ts';
+import { updateGenerally } from '../server/registry/apply/field-manager.ts';
 import { customResourceInfos } from '../server/registry/crd/runtime.ts';
 import { benchWidget, benchWidgetsCRD } from './fixtures/crds/generate.ts';
 import {

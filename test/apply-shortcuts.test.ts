@@ -1,4 +1,4 @@
-// The shortcuts of server/registry/apply/managed-fields.ts against the general path: apply() (prune's
+// The shortcuts of server/registry/apply/ (field-manager.ts, updater.ts) against the general path: apply() (prune's
 // keepsLast) against applyGenerally(), update() (a writer changing only its own fields) against
 // updateGenerally(), on seeded random sequences of writes by several managers: both must give the
 // same object and managedFields (as bytes), or the same error.
@@ -8,13 +8,15 @@ import { TypeModel } from '../server/schema/model.ts';
 import type { TypeNode } from '../server/schema/types.ts';
 import { goFieldShape } from '../server/schema/go-structs.ts';
 import { defaultsFor } from '../server/registry/strategies/defaulting.ts';
-import { applyGenerally, updateGenerally } from '../server/registry/apply/managed-fields.ts';
+import { applyGenerally, updateGenerally } from '../server/registry/apply/field-manager.ts';
 import { apply, update, zeroObject, type ApplyOptions } from '../server/registry/apply/index.ts';
 import { deploymentConfig } from '../scripts/bench-kit.ts';
 import { seededRandom } from './helpers/random.ts';
 import { deepFreeze } from '../server/util/json.ts';
-import { type FieldSet, ensuredFieldsOf } from '../server/registry/apply/fieldset.ts';
-import { applyMergeWithFields, compareObjects } from '../server/registry/apply/merge.ts';
+import type { FieldSet } from '../server/registry/apply/fieldpath/set.ts';
+import { ensuredFieldsOf } from '../server/registry/apply/typed/tofieldset.ts';
+import { applyMergeWithFields } from '../server/registry/apply/typed/merge.ts';
+import { compareObjects } from '../server/registry/apply/typed/compare.ts';
 
 const S: TypeNode = { type: 'string' };
 const I: TypeNode = { type: 'integer' };

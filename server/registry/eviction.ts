@@ -7,8 +7,7 @@ import type { GenericStore, RequestContext, DeleteOptions } from './store.ts';
 import type { ResourceInfo } from '../schema/types.ts';
 import { labelSelectorFromObject } from './selectors.ts';
 import { ApiError, badRequest, forbidden } from '../errors.ts';
-import { isPlainObject } from '../util/json.ts';
-import { cloneJSON } from './apply/index.ts';
+import { cloneJSON, isPlainObject } from '../util/json.ts';
 
 const EVICTION_VERSIONS = ['policy/v1', 'policy/v1beta1'];
 /** How often a budget that changed meanwhile is read again (kube retries on conflicts too). */

@@ -1,25 +1,36 @@
 // Small helpers on JSON-shaped values (what decoded request bodies and stored objects are).
 
+const hasOwnProperty = Object.prototype.hasOwnProperty;
+
+/** Whether o has k as an own property (the keys Object.keys lists, and non-enumerable ones). */
+export function hasOwn(o: object, k: string): boolean {
+  return hasOwnProperty.call(o, k);
+}
+
 export function isPlainObject(v: unknown): v is Record<string, any> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
+/** Deep equality of JSON values (object key order ignored). */
 export function deepEqual(a: unknown, b: unknown): boolean {
   if (a === b) return true;
-  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (typeof a !== 'object' || a === null || typeof b !== 'object' || b === null) return false;
   if (Array.isArray(a)) {
     if (!Array.isArray(b) || a.length !== b.length) return false;
     for (let i = 0; i < a.length; i++) if (!deepEqual(a[i], b[i])) return false;
     return true;
   }
   if (Array.isArray(b)) return false;
-  const ka = Object.keys(a);
-  if (ka.length !== Object.keys(b).length) return false;
-  for (const k of ka) {
-    if (!Object.prototype.hasOwnProperty.call(b, k)) return false;
-    if (!deepEqual((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k])) return false;
+  // for-in with own keys only (what Object.keys lists), without allocating the key arrays: this
+  // runs on every write (Server-Side Apply compares values field by field).
+  let n = 0;
+  for (const k in a) {
+    if (!hasOwn(a, k)) continue;
+    if (!hasOwn(b, k) || !deepEqual((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k])) return false;
+    n++;
   }
-  return true;
+  for (const k in b) if (hasOwn(b, k)) n--;
+  return n === 0;
 }
 
 /**
