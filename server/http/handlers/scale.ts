@@ -3,7 +3,7 @@
 // is not offered on it.
 import { unsupportedMediaType } from '../../errors.ts';
 import { applyPatch, checkPatchedTypes } from '../../registry/patch/index.ts';
-import { scaleFromObject, applyScaleToObject } from '../../registry/scale.ts';
+import { scaleFromObject, applyScaleToObject } from '../../registry/kinds/autoscaling/scale.ts';
 import { queryOf } from '../request-info.ts';
 import { send } from '../respond.ts';
 import { readObjectBody } from './body.ts';

@@ -4,8 +4,8 @@
 import { TypeModel } from '../../schema/model.ts';
 import { goJsonOrder } from '../../schema/go-order.ts';
 import { defaultsFor } from '../strategies/defaulting.ts';
-import { convertHorizontalPodAutoscaler } from './autoscaling.ts';
-import { convertEvent, CORE_EVENT_VERSION, EVENTS_V1_VERSION } from './events.ts';
+import { convertHorizontalPodAutoscaler } from '../kinds/autoscaling/horizontalpodautoscalers/conversion.ts';
+import { convertEvent, CORE_EVENT_VERSION, EVENTS_V1_VERSION } from '../kinds/events/conversion.ts';
 
 export interface KindConversion {
   /** The qualified resource the rows are kept under, whichever group serves them. */

@@ -4,7 +4,7 @@
 // the status reset, before prepareForCreate) and on update (on the desired object, before
 // prepareUpdate, so generation and no-op detection compare defaulted with defaulted), the way
 // kube-apiserver defaults while decoding the request body.
-import { applyDefaults, hasDefaults } from '../defaults.ts';
+import { applyDefaults, hasDefaults } from '../defaulting.ts';
 
 const hooks = new Map<string, ((obj: any) => void) | undefined>();
 

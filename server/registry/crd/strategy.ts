@@ -4,8 +4,8 @@
 // Deletion adds the cleanup finalizer and the Terminating condition; the CRD controller then
 // deletes the custom objects and removes the finalizer.
 import { registerStrategy } from '../strategy.ts';
-import { validateCustomResourceDefinition, validateCustomResourceDefinitionStatus } from '../crd/crd-validation.ts';
-import { CRD_CLEANUP_FINALIZER, establishedStatus, setCondition } from '../crd/runtime.ts';
+import { validateCustomResourceDefinition, validateCustomResourceDefinitionStatus } from './crd-validation.ts';
+import { CRD_CLEANUP_FINALIZER, establishedStatus, setCondition } from './runtime.ts';
 import { nowTimestamp } from '../store.ts';
 
 registerStrategy('apiextensions.k8s.io', 'customresourcedefinitions', {

@@ -3,12 +3,12 @@
 // budget that allows one more has it taken (its status records the pod as disrupted) before the
 // pod goes. Pods that are not running yet, finished or already going are deleted without asking
 // their budget; an unready pod may go when its budget's policy says so.
-import type { GenericStore, RequestContext, DeleteOptions } from './store.ts';
-import type { ResourceInfo } from '../schema/types.ts';
-import { labelSelectorFromObject } from './selectors.ts';
-import { ApiError, badRequest, forbidden } from '../errors.ts';
-import { isPlainObject } from '../util/json.ts';
-import { cloneJSON } from './apply/index.ts';
+import type { GenericStore, RequestContext, DeleteOptions } from '../../../store.ts';
+import type { ResourceInfo } from '../../../../schema/types.ts';
+import { labelSelectorFromObject } from '../../../selectors.ts';
+import { ApiError, badRequest, forbidden } from '../../../../errors.ts';
+import { isPlainObject } from '../../../../util/json.ts';
+import { cloneJSON } from '../../../apply/index.ts';
 
 const EVICTION_VERSIONS = ['policy/v1', 'policy/v1beta1'];
 /** How often a budget that changed meanwhile is read again (kube retries on conflicts too). */

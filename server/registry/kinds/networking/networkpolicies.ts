@@ -2,13 +2,13 @@
 // rule's ports (protocol, a port number or name, an end port only after a numeric port) and peers
 // (exactly one kind of peer, or pod and namespace selectors together; an ipBlock's CIDR and its
 // exceptions strictly inside it); at most the two policy types.
-import { registerStrategy } from '../strategy.ts';
-import { isPlainObject, objectsOf } from '../../util/json.ts';
-import { validateLabelSelector } from '../../validation/object-meta.ts';
-import { goQuote } from '../../go/strconv.ts';
-import { forbiddenError, invalidError, notSupportedError, requiredError, type FieldError } from '../../validation/field.ts';
-import { PORT_RANGE, portNameErrors } from '../pod-validation.ts';
-import { cidrContains, parseCIDRSloppy } from '../../util/net.ts';
+import { registerStrategy } from '../../strategy.ts';
+import { isPlainObject, objectsOf } from '../../../util/json.ts';
+import { validateLabelSelector } from '../../../validation/object-meta.ts';
+import { goQuote } from '../../../go/strconv.ts';
+import { forbiddenError, invalidError, notSupportedError, requiredError, type FieldError } from '../../../validation/field.ts';
+import { PORT_RANGE, portNameErrors } from '../core/pods/validation.ts';
+import { cidrContains, parseCIDRSloppy } from '../../../util/net.ts';
 
 type Obj = Record<string, any>;
 const objects = objectsOf;

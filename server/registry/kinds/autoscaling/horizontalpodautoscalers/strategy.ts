@@ -2,13 +2,13 @@
 // bounds, the scale target, then the metrics, then the scaling behavior. kube validates the
 // internal (v2) form of either version, so what an autoscaling/v1 object holds is reported where
 // v2 holds it. Quantities that are not positive are printed quoted (kube prints Go's %#v of the Quantity).
-import { registerStrategy } from '../strategy.ts';
-import { isPlainObject } from '../../util/json.ts';
-import { isPathSegmentName } from '../../validation/names.ts';
-import { goQuote } from '../../go/strconv.ts';
-import { forbiddenError, invalidError, notSupportedError, requiredError, type FieldError } from '../../validation/field.ts';
-import { parseQuantity } from '../../util/quantity.ts';
-import { convertHorizontalPodAutoscaler } from '../conversions/autoscaling.ts';
+import { registerStrategy } from '../../../strategy.ts';
+import { isPlainObject } from '../../../../util/json.ts';
+import { isPathSegmentName } from '../../../../validation/names.ts';
+import { goQuote } from '../../../../go/strconv.ts';
+import { forbiddenError, invalidError, notSupportedError, requiredError, type FieldError } from '../../../../validation/field.ts';
+import { parseQuantity } from '../../../../util/quantity.ts';
+import { convertHorizontalPodAutoscaler } from './conversion.ts';
 
 const HUB_VERSION = 'autoscaling/v2';
 

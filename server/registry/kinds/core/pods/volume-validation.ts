@@ -19,13 +19,13 @@
 // another path (a downward API file's path at downwardAPI.path, a token's at projected.path, a
 // gcePersistentDisk's pdName at persistentDisk.pdName) hearth reports it there too. kube prints a
 // pointer nested in a struct it shows with %#v as an address; hearth prints the pointee.
-import { isPlainObject, objectsOf as objects } from '../util/json.ts';
-import { canonicalQuantity, parseQuantity } from '../util/quantity.ts';
-import { TotalAnnotationSizeLimitB, validateAnnotations, validateLabels, validateLabelSelector } from '../validation/object-meta.ts';
-import { isDNS1123Label, isDNS1123Subdomain, isQualifiedName } from '../validation/names.ts';
-import { goStringSlice } from '../go/fmt.ts';
-import { goQuote } from '../go/strconv.ts';
-import { forbiddenError, goValue, invalidError, notSupportedError, requiredError, tooLongError, type FieldError } from '../validation/field.ts';
+import { isPlainObject, objectsOf as objects } from '../../../../util/json.ts';
+import { canonicalQuantity, parseQuantity } from '../../../../util/quantity.ts';
+import { TotalAnnotationSizeLimitB, validateAnnotations, validateLabels, validateLabelSelector } from '../../../../validation/object-meta.ts';
+import { isDNS1123Label, isDNS1123Subdomain, isQualifiedName } from '../../../../validation/names.ts';
+import { goStringSlice } from '../../../../go/fmt.ts';
+import { goQuote } from '../../../../go/strconv.ts';
+import { forbiddenError, goValue, invalidError, notSupportedError, requiredError, tooLongError, type FieldError } from '../../../../validation/field.ts';
 
 type Obj = Record<string, any>;
 

@@ -3,7 +3,7 @@
 // as kube-apiserver reads them at start (getServiceIPAndRanges, ServiceIPRange,
 // validateClusterIPFlags, utilnet.PortRange), with kube's messages; and the address arithmetic
 // the allocators need (bigints, so IPv6 ranges work like IPv4 ones).
-import { parseCIDRSloppy, parseIPv4Sloppy, parseIPv6Sloppy } from '../util/net.ts';
+import { parseCIDRSloppy, parseIPv4Sloppy, parseIPv6Sloppy } from '../../../../util/net.ts';
 
 export type IPFamily = 'IPv4' | 'IPv6';
 

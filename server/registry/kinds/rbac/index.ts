@@ -1,11 +1,11 @@
 // RoleBindings and ClusterRoleBindings as kube validates them (ValidateRoleBinding,
 // ValidateClusterRoleBinding and their updates): a roleRef to a Role or ClusterRole of
 // rbac.authorization.k8s.io that never changes once written, and subjects of the three kinds.
-import { registerStrategy } from '../strategy.ts';
-import { isPlainObject } from '../../util/json.ts';
-import { isDNS1123Subdomain, isPathSegmentName } from '../../validation/names.ts';
-import { goQuote } from '../../go/strconv.ts';
-import { invalidError, notSupportedError, requiredError, type FieldError } from '../../validation/field.ts';
+import { registerStrategy } from '../../strategy.ts';
+import { isPlainObject } from '../../../util/json.ts';
+import { isDNS1123Subdomain, isPathSegmentName } from '../../../validation/names.ts';
+import { goQuote } from '../../../go/strconv.ts';
+import { invalidError, notSupportedError, requiredError, type FieldError } from '../../../validation/field.ts';
 
 type Obj = Record<string, any>;
 

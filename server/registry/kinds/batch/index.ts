@@ -5,13 +5,13 @@
 // Their spec gets ValidateJobSpec's common checks (validateJobSpec, which CronJobs share); a Job's
 // update ValidateJobSpecUpdate's: selector, template (but for a suspended job's scheduling
 // directives), completions and completion mode never change.
-import { registerStrategy } from '../strategy.ts';
-import { isPlainObject, semanticEqual } from '../../util/json.ts';
-import { validatePodTemplate } from '../pod-validation.ts';
-import { withCanonicalQuantities } from '../../schema/quantities.ts';
-import { selectorUpdate } from './workloads.ts';
-import { invalidError, nonNegativeErrors, notSupportedError, type FieldError } from '../../validation/field.ts';
-import { goQuote } from '../../go/strconv.ts';
+import { registerStrategy } from '../../strategy.ts';
+import { isPlainObject, semanticEqual } from '../../../util/json.ts';
+import { validatePodTemplate } from '../core/pods/validation.ts';
+import { withCanonicalQuantities } from '../../../schema/quantities.ts';
+import { selectorUpdate } from '../apps/index.ts';
+import { invalidError, nonNegativeErrors, notSupportedError, type FieldError } from '../../../validation/field.ts';
+import { goQuote } from '../../../go/strconv.ts';
 
 const JOB_NAME_LABELS = ['job-name', 'batch.kubernetes.io/job-name'];
 const CONTROLLER_UID_LABELS = ['controller-uid', 'batch.kubernetes.io/controller-uid'];

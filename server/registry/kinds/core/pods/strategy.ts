@@ -5,14 +5,14 @@
 // not touch, as kube's strategies for them do: ephemeralcontainers (what `kubectl debug` patches:
 // podEphemeralContainersStrategy, ValidatePodEphemeralContainersUpdate) and resize (containers'
 // resources: podResizeStrategy, ValidatePodResize).
-import { registerStrategy } from '../strategy.ts';
-import { addRationals, compareRationals, parseQuantity, type Rational } from '../../util/quantity.ts';
-import { badRequest, conflict, internalError, invalid } from '../../errors.ts';
-import { forbiddenError, invalidError, notSupportedError, requiredError, type FieldError } from '../../validation/field.ts';
-import { goQuote } from '../../go/strconv.ts';
-import { nowTimestamp } from '../store.ts';
-import { isPlainObject, objectsOf, semanticEqual } from '../../util/json.ts';
-import { specChangeError, validatePodSpec, validatePodUpdate } from '../pod-validation.ts';
+import { registerStrategy } from '../../../strategy.ts';
+import { addRationals, compareRationals, parseQuantity, type Rational } from '../../../../util/quantity.ts';
+import { badRequest, conflict, internalError, invalid } from '../../../../errors.ts';
+import { forbiddenError, invalidError, notSupportedError, requiredError, type FieldError } from '../../../../validation/field.ts';
+import { goQuote } from '../../../../go/strconv.ts';
+import { nowTimestamp } from '../../../store.ts';
+import { isPlainObject, objectsOf, semanticEqual } from '../../../../util/json.ts';
+import { specChangeError, validatePodSpec, validatePodUpdate } from './validation.ts';
 
 type ResourceList = Record<string, unknown> | undefined;
 

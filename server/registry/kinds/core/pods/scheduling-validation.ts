@@ -9,13 +9,13 @@
 //
 // A field the schema requires and the request leaves out is the schema walk's Required value;
 // these checks look at the values that are there.
-import { isPlainObject, objectsOf as objects } from '../util/json.ts';
-import { validateLabelSelector } from '../validation/object-meta.ts';
-import { isDNS1123Label, isDNS1123Subdomain, isQualifiedName, isValidLabelValue, maxLenError, regexError, DNS1123SubdomainMaxLength } from '../validation/names.ts';
-import { goStringSlice } from '../go/fmt.ts';
-import { goQuote } from '../go/strconv.ts';
-import { duplicateError, forbiddenError, goValue, invalidError, notSupportedError, requiredError, type FieldError } from '../validation/field.ts';
-import { parseIPv4Sloppy, parseIPv6Sloppy } from '../util/net.ts';
+import { isPlainObject, objectsOf as objects } from '../../../../util/json.ts';
+import { validateLabelSelector } from '../../../../validation/object-meta.ts';
+import { isDNS1123Label, isDNS1123Subdomain, isQualifiedName, isValidLabelValue, maxLenError, regexError, DNS1123SubdomainMaxLength } from '../../../../validation/names.ts';
+import { goStringSlice } from '../../../../go/fmt.ts';
+import { goQuote } from '../../../../go/strconv.ts';
+import { duplicateError, forbiddenError, goValue, invalidError, notSupportedError, requiredError, type FieldError } from '../../../../validation/field.ts';
+import { parseIPv4Sloppy, parseIPv6Sloppy } from '../../../../util/net.ts';
 
 type Obj = Record<string, any>;
 

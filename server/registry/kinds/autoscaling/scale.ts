@@ -1,8 +1,8 @@
 // The scale subresource (autoscaling/v1 Scale) over a workload's spec.replicas,
 // status.replicas and its label selector.
-import type { ResourceInfo } from '../schema/types.ts';
-import { badRequest } from '../errors.ts';
-import { isPlainObject } from '../util/json.ts';
+import type { ResourceInfo } from '../../../schema/types.ts';
+import { badRequest } from '../../../errors.ts';
+import { isPlainObject } from '../../../util/json.ts';
 
 /** A label selector (metav1.LabelSelector or a plain map, as ReplicationController uses) as a query string. */
 export function selectorString(sel: any): string {

@@ -5,12 +5,12 @@
 // JSON text exactly as Go's encoding/json writes it, so a v1 client that writes an object back
 // loses nothing. Reading them back follows encoding/json too (field names matched without regard
 // to case, unknown fields skipped); a text that does not decode is ignored, as kube ignores it.
-import { isPlainObject } from '../../util/json.ts';
-import { goJsonString } from '../../go/json.ts';
-import { canonicalQuantity } from '../../util/quantity.ts';
-import { cloneJSON } from '../apply/index.ts';
-import { compareStrings, toGoString } from '../../go/strings.ts';
-import { formatRFC3339, parseRFC3339 } from '../../go/time.ts';
+import { isPlainObject } from '../../../../util/json.ts';
+import { goJsonString } from '../../../../go/json.ts';
+import { canonicalQuantity } from '../../../../util/quantity.ts';
+import { cloneJSON } from '../../../apply/index.ts';
+import { compareStrings, toGoString } from '../../../../go/strings.ts';
+import { formatRFC3339, parseRFC3339 } from '../../../../go/time.ts';
 
 type Obj = Record<string, any>;
 

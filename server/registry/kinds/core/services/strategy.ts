@@ -9,14 +9,14 @@
 // band (10.96.0.1-10.96.1.0 and 30000-30085 by default) is left for values users ask for, such
 // as a DNS service at 10.96.0.10; within a band the first free value is taken (kube picks at
 // random). The first address of the primary range goes to default/kubernetes only.
-import { invalid, internalError } from '../../errors.ts';
-import { isDNS1123Label } from '../../validation/names.ts';
-import { goStringSlice } from '../../go/fmt.ts';
-import { goQuote } from '../../go/strconv.ts';
-import { PORT_RANGE, portNameErrors } from '../pod-validation.ts';
-import { duplicateError, notSupportedError, requiredError, type FieldError } from '../../validation/field.ts';
-import type { Strategy } from '../strategy.ts';
-import { isPlainObject } from '../../util/json.ts';
+import { invalid, internalError } from '../../../../errors.ts';
+import { isDNS1123Label } from '../../../../validation/names.ts';
+import { goStringSlice } from '../../../../go/fmt.ts';
+import { goQuote } from '../../../../go/strconv.ts';
+import { PORT_RANGE, portNameErrors } from '../pods/validation.ts';
+import { duplicateError, notSupportedError, requiredError, type FieldError } from '../../../../validation/field.ts';
+import type { Strategy } from '../../../strategy.ts';
+import { isPlainObject } from '../../../../util/json.ts';
 import {
   DEFAULT_SERVICE_CLUSTER_IP_RANGE,
   formatIP,
@@ -27,7 +27,7 @@ import {
   type IPFamily,
   type PortRange,
   type ServiceCIDR,
-} from '../service-ranges.ts';
+} from './ranges.ts';
 
 export interface ServiceAllocatorOptions {
   /** The service CIDRs, primary first (kube-apiserver --service-cluster-ip-range); default 10.96.0.0/12. */

@@ -22,12 +22,12 @@
 //
 // A field the schema requires and the request leaves out is the schema walk's Required value;
 // these checks look at the values that are there.
-import { isPlainObject, objectsOf as objects } from '../util/json.ts';
-import { validateLocalDescendingPath } from './pod-volume-validation.ts';
-import { isDNS1123Subdomain } from '../validation/names.ts';
-import { goQuote } from '../go/strconv.ts';
-import { trimSpace } from '../go/strings.ts';
-import { duplicateError, forbiddenError, goValue, invalidError, notSupportedError, requiredError, tooLongError, type FieldError } from '../validation/field.ts';
+import { isPlainObject, objectsOf as objects } from '../../../../util/json.ts';
+import { validateLocalDescendingPath } from './volume-validation.ts';
+import { isDNS1123Subdomain } from '../../../../validation/names.ts';
+import { goQuote } from '../../../../go/strconv.ts';
+import { trimSpace } from '../../../../go/strings.ts';
+import { duplicateError, forbiddenError, goValue, invalidError, notSupportedError, requiredError, tooLongError, type FieldError } from '../../../../validation/field.ts';
 
 type Obj = Record<string, any>;
 

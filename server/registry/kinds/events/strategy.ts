@@ -4,13 +4,13 @@
 // may change). kube validates the core form whichever group the request came through, so its
 // field paths are the core ones (message, involvedObject, count ...), except that the
 // reporting controller is named as the request's version names it.
-import { registerStrategy } from '../strategy.ts';
-import { deepEqual, isPlainObject } from '../../util/json.ts';
-import { isDNS1123Subdomain, isQualifiedName } from '../../validation/names.ts';
-import { goTime } from '../../go/time.ts';
-import { goQuote } from '../../go/strconv.ts';
-import { invalidError, requiredError, type FieldError } from '../../validation/field.ts';
-import { convertEvent, CORE_EVENT_VERSION } from '../conversions/events.ts';
+import { registerStrategy } from '../../strategy.ts';
+import { deepEqual, isPlainObject } from '../../../util/json.ts';
+import { isDNS1123Subdomain, isQualifiedName } from '../../../validation/names.ts';
+import { goTime } from '../../../go/time.ts';
+import { goQuote } from '../../../go/strconv.ts';
+import { invalidError, requiredError, type FieldError } from '../../../validation/field.ts';
+import { convertEvent, CORE_EVENT_VERSION } from './conversion.ts';
 
 type Obj = Record<string, any>;
 const str = (v: unknown): string => (typeof v === 'string' ? v : '');

@@ -14,13 +14,13 @@
 // with one), envFrom, host aliases, priority class, runtime class,
 // preemption policy and overhead; a Pod's projected token without a serviceAccountName
 // (validatePodMetadataAndSpec: kube's ServiceAccount admission always sets one).
-import { isPlainObject, objectsOf, semanticEqual } from '../util/json.ts';
-import { validateAnnotations, validateLabels } from '../validation/object-meta.ts';
-import { configKeyErrors, isDNS1123Label, isDNS1123Subdomain, isQualifiedName, isValidLabelValue, maxLenError } from '../validation/names.ts';
-import { goQuote } from '../go/strconv.ts';
-import { compareRationals, parseQuantity } from '../util/quantity.ts';
-import { withCanonicalQuantities } from '../schema/quantities.ts';
-import { validateAffinity, validatePodDNSConfig, validateReadinessGates, validateSchedulingGates, validateTopologySpreadConstraints } from './pod-scheduling-validation.ts';
+import { isPlainObject, objectsOf, semanticEqual } from '../../../../util/json.ts';
+import { validateAnnotations, validateLabels } from '../../../../validation/object-meta.ts';
+import { configKeyErrors, isDNS1123Label, isDNS1123Subdomain, isQualifiedName, isValidLabelValue, maxLenError } from '../../../../validation/names.ts';
+import { goQuote } from '../../../../go/strconv.ts';
+import { compareRationals, parseQuantity } from '../../../../util/quantity.ts';
+import { withCanonicalQuantities } from '../../../../schema/quantities.ts';
+import { validateAffinity, validatePodDNSConfig, validateReadinessGates, validateSchedulingGates, validateTopologySpreadConstraints } from './scheduling-validation.ts';
 import {
   usesHostUsers,
   validateHostUsers,
@@ -30,9 +30,9 @@ import {
   validatePodSpecSecurityContext,
   validateSecurityContext,
   validateWindowsHostProcessPod,
-} from './pod-security-validation.ts';
-import { duplicateError, forbiddenError, invalidError, notSupportedError, requiredError, type FieldError } from '../validation/field.ts';
-import { validateContainerResourceFieldSelector, validateObjectFieldSelector, validatePullPolicy, validateVolumeMounts, validateVolumeSource } from './pod-volume-validation.ts';
+} from './security-validation.ts';
+import { duplicateError, forbiddenError, invalidError, notSupportedError, requiredError, type FieldError } from '../../../../validation/field.ts';
+import { validateContainerResourceFieldSelector, validateObjectFieldSelector, validatePullPolicy, validateVolumeMounts, validateVolumeSource } from './volume-validation.ts';
 
 type Obj = Record<string, any>;
 

@@ -1,6 +1,6 @@
 // Namespaces: born Active with the "kubernetes" finalizer in spec.finalizers; deletion turns
 // them Terminating until the namespace controller has emptied them and finalized.
-import { registerStrategy } from '../strategy.ts';
+import { registerStrategy } from '../../strategy.ts';
 
 export const NAMESPACE_FINALIZER = 'kubernetes';
 const NAME_LABEL = 'kubernetes.io/metadata.name';

@@ -7,12 +7,12 @@
 // checks, here, in replication controllers and pod templates, and in jobs and cronjobs
 // (strategies/jobs.ts); pods get them on their own spec (strategies/pods.ts). A StatefulSet's
 // template is the exception, as in kube: only its labels and annotations are checked.
-import { registerStrategy } from '../strategy.ts';
-import { deepEqual, isPlainObject } from '../../util/json.ts';
-import { labelSelectorFromObject } from '../selectors.ts';
-import { goQuote } from '../../go/strconv.ts';
-import { forbiddenError, goValue, invalidError, nonNegativeErrors, notSupportedError, type FieldError } from '../../validation/field.ts';
-import { validatePodTemplate, validatePodTemplateMetadata } from '../pod-validation.ts';
+import { registerStrategy } from '../../strategy.ts';
+import { deepEqual, isPlainObject } from '../../../util/json.ts';
+import { labelSelectorFromObject } from '../../selectors.ts';
+import { goQuote } from '../../../go/strconv.ts';
+import { forbiddenError, goValue, invalidError, nonNegativeErrors, notSupportedError, type FieldError } from '../../../validation/field.ts';
+import { validatePodTemplate, validatePodTemplateMetadata } from '../core/pods/validation.ts';
 
 type Obj = Record<string, any>;
 

@@ -4,15 +4,15 @@
 // storageClassName set once, and a bound claim's storage request and volumeAttributesClassName.
 // StorageClasses as ValidateStorageClass and its update rules have them: a qualified provisioner,
 // bounded parameters, known reclaim and binding modes; none of those change afterwards.
-import { registerStrategy } from '../strategy.ts';
-import { deepEqual, isPlainObject } from '../../util/json.ts';
-import { isQualifiedName } from '../../validation/names.ts';
-import { goQuote } from '../../go/strconv.ts';
-import { forbiddenError, invalidError, notSupportedError, requiredError, tooLongError, type FieldError } from '../../validation/field.ts';
-import { specChangeError } from '../pod-validation.ts';
-import { compareRationals, parseQuantity } from '../../util/quantity.ts';
-import { withCanonicalQuantities } from '../../schema/quantities.ts';
-import { validatePersistentVolumeClaimSpec } from '../pod-volume-validation.ts';
+import { registerStrategy } from '../../strategy.ts';
+import { deepEqual, isPlainObject } from '../../../util/json.ts';
+import { isQualifiedName } from '../../../validation/names.ts';
+import { goQuote } from '../../../go/strconv.ts';
+import { forbiddenError, invalidError, notSupportedError, requiredError, tooLongError, type FieldError } from '../../../validation/field.ts';
+import { specChangeError } from './pods/validation.ts';
+import { compareRationals, parseQuantity } from '../../../util/quantity.ts';
+import { withCanonicalQuantities } from '../../../schema/quantities.ts';
+import { validatePersistentVolumeClaimSpec } from './pods/volume-validation.ts';
 
 
 /** ValidatePersistentVolumeClaimSpec, the same checks as a pod's ephemeral claim template gets. */

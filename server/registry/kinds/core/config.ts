@@ -2,11 +2,11 @@
 // updates): keys are config keys, data and binaryData do not share a key, the whole stays within
 // 1 MiB, a Secret's type asks for the keys it names, the type never changes, and an object marked
 // immutable keeps its data. (A Secret's stringData is merged into data while decoding: defaults.ts.)
-import { registerStrategy } from '../strategy.ts';
-import { deepEqual, isPlainObject } from '../../util/json.ts';
-import { configKeyErrors } from '../../validation/names.ts';
-import { goQuote } from '../../go/strconv.ts';
-import { forbiddenError, invalidError, requiredError, tooLongError, type FieldError } from '../../validation/field.ts';
+import { registerStrategy } from '../../strategy.ts';
+import { deepEqual, isPlainObject } from '../../../util/json.ts';
+import { configKeyErrors } from '../../../validation/names.ts';
+import { goQuote } from '../../../go/strconv.ts';
+import { forbiddenError, invalidError, requiredError, tooLongError, type FieldError } from '../../../validation/field.ts';
 
 type Obj = Record<string, any>;
 

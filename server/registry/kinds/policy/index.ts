@@ -1,12 +1,12 @@
 // PodDisruptionBudgets as kube validates their spec (ValidatePodDisruptionBudgetSpec): minAvailable
 // or maxUnavailable, not both, each a non-negative number or a percentage of at most 100%; the
 // selector; the unhealthy-pod eviction policy. Their spec may change (it may since kube 1.15).
-import { registerStrategy } from '../strategy.ts';
-import { isPlainObject } from '../../util/json.ts';
-import { validateLabelSelector } from '../../validation/object-meta.ts';
-import { goQuote } from '../../go/strconv.ts';
-import { invalidError, notSupportedError, type FieldError } from '../../validation/field.ts';
-import { notMoreThan100PercentErrors, positiveIntOrPercentErrors } from './workloads.ts';
+import { registerStrategy } from '../../strategy.ts';
+import { isPlainObject } from '../../../util/json.ts';
+import { validateLabelSelector } from '../../../validation/object-meta.ts';
+import { goQuote } from '../../../go/strconv.ts';
+import { invalidError, notSupportedError, type FieldError } from '../../../validation/field.ts';
+import { notMoreThan100PercentErrors, positiveIntOrPercentErrors } from '../apps/index.ts';
 
 const EVICTION_POLICIES = ['AlwaysAllow', 'IfHealthyBudget'];
 

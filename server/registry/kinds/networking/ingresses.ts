@@ -3,12 +3,12 @@
 // paths, and each backend names one service with one port. (TLS, the default backend's own rules
 // and wildcard hosts' wording are not checked here.)
 import { isIP } from 'node:net';
-import { registerStrategy } from '../strategy.ts';
-import { isPlainObject, objectsOf } from '../../util/json.ts';
-import { isDNS1035Label, isDNS1123Subdomain } from '../../validation/names.ts';
-import { goQuote } from '../../go/strconv.ts';
-import { goValue, invalidError, notSupportedError, requiredError, type FieldError } from '../../validation/field.ts';
-import { PORT_RANGE, portNameErrors } from '../pod-validation.ts';
+import { registerStrategy } from '../../strategy.ts';
+import { isPlainObject, objectsOf } from '../../../util/json.ts';
+import { isDNS1035Label, isDNS1123Subdomain } from '../../../validation/names.ts';
+import { goQuote } from '../../../go/strconv.ts';
+import { goValue, invalidError, notSupportedError, requiredError, type FieldError } from '../../../validation/field.ts';
+import { PORT_RANGE, portNameErrors } from '../core/pods/validation.ts';
 
 type Obj = Record<string, any>;
 

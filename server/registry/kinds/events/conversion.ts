@@ -1,8 +1,8 @@
 // Events are one kind served by two groups: core/v1 and events.k8s.io/v1 read and write the same
 // objects, kept in the core/v1 form (kube's storage for both is the core Event). The two
 // versions name some fields differently; the rest carry over as they are.
-import { cloneJSON } from '../apply/index.ts';
-import { isPlainObject } from '../../util/json.ts';
+import { cloneJSON } from '../../apply/index.ts';
+import { isPlainObject } from '../../../util/json.ts';
 
 export const CORE_EVENT_VERSION = 'v1';
 export const EVENTS_V1_VERSION = 'events.k8s.io/v1';

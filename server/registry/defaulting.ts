@@ -12,7 +12,7 @@
 import type { TypeNode } from '../schema/types.ts';
 import { TypeModel } from '../schema/model.ts';
 import { isPlainObject } from '../util/json.ts';
-import { fillEventZeros, CORE_EVENT_VERSION, EVENTS_V1_VERSION } from './conversions/events.ts';
+import { fillEventZeros, CORE_EVENT_VERSION, EVENTS_V1_VERSION } from './kinds/events/conversion.ts';
 
 type Obj = Record<string, any>;
 type Defaulter = (obj: Obj) => void;
