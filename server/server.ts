@@ -16,7 +16,7 @@ import { GenericStore, type RequestContext } from './registry/store.ts';
 import { NamespaceIndex } from './registry/namespace-index.ts';
 import { createServiceStrategy, outOfRangeServiceReports } from './registry/kinds/core/services/strategy.ts';
 import { formatIP, parseServiceClusterIPRange, parseServiceNodePortRange, type ServiceCIDR } from './registry/kinds/core/services/ranges.ts';
-import './registry/kinds/index.ts';
+import './registry/crd/strategy.ts';
 import { setContinueSecret } from './registry/continue-token.ts';
 import { WatchHub } from './registry/watch/index.ts';
 import { flushAll } from './http/h2/connection.ts';

@@ -10,7 +10,8 @@ import { validateObject } from '../schema/validate.ts';
 import type { AdmissionChain } from '../admission/chain.ts';
 import type { AdmissionAttributes } from '../admission/types.ts';
 import type { UserInfo } from '../authentication/user.ts';
-import { nameRuleFor, strategyFor, type Strategy, type SubresourceCreate } from './strategy.ts';
+import type { Strategy, SubresourceCreate } from './strategy.ts';
+import { nameRuleFor, strategyFor } from './kinds/index.ts';
 import { defaultsFor } from './strategies/defaulting.ts';
 import { apply as applyEngine, checkApplyTarget, update as recordManagedUpdate, zeroObject, cloneJSON, type OtherVersion } from './apply/index.ts';
 import { UNTYPED } from './apply/fieldset.ts';
@@ -24,6 +25,7 @@ import { goJsonText } from '../go/json.ts';
 import { goMapOrder, sortedMap } from '../go/map-order.ts';
 import { formatRFC3339 } from '../go/time.ts';
 import { canonicalizeQuantities } from '../schema/quantities.ts';
+import { nowTimestamp } from './now.ts';
 import { dropOmittedZeros, fillGoZeros } from '../schema/omitempty.ts';
 import { goJsonOrder } from '../schema/go-order.ts';
 import { servedJsonPrefix, servedAsStored, withStoredItems, decodeObject, CHECK_STORED_JSON, type StoredRow, type ListRow } from '../storage/rows/codec.ts';
@@ -1107,18 +1109,6 @@ function withoutMeta(obj: any): Record<string, unknown> {
 /** An update that changes nothing is not written and keeps the resourceVersion. */
 function unchanged(obj: any, old: any): boolean {
   return deepEqual(obj, old);
-}
-
-let stampSecond = -1;
-let stampText = '';
-/** The time now as a metav1.Time; formatted once per second. */
-export function nowTimestamp(): string {
-  const sec = Math.floor(Date.now() / 1000);
-  if (sec !== stampSecond) {
-    stampSecond = sec;
-    stampText = formatRFC3339(sec * 1000);
-  }
-  return stampText;
 }
 
 const EMPTY_OBJECT: Record<string, unknown> = Object.freeze({});

@@ -1,8 +1,7 @@
-// Per-kind rules. A kind is data (its schema); a strategy exists only for kinds with special
-// rules, registered by qualified resource. The generic store applies the defaults itself.
-import type { ResourceInfo } from '../schema/types.ts';
+// Per-kind rules: the interface a kind's strategy implements. A kind is data (its schema); a
+// strategy exists only for kinds with special rules, registered by qualified resource in the
+// kinds' registry (kinds/index.ts). The generic store applies the defaults itself.
 import type { FieldError } from '../validation/field.ts';
-import type { NameRule } from '../validation/names.ts';
 
 export interface Strategy {
   /** metadata.generation starts at 1 and is bumped when anything outside metadata/status changes. */
@@ -57,74 +56,4 @@ export interface SubresourceCreate {
   definition: string;
   check(body: any, name: string): void;
   apply(obj: any, body: any): any;
-}
-
-const strategies = new Map<string, Strategy>();
-const resolved = new Map<string, Strategy>();
-
-/** Kinds with spec and a status subresource track generation, except these (as in kube-apiserver). */
-const NO_GENERATION = new Set(['namespaces', 'nodes', 'persistentvolumes', 'persistentvolumeclaims', 'services', 'resourcequotas', 'certificatesigningrequests']);
-
-/**
- * The built-in kinds whose strategies' AllowUnconditionalUpdate() is false (pkg/registry/*, and
- * the apiextensions and aggregator strategies): an update must name the resourceVersion it read.
- */
-const CONDITIONAL_UPDATES_ONLY = new Set([
-  'apiservices.apiregistration.k8s.io',
-  'customresourcedefinitions.apiextensions.k8s.io',
-  'leases.coordination.k8s.io',
-  'runtimeclasses.node.k8s.io',
-  'csidrivers.storage.k8s.io',
-  'csinodes.storage.k8s.io',
-  'csistoragecapacities.storage.k8s.io',
-  'volumeattachments.storage.k8s.io',
-  'validatingwebhookconfigurations.admissionregistration.k8s.io',
-  'mutatingwebhookconfigurations.admissionregistration.k8s.io',
-  'validatingadmissionpolicies.admissionregistration.k8s.io',
-  'validatingadmissionpolicybindings.admissionregistration.k8s.io',
-  'mutatingadmissionpolicies.admissionregistration.k8s.io',
-  'mutatingadmissionpolicybindings.admissionregistration.k8s.io',
-]);
-
-export function registerStrategy(group: string, resource: string, s: Strategy): void {
-  strategies.set(group ? `${resource}.${group}` : resource, s);
-}
-
-/**
- * Custom objects always count generation (spec changes, or any change without a status
- * subresource), and are only updated at a resourceVersion (apiextensions' customResourceStrategy).
- */
-const CUSTOM_RESOURCE_STRATEGY: Strategy = { tracksGeneration: true, allowUnconditionalUpdate: false };
-
-export function strategyFor(info: ResourceInfo): Strategy {
-  if (info.custom) return CUSTOM_RESOURCE_STRATEGY;
-  const key = info.group ? `${info.resource}.${info.group}` : info.resource;
-  let s = resolved.get(key);
-  if (!s) {
-    const own = strategies.get(key) ?? {};
-    const defaultGeneration = !!info.subresources?.status && !(info.group === '' && NO_GENERATION.has(info.resource)) && !NO_GENERATION.has(info.resource);
-    s = { tracksGeneration: defaultGeneration, allowUnconditionalUpdate: !CONDITIONAL_UPDATES_ONLY.has(key), ...own };
-    resolved.set(key, s);
-  }
-  return s;
-}
-
-// The rule metadata.name follows, per kind (the name validation function each of kube's
-// strategies passes to ValidateObjectMeta).
-const NAME_RULES: Record<string, NameRule> = {
-  namespaces: 'dns1123Label',
-  services: 'dns1035Label',
-  'roles.rbac.authorization.k8s.io': 'rbacPathSegment',
-  'rolebindings.rbac.authorization.k8s.io': 'rbacPathSegment',
-  'clusterroles.rbac.authorization.k8s.io': 'rbacPathSegment',
-  'clusterrolebindings.rbac.authorization.k8s.io': 'rbacPathSegment',
-  'certificatesigningrequests.certificates.k8s.io': 'none',
-  // Events through core/v1 get only the generic check (kube's legacy event validation has no name
-  // rule); through events.k8s.io/v1 the default one.
-  events: 'pathSegment',
-};
-
-/** The name rule kube-apiserver applies to a group/resource; DNS-1123 subdomain unless listed. */
-export function nameRuleFor(group: string, resource: string): NameRule {
-  return NAME_RULES[group ? `${resource}.${group}` : resource] ?? 'dns1123Subdomain';
 }

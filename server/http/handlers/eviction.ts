@@ -2,7 +2,7 @@
 // (registry/eviction.ts).
 import type { ResourceCatalog } from '../../schema/catalog.ts';
 import { evictPod, type EvictionTargets } from '../../registry/kinds/core/pods/eviction.ts';
-import { nowTimestamp } from '../../registry/store.ts';
+import { nowTimestamp } from '../../registry/now.ts';
 import { readObjectBody } from './body.ts';
 import { createdStatus } from './create.ts';
 import { requestContext } from './options.ts';

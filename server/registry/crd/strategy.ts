@@ -3,10 +3,10 @@
 // controllers do it moments later), so a created CRD is served as soon as the create returns.
 // Deletion adds the cleanup finalizer and the Terminating condition; the CRD controller then
 // deletes the custom objects and removes the finalizer.
-import { registerStrategy } from '../strategy.ts';
+import { registerStrategy } from '../kinds/index.ts';
 import { validateCustomResourceDefinition, validateCustomResourceDefinitionStatus } from './crd-validation.ts';
 import { CRD_CLEANUP_FINALIZER, establishedStatus, setCondition } from './runtime.ts';
-import { nowTimestamp } from '../store.ts';
+import { nowTimestamp } from '../now.ts';
 
 registerStrategy('apiextensions.k8s.io', 'customresourcedefinitions', {
   tracksGeneration: true,

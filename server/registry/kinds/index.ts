@@ -1,15 +1,126 @@
-// Importing this registers every per-kind strategy.
-import './core/namespaces.ts';
-import '../crd/strategy.ts';
-import './core/pods/strategy.ts';
-import './batch/index.ts';
-import './apps/index.ts';
-import './core/config.ts';
-import './rbac/index.ts';
-import './core/persistentvolumeclaims.ts';
-import './networking/ingresses.ts';
-import './autoscaling/horizontalpodautoscalers/strategy.ts';
-import './policy/index.ts';
-import './networking/networkpolicies.ts';
-import './events/strategy.ts';
-import './core/nodes.ts';
+// The built-in kinds, one folder per API group (the core group as `core/`), and their registry.
+// A kind's code lives together, as kube's pkg/registry/<group>/<kind> and pkg/apis/<group> have
+// it: its strategy, validation, defaults, conversion between served versions and the fields it
+// offers to field selectors; kinds with a few lines share their group's index.ts. Pod-spec
+// validation that pod templates share (workloads, jobs, claims) lives in core/pods/ and is
+// imported from there, as kube's apps validation imports core's ValidatePodTemplateSpec.
+// This file is the one registry the generic store asks: the strategy of a qualified resource and
+// the rule its names follow.
+// May import: go/, util/, validation/, schema/, errors.ts and registry's generic pieces below the
+// store (strategy.ts, now.ts, selectors.ts, apply/ helpers); never http/, storage/, store.ts or
+// registry/crd/ (the CustomResourceDefinition kind's strategy is crd/strategy.ts, beside the CRD
+// code it uses, and registers itself here).
+import type { ResourceInfo } from '../../schema/types.ts';
+import type { NameRule } from '../../validation/names.ts';
+import type { Strategy } from '../strategy.ts';
+import { horizontalPodAutoscalerStrategy } from './autoscaling/horizontalpodautoscalers/strategy.ts';
+import { daemonSetStrategy, deploymentStrategy, podTemplateStrategy, replicaSetStrategy, replicationControllerStrategy, statefulSetStrategy } from './apps/index.ts';
+import { cronJobStrategy, jobStrategy } from './batch/index.ts';
+import { configMapStrategy, secretStrategy } from './core/config.ts';
+import { namespaceStrategy } from './core/namespaces.ts';
+import { nodeStrategy } from './core/nodes.ts';
+import { persistentVolumeClaimStrategy, storageClassStrategy } from './core/persistentvolumeclaims.ts';
+import { podStrategy } from './core/pods/strategy.ts';
+import { eventStrategy } from './events/strategy.ts';
+import { ingressStrategy } from './networking/ingresses.ts';
+import { networkPolicyStrategy } from './networking/networkpolicies.ts';
+import { podDisruptionBudgetStrategy } from './policy/index.ts';
+import { clusterRoleBindingStrategy, roleBindingStrategy } from './rbac/index.ts';
+
+/** The built-in kinds' strategies, by qualified resource ("resource.group"; the core group's by resource). */
+const strategies = new Map<string, Strategy>(
+  Object.entries({
+    namespaces: namespaceStrategy,
+    nodes: nodeStrategy,
+    pods: podStrategy,
+    podtemplates: podTemplateStrategy,
+    replicationcontrollers: replicationControllerStrategy,
+    configmaps: configMapStrategy,
+    secrets: secretStrategy,
+    persistentvolumeclaims: persistentVolumeClaimStrategy,
+    events: eventStrategy,
+    'events.events.k8s.io': eventStrategy,
+    'deployments.apps': deploymentStrategy,
+    'replicasets.apps': replicaSetStrategy,
+    'statefulsets.apps': statefulSetStrategy,
+    'daemonsets.apps': daemonSetStrategy,
+    'jobs.batch': jobStrategy,
+    'cronjobs.batch': cronJobStrategy,
+    'horizontalpodautoscalers.autoscaling': horizontalPodAutoscalerStrategy,
+    'poddisruptionbudgets.policy': podDisruptionBudgetStrategy,
+    'ingresses.networking.k8s.io': ingressStrategy,
+    'networkpolicies.networking.k8s.io': networkPolicyStrategy,
+    'rolebindings.rbac.authorization.k8s.io': roleBindingStrategy,
+    'clusterrolebindings.rbac.authorization.k8s.io': clusterRoleBindingStrategy,
+    'storageclasses.storage.k8s.io': storageClassStrategy,
+  }),
+);
+const resolved = new Map<string, Strategy>();
+
+/** Kinds with spec and a status subresource track generation, except these (as in kube-apiserver). */
+const NO_GENERATION = new Set(['namespaces', 'nodes', 'persistentvolumes', 'persistentvolumeclaims', 'services', 'resourcequotas', 'certificatesigningrequests']);
+
+/**
+ * The built-in kinds whose strategies' AllowUnconditionalUpdate() is false (pkg/registry/*, and
+ * the apiextensions and aggregator strategies): an update must name the resourceVersion it read.
+ */
+const CONDITIONAL_UPDATES_ONLY = new Set([
+  'apiservices.apiregistration.k8s.io',
+  'customresourcedefinitions.apiextensions.k8s.io',
+  'leases.coordination.k8s.io',
+  'runtimeclasses.node.k8s.io',
+  'csidrivers.storage.k8s.io',
+  'csinodes.storage.k8s.io',
+  'csistoragecapacities.storage.k8s.io',
+  'volumeattachments.storage.k8s.io',
+  'validatingwebhookconfigurations.admissionregistration.k8s.io',
+  'mutatingwebhookconfigurations.admissionregistration.k8s.io',
+  'validatingadmissionpolicies.admissionregistration.k8s.io',
+  'validatingadmissionpolicybindings.admissionregistration.k8s.io',
+  'mutatingadmissionpolicies.admissionregistration.k8s.io',
+  'mutatingadmissionpolicybindings.admissionregistration.k8s.io',
+]);
+
+/** A strategy registered from outside the built-in kinds (the CRD kind's, crd/strategy.ts). */
+export function registerStrategy(group: string, resource: string, s: Strategy): void {
+  strategies.set(group ? `${resource}.${group}` : resource, s);
+}
+
+/**
+ * Custom objects always count generation (spec changes, or any change without a status
+ * subresource), and are only updated at a resourceVersion (apiextensions' customResourceStrategy).
+ */
+const CUSTOM_RESOURCE_STRATEGY: Strategy = { tracksGeneration: true, allowUnconditionalUpdate: false };
+
+export function strategyFor(info: ResourceInfo): Strategy {
+  if (info.custom) return CUSTOM_RESOURCE_STRATEGY;
+  const key = info.group ? `${info.resource}.${info.group}` : info.resource;
+  let s = resolved.get(key);
+  if (!s) {
+    const own = strategies.get(key) ?? {};
+    const defaultGeneration = !!info.subresources?.status && !(info.group === '' && NO_GENERATION.has(info.resource)) && !NO_GENERATION.has(info.resource);
+    s = { tracksGeneration: defaultGeneration, allowUnconditionalUpdate: !CONDITIONAL_UPDATES_ONLY.has(key), ...own };
+    resolved.set(key, s);
+  }
+  return s;
+}
+
+// The rule metadata.name follows, per kind (the name validation function each of kube's
+// strategies passes to ValidateObjectMeta).
+const NAME_RULES: Record<string, NameRule> = {
+  namespaces: 'dns1123Label',
+  services: 'dns1035Label',
+  'roles.rbac.authorization.k8s.io': 'rbacPathSegment',
+  'rolebindings.rbac.authorization.k8s.io': 'rbacPathSegment',
+  'clusterroles.rbac.authorization.k8s.io': 'rbacPathSegment',
+  'clusterrolebindings.rbac.authorization.k8s.io': 'rbacPathSegment',
+  'certificatesigningrequests.certificates.k8s.io': 'none',
+  // Events through core/v1 get only the generic check (kube's legacy event validation has no name
+  // rule); through events.k8s.io/v1 the default one.
+  events: 'pathSegment',
+};
+
+/** The name rule kube-apiserver applies to a group/resource; DNS-1123 subdomain unless listed. */
+export function nameRuleFor(group: string, resource: string): NameRule {
+  return NAME_RULES[group ? `${resource}.${group}` : resource] ?? 'dns1123Subdomain';
+}

@@ -7,7 +7,7 @@
 // checks, here, in replication controllers and pod templates, and in jobs and cronjobs
 // (strategies/jobs.ts); pods get them on their own spec (strategies/pods.ts). A StatefulSet's
 // template is the exception, as in kube: only its labels and annotations are checked.
-import { registerStrategy } from '../../strategy.ts';
+import type { Strategy } from '../../strategy.ts';
 import { deepEqual, isPlainObject } from '../../../util/json.ts';
 import { labelSelectorFromObject } from '../../selectors.ts';
 import { goQuote } from '../../../go/strconv.ts';
@@ -194,9 +194,9 @@ function statefulSetUpdate(ss: Obj, old: Obj): FieldError[] {
   return errs;
 }
 
-registerStrategy('apps', 'deployments', { validate: validateDeployment, validateUpdate: (d, old) => [...validateDeployment(d), ...selectorUpdate(d, old)] });
-registerStrategy('apps', 'replicasets', { validate: validateReplicaSet, validateUpdate: (rs, old) => [...validateReplicaSet(rs), ...selectorUpdate(rs, old)] });
-registerStrategy('apps', 'statefulsets', { validate: validateStatefulSet, validateUpdate: statefulSetUpdate, unvalidated: STATEFULSET_UNVALIDATED });
-registerStrategy('apps', 'daemonsets', { validate: validateDaemonSet, validateUpdate: (ds, old) => [...validateDaemonSet(ds), ...selectorUpdate(ds, old)] });
-registerStrategy('', 'replicationcontrollers', { validate: (rc) => validatePodTemplate(rc.spec?.template, 'spec.template') });
-registerStrategy('', 'podtemplates', { validate: (pt) => validatePodTemplate(pt.template, 'template') });
+export const deploymentStrategy: Strategy = { validate: validateDeployment, validateUpdate: (d, old) => [...validateDeployment(d), ...selectorUpdate(d, old)] };
+export const replicaSetStrategy: Strategy = { validate: validateReplicaSet, validateUpdate: (rs, old) => [...validateReplicaSet(rs), ...selectorUpdate(rs, old)] };
+export const statefulSetStrategy: Strategy = { validate: validateStatefulSet, validateUpdate: statefulSetUpdate, unvalidated: STATEFULSET_UNVALIDATED };
+export const daemonSetStrategy: Strategy = { validate: validateDaemonSet, validateUpdate: (ds, old) => [...validateDaemonSet(ds), ...selectorUpdate(ds, old)] };
+export const replicationControllerStrategy: Strategy = { validate: (rc) => validatePodTemplate(rc.spec?.template, 'spec.template') };
+export const podTemplateStrategy: Strategy = { validate: (pt) => validatePodTemplate(pt.template, 'template') };

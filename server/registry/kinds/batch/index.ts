@@ -5,7 +5,7 @@
 // Their spec gets ValidateJobSpec's common checks (validateJobSpec, which CronJobs share); a Job's
 // update ValidateJobSpecUpdate's: selector, template (but for a suspended job's scheduling
 // directives), completions and completion mode never change.
-import { registerStrategy } from '../../strategy.ts';
+import type { Strategy } from '../../strategy.ts';
 import { isPlainObject, semanticEqual } from '../../../util/json.ts';
 import { validatePodTemplate } from '../core/pods/validation.ts';
 import { withCanonicalQuantities } from '../../../schema/quantities.ts';
@@ -65,7 +65,7 @@ function jobUpdateErrors(job: Obj, old: Obj): FieldError[] {
   return errs;
 }
 
-registerStrategy('batch', 'jobs', {
+export const jobStrategy: Strategy = {
   validate: (job) => validateJobSpec(job.spec, 'spec'),
   // (a status write carries the spec over)
   validateUpdate: (job, old, subresource) => [...validateJobSpec(job.spec, 'spec'), ...(subresource === '' ? jobUpdateErrors(job, old) : [])],
@@ -86,6 +86,6 @@ registerStrategy('batch', 'jobs', {
     const templateLabels = spec.template?.metadata?.labels;
     if ((!isPlainObject(own) || Object.keys(own).length === 0) && isPlainObject(templateLabels) && Object.keys(templateLabels).length > 0) job.metadata.labels = { ...templateLabels };
   },
-});
+};
 
-registerStrategy('batch', 'cronjobs', { validate: (cj) => validateJobSpec(cj.spec?.jobTemplate?.spec, 'spec.jobTemplate.spec') });
+export const cronJobStrategy: Strategy = { validate: (cj) => validateJobSpec(cj.spec?.jobTemplate?.spec, 'spec.jobTemplate.spec') };

@@ -2,7 +2,7 @@
 // updates): keys are config keys, data and binaryData do not share a key, the whole stays within
 // 1 MiB, a Secret's type asks for the keys it names, the type never changes, and an object marked
 // immutable keeps its data. (A Secret's stringData is merged into data while decoding: defaults.ts.)
-import { registerStrategy } from '../../strategy.ts';
+import type { Strategy } from '../../strategy.ts';
 import { deepEqual, isPlainObject } from '../../../util/json.ts';
 import { configKeyErrors } from '../../../validation/names.ts';
 import { goQuote } from '../../../go/strconv.ts';
@@ -85,12 +85,12 @@ function immutableErrors(obj: Obj, old: Obj, fields: string[]): FieldError[] {
   return errs;
 }
 
-registerStrategy('', 'configmaps', {
+export const configMapStrategy: Strategy = {
   validate: validateConfigMap,
   validateUpdate: (cm, old) => [...immutableErrors(cm, old, ['data', 'binaryData']), ...validateConfigMap(cm)],
-});
+};
 
-registerStrategy('', 'secrets', {
+export const secretStrategy: Strategy = {
   validate: validateSecret,
   validateUpdate(secret, old) {
     const errs: FieldError[] = [];
@@ -98,4 +98,4 @@ registerStrategy('', 'secrets', {
     errs.push(...immutableErrors(secret, old, ['data']), ...validateSecret(secret));
     return errs;
   },
-});
+};

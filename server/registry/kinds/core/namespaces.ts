@@ -1,6 +1,6 @@
 // Namespaces: born Active with the "kubernetes" finalizer in spec.finalizers; deletion turns
 // them Terminating until the namespace controller has emptied them and finalized.
-import { registerStrategy } from '../../strategy.ts';
+import type { Strategy } from '../../strategy.ts';
 
 export const NAMESPACE_FINALIZER = 'kubernetes';
 const NAME_LABEL = 'kubernetes.io/metadata.name';
@@ -9,7 +9,7 @@ function ensureNameLabel(obj: any): void {
   obj.metadata.labels = { ...(obj.metadata.labels ?? {}), [NAME_LABEL]: obj.metadata.name };
 }
 
-registerStrategy('', 'namespaces', {
+export const namespaceStrategy: Strategy = {
   prepareForCreate(obj) {
     const finalizers: string[] = Array.isArray(obj.spec?.finalizers) ? obj.spec.finalizers : [];
     obj.spec = { ...(obj.spec ?? {}), finalizers: finalizers.includes(NAMESPACE_FINALIZER) ? finalizers : [...finalizers, NAMESPACE_FINALIZER] };
@@ -36,4 +36,4 @@ registerStrategy('', 'namespaces', {
       return next;
     },
   },
-});
+};

@@ -4,7 +4,7 @@
 // storageClassName set once, and a bound claim's storage request and volumeAttributesClassName.
 // StorageClasses as ValidateStorageClass and its update rules have them: a qualified provisioner,
 // bounded parameters, known reclaim and binding modes; none of those change afterwards.
-import { registerStrategy } from '../../strategy.ts';
+import type { Strategy } from '../../strategy.ts';
 import { deepEqual, isPlainObject } from '../../../util/json.ts';
 import { isQualifiedName } from '../../../validation/names.ts';
 import { goQuote } from '../../../go/strconv.ts';
@@ -54,11 +54,11 @@ function validateClaimUpdate(pvc: Obj, old: Obj): FieldError[] {
   return errs;
 }
 
-registerStrategy('', 'persistentvolumeclaims', {
+export const persistentVolumeClaimStrategy: Strategy = {
   validate: (pvc) => validateClaimSpec(pvc.spec, 'spec'),
   // (a status write carries the spec over)
   validateUpdate: (pvc, old, subresource) => [...validateClaimSpec(pvc.spec, 'spec'), ...(subresource === '' ? validateClaimUpdate(pvc, old) : [])],
-});
+};
 
 const RECLAIM_POLICIES = ['Delete', 'Retain'];
 const BINDING_MODES = ['Immediate', 'WaitForFirstConsumer'];
@@ -100,7 +100,7 @@ function storageClassUpdate(sc: Obj, old: Obj): FieldError[] {
   return errs;
 }
 
-registerStrategy('storage.k8s.io', 'storageclasses', {
+export const storageClassStrategy: Strategy = {
   validate: validateStorageClass,
   validateUpdate: (sc, old) => [...validateStorageClass(sc), ...storageClassUpdate(sc, old)],
-});
+};

@@ -4,7 +4,7 @@
 // may change). kube validates the core form whichever group the request came through, so its
 // field paths are the core ones (message, involvedObject, count ...), except that the
 // reporting controller is named as the request's version names it.
-import { registerStrategy } from '../../strategy.ts';
+import type { Strategy } from '../../strategy.ts';
 import { deepEqual, isPlainObject } from '../../../util/json.ts';
 import { isDNS1123Subdomain, isQualifiedName } from '../../../validation/names.ts';
 import { goTime } from '../../../go/time.ts';
@@ -131,6 +131,5 @@ function validateEventUpdate(event: Obj, old: Obj): FieldError[] {
   return errs;
 }
 
-const strategy = { reportsRequired: true, validate: validateEvent, validateUpdate: (o: Obj, old: Obj) => validateEventUpdate(o, old) };
-registerStrategy('', 'events', strategy);
-registerStrategy('events.k8s.io', 'events', strategy);
+/** Events through core/v1 and through events.k8s.io/v1: one strategy, on the core form. */
+export const eventStrategy: Strategy = { reportsRequired: true, validate: validateEvent, validateUpdate: (o: Obj, old: Obj) => validateEventUpdate(o, old) };

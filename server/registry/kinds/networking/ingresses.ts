@@ -3,7 +3,7 @@
 // paths, and each backend names one service with one port. (TLS, the default backend's own rules
 // and wildcard hosts' wording are not checked here.)
 import { isIP } from 'node:net';
-import { registerStrategy } from '../../strategy.ts';
+import type { Strategy } from '../../strategy.ts';
 import { isPlainObject, objectsOf } from '../../../util/json.ts';
 import { isDNS1035Label, isDNS1123Subdomain } from '../../../validation/names.ts';
 import { goQuote } from '../../../go/strconv.ts';
@@ -74,4 +74,4 @@ function validateIngress(ing: Obj): FieldError[] {
   return errs;
 }
 
-registerStrategy('networking.k8s.io', 'ingresses', { validate: validateIngress });
+export const ingressStrategy: Strategy = { validate: validateIngress };

@@ -2,7 +2,7 @@
 // rule's ports (protocol, a port number or name, an end port only after a numeric port) and peers
 // (exactly one kind of peer, or pod and namespace selectors together; an ipBlock's CIDR and its
 // exceptions strictly inside it); at most the two policy types.
-import { registerStrategy } from '../../strategy.ts';
+import type { Strategy } from '../../strategy.ts';
 import { isPlainObject, objectsOf } from '../../../util/json.ts';
 import { validateLabelSelector } from '../../../validation/object-meta.ts';
 import { goQuote } from '../../../go/strconv.ts';
@@ -90,4 +90,4 @@ function validateNetworkPolicy(np: Obj): FieldError[] {
   return errs;
 }
 
-registerStrategy('networking.k8s.io', 'networkpolicies', { validate: validateNetworkPolicy });
+export const networkPolicyStrategy: Strategy = { validate: validateNetworkPolicy };

@@ -1,7 +1,7 @@
 // PodDisruptionBudgets as kube validates their spec (ValidatePodDisruptionBudgetSpec): minAvailable
 // or maxUnavailable, not both, each a non-negative number or a percentage of at most 100%; the
 // selector; the unhealthy-pod eviction policy. Their spec may change (it may since kube 1.15).
-import { registerStrategy } from '../../strategy.ts';
+import type { Strategy } from '../../strategy.ts';
 import { isPlainObject } from '../../../util/json.ts';
 import { validateLabelSelector } from '../../../validation/object-meta.ts';
 import { goQuote } from '../../../go/strconv.ts';
@@ -26,4 +26,4 @@ function validateDisruptionBudget(pdb: Record<string, any>): FieldError[] {
   return errs;
 }
 
-registerStrategy('policy', 'poddisruptionbudgets', { validate: validateDisruptionBudget });
+export const podDisruptionBudgetStrategy: Strategy = { validate: validateDisruptionBudget };

@@ -1,7 +1,7 @@
 // RoleBindings and ClusterRoleBindings as kube validates them (ValidateRoleBinding,
 // ValidateClusterRoleBinding and their updates): a roleRef to a Role or ClusterRole of
 // rbac.authorization.k8s.io that never changes once written, and subjects of the three kinds.
-import { registerStrategy } from '../../strategy.ts';
+import type { Strategy } from '../../strategy.ts';
 import { isPlainObject } from '../../../util/json.ts';
 import { isDNS1123Subdomain, isPathSegmentName } from '../../../validation/names.ts';
 import { goQuote } from '../../../go/strconv.ts';
@@ -57,9 +57,12 @@ function roleRefUpdate(binding: Obj, old: Obj): FieldError[] {
   return same ? [] : [invalidError('roleRef', goRoleRef(ref), 'cannot change roleRef')];
 }
 
-for (const [resource, namespaced] of [['rolebindings', true], ['clusterrolebindings', false]] as const) {
-  registerStrategy(RBAC_GROUP, resource, {
+function bindingStrategy(namespaced: boolean): Strategy {
+  return {
     validate: (b) => bindingErrors(b, namespaced),
     validateUpdate: (b, old) => [...bindingErrors(b, namespaced), ...roleRefUpdate(b, old)],
-  });
+  };
 }
+
+export const roleBindingStrategy = bindingStrategy(true);
+export const clusterRoleBindingStrategy = bindingStrategy(false);

@@ -2,7 +2,7 @@
 // bounds, the scale target, then the metrics, then the scaling behavior. kube validates the
 // internal (v2) form of either version, so what an autoscaling/v1 object holds is reported where
 // v2 holds it. Quantities that are not positive are printed quoted (kube prints Go's %#v of the Quantity).
-import { registerStrategy } from '../../../strategy.ts';
+import type { Strategy } from '../../../strategy.ts';
 import { isPlainObject } from '../../../../util/json.ts';
 import { isPathSegmentName } from '../../../../validation/names.ts';
 import { goQuote } from '../../../../go/strconv.ts';
@@ -157,4 +157,4 @@ function validateAutoscaler(given: Obj): FieldError[] {
   return errs;
 }
 
-registerStrategy('autoscaling', 'horizontalpodautoscalers', { validate: validateAutoscaler });
+export const horizontalPodAutoscalerStrategy: Strategy = { validate: validateAutoscaler };

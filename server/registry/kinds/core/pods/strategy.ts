@@ -5,12 +5,12 @@
 // not touch, as kube's strategies for them do: ephemeralcontainers (what `kubectl debug` patches:
 // podEphemeralContainersStrategy, ValidatePodEphemeralContainersUpdate) and resize (containers'
 // resources: podResizeStrategy, ValidatePodResize).
-import { registerStrategy } from '../../../strategy.ts';
+import type { Strategy } from '../../../strategy.ts';
 import { addRationals, compareRationals, parseQuantity, type Rational } from '../../../../util/quantity.ts';
 import { badRequest, conflict, internalError, invalid } from '../../../../errors.ts';
 import { forbiddenError, invalidError, notSupportedError, requiredError, type FieldError } from '../../../../validation/field.ts';
 import { goQuote } from '../../../../go/strconv.ts';
-import { nowTimestamp } from '../../../store.ts';
+import { nowTimestamp } from '../../../now.ts';
 import { isPlainObject, objectsOf, semanticEqual } from '../../../../util/json.ts';
 import { specChangeError, validatePodSpec, validatePodUpdate } from './validation.ts';
 
@@ -318,7 +318,7 @@ function validatePodResize(pod: Obj, old: Obj): FieldError[] {
   return errs;
 }
 
-registerStrategy('', 'pods', {
+export const podStrategy: Strategy = {
   validate(pod) {
     const errs = validatePodSpec(pod.spec, 'spec', pod.metadata);
     // ValidatePodCreate: ephemeral containers come only through their subresource.
@@ -350,4 +350,4 @@ registerStrategy('', 'pods', {
       pod.status.conditions = [{ type: 'PodScheduled', status: 'False', reason: 'SchedulingGated', message: 'Scheduling is blocked due to non-empty scheduling gates' }];
     }
   },
-});
+};
