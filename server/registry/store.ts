@@ -11,8 +11,7 @@ import type { AdmissionChain } from '../admission/chain.ts';
 import type { AdmissionAttributes } from '../admission/types.ts';
 import type { UserInfo } from '../authentication/user.ts';
 import type { Strategy, SubresourceCreate } from './strategy.ts';
-import { nameRuleFor, strategyFor } from './kinds/index.ts';
-import { defaultsFor } from './strategies/defaulting.ts';
+import { conversionOf, convertTo, defaultsFor, nameRuleFor, strategyFor, type KindConversion } from './kinds/index.ts';
 import { apply as applyEngine, checkApplyTarget, update as recordManagedUpdate, zeroObject, cloneJSON, type OtherVersion } from './apply/index.ts';
 import { UNTYPED } from './apply/fieldset.ts';
 import { goFieldShape, goZeroFields } from '../schema/go-structs.ts';
@@ -31,7 +30,6 @@ import { goJsonOrder } from '../schema/go-order.ts';
 import { servedJsonPrefix, servedAsStored, withStoredItems, decodeObject, CHECK_STORED_JSON, type StoredRow, type ListRow } from '../storage/rows/codec.ts';
 import { encodeContinue, decodeContinue } from './continue-token.ts';
 import { validateListOptions, type ListParameters } from './list-options.ts';
-import { conversionOf, convertTo, type KindConversion } from './conversions/index.ts';
 import { CorruptObjectError } from '../storage/rows/corrupt-rows.ts';
 import { invalidError, type FieldError } from '../validation/field.ts';
 

@@ -14,18 +14,35 @@ import type { ResourceInfo } from '../../schema/types.ts';
 import type { NameRule } from '../../validation/names.ts';
 import type { Strategy } from '../strategy.ts';
 import { horizontalPodAutoscalerStrategy } from './autoscaling/horizontalpodautoscalers/strategy.ts';
-import { daemonSetStrategy, deploymentStrategy, podTemplateStrategy, replicaSetStrategy, replicationControllerStrategy, statefulSetStrategy } from './apps/index.ts';
-import { cronJobStrategy, jobStrategy } from './batch/index.ts';
-import { configMapStrategy, secretStrategy } from './core/config.ts';
-import { namespaceStrategy } from './core/namespaces.ts';
-import { nodeStrategy } from './core/nodes.ts';
-import { persistentVolumeClaimStrategy, storageClassStrategy } from './core/persistentvolumeclaims.ts';
+import { appsDefaults, daemonSetStrategy, deploymentStrategy, replicaSetStrategy, statefulSetStrategy } from './apps/index.ts';
+import { coreDefaults, podTemplateStrategy } from './core/index.ts';
+import { replicationControllerDefaults, replicationControllerStrategy } from './core/replicationcontrollers.ts';
+import { batchDefaults, cronJobStrategy, jobStrategy } from './batch/index.ts';
+import { configMapStrategy, secretDefaults, secretStrategy } from './core/config.ts';
+import { namespaceDefaults, namespaceStrategy } from './core/namespaces.ts';
+import { nodeDefaults, nodeStrategy } from './core/nodes.ts';
+import { persistentVolumeClaimStrategy, persistentVolumeDefaults } from './core/persistentvolumes.ts';
+import { storageClassStrategy, storageDefaults } from './storage/index.ts';
 import { podStrategy } from './core/pods/strategy.ts';
 import { eventStrategy } from './events/strategy.ts';
-import { ingressStrategy } from './networking/ingresses.ts';
-import { networkPolicyStrategy } from './networking/networkpolicies.ts';
-import { podDisruptionBudgetStrategy } from './policy/index.ts';
-import { clusterRoleBindingStrategy, roleBindingStrategy } from './rbac/index.ts';
+import { ingressClassDefaults, ingressStrategy } from './networking/ingresses.ts';
+import { networkPolicyDefaults, networkPolicyStrategy } from './networking/networkpolicies.ts';
+import { podDisruptionBudgetDefaults, podDisruptionBudgetStrategy } from './policy/index.ts';
+import { clusterRoleBindingStrategy, rbacDefaults, roleBindingStrategy } from './rbac/index.ts';
+import { TypeModel } from '../../schema/model.ts';
+import { goJsonOrder } from '../../schema/go-order.ts';
+import { definitionDefaulting } from '../defaulting.ts';
+import { admissionRegistrationDefaults } from './admissionregistration/index.ts';
+import { customResourceDefinitionDefaults } from './apiextensions/index.ts';
+import { horizontalPodAutoscalerDefaults } from './autoscaling/horizontalpodautoscalers/defaults.ts';
+import { convertHorizontalPodAutoscaler } from './autoscaling/horizontalpodautoscalers/conversion.ts';
+import { podDefaults } from './core/pods/defaults.ts';
+import { serviceDefaults } from './core/services/defaults.ts';
+import { endpointSliceDefaults } from './discovery/index.ts';
+import { convertEvent, CORE_EVENT_VERSION, eventDefaults, EVENTS_V1_VERSION } from './events/conversion.ts';
+import { flowControlDefaults } from './flowcontrol/index.ts';
+import { resourceDefaults } from './resource/index.ts';
+import { priorityClassDefaults } from './scheduling/index.ts';
 
 /** The built-in kinds' strategies, by qualified resource ("resource.group"; the core group's by resource). */
 const strategies = new Map<string, Strategy>(
@@ -123,4 +140,109 @@ const NAME_RULES: Record<string, NameRule> = {
 /** The name rule kube-apiserver applies to a group/resource; DNS-1123 subdomain unless listed. */
 export function nameRuleFor(group: string, resource: string): NameRule {
   return NAME_RULES[group ? `${resource}.${group}` : resource] ?? 'dns1123Subdomain';
+}
+
+// ---------------------------------------------------------------------------------------------
+// Defaults
+
+/** Every built-in kind's defaulters, by OpenAPI definition name. */
+const defaulting = definitionDefaulting({
+  ...podDefaults,
+  ...serviceDefaults,
+  ...persistentVolumeDefaults,
+  ...secretDefaults,
+  ...namespaceDefaults,
+  ...replicationControllerDefaults,
+  ...coreDefaults,
+  ...nodeDefaults,
+  ...appsDefaults,
+  ...batchDefaults,
+  ...horizontalPodAutoscalerDefaults,
+  ...eventDefaults,
+  ...podDisruptionBudgetDefaults,
+  ...networkPolicyDefaults,
+  ...ingressClassDefaults,
+  ...endpointSliceDefaults,
+  ...rbacDefaults,
+  ...storageDefaults,
+  ...resourceDefaults,
+  ...priorityClassDefaults,
+  ...admissionRegistrationDefaults,
+  ...flowControlDefaults,
+  ...customResourceDefinitionDefaults,
+});
+
+/** Fills, in place, every default kube-apiserver fills in an object of this definition. */
+export const applyDefaults = defaulting.applyDefaults;
+
+// Defaulting as a hook the generic store calls rather than part of a Strategy: one strategy per
+// resource is allowed, and defaulting must compose with the ones that exist (namespaces). The
+// store calls the returned function on create (after the status reset, before prepareForCreate)
+// and on update (on the desired object, before prepareUpdate, so generation and no-op detection
+// compare defaulted with defaulted), the way kube-apiserver defaults while decoding the request body.
+const hooks = new Map<string, ((obj: any) => void) | undefined>();
+
+/** The defaulting function for objects of this OpenAPI definition, or undefined when it has no defaults. */
+export function defaultsFor(definition: string): ((obj: any) => void) | undefined {
+  if (hooks.has(definition)) return hooks.get(definition);
+  const hook = defaulting.hasDefaults(definition) ? (obj: any) => defaulting.applyDefaults(definition, obj) : undefined;
+  hooks.set(definition, hook);
+  return hook;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Conversions: built-in kinds served in more than one version, or by more than one group, are
+// kept once: rows hold the storage version, and reads and writes in another version convert, as
+// kube-apiserver's scheme converts through its internal version. Conversions are synchronous and
+// never fail.
+
+export interface KindConversion {
+  /** The qualified resource the rows are kept under, whichever group serves them. */
+  storageResource: string;
+  storageApiVersion: string;
+  kind: string;
+  /** The definition of each served apiVersion (for the Go field order of converted objects). */
+  definitions: Readonly<Record<string, string>>;
+  /** A fresh object: obj (in whatever version its apiVersion names) as apiVersion. */
+  convert(obj: any, apiVersion: string): any;
+}
+
+const HORIZONTAL_POD_AUTOSCALERS: KindConversion = {
+  storageResource: 'horizontalpodautoscalers.autoscaling',
+  storageApiVersion: 'autoscaling/v2',
+  kind: 'HorizontalPodAutoscaler',
+  definitions: {
+    'autoscaling/v2': 'io.k8s.api.autoscaling.v2.HorizontalPodAutoscaler',
+    'autoscaling/v1': 'io.k8s.api.autoscaling.v1.HorizontalPodAutoscaler',
+  },
+  convert: convertHorizontalPodAutoscaler,
+};
+
+const EVENTS: KindConversion = {
+  storageResource: 'events',
+  storageApiVersion: CORE_EVENT_VERSION,
+  kind: 'Event',
+  definitions: { [CORE_EVENT_VERSION]: 'io.k8s.api.core.v1.Event', [EVENTS_V1_VERSION]: 'io.k8s.api.events.v1.Event' },
+  convert: convertEvent,
+};
+
+/** Conversions by "group/resource". */
+const CONVERSIONS = new Map<string, KindConversion>([
+  ['autoscaling/horizontalpodautoscalers', HORIZONTAL_POD_AUTOSCALERS],
+  ['/events', EVENTS],
+  ['events.k8s.io/events', EVENTS],
+]);
+
+/** How a built-in resource's objects are kept, when they are kept in another form than served. */
+export function conversionOf(group: string, resource: string): KindConversion | undefined {
+  return CONVERSIONS.get(`${group}/${resource}`);
+}
+
+/** obj converted to apiVersion (and defaulted as that version, if asked), its fields in the order kube writes them: a fresh object. */
+export function convertTo(conversion: KindConversion, obj: any, apiVersion: string, defaulted = false): any {
+  const out = conversion.convert(obj, apiVersion);
+  const definition = conversion.definitions[apiVersion];
+  if (!definition) return out;
+  if (defaulted) defaultsFor(definition)?.(out);
+  return goJsonOrder(TypeModel.loadBuiltins().node(definition), out);
 }

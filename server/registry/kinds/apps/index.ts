@@ -3,16 +3,18 @@
 // counts that may not be negative, a selector that selects something and matches the pod
 // template's labels, templates that restart Always, Deployment rolling-update bounds. Messages
 // and bad values are rendered as kube renders them (Go's %#v where it prints one). The schema walk
-// has already reported a missing selector or template. Pod templates get pod-validation.ts's
-// checks, here, in replication controllers and pod templates, and in jobs and cronjobs
-// (strategies/jobs.ts); pods get them on their own spec (strategies/pods.ts). A StatefulSet's
+// has already reported a missing selector or template. Pod templates get core/pods/validation.ts's
+// checks, here, in replication controllers and pod templates (core/), and in jobs and cronjobs
+// (batch/); pods get them on their own spec (core/pods/strategy.ts). A StatefulSet's
 // template is the exception, as in kube: only its labels and annotations are checked.
+// Also the workloads' defaults (SetDefaults_Deployment, _DaemonSet, _StatefulSet, _ReplicaSet).
 import type { Strategy } from '../../strategy.ts';
 import { deepEqual, isPlainObject } from '../../../util/json.ts';
 import { labelSelectorFromObject } from '../../selectors.ts';
 import { goQuote } from '../../../go/strconv.ts';
 import { forbiddenError, goValue, invalidError, nonNegativeErrors, notSupportedError, type FieldError } from '../../../validation/field.ts';
 import { validatePodTemplate, validatePodTemplateMetadata } from '../core/pods/validation.ts';
+import { setPtr, setZero, statusCounters, statusStruct, struct, zero, type Defaulters } from '../../defaulting.ts';
 
 type Obj = Record<string, any>;
 
@@ -198,5 +200,86 @@ export const deploymentStrategy: Strategy = { validate: validateDeployment, vali
 export const replicaSetStrategy: Strategy = { validate: validateReplicaSet, validateUpdate: (rs, old) => [...validateReplicaSet(rs), ...selectorUpdate(rs, old)] };
 export const statefulSetStrategy: Strategy = { validate: validateStatefulSet, validateUpdate: statefulSetUpdate, unvalidated: STATEFULSET_UNVALIDATED };
 export const daemonSetStrategy: Strategy = { validate: validateDaemonSet, validateUpdate: (ds, old) => [...validateDaemonSet(ds), ...selectorUpdate(ds, old)] };
-export const replicationControllerStrategy: Strategy = { validate: (rc) => validatePodTemplate(rc.spec?.template, 'spec.template') };
-export const podTemplateStrategy: Strategy = { validate: (pt) => validatePodTemplate(pt.template, 'template') };
+
+function deployment(d: Obj): void {
+  statusStruct(d);
+  const spec = struct(d, 'spec');
+  if (!spec) return;
+  setPtr(spec, 'replicas', 1);
+  const strategy = struct(spec, 'strategy');
+  if (strategy) {
+    setZero(strategy, 'type', 'RollingUpdate');
+    if (strategy.type === 'RollingUpdate') {
+      const ru = struct(strategy, 'rollingUpdate');
+      if (ru) {
+        setPtr(ru, 'maxUnavailable', '25%');
+        setPtr(ru, 'maxSurge', '25%');
+      }
+    }
+  }
+  setPtr(spec, 'revisionHistoryLimit', 10);
+  setPtr(spec, 'progressDeadlineSeconds', 600);
+}
+
+function daemonSet(ds: Obj): void {
+  statusStruct(ds);
+  const spec = struct(ds, 'spec');
+  if (!spec) return;
+  const us = struct(spec, 'updateStrategy');
+  if (us) {
+    setZero(us, 'type', 'RollingUpdate');
+    if (us.type === 'RollingUpdate') {
+      const ru = struct(us, 'rollingUpdate');
+      if (ru) {
+        setPtr(ru, 'maxUnavailable', 1);
+        setPtr(ru, 'maxSurge', 0);
+      }
+    }
+  }
+  setPtr(spec, 'revisionHistoryLimit', 10);
+}
+
+function statefulSet(ss: Obj): void {
+  statusStruct(ss);
+  const spec = struct(ss, 'spec');
+  if (!spec) return;
+  setZero(spec, 'podManagementPolicy', 'OrderedReady');
+  const us = struct(spec, 'updateStrategy');
+  if (us) {
+    if (zero(us.type)) {
+      us.type = 'RollingUpdate';
+      setPtr(us, 'rollingUpdate', {});
+    }
+    if (us.type === 'RollingUpdate' && isPlainObject(us.rollingUpdate)) {
+      setPtr(us.rollingUpdate, 'partition', 0);
+      // MaxUnavailableStatefulSet: beta, enabled by default.
+      setPtr(us.rollingUpdate, 'maxUnavailable', 1);
+    }
+  }
+  // StatefulSetAutoDeletePVC: GA.
+  const retention = struct(spec, 'persistentVolumeClaimRetentionPolicy');
+  if (retention) {
+    setZero(retention, 'whenDeleted', 'Retain');
+    setZero(retention, 'whenScaled', 'Retain');
+  }
+  setPtr(spec, 'replicas', 1);
+  setPtr(spec, 'revisionHistoryLimit', 10);
+  // Not defaults: Go fields without omitempty, written even when unset.
+  setPtr(spec, 'serviceName', '');
+  if (isPlainObject(spec.ordinals)) setPtr(spec.ordinals, 'start', 0);
+}
+
+/** apps/v1's workloads, by definition. */
+export const appsDefaults: Defaulters = {
+  'io.k8s.api.apps.v1.Deployment': deployment,
+  'io.k8s.api.apps.v1.ReplicaSetStatus': statusCounters('replicas'),
+  'io.k8s.api.apps.v1.StatefulSetStatus': statusCounters('replicas', 'availableReplicas'),
+  'io.k8s.api.apps.v1.DaemonSetStatus': statusCounters('currentNumberScheduled', 'numberMisscheduled', 'desiredNumberScheduled', 'numberReady'),
+  'io.k8s.api.apps.v1.DaemonSet': daemonSet,
+  'io.k8s.api.apps.v1.StatefulSet': statefulSet,
+  'io.k8s.api.apps.v1.ReplicaSet': (rs) => {
+    statusStruct(rs);
+    const spec = struct(rs, 'spec');
+    if (spec) setPtr(spec, 'replicas', 1);
+  },
+};

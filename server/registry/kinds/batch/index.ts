@@ -12,6 +12,7 @@ import { withCanonicalQuantities } from '../../../schema/quantities.ts';
 import { selectorUpdate } from '../apps/index.ts';
 import { invalidError, nonNegativeErrors, notSupportedError, type FieldError } from '../../../validation/field.ts';
 import { goQuote } from '../../../go/strconv.ts';
+import { absent, emptyMap, setPtr, setZero, statusStruct, struct, templateMetadata, type Defaulters } from '../../defaulting.ts';
 
 const JOB_NAME_LABELS = ['job-name', 'batch.kubernetes.io/job-name'];
 const CONTROLLER_UID_LABELS = ['controller-uid', 'batch.kubernetes.io/controller-uid'];
@@ -89,3 +90,43 @@ export const jobStrategy: Strategy = {
 };
 
 export const cronJobStrategy: Strategy = { validate: (cj) => validateJobSpec(cj.spec?.jobTemplate?.spec, 'spec.jobTemplate.spec') };
+
+function job(j: Obj): void {
+  statusStruct(j);
+  const spec = struct(j, 'spec');
+  if (!spec) return;
+  if (absent(spec.completions) && absent(spec.parallelism)) {
+    spec.completions = 1;
+    spec.parallelism = 1;
+  }
+  setPtr(spec, 'parallelism', 1);
+  if (absent(spec.backoffLimit)) spec.backoffLimit = absent(spec.backoffLimitPerIndex) ? 6 : 2147483647;
+  const labels = isPlainObject(spec.template) && isPlainObject(spec.template.metadata) ? spec.template.metadata.labels : undefined;
+  if (isPlainObject(labels)) {
+    const meta = struct(j, 'metadata');
+    if (meta && emptyMap(meta.labels)) meta.labels = { ...labels };
+  }
+  setPtr(spec, 'completionMode', 'NonIndexed');
+  setPtr(spec, 'suspend', false);
+  // JobPodReplacementPolicy: GA.
+  setPtr(spec, 'podReplacementPolicy', absent(spec.podFailurePolicy) ? 'TerminatingOrFailed' : 'Failed');
+  setPtr(spec, 'manualSelector', false);
+}
+
+function cronJob(cj: Obj): void {
+  statusStruct(cj);
+  const spec = struct(cj, 'spec');
+  if (!spec) return;
+  setZero(spec, 'concurrencyPolicy', 'Allow');
+  setPtr(spec, 'suspend', false);
+  setPtr(spec, 'successfulJobsHistoryLimit', 3);
+  setPtr(spec, 'failedJobsHistoryLimit', 1);
+}
+
+/** Jobs and CronJobs, by definition. */
+export const batchDefaults: Defaulters = {
+  'io.k8s.api.batch.v1.Job': job,
+  'io.k8s.api.batch.v1.CronJob': cronJob,
+  'io.k8s.api.batch.v1.JobTemplateSpec': templateMetadata,
+  'io.k8s.api.batch.v1.PodFailurePolicyOnPodConditionsPattern': (p) => setZero(p, 'status', 'True'),
+};

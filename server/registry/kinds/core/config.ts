@@ -7,6 +7,7 @@ import { deepEqual, isPlainObject } from '../../../util/json.ts';
 import { configKeyErrors } from '../../../validation/names.ts';
 import { goQuote } from '../../../go/strconv.ts';
 import { forbiddenError, invalidError, requiredError, tooLongError, type FieldError } from '../../../validation/field.ts';
+import { CORE, setZero, type Defaulters } from '../../defaulting.ts';
 
 type Obj = Record<string, any>;
 
@@ -98,4 +99,22 @@ export const secretStrategy: Strategy = {
     errs.push(...immutableErrors(secret, old, ['data']), ...validateSecret(secret));
     return errs;
   },
+};
+
+/**
+ * Not a default but the v1 → internal conversion, which kube runs while decoding every write:
+ * stringData is write-only, each entry replacing the data key of its name (as base64).
+ */
+function secret(s: Obj): void {
+  if (isPlainObject(s.stringData)) {
+    const data = isPlainObject(s.data) ? s.data : (s.data = {});
+    for (const [k, v] of Object.entries(s.stringData)) data[k] = Buffer.from(String(v), 'utf8').toString('base64');
+  }
+  delete s.stringData;
+  setZero(s, 'type', 'Opaque');
+}
+
+/** Secrets, by definition. */
+export const secretDefaults: Defaulters = {
+  [`${CORE}Secret`]: secret,
 };

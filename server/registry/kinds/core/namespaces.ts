@@ -1,6 +1,8 @@
 // Namespaces: born Active with the "kubernetes" finalizer in spec.finalizers; deletion turns
 // them Terminating until the namespace controller has emptied them and finalized.
 import type { Strategy } from '../../strategy.ts';
+import { CORE, struct, type Defaulters } from '../../defaulting.ts';
+import { isPlainObject } from '../../../util/json.ts';
 
 export const NAMESPACE_FINALIZER = 'kubernetes';
 const NAME_LABEL = 'kubernetes.io/metadata.name';
@@ -35,5 +37,14 @@ export const namespaceStrategy: Strategy = {
       else delete next.spec.finalizers;
       return next;
     },
+  },
+};
+
+/** Namespaces, by definition. */
+export const namespaceDefaults: Defaulters = {
+  // SetDefaults_Namespace: the name label, when the name is known (the strategy sets it too).
+  [`${CORE}Namespace`]: (n) => {
+    const meta = struct(n, 'metadata');
+    if (meta && typeof meta.name === 'string' && meta.name !== '') meta.labels = { ...(isPlainObject(meta.labels) ? meta.labels : {}), 'kubernetes.io/metadata.name': meta.name };
   },
 };

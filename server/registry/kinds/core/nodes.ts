@@ -1,5 +1,16 @@
 // Nodes: a kubelet registers its Node with the status it reports, so a create keeps the status
 // it is given (kube's nodeStrategy.PrepareForCreate clears nothing).
 import type { Strategy } from '../../strategy.ts';
+import { absent, CORE, struct, type Defaulters } from '../../defaulting.ts';
+import { isPlainObject } from '../../../util/json.ts';
 
 export const nodeStrategy: Strategy = { statusOnCreate: true };
+
+/** Nodes, by definition. */
+export const nodeDefaults: Defaulters = {
+  // Not a default: NodeSpec is a non-pointer struct, written as `spec: {}` however empty.
+  [`${CORE}Node`]: (n) => struct(n, 'spec'),
+  [`${CORE}NodeStatus`]: (s) => {
+    if (absent(s.allocatable) && isPlainObject(s.capacity)) s.allocatable = { ...s.capacity };
+  },
+};

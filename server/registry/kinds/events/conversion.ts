@@ -3,6 +3,7 @@
 // versions name some fields differently; the rest carry over as they are.
 import { cloneJSON } from '../../apply/index.ts';
 import { isPlainObject } from '../../../util/json.ts';
+import { type Defaulters } from '../../defaulting.ts';
 
 export const CORE_EVENT_VERSION = 'v1';
 export const EVENTS_V1_VERSION = 'events.k8s.io/v1';
@@ -66,3 +67,10 @@ export function convertEvent(obj: any, apiVersion: string): any {
   fillEventZeros(out, apiVersion);
   return out;
 }
+
+/** Events in both versions, by definition. */
+export const eventDefaults: Defaulters = {
+  // Events: not defaults but what encoding/json writes for their unset fields (see fillEventZeros)
+  'io.k8s.api.core.v1.Event': (e) => fillEventZeros(e, CORE_EVENT_VERSION),
+  'io.k8s.api.events.v1.Event': (e) => fillEventZeros(e, EVENTS_V1_VERSION),
+};

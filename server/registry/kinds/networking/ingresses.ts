@@ -9,6 +9,7 @@ import { isDNS1035Label, isDNS1123Subdomain } from '../../../validation/names.ts
 import { goQuote } from '../../../go/strconv.ts';
 import { goValue, invalidError, notSupportedError, requiredError, type FieldError } from '../../../validation/field.ts';
 import { PORT_RANGE, portNameErrors } from '../core/pods/validation.ts';
+import { setPtr, type Defaulters } from '../../defaulting.ts';
 
 type Obj = Record<string, any>;
 
@@ -75,3 +76,10 @@ function validateIngress(ing: Obj): FieldError[] {
 }
 
 export const ingressStrategy: Strategy = { validate: validateIngress };
+
+/** IngressClasses, by definition. */
+export const ingressClassDefaults: Defaulters = {
+  'io.k8s.api.networking.v1.IngressClass': (ic) => {
+    if (isPlainObject(ic.spec) && isPlainObject(ic.spec.parameters)) setPtr(ic.spec.parameters, 'scope', 'Cluster');
+  },
+};

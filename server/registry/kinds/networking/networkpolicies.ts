@@ -9,6 +9,7 @@ import { goQuote } from '../../../go/strconv.ts';
 import { forbiddenError, invalidError, notSupportedError, requiredError, type FieldError } from '../../../validation/field.ts';
 import { PORT_RANGE, portNameErrors } from '../core/pods/validation.ts';
 import { cidrContains, parseCIDRSloppy } from '../../../util/net.ts';
+import { list, setPtr, struct, type Defaulters } from '../../defaulting.ts';
 
 type Obj = Record<string, any>;
 const objects = objectsOf;
@@ -91,3 +92,13 @@ function validateNetworkPolicy(np: Obj): FieldError[] {
 }
 
 export const networkPolicyStrategy: Strategy = { validate: validateNetworkPolicy };
+
+/** NetworkPolicies, by definition. */
+export const networkPolicyDefaults: Defaulters = {
+  'io.k8s.api.networking.v1.NetworkPolicy': (np) => {
+    const spec = struct(np, 'spec');
+    if (!spec || list(spec.policyTypes).length) return;
+    spec.policyTypes = list(spec.egress).length ? ['Ingress', 'Egress'] : ['Ingress'];
+  },
+  'io.k8s.api.networking.v1.NetworkPolicyPort': (p) => setPtr(p, 'protocol', 'TCP'),
+};

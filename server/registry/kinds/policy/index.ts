@@ -7,6 +7,7 @@ import { validateLabelSelector } from '../../../validation/object-meta.ts';
 import { goQuote } from '../../../go/strconv.ts';
 import { invalidError, notSupportedError, type FieldError } from '../../../validation/field.ts';
 import { notMoreThan100PercentErrors, positiveIntOrPercentErrors } from '../apps/index.ts';
+import { statusCounters, statusStruct, type Defaulters } from '../../defaulting.ts';
 
 const EVICTION_POLICIES = ['AlwaysAllow', 'IfHealthyBudget'];
 
@@ -27,3 +28,9 @@ function validateDisruptionBudget(pdb: Record<string, any>): FieldError[] {
 }
 
 export const podDisruptionBudgetStrategy: Strategy = { validate: validateDisruptionBudget };
+
+/** PodDisruptionBudgets, by definition. */
+export const podDisruptionBudgetDefaults: Defaulters = {
+  'io.k8s.api.policy.v1.PodDisruptionBudget': statusStruct,
+  'io.k8s.api.policy.v1.PodDisruptionBudgetStatus': statusCounters('disruptionsAllowed', 'currentHealthy', 'desiredHealthy', 'expectedPods'),
+};

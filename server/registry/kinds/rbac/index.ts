@@ -6,6 +6,7 @@ import { isPlainObject } from '../../../util/json.ts';
 import { isDNS1123Subdomain, isPathSegmentName } from '../../../validation/names.ts';
 import { goQuote } from '../../../go/strconv.ts';
 import { invalidError, notSupportedError, requiredError, type FieldError } from '../../../validation/field.ts';
+import { setZero, zero, type Defaulters } from '../../defaulting.ts';
 
 type Obj = Record<string, any>;
 
@@ -66,3 +67,17 @@ function bindingStrategy(namespaced: boolean): Strategy {
 
 export const roleBindingStrategy = bindingStrategy(true);
 export const clusterRoleBindingStrategy = bindingStrategy(false);
+
+/** Role bindings and their subjects, by definition. */
+export const rbacDefaults: Defaulters = {
+  'io.k8s.api.rbac.v1.RoleBinding': (b) => {
+    if (isPlainObject(b.roleRef)) setZero(b.roleRef, 'apiGroup', 'rbac.authorization.k8s.io');
+  },
+  'io.k8s.api.rbac.v1.ClusterRoleBinding': (b) => {
+    if (isPlainObject(b.roleRef)) setZero(b.roleRef, 'apiGroup', 'rbac.authorization.k8s.io');
+  },
+  // (a ServiceAccount's is "", which its omitempty tag leaves out)
+  'io.k8s.api.rbac.v1.Subject': (s) => {
+    if (zero(s.apiGroup) && (s.kind === 'User' || s.kind === 'Group')) s.apiGroup = 'rbac.authorization.k8s.io';
+  },
+};

@@ -1,9 +1,8 @@
 // PersistentVolumeClaims as kube validates their spec (ValidatePersistentVolumeClaimSpec, shared
-// with pods' ephemeral claim templates: pod-volume-validation.ts); and their updates
+// with pods' ephemeral claim templates: pods/volume-validation.ts); and their updates
 // (ValidatePersistentVolumeClaimUpdate): the spec is immutable but for a volumeName and a
 // storageClassName set once, and a bound claim's storage request and volumeAttributesClassName.
-// StorageClasses as ValidateStorageClass and its update rules have them: a qualified provisioner,
-// bounded parameters, known reclaim and binding modes; none of those change afterwards.
+// The defaults of claims and of PersistentVolumes (SetDefaults_PersistentVolume and their sources).
 import type { Strategy } from '../../strategy.ts';
 import { deepEqual, isPlainObject } from '../../../util/json.ts';
 import { isQualifiedName } from '../../../validation/names.ts';
@@ -13,6 +12,8 @@ import { specChangeError } from './pods/validation.ts';
 import { compareRationals, parseQuantity } from '../../../util/quantity.ts';
 import { withCanonicalQuantities } from '../../../schema/quantities.ts';
 import { validatePersistentVolumeClaimSpec } from './pods/volume-validation.ts';
+import { absent, CORE, setPtr, setZero, struct, type Defaulters } from '../../defaulting.ts';
+import { rbd, scaleIO } from './pods/defaults.ts';
 
 
 /** ValidatePersistentVolumeClaimSpec, the same checks as a pod's ephemeral claim template gets. */
@@ -60,47 +61,24 @@ export const persistentVolumeClaimStrategy: Strategy = {
   validateUpdate: (pvc, old, subresource) => [...validateClaimSpec(pvc.spec, 'spec'), ...(subresource === '' ? validateClaimUpdate(pvc, old) : [])],
 };
 
-const RECLAIM_POLICIES = ['Delete', 'Retain'];
-const BINDING_MODES = ['Immediate', 'WaitForFirstConsumer'];
-const MAX_PARAMETERS = 512;
-const MAX_PARAMETERS_SIZE = 256 * 1024;
-
-function validateStorageClass(sc: Obj): FieldError[] {
-  const errs: FieldError[] = [];
-  const provisioner = typeof sc.provisioner === 'string' ? sc.provisioner : '';
-  if (provisioner === '') errs.push(requiredError('provisioner'));
-  else for (const m of isQualifiedName(provisioner.toLowerCase())) errs.push(invalidError('provisioner', goQuote(provisioner.toLowerCase()), m));
-  const params: Obj = isPlainObject(sc.parameters) ? sc.parameters : {};
-  const keys = Object.keys(params);
-  if (keys.length > MAX_PARAMETERS) {
-    errs.push(tooLongError('parameters', MAX_PARAMETERS));
-  } else {
-    let size = 0;
-    for (const k of keys) {
-      if (k === '') errs.push(invalidError('parameters', '""', 'field can not be empty.'));
-      size += Buffer.byteLength(k) + Buffer.byteLength(String(params[k] ?? ''));
-    }
-    if (size > MAX_PARAMETERS_SIZE) errs.push(tooLongError('parameters', MAX_PARAMETERS_SIZE));
-  }
-  const reclaim = typeof sc.reclaimPolicy === 'string' ? sc.reclaimPolicy : '';
-  if (reclaim !== '' && !RECLAIM_POLICIES.includes(reclaim)) errs.push(notSupportedError('reclaimPolicy', goQuote(reclaim), RECLAIM_POLICIES));
-  const mode = sc.volumeBindingMode;
-  if (mode == null) errs.push(requiredError('volumeBindingMode'));
-  else if (!BINDING_MODES.includes(String(mode))) errs.push(notSupportedError('volumeBindingMode', goQuote(String(mode)), BINDING_MODES));
-  return errs;
+function persistentVolume(pv: Obj): void {
+  const status = struct(pv, 'status');
+  if (status) setZero(status, 'phase', 'Pending');
+  const spec = struct(pv, 'spec');
+  if (!spec) return;
+  setZero(spec, 'persistentVolumeReclaimPolicy', 'Retain');
+  setPtr(spec, 'volumeMode', 'Filesystem');
 }
 
-/** ValidateStorageClassUpdate: parameters, provisioner, reclaim policy and binding mode stay. */
-function storageClassUpdate(sc: Obj, old: Obj): FieldError[] {
-  const errs: FieldError[] = [];
-  if (!deepEqual(sc.parameters ?? null, old.parameters ?? null)) errs.push(forbiddenError('parameters', 'updates to parameters are forbidden.'));
-  if (sc.provisioner !== old.provisioner) errs.push(forbiddenError('provisioner', 'updates to provisioner are forbidden.'));
-  if (sc.reclaimPolicy !== old.reclaimPolicy) errs.push(forbiddenError('reclaimPolicy', 'updates to reclaimPolicy are forbidden.'));
-  if (sc.volumeBindingMode !== old.volumeBindingMode) errs.push(invalidError('volumeBindingMode', sc.volumeBindingMode == null ? '"null"' : goQuote(String(sc.volumeBindingMode)), 'field is immutable'));
-  return errs;
-}
-
-export const storageClassStrategy: Strategy = {
-  validate: validateStorageClass,
-  validateUpdate: (sc, old) => [...validateStorageClass(sc), ...storageClassUpdate(sc, old)],
+/** PersistentVolumes, their sources and PersistentVolumeClaims, by definition. */
+export const persistentVolumeDefaults: Defaulters = {
+  [`${CORE}ISCSIPersistentVolumeSource`]: (s) => setZero(s, 'iscsiInterface', 'default'),
+  [`${CORE}RBDPersistentVolumeSource`]: rbd,
+  [`${CORE}ScaleIOPersistentVolumeSource`]: scaleIO,
+  [`${CORE}PersistentVolumeClaimSpec`]: (s) => setPtr(s, 'volumeMode', 'Filesystem'),
+  [`${CORE}PersistentVolumeClaim`]: (pvc) => {
+    const status = struct(pvc, 'status');
+    if (status) setZero(status, 'phase', 'Pending');
+  },
+  [`${CORE}PersistentVolume`]: persistentVolume,
 };
