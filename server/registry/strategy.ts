@@ -1,7 +1,10 @@
-// Per-kind rules: the interface a kind's strategy implements. A kind is data (its schema); a
-// strategy exists only for kinds with special rules, registered by qualified resource in the
-// kinds' registry (kinds/index.ts). The generic store applies the defaults itself.
+// Per-kind rules: the interfaces a built-in kind implements for the generic store. A kind is
+// data (its schema); a strategy exists only for kinds with special rules, registered by
+// qualified resource in the kinds' registry (kinds/index.ts); the generic store applies the
+// defaults itself. KindFields is a kind's field set for field selectors (kube's GetAttrs and
+// field-label conversion), gathered in kinds/fields.ts.
 import type { FieldError } from '../validation/field.ts';
+import { goQuote } from '../go/strconv.ts';
 
 export interface Strategy {
   /** metadata.generation starts at 1 and is bumped when anything outside metadata/status changes. */
@@ -56,4 +59,33 @@ export interface SubresourceCreate {
   definition: string;
   check(body: any, name: string): void;
   apply(obj: any, body: any): any;
+}
+
+/** A kind's fields for field selectors (kube's GetAttrs and its field-label conversion). */
+export interface KindFields {
+  /** Labels the kind's field-label conversion accepts (metadata.* included where kube accepts them). */
+  accepted: readonly string[];
+  /** The fields beyond metadata.name/namespace an object exposes. */
+  fields?: (o: any) => Record<string, string>;
+  /** The error for an unsupported label, when it is not "field label not supported: <label>". */
+  message?: (label: string, version: string) => string;
+  /**
+   * Where in the stored object a selectable field is read from, for fields whose value is that
+   * string as it is (else ""): storage can then look for objects holding a given non-empty value
+   * without decoding them.
+   */
+  stringFieldPaths?: Readonly<Record<string, string>>;
+}
+
+// A field's value as the kinds' GetAttrs write it into a fields.Set.
+/** A string field (string(x)): "" when unset. */
+export const stringField = (v: unknown): string => (typeof v === 'string' ? v : '');
+/** An integer field (strconv.Itoa): "0" when unset. */
+export const intField = (v: unknown): string => (typeof v === 'number' ? String(Math.trunc(v)) : '0');
+/** A boolean field (strconv.FormatBool): "false" when unset. */
+export const boolField = (v: unknown): string => (v === true ? 'true' : 'false');
+
+/** DefaultMetaV1FieldSelectorConversion's error, for kinds without a conversion of their own. */
+export function notKnownFieldSelector(label: string): string {
+  return `${goQuote(label)} is not a known field selector: only "metadata.name", "metadata.namespace"`;
 }

@@ -2,7 +2,7 @@
 // updates): keys are config keys, data and binaryData do not share a key, the whole stays within
 // 1 MiB, a Secret's type asks for the keys it names, the type never changes, and an object marked
 // immutable keeps its data. (A Secret's stringData is merged into data while decoding: defaults.ts.)
-import type { Strategy } from '../../strategy.ts';
+import { stringField, type KindFields, type Strategy } from '../../strategy.ts';
 import { deepEqual, isPlainObject } from '../../../util/json.ts';
 import { configKeyErrors } from '../../../validation/names.ts';
 import { goQuote } from '../../../go/strconv.ts';
@@ -118,3 +118,6 @@ function secret(s: Obj): void {
 export const secretDefaults: Defaulters = {
   [`${CORE}Secret`]: secret,
 };
+
+/** Secrets' fields for field selectors. */
+export const secretFieldSet: KindFields = { accepted: ['type', 'metadata.namespace', 'metadata.name'], fields: (o) => ({ type: stringField(o?.type) }) };

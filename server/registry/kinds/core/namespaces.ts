@@ -1,6 +1,6 @@
 // Namespaces: born Active with the "kubernetes" finalizer in spec.finalizers; deletion turns
 // them Terminating until the namespace controller has emptied them and finalized.
-import type { Strategy } from '../../strategy.ts';
+import { stringField, type KindFields, type Strategy } from '../../strategy.ts';
 import { CORE, struct, type Defaulters } from '../../defaulting.ts';
 import { isPlainObject } from '../../../util/json.ts';
 
@@ -48,3 +48,6 @@ export const namespaceDefaults: Defaulters = {
     if (meta && typeof meta.name === 'string' && meta.name !== '') meta.labels = { ...(isPlainObject(meta.labels) ? meta.labels : {}), 'kubernetes.io/metadata.name': meta.name };
   },
 };
+
+/** Namespaces' fields for field selectors. */
+export const namespaceFieldSet: KindFields = { accepted: ['status.phase', 'metadata.name'], fields: (o) => ({ 'status.phase': stringField(o?.status?.phase) }) };

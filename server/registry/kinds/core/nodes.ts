@@ -1,6 +1,6 @@
 // Nodes: a kubelet registers its Node with the status it reports, so a create keeps the status
 // it is given (kube's nodeStrategy.PrepareForCreate clears nothing).
-import type { Strategy } from '../../strategy.ts';
+import { boolField as b, type KindFields, type Strategy } from '../../strategy.ts';
 import { absent, CORE, struct, type Defaulters } from '../../defaulting.ts';
 import { isPlainObject } from '../../../util/json.ts';
 
@@ -14,3 +14,6 @@ export const nodeDefaults: Defaulters = {
     if (absent(s.allocatable) && isPlainObject(s.capacity)) s.allocatable = { ...s.capacity };
   },
 };
+
+/** Nodes' fields for field selectors. */
+export const nodeFieldSet: KindFields = { accepted: ['metadata.name', 'spec.unschedulable'], fields: (o) => ({ 'spec.unschedulable': b(o?.spec?.unschedulable) }) };

@@ -1,7 +1,7 @@
 // ReplicationControllers: validated as kube's ValidateReplicationController checks their pod
 // template (core/pods/), defaulted as SetDefaults_ReplicationController (selector and labels from
 // the template).
-import type { Strategy } from '../../strategy.ts';
+import { intField as n, type KindFields, type Strategy } from '../../strategy.ts';
 import { validatePodTemplate } from './pods/validation.ts';
 import { CORE, emptyMap, setPtr, statusCounters, statusStruct, struct, type Defaulters, type Obj } from '../../defaulting.ts';
 import { isPlainObject } from '../../../util/json.ts';
@@ -25,4 +25,10 @@ function replicationController(rc: Obj): void {
 export const replicationControllerDefaults: Defaulters = {
   [`${CORE}ReplicationController`]: replicationController,
   [`${CORE}ReplicationControllerStatus`]: statusCounters('replicas'),
+};
+
+/** ReplicationControllers' fields for field selectors. */
+export const replicationControllerFieldSet: KindFields = {
+  accepted: ['metadata.name', 'metadata.namespace', 'status.replicas'],
+  fields: (o) => ({ 'status.replicas': n(o?.status?.replicas) }),
 };

@@ -1,0 +1,97 @@
+// The fields an Event offers to field selectors, through core/v1 (involvedObject.*) and through
+// events.k8s.io/v1 (regarding.*), read from either shape.
+import { stringField as s, type KindFields } from '../../strategy.ts';
+
+/** Core events, read from either the core/v1 or the events.k8s.io/v1 shape. */
+function coreEventParts(o: any) {
+  const inv = o?.involvedObject ?? o?.regarding ?? {};
+  const reporting = s(o?.reportingComponent) || s(o?.reportingController);
+  const sourceComponent = s(o?.source?.component) || s(o?.deprecatedSource?.component);
+  return {
+    kind: s(inv.kind),
+    namespace: s(inv.namespace),
+    name: s(inv.name),
+    uid: s(inv.uid),
+    apiVersion: s(inv.apiVersion),
+    resourceVersion: s(inv.resourceVersion),
+    fieldPath: s(inv.fieldPath),
+    reason: s(o?.reason),
+    reporting,
+    source: sourceComponent || reporting,
+    type: s(o?.type),
+  };
+}
+
+function eventFields(o: any): Record<string, string> {
+  const e = coreEventParts(o);
+  return {
+    'involvedObject.kind': e.kind,
+    'involvedObject.namespace': e.namespace,
+    'involvedObject.name': e.name,
+    'involvedObject.uid': e.uid,
+    'involvedObject.apiVersion': e.apiVersion,
+    'involvedObject.resourceVersion': e.resourceVersion,
+    'involvedObject.fieldPath': e.fieldPath,
+    reason: e.reason,
+    reportingComponent: e.reporting,
+    source: e.source,
+    type: e.type,
+  };
+}
+
+function eventsV1Fields(o: any): Record<string, string> {
+  const e = coreEventParts(o);
+  return {
+    'regarding.kind': e.kind,
+    'regarding.namespace': e.namespace,
+    'regarding.name': e.name,
+    'regarding.uid': e.uid,
+    'regarding.apiVersion': e.apiVersion,
+    'regarding.resourceVersion': e.resourceVersion,
+    'regarding.fieldPath': e.fieldPath,
+    reason: e.reason,
+    reportingController: e.reporting,
+    source: e.source,
+    type: e.type,
+  };
+}
+
+/** Events through core/v1. */
+export const coreEventFieldSet: KindFields = {
+  accepted: [
+    'involvedObject.kind',
+    'involvedObject.namespace',
+    'involvedObject.name',
+    'involvedObject.uid',
+    'involvedObject.apiVersion',
+    'involvedObject.resourceVersion',
+    'involvedObject.fieldPath',
+    'reason',
+    'reportingComponent',
+    'source',
+    'type',
+    'metadata.namespace',
+    'metadata.name',
+  ],
+  fields: eventFields,
+};
+
+/** Events through events.k8s.io/v1. */
+export const eventsV1FieldSet: KindFields = {
+  accepted: [
+    'reason',
+    'regarding.kind',
+    'regarding.namespace',
+    'regarding.name',
+    'regarding.uid',
+    'regarding.apiVersion',
+    'regarding.resourceVersion',
+    'regarding.fieldPath',
+    'reportingController',
+    'source',
+    'type',
+    'metadata.namespace',
+    'metadata.name',
+  ],
+  fields: eventsV1Fields,
+};
