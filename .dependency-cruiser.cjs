@@ -13,6 +13,8 @@ module.exports = {
     { name: 'storage-log-above-no-database', severity: 'error', comment: "server/storage/log/ (the log's semantics) and rows/ reach a database only through log/backend.ts's interface", from: { path: '^server/storage/(log|rows)/' }, to: { path: '^server/storage/(sqlite|backup|data-dir)/' } },
     { name: 'storage-rows-below-log', severity: 'error', comment: 'server/storage/rows/ (how a row is stored and checked) knows nothing of the log', from: { path: '^server/storage/rows/' }, to: { path: '^server/storage/log/' } },
     { name: 'registry-below-http', severity: 'error', comment: 'server/registry/ never imports server/http/', from: { path: '^server/registry/' }, to: { path: '^server/http/' } },
+    { name: 'kinds-not-crd', severity: 'error', comment: 'built-in kinds (server/registry/kinds/) never import CRD code: the CRD kind itself is registry/crd/strategy.ts', from: { path: '^server/registry/kinds/' }, to: { path: '^server/registry/crd/' } },
+    { name: 'kinds-below-the-store', severity: 'error', comment: "built-in kinds import only go/, util/, validation/, schema/, errors.ts and registry's generic pieces below the store; pods' eviction REST (like kube's pod/storage/eviction.go) works through the store, which never imports it", from: { path: '^server/registry/kinds/', pathNot: '^server/registry/kinds/core/pods/eviction\\.ts$' }, to: { path: '^server/(http|storage|admission|authentication|authorization|controllers|pki)/|^server/registry/store\\.ts$|^server/registry/(watch|printers|patch)/' } },
     { name: 'controllers-are-clients', severity: 'error', comment: 'controllers use the registry, not HTTP', from: { path: '^server/controllers/' }, to: { path: '^server/http/' } },
   ],
   options: {

@@ -112,7 +112,7 @@ export function qualifiedResourceOf(info: ResourceInfo): string {
 
 const BUILTIN_CONVERSIONS = new WeakMap<ResourceInfo, KindConversion | null>();
 
-/** How a built-in resource kept in another form than served converts (see conversions/index.ts). */
+/** How a built-in resource kept in another form than served converts (see kinds/index.ts). */
 export function builtinConversionOf(info: ResourceInfo): KindConversion | undefined {
   let c = BUILTIN_CONVERSIONS.get(info);
   if (c === undefined) BUILTIN_CONVERSIONS.set(info, (c = (!info.custom && conversionOf(info.group, info.resource)) || null));

@@ -1,5 +1,5 @@
 // POST pods/eviction: a pod's deletion, allowed only within its PodDisruptionBudgets
-// (registry/eviction.ts).
+// (registry/kinds/core/pods/eviction.ts).
 import type { ResourceCatalog } from '../../schema/catalog.ts';
 import { evictPod, type EvictionTargets } from '../../registry/kinds/core/pods/eviction.ts';
 import { nowTimestamp } from '../../registry/now.ts';

@@ -4,12 +4,16 @@
 // offers to field selectors; kinds with a few lines share their group's index.ts. Pod-spec
 // validation that pod templates share (workloads, jobs, claims) lives in core/pods/ and is
 // imported from there, as kube's apps validation imports core's ValidatePodTemplateSpec.
-// This file is the one registry the generic store asks: the strategy of a qualified resource and
-// the rule its names follow.
+// This file is the one registry the generic store asks: the strategy of a qualified resource, the
+// rule its names follow, the defaults of every definition and the conversions between served
+// versions. Field sets are looked up in fields.ts, its other half (see there why apart). Groups
+// with only defaults or field sets (admissionregistration, flowcontrol, certificates...) are a
+// folder with an index.ts.
 // May import: go/, util/, validation/, schema/, errors.ts and registry's generic pieces below the
-// store (strategy.ts, now.ts, selectors.ts, apply/ helpers); never http/, storage/, store.ts or
-// registry/crd/ (the CustomResourceDefinition kind's strategy is crd/strategy.ts, beside the CRD
-// code it uses, and registers itself here).
+// store (strategy.ts, defaulting.ts, now.ts, selectors.ts, apply/ helpers); never http/, storage/,
+// store.ts (but pods' eviction REST, which the store never imports) or registry/crd/ (the
+// CustomResourceDefinition kind's strategy is crd/strategy.ts, beside the CRD code it uses, and
+// registers itself here). `npm run check:layers` holds these: kinds-not-crd, kinds-below-the-store.
 import type { ResourceInfo } from '../../schema/types.ts';
 import type { NameRule } from '../../validation/names.ts';
 import type { Strategy } from '../strategy.ts';

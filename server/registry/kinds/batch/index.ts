@@ -4,7 +4,8 @@
 // own carries its template's, as kube's defaulting gives it when the stored job is read back.
 // Their spec gets ValidateJobSpec's common checks (validateJobSpec, which CronJobs share); a Job's
 // update ValidateJobSpecUpdate's: selector, template (but for a suspended job's scheduling
-// directives), completions and completion mode never change.
+// directives), completions and completion mode never change. Also the defaults of Jobs and
+// CronJobs (SetDefaults_Job, SetDefaults_CronJob); their field set is fields.ts.
 import type { Strategy } from '../../strategy.ts';
 import { isPlainObject, semanticEqual } from '../../../util/json.ts';
 import { validatePodTemplate } from '../core/pods/validation.ts';

@@ -1,7 +1,8 @@
 // ConfigMaps and Secrets as kube validates them (ValidateConfigMap, ValidateSecret and their
 // updates): keys are config keys, data and binaryData do not share a key, the whole stays within
 // 1 MiB, a Secret's type asks for the keys it names, the type never changes, and an object marked
-// immutable keeps its data. (A Secret's stringData is merged into data while decoding: defaults.ts.)
+// immutable keeps its data. A Secret's stringData is merged into data while decoding
+// (secretDefaults below); Secrets offer their type to field selectors.
 import { stringField, type KindFields, type Strategy } from '../../strategy.ts';
 import { deepEqual, isPlainObject } from '../../../util/json.ts';
 import { configKeyErrors } from '../../../validation/names.ts';

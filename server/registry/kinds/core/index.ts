@@ -1,5 +1,8 @@
-// Core kinds with a few lines each: PodTemplates (validated as pods' templates are), LimitRanges'
-// item defaults, Endpoints' port protocol.
+// The core API group (v1): pods/ and services/ have folders of their own; ConfigMaps and Secrets
+// (config.ts), Namespaces, Nodes, PersistentVolumes with their claims, and ReplicationControllers
+// one file each. This file holds the core kinds with a few lines each: PodTemplates (validated as
+// pods' templates are), LimitRanges' item defaults, Endpoints' port protocol. Imports as
+// kinds/index.ts says.
 import type { Strategy } from '../../strategy.ts';
 import { validatePodTemplate } from './pods/validation.ts';
 import { absent, CORE, protocolTCP, type Defaulters, type Obj } from '../../defaulting.ts';

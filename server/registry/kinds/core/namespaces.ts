@@ -1,5 +1,6 @@
 // Namespaces: born Active with the "kubernetes" finalizer in spec.finalizers; deletion turns
-// them Terminating until the namespace controller has emptied them and finalized.
+// them Terminating until the namespace controller has emptied them and finalized. Also their name
+// label default and their field set (status.phase).
 import { stringField, type KindFields, type Strategy } from '../../strategy.ts';
 import { CORE, struct, type Defaulters } from '../../defaulting.ts';
 import { isPlainObject } from '../../../util/json.ts';

@@ -1,5 +1,6 @@
 // Nodes: a kubelet registers its Node with the status it reports, so a create keeps the status
-// it is given (kube's nodeStrategy.PrepareForCreate clears nothing).
+// it is given (kube's nodeStrategy.PrepareForCreate clears nothing). Also their defaults and their
+// field set (spec.unschedulable).
 import { boolField as b, type KindFields, type Strategy } from '../../strategy.ts';
 import { absent, CORE, struct, type Defaulters } from '../../defaulting.ts';
 import { isPlainObject } from '../../../util/json.ts';

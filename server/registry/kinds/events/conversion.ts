@@ -1,6 +1,7 @@
 // Events are one kind served by two groups: core/v1 and events.k8s.io/v1 read and write the same
 // objects, kept in the core/v1 form (kube's storage for both is the core Event). The two
-// versions name some fields differently; the rest carry over as they are.
+// versions name some fields differently; the rest carry over as they are. Also the zero values
+// encoding/json writes for an Event's unset fields, applied as defaults (eventDefaults).
 import { cloneJSON } from '../../apply/index.ts';
 import { isPlainObject } from '../../../util/json.ts';
 import { type Defaulters } from '../../defaulting.ts';

@@ -1,7 +1,7 @@
 // Ingresses as kube validates their rules (validateIngressRules, validateHTTPIngressPath,
 // validateIngressBackend): hosts are DNS names, paths of Exact and Prefix rules are clean absolute
 // paths, and each backend names one service with one port. (TLS, the default backend's own rules
-// and wildcard hosts' wording are not checked here.)
+// and wildcard hosts' wording are not checked here.) Also IngressClasses' parameters scope default.
 import { isIP } from 'node:net';
 import type { Strategy } from '../../strategy.ts';
 import { isPlainObject, objectsOf } from '../../../util/json.ts';

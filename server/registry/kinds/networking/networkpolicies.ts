@@ -1,7 +1,8 @@
 // NetworkPolicies as kube validates their spec (ValidateNetworkPolicySpec): the pod selector; each
 // rule's ports (protocol, a port number or name, an end port only after a numeric port) and peers
 // (exactly one kind of peer, or pod and namespace selectors together; an ipBlock's CIDR and its
-// exceptions strictly inside it); at most the two policy types.
+// exceptions strictly inside it); at most the two policy types. Also their defaults (policy types,
+// port protocol).
 import type { Strategy } from '../../strategy.ts';
 import { isPlainObject, objectsOf } from '../../../util/json.ts';
 import { validateLabelSelector } from '../../../validation/object-meta.ts';

@@ -1,6 +1,7 @@
 // PodDisruptionBudgets as kube validates their spec (ValidatePodDisruptionBudgetSpec): minAvailable
 // or maxUnavailable, not both, each a non-negative number or a percentage of at most 100%; the
 // selector; the unhealthy-pod eviction policy. Their spec may change (it may since kube 1.15).
+// Also their status defaults. (Evictions, which consult them, are pods': core/pods/eviction.ts.)
 import type { Strategy } from '../../strategy.ts';
 import { isPlainObject } from '../../../util/json.ts';
 import { validateLabelSelector } from '../../../validation/object-meta.ts';

@@ -1,6 +1,7 @@
 // RoleBindings and ClusterRoleBindings as kube validates them (ValidateRoleBinding,
 // ValidateClusterRoleBinding and their updates): a roleRef to a Role or ClusterRole of
 // rbac.authorization.k8s.io that never changes once written, and subjects of the three kinds.
+// Also the bindings' and subjects' apiGroup defaults.
 import type { Strategy } from '../../strategy.ts';
 import { isPlainObject } from '../../../util/json.ts';
 import { isDNS1123Subdomain, isPathSegmentName } from '../../../validation/names.ts';

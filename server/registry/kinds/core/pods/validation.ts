@@ -3,11 +3,11 @@
 // IANA service names, env variables and their sources, volume mounts of valid volumes (their
 // subPath, subPathExpr, propagation and recursiveReadOnly), resource requirements, probes and
 // lifecycle hooks; volumes (named once, one source each, each source's own fields, generic
-// ephemeral volumes' claim templates: pod-volume-validation.ts); restart and DNS policies; node
+// ephemeral volumes' claim templates: volume-validation.ts); restart and DNS policies; node
 // selector; affinity, DNS config, readiness and scheduling gates and topology spread constraints
-// (pod-scheduling-validation.ts); the pod's and each container's security context, host ports
+// (scheduling-validation.ts); the pod's and each container's security context, host ports
 // with hostNetwork, hostProcess containers, user namespaces beside the host's, hostnameOverride
-// and the OS with the fields it refuses (pod-security-validation.ts); service account and node
+// and the OS with the fields it refuses (security-validation.ts); service account and node
 // names, hostname, subdomain, deadline and tolerations. And ValidatePodUpdate's immutable spec.
 // Field paths and messages as kube words them. Ephemeral containers get the common container checks
 // and their own (validateEphemeralContainers). Not done: volume devices (beyond a mount's clash
@@ -413,7 +413,7 @@ function oneOf(errs: FieldError[], v: unknown, path: string, values: string[]): 
 }
 
 /**
- * ValidateVolumes: each volume's source (validateVolumeSource, pod-volume-validation.ts), then its
+ * ValidateVolumes: each volume's source (validateVolumeSource, volume-validation.ts), then its
  * name (an RFC 1123 label, once among the valid ones). Returns the names of the valid volumes:
  * only those can be mounted (a mount of another is Not found, as in kube). `podName`, a Pod's
  * (none for a template): a claim may not name the one an ephemeral volume of the pod creates.

@@ -1,7 +1,7 @@
 // The insides of a pod's volumes and volume mounts, in kube-apiserver 1.36's words and order:
 // validateVolumeSource (one source each, in kube's order, then that source's fields) and the
 // per-source functions it calls; ValidatePersistentVolumeClaimTemplate for generic ephemeral
-// volumes; ValidateVolumeMounts for each container. pod-validation.ts calls them from
+// volumes; ValidateVolumeMounts for each container. validation.ts calls them from
 // validateVolumes and validateContainer. The downward API selectors (validateObjectFieldSelector,
 // validateContainerResourceFieldSelector) and validatePullPolicy live here too: env variables and
 // containers use them as well.
