@@ -22,37 +22,27 @@ function coreEventParts(o: any) {
   };
 }
 
-function eventFields(o: any): Record<string, string> {
-  const e = coreEventParts(o);
-  return {
-    'involvedObject.kind': e.kind,
-    'involvedObject.namespace': e.namespace,
-    'involvedObject.name': e.name,
-    'involvedObject.uid': e.uid,
-    'involvedObject.apiVersion': e.apiVersion,
-    'involvedObject.resourceVersion': e.resourceVersion,
-    'involvedObject.fieldPath': e.fieldPath,
-    reason: e.reason,
-    reportingComponent: e.reporting,
-    source: e.source,
-    type: e.type,
-  };
-}
-
-function eventsV1Fields(o: any): Record<string, string> {
-  const e = coreEventParts(o);
-  return {
-    'regarding.kind': e.kind,
-    'regarding.namespace': e.namespace,
-    'regarding.name': e.name,
-    'regarding.uid': e.uid,
-    'regarding.apiVersion': e.apiVersion,
-    'regarding.resourceVersion': e.resourceVersion,
-    'regarding.fieldPath': e.fieldPath,
-    reason: e.reason,
-    reportingController: e.reporting,
-    source: e.source,
-    type: e.type,
+/**
+ * The field set of an event as one version names it: the object it is about under
+ * involvedObject (core/v1) or regarding (events.k8s.io/v1), its reporter as reportingComponent
+ * or reportingController.
+ */
+function eventFieldsAs(object: string, reporting: string): (o: any) => Record<string, string> {
+  return (o) => {
+    const e = coreEventParts(o);
+    return {
+      [`${object}.kind`]: e.kind,
+      [`${object}.namespace`]: e.namespace,
+      [`${object}.name`]: e.name,
+      [`${object}.uid`]: e.uid,
+      [`${object}.apiVersion`]: e.apiVersion,
+      [`${object}.resourceVersion`]: e.resourceVersion,
+      [`${object}.fieldPath`]: e.fieldPath,
+      reason: e.reason,
+      [reporting]: e.reporting,
+      source: e.source,
+      type: e.type,
+    };
   };
 }
 
@@ -73,7 +63,7 @@ export const coreEventFieldSet: KindFields = {
     'metadata.namespace',
     'metadata.name',
   ],
-  fields: eventFields,
+  fields: eventFieldsAs('involvedObject', 'reportingComponent'),
 };
 
 /** Events through events.k8s.io/v1. */
@@ -93,5 +83,5 @@ export const eventsV1FieldSet: KindFields = {
     'metadata.namespace',
     'metadata.name',
   ],
-  fields: eventsV1Fields,
+  fields: eventFieldsAs('regarding', 'reportingController'),
 };
