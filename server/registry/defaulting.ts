@@ -127,7 +127,7 @@ export function definitionDefaulting(table: Defaulters): DefinitionDefaulting {
   const plans = new WeakMap<TypeNode, Plan | null>();
 
   function planOf(node: TypeNode): Plan | null {
-    let p = plans.get(node);
+    const p = plans.get(node);
     if (p !== undefined) return p;
     if (!reachesDefaulter(node)) {
       plans.set(node, null);

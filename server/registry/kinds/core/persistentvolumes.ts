@@ -4,15 +4,13 @@
 // storageClassName set once, and a bound claim's storage request and volumeAttributesClassName.
 // The defaults of claims and of PersistentVolumes (SetDefaults_PersistentVolume and their sources).
 import type { Strategy } from '../../strategy.ts';
-import { deepEqual, isPlainObject } from '../../../util/json.ts';
-import { isQualifiedName } from '../../../validation/names.ts';
-import { goQuote } from '../../../go/strconv.ts';
-import { forbiddenError, invalidError, notSupportedError, requiredError, tooLongError, type FieldError } from '../../../validation/field.ts';
+import { isPlainObject } from '../../../util/json.ts';
+import { forbiddenError, type FieldError } from '../../../validation/field.ts';
 import { specChangeError } from './pods/validation.ts';
 import { compareRationals, parseQuantity } from '../../../util/quantity.ts';
 import { withCanonicalQuantities } from '../../../schema/quantities.ts';
 import { validatePersistentVolumeClaimSpec } from './pods/volume-validation.ts';
-import { absent, CORE, setPtr, setZero, struct, type Defaulters } from '../../defaulting.ts';
+import { CORE, setPtr, setZero, struct, type Defaulters } from '../../defaulting.ts';
 import { rbd, scaleIO } from './pods/defaults.ts';
 
 

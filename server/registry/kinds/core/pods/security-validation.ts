@@ -146,6 +146,7 @@ const DNS_DOMAIN = /^[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?(?:\.[a-zA-Z0-
 /** The rules validateWindowsSecurityContextOptions gives runAsUserName: [DOMAIN\]USER, each part within its limits. */
 function runAsUserNameErrors(name: string): string[] {
   if (name === '') return ['runAsUserName cannot be an empty string'];
+  // eslint-disable-next-line no-control-regex -- control characters are what this looks for
   if (/[\x00-\x1f\x7f]/.test(name)) return ['runAsUserName cannot contain control characters'];
   const parts = name.split('\\');
   if (parts.length > 2) return ['runAsUserName cannot contain more than one backslash'];

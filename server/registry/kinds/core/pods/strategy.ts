@@ -41,9 +41,15 @@ export function podQOSClass(pod: any): 'Guaranteed' | 'Burstable' | 'BestEffort'
     into.set(name, had === undefined ? q : addRationals(had, q));
   };
   const take = (resources: any, sum: boolean) => {
-    for (const [name, q] of positive(resources?.requests)) sum ? add(requests, name, q) : requests.set(name, q);
+    for (const [name, q] of positive(resources?.requests)) {
+      if (sum) add(requests, name, q);
+      else requests.set(name, q);
+    }
     const found = positive(resources?.limits);
-    for (const [name, q] of found) sum ? add(limits, name, q) : limits.set(name, q);
+    for (const [name, q] of found) {
+      if (sum) add(limits, name, q);
+      else limits.set(name, q);
+    }
     // (pod-level limits are judged only when there are some)
     if ((sum || resources?.limits !== undefined) && !(found.some(([n]) => n === 'cpu') && found.some(([n]) => n === 'memory'))) guaranteed = false;
   };

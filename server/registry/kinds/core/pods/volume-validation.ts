@@ -21,7 +21,7 @@
 // pointer nested in a struct it shows with %#v as an address; hearth prints the pointee.
 import { isPlainObject, objectsOf as objects } from '../../../../util/json.ts';
 import { canonicalQuantity, parseQuantity } from '../../../../util/quantity.ts';
-import { TotalAnnotationSizeLimitB, validateAnnotations, validateLabels, validateLabelSelector } from '../../../../validation/object-meta.ts';
+import { validateAnnotations, validateLabels, validateLabelSelector } from '../../../../validation/object-meta.ts';
 import { isDNS1123Label, isDNS1123Subdomain, isQualifiedName } from '../../../../validation/names.ts';
 import { goStringSlice } from '../../../../go/fmt.ts';
 import { goQuote } from '../../../../go/strconv.ts';
@@ -425,7 +425,7 @@ function image(errs: FieldError[], s: Obj, at: string): void {
   validatePullPolicy(errs, s.pullPolicy, `${at}.pullPolicy`);
 }
 
-function projected(errs: FieldError[], s: Obj, at: string, ctx: SourceContext): void {
+function projected(errs: FieldError[], s: Obj, at: string): void {
   fileMode(errs, s.defaultMode, `${at}.defaultMode`);
   validateProjectionSources(errs, objects(s.sources), at);
 }

@@ -50,7 +50,6 @@ const externallyAccessible = (spec: Obj): boolean =>
 const sameJSON = (a: unknown, b: unknown): boolean => JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
 const clusterIPsOf = (spec: Obj): string[] => list(spec.clusterIPs);
 const familiesOf = (spec: Obj): string[] => list(spec.ipFamilies);
-const headless = (spec: Obj): boolean => spec.clusterIP === 'None' || clusterIPsOf(spec)[0] === 'None';
 /** isHeadlessService of validation: exactly one cluster IP, "None". */
 const isHeadlessService = (spec: Obj): boolean => clusterIPsOf(spec).length === 1 && clusterIPsOf(spec)[0] === 'None';
 const selectorless = (spec: Obj): boolean => !isPlainObject(spec.selector) || Object.keys(spec.selector).length === 0;
