@@ -14,8 +14,8 @@
 import type { TypeNode } from '../schema/types.ts';
 import { TypeModel } from '../schema/model.ts';
 import { isPlainObject } from '../util/json.ts';
+import type { Obj } from './strategy.ts';
 
-export type Obj = Record<string, any>;
 export type Defaulter = (obj: Obj) => void;
 /** Defaulters by OpenAPI definition name. */
 export type Defaulters = Record<string, Defaulter>;

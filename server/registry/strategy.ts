@@ -6,6 +6,9 @@
 import type { FieldError } from '../validation/field.ts';
 import { goQuote } from '../go/strconv.ts';
 
+/** A JSON object as kinds read and write it: any field may hold anything until validated. */
+export type Obj = Record<string, any>;
+
 export interface Strategy {
   /** metadata.generation starts at 1 and is bumped when anything outside metadata/status changes. */
   tracksGeneration?: boolean;

@@ -1,6 +1,7 @@
 // admissionregistration.k8s.io: webhook configurations and admission policies have defaults only
 // (failure and match policies, selectors, timeouts, rule scope).
-import { servicePort443, setPtr, type Defaulters, type Obj } from '../../defaulting.ts';
+import { servicePort443, setPtr, type Defaulters } from '../../defaulting.ts';
+import type { Obj } from '../../strategy.ts';
 
 function webhook(w: Obj): void {
   setPtr(w, 'failurePolicy', 'Fail');

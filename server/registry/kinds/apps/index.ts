@@ -8,15 +8,13 @@
 // (batch/); pods get them on their own spec (core/pods/strategy.ts). A StatefulSet's
 // template is the exception, as in kube: only its labels and annotations are checked.
 // Also the workloads' defaults (SetDefaults_Deployment, _DaemonSet, _StatefulSet, _ReplicaSet).
-import type { Strategy } from '../../strategy.ts';
+import type { Obj, Strategy } from '../../strategy.ts';
 import { deepEqual, isPlainObject } from '../../../util/json.ts';
 import { labelSelectorFromObject } from '../../selectors.ts';
 import { goQuote } from '../../../go/strconv.ts';
 import { forbiddenError, goValue, invalidError, nonNegativeErrors, notSupportedError, type FieldError } from '../../../validation/field.ts';
 import { validatePodTemplate, validatePodTemplateMetadata } from '../core/pods/validation.ts';
 import { setPtr, setZero, statusCounters, statusStruct, struct, zero, type Defaulters } from '../../defaulting.ts';
-
-type Obj = Record<string, any>;
 
 /** A map[string]string as Go's %#v prints it (keys sorted; nil when absent). */
 function goStringMap(m: unknown): string {

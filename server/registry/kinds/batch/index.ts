@@ -6,7 +6,7 @@
 // update ValidateJobSpecUpdate's: selector, template (but for a suspended job's scheduling
 // directives), completions and completion mode never change. Also the defaults of Jobs and
 // CronJobs (SetDefaults_Job, SetDefaults_CronJob); their field set is fields.ts.
-import type { Strategy } from '../../strategy.ts';
+import type { Obj, Strategy } from '../../strategy.ts';
 import { isPlainObject, semanticEqual } from '../../../util/json.ts';
 import { validatePodTemplate } from '../core/pods/validation.ts';
 import { withCanonicalQuantities } from '../../../schema/quantities.ts';
@@ -36,7 +36,6 @@ function validateJobSpec(spec: unknown, path: string): FieldError[] {
   return errs;
 }
 
-type Obj = Record<string, any>;
 const IMMUTABLE = 'field is immutable';
 
 /**

@@ -3,14 +3,12 @@
 // 1 MiB, a Secret's type asks for the keys it names, the type never changes, and an object marked
 // immutable keeps its data. A Secret's stringData is merged into data while decoding
 // (secretDefaults below); Secrets offer their type to field selectors.
-import { stringField, type KindFields, type Strategy } from '../../strategy.ts';
+import { stringField, type KindFields, type Strategy, type Obj } from '../../strategy.ts';
 import { deepEqual, isPlainObject } from '../../../util/json.ts';
 import { configKeyErrors } from '../../../validation/names.ts';
 import { goQuote } from '../../../go/strconv.ts';
 import { forbiddenError, invalidError, requiredError, tooLongError, type FieldError } from '../../../validation/field.ts';
 import { CORE, setZero, type Defaulters } from '../../defaulting.ts';
-
-type Obj = Record<string, any>;
 
 /** core.MaxSecretSize, the limit for ConfigMaps too. */
 const MAX_SIZE = 1024 * 1024;

@@ -3,9 +3,9 @@
 // one file each. This file holds the core kinds with a few lines each: PodTemplates (validated as
 // pods' templates are), LimitRanges' item defaults, Endpoints' port protocol. Imports as
 // kinds/index.ts says.
-import type { Strategy } from '../../strategy.ts';
+import type { Obj, Strategy } from '../../strategy.ts';
 import { validatePodTemplate } from './pods/validation.ts';
-import { absent, CORE, protocolTCP, type Defaulters, type Obj } from '../../defaulting.ts';
+import { absent, CORE, protocolTCP, type Defaulters } from '../../defaulting.ts';
 import { isPlainObject } from '../../../util/json.ts';
 
 export const podTemplateStrategy: Strategy = { validate: (pt) => validatePodTemplate(pt.template, 'template') };

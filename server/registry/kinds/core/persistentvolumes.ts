@@ -3,7 +3,7 @@
 // (ValidatePersistentVolumeClaimUpdate): the spec is immutable but for a volumeName and a
 // storageClassName set once, and a bound claim's storage request and volumeAttributesClassName.
 // The defaults of claims and of PersistentVolumes (SetDefaults_PersistentVolume and their sources).
-import type { Strategy } from '../../strategy.ts';
+import type { Obj, Strategy } from '../../strategy.ts';
 import { isPlainObject } from '../../../util/json.ts';
 import { forbiddenError, type FieldError } from '../../../validation/field.ts';
 import { specChangeError } from './pods/validation.ts';
@@ -21,7 +21,6 @@ function validateClaimSpec(spec: unknown, path: string): FieldError[] {
   return errs;
 }
 
-type Obj = Record<string, any>;
 const storageOf = (o: Obj | undefined): string | undefined => {
   const v = o?.resources?.requests?.storage;
   return typeof v === 'string' ? v : undefined;

@@ -1,9 +1,9 @@
 // ReplicationControllers: validated as kube's ValidateReplicationController checks their pod
 // template (core/pods/), defaulted as SetDefaults_ReplicationController (selector and labels from
 // the template).
-import { intField as n, type KindFields, type Strategy } from '../../strategy.ts';
+import { intField as n, type KindFields, type Strategy, type Obj } from '../../strategy.ts';
 import { validatePodTemplate } from './pods/validation.ts';
-import { CORE, emptyMap, setPtr, statusCounters, statusStruct, struct, type Defaulters, type Obj } from '../../defaulting.ts';
+import { CORE, emptyMap, setPtr, statusCounters, statusStruct, struct, type Defaulters } from '../../defaulting.ts';
 import { isPlainObject } from '../../../util/json.ts';
 
 export const replicationControllerStrategy: Strategy = { validate: (rc) => validatePodTemplate(rc.spec?.template, 'spec.template') };

@@ -4,7 +4,7 @@
 // may change). kube validates the core form whichever group the request came through, so its
 // field paths are the core ones (message, involvedObject, count ...), except that the
 // reporting controller is named as the request's version names it.
-import type { Strategy } from '../../strategy.ts';
+import type { Obj, Strategy } from '../../strategy.ts';
 import { deepEqual, isPlainObject } from '../../../util/json.ts';
 import { isDNS1123Subdomain, isQualifiedName } from '../../../validation/names.ts';
 import { goTime } from '../../../go/time.ts';
@@ -12,7 +12,6 @@ import { goQuote } from '../../../go/strconv.ts';
 import { invalidError, requiredError, type FieldError } from '../../../validation/field.ts';
 import { convertEvent, CORE_EVENT_VERSION } from './conversion.ts';
 
-type Obj = Record<string, any>;
 const str = (v: unknown): string => (typeof v === 'string' ? v : '');
 const obj = (v: unknown): Obj => (isPlainObject(v) ? v : {});
 /** A time that is set (Go's zero time is written as null). */

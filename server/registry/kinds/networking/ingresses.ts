@@ -3,15 +3,13 @@
 // paths, and each backend names one service with one port. (TLS, the default backend's own rules
 // and wildcard hosts' wording are not checked here.) Also IngressClasses' parameters scope default.
 import { isIP } from 'node:net';
-import type { Strategy } from '../../strategy.ts';
+import type { Obj, Strategy } from '../../strategy.ts';
 import { isPlainObject, objectsOf } from '../../../util/json.ts';
 import { isDNS1035Label, isDNS1123Subdomain } from '../../../validation/names.ts';
 import { goQuote } from '../../../go/strconv.ts';
 import { goValue, invalidError, notSupportedError, requiredError, type FieldError } from '../../../validation/field.ts';
 import { PORT_RANGE, portNameErrors } from '../core/pods/validation.ts';
 import { setPtr, type Defaulters } from '../../defaulting.ts';
-
-type Obj = Record<string, any>;
 
 const objects = objectsOf;
 const str = (v: unknown): string => (typeof v === 'string' ? v : '');

@@ -3,7 +3,7 @@
 // (exactly one kind of peer, or pod and namespace selectors together; an ipBlock's CIDR and its
 // exceptions strictly inside it); at most the two policy types. Also their defaults (policy types,
 // port protocol).
-import type { Strategy } from '../../strategy.ts';
+import type { Obj, Strategy } from '../../strategy.ts';
 import { isPlainObject, objectsOf } from '../../../util/json.ts';
 import { validateLabelSelector } from '../../../validation/object-meta.ts';
 import { goQuote } from '../../../go/strconv.ts';
@@ -12,7 +12,6 @@ import { PORT_RANGE, portNameErrors } from '../core/pods/validation.ts';
 import { cidrContains, parseCIDRSloppy } from '../../../util/net.ts';
 import { list, setPtr, struct, type Defaulters } from '../../defaulting.ts';
 
-type Obj = Record<string, any>;
 const objects = objectsOf;
 const PROTOCOLS = ['TCP', 'UDP', 'SCTP'];
 const POLICY_TYPES = ['Ingress', 'Egress'];

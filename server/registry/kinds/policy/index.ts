@@ -2,7 +2,7 @@
 // or maxUnavailable, not both, each a non-negative number or a percentage of at most 100%; the
 // selector; the unhealthy-pod eviction policy. Their spec may change (it may since kube 1.15).
 // Also their status defaults. (Evictions, which consult them, are pods': core/pods/eviction.ts.)
-import type { Strategy } from '../../strategy.ts';
+import type { Obj, Strategy } from '../../strategy.ts';
 import { isPlainObject } from '../../../util/json.ts';
 import { validateLabelSelector } from '../../../validation/object-meta.ts';
 import { goQuote } from '../../../go/strconv.ts';
@@ -12,8 +12,8 @@ import { statusCounters, statusStruct, type Defaulters } from '../../defaulting.
 
 const EVICTION_POLICIES = ['AlwaysAllow', 'IfHealthyBudget'];
 
-function validateDisruptionBudget(pdb: Record<string, any>): FieldError[] {
-  const spec: Record<string, any> = isPlainObject(pdb.spec) ? pdb.spec : {};
+function validateDisruptionBudget(pdb: Obj): FieldError[] {
+  const spec: Obj = isPlainObject(pdb.spec) ? pdb.spec : {};
   const errs: FieldError[] = [];
   const set = (v: unknown) => v !== undefined && v !== null;
   // (kube prints the whole spec as Go's %#v, pointer addresses and all)

@@ -2,14 +2,12 @@
 // ValidateClusterRoleBinding and their updates): a roleRef to a Role or ClusterRole of
 // rbac.authorization.k8s.io that never changes once written, and subjects of the three kinds.
 // Also the bindings' and subjects' apiGroup defaults.
-import type { Strategy } from '../../strategy.ts';
+import type { Obj, Strategy } from '../../strategy.ts';
 import { isPlainObject } from '../../../util/json.ts';
 import { isDNS1123Subdomain, isPathSegmentName } from '../../../validation/names.ts';
 import { goQuote } from '../../../go/strconv.ts';
 import { invalidError, notSupportedError, requiredError, type FieldError } from '../../../validation/field.ts';
 import { setZero, zero, type Defaulters } from '../../defaulting.ts';
-
-type Obj = Record<string, any>;
 
 const RBAC_GROUP = 'rbac.authorization.k8s.io';
 const str = (v: unknown): string => (typeof v === 'string' ? v : '');

@@ -1,7 +1,7 @@
 // resource.k8s.io: dynamic resource allocation's kinds; device requests have defaults, ResourceSlices
 // selectable fields.
-import { setZero, type Defaulters, type Obj } from '../../defaulting.ts';
-import { stringField as s, type KindFields } from '../../strategy.ts';
+import { setZero, type Defaulters } from '../../defaulting.ts';
+import { stringField as s, type KindFields, type Obj } from '../../strategy.ts';
 
 /** SetDefaults_ExactDeviceRequest, SetDefaults_DeviceSubRequest: one device unless said otherwise. */
 function deviceCount(r: Obj): void {

@@ -1,12 +1,12 @@
 // storage.k8s.io: StorageClasses as ValidateStorageClass and its update rules have them: a
 // qualified provisioner, bounded parameters, known reclaim and binding modes; none of those change
 // afterwards. Defaults of StorageClasses and CSIDrivers.
-import type { Strategy } from '../../strategy.ts';
+import type { Obj, Strategy } from '../../strategy.ts';
 import { deepEqual, isPlainObject } from '../../../util/json.ts';
 import { isQualifiedName } from '../../../validation/names.ts';
 import { goQuote } from '../../../go/strconv.ts';
 import { forbiddenError, invalidError, notSupportedError, requiredError, tooLongError, type FieldError } from '../../../validation/field.ts';
-import { list, setPtr, struct, type Defaulters, type Obj } from '../../defaulting.ts';
+import { list, setPtr, struct, type Defaulters } from '../../defaulting.ts';
 
 const RECLAIM_POLICIES = ['Delete', 'Retain'];
 const BINDING_MODES = ['Immediate', 'WaitForFirstConsumer'];

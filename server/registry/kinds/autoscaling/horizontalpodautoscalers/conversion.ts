@@ -11,8 +11,7 @@ import { canonicalQuantity } from '../../../../util/quantity.ts';
 import { cloneJSON } from '../../../apply/index.ts';
 import { compareStrings, toGoString } from '../../../../go/strings.ts';
 import { formatRFC3339, parseRFC3339 } from '../../../../go/time.ts';
-
-type Obj = Record<string, any>;
+import type { Obj } from '../../../strategy.ts';
 
 const V1 = 'autoscaling/v1';
 const V2 = 'autoscaling/v2';

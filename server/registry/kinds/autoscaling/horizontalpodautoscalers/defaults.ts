@@ -1,7 +1,8 @@
 // Defaults of HorizontalPodAutoscalers in autoscaling/v2 and v1 (SetDefaults_HorizontalPodAutoscaler,
 // SetDefaults_HorizontalPodAutoscalerBehavior).
-import { absent, list, setPtr, statusCounters, statusStruct, struct, type Defaulters, type Obj } from '../../../defaulting.ts';
+import { absent, list, setPtr, statusCounters, statusStruct, struct, type Defaulters } from '../../../defaulting.ts';
 import { isPlainObject } from '../../../../util/json.ts';
+import type { Obj } from '../../../strategy.ts';
 
 const HPA_SCALE_UP = () => ({
   stabilizationWindowSeconds: 0,

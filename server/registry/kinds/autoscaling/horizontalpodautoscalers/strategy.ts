@@ -2,7 +2,7 @@
 // bounds, the scale target, then the metrics, then the scaling behavior. kube validates the
 // internal (v2) form of either version, so what an autoscaling/v1 object holds is reported where
 // v2 holds it. Quantities that are not positive are printed quoted (kube prints Go's %#v of the Quantity).
-import type { Strategy } from '../../../strategy.ts';
+import type { Obj, Strategy } from '../../../strategy.ts';
 import { isPlainObject } from '../../../../util/json.ts';
 import { isPathSegmentName } from '../../../../validation/names.ts';
 import { goQuote } from '../../../../go/strconv.ts';
@@ -12,7 +12,6 @@ import { convertHorizontalPodAutoscaler } from './conversion.ts';
 
 const HUB_VERSION = 'autoscaling/v2';
 
-type Obj = Record<string, any>;
 const obj = (v: unknown): Obj => (isPlainObject(v) ? v : {});
 const str = (v: unknown): string => (typeof v === 'string' ? v : '');
 

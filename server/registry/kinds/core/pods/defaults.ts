@@ -1,7 +1,8 @@
 // Defaults of pods and of the pod specs pod templates carry (SetDefaults_Pod, SetDefaults_PodSpec,
 // SetDefaults_Container, probes, volumes and their sources): pods/v1 of kube's pkg/apis/core/v1/defaults.go.
-import { absent, CORE, objects, protocolTCP, setPtr, setZero, struct, templateMetadata, zero, type Defaulters, type Obj } from '../../../defaulting.ts';
+import { absent, CORE, objects, protocolTCP, setPtr, setZero, struct, templateMetadata, zero, type Defaulters } from '../../../defaulting.ts';
 import { isPlainObject } from '../../../../util/json.ts';
+import type { Obj } from '../../../strategy.ts';
 
 /** parsers.ParseImageName's tag: "latest" when neither tag nor digest is given, "" when the reference does not parse. */
 export function imageTag(image: string): string {

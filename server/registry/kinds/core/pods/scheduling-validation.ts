@@ -16,8 +16,7 @@ import { goStringSlice } from '../../../../go/fmt.ts';
 import { goQuote } from '../../../../go/strconv.ts';
 import { duplicateError, forbiddenError, goValue, invalidError, notSupportedError, requiredError, type FieldError } from '../../../../validation/field.ts';
 import { parseIPv4Sloppy, parseIPv6Sloppy } from '../../../../util/net.ts';
-
-type Obj = Record<string, any>;
+import type { Obj } from '../../../strategy.ts';
 
 const strings = (v: unknown): string[] => (Array.isArray(v) ? v.map((x) => (typeof x === 'string' ? x : '')) : []);
 const NOT_POSITIVE = 'must be greater than zero';

@@ -28,8 +28,7 @@ import { isDNS1123Subdomain } from '../../../../validation/names.ts';
 import { goQuote } from '../../../../go/strconv.ts';
 import { trimSpace } from '../../../../go/strings.ts';
 import { duplicateError, forbiddenError, goValue, invalidError, notSupportedError, requiredError, tooLongError, type FieldError } from '../../../../validation/field.ts';
-
-type Obj = Record<string, any>;
+import type { Obj } from '../../../strategy.ts';
 
 /** kube-apiserver's --allow-privileged (capabilities.Get().AllowPrivileged), as kubeadm, kind and minikube set it. */
 const ALLOW_PRIVILEGED = true;

@@ -5,7 +5,7 @@
 // not touch, as kube's strategies for them do: ephemeralcontainers (what `kubectl debug` patches:
 // podEphemeralContainersStrategy, ValidatePodEphemeralContainersUpdate) and resize (containers'
 // resources: podResizeStrategy, ValidatePodResize).
-import type { Strategy } from '../../../strategy.ts';
+import type { Obj, Strategy } from '../../../strategy.ts';
 import { addRationals, compareRationals, parseQuantity, type Rational } from '../../../../util/quantity.ts';
 import { badRequest, conflict, internalError, invalid } from '../../../../errors.ts';
 import { forbiddenError, invalidError, notSupportedError, requiredError, type FieldError } from '../../../../validation/field.ts';
@@ -144,8 +144,6 @@ function mergeLabelKeysIntoSelectors(pod: any): void {
   }
   for (const c of Array.isArray(pod.spec?.topologySpreadConstraints) ? pod.spec.topologySpreadConstraints : []) merge(c, c?.matchLabelKeys, 'In');
 }
-
-type Obj = Record<string, any>;
 
 /** Static (mirror) pods carry this annotation; they have neither ephemeral containers nor resizes. */
 const MIRROR_POD_ANNOTATION = 'kubernetes.io/config.mirror';

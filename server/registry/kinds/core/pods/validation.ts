@@ -33,8 +33,7 @@ import {
 } from './security-validation.ts';
 import { duplicateError, forbiddenError, invalidError, notSupportedError, requiredError, type FieldError } from '../../../../validation/field.ts';
 import { validateContainerResourceFieldSelector, validateObjectFieldSelector, validatePullPolicy, validateVolumeMounts, validateVolumeSource } from './volume-validation.ts';
-
-type Obj = Record<string, any>;
+import type { Obj } from '../../../strategy.ts';
 
 const objects = objectsOf;
 

@@ -26,8 +26,7 @@ import { isDNS1123Label, isDNS1123Subdomain, isQualifiedName } from '../../../..
 import { goStringSlice } from '../../../../go/fmt.ts';
 import { goQuote } from '../../../../go/strconv.ts';
 import { forbiddenError, goValue, invalidError, notSupportedError, requiredError, tooLongError, type FieldError } from '../../../../validation/field.ts';
-
-type Obj = Record<string, any>;
+import type { Obj } from '../../../strategy.ts';
 
 const str = (v: unknown): string => (typeof v === 'string' ? v : '');
 const bytes = (s: string): number => Buffer.byteLength(s, 'utf8');

@@ -1,7 +1,8 @@
 // Defaults of Services (SetDefaults_Service): session affinity, type, ports' protocol and
 // target port, traffic policies.
-import { absent, CORE, list, objects, protocolTCP, setPtr, setZero, struct, zero, type Defaulters, type Obj } from '../../../defaulting.ts';
+import { absent, CORE, list, objects, protocolTCP, setPtr, setZero, struct, zero, type Defaulters } from '../../../defaulting.ts';
 import { isPlainObject } from '../../../../util/json.ts';
+import type { Obj } from '../../../strategy.ts';
 
 function service(svc: Obj): void {
   const spec = struct(svc, 'spec');

@@ -15,7 +15,7 @@ import { goStringSlice } from '../../../../go/fmt.ts';
 import { goQuote } from '../../../../go/strconv.ts';
 import { PORT_RANGE, portNameErrors } from '../pods/validation.ts';
 import { duplicateError, notSupportedError, requiredError, type FieldError } from '../../../../validation/field.ts';
-import type { Strategy } from '../../../strategy.ts';
+import type { Obj, Strategy } from '../../../strategy.ts';
 import { isPlainObject } from '../../../../util/json.ts';
 import {
   DEFAULT_SERVICE_CLUSTER_IP_RANGE,
@@ -38,7 +38,6 @@ export interface ServiceAllocatorOptions {
   reservationMillis?: number;
 }
 
-type Obj = Record<string, any>;
 const list = (v: unknown): any[] => (Array.isArray(v) ? v : []);
 const zero = (v: unknown): boolean => v === undefined || v === null || v === 0 || v === '';
 const typeOf = (spec: Obj): string => (typeof spec.type === 'string' && spec.type ? spec.type : 'ClusterIP');
