@@ -1,7 +1,8 @@
 // The built-in kinds' field sets for field selectors, by qualified resource: the other half of
 // the kinds' registry (kube's per-kind GetAttrs and field-label conversions). Kept apart from
 // index.ts so that selectors.ts can look fields up here while kinds use selectors.ts's label
-// selectors; it imports only the kinds' field sets, which import only strategy.ts.
+// selectors: no module this file imports may import selectors.ts (apps/index.ts does, so apps'
+// field set is apps/fields.ts; check:layers reports the circle otherwise).
 import type { KindFields } from '../strategy.ts';
 import { replicaSetFieldSet } from './apps/fields.ts';
 import { jobFieldSet } from './batch/fields.ts';
