@@ -18,9 +18,9 @@ export interface Strategy {
    */
   statusOnCreate?: boolean;
   /** Fills defaults and server-set fields on create (after the generic status reset). */
-  prepareForCreate?(obj: any): void;
+  prepareForCreate?(obj: Obj): void;
   /** Adjusts an update of the main resource (after the generic status carry-over). */
-  prepareForUpdate?(obj: any, old: any): void;
+  prepareForUpdate?(obj: Obj, old: Obj): void;
   /**
    * kube's AllowUnconditionalUpdate: an update without a resourceVersion (or with "0") is written
    * over whatever is stored. Where false, it is refused as Invalid. Absent: true, but for the kinds
@@ -35,20 +35,20 @@ export interface Strategy {
    */
   unvalidated?: readonly string[];
   /** Create validation (and update validation when there is no validateUpdate). */
-  validate?(obj: any): FieldError[];
+  validate?(obj: Obj): FieldError[];
   /** Update validation; replaces validate on updates. */
-  validateUpdate?(obj: any, old: any, subresource: string): FieldError[];
+  validateUpdate?(obj: Obj, old: Obj, subresource: string): FieldError[];
   /** Finalizers beyond metadata.finalizers that hold deletion (namespaces: spec.finalizers). */
-  pendingFinalizers?(obj: any): string[];
+  pendingFinalizers?(obj: Obj): string[];
   /**
    * Graceful deletion (kube's CheckGracefulDelete): the seconds a delete gives an object of
    * this kind, from the period the request asked for (undefined: none). Kinds without it go at once.
    */
-  gracePeriod?(obj: any, requested: number | undefined): number;
+  gracePeriod?(obj: Obj, requested: number | undefined): number;
   /** Called when deletion starts on an object that must wait (namespaces turn Terminating). */
-  prepareForDeletion?(obj: any): void;
+  prepareForDeletion?(obj: Obj): void;
   /** Subresources with their own update rules: given the stored object and the request body, the object to store. */
-  subresourceUpdate?: Record<string, (body: any, old: any) => any>;
+  subresourceUpdate?: Record<string, (body: Obj, old: Obj) => Obj>;
   /**
    * Subresources a POST writes through (pods/binding): the body's definition, `check` refusing a
    * malformed body before anything is read, and `apply` making the object to store from a copy
@@ -60,8 +60,8 @@ export interface Strategy {
 
 export interface SubresourceCreate {
   definition: string;
-  check(body: any, name: string): void;
-  apply(obj: any, body: any): any;
+  check(body: unknown, name: string): void;
+  apply(obj: Obj, body: Obj): Obj;
 }
 
 /** A kind's fields for field selectors (kube's GetAttrs and its field-label conversion). */
@@ -69,7 +69,7 @@ export interface KindFields {
   /** Labels the kind's field-label conversion accepts (metadata.* included where kube accepts them). */
   accepted: readonly string[];
   /** The fields beyond metadata.name/namespace an object exposes. */
-  fields?: (o: any) => Record<string, string>;
+  fields?: (o: Obj) => Record<string, string>;
   /** The error for an unsupported label, when it is not "field label not supported: <label>". */
   message?: (label: string, version: string) => string;
   /**
