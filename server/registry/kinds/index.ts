@@ -16,7 +16,7 @@
 // registers itself here). `npm run check:layers` holds these: kinds-not-crd, kinds-below-the-store.
 import type { ResourceInfo } from '../../schema/types.ts';
 import type { NameRule } from '../../validation/names.ts';
-import type { Strategy } from '../strategy.ts';
+import type { Obj, Strategy } from '../strategy.ts';
 import { horizontalPodAutoscalerStrategy } from './autoscaling/horizontalpodautoscalers/strategy.ts';
 import { appsDefaults, daemonSetStrategy, deploymentStrategy, replicaSetStrategy, statefulSetStrategy } from './apps/index.ts';
 import { coreDefaults, podTemplateStrategy } from './core/index.ts';
@@ -184,12 +184,12 @@ export const applyDefaults = defaulting.applyDefaults;
 // store calls the returned function on create (after the status reset, before prepareForCreate)
 // and on update (on the desired object, before prepareUpdate, so generation and no-op detection
 // compare defaulted with defaulted), the way kube-apiserver defaults while decoding the request body.
-const hooks = new Map<string, ((obj: any) => void) | undefined>();
+const hooks = new Map<string, ((obj: Obj) => void) | undefined>();
 
 /** The defaulting function for objects of this OpenAPI definition, or undefined when it has no defaults. */
-export function defaultsFor(definition: string): ((obj: any) => void) | undefined {
+export function defaultsFor(definition: string): ((obj: Obj) => void) | undefined {
   if (hooks.has(definition)) return hooks.get(definition);
-  const hook = defaulting.hasDefaults(definition) ? (obj: any) => defaulting.applyDefaults(definition, obj) : undefined;
+  const hook = defaulting.hasDefaults(definition) ? (obj: Obj) => defaulting.applyDefaults(definition, obj) : undefined;
   hooks.set(definition, hook);
   return hook;
 }
@@ -208,7 +208,7 @@ export interface KindConversion {
   /** The definition of each served apiVersion (for the Go field order of converted objects). */
   definitions: Readonly<Record<string, string>>;
   /** A fresh object: obj (in whatever version its apiVersion names) as apiVersion. */
-  convert(obj: any, apiVersion: string): any;
+  convert(obj: Obj, apiVersion: string): Obj;
 }
 
 const HORIZONTAL_POD_AUTOSCALERS: KindConversion = {
@@ -243,10 +243,10 @@ export function conversionOf(group: string, resource: string): KindConversion | 
 }
 
 /** obj converted to apiVersion (and defaulted as that version, if asked), its fields in the order kube writes them: a fresh object. */
-export function convertTo(conversion: KindConversion, obj: any, apiVersion: string, defaulted = false): any {
+export function convertTo(conversion: KindConversion, obj: Obj, apiVersion: string, defaulted = false): Obj {
   const out = conversion.convert(obj, apiVersion);
   const definition = conversion.definitions[apiVersion];
   if (!definition) return out;
   if (defaulted) defaultsFor(definition)?.(out);
-  return goJsonOrder(TypeModel.loadBuiltins().node(definition), out);
+  return goJsonOrder(TypeModel.loadBuiltins().node(definition), out) as Obj; // an object in, an object out
 }

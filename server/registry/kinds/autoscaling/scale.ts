@@ -1,11 +1,12 @@
 // The scale subresource (autoscaling/v1 Scale) over a workload's spec.replicas,
 // status.replicas and its label selector.
 import type { ResourceInfo } from '../../../schema/types.ts';
+import type { Obj } from '../../strategy.ts';
 import { badRequest } from '../../../errors.ts';
 import { isPlainObject } from '../../../util/json.ts';
 
 /** A label selector (metav1.LabelSelector or a plain map, as ReplicationController uses) as a query string. */
-export function selectorString(sel: any): string {
+export function selectorString(sel: unknown): string {
   if (!isPlainObject(sel)) return '';
   const isMap = !('matchLabels' in sel) && !('matchExpressions' in sel);
   const labels: Record<string, string> = isMap ? sel : sel.matchLabels ?? {};
@@ -24,7 +25,7 @@ export function selectorString(sel: any): string {
   return parts.join(',');
 }
 
-export function scaleFromObject(info: ResourceInfo, obj: any): any {
+export function scaleFromObject(info: ResourceInfo, obj: Obj): Obj {
   const meta = obj.metadata;
   const paths = info.custom?.scale;
   // Custom resources name their fields in the CRD; their selector is already a string there.
@@ -43,7 +44,7 @@ export function scaleFromObject(info: ResourceInfo, obj: any): any {
 }
 
 /** Applies a Scale's spec.replicas to the workload; the Scale's resourceVersion is a precondition. */
-export function applyScaleToObject(info: ResourceInfo, cur: any, scale: any): any {
+export function applyScaleToObject(info: ResourceInfo, cur: Obj, scale: unknown): Obj {
   if (!isPlainObject(scale)) throw badRequest('the body of the request was not a Scale object');
   if (scale.kind !== undefined && scale.kind !== 'Scale') throw badRequest(`the kind in the data (${scale.kind}) does not match the expected kind (Scale)`);
   const replicas = scale.spec?.replicas;

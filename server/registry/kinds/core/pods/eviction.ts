@@ -5,6 +5,7 @@
 // their budget; an unready pod may go when its budget's policy says so.
 import type { GenericStore, RequestContext, DeleteOptions } from '../../../store.ts';
 import type { ResourceInfo } from '../../../../schema/types.ts';
+import type { Obj } from '../../../strategy.ts';
 import { labelSelectorFromObject } from '../../../selectors.ts';
 import { ApiError, badRequest, forbidden } from '../../../../errors.ts';
 import { isPlainObject } from '../../../../util/json.ts';
@@ -38,15 +39,15 @@ function deleteOptionsOf(eviction: any, name: string): DeleteOptions {
 }
 
 /** kube's canIgnorePDB: a pod not running yet, finished, or already being deleted. */
-function ignoresBudget(pod: any): boolean {
+function ignoresBudget(pod: Obj): boolean {
   const phase = pod.status?.phase;
   return phase === 'Pending' || phase === 'Succeeded' || phase === 'Failed' || !!pod.metadata.deletionTimestamp;
 }
 
-const isReady = (pod: any): boolean => Array.isArray(pod.status?.conditions) && pod.status.conditions.some((c: any) => c?.type === 'Ready' && c.status === 'True');
+const isReady = (pod: Obj): boolean => Array.isArray(pod.status?.conditions) && pod.status.conditions.some((c: Obj) => c?.type === 'Ready' && c.status === 'True');
 
 /** The budgets in the pod's namespace whose selector selects it (one that does not parse selects nothing). */
-function budgetsOf(store: GenericStore, budgets: ResourceInfo, pod: any): any[] {
+function budgetsOf(store: GenericStore, budgets: ResourceInfo, pod: Obj): Obj[] {
   const labels = pod.metadata.labels ?? {};
   return store.listCurrent(budgets, pod.metadata.namespace).filter((pdb) => {
     try {
@@ -63,7 +64,7 @@ const num = (v: unknown): number => (typeof v === 'number' ? v : 0);
  * kube's checkAndDecrement: refused (429) while the budget's status is older than its spec or
  * allows no disruption; otherwise one disruption is taken and the pod recorded as disrupted.
  */
-function takeDisruption(pdb: any, podName: string, now: string): any {
+function takeDisruption(pdb: Obj, podName: string, now: string): Obj {
   const status = pdb.status ?? {};
   const name = pdb.metadata.name;
   if (num(status.observedGeneration) < num(pdb.metadata.generation)) {
@@ -89,8 +90,8 @@ function takeDisruption(pdb: any, podName: string, now: string): any {
 }
 
 /** UpdateDisruptionAllowedCondition at no disruption left (meta.SetStatusCondition's rules for the time). */
-function setInsufficientPods(status: any, now: string): void {
-  const conditions: any[] = Array.isArray(status.conditions) ? status.conditions : (status.conditions = []);
+function setInsufficientPods(status: Obj, now: string): void {
+  const conditions: Obj[] = Array.isArray(status.conditions) ? status.conditions : (status.conditions = []);
   const at = conditions.findIndex((c) => c?.type === 'DisruptionAllowed');
   const cur = at >= 0 ? conditions[at] : undefined;
   const condition = {
