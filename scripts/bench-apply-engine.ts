@@ -33,7 +33,7 @@ import { goFieldShape } from '../server/schema/go-structs.ts';
 import { apply, update, zeroObject, type ApplyOptions, type UpdateOptions } from '../server/registry/apply/index.ts';
 import { customResourceInfos } from '../server/registry/crd/runtime.ts';
 import { benchWidget, benchWidgetsCRD } from '../test/fixtures/crds/generate.ts';
-import { defaultsFor } from '../server/registry/strategies/defaulting.ts';
+import { defaultsFor } from '../server/registry/kinds/index.ts';
 
 const quick = process.argv.includes('--quick');
 /** --only=bc runs just those cases (for profiling). */

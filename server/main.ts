@@ -3,7 +3,7 @@
 // `npm start` also sets node's memory options (package.json; why: scripts/bench-kit.ts startCommand).
 import { resolve } from 'node:path';
 import { parseDuration } from './storage/log/compactor.ts';
-import { parseServiceClusterIPRange, parseServiceNodePortRange } from './registry/service-ranges.ts';
+import { parseServiceClusterIPRange, parseServiceNodePortRange } from './registry/kinds/core/services/ranges.ts';
 import { DEFAULT_SNAPSHOT_RETENTION } from './storage/backup/snapshot-schedule.ts';
 import type { Http2Implementation } from './http/listener.ts';
 

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { TypeModel } from '../server/schema/model.ts';
 import type { TypeNode } from '../server/schema/types.ts';
 import { goFieldShape } from '../server/schema/go-structs.ts';
-import { defaultsFor } from '../server/registry/strategies/defaulting.ts';
+import { defaultsFor } from '../server/registry/kinds/index.ts';
 import { applyGenerally, updateGenerally } from '../server/registry/apply/field-manager.ts';
 import { apply, update, zeroObject, type ApplyOptions } from '../server/registry/apply/index.ts';
 import { deploymentConfig } from '../scripts/bench-kit.ts';

@@ -3,7 +3,7 @@
 // hold them; jobs with the server's selector (jobStrategy PrepareForCreate, generateSelector).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { podQOSClass } from '../server/registry/strategies/pods.ts';
+import { podQOSClass } from '../server/registry/kinds/core/pods/strategy.ts';
 import { startTestServer, type TestServer } from './helpers/server.ts';
 
 const c = (requests?: Record<string, string>, limits?: Record<string, string>) => ({ name: 'c', image: 'i', resources: { ...(requests ? { requests } : {}), ...(limits ? { limits } : {}) } });

@@ -1,8 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { applyDefaults, imageTag } from '../server/registry/defaults.ts';
-import { defaultsFor } from '../server/registry/strategies/defaulting.ts';
-import { createServiceStrategy } from '../server/registry/strategies/services.ts';
+import { imageTag } from '../server/registry/kinds/core/pods/defaults.ts';
+import { applyDefaults, defaultsFor } from '../server/registry/kinds/index.ts';
+import { createServiceStrategy } from '../server/registry/kinds/core/services/strategy.ts';
 import type { Strategy } from '../server/registry/strategy.ts';
 import { ApiError, invalid } from '../server/errors.ts';
 

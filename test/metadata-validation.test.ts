@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { fieldErrorText, type FieldError } from '../server/validation/field.ts';
-import { nameRuleFor } from '../server/registry/strategy.ts';
+import { nameRuleFor } from '../server/registry/kinds/index.ts';
 import { validateObjectMeta, validateObjectMetaUpdate, validateLabels, validateAnnotations, validateFinalizers, validateOwnerReferences, validateManagedFields } from '../server/validation/object-meta.ts';
 import { validateName, generateNameFrom, type NameRule } from '../server/validation/names.ts';
 import { goQuote } from '../server/go/strconv.ts';

@@ -98,7 +98,7 @@ test('scheduling gates may only be removed; a binding and a status write are not
 });
 
 test('a pod stored before quantities were canonical compares by value (no API write can store one now: checked directly)', async () => {
-  const { validatePodUpdate } = await import('../server/registry/pod-validation.ts');
+  const { validatePodUpdate } = await import('../server/registry/kinds/core/pods/validation.ts');
   const spec = (cpu: string, memory: string) => ({ containers: [{ name: 'c', image: 'nginx', resources: { limits: { cpu, memory } } }] });
   assert.deepEqual(validatePodUpdate({ spec: spec('1', '1Gi') }, { spec: spec('1000m', '1024Mi') }), []);
   const changed = validatePodUpdate({ spec: spec('2', '1Gi') }, { spec: spec('1000m', '1024Mi') });

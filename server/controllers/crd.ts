@@ -11,7 +11,7 @@ import type { ResourceInfo } from '../schema/types.ts';
 import { LOOPBACK_USER } from '../authentication/user.ts';
 import { ApiError } from '../errors.ts';
 import { CRD_CLEANUP_FINALIZER, customResourceInfos, establishedStatus, isEstablished, setCondition } from '../registry/crd/runtime.ts';
-import { nowTimestamp } from '../registry/store.ts';
+import { nowTimestamp } from '../registry/now.ts';
 import { WorkQueue, realClock, type Clock, type HandlerResult } from './workqueue.ts';
 
 const CRD_RESOURCE = 'customresourcedefinitions.apiextensions.k8s.io';

@@ -8,7 +8,7 @@ import type { ResourceCatalog } from '../schema/catalog.ts';
 import type { EventLog } from '../storage/log/event-log.ts';
 import type { ResourceInfo } from '../schema/types.ts';
 import { LOOPBACK_USER } from '../authentication/user.ts';
-import { NAMESPACE_FINALIZER } from '../registry/strategies/namespaces.ts';
+import { NAMESPACE_FINALIZER } from '../registry/kinds/core/namespaces.ts';
 import { ApiError } from '../errors.ts';
 import { WorkQueue, defaultControllerRateLimiter, realClock, type Clock, type HandlerResult } from './workqueue.ts';
 

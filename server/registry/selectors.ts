@@ -1,7 +1,10 @@
 // Label and field selectors: parsing the query-string forms the way apimachinery's labels and
 // fields packages do (same grammar, same error texts), compiling them once per request into
-// matchers, and the per-kind field sets objects expose to field selectors.
+// matchers, and matching them against the field set each kind exposes (looked up in the kinds'
+// registry, kinds/fields.ts).
 import type { ResourceInfo } from '../schema/types.ts';
+import { kindFieldsOf, isBuiltinGroup } from './kinds/fields.ts';
+import { notKnownFieldSelector, stringField, type KindFields } from './strategy.ts';
 import { badRequest } from '../errors.ts';
 import { isQualifiedName, isValidLabelValue } from '../validation/names.ts';
 import { goStringSlice } from '../go/fmt.ts';
@@ -583,236 +586,27 @@ export function parseFieldSelector(s: string | undefined): FieldSelector {
   };
 }
 
-// --- Per-kind field sets ---------------------------------------------------------------------
-
-const s = (v: unknown): string => (typeof v === 'string' ? v : '');
-const n = (v: unknown): string => (typeof v === 'number' ? String(Math.trunc(v)) : '0');
-const b = (v: unknown): string => (v === true ? 'true' : 'false');
-
-function podFields(o: any): Record<string, string> {
-  const spec = o?.spec ?? {};
-  const status = o?.status ?? {};
-  const podIPs = Array.isArray(status.podIPs) ? status.podIPs : [];
-  const podIP = podIPs.length > 0 ? s(podIPs[0]?.ip) : s(status.podIP);
-  return {
-    'spec.nodeName': s(spec.nodeName),
-    'spec.host': s(spec.nodeName), // old clients' name for spec.nodeName
-    'spec.restartPolicy': s(spec.restartPolicy),
-    'spec.schedulerName': s(spec.schedulerName),
-    'spec.serviceAccountName': s(spec.serviceAccountName),
-    'spec.hostNetwork': b(spec.hostNetwork),
-    'status.phase': s(status.phase),
-    'status.podIP': podIP,
-    'status.nominatedNodeName': s(status.nominatedNodeName),
-  };
-}
-
-/** Core events, read from either the core/v1 or the events.k8s.io/v1 shape. */
-function coreEventParts(o: any) {
-  const inv = o?.involvedObject ?? o?.regarding ?? {};
-  const reporting = s(o?.reportingComponent) || s(o?.reportingController);
-  const sourceComponent = s(o?.source?.component) || s(o?.deprecatedSource?.component);
-  return {
-    kind: s(inv.kind),
-    namespace: s(inv.namespace),
-    name: s(inv.name),
-    uid: s(inv.uid),
-    apiVersion: s(inv.apiVersion),
-    resourceVersion: s(inv.resourceVersion),
-    fieldPath: s(inv.fieldPath),
-    reason: s(o?.reason),
-    reporting,
-    source: sourceComponent || reporting,
-    type: s(o?.type),
-  };
-}
-
-function eventFields(o: any): Record<string, string> {
-  const e = coreEventParts(o);
-  return {
-    'involvedObject.kind': e.kind,
-    'involvedObject.namespace': e.namespace,
-    'involvedObject.name': e.name,
-    'involvedObject.uid': e.uid,
-    'involvedObject.apiVersion': e.apiVersion,
-    'involvedObject.resourceVersion': e.resourceVersion,
-    'involvedObject.fieldPath': e.fieldPath,
-    reason: e.reason,
-    reportingComponent: e.reporting,
-    source: e.source,
-    type: e.type,
-  };
-}
-
-function eventsV1Fields(o: any): Record<string, string> {
-  const e = coreEventParts(o);
-  return {
-    'regarding.kind': e.kind,
-    'regarding.namespace': e.namespace,
-    'regarding.name': e.name,
-    'regarding.uid': e.uid,
-    'regarding.apiVersion': e.apiVersion,
-    'regarding.resourceVersion': e.resourceVersion,
-    'regarding.fieldPath': e.fieldPath,
-    reason: e.reason,
-    reportingController: e.reporting,
-    source: e.source,
-    type: e.type,
-  };
-}
-
-/** DefaultMetaV1FieldSelectorConversion's error, for kinds without a conversion of their own. */
-function notKnownFieldSelector(label: string): string {
-  return `${goQuote(label)} is not a known field selector: only "metadata.name", "metadata.namespace"`;
-}
-
-interface KindFields {
-  /** Labels the kind's field-label conversion accepts (metadata.* included where kube accepts them). */
-  accepted: readonly string[];
-  /** The fields beyond metadata.name/namespace an object exposes. */
-  fields?: (o: any) => Record<string, string>;
-  /** The error for an unsupported label, when it is not "field label not supported: <label>". */
-  message?: (label: string, version: string) => string;
-}
-
-const KINDS: Record<string, KindFields> = {
-  pods: {
-    accepted: [
-      'metadata.name',
-      'metadata.namespace',
-      'spec.nodeName',
-      'spec.restartPolicy',
-      'spec.schedulerName',
-      'spec.serviceAccountName',
-      'spec.hostNetwork',
-      'status.phase',
-      'status.podIP',
-      'status.podIPs', // accepted, but kube never sets it in the field set: it only ever equals ""
-      'status.nominatedNodeName',
-      'spec.host',
-    ],
-    fields: podFields,
-  },
-  nodes: { accepted: ['metadata.name', 'spec.unschedulable'], fields: (o) => ({ 'spec.unschedulable': b(o?.spec?.unschedulable) }) },
-  replicationcontrollers: {
-    accepted: ['metadata.name', 'metadata.namespace', 'status.replicas'],
-    fields: (o) => ({ 'status.replicas': n(o?.status?.replicas) }),
-  },
-  events: {
-    accepted: [
-      'involvedObject.kind',
-      'involvedObject.namespace',
-      'involvedObject.name',
-      'involvedObject.uid',
-      'involvedObject.apiVersion',
-      'involvedObject.resourceVersion',
-      'involvedObject.fieldPath',
-      'reason',
-      'reportingComponent',
-      'source',
-      'type',
-      'metadata.namespace',
-      'metadata.name',
-    ],
-    fields: eventFields,
-  },
-  namespaces: { accepted: ['status.phase', 'metadata.name'], fields: (o) => ({ 'status.phase': s(o?.status?.phase) }) },
-  secrets: { accepted: ['type', 'metadata.namespace', 'metadata.name'], fields: (o) => ({ type: s(o?.type) }) },
-  services: {
-    accepted: ['metadata.namespace', 'metadata.name', 'spec.clusterIP', 'spec.type'],
-    fields: (o) => ({ 'spec.clusterIP': s(o?.spec?.clusterIP), 'spec.type': s(o?.spec?.type) }),
-  },
-  'events.events.k8s.io': {
-    accepted: [
-      'reason',
-      'regarding.kind',
-      'regarding.namespace',
-      'regarding.name',
-      'regarding.uid',
-      'regarding.apiVersion',
-      'regarding.resourceVersion',
-      'regarding.fieldPath',
-      'reportingController',
-      'source',
-      'type',
-      'metadata.namespace',
-      'metadata.name',
-    ],
-    fields: eventsV1Fields,
-  },
-  // apps/v1 registers no field-label conversions: ReplicaSets and StatefulSets take only
-  // metadata.name/namespace there. The registry's set still carries status.replicas.
-  'replicasets.apps': {
-    accepted: ['metadata.name', 'metadata.namespace'],
-    fields: (o) => ({ 'status.replicas': n(o?.status?.replicas) }),
-    message: (label) => notKnownFieldSelector(label),
-  },
-  'jobs.batch': {
-    accepted: ['metadata.name', 'metadata.namespace', 'status.successful'],
-    fields: (o) => ({ 'status.successful': n(o?.status?.succeeded) }),
-  },
-  'certificatesigningrequests.certificates.k8s.io': {
-    accepted: ['metadata.name', 'spec.signerName'],
-    fields: (o) => ({ 'spec.signerName': s(o?.spec?.signerName) }),
-  },
-  'clustertrustbundles.certificates.k8s.io': {
-    accepted: ['metadata.name', 'spec.signerName'],
-    fields: (o) => ({ 'spec.signerName': s(o?.spec?.signerName) }),
-  },
-  'podcertificaterequests.certificates.k8s.io': {
-    accepted: ['metadata.name', 'spec.signerName', 'spec.podName', 'spec.nodeName'],
-    fields: (o) => ({ 'spec.signerName': s(o?.spec?.signerName), 'spec.podName': s(o?.spec?.podName), 'spec.nodeName': s(o?.spec?.nodeName) }),
-  },
-  'resourceslices.resource.k8s.io': {
-    accepted: ['metadata.name', 'spec.nodeName', 'spec.driver'],
-    fields: (o) => ({ 'spec.nodeName': s(o?.spec?.nodeName), 'spec.driver': s(o?.spec?.driver) }),
-    message: (label, version) => `field label not supported for resource.k8s.io/${version}, Kind=ResourceSlice: ${label}`,
-  },
-};
-
-const ACCEPTED = new Map(Object.entries(KINDS).map(([k, v]) => [k, new Set(v.accepted)]));
-
-/** API groups served by kube-apiserver itself; any other group is CRD-backed. */
-const BUILTIN_GROUPS = new Set([
-  '',
-  'admissionregistration.k8s.io',
-  'apiextensions.k8s.io',
-  'apiregistration.k8s.io',
-  'apps',
-  'authentication.k8s.io',
-  'authorization.k8s.io',
-  'autoscaling',
-  'batch',
-  'certificates.k8s.io',
-  'coordination.k8s.io',
-  'discovery.k8s.io',
-  'events.k8s.io',
-  'extensions',
-  'flowcontrol.apiserver.k8s.io',
-  'internal.apiserver.k8s.io',
-  'networking.k8s.io',
-  'node.k8s.io',
-  'policy',
-  'rbac.authorization.k8s.io',
-  'resource.k8s.io',
-  'scheduling.k8s.io',
-  'storage.k8s.io',
-  'storagemigration.k8s.io',
-]);
-
-const kindKey = (group: string, resource: string) => (group ? `${resource}.${group}` : resource);
+// --- Field sets: each kind's from the kinds' registry (kinds/fields.ts) -----------------------
 
 /**
  * The field set an object exposes to field selectors (the registry's GetAttrs): metadata.name,
  * metadata.namespace for namespaced kinds, and the kind's own fields. CRD-backed kinds: see fieldsOf.
  */
 export function selectableFields(group: string, resource: string, obj: any, namespaced: boolean): Record<string, string> {
-  const kind = KINDS[kindKey(group, resource)];
+  const kind = kindFieldsOf(group, resource);
   const out: Record<string, string> = kind?.fields ? kind.fields(obj) : {};
   const meta = obj?.metadata ?? {};
-  out['metadata.name'] = s(meta.name);
-  if (namespaced) out['metadata.namespace'] = s(meta.namespace);
+  out['metadata.name'] = stringField(meta.name);
+  if (namespaced) out['metadata.namespace'] = stringField(meta.namespace);
   return out;
+}
+
+/** The labels each kind's field-label conversion accepts, as sets. */
+const accepted = new WeakMap<KindFields, ReadonlySet<string>>();
+function acceptedBy(kind: KindFields): ReadonlySet<string> {
+  let set = accepted.get(kind);
+  if (!set) accepted.set(kind, (set = new Set(kind.accepted)));
+  return set;
 }
 
 export interface FieldSupportOptions {
@@ -833,13 +627,11 @@ export interface FieldSupportOptions {
  */
 export function checkFieldSelectorSupported(group: string, resource: string, sel: FieldSelector, opts: FieldSupportOptions = {}): void {
   if (sel.empty) return;
-  const key = kindKey(group, resource);
-  const kind = KINDS[key];
-  const accepted = ACCEPTED.get(key);
-  const builtin = BUILTIN_GROUPS.has(group);
+  const kind = kindFieldsOf(group, resource);
+  const builtin = isBuiltinGroup(group);
   for (const { field } of sel.requirements) {
-    if (kind && accepted) {
-      if (accepted.has(field)) continue;
+    if (kind) {
+      if (acceptedBy(kind).has(field)) continue;
       throw badRequest(kind.message ? kind.message(field, opts.version ?? 'v1') : `field label not supported: ${field}`);
     }
     if (builtin) {
@@ -854,26 +646,9 @@ export function checkFieldSelectorSupported(group: string, resource: string, sel
   }
 }
 
-/**
- * Where in the stored object a selectable field is read from, for fields whose value is that
- * string as it is (else ""): storage can then look for objects holding a given non-empty value
- * without decoding them. Pods only, for the kubelet's list and watch by spec.nodeName.
- */
-const STRING_FIELD_PATHS: Record<string, Record<string, string>> = {
-  pods: {
-    'spec.nodeName': '$.spec.nodeName',
-    'spec.host': '$.spec.nodeName',
-    'spec.restartPolicy': '$.spec.restartPolicy',
-    'spec.schedulerName': '$.spec.schedulerName',
-    'spec.serviceAccountName': '$.spec.serviceAccountName',
-    'status.phase': '$.status.phase',
-    'status.nominatedNodeName': '$.status.nominatedNodeName',
-  },
-};
-
-/** The JSON path of a selectable field of a built-in kind whose value is a string read as it is (see STRING_FIELD_PATHS). */
+/** The JSON path of a selectable field of a built-in kind whose value is a string read as it is (KindFields.stringFieldPaths). */
 export function stringFieldPath(info: ResourceInfo, field: string): string | undefined {
-  return info.custom ? undefined : STRING_FIELD_PATHS[kindKey(info.group, info.resource)]?.[field];
+  return info.custom ? undefined : kindFieldsOf(info.group, info.resource)?.stringFieldPaths?.[field];
 }
 
 /** The field set of an object of any resource, built-in or custom. */

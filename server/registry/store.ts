@@ -10,8 +10,8 @@ import { validateObject } from '../schema/validate.ts';
 import type { AdmissionChain } from '../admission/chain.ts';
 import type { AdmissionAttributes } from '../admission/types.ts';
 import type { UserInfo } from '../authentication/user.ts';
-import { nameRuleFor, strategyFor, type Strategy, type SubresourceCreate } from './strategy.ts';
-import { defaultsFor } from './strategies/defaulting.ts';
+import type { Strategy, SubresourceCreate } from './strategy.ts';
+import { conversionOf, convertTo, defaultsFor, nameRuleFor, strategyFor, type KindConversion } from './kinds/index.ts';
 import { apply as applyEngine, checkApplyTarget, update as recordManagedUpdate, zeroObject, type OtherVersion } from './apply/index.ts';
 import { UNTYPED } from './apply/index.ts';
 import { goFieldShape, goZeroFields } from '../schema/go-structs.ts';
@@ -24,12 +24,12 @@ import { goJsonText } from '../go/json.ts';
 import { goMapOrder, sortedMap } from '../go/map-order.ts';
 import { formatRFC3339 } from '../go/time.ts';
 import { canonicalizeQuantities } from '../schema/quantities.ts';
+import { nowTimestamp } from './now.ts';
 import { dropOmittedZeros, fillGoZeros } from '../schema/omitempty.ts';
 import { goJsonOrder } from '../schema/go-order.ts';
 import { servedJsonPrefix, servedAsStored, withStoredItems, decodeObject, CHECK_STORED_JSON, type StoredRow, type ListRow } from '../storage/rows/codec.ts';
 import { encodeContinue, decodeContinue } from './continue-token.ts';
 import { validateListOptions, type ListParameters } from './list-options.ts';
-import { conversionOf, convertTo, type KindConversion } from './conversions/index.ts';
 import { CorruptObjectError } from '../storage/rows/corrupt-rows.ts';
 import { invalidError, type FieldError } from '../validation/field.ts';
 
@@ -112,7 +112,7 @@ export function qualifiedResourceOf(info: ResourceInfo): string {
 
 const BUILTIN_CONVERSIONS = new WeakMap<ResourceInfo, KindConversion | null>();
 
-/** How a built-in resource kept in another form than served converts (see conversions/index.ts). */
+/** How a built-in resource kept in another form than served converts (see kinds/index.ts). */
 export function builtinConversionOf(info: ResourceInfo): KindConversion | undefined {
   let c = BUILTIN_CONVERSIONS.get(info);
   if (c === undefined) BUILTIN_CONVERSIONS.set(info, (c = (!info.custom && conversionOf(info.group, info.resource)) || null));
@@ -1107,18 +1107,6 @@ function withoutMeta(obj: any): Record<string, unknown> {
 /** An update that changes nothing is not written and keeps the resourceVersion. */
 function unchanged(obj: any, old: any): boolean {
   return deepEqual(obj, old);
-}
-
-let stampSecond = -1;
-let stampText = '';
-/** The time now as a metav1.Time; formatted once per second. */
-export function nowTimestamp(): string {
-  const sec = Math.floor(Date.now() / 1000);
-  if (sec !== stampSecond) {
-    stampSecond = sec;
-    stampText = formatRFC3339(sec * 1000);
-  }
-  return stampText;
 }
 
 const EMPTY_OBJECT: Record<string, unknown> = Object.freeze({});

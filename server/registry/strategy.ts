@@ -1,8 +1,13 @@
-// Per-kind rules. A kind is data (its schema); a strategy exists only for kinds with special
-// rules, registered by qualified resource. The generic store applies the defaults itself.
-import type { ResourceInfo } from '../schema/types.ts';
+// Per-kind rules: the interfaces a built-in kind implements for the generic store. A kind is
+// data (its schema); a strategy exists only for kinds with special rules, registered by
+// qualified resource in the kinds' registry (kinds/index.ts); the generic store applies the
+// defaults itself. KindFields is a kind's field set for field selectors (kube's GetAttrs and
+// field-label conversion), gathered in kinds/fields.ts.
 import type { FieldError } from '../validation/field.ts';
-import type { NameRule } from '../validation/names.ts';
+import { goQuote } from '../go/strconv.ts';
+
+/** A JSON object as kinds read and write it: any field may hold anything until validated. */
+export type Obj = Record<string, any>;
 
 export interface Strategy {
   /** metadata.generation starts at 1 and is bumped when anything outside metadata/status changes. */
@@ -13,9 +18,9 @@ export interface Strategy {
    */
   statusOnCreate?: boolean;
   /** Fills defaults and server-set fields on create (after the generic status reset). */
-  prepareForCreate?(obj: any): void;
+  prepareForCreate?(obj: Obj): void;
   /** Adjusts an update of the main resource (after the generic status carry-over). */
-  prepareForUpdate?(obj: any, old: any): void;
+  prepareForUpdate?(obj: Obj, old: Obj): void;
   /**
    * kube's AllowUnconditionalUpdate: an update without a resourceVersion (or with "0") is written
    * over whatever is stored. Where false, it is refused as Invalid. Absent: true, but for the kinds
@@ -30,20 +35,20 @@ export interface Strategy {
    */
   unvalidated?: readonly string[];
   /** Create validation (and update validation when there is no validateUpdate). */
-  validate?(obj: any): FieldError[];
+  validate?(obj: Obj): FieldError[];
   /** Update validation; replaces validate on updates. */
-  validateUpdate?(obj: any, old: any, subresource: string): FieldError[];
+  validateUpdate?(obj: Obj, old: Obj, subresource: string): FieldError[];
   /** Finalizers beyond metadata.finalizers that hold deletion (namespaces: spec.finalizers). */
-  pendingFinalizers?(obj: any): string[];
+  pendingFinalizers?(obj: Obj): string[];
   /**
    * Graceful deletion (kube's CheckGracefulDelete): the seconds a delete gives an object of
    * this kind, from the period the request asked for (undefined: none). Kinds without it go at once.
    */
-  gracePeriod?(obj: any, requested: number | undefined): number;
+  gracePeriod?(obj: Obj, requested: number | undefined): number;
   /** Called when deletion starts on an object that must wait (namespaces turn Terminating). */
-  prepareForDeletion?(obj: any): void;
+  prepareForDeletion?(obj: Obj): void;
   /** Subresources with their own update rules: given the stored object and the request body, the object to store. */
-  subresourceUpdate?: Record<string, (body: any, old: any) => any>;
+  subresourceUpdate?: Record<string, (body: Obj, old: Obj) => Obj>;
   /**
    * Subresources a POST writes through (pods/binding): the body's definition, `check` refusing a
    * malformed body before anything is read, and `apply` making the object to store from a copy
@@ -55,76 +60,35 @@ export interface Strategy {
 
 export interface SubresourceCreate {
   definition: string;
-  check(body: any, name: string): void;
-  apply(obj: any, body: any): any;
+  check(body: unknown, name: string): void;
+  apply(obj: Obj, body: Obj): Obj;
 }
 
-const strategies = new Map<string, Strategy>();
-const resolved = new Map<string, Strategy>();
-
-/** Kinds with spec and a status subresource track generation, except these (as in kube-apiserver). */
-const NO_GENERATION = new Set(['namespaces', 'nodes', 'persistentvolumes', 'persistentvolumeclaims', 'services', 'resourcequotas', 'certificatesigningrequests']);
-
-/**
- * The built-in kinds whose strategies' AllowUnconditionalUpdate() is false (pkg/registry/*, and
- * the apiextensions and aggregator strategies): an update must name the resourceVersion it read.
- */
-const CONDITIONAL_UPDATES_ONLY = new Set([
-  'apiservices.apiregistration.k8s.io',
-  'customresourcedefinitions.apiextensions.k8s.io',
-  'leases.coordination.k8s.io',
-  'runtimeclasses.node.k8s.io',
-  'csidrivers.storage.k8s.io',
-  'csinodes.storage.k8s.io',
-  'csistoragecapacities.storage.k8s.io',
-  'volumeattachments.storage.k8s.io',
-  'validatingwebhookconfigurations.admissionregistration.k8s.io',
-  'mutatingwebhookconfigurations.admissionregistration.k8s.io',
-  'validatingadmissionpolicies.admissionregistration.k8s.io',
-  'validatingadmissionpolicybindings.admissionregistration.k8s.io',
-  'mutatingadmissionpolicies.admissionregistration.k8s.io',
-  'mutatingadmissionpolicybindings.admissionregistration.k8s.io',
-]);
-
-export function registerStrategy(group: string, resource: string, s: Strategy): void {
-  strategies.set(group ? `${resource}.${group}` : resource, s);
+/** A kind's fields for field selectors (kube's GetAttrs and its field-label conversion). */
+export interface KindFields {
+  /** Labels the kind's field-label conversion accepts (metadata.* included where kube accepts them). */
+  accepted: readonly string[];
+  /** The fields beyond metadata.name/namespace an object exposes. */
+  fields?: (o: Obj) => Record<string, string>;
+  /** The error for an unsupported label, when it is not "field label not supported: <label>". */
+  message?: (label: string, version: string) => string;
+  /**
+   * Where in the stored object a selectable field is read from, for fields whose value is that
+   * string as it is (else ""): storage can then look for objects holding a given non-empty value
+   * without decoding them.
+   */
+  stringFieldPaths?: Readonly<Record<string, string>>;
 }
 
-/**
- * Custom objects always count generation (spec changes, or any change without a status
- * subresource), and are only updated at a resourceVersion (apiextensions' customResourceStrategy).
- */
-const CUSTOM_RESOURCE_STRATEGY: Strategy = { tracksGeneration: true, allowUnconditionalUpdate: false };
+// A field's value as the kinds' GetAttrs write it into a fields.Set.
+/** A string field (string(x)): "" when unset. */
+export const stringField = (v: unknown): string => (typeof v === 'string' ? v : '');
+/** An integer field (strconv.Itoa): "0" when unset. */
+export const intField = (v: unknown): string => (typeof v === 'number' ? String(Math.trunc(v)) : '0');
+/** A boolean field (strconv.FormatBool): "false" when unset. */
+export const boolField = (v: unknown): string => (v === true ? 'true' : 'false');
 
-export function strategyFor(info: ResourceInfo): Strategy {
-  if (info.custom) return CUSTOM_RESOURCE_STRATEGY;
-  const key = info.group ? `${info.resource}.${info.group}` : info.resource;
-  let s = resolved.get(key);
-  if (!s) {
-    const own = strategies.get(key) ?? {};
-    const defaultGeneration = !!info.subresources?.status && !(info.group === '' && NO_GENERATION.has(info.resource)) && !NO_GENERATION.has(info.resource);
-    s = { tracksGeneration: defaultGeneration, allowUnconditionalUpdate: !CONDITIONAL_UPDATES_ONLY.has(key), ...own };
-    resolved.set(key, s);
-  }
-  return s;
-}
-
-// The rule metadata.name follows, per kind (the name validation function each of kube's
-// strategies passes to ValidateObjectMeta).
-const NAME_RULES: Record<string, NameRule> = {
-  namespaces: 'dns1123Label',
-  services: 'dns1035Label',
-  'roles.rbac.authorization.k8s.io': 'rbacPathSegment',
-  'rolebindings.rbac.authorization.k8s.io': 'rbacPathSegment',
-  'clusterroles.rbac.authorization.k8s.io': 'rbacPathSegment',
-  'clusterrolebindings.rbac.authorization.k8s.io': 'rbacPathSegment',
-  'certificatesigningrequests.certificates.k8s.io': 'none',
-  // Events through core/v1 get only the generic check (kube's legacy event validation has no name
-  // rule); through events.k8s.io/v1 the default one.
-  events: 'pathSegment',
-};
-
-/** The name rule kube-apiserver applies to a group/resource; DNS-1123 subdomain unless listed. */
-export function nameRuleFor(group: string, resource: string): NameRule {
-  return NAME_RULES[group ? `${resource}.${group}` : resource] ?? 'dns1123Subdomain';
+/** DefaultMetaV1FieldSelectorConversion's error, for kinds without a conversion of their own. */
+export function notKnownFieldSelector(label: string): string {
+  return `${goQuote(label)} is not a known field selector: only "metadata.name", "metadata.namespace"`;
 }

@@ -1,8 +1,8 @@
 // POST pods/eviction: a pod's deletion, allowed only within its PodDisruptionBudgets
-// (registry/eviction.ts).
+// (registry/kinds/core/pods/eviction.ts).
 import type { ResourceCatalog } from '../../schema/catalog.ts';
-import { evictPod, type EvictionTargets } from '../../registry/eviction.ts';
-import { nowTimestamp } from '../../registry/store.ts';
+import { evictPod, type EvictionTargets } from '../../registry/kinds/core/pods/eviction.ts';
+import { nowTimestamp } from '../../registry/now.ts';
 import { readObjectBody } from './body.ts';
 import { createdStatus } from './create.ts';
 import { requestContext } from './options.ts';

@@ -1,9 +1,9 @@
 // The scale subresource's verbs: GET, PUT and PATCH of an autoscaling/v1 Scale made from (and
-// written back into) its object's replicas and selector (registry/scale.ts). Server-side apply
+// written back into) its object's replicas and selector (registry/kinds/autoscaling/scale.ts). Server-side apply
 // is not offered on it.
 import { unsupportedMediaType } from '../../errors.ts';
 import { applyPatch, checkPatchedTypes } from '../../registry/patch/index.ts';
-import { scaleFromObject, applyScaleToObject } from '../../registry/scale.ts';
+import { scaleFromObject, applyScaleToObject } from '../../registry/kinds/autoscaling/scale.ts';
 import { queryOf } from '../request-info.ts';
 import { send } from '../respond.ts';
 import { readObjectBody } from './body.ts';

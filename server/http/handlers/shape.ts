@@ -4,7 +4,7 @@
 import type { ResourceInfo, TablePrinter } from '../../schema/types.ts';
 import type { RequestContext, ListResult } from '../../registry/store.ts';
 import { apiVersionOf, objectMetaInOrder } from '../../registry/store.ts';
-import { scaleFromObject } from '../../registry/scale.ts';
+import { scaleFromObject } from '../../registry/kinds/autoscaling/scale.ts';
 import { badRequest } from '../../errors.ts';
 import { negotiateOutput, type OutputFormat, type Shape } from '../negotiation.ts';
 import { scalePrinter, tablePrinterFor } from '../../registry/printers/index.ts';

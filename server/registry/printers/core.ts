@@ -1,7 +1,7 @@
 // The printers of the core group's kinds (pods, services, nodes, events, volumes, quotas...), as
 // kube's pkg/printers/internalversion prints them. Events are printed in their core/v1 form
 // (events.k8s.io/v1 ones converted first), as kube prints the internal one.
-import { convertEvent, CORE_EVENT_VERSION, EVENTS_V1_VERSION } from '../conversions/events.ts';
+import { convertEvent, CORE_EVENT_VERSION, EVENTS_V1_VERSION } from '../kinds/events/conversion.ts';
 import type { TablePrinter } from '../../schema/types.ts';
 import { humanDuration, parseTime, since, age, nameOf, str, int, arr, countKeys, quantity, formatLabels, containerCells, joinHostPort, conditionStatus, col, NAME_DESC, nameCol, ageCol, containersCol, imagesCol, selectorCol, printer } from './columns.ts';
 

@@ -1,7 +1,7 @@
 // The printers of the workload controllers' kinds: apps (deployments, replica sets, stateful and
 // daemon sets, controller revisions), batch (jobs, cron jobs) and autoscaling (HPAs, whose
 // metrics are printed from their autoscaling/v2 form, as kube prints the internal one).
-import { convertHorizontalPodAutoscaler } from '../conversions/autoscaling.ts';
+import { convertHorizontalPodAutoscaler } from '../kinds/autoscaling/horizontalpodautoscalers/conversion.ts';
 import { humanDuration, parseTime, since, age, nameOf, str, int, arr, quantity, boolPtr, formatLabels, selectorString, formatLabelSelector, containerCells, conditionStatus, col, nameCol, ageCol, containersCol, imagesCol, selectorCol, printer } from './columns.ts';
 import { replicasPrinter } from './core.ts';
 
