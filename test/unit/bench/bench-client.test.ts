@@ -1,10 +1,10 @@
-// The watch benchmark's reader (scripts/bench-client.ts): WatchStream's one-pass read of the
+// The watch benchmark's reader (bench/bench-client.ts): WatchStream's one-pass read of the
 // usual event layout must give exactly what the general field search gives, whatever the layout
 // and however the bytes are split. (Its HTTP/2 frames are read by the server's codec:
 // h2-frames.test.ts.)
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { WatchStream } from '../../../scripts/bench-client.ts';
+import { WatchStream } from '../../../bench/bench-client.ts';
 
 class Recorder {
   readonly ms: number[] = [];

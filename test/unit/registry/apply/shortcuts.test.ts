@@ -10,7 +10,7 @@ import { goFieldShape } from '../../../../server/schema/go-structs.ts';
 import { defaultsFor } from '../../../../server/registry/strategies/defaulting.ts';
 import { applyGenerally, updateGenerally } from '../../../../server/registry/apply/managed-fields.ts';
 import { apply, update, zeroObject, type ApplyOptions } from '../../../../server/registry/apply/index.ts';
-import { deploymentConfig } from '../../../../scripts/bench-kit.ts';
+import { deploymentConfig } from '../../../../bench/bench-kit.ts';
 import { seededRandom } from '../../../helpers/random.ts';
 import { deepFreeze } from '../../../../server/util/json.ts';
 import { type FieldSet, ensuredFieldsOf } from '../../../../server/registry/apply/fieldset.ts';

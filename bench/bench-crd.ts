@@ -18,7 +18,7 @@ import { benchWidgetsCRD, benchWidget } from '../test/fixtures/crds/generate.ts'
 
 const quick = process.argv.includes('--quick');
 const cpuProfDir = process.argv.find((a) => a.startsWith('--cpu-prof='))?.slice('--cpu-prof='.length);
-const COMMAND = `node --import tsx scripts/bench-crd.ts ${process.argv.slice(2).join(' ')}`.trim();
+const COMMAND = `node --import tsx bench/bench-crd.ts ${process.argv.slice(2).join(' ')}`.trim();
 const CONCURRENCY = 16;
 const CREATE_SECONDS = quick ? 3 : 10;
 const WARMUP_SECONDS = quick ? 2 : 5;

@@ -1,4 +1,4 @@
-// node --import tsx scripts/bench-cr-validation.ts [--rounds N] [--calls N]
+// node --import tsx bench/bench-cr-validation.ts [--rounds N] [--calls N]
 // In-process CPU cost of the custom-resource stages a create/update pays, for the bench Widget
 // (test/fixtures/crds/bench-widgets.yaml: ~200 properties, 5 CEL rules): prune, applyDefaults,
 // validate (schema + embedded/list-type checks + CEL) on create and on an update, and the

@@ -16,7 +16,7 @@ import { mkdtempSync, rmSync, statSync, readdirSync, readFileSync, existsSync } 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startHearth, stopHearth, request, createNamespace, percentile, configMap, type Server } from './bench-kit.ts';
-import { DIST_MAIN } from './build.mjs';
+import { DIST_MAIN } from '../scripts/build.mjs';
 import type { LeanConnection } from './bench-client.ts';
 
 const quick = process.argv.includes('--quick');
@@ -31,7 +31,7 @@ const STALL_TARGET_MS = 50;
 /** The whole run stops by itself after this long. */
 const DEADLINE_MS = quick ? 5 * 60_000 : 20 * 60_000;
 const traceStorage = process.argv.includes('--trace-storage');
-const COMMAND = `node --import tsx scripts/bench-backup.ts ${process.argv.slice(2).join(' ')}`.trim();
+const COMMAND = `node --import tsx bench/bench-backup.ts ${process.argv.slice(2).join(' ')}`.trim();
 
 interface Write {
   start: number;

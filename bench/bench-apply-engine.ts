@@ -1,4 +1,4 @@
-// node --import tsx scripts/bench-apply-engine.ts [--quick] [--only=abcd]
+// node --import tsx bench/bench-apply-engine.ts [--quick] [--only=abcd]
 // Microbenchmark of the Server-Side Apply engine (server/registry/apply) on a ~60-field Deployment:
 //   (a) update() for a create (no live object)
 //   (b) update() for a PUT that changes one image

@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { LeanConnection, type TlsCredentials } from './bench-client.ts';
-import { build, DIST_MAIN } from './build.mjs';
+import { build, DIST_MAIN } from '../scripts/build.mjs';
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 

@@ -1,7 +1,7 @@
 // How deep a value each of hearth's recursive walkers survives on Node's default stack, each
 // measured from a fresh stack by bisection: the figures MAX_BODY_DEPTH (server/util/json-depth.ts)
 // is chosen against. A request runs them some hundred frames down, so the limit keeps well under
-// the smallest. `node --import tsx scripts/depth-probe.ts` (about a minute; --quick: a few walkers).
+// the smallest. `node --import tsx bench/depth-probe.ts` (about a minute; --quick: a few walkers).
 import YAML from 'yaml';
 import { encode } from '../server/http/negotiation.ts';
 import { kubeYaml, KUBE_YAML } from '../server/go/yaml.ts';

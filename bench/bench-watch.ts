@@ -43,7 +43,7 @@ import { encodeObject } from '../server/storage/rows/codec.ts';
 const SELF = fileURLToPath(import.meta.url);
 const ROOT = join(dirname(SELF), '..');
 const quick = process.argv.includes('--quick');
-const COMMAND = `node --import tsx scripts/bench-watch.ts ${process.argv.slice(2).filter((a) => a !== '--watcher-child').join(' ')}`.trim();
+const COMMAND = `node --import tsx bench/bench-watch.ts ${process.argv.slice(2).filter((a) => a !== '--watcher-child').join(' ')}`.trim();
 
 /** --only=watch: only [1+2] (no list or compaction part); --h2-only: only its HTTP/2 run; --watchers=N. */
 const watchOnly = process.argv.includes('--only=watch');
