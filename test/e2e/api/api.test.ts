@@ -1,18 +1,12 @@
 // The REST API through HTTPS as clients use it: CRUD, errors as Status, representations,
 // subresources, finalizers, namespaces, selectors, chunked lists.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { decode as cborDecode, Encoder } from 'cbor-x';
 import YAML from 'yaml';
-import { startTestServer, type TestServer } from '../../helpers/server.ts';
+import { useTestServer } from '../../helpers/server.ts';
 
-let s: TestServer;
-before(async () => {
-  s = await startTestServer();
-});
-after(async () => {
-  await s.stop();
-});
+const s = useTestServer();
 
 const cm = (name: string, data: Record<string, string> = { a: '1' }, labels?: Record<string, string>) => ({
   apiVersion: 'v1',

@@ -1,17 +1,11 @@
 // Events are one kind served by two groups, as in kube: core/v1 and events.k8s.io/v1 read, list,
 // watch and write the same objects, each in its own field names, with Go's zero fields written;
 // validation follows the version the request came through.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { invalidCauses, startTestServer, type TestServer } from '../../helpers/server.ts';
+import { invalidCauses, useTestServer } from '../../helpers/server.ts';
 
-let s: TestServer;
-before(async () => {
-  s = await startTestServer();
-});
-after(async () => {
-  await s.stop();
-});
+const s = useTestServer();
 
 const CORE = '/api/v1/namespaces/default/events';
 const NEW = '/apis/events.k8s.io/v1/namespaces/default/events';

@@ -1,17 +1,11 @@
 // fieldValidation=Ignore|Warn|Strict for unknown and duplicate fields, over HTTP and through
 // kubectl's --validate modes.
-import { test, before, after, describe } from 'node:test';
+import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestServer, availableKubectls, manifestWriter, type TestServer } from '../../helpers/server.ts';
+import { useTestServer, availableKubectls, manifestWriter } from '../../helpers/server.ts';
 import { duplicateJsonFields, duplicateYamlFields } from '../../../server/http/duplicate-fields.ts';
 
-let s: TestServer;
-before(async () => {
-  s = await startTestServer();
-});
-after(async () => {
-  await s.stop();
-});
+const s = useTestServer();
 
 const JSON_DUP = '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"dup-NAME","labels":{"a":"1","a":"2"}},"data":{"k":"v"},"bogus":1}';
 

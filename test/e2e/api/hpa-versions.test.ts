@@ -1,17 +1,11 @@
 // HorizontalPodAutoscalers are kept as autoscaling/v2 and served as autoscaling/v1 too, converted
 // as kube converts them: a target CPU is a cpu metric; what v1 cannot hold travels in kube's
 // round-trip annotations, so a v1 client that writes back what it read loses nothing.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { invalidCauses, kubectlsToTest, startTestServer, type TestServer } from '../../helpers/server.ts';
+import { invalidCauses, kubectlsToTest, useTestServer } from '../../helpers/server.ts';
 
-let s: TestServer;
-before(async () => {
-  s = await startTestServer();
-});
-after(async () => {
-  await s.stop();
-});
+const s = useTestServer();
 
 const V2 = '/apis/autoscaling/v2/namespaces/default/horizontalpodautoscalers';
 const V1 = '/apis/autoscaling/v1/namespaces/default/horizontalpodautoscalers';

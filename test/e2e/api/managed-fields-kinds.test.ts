@@ -3,13 +3,13 @@
 // its own field manager) and each write records the entry kube-apiserver records: the manager,
 // Update, the version, the subresource, and exactly the fields it changed. A status is always
 // there (a non-pointer struct kube writes however empty), so a status write never owns it whole.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startTestServer, type TestServer } from '../../helpers/server.ts';
+import { useTestServer } from '../../helpers/server.ts';
 
 const DIR = fileURLToPath(new URL('../../fixtures/kinds/', import.meta.url));
 const CONDITION = { status: 'True', lastTransitionTime: '2024-05-01T10:00:00Z', reason: 'Checked', message: 'checked by the test' };
@@ -44,13 +44,7 @@ const STATUS_PATCHES: Record<string, unknown> = {
   resourceclaims: { allocation: { devices: { results: [{ request: 'single-gpu-claim', driver: 'driver.example.com', pool: 'node-1', device: 'gpu-0' }] } } },
 };
 
-let s: TestServer;
-before(async () => {
-  s = await startTestServer();
-});
-after(async () => {
-  await s.stop();
-});
+const s = useTestServer();
 
 interface Resource {
   group: string;

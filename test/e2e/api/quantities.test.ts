@@ -1,17 +1,11 @@
 // Quantities as kube-apiserver writes them back (canonical form), and a container's resource
 // requirements validated in kube's words: names, values, requests within limits.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { invalidCauses, startTestServer, type TestServer } from '../../helpers/server.ts';
+import { invalidCauses, useTestServer } from '../../helpers/server.ts';
 import { canonicalQuantity } from '../../../server/util/quantity.ts';
 
-let s: TestServer;
-before(async () => {
-  s = await startTestServer();
-});
-after(async () => {
-  await s.stop();
-});
+const s = useTestServer();
 
 const pod = (name: string, resources: unknown, extra: Record<string, unknown> = {}) => ({
   apiVersion: 'v1',

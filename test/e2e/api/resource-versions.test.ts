@@ -1,17 +1,11 @@
 // resourceVersion semantics for list, get and watch; consistent chunked lists served from the
 // log; compaction and 410 Gone.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import https from 'node:https';
-import { startTestServer, type TestServer } from '../../helpers/server.ts';
+import { useTestServer } from '../../helpers/server.ts';
 
-let s: TestServer;
-before(async () => {
-  s = await startTestServer();
-});
-after(async () => {
-  await s.stop();
-});
+const s = useTestServer();
 
 const cm = (name: string, data: Record<string, string> = { v: '1' }) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data });
 

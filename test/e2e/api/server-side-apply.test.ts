@@ -1,18 +1,12 @@
 // Server-Side Apply over HTTP and with kubectl: the seed's scenarios, conflicts, force,
 // managedFields on every write, resets, status, no-op applies.
-import { test, before, after, describe } from 'node:test';
+import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import YAML from 'yaml';
-import { startTestServer, availableKubectls, manifestWriter, type TestServer } from '../../helpers/server.ts';
+import { useTestServer, availableKubectls, manifestWriter } from '../../helpers/server.ts';
 import { installRuleCrd, ruleCrd } from '../../helpers/cel-crd.ts';
 
-let s: TestServer;
-before(async () => {
-  s = await startTestServer();
-});
-after(async () => {
-  await s.stop();
-});
+const s = useTestServer();
 
 const deployment = (name: string, replicas?: number, image = 'nginx:1') => ({
   apiVersion: 'apps/v1',

@@ -4,12 +4,12 @@
 // of each. A second apply changes nothing, the server-side one does not conflict with the
 // client-side one, and no served object carries a field encoding/json leaves out (an
 // `apiGroup: ""` on a ServiceAccount subject made every apply of an RBAC binding "configured").
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import YAML from 'yaml';
-import { startTestServer, type TestServer } from '../../helpers/server.ts';
+import { useTestServer } from '../../helpers/server.ts';
 import { TypeModel } from '../../../server/schema/model.ts';
 import { goOmitsZero } from '../../../server/schema/go-structs.ts';
 import type { TypeNode } from '../../../server/schema/types.ts';
@@ -35,13 +35,7 @@ const CONFIGURED_EVERY_TIME: Record<string, string> = {
  */
 const REWRITTEN_BY_SERVER_SIDE_APPLY = new Set(['PriorityClass/high-priority']);
 
-let s: TestServer;
-before(async () => {
-  s = await startTestServer();
-});
-after(async () => {
-  await s.stop();
-});
+const s = useTestServer();
 
 const kubectl = async (...args: string[]) => {
   const r = await s.kubectl(args);

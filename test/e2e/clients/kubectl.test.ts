@@ -1,17 +1,11 @@
 // kubectl end to end, against a real server, with three kubectl versions.
-import { test, before, after, describe } from "node:test";
+import { test, describe } from "node:test";
 import assert from 'node:assert/strict';
 import YAML from 'yaml';
 import { spawn } from 'node:child_process';
-import { startTestServer, kubectlsToTest, manifestWriter, type TestServer } from '../../helpers/server.ts';
+import { useTestServer, kubectlsToTest, manifestWriter } from '../../helpers/server.ts';
 
-let s: TestServer;
-before(async () => {
-  s = await startTestServer();
-});
-after(async () => {
-  await s.stop();
-});
+const s = useTestServer();
 
 const kubectls = kubectlsToTest();
 const manifest = manifestWriter('hearth-kubectl-');

@@ -2,18 +2,12 @@
 // held up for different reasons at the same time all finish once their causes go, without a
 // restart. (Before the shared work queue, one retry timer per controller meant a second failing
 // namespace cancelled the first one's retry, which then stayed Terminating until a restart.)
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestServer, type TestServer } from '../../helpers/server.ts';
+import { useTestServer } from '../../helpers/server.ts';
 import { installRuleCrd, ruleCrd } from '../../helpers/cel-crd.ts';
 
-let s: TestServer;
-before(async () => {
-  s = await startTestServer();
-});
-after(async () => {
-  await s.stop();
-});
+const s = useTestServer();
 
 /** Polls until cond holds; fails after a generous deadline (nothing here is timed). */
 async function eventually(what: string, cond: () => Promise<boolean>, ms = 30_000): Promise<void> {

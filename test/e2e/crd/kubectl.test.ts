@@ -1,19 +1,13 @@
 // CustomResourceDefinitions with kubectl (three versions) and @kubernetes/client-node: install a
 // CRD, wait for Established, create, get (printer columns), describe, explain, apply
 // --server-side, watch, delete the objects and the CRD.
-import { test, before, after, describe } from 'node:test';
+import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import * as k8s from '@kubernetes/client-node';
-import { startTestServer, kubectlsToTest, manifestWriter, type TestServer } from '../../helpers/server.ts';
+import { useTestServer, kubectlsToTest, manifestWriter } from '../../helpers/server.ts';
 
-let s: TestServer;
-before(async () => {
-  s = await startTestServer();
-});
-after(async () => {
-  await s.stop();
-});
+const s = useTestServer();
 
 const kubectls = kubectlsToTest();
 const manifest = manifestWriter('hearth-crd-kubectl-');

@@ -2,17 +2,11 @@
 // deletion time its grace period ahead and stays until a delete with a shorter period (the
 // kubelet's, with 0) removes it; a pod on no node, or finished, goes at once. Watchers see the
 // marks as MODIFIED and the removal as DELETED.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestServer, type TestServer } from '../../helpers/server.ts';
+import { useTestServer } from '../../helpers/server.ts';
 
-let s: TestServer;
-before(async () => {
-  s = await startTestServer();
-});
-after(async () => {
-  await s.stop();
-});
+const s = useTestServer();
 
 const PODS = '/api/v1/namespaces/default/pods';
 const pod = (name: string, spec: Record<string, unknown> = {}) => ({ metadata: { name }, spec: { containers: [{ name: 'c', image: 'nginx' }], ...spec } });

@@ -2,17 +2,11 @@
 // it has no disruption left (429, nothing changed); an allowed eviction takes one from the budget
 // and records the pod; pods not running, unready pods under AlwaysAllow and dry runs as kube has
 // them; kubectl drain evicts through it.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { kubectlsToTest, startTestServer, type TestServer } from '../../helpers/server.ts';
+import { kubectlsToTest, useTestServer } from '../../helpers/server.ts';
 
-let s: TestServer;
-before(async () => {
-  s = await startTestServer();
-});
-after(async () => {
-  await s.stop();
-});
+const s = useTestServer();
 
 const PODS = '/api/v1/namespaces/default/pods';
 const PDBS = '/apis/policy/v1/namespaces/default/poddisruptionbudgets';

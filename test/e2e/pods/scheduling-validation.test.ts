@@ -4,17 +4,11 @@
 // key), DNS config (dnsPolicy None, limits, nameserver IPs, relaxed searches, options), readiness
 // and scheduling gates, topology spread constraints, image pull secrets. Templates are checked the
 // same way; nothing refused is written; a pod using all of them well is created.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { invalidCauses, startTestServer, type TestServer } from '../../helpers/server.ts';
+import { invalidCauses, useTestServer } from '../../helpers/server.ts';
 
-let s: TestServer;
-before(async () => {
-  s = await startTestServer();
-});
-after(async () => {
-  await s.stop();
-});
+const s = useTestServer();
 
 const PODS = '/api/v1/namespaces/default/pods';
 const pod = (name: string, spec: Record<string, unknown>) => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name, labels: { app: 'web' } }, spec: { containers: [{ name: 'c', image: 'nginx' }], ...spec } });

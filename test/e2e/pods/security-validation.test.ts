@@ -6,17 +6,11 @@
 // and a template's rule), hostProcess containers, user namespaces beside the host's,
 // hostnameOverride, the OS and the fields each OS refuses. Templates are checked at their paths;
 // nothing refused is written; pods using these fields well are created.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { invalidCauses, startTestServer, type TestServer } from '../../helpers/server.ts';
+import { invalidCauses, useTestServer } from '../../helpers/server.ts';
 
-let s: TestServer;
-before(async () => {
-  s = await startTestServer();
-});
-after(async () => {
-  await s.stop();
-});
+const s = useTestServer();
 
 const PODS = '/api/v1/namespaces/default/pods';
 const DEPLOYMENTS = '/apis/apps/v1/namespaces/default/deployments';

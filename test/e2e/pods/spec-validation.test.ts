@@ -2,17 +2,11 @@
 // (exactly one, not with a value, each well formed), probes and lifecycle hooks (one handler each,
 // liveness and startup succeed once, readiness has no grace period, plain init containers have
 // none). Pod templates are checked the same way; nothing refused is written.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { invalidCauses, startTestServer, type TestServer } from '../../helpers/server.ts';
+import { invalidCauses, useTestServer } from '../../helpers/server.ts';
 
-let s: TestServer;
-before(async () => {
-  s = await startTestServer();
-});
-after(async () => {
-  await s.stop();
-});
+const s = useTestServer();
 
 const container = (extra: Record<string, unknown>) => ({ name: 'c', image: 'nginx', ...extra });
 const pod = (name: string, c: Record<string, unknown>, spec: Record<string, unknown> = {}) => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name }, spec: { containers: [container(c)], ...spec } });

@@ -4,17 +4,11 @@
 // records a managedFields entry for its subresource and bumps the generation; kube's validation
 // (ValidatePodEphemeralContainersUpdate, the ephemeral-container rules of ValidatePodSpec,
 // ValidatePodResize) refuses the rest with 422 in kube's words, leaving the pod as it was.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestServer, type TestServer } from '../../helpers/server.ts';
+import { useTestServer } from '../../helpers/server.ts';
 
-let s: TestServer;
-before(async () => {
-  s = await startTestServer();
-});
-after(async () => {
-  await s.stop();
-});
+const s = useTestServer();
 
 const P = '/api/v1/namespaces/default/pods';
 const KUBECTL_1_27 = '/usr/lib/google-cloud-sdk/bin/kubectl.1.27';

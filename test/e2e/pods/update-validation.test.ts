@@ -1,17 +1,11 @@
 // A pod's spec is immutable but for images, a lowered activeDeadlineSeconds, added tolerations
 // and removed scheduling gates, as kube's ValidatePodUpdate rules; status writes and bindings are
 // not pod updates. Nothing refused is written.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { invalidCauses, startTestServer, type TestServer } from '../../helpers/server.ts';
+import { invalidCauses, useTestServer } from '../../helpers/server.ts';
 
-let s: TestServer;
-before(async () => {
-  s = await startTestServer();
-});
-after(async () => {
-  await s.stop();
-});
+const s = useTestServer();
 
 const PODS = '/api/v1/namespaces/default/pods';
 const FORBIDDEN_HEAD =

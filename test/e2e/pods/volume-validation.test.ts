@@ -7,17 +7,11 @@
 // templates are checked at their paths; nothing refused is written; a pod using many sources is
 // created. The rules that need a Pod's name or an alpha/beta gate are checked on
 // pod-volume-validation.ts's functions directly.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { invalidCauses, startTestServer, type TestServer } from '../../helpers/server.ts';
+import { invalidCauses, useTestServer } from '../../helpers/server.ts';
 
-let s: TestServer;
-before(async () => {
-  s = await startTestServer();
-});
-after(async () => {
-  await s.stop();
-});
+const s = useTestServer();
 
 const PODS = '/api/v1/namespaces/default/pods';
 const DEPLOYMENTS = '/apis/apps/v1/namespaces/default/deployments';

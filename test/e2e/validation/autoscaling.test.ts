@@ -1,17 +1,11 @@
 // HorizontalPodAutoscalers as kube validates them: replica bounds, the scale target, metrics of
 // every source type, scaling behavior; autoscaling/v1's target CPU where v2 holds it. Nothing
 // refused is written.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { invalidCauses, startTestServer, type TestServer } from '../../helpers/server.ts';
+import { invalidCauses, useTestServer } from '../../helpers/server.ts';
 
-let s: TestServer;
-before(async () => {
-  s = await startTestServer();
-});
-after(async () => {
-  await s.stop();
-});
+const s = useTestServer();
 
 const V2 = '/apis/autoscaling/v2/namespaces/default/horizontalpodautoscalers';
 const V1 = '/apis/autoscaling/v1/namespaces/default/horizontalpodautoscalers';

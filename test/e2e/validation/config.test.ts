@@ -1,16 +1,10 @@
 // ConfigMaps and Secrets as kube-apiserver handles them: stringData merged into data on every
 // write and never stored; config keys, types and immutability validated with kube's wording.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { invalidCauses, startTestServer, type TestServer } from '../../helpers/server.ts';
+import { invalidCauses, useTestServer } from '../../helpers/server.ts';
 
-let s: TestServer;
-before(async () => {
-  s = await startTestServer();
-});
-after(async () => {
-  await s.stop();
-});
+const s = useTestServer();
 
 const CM = '/api/v1/namespaces/default/configmaps';
 const SECRETS = '/api/v1/namespaces/default/secrets';

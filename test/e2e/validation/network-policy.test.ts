@@ -1,16 +1,10 @@
 // NetworkPolicies as kube validates them: selectors, ports and end ports, peers (one kind, or pod
 // and namespace selectors together), ipBlocks with exceptions strictly inside, policy types.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { invalidCauses, startTestServer, type TestServer } from '../../helpers/server.ts';
+import { invalidCauses, useTestServer } from '../../helpers/server.ts';
 
-let s: TestServer;
-before(async () => {
-  s = await startTestServer();
-});
-after(async () => {
-  await s.stop();
-});
+const s = useTestServer();
 
 const NP = '/apis/networking.k8s.io/v1/namespaces/default/networkpolicies';
 const policy = (name: string, spec: Record<string, unknown>) => ({ apiVersion: 'networking.k8s.io/v1', kind: 'NetworkPolicy', metadata: { name }, spec: { podSelector: {}, ...spec } });

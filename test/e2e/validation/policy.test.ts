@@ -1,16 +1,10 @@
 // PodDisruptionBudgets as kube validates them: one of minAvailable and maxUnavailable, each a
 // non-negative number or a percentage up to 100%, a well-formed selector, a known eviction policy.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { invalidCauses, startTestServer, type TestServer } from '../../helpers/server.ts';
+import { invalidCauses, useTestServer } from '../../helpers/server.ts';
 
-let s: TestServer;
-before(async () => {
-  s = await startTestServer();
-});
-after(async () => {
-  await s.stop();
-});
+const s = useTestServer();
 
 const PDBS = '/apis/policy/v1/namespaces/default/poddisruptionbudgets';
 const pdb = (name: string, spec: Record<string, unknown>) => ({ apiVersion: 'policy/v1', kind: 'PodDisruptionBudget', metadata: { name }, spec: { selector: { matchLabels: { app: 'web' } }, ...spec } });

@@ -1,15 +1,9 @@
 // RoleBindings and ClusterRoleBindings as kube-apiserver validates them.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { invalidCauses, startTestServer, type TestServer } from '../../helpers/server.ts';
+import { invalidCauses, useTestServer } from '../../helpers/server.ts';
 
-let s: TestServer;
-before(async () => {
-  s = await startTestServer();
-});
-after(async () => {
-  await s.stop();
-});
+const s = useTestServer();
 
 const RB = '/apis/rbac.authorization.k8s.io/v1/namespaces/default/rolebindings';
 const CRB = '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings';

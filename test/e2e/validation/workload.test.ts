@@ -1,19 +1,13 @@
 // The apps/v1 pod controllers' validation as kube-apiserver words it: negative counts, selectors
 // that select nothing or do not match the pod template, templates that do not restart Always,
 // Deployment rolling-update bounds. One cause per field; nothing is written.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import YAML from 'yaml';
-import { invalidCauses, startTestServer, type TestServer } from '../../helpers/server.ts';
+import { invalidCauses, useTestServer } from '../../helpers/server.ts';
 
-let s: TestServer;
-before(async () => {
-  s = await startTestServer();
-});
-after(async () => {
-  await s.stop();
-});
+const s = useTestServer();
 
 const template = (labels: Record<string, string> = { app: 'w' }, spec: Record<string, unknown> = {}) => ({ metadata: { labels }, spec: { containers: [{ name: 'c', image: 'nginx' }], ...spec } });
 const workload = (kind: string, name: string, spec: Record<string, unknown>) => ({ apiVersion: 'apps/v1', kind, metadata: { name }, spec: { selector: { matchLabels: { app: 'w' } }, template: template(), ...spec } });
