@@ -4,6 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { invalidCauses, useTestServer } from '../../helpers/server.ts';
+import { DNS1123_SUBDOMAIN, QUALIFIED_NAME_PART } from '../../helpers/kube-messages.ts';
 
 const s = useTestServer();
 
@@ -121,7 +122,7 @@ test('events.k8s.io/v1 writes get the strict rules, core/v1 ones the legacy rule
   ]);
   // (a new-style event may be about an object in another namespace)
   assert.deepEqual(await invalidCauses(s, 'POST', NEW, newEvent('bad.2', { reportingController: 'bad name!', reportingInstance: 'x'.repeat(129), action: '', regarding: { kind: 'Pod', name: 'p', namespace: 'other' } })), [
-    ['reportingController', `Invalid value: "bad name!": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')`],
+    ['reportingController', `Invalid value: "bad name!": ${QUALIFIED_NAME_PART}`],
     ['reportingInstance', 'Invalid value: "": can have at most 128 characters'],
     ['action', 'Required value'],
   ]);
@@ -130,7 +131,7 @@ test('events.k8s.io/v1 writes get the strict rules, core/v1 ones the legacy rule
   assert.deepEqual(await invalidCauses(s, 'POST', CORE, coreNew), [
     ['reportingComponent', 'Required value'],
     ['reportingComponent', 'Invalid value: "": name part must be non-empty'],
-    ['reportingComponent', `Invalid value: "": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')`],
+    ['reportingComponent', `Invalid value: "": ${QUALIFIED_NAME_PART}`],
   ]);
   // An old-style core event about an object in another namespace.
   assert.deepEqual(await invalidCauses(s, 'POST', CORE, { ...coreEvent('bad.4'), involvedObject: { kind: 'Pod', namespace: 'kube-system', name: 'p' } }), [
@@ -138,7 +139,7 @@ test('events.k8s.io/v1 writes get the strict rules, core/v1 ones the legacy rule
   ]);
   // Only events.k8s.io/v1 holds the name to the DNS subdomain rule; core/v1 only keeps it path-safe.
   assert.deepEqual(await invalidCauses(s, 'POST', NEW, newEvent('Web_Pod.5')), [
-    ['metadata.name', `Invalid value: "Web_Pod.5": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')`],
+    ['metadata.name', `Invalid value: "Web_Pod.5": ${DNS1123_SUBDOMAIN}`],
   ]);
   assert.deepEqual(await invalidCauses(s, 'POST', CORE, coreEvent('a%b')), [['metadata.name', `Invalid value: "a%b": may not contain '%'`]]);
   for (const name of ['bad.1', 'bad.2', 'bad.3', 'bad.4', 'Web_Pod.5']) assert.equal((await s.request('GET', `${CORE}/${name}`)).status, 404);

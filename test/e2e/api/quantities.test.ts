@@ -4,6 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { invalidCauses, useTestServer } from '../../helpers/server.ts';
 import { canonicalQuantity } from '../../../server/util/quantity.ts';
+import { DNS1123_SUBDOMAIN } from '../../helpers/kube-messages.ts';
 
 const s = useTestServer();
 
@@ -104,9 +105,9 @@ test('resource requirements: names, values and requests within limits, in kube w
     ['spec.containers[0].resources.requests', 'Forbidden: HugePages require cpu or memory'],
   ]);
   assert.deepEqual(await causes('r6', { limits: { 'Example.com/x_y': '1', 'kubernetes.io/x': '1' } }), [
-    ['spec.containers[0].resources.limits[Example.com/x_y]', "Invalid value: Example.com/x_y: prefix part a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"],
+    ['spec.containers[0].resources.limits[Example.com/x_y]', `Invalid value: Example.com/x_y: prefix part ${DNS1123_SUBDOMAIN}`],
     ['spec.containers[0].resources.limits[Example.com/x_y]', "Invalid value: Example.com/x_y: doesn't follow extended resource name standard"],
-    ['spec.containers[0].resources.requests[Example.com/x_y]', "Invalid value: Example.com/x_y: prefix part a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"],
+    ['spec.containers[0].resources.requests[Example.com/x_y]', `Invalid value: Example.com/x_y: prefix part ${DNS1123_SUBDOMAIN}`],
     ['spec.containers[0].resources.requests[Example.com/x_y]', "Invalid value: Example.com/x_y: doesn't follow extended resource name standard"],
   ]);
   for (const name of ['r1', 'r2', 'r3', 'r4', 'r5', 'r6']) assert.equal((await s.request('GET', `/api/v1/namespaces/default/pods/${name}`)).status, 404);

@@ -7,6 +7,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { invalidCauses, useTestServer } from '../../helpers/server.ts';
+import { DNS1123_LABEL, DNS1123_SUBDOMAIN, LABEL_VALUE as LABEL_VALUE_TEXT, QUALIFIED_NAME_PART } from '../../helpers/kube-messages.ts';
 
 const s = useTestServer();
 
@@ -17,13 +18,13 @@ const absent = async (path: string) => assert.equal((await s.request('GET', path
 
 // kube's messages for a bad qualified name, label value, RFC 1123 label and subdomain.
 const QUALIFIED = (v: string) =>
-  `Invalid value: ${JSON.stringify(v)}: name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')`;
+  `Invalid value: ${JSON.stringify(v)}: ${QUALIFIED_NAME_PART}`;
 const LABEL_VALUE = (v: string) =>
-  `Invalid value: ${JSON.stringify(v)}: a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')`;
+  `Invalid value: ${JSON.stringify(v)}: ${LABEL_VALUE_TEXT}`;
 const RFC1123_LABEL = (v: string) =>
-  `Invalid value: ${JSON.stringify(v)}: a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')`;
+  `Invalid value: ${JSON.stringify(v)}: ${DNS1123_LABEL}`;
 const RFC1123_SUBDOMAIN = (v: string) =>
-  `Invalid value: ${JSON.stringify(v)}: a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')`;
+  `Invalid value: ${JSON.stringify(v)}: ${DNS1123_SUBDOMAIN}`;
 const SEARCH = (v: string) =>
   `Invalid value: ${JSON.stringify(v)}: a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '_', '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '_?[a-z0-9]([-_a-z0-9]*[a-z0-9])?(\\._?[a-z0-9]([-_a-z0-9]*[a-z0-9])?)*')`;
 /** Go's %#v of a []string (plain ASCII values). */

@@ -9,26 +9,20 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { invalidCauses, useTestServer } from '../../helpers/server.ts';
+import { container, deployment, pod } from '../../helpers/builders.ts';
+import { DNS1123_SUBDOMAIN } from '../../helpers/kube-messages.ts';
 
 const s = useTestServer();
 
 const PODS = '/api/v1/namespaces/default/pods';
 const DEPLOYMENTS = '/apis/apps/v1/namespaces/default/deployments';
-const container = (name: string, more: Record<string, unknown> = {}): Record<string, any> => ({ name, image: 'nginx', ...more });
-const pod = (name: string, spec: Record<string, unknown>) => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name }, spec: { containers: [container('c')], ...spec } });
 const causes = (name: string, spec: Record<string, unknown>) => invalidCauses(s, 'POST', PODS, pod(name, spec));
 const absent = async (path: string) => assert.equal((await s.request('GET', path)).status, 404, `${path} was stored`);
-const deployment = (name: string, spec: Record<string, unknown>) => ({
-  apiVersion: 'apps/v1',
-  kind: 'Deployment',
-  metadata: { name },
-  spec: { selector: { matchLabels: { app: name } }, template: { metadata: { labels: { app: name } }, spec: { containers: [container('c')], ...spec } } },
-});
 
 const SC = 'spec.securityContext';
 const ID_RANGE = (v: number) => `Invalid value: ${v}: must be between 0 and 2147483647, inclusive`;
 const RFC1123_SUBDOMAIN = (v: string) =>
-  `Invalid value: ${JSON.stringify(v)}: a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')`;
+  `Invalid value: ${JSON.stringify(v)}: ${DNS1123_SUBDOMAIN}`;
 const SYSCTL_NAME = (v: string) => `Invalid value: ${JSON.stringify(v)}: must have at most 253 characters and match regex ^([a-z0-9]([-_a-z0-9]*[a-z0-9])?[\\./])*[a-z0-9]([-_a-z0-9]*[a-z0-9])?$`;
 const NOT_FOR_WINDOWS = 'Forbidden: cannot be set for a windows pod';
 const NO_USERNS = 'Forbidden: when `hostUsers` is false';

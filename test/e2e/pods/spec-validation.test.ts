@@ -5,6 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { invalidCauses, useTestServer } from '../../helpers/server.ts';
+import { DNS1123_LABEL, DNS1123_SUBDOMAIN, QUALIFIED_NAME_PART } from '../../helpers/kube-messages.ts';
 
 const s = useTestServer();
 
@@ -34,8 +35,8 @@ test('env variables: one source, not with a value, each source well formed', asy
       [`${C}.env[2].valueFrom`, 'Invalid value: "": must specify one of: `fieldRef`, `resourceFieldRef`, `configMapKeyRef` or `secretKeyRef`'],
       [`${C}.env[3].valueFrom.fieldRef.fieldPath`, 'Unsupported value: "status.phase": supported values: "metadata.name", "metadata.namespace", "metadata.uid", "spec.nodeName", "spec.serviceAccountName", "status.hostIP", "status.hostIPs", "status.podIP", "status.podIPs"'],
       [`${C}.env[4].valueFrom.fieldRef.fieldPath`, 'Invalid value: "status.nothing": error converting fieldPath: field label not supported: status.nothing'],
-      [`${C}.env[5].valueFrom.fieldRef`, `Invalid value: "a b": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')`],
-      [`${C}.env[6].valueFrom.configMapKeyRef.name`, `Invalid value: "Bad_Name": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')`],
+      [`${C}.env[5].valueFrom.fieldRef`, `Invalid value: "a b": ${QUALIFIED_NAME_PART}`],
+      [`${C}.env[6].valueFrom.configMapKeyRef.name`, `Invalid value: "Bad_Name": ${DNS1123_SUBDOMAIN}`],
       [`${C}.env[6].valueFrom.configMapKeyRef.key`, 'Required value'],
       [`${C}.env[7].valueFrom.secretKeyRef.key`, `Invalid value: "a/b": a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')`],
       [`${C}.env[8].valueFrom.resourceFieldRef.resource`, 'Unsupported value: "limits.gpu": supported values: "limits.cpu", "limits.ephemeral-storage", "limits.memory", "requests.cpu", "requests.ephemeral-storage", "requests.memory"'],
@@ -126,15 +127,15 @@ test('volumes, policies, names and tolerations of a pod spec', async () => {
   const causesOf = await causes('s1', { imagePullPolicy: 'Sometimes', volumeMounts: [{ name: 'both', mountPath: '/x' }] }, spec);
   assert.deepEqual(causesOf, [
     ['spec.volumes[1].name', 'Duplicate value: "data"'],
-    ['spec.volumes[2].name', "Invalid value: \"Bad_Name\": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"],
+    ['spec.volumes[2].name', `Invalid value: "Bad_Name": ${DNS1123_LABEL}`],
     ['spec.volumes[3].configMap', 'Forbidden: may not specify more than 1 volume type'],
     // (a volume with errors cannot be mounted)
     [`${C}.volumeMounts[0].name`, 'Not found: "both"'],
     [`${C}.imagePullPolicy`, 'Unsupported value: "Sometimes": supported values: "Always", "IfNotPresent", "Never"'],
     ['spec.restartPolicy', 'Unsupported value: "Sometimes": supported values: "Always", "OnFailure", "Never"'],
     ['spec.dnsPolicy', 'Unsupported value: "Maybe": supported values: "ClusterFirstWithHostNet", "ClusterFirst", "Default", "None"'],
-    ['spec.nodeSelector', `Invalid value: "bad key!": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')`],
-    ['spec.serviceAccountName', `Invalid value: "Not_Valid": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')`],
+    ['spec.nodeSelector', `Invalid value: "bad key!": ${QUALIFIED_NAME_PART}`],
+    ['spec.serviceAccountName', `Invalid value: "Not_Valid": ${DNS1123_SUBDOMAIN}`],
     ['spec.activeDeadlineSeconds', 'Invalid value: 0: must be between 1 and 2147483647, inclusive'],
     ['spec.hostname', 'Invalid value: "a.b": must not contain dots'],
     ['spec.tolerations[0].operator', 'Invalid value: "Equal": operator must be Exists when `key` is empty, which means "match all values and all keys"'],

@@ -10,27 +10,18 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { invalidCauses, useTestServer } from '../../helpers/server.ts';
+import { container, deployment, pod } from '../../helpers/builders.ts';
+import { DNS1123_LABEL, DNS1123_SUBDOMAIN, QUALIFIED_NAME_PART } from '../../helpers/kube-messages.ts';
 
 const s = useTestServer();
 
 const PODS = '/api/v1/namespaces/default/pods';
 const DEPLOYMENTS = '/apis/apps/v1/namespaces/default/deployments';
-const container = (name: string, more: Record<string, unknown> = {}): Record<string, any> => ({ name, image: 'nginx', ...more });
-const pod = (name: string, spec: Record<string, unknown>) => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name }, spec: { containers: [container('c')], ...spec } });
 const causes = (name: string, spec: Record<string, unknown>) => invalidCauses(s, 'POST', PODS, pod(name, spec));
 /** The causes of a pod with these volumes: each cause's field relative to spec.volumes. */
 const volumeCauses = async (name: string, volumes: unknown[]) => (await causes(name, { volumes })).map(([f, m]) => [f.replace(/^spec\.volumes/, ''), m]);
 const absent = async (path: string) => assert.equal((await s.request('GET', path)).status, 404, `${path} was stored`);
-const deployment = (name: string, spec: Record<string, unknown>) => ({
-  apiVersion: 'apps/v1',
-  kind: 'Deployment',
-  metadata: { name },
-  spec: { selector: { matchLabels: { app: name } }, template: { metadata: { labels: { app: name } }, spec: { containers: [container('c')], ...spec } } },
-});
 
-const SUBDOMAIN = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
-const LABEL = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
-const NAME_PART = "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')";
 const FILE_MODE = (v: number) => `Invalid value: ${v}: must be a number between 0 and 0777 (octal), both inclusive`;
 const BYTE_DIVISORS = '1, 1k, 1M, 1G, 1T, 1P, 1E, 1Ki, 1Mi, 1Gi, 1Ti, 1Pi, 1Ei';
 const MORE_THAN_ONE = 'Forbidden: may not specify more than 1 volume type';
@@ -135,7 +126,7 @@ test('downwardAPI files (reported without their index): a local path, one of fie
       [`${D}.resourceFieldRef.divisor`, `Invalid value: "limits.hugepages-2Mi": only divisor's values ${BYTE_DIVISORS} are supported with the hugepages resource`],
       [D, 'Required value: one of fieldRef and resourceFieldRef is required'],
       [`${D}.mode`, FILE_MODE(1000)],
-      [`${D}.fieldRef`, `Invalid value: "bad key": ${NAME_PART}`],
+      [`${D}.fieldRef`, `Invalid value: "bad key": ${QUALIFIED_NAME_PART}`],
     ],
   );
   await absent(`${PODS}/dw1`);
@@ -222,9 +213,9 @@ test('nfs, csi, image, gitRepo: required names, an absolute nfs path, a driver n
       ['[0].nfs.path', 'Invalid value: "rel": must be an absolute path'],
       ['[1].nfs.path', 'Required value'],
       ['[1].nfs.path', 'Invalid value: "": must be an absolute path'],
-      ['[2].csi.driver', `Invalid value: "Bad_Driver!": ${SUBDOMAIN}`],
+      ['[2].csi.driver', `Invalid value: "Bad_Driver!": ${DNS1123_SUBDOMAIN}`],
       // (kube names the secret's name csi.name)
-      ['[2].csi.name', `Invalid value: "Bad_Name": ${SUBDOMAIN}`],
+      ['[2].csi.name', `Invalid value: "Bad_Name": ${DNS1123_SUBDOMAIN}`],
       ['[3].csi.driver', 'Too long: may not be more than 63 bytes'],
       ['[3].csi.nodePublishSecretRef.name', 'Required value'],
       ['[4].csi.driver', 'Required value'],
@@ -275,8 +266,8 @@ test('ephemeral: a claim template whose metadata has only labels and annotations
       .replace(/^\(\*field\.Path\)\((.*)\)$/, '$1');
   assert.deepEqual(r, [
     ['[0].ephemeral.volumeClaimTemplate', 'Required value'],
-    [`${T}.metadata.annotations`, `Invalid value: "Bad Key": ${NAME_PART}`],
-    [`${T}.metadata.labels`, `Invalid value: "bad key": ${NAME_PART}`],
+    [`${T}.metadata.annotations`, `Invalid value: "Bad Key": ${QUALIFIED_NAME_PART}`],
+    [`${T}.metadata.labels`, `Invalid value: "bad key": ${QUALIFIED_NAME_PART}`],
     [`${T}.metadata.name`, 'Forbidden: cannot be set'],
     [`${T}.metadata.uID`, 'Forbidden: cannot be set'],
     [`${T}.metadata.finalizers`, 'Forbidden: cannot be set'],
@@ -284,14 +275,14 @@ test('ephemeral: a claim template whose metadata has only labels and annotations
     [`${T}.spec.accessModes`, 'Unsupported value: "Sometimes": supported values: "ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce", "ReadWriteOncePod"'],
     [`${T}.spec.accessModes`, 'Forbidden: may not use ReadWriteOncePod with other access modes'],
     [`${T}.spec.resources[storage]`, 'Invalid value: "0": must be greater than zero'],
-    [`${T}.spec.storageClassName`, `Invalid value: "Bad_Class": ${SUBDOMAIN}`],
+    [`${T}.spec.storageClassName`, `Invalid value: "Bad_Class": ${DNS1123_SUBDOMAIN}`],
     [`${T}.spec.volumeMode`, 'Unsupported value: "Raw": supported values: "Block", "Filesystem"'],
     [`${T}.spec.dataSource`, 'Invalid value: "Snapshot": must be \'PersistentVolumeClaim\' when referencing the default apiGroup'],
-    [`${T}.spec.dataSourceRef.apiGroup`, `Invalid value: "Bad_Group": ${SUBDOMAIN}`],
+    [`${T}.spec.dataSourceRef.apiGroup`, `Invalid value: "Bad_Group": ${DNS1123_SUBDOMAIN}`],
     [`${T}.spec`, `Invalid value: ${specDataSource('1')}: must match dataSourceRef`],
-    [`${T}.spec.volumeAttributesClassName`, `Invalid value: "Bad_Class": ${SUBDOMAIN}`],
+    [`${T}.spec.volumeAttributesClassName`, `Invalid value: "Bad_Class": ${DNS1123_SUBDOMAIN}`],
     ['[2].ephemeral.volumeClaimTemplate.spec.resources[storage]', 'Required value'],
-    ['[2].ephemeral.volumeClaimTemplate.spec.dataSourceRef.namespace', `Invalid value: "Other_NS": ${LABEL}`],
+    ['[2].ephemeral.volumeClaimTemplate.spec.dataSourceRef.namespace', `Invalid value: "Other_NS": ${DNS1123_LABEL}`],
     ['[2].ephemeral.volumeClaimTemplate.spec', `Invalid value: ${specDataSource('2')}: may not be specified when dataSourceRef.namespace is specified`],
   ]);
   await absent(`${PODS}/ep1`);
@@ -399,7 +390,7 @@ test('the other in-tree sources: required fields, partitions, reserved flex opti
       ['[13].azureDisk.diskURI', 'Unsupported value: "http://x": supported values: "/subscriptions/{sub-id}/resourcegroups/{group-name}/providers/microsoft.compute/disks/{disk-id}"'],
       // (kind is defaulted to Shared: a blob URI)
       ['[14].azureDisk.diskURI', 'Unsupported value: "http://x": supported values: "https://{account-name}.blob.core.windows.net/{container-name}/{disk-name}.vhd"'],
-      ['[15].storageos.volumeName', `Invalid value: "Bad_Name": ${LABEL}`],
+      ['[15].storageos.volumeName', `Invalid value: "Bad_Name": ${DNS1123_LABEL}`],
       ['[15].storageos.volumeNamespace', 'Invalid value: "a.b": must not contain dots'],
       ['[15].storageos.secretRef.name', 'Required value'],
       ['[16].scaleIO.gateway', 'Required value'],

@@ -3,6 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { invalidCauses, useTestServer } from '../../helpers/server.ts';
+import { DNS1123_SUBDOMAIN } from '../../helpers/kube-messages.ts';
 
 const s = useTestServer();
 
@@ -98,7 +99,7 @@ test('storage classes: a qualified provisioner, known modes; parameters, provisi
   const SC = '/apis/storage.k8s.io/v1/storageclasses';
   const sc = (name: string, extra: Record<string, unknown>) => ({ apiVersion: 'storage.k8s.io/v1', kind: 'StorageClass', metadata: { name }, provisioner: 'rancher.io/local-path', ...extra });
   assert.deepEqual(await causes('POST', SC, sc('bad', { provisioner: 'not a/provisioner', reclaimPolicy: 'Recycle', volumeBindingMode: 'Later', parameters: { '': 'x' } })), [
-    ['provisioner', "Invalid value: \"not a/provisioner\": prefix part a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"],
+    ['provisioner', `Invalid value: "not a/provisioner": prefix part ${DNS1123_SUBDOMAIN}`],
     ['parameters', 'Invalid value: "": field can not be empty.'],
     ['reclaimPolicy', 'Unsupported value: "Recycle": supported values: "Delete", "Retain"'],
     ['volumeBindingMode', 'Unsupported value: "Later": supported values: "Immediate", "WaitForFirstConsumer"'],

@@ -2,6 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { invalidCauses, useTestServer } from '../../helpers/server.ts';
+import { DNS1123_SUBDOMAIN } from '../../helpers/kube-messages.ts';
 
 const s = useTestServer();
 
@@ -45,7 +46,7 @@ test('ingress rules: DNS hosts, clean absolute paths for Exact and Prefix, one s
       ['spec.rules[0].http.paths[0].path', 'Invalid value: "api": must be an absolute path'],
       ['spec.rules[0].http.paths[1].path', `Invalid value: "/a//b": must not contain '//'`],
       ['spec.rules[0].http.paths[2].pathType', 'Unsupported value: "Regex": supported values: "Exact", "ImplementationSpecific", "Prefix"'],
-      ['spec.rules[1].host', `Invalid value: "Web.Example": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')`],
+      ['spec.rules[1].host', `Invalid value: "Web.Example": ${DNS1123_SUBDOMAIN}`],
       ['spec.rules[1].http.paths[0].backend', 'Required value: port name or number is required'],
       ['spec.rules[1].http.paths[1].backend', 'Invalid value: "": cannot set both port name & port number'],
     ],

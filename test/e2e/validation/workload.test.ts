@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import YAML from 'yaml';
 import { invalidCauses, useTestServer } from '../../helpers/server.ts';
+import { DNS1123_LABEL, QUALIFIED_NAME_PART } from '../../helpers/kube-messages.ts';
 
 const s = useTestServer();
 
@@ -78,7 +79,7 @@ test("statefulsets: the template's pod spec is not validated (its mounts may nam
   const accepted = await s.request('POST', '/apis/apps/v1/namespaces/default/statefulsets?dryRun=All', { body: loose });
   assert.equal(accepted.status, 201, accepted.text);
   assert.deepEqual(await causes('StatefulSet', { template: template({ app: 'w', 'bad key!': 'x' }, { restartPolicy: 'Never', activeDeadlineSeconds: 5 }) }), [
-    ['spec.template.labels', `Invalid value: "bad key!": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')`],
+    ['spec.template.labels', `Invalid value: "bad key!": ${QUALIFIED_NAME_PART}`],
     ['spec.template.spec.restartPolicy', 'Unsupported value: "Never": supported values: "Always"'],
     ['spec.template.spec.activeDeadlineSeconds', 'Forbidden: activeDeadlineSeconds in StatefulSet is not Supported'],
   ]);
@@ -108,7 +109,7 @@ test('pod specs, in pods and in every pod template: containers, names, images, p
       }),
     ),
     [
-      ['spec.containers[0].name', `Invalid value: "Bad_Name": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')`],
+      ['spec.containers[0].name', `Invalid value: "Bad_Name": ${DNS1123_LABEL}`],
       ['spec.containers[0].ports[0].containerPort', 'Invalid value: 70000: must be between 1 and 65535, inclusive'],
       ['spec.containers[0].ports[1].name', 'Invalid value: "HTTP": must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)'],
       ['spec.containers[0].ports[1].name', 'Invalid value: "HTTP": must contain at least one letter (a-z)'],

@@ -8,6 +8,7 @@ import {
   selectableFields,
   checkFieldSelectorSupported,
 } from '../../../server/registry/selectors.ts';
+import { LABEL_VALUE } from '../../helpers/kube-messages.ts';
 
 function badRequestMessage(fn: () => unknown): string {
   try {
@@ -23,8 +24,6 @@ function badRequestMessage(fn: () => unknown): string {
 
 const KEY_RE_MSG =
   "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')";
-const VALUE_RE_MSG =
-  "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')";
 
 test('label selector: empty and whitespace-only selectors match everything', () => {
   for (const s of [undefined, '', '   ']) {
@@ -103,12 +102,12 @@ test('label selector: parse errors carry kube messages', () => {
       `unable to parse requirement: <nil>: Invalid value: "x/y/z": a valid label key ${KEY_RE_MSG} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')`,
     ],
     ['a=b c', "found 'c', expected: ',' or 'end of string'"],
-    ['a=-b', `unable to parse requirement: values[0][a]: Invalid value: "-b": ${VALUE_RE_MSG}`],
+    ['a=-b', `unable to parse requirement: values[0][a]: Invalid value: "-b": ${LABEL_VALUE}`],
     ['a=' + 'x'.repeat(64), `unable to parse requirement: values[0][a]: Invalid value: "${'x'.repeat(64)}": must be no more than 63 bytes`],
     ['a>b', `unable to parse requirement: values[0]: Invalid value: "b": for 'Gt', 'Lt' operators, the value must be an integer`],
     [
       'a>-b',
-      `unable to parse requirement: [values[0]: Invalid value: "-b": for 'Gt', 'Lt' operators, the value must be an integer, values[0][a]: Invalid value: "-b": ${VALUE_RE_MSG}]`,
+      `unable to parse requirement: [values[0]: Invalid value: "-b": for 'Gt', 'Lt' operators, the value must be an integer, values[0][a]: Invalid value: "-b": ${LABEL_VALUE}]`,
     ],
   ];
   for (const [s, msg] of cases) assert.equal(badRequestMessage(() => parseLabelSelector(s)), msg, s);
@@ -166,7 +165,7 @@ test('labelSelectorFromObject: invalid selectors', () => {
   );
   assert.equal(
     badRequestMessage(() => labelSelectorFromObject({ matchLabels: { a: 'x y' } })),
-    `values[0][a]: Invalid value: "x y": ${VALUE_RE_MSG}`,
+    `values[0][a]: Invalid value: "x y": ${LABEL_VALUE}`,
   );
 });
 

@@ -5,17 +5,8 @@ import { nameRuleFor } from '../../../server/registry/strategy.ts';
 import { validateObjectMeta, validateObjectMetaUpdate, validateLabels, validateAnnotations, validateFinalizers, validateOwnerReferences, validateManagedFields } from '../../../server/validation/object-meta.ts';
 import { validateName, generateNameFrom, type NameRule } from '../../../server/validation/names.ts';
 import { goQuote } from '../../../server/go/strconv.ts';
+import { DNS1035_LABEL, DNS1123_LABEL, DNS1123_SUBDOMAIN, LABEL_VALUE, QUALIFIED_NAME_PART } from '../../helpers/kube-messages.ts';
 
-const SUBDOMAIN_MSG =
-  "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
-const LABEL_MSG =
-  "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
-const DNS1035_MSG =
-  "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')";
-const KEY_NAME_MSG =
-  "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')";
-const VALUE_MSG =
-  "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')";
 
 const texts = (errs: FieldError[]) => errs.map(fieldErrorText);
 const meta = (m: Record<string, unknown>, opts: Partial<{ namespaced: boolean; nameRule: NameRule; isCreate: boolean }> = {}) =>
@@ -27,19 +18,19 @@ test('name rules: good and bad names per rule', () => {
     ['dns1123Subdomain', 'a', []],
     ['dns1123Subdomain', '0-a.b-1', []],
     ['dns1123Subdomain', 'a'.repeat(253), []],
-    ['dns1123Subdomain', 'Foo_bar', [SUBDOMAIN_MSG]],
-    ['dns1123Subdomain', '-a', [SUBDOMAIN_MSG]],
-    ['dns1123Subdomain', 'a..b', [SUBDOMAIN_MSG]],
+    ['dns1123Subdomain', 'Foo_bar', [DNS1123_SUBDOMAIN]],
+    ['dns1123Subdomain', '-a', [DNS1123_SUBDOMAIN]],
+    ['dns1123Subdomain', 'a..b', [DNS1123_SUBDOMAIN]],
     ['dns1123Subdomain', 'a'.repeat(254), ['must be no more than 253 bytes']],
     ['dns1123Label', 'my-ns', []],
     ['dns1123Label', '1abc', []],
     ['dns1123Label', 'a.b', ['must not contain dots']],
-    ['dns1123Label', 'A', [LABEL_MSG]],
+    ['dns1123Label', 'A', [DNS1123_LABEL]],
     ['dns1123Label', 'a'.repeat(64), ['must be no more than 63 bytes']],
-    ['dns1123Label', 'a'.repeat(63) + '.', ['must be no more than 63 bytes', LABEL_MSG]],
+    ['dns1123Label', 'a'.repeat(63) + '.', ['must be no more than 63 bytes', DNS1123_LABEL]],
     ['dns1035Label', 'my-svc', []],
-    ['dns1035Label', '1svc', [DNS1035_MSG]],
-    ['dns1035Label', 'svc.x', [DNS1035_MSG]],
+    ['dns1035Label', '1svc', [DNS1035_LABEL]],
+    ['dns1035Label', 'svc.x', [DNS1035_LABEL]],
     ['pathSegment', 'Any Name_With:Stuff', []],
     ['pathSegment', '.', ["may not be '.'"]],
     ['pathSegment', '..', ["may not be '..'"]],
@@ -53,9 +44,9 @@ test('name rules: good and bad names per rule', () => {
 
 test('name rules: generateName prefixes may end in a dash', () => {
   assert.deepEqual(validateName('web-', 'dns1123Subdomain', true), []);
-  assert.deepEqual(validateName('web-', 'dns1123Subdomain', false), [SUBDOMAIN_MSG]);
+  assert.deepEqual(validateName('web-', 'dns1123Subdomain', false), [DNS1123_SUBDOMAIN]);
   assert.deepEqual(validateName('svc-', 'dns1035Label', true), []);
-  assert.deepEqual(validateName('Web-', 'dns1123Subdomain', true), [SUBDOMAIN_MSG]);
+  assert.deepEqual(validateName('Web-', 'dns1123Subdomain', true), [DNS1123_SUBDOMAIN]);
   assert.deepEqual(validateName('.', 'pathSegment', true), [], 'path-segment prefixes only check contents');
   assert.deepEqual(validateName('.', 'rbacPathSegment', true), ["may not be '.'"], 'RBAC checks the prefix as a full name');
 });
@@ -91,16 +82,16 @@ test('validateObjectMeta: name required, invalid name, generateName', () => {
   assert.deepEqual(meta({ namespace: 'd' }), [
     { reason: 'FieldValueRequired', field: 'metadata.name', message: 'Required value: name or generateName is required' },
   ]);
-  assert.deepEqual(texts(meta({ name: 'Foo_bar', namespace: 'd' })), [`metadata.name: Invalid value: "Foo_bar": ${SUBDOMAIN_MSG}`]);
-  assert.deepEqual(texts(meta({ name: 'x', generateName: 'Bad_', namespace: 'd' })), [`metadata.generateName: Invalid value: "Bad_": ${SUBDOMAIN_MSG}`]);
+  assert.deepEqual(texts(meta({ name: 'Foo_bar', namespace: 'd' })), [`metadata.name: Invalid value: "Foo_bar": ${DNS1123_SUBDOMAIN}`]);
+  assert.deepEqual(texts(meta({ name: 'x', generateName: 'Bad_', namespace: 'd' })), [`metadata.generateName: Invalid value: "Bad_": ${DNS1123_SUBDOMAIN}`]);
   assert.deepEqual(meta({ name: 'x', generateName: 'Bad_', namespace: 'd' }, { isCreate: false }), [], 'generateName only checked on create');
   assert.deepEqual(meta({ name: 'web-abcde', generateName: 'web-', namespace: 'd' }), []);
-  assert.deepEqual(texts(meta({ name: 'my.svc', namespace: 'd' }, { nameRule: 'dns1035Label' })), [`metadata.name: Invalid value: "my.svc": ${DNS1035_MSG}`]);
+  assert.deepEqual(texts(meta({ name: 'my.svc', namespace: 'd' }, { nameRule: 'dns1035Label' })), [`metadata.name: Invalid value: "my.svc": ${DNS1035_LABEL}`]);
 });
 
 test('validateObjectMeta: namespace rules', () => {
   assert.deepEqual(meta({ name: 'a' }), [{ reason: 'FieldValueRequired', field: 'metadata.namespace', message: 'Required value' }]);
-  assert.deepEqual(texts(meta({ name: 'a', namespace: 'Bad.NS' })), [`metadata.namespace: Invalid value: "Bad.NS": ${LABEL_MSG}`]);
+  assert.deepEqual(texts(meta({ name: 'a', namespace: 'Bad.NS' })), [`metadata.namespace: Invalid value: "Bad.NS": ${DNS1123_LABEL}`]);
   assert.deepEqual(meta({ name: 'a', namespace: 'd' }, { namespaced: false }), [
     { reason: 'FieldValueForbidden', field: 'metadata.namespace', message: 'Forbidden: not allowed on this type' },
   ]);
@@ -115,13 +106,13 @@ test('labels: keys and values', () => {
   const good = { a: '', 'A.b_c-d': 'V.1_x-Y', 'example.com/x': 'y', [`${'p'.repeat(253)}/n`]: 'v'.repeat(63) };
   assert.deepEqual(validateLabels(good, 'metadata.labels'), []);
   const cases: [Record<string, string>, string[]][] = [
-    [{ 'a b': 'x' }, [`metadata.labels: Invalid value: "a b": ${KEY_NAME_MSG}`]],
-    [{ a: '-x' }, [`metadata.labels: Invalid value: "-x": ${VALUE_MSG}`]],
+    [{ 'a b': 'x' }, [`metadata.labels: Invalid value: "a b": ${QUALIFIED_NAME_PART}`]],
+    [{ a: '-x' }, [`metadata.labels: Invalid value: "-x": ${LABEL_VALUE}`]],
     [{ a: 'v'.repeat(64) }, [`metadata.labels: Invalid value: "${'v'.repeat(64)}": must be no more than 63 bytes`]],
     [{ ['k'.repeat(64)]: 'x' }, [`metadata.labels: Invalid value: "${'k'.repeat(64)}": name part must be no more than 63 bytes`]],
     [{ '/x': 'y' }, ['metadata.labels: Invalid value: "/x": prefix part must be non-empty']],
-    [{ 'x/': 'y' }, ['metadata.labels: Invalid value: "x/": name part must be non-empty', `metadata.labels: Invalid value: "x/": ${KEY_NAME_MSG}`]],
-    [{ 'Ex.com/x': 'y' }, [`metadata.labels: Invalid value: "Ex.com/x": prefix part ${SUBDOMAIN_MSG}`]],
+    [{ 'x/': 'y' }, ['metadata.labels: Invalid value: "x/": name part must be non-empty', `metadata.labels: Invalid value: "x/": ${QUALIFIED_NAME_PART}`]],
+    [{ 'Ex.com/x': 'y' }, [`metadata.labels: Invalid value: "Ex.com/x": prefix part ${DNS1123_SUBDOMAIN}`]],
     [{ [`${'p'.repeat(254)}/n`]: 'v' }, [`metadata.labels: Invalid value: "${'p'.repeat(254)}/n": prefix part must be no more than 253 bytes`]],
     [
       { 'a/b/c': 'v' },
@@ -129,14 +120,14 @@ test('labels: keys and values', () => {
         "metadata.labels: Invalid value: \"a/b/c\": a valid label key must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')",
       ],
     ],
-    [{ a: 'tab\there' }, [`metadata.labels: Invalid value: "tab\\there": ${VALUE_MSG}`]],
+    [{ a: 'tab\there' }, [`metadata.labels: Invalid value: "tab\\there": ${LABEL_VALUE}`]],
   ];
   for (const [labels, want] of cases) assert.deepEqual(texts(validateLabels(labels, 'metadata.labels')), want, JSON.stringify(labels));
 });
 
 test('annotations: keys case-insensitive, total size 256 KiB', () => {
   assert.deepEqual(validateAnnotations({ 'Example.COM/Some-Key': 'anything at all: / %' }, 'metadata.annotations'), []);
-  assert.deepEqual(texts(validateAnnotations({ 'a b': 'x' }, 'metadata.annotations')), [`metadata.annotations: Invalid value: "a b": ${KEY_NAME_MSG}`]);
+  assert.deepEqual(texts(validateAnnotations({ 'a b': 'x' }, 'metadata.annotations')), [`metadata.annotations: Invalid value: "a b": ${QUALIFIED_NAME_PART}`]);
   const limit = 256 * 1024;
   assert.deepEqual(validateAnnotations({ k: 'x'.repeat(limit - 1) }, 'metadata.annotations'), []);
   assert.deepEqual(validateAnnotations({ k: 'x'.repeat(limit) }, 'metadata.annotations'), [
@@ -150,7 +141,7 @@ test('annotations: keys case-insensitive, total size 256 KiB', () => {
 test('finalizers: qualified names, orphan + foregroundDeletion conflict', () => {
   assert.deepEqual(validateFinalizers(['kubernetes', 'orphan', 'example.com/cleanup', 'foregroundDeletion-x'], 'metadata.finalizers'), []);
   assert.deepEqual(texts(validateFinalizers(['bad finalizer'], 'metadata.finalizers')), [
-    `metadata.finalizers: Invalid value: "bad finalizer": ${KEY_NAME_MSG}`,
+    `metadata.finalizers: Invalid value: "bad finalizer": ${QUALIFIED_NAME_PART}`,
   ]);
   assert.deepEqual(texts(validateFinalizers(['orphan', 'foregroundDeletion'], 'metadata.finalizers')), [
     'metadata.finalizers: Invalid value: []string{"orphan", "foregroundDeletion"}: finalizer orphan and foregroundDeletion cannot be both set',

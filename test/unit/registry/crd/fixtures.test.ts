@@ -13,6 +13,7 @@ import { validateCustomResourceDefinition, versionSchemaOf } from '../../../../s
 import { compileVersionSchema, type CompiledSchema } from '../../../../server/registry/crd/schema-validator.ts';
 import { compileSchemaRules, evaluateRules, StaticEstimatedCRDCostLimit, type CelNode, type CompiledSchemaRules } from '../../../../server/registry/crd/cel.ts';
 import { benchWidget, benchWidgetsCRD, generatedFiles, metricStoresCRD } from '../../../fixtures/crds/generate.ts';
+import { DNS1123_LABEL } from '../../../helpers/kube-messages.ts';
 
 const DIR = fileURLToPath(new URL('../../../fixtures/crds/', import.meta.url));
 const read = (name: string): string => readFileSync(DIR + name, 'utf8');
@@ -221,8 +222,6 @@ describe('fixture cases beyond the samples', () => {
     const v = versionOf(loadFixture(file), obj);
     return validate(v, decode(v, obj).obj);
   };
-  const label1123 =
-    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
 
   it('compositions: embedded resources without apiVersion and kind (empty counts as missing) block the CEL rules', () => {
     const obj = sampleObject('compositions', 'valid-resources');
@@ -257,10 +256,10 @@ describe('fixture cases beyond the samples', () => {
       errorsOf('compositions', obj),
       [
         "spec.resources[0].base.metadata.generateName: Invalid value: \"bucket/\": may not contain '/'",
-        `spec.resources[0].base.metadata.namespace: Invalid value: "$$$": ${label1123}`,
+        `spec.resources[0].base.metadata.namespace: Invalid value: "$$$": ${DNS1123_LABEL}`,
         'spec.resources[0].base.metadata.ownerReferences.uid: Invalid value: "": must not be empty',
         'spec.resources[0].base.metadata.finalizers: Invalid value: []string{"orphan", "foregroundDeletion"}: finalizer orphan and foregroundDeletion cannot be both set',
-        `spec.namespaceTemplate.metadata.namespace: Invalid value: "Tenant": ${label1123}`,
+        `spec.namespaceTemplate.metadata.namespace: Invalid value: "Tenant": ${DNS1123_LABEL}`,
       ],
       'errors',
     );

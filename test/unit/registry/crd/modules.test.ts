@@ -8,6 +8,7 @@ import { compileVersionSchema } from '../../../../server/registry/crd/schema-val
 import { goFloat } from '../../../../server/go/fmt.ts';
 import { compileSchemaRules, costErrorMessage, escapeCelName, evaluateRules, validFieldPath } from '../../../../server/registry/crd/cel.ts';
 import { parseQuantity } from '../../../../server/util/quantity.ts';
+import { DNS1035_LABEL, DNS1123_LABEL, LABEL_VALUE, QUALIFIED_NAME_PART } from '../../../helpers/kube-messages.ts';
 
 const fmt = (errs: FieldError[]) => errs.map((e) => `${e.field}: ${e.message}`);
 const clone = <T>(v: T): T => JSON.parse(JSON.stringify(v));
@@ -86,11 +87,11 @@ describe('CRD validation', () => {
     assert.deepEqual(fmt(validateCustomResourceDefinition(c)), [
       'spec.group: Invalid value: "example": should be a domain with at least one dot',
       'spec.scope: Unsupported value: "Global": supported values: "Cluster", "Namespaced"',
-      `spec.versions[0].name: Invalid value: "V1": a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')`,
-      `spec.version: Invalid value: "V1": a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')`,
+      `spec.versions[0].name: Invalid value: "V1": ${DNS1035_LABEL}`,
+      `spec.version: Invalid value: "V1": ${DNS1035_LABEL}`,
       'spec.names.singular: Required value',
-      `spec.names.plural: Invalid value: "Widgets": a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')`,
-      `spec.names.shortNames[0]: Invalid value: "w_1": a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')`,
+      `spec.names.plural: Invalid value: "Widgets": ${DNS1035_LABEL}`,
+      `spec.names.shortNames[0]: Invalid value: "w_1": ${DNS1035_LABEL}`,
       'spec.names.listKind: Invalid value: "Widget": kind and listKind may not be the same',
     ]);
   });
@@ -576,8 +577,6 @@ describe('embedded resources (objectmeta.Validate)', () => {
   };
   const compiled = compileVersionSchema(schema);
   const check = (spec: any) => fmt(compiled.validate({ apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w' }, spec }));
-  const label1123 = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
-  const qualified = "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')";
 
   it('requires apiVersion and kind without a detail, also when they are empty strings', () => {
     assert.deepEqual(check({ template: {} }), ['spec.template.apiVersion: Required value', 'spec.template.kind: Required value']);
@@ -607,11 +606,11 @@ describe('embedded resources (objectmeta.Validate)', () => {
     assert.deepEqual(check({ template: { apiVersion: 'v1', kind: 'Pod', metadata } }), [
       "spec.template.metadata.generateName: Invalid value: \"a/b\": may not contain '/'",
       "spec.template.metadata.name: Invalid value: \"..\": may not be '..'",
-      `spec.template.metadata.namespace: Invalid value: "$$$": ${label1123}`,
+      `spec.template.metadata.namespace: Invalid value: "$$$": ${DNS1123_LABEL}`,
       'spec.template.metadata.generation: Invalid value: -1: must be greater than or equal to 0',
-      `spec.template.metadata.labels: Invalid value: "#": ${qualified}`,
-      "spec.template.metadata.labels: Invalid value: \"#\": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')",
-      `spec.template.metadata.annotations: Invalid value: "#": ${qualified}`,
+      `spec.template.metadata.labels: Invalid value: "#": ${QUALIFIED_NAME_PART}`,
+      `spec.template.metadata.labels: Invalid value: "#": ${LABEL_VALUE}`,
+      `spec.template.metadata.annotations: Invalid value: "#": ${QUALIFIED_NAME_PART}`,
       'spec.template.metadata.ownerReferences.uid: Invalid value: "": must not be empty',
       "spec.template.metadata.finalizers: Invalid value: \"bad/finalizer/name\": a valid label key must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')",
       'spec.template.metadata.finalizers: Invalid value: []string{"bad/finalizer/name", "orphan", "foregroundDeletion"}: finalizer orphan and foregroundDeletion cannot be both set',
@@ -631,9 +630,9 @@ describe('embedded resources (objectmeta.Validate)', () => {
       [
         'spec.list[1].kind: Required value',
         'spec.byName[web].apiVersion: Required value',
-        `spec.byName[web].metadata.namespace: Invalid value: "A": ${label1123}`,
+        `spec.byName[web].metadata.namespace: Invalid value: "A": ${DNS1123_LABEL}`,
         'spec.outer.spec.inner.apiVersion: Invalid value: "a/b/c": unexpected GroupVersion string: a/b/c',
-        "spec.outer.spec.inner.kind: Invalid value: \"x_y\": may have mixed case, but should otherwise match: a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')",
+        `spec.outer.spec.inner.kind: Invalid value: "x_y": may have mixed case, but should otherwise match: ${DNS1035_LABEL}`,
       ],
     );
   });
@@ -660,7 +659,7 @@ describe('embedded resources (objectmeta.Validate)', () => {
     assert.deepEqual(validateCustomResourceDefinition(withDefault({ apiVersion: 'v1', kind: 'Pod', spec: { sub: { apiVersion: 'v1', kind: 'Pod' } } })), []);
     assert.deepEqual(fmt(validateCustomResourceDefinition(withDefault({ apiVersion: 'v1', kind: 'Pod', spec: { sub: { apiVersion: 'v1', metadata: { namespace: '$$$' } } } }))), [
       `${p}.spec.sub.kind: Required value`,
-      `${p}.spec.sub.metadata.namespace: Invalid value: "$$$": ${label1123}`,
+      `${p}.spec.sub.metadata.namespace: Invalid value: "$$$": ${DNS1123_LABEL}`,
     ]);
     // Pruning would drop the number (its own error); coercion then stops at the first TypeMeta
     // field that is not a string, without the ObjectMeta or schema checks.
