@@ -1,5 +1,5 @@
-// Lint for server/, scripts/ and test/ (npm run lint). `any` is a warning whose count may only go
-// down: npm run lint fails above the count in its --max-warnings (lower it as `any`s go).
+// Lint for server/, scripts/, bench/ and test/ (npm run lint). `any` is a warning whose count may only
+// go down: npm run lint fails above the count in its --max-warnings (lower it as `any`s go).
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 

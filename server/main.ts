@@ -1,6 +1,6 @@
 // hearth's command line: flags named as kube-apiserver names them where one exists, and the
 // data-directory subcommands (backup, restore, snapshots: cli/ops.ts).
-// `npm start` also sets node's memory options (package.json; why: scripts/bench-kit.ts startCommand).
+// `npm start` also sets node's memory options (package.json; why: bench/bench-kit.ts startCommand).
 import { resolve } from 'node:path';
 import { parseDuration } from './storage/log/compactor.ts';
 import { parseServiceClusterIPRange, parseServiceNodePortRange } from './registry/kinds/core/services/ranges.ts';

@@ -564,7 +564,7 @@ export class GenericStore {
     /**
      * The producer is a server-side apply: it records managedFields itself, and it reads the
      * current object without changing it or sharing anything with its result (the engine's
-     * contract, test/apply-shortcuts.test.ts), so it gets no copy.
+     * contract, test/unit/registry/apply/shortcuts.test.ts), so it gets no copy.
      */
     isApply = false,
     /** The current row, when the caller just read it; a write conflict reads it again. */

@@ -5,7 +5,7 @@
 // (duplicate fields, Go type checks, pruning, defaulting, validation, merges, managed fields, CEL,
 // JSON.stringify and the YAML library) recurse on Node's fixed stack, and the shallowest of them
 // gives out first: writing YAML with the `yaml` library fails near 640 levels on a fresh stack,
-// JSON.stringify near 4,170 (scripts/depth-probe.ts measures each). So hearth refuses bodies
+// JSON.stringify near 4,170 (bench/depth-probe.ts measures each). So hearth refuses bodies
 // nested deeper than MAX_BODY_DEPTH, in the words kube's decoder uses for its own limit, checked
 // iteratively before a body is parsed (JSON text, YAML tokens) or right after (CBOR, protobuf,
 // patch results), and everything it accepts has well over half of the stack to spare.

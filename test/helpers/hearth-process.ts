@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import https from 'node:https';
 import { createServer } from 'node:net';
-import { startCommand, ROOT } from '../../scripts/bench-kit.ts';
+import { startCommand, ROOT } from '../../bench/bench-kit.ts';
 import { build, DIST_MAIN } from '../../scripts/build.mjs';
 
 let built: Promise<void> | undefined;

@@ -1,4 +1,4 @@
-// Run by test/hostile-bodies.test.ts in a process of its own, with --expose-gc: a hearth in this
+// Run by test/e2e/http/hostile-bodies.test.ts in a process of its own, with --expose-gc: a hearth in this
 // process takes each hostile body a few times, and after each the heap is collected and the
 // process's RSS read. Prints {baseline, cases: [{name, statuses, rss}]} (RSS in MB) as JSON.
 import { startTestServer } from './server.ts';

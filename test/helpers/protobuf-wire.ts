@@ -1,5 +1,5 @@
 // Protobuf wire bytes built by hand, field by field, for the tests that check an encoder's output
-// byte for byte (test/protobuf.test.ts, test/openapi-v2-proto.test.ts). Written the plain way, on
+// byte for byte (test/unit/http/protobuf.test.ts, test/unit/http/openapi-v2-proto.test.ts). Written the plain way, on
 // purpose independent of the encoders under test.
 
 /** An unsigned varint of a non-negative safe integer. */

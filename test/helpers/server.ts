@@ -2,7 +2,7 @@
 // over HTTPS the way clients do: with the admin client certificate and the cluster CA.
 import https from 'node:https';
 import { mkdtempSync, rmSync, existsSync, writeFileSync } from 'node:fs';
-import { test, after } from 'node:test';
+import { test, before, after } from 'node:test';
 import YAML from 'yaml';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -114,6 +114,30 @@ export async function startTestServer(opts: { dataDir?: string; eventTtlMs?: num
       if (!opts.dataDir) rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * The calling file's test server: started in a `before` hook, stopped in an `after` hook. Call it
+ * at a file's top level (`const s = useTestServer();`); the object it returns stands for the
+ * started server, so tests use it as a TestServer. Reading it before the server is up throws, and
+ * Node 20 starts a file's top-level `before` hooks together rather than in turn: a file that must
+ * prepare the server before its tests (namespaces, CRDs) starts it in its own hook with
+ * startTestServer instead.
+ */
+export function useTestServer(opts?: Parameters<typeof startTestServer>[0]): TestServer {
+  let server: TestServer | undefined;
+  before(async () => {
+    server = await startTestServer(opts);
+  });
+  after(async () => {
+    await server?.stop();
+  });
+  return new Proxy({} as TestServer, {
+    get(_target, prop) {
+      if (!server) throw new Error(`the test server is not started yet (read its ${String(prop)} inside a test or hook)`);
+      return Reflect.get(server, prop);
+    },
+  });
 }
 
 /** A write that must fail validation: asserts a 422 Invalid and returns its causes as [field, message]. */

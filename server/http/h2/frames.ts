@@ -1,7 +1,7 @@
 // The HTTP/2 frame codec (RFC 9113 §4, §6): the wire constants, frame headers and the fixed
 // payloads (SETTINGS, WINDOW_UPDATE, RST_STREAM, GOAWAY, padding), and FrameReader, which splits a
 // connection's bytes into frames. One codec for the server (connection.ts), the benchmarks' lean
-// client (scripts/bench-client.ts) and the tests' raw-frame client (test/helpers/h2-frames.ts):
+// client (bench/bench-client.ts) and the tests' raw-frame client (test/helpers/h2-frames.ts):
 // what a frame means to each of them (the protocol's rules, the errors) stays with each.
 
 export const FRAME_HEADER_LENGTH = 9;

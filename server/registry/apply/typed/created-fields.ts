@@ -55,7 +55,7 @@ const NO_PATH: PathElement[] = [];
  * compareObjects(node, zero, obj) finds modified or added (what it finds removed goes first: what
  * is both, a newly repeated element, stays), minus `ignored` with everything below them, minus the
  * exact paths `stripped` — with no FieldSet in between. recordUpdate with no managers and no live object ends in the same set, written by
- * FieldSet.toFieldsV1 (test/apply-engine.test.ts compares the two). Throws wherever
+ * FieldSet.toFieldsV1 (test/unit/registry/apply/engine.test.ts compares the two). Throws wherever
  * compareObjects may throw (and perhaps elsewhere): callers take the general path then.
  */
 export function createdFieldsV1(node: TypeNode, zero: unknown, obj: unknown, ignored: FieldSet, stripped: FieldSet): Record<string, unknown> {
