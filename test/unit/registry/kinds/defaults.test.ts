@@ -1,10 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { imageTag } from '../../../server/registry/kinds/core/pods/defaults.ts';
-import { applyDefaults, defaultsFor } from '../../../server/registry/kinds/index.ts';
-import { createServiceStrategy } from '../../../server/registry/kinds/core/services/strategy.ts';
-import type { Strategy } from '../../../server/registry/strategy.ts';
-import { ApiError, invalid } from '../../../server/errors.ts';
+import { imageTag } from '../../../../server/registry/kinds/core/pods/defaults.ts';
+import { applyDefaults, defaultsFor } from '../../../../server/registry/kinds/index.ts';
+import { createServiceStrategy } from '../../../../server/registry/kinds/core/services/strategy.ts';
+import type { Strategy } from '../../../../server/registry/strategy.ts';
+import { ApiError, invalid } from '../../../../server/errors.ts';
 
 const POD = 'io.k8s.api.core.v1.Pod';
 const SERVICE = 'io.k8s.api.core.v1.Service';
