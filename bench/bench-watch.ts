@@ -195,7 +195,7 @@ class H1Watcher extends WatchStream {
   private onData(d: Buffer, opened: () => void, refused: (e: Error) => void): void {
     const now = clock();
     this.bytes += d.length;
-    let buf = this.rest ? Buffer.concat([this.rest, d]) : d;
+    const buf = this.rest ? Buffer.concat([this.rest, d]) : d;
     this.rest = null;
     let pos = 0;
     if (!this.headDone) {

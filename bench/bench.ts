@@ -187,7 +187,7 @@ async function main() {
       // measured here in turns (PUT_ROUNDS slices of each) rather than minutes apart.
       let serial = 0;
       const sideBySide = await ratesInTurns(s, PUT_ROUNDS, CREATE_SECONDS / PUT_ROUNDS, {
-        put: async (conn, w, i) => {
+        put: async (conn, w) => {
           // An unconditional PUT (no resourceVersion): every one a real change.
           const r = await conn.request('PUT', `/apis/apps/v1/namespaces/put/deployments/d${w}`, Buffer.from(JSON.stringify(deploymentConfig(`d${w}`, ++serial))));
           if (r.status !== 200) throw new Error(`put: ${r.status} ${r.body}`);

@@ -836,7 +836,7 @@ export class GenericStore {
     if (!corrupt) {
       // Bytes that match their checksum but do not decode are as corrupt.
       try {
-        this.log.get(key)?.object;
+        void this.log.get(key)?.object; // the getter decodes the bytes
       } catch (e) {
         if (!(e instanceof CorruptObjectError)) throw e;
         corrupt = true;

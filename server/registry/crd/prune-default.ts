@@ -15,7 +15,6 @@
 import { isPlainObject } from '../../util/json.ts';
 
 type Obj = Record<string, any>;
-const hasOwn = (o: Obj, k: string): boolean => Object.prototype.hasOwnProperty.call(o, k);
 
 /** ObjectMeta's JSON fields: unknown keys in an embedded resource's metadata are dropped. */
 export const OBJECT_META_FIELDS = new Set([

@@ -37,7 +37,6 @@ type Obj = Record<string, any>;
 // ajv, configured once.
 
 const require = createRequire(import.meta.url);
-// eslint-disable-next-line @typescript-eslint/no-var-requires
 const AjvClass: any = require('ajv');
 const AjvCtor: new (opts: object) => any = AjvClass.default ?? AjvClass;
 
@@ -272,7 +271,10 @@ function arrangeErrors(errors: AjvError[], ajvSchema: Obj, root: unknown, prefix
     }
     let best: string | undefined;
     for (const [idx, l] of branches) if (best === undefined || l.length < branches.get(best)!.length) best = idx;
-    for (const [idx, l] of branches) for (const e of l) idx !== best ? dropped.add(e) : compositeOf.has(e) || compositeOf.set(e, c);
+    for (const [idx, l] of branches) for (const e of l) {
+      if (idx !== best) dropped.add(e);
+      else if (!compositeOf.has(e)) compositeOf.set(e, c);
+    }
   }
   const emitted = new Set<AjvError>();
   const out: FieldError[] = [];

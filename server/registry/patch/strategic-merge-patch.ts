@@ -118,11 +118,6 @@ function scalarEq(a: unknown, b: unknown): boolean {
   return a === b;
 }
 
-/** The merge-key value of a list element, or undefined when the element has none. */
-function keyOf(el: unknown, mergeKey: string): unknown {
-  return isJsonObject(el) && hasOwn(el, mergeKey) ? el[mergeKey] : undefined;
-}
-
 /** Identity used for ordering: the merge-key value for maps, the value itself for scalars. */
 function identity(el: unknown, mergeKey: string): unknown {
   return mergeKey ? (isJsonObject(el) ? getOwn(el, mergeKey) ?? null : undefined) : el;

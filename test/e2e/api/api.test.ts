@@ -725,11 +725,11 @@ test('discovery over HTTP: legacy, aggregated v2 with ETag/304, OpenAPI v3 by ha
 
 test('pretty output and HEAD', async () => {
   const r = await s.request('GET', '/api/v1/namespaces/default?pretty=true');
-  assert.match(r.text, /^\{\n  "kind": "Namespace",/);
+  assert.match(r.text, /^\{\n {2}"kind": "Namespace",/);
 });
 
 test('indented JSON as kube-apiserver decides it: pretty parameter, Accept pretty=1, or a curl/Wget/browser User-Agent', async () => {
-  const INDENTED = /^\{\n  "(kind|apiVersion)": /;
+  const INDENTED = /^\{\n {2}"(kind|apiVersion)": /;
   const get = async (path: string, headers: Record<string, string> = {}) => (await s.request('GET', path, { headers })).text;
   const ns = '/api/v1/namespaces/default';
   assert.doesNotMatch(await get(ns), INDENTED);

@@ -232,7 +232,7 @@ for (const { version, path } of availableKubectls()) {
       assert.equal((await k('get', 'deploy', name, '-o', 'jsonpath={.spec.replicas}')).stdout, '2');
       r = await k('diff', '--server-side', '--force-conflicts', '--field-manager=other', '-f', file(4));
       assert.equal(r.code, 1, 'diff exits 1 when there are differences');
-      assert.match(r.stdout, /-  replicas: 2\n\+  replicas: 4/);
+      assert.match(r.stdout, /- {2}replicas: 2\n\+ {2}replicas: 4/);
       r = await k('apply', '--server-side', '--field-manager=other', '--force-conflicts', '-f', file(4));
       assert.equal(r.code, 0, r.stderr);
       assert.equal((await k('get', 'deploy', name, '-o', 'jsonpath={.spec.replicas}')).stdout, '4');

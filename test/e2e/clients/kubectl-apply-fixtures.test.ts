@@ -100,7 +100,10 @@ test('kubectl apply, then again: unchanged; apply --server-side after it: no con
   const afterServerSide = await resourceVersions();
   await kubectl('apply', '--server-side', '-f', DIR);
   const afterAgain = await resourceVersions();
-  for (const object of REWRITTEN_BY_SERVER_SIDE_APPLY) afterServerSide.delete(object), afterAgain.delete(object);
+  for (const object of REWRITTEN_BY_SERVER_SIDE_APPLY) {
+    afterServerSide.delete(object);
+    afterAgain.delete(object);
+  }
   assert.deepEqual(afterAgain, afterServerSide, 'the second server-side apply wrote nothing');
   await kubectl('diff', '--server-side', '-f', DIR);
 

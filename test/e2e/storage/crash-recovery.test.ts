@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import https from 'node:https';
 import Database from 'better-sqlite3';
-import { adminClient, freePort, startHearthProcess, stopHearthProcess, runHearth, type HearthProcess } from '../../helpers/hearth-process.ts';
+import { adminClient, freePort, startHearthProcess, stopHearthProcess, type HearthProcess } from '../../helpers/hearth-process.ts';
 
 const ROUNDS = 10;
 const WRITERS = 8;

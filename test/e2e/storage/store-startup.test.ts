@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { chmodSync, closeSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { adminClient, freePort, startHearthProcess, stopHearthProcess, runHearth, type HearthProcess } from '../../helpers/hearth-process.ts';
+import { adminClient, freePort, startHearthProcess, stopHearthProcess, runHearth } from '../../helpers/hearth-process.ts';
 
 /** A data directory a server has run on (with objects), stopped cleanly; removed after fn. */
 async function withStoppedCluster(objects: number, fn: (dataDir: string, port: number) => Promise<void>): Promise<void> {
@@ -38,7 +38,7 @@ const unchanged = (dataDir: string) => {
 };
 
 test('16 KiB of garbage in the middle of the store: refused, naming the file and the restore command', async () => {
-  await withStoppedCluster(200, async (dataDir, port) => {
+  await withStoppedCluster(200, async (dataDir) => {
     const file = join(dataDir, 'hearth.db');
     const size = statSync(file).size;
     const fd = openSync(file, 'r+');
@@ -57,7 +57,7 @@ test('16 KiB of garbage in the middle of the store: refused, naming the file and
 });
 
 test('a store that is not a database: refused, naming the file', async () => {
-  await withStoppedCluster(0, async (dataDir, port) => {
+  await withStoppedCluster(0, async (dataDir) => {
     const file = join(dataDir, 'hearth.db');
     writeFileSync(file, 'this is not a database, but it is long enough to have a header of 100 bytes: '.repeat(4));
     rmSync(`${file}-wal`, { force: true });
@@ -107,7 +107,7 @@ test('a store truncated to 0 bytes (or missing) beside the PKI: refused; --initi
 });
 
 test('a data directory this user cannot write: refused, naming the directory and why', async () => {
-  await withStoppedCluster(0, async (dataDir, port) => {
+  await withStoppedCluster(0, async (dataDir) => {
     chmodSync(dataDir, 0o555);
     // Root may write anywhere: then the server runs as another user, as it would in production.
     const r = await runHearth(['--data-dir', dataDir, '--secure-port', '0'], process.getuid?.() === 0 ? { uid: 65534 } : {});

@@ -193,7 +193,6 @@ function cases(table: Record<string, Case>): void {
 describe('structured-merge-diff merge/multiple_appliers_test.go', () => {
   const a = (name: string, extra: Obj = {}) => ({ name, ...extra });
   const la = '.list[name="a"]';
-  const lb = '.list[name="b"]';
   const lc = '.list[name="c"]';
   const ld = '.list[name="d"]';
 

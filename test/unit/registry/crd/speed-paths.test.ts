@@ -6,7 +6,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { compileVersionSchema, defaultValue, pruneValue, validateListSetsAndMaps } from '../../../../server/registry/crd/schema-validator.ts';
-import { customResourceInfos } from '../../../../server/registry/crd/runtime.ts';
 import { duplicateJsonFields, noDuplicateKeys } from '../../../../server/http/duplicate-fields.ts';
 import { benchWidget, benchWidgetsCRD } from '../../../fixtures/crds/generate.ts';
 import { seededRandom } from '../../../helpers/random.ts';

@@ -554,7 +554,7 @@ export function validatePodUpdate(pod: Obj, old: Obj): FieldError[] {
 
 /** validateOnlyAddedTolerations: every old toleration still there, its tolerationSeconds aside. */
 function tolerationUpdateErrors(now: Obj[], was: Obj[]): FieldError[] {
-  // eslint-disable-next-line @typescript-eslint/no-unused-vars -- tolerationSeconds is left out on purpose
+  // tolerationSeconds is left out on purpose (the rest sibling drops it)
   const withoutSeconds = ({ tolerationSeconds: _, ...t }: Obj) => t;
   for (const old of was) {
     if (!now.some((t) => semanticEqual(withoutSeconds(t), withoutSeconds(old)))) {
