@@ -1,9 +1,8 @@
 // Authentication: each authenticator looks at the request and either names the user, says
 // nothing (no credential of its kind), or rejects a bad credential (401). Requests with no
 // credential at all are anonymous. Later issues add tokens, OIDC, webhooks and proxies here.
-import type { IncomingMessage } from 'node:http';
+import type { Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
-import type { H2Request } from '../http/h2/messages.ts';
 import type Koa from 'koa';
 import { ANONYMOUS, type AuthenticatedState, type UserInfo } from './user.ts';
 import { unauthorized } from '../errors.ts';
@@ -13,9 +12,18 @@ type AuthenticatingContext = Koa.ParameterizedContext<AuthenticatedState>;
 
 export type AuthResult = { user: UserInfo } | { error: string } | undefined;
 
+/**
+ * What an authenticator reads of a request: Node's IncomingMessage (HTTP/1.1, node:http2) and
+ * hearth's own HTTP/2 request both have it, so authentication needs nothing from http/.
+ */
+export interface CredentialSource {
+  /** The connection's socket, a TLSSocket when served over TLS: its peer certificate names x509 users. */
+  readonly socket: Socket;
+}
+
 export interface Authenticator {
   name: string;
-  authenticate(req: IncomingMessage | H2Request): AuthResult | Promise<AuthResult>;
+  authenticate(req: CredentialSource): AuthResult | Promise<AuthResult>;
 }
 
 /** x509 client certificates verified against the cluster CA during the TLS handshake. */

@@ -3,7 +3,6 @@
 // RBAC joins the chain in its own issue.
 import type Koa from 'koa';
 import type { AuthenticatedState, UserInfo } from '../authentication/user.ts';
-import type { RequestInfo } from '../http/request-info.ts';
 import { ApiError } from '../errors.ts';
 
 export interface AuthorizationAttributes {
@@ -58,8 +57,14 @@ export function forbiddenMessage(a: AuthorizationAttributes): string {
   return `${what} is forbidden: User "${a.user.name}" cannot ${a.verb} resource "${res}" in API group "${a.apiGroup}"${scope}`;
 }
 
+/**
+ * What authorization reads of the request info http/ parsed (kube's RequestInfo, of which
+ * http/request-info.ts's is a superset): authorization needs nothing from http/.
+ */
+export type RequestAttributes = Pick<AuthorizationAttributes, 'isResourceRequest' | 'path' | 'verb' | 'apiGroup' | 'apiVersion' | 'namespace' | 'resource' | 'subresource' | 'name'>;
+
 /** What authorization reads from a request's state: who is calling, and what they ask for. */
-type AuthorizingState = AuthenticatedState & { requestInfo: RequestInfo };
+type AuthorizingState = AuthenticatedState & { requestInfo: RequestAttributes };
 
 export function authorizationMiddleware(authorizers: Authorizer[]): Koa.Middleware<AuthorizingState> {
   // Not async: the decision is synchronous, and the chain's promise is passed on as it is.
