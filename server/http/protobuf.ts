@@ -29,6 +29,7 @@ import { readFileSync } from 'node:fs';
 import { BinaryWriter, UINT32_MAX, WireType } from '@bufbuild/protobuf/wire';
 import { badRequest } from '../errors.ts';
 import { STRUCT_FACTS, type FieldType, type ScalarType, type Special } from '../schema/go-structs.ts';
+import { parseRFC3339 } from '../go/time.ts';
 
 export const PROTOBUF_MEDIA_TYPE = 'application/vnd.kubernetes.protobuf';
 /** The 4 bytes every kube protobuf body starts with: "k8s\0". */
@@ -737,15 +738,12 @@ function decodeSpecial(msg: Message, r: Reader, depth: number): unknown {
 // ---------------------------------------------------------------------------------------------
 // Time
 
+/** A metav1.Time or MicroTime as Go's time.Parse(RFC3339) reads it (go/time.ts), in seconds and nanos. */
 function parseTime(s: string): { seconds: number; nanos: number } | undefined {
-  const m = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?([Zz]|([+-])(\d{2}):(\d{2}))$/.exec(s);
-  if (!m) return undefined;
-  const ms = Date.UTC(+m[1]!, +m[2]! - 1, +m[3]!, +m[4]!, +m[5]!, +m[6]!);
-  if (Number.isNaN(ms)) return undefined;
-  let seconds = Math.floor(ms / 1000);
-  if (m[9]) seconds -= (m[9] === '-' ? -1 : 1) * (+m[10]! * 3600 + +m[11]! * 60);
-  const nanos = m[7] ? Number(m[7].padEnd(9, '0')) : 0;
-  return { seconds, nanos };
+  const t = parseRFC3339(s);
+  if (!t) return undefined;
+  // Go keeps nanoseconds: digits past the ninth are dropped.
+  return { seconds: Math.floor(t.ms / 1000), nanos: t.fraction ? Number(t.fraction.slice(0, 9).padEnd(9, '0')) : 0 };
 }
 
 function formatTime(seconds: number, nanos: number, micro: boolean): string {

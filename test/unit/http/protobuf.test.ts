@@ -408,6 +408,12 @@ test('Time is {seconds = 1, nanos = 2} at seconds precision, MicroTime keeps mic
   // an RFC3339 time with an offset is normalised to UTC
   const back = roundTrip({ ...lease, metadata: { ...lease.metadata, creationTimestamp: '2024-01-01T02:00:00+02:00' } });
   assert.equal(back.metadata.creationTimestamp, '2024-01-01T00:00:00Z');
+  // Go's RFC 3339 reading (go/time.ts): a fraction past nanoseconds is cut, not refused; a
+  // lower-case t or a 25th hour is no time at all
+  const long = encodeProtobuf({ ...lease, spec: { ...lease.spec, renewTime: '2024-01-01T00:00:05.1234567891Z' } }, 'io.k8s.api.coordination.v1.Lease')!;
+  assert.ok(long.includes(ld(4, vint(1, 1704067205), vint(2, 123456789))));
+  for (const bad of ['2024-01-01t00:00:05Z', '2024-01-01T24:00:05Z'])
+    assert.throws(() => encodeProtobuf({ ...lease, spec: { ...lease.spec, renewTime: bad } }, 'io.k8s.api.coordination.v1.Lease'), /invalid time/);
 });
 
 test('Service round-trips (named and numeric targetPort, session affinity)', () => {
