@@ -75,7 +75,7 @@ export function parseCIDRSloppy(s: string): { bytes: number[]; bits: number } | 
   const bytes = addr.includes(':') ? parseIPv6Sloppy(addr) : parseIPv4Sloppy(addr);
   const bits = Number(prefix);
   if (!bytes || bits > bytes.length * 8) return undefined;
-  return { bytes: bytes.map((b, i) => b & (0xff << (8 - Math.max(0, Math.min(8, bits - i * 8)))) & 0xff), bits };
+  return { bytes: maskNetwork(bytes, bits), bits };
 }
 
 /** Whether network `outer` holds the address `ip` (a network's bytes): same family, same leading bits. */
@@ -87,4 +87,26 @@ export function cidrContains(outer: { bytes: number[]; bits: number }, ip: numbe
     if ((ip[i] & mask) !== outer.bytes[i]) return false;
   }
   return true;
+}
+
+/** An address's bytes with all but the first `bits` cleared: the network they lie in. */
+export function maskNetwork(bytes: readonly number[], bits: number): number[] {
+  return bytes.map((b, i) => b & (0xff << (8 - Math.max(0, Math.min(8, bits - i * 8)))) & 0xff);
+}
+
+/**
+ * Eight IPv6 groups as Go's netip.Addr.String writes them (RFC 5952): lower-case hex without
+ * leading zeros, the first longest run of two or more zero groups as "::".
+ */
+export function formatIPv6(groups: readonly number[]): string {
+  let bestAt = -1;
+  let bestLen = 1;
+  for (let i = 0; i < 8; ) {
+    let j = i;
+    while (j < 8 && groups[j] === 0) j++;
+    if (j - i > bestLen) [bestAt, bestLen] = [i, j - i];
+    i = j === i ? i + 1 : j;
+  }
+  const hex = (gs: readonly number[]) => gs.map((g) => g.toString(16)).join(':');
+  return bestAt < 0 ? hex(groups) : `${hex(groups.slice(0, bestAt))}::${hex(groups.slice(bestAt + bestLen))}`;
 }

@@ -5,6 +5,7 @@ import { celFunc, celMethod } from '@bufbuild/cel';
 import { goQuote } from '../../../go/strconv.ts';
 import { expectTag, tagged } from './bufbuild-gaps/opaque-values.ts';
 import { ipBytes, ipString, parseIPValue } from './ip.ts';
+import { cidrContains as cidrContainsBytes, maskNetwork } from '../../../util/net.ts';
 import { BOOL, DYN, INT, MAP, STRING } from './values.ts';
 
 function cidrParts(s: string): { fam: 4 | 6; bytes: number[]; bits: number } | undefined {
@@ -17,12 +18,6 @@ function cidrParts(s: string): { fam: 4 | 6; bytes: number[]; bits: number } | u
   if (bits > (b.fam === 4 ? 32 : 128)) return undefined;
   return { ...b, bits };
 }
-function maskBytes(bytes: number[], bits: number): number[] {
-  return bytes.map((x, i) => {
-    const keep = Math.max(0, Math.min(8, bits - i * 8));
-    return x & ((0xff << (8 - keep)) & 0xff);
-  });
-}
 const cidrValue = (fam: 4 | 6, bytes: number[], bits: number) => tagged('cidr', { family: BigInt(fam), addr: ipString(fam, bytes), bits: BigInt(bits) });
 function parseCIDRValue(s: string): Map<string, any> {
   const c = cidrParts(s);
@@ -34,9 +29,7 @@ function cidrContains(c: any, ipStr: string, bits?: number): boolean {
   const b = ipBytes(ipStr);
   if (!b || b.fam !== cp.fam) return false;
   if (bits !== undefined && bits < cp.bits) return false;
-  const want = maskBytes(cp.bytes, cp.bits);
-  const got = maskBytes(b.bytes, cp.bits);
-  return want.every((x, i) => x === got[i]);
+  return cidrContainsBytes({ bytes: maskNetwork(cp.bytes, cp.bits), bits: cp.bits }, b.bytes);
 }
 
 export const CIDR_LIBRARY = [
@@ -59,7 +52,7 @@ export const CIDR_LIBRARY = [
   celMethod('masked', MAP, [], MAP, function () {
     const c = expectTag(this, 'cidr', 'masked');
     const p = cidrParts(`${c.get('addr')}/${c.get('bits')}`)!;
-    return cidrValue(p.fam, maskBytes(p.bytes, p.bits), p.bits);
+    return cidrValue(p.fam, maskNetwork(p.bytes, p.bits), p.bits);
   }),
   celMethod('prefixLength', MAP, [], INT, function () {
     return expectTag(this, 'cidr', 'prefixLength').get('bits');

@@ -4,7 +4,7 @@
 import { celFunc, celMethod } from '@bufbuild/cel';
 import { isIPv4 } from 'node:net';
 import { goQuote } from '../../../go/strconv.ts';
-import { ipv6Groups } from '../../../util/net.ts';
+import { formatIPv6, ipv6Groups } from '../../../util/net.ts';
 import { expectTag, tagged } from './bufbuild-gaps/opaque-values.ts';
 import { BOOL, INT, MAP, STRING } from './values.ts';
 
@@ -21,26 +21,9 @@ export function ipBytes(s: string): { fam: 4 | 6; bytes: number[] } | undefined 
 }
 export function ipString(fam: 4 | 6, bytes: number[]): string {
   if (fam === 4) return bytes.join('.');
-  const g: number[] = [];
-  for (let i = 0; i < 16; i += 2) g.push((bytes[i] << 8) | bytes[i + 1]);
-  let bestStart = -1;
-  let bestLen = 0;
-  for (let i = 0; i < 8; ) {
-    if (g[i] !== 0) {
-      i++;
-      continue;
-    }
-    let j = i;
-    while (j < 8 && g[j] === 0) j++;
-    if (j - i > bestLen && j - i > 1) {
-      bestStart = i;
-      bestLen = j - i;
-    }
-    i = j;
-  }
-  const hex = g.map((x) => x.toString(16));
-  if (bestStart < 0) return hex.join(':');
-  return `${hex.slice(0, bestStart).join(':')}::${hex.slice(bestStart + bestLen).join(':')}`;
+  const groups: number[] = [];
+  for (let i = 0; i < 16; i += 2) groups.push((bytes[i] << 8) | bytes[i + 1]);
+  return formatIPv6(groups);
 }
 const ipValue = (fam: 4 | 6, bytes: number[]) => tagged('ip', { family: BigInt(fam), addr: ipString(fam, bytes) });
 export function parseIPValue(s: string): Map<string, any> {

@@ -3,7 +3,7 @@
 // as kube-apiserver reads them at start (getServiceIPAndRanges, ServiceIPRange,
 // validateClusterIPFlags, utilnet.PortRange), with kube's messages; and the address arithmetic
 // the allocators need (bigints, so IPv6 ranges work like IPv4 ones).
-import { parseCIDRSloppy, parseIPv4Sloppy, parseIPv6Sloppy } from '../../../../util/net.ts';
+import { formatIPv6, parseCIDRSloppy, parseIPv4Sloppy, parseIPv6Sloppy } from '../../../../util/net.ts';
 
 export type IPFamily = 'IPv4' | 'IPv6';
 
@@ -50,17 +50,7 @@ function bytesToBigInt(bytes: number[]): bigint {
 /** An address as Go's net.IP.String() writes it: dotted IPv4; IPv6 in lowercase hex with the longest run of zero groups as "::". */
 export function formatIP(value: bigint, family: IPFamily): string {
   if (family === 'IPv4') return [24n, 16n, 8n, 0n].map((shift) => String((value >> shift) & 255n)).join('.');
-  const groups = Array.from({ length: 8 }, (_, i) => Number((value >> BigInt(112 - 16 * i)) & 0xffffn));
-  let bestAt = -1;
-  let bestLen = 1;
-  for (let i = 0; i < 8; ) {
-    let j = i;
-    while (j < 8 && groups[j] === 0) j++;
-    if (j - i > bestLen) [bestAt, bestLen] = [i, j - i];
-    i = j === i ? i + 1 : j;
-  }
-  const hex = (gs: number[]) => gs.map((g) => g.toString(16)).join(':');
-  return bestAt < 0 ? hex(groups) : `${hex(groups.slice(0, bestAt))}::${hex(groups.slice(bestAt + bestLen))}`;
+  return formatIPv6(Array.from({ length: 8 }, (_, i) => Number((value >> BigInt(112 - 16 * i)) & 0xffffn)));
 }
 
 /** calculateRangeOffset: min(max(16, size/16), 256) addresses form the static band; none in ranges of 16 or fewer. */
