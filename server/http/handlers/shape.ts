@@ -3,7 +3,8 @@
 // form the client negotiated, with the request's warnings.
 import type { ResourceInfo, TablePrinter } from '../../schema/types.ts';
 import type { RequestContext, ListResult } from '../../registry/store.ts';
-import { apiVersionOf, objectMetaInOrder } from '../../registry/store.ts';
+import { apiVersionOf } from '../../registry/store.ts';
+import { objectMetaInOrder } from '../../registry/object-order.ts';
 import { scaleFromObject } from '../../registry/kinds/autoscaling/scale.ts';
 import { badRequest } from '../../errors.ts';
 import { negotiateOutput, type OutputFormat, type Shape } from '../negotiation.ts';

@@ -7,7 +7,8 @@ import type { LogEvent } from '../../storage/log/types.ts';
 import { servedAsStored, servedJsonPrefix, storedJsonOf } from '../../storage/rows/codec.ts';
 import type { ServiceLookup } from '../../schema/types.ts';
 import type { FieldSelector, LabelSelector } from '../selectors.ts';
-import { apiVersionOf, customObjectOrder } from '../store.ts';
+import { apiVersionOf } from '../store.ts';
+import { customObjectOrder } from '../object-order.ts';
 
 export type ObjectEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
 /** Events that carry no object of the resource: a BOOKMARK's resourceVersion, an ERROR's Status. */

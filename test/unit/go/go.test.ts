@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { compareStrings, splitN, toGoString, trimSpace } from '../../../server/go/strings.ts';
 import { goAtoi, goQuote, goRuneU, parseInt64, parseUint64, unquoteExtend } from '../../../server/go/strconv.ts';
 import { goMapOrder, sortedMap } from '../../../server/go/map-order.ts';
-import { customObjectOrder } from '../../../server/registry/store.ts';
+import { customObjectOrder } from '../../../server/registry/object-order.ts';
 import { goJsonMarshal, goJsonString, goJsonText } from '../../../server/go/json.ts';
 import { parseRequestURIError } from '../../../server/go/url.ts';
 import { goYamlKeyOrder, kubeYaml } from '../../../server/go/yaml.ts';
