@@ -26,6 +26,7 @@ import { lockDataDir, dataDirHolder, DataDirInUseError, type DataDirLock } from 
 import { STORE_FILE } from './storage/data-dir/layout.ts';
 import { SnapshotScheduler, DEFAULT_SNAPSHOT_RETENTION } from './storage/backup/snapshot-schedule.ts';
 import { x509Authenticator } from './authentication/authenticator.ts';
+import { bearerTokenAuthenticator, type TokenAuthenticator } from './authentication/token.ts';
 import { systemMastersAuthorizer, publicInfoAuthorizer } from './authorization/authorizer.ts';
 import { ensurePki, type ServerPki } from './pki/certificates.ts';
 import { serverUrlFor, writeAdminKubeconfig } from './pki/kubeconfig.ts';
@@ -193,13 +194,16 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
   const snapshots = new SnapshotScheduler(opts.dataDir, opts.snapshotIntervalMs ?? 0, opts.snapshotRetention ?? DEFAULT_SNAPSHOT_RETENTION, log);
   snapshots.start();
   const sqlite = sqliteCheck(db);
+  // Token authenticators in kube's order (static tokens, service-account and bootstrap tokens, OIDC,
+  // the webhook), each added as its issue part lands.
+  const tokenAuthenticators: TokenAuthenticator[] = [];
   const app = buildApp({
     log: eventLog,
     catalog,
     model,
     store,
     watch,
-    authenticators: [x509Authenticator()],
+    authenticators: [x509Authenticator(), bearerTokenAuthenticator(tokenAuthenticators)],
     authorizers: [systemMastersAuthorizer, publicInfoAuthorizer],
     anonymous: opts.anonymousAuth ?? true,
     health: {

@@ -17,6 +17,8 @@ export type AuthResult = { user: UserInfo } | { error: string } | undefined;
  * hearth's own HTTP/2 request both have it, so authentication needs nothing from http/.
  */
 export interface CredentialSource {
+  /** The request's headers, lower-cased names (Authorization for bearer tokens). */
+  readonly headers: Readonly<Record<string, string | string[] | undefined>>;
   /** The connection's socket, a TLSSocket when served over TLS: its peer certificate names x509 users. */
   readonly socket: Socket;
 }

@@ -1,0 +1,56 @@
+// Bearer tokens, as kube's request/bearertoken authenticator reads them: the Authorization
+// header's "Bearer <token>" (scheme case-insensitive, the header trimmed, split on single spaces
+// at most three ways) goes to a union of token authenticators — static tokens, service-account
+// and bootstrap tokens, OIDC, a webhook — the first to name a user wins. A bearer token that none
+// of them accepts is 401 ("invalid bearer token"), never anonymous; a request without one gets
+// no opinion, so the chain goes on (to anonymous, when that is on).
+import type { AuthResult, Authenticator, CredentialSource } from './authenticator.ts';
+
+/** One way of knowing a token (kube's authenticator.Token). */
+export interface TokenAuthenticator {
+  name: string;
+  /**
+   * The token's user, an error for a token this authenticator recognizes as its own and refuses
+   * (expired, revoked), or undefined when it does not know the token.
+   */
+  authenticateToken(token: string, audiences?: readonly string[]): AuthResult | Promise<AuthResult>;
+}
+
+/** The token of an "Authorization: Bearer <token>" header, or undefined where kube finds none. */
+export function bearerToken(req: CredentialSource): string | undefined {
+  const raw = req.headers.authorization;
+  const header = (Array.isArray(raw) ? raw[0] : raw)?.trim();
+  if (!header) return undefined;
+  const parts = header.split(' ', 3);
+  if (parts.length < 2 || parts[0]!.toLowerCase() !== 'bearer') return undefined;
+  return parts[1] || undefined;
+}
+
+export const INVALID_BEARER_TOKEN = 'invalid bearer token';
+
+/**
+ * A token through the union of token authenticators, in order (kube's union: the first user
+ * wins; errors are kept only when nobody names a user). What TokenReview and the bearer
+ * authenticator share.
+ */
+export async function authenticateToken(authenticators: readonly TokenAuthenticator[], token: string, audiences?: readonly string[]): Promise<AuthResult> {
+  let error: AuthResult;
+  for (const a of authenticators) {
+    const r = await a.authenticateToken(token, audiences);
+    if (r && 'user' in r) return r;
+    if (r && !error) error = r;
+  }
+  return error ?? { error: INVALID_BEARER_TOKEN };
+}
+
+/** The Authenticator of a request's bearer token, over these token authenticators. */
+export function bearerTokenAuthenticator(authenticators: readonly TokenAuthenticator[]): Authenticator {
+  return {
+    name: 'bearer-token',
+    authenticate(req) {
+      const token = bearerToken(req);
+      if (token === undefined || authenticators.length === 0) return undefined;
+      return authenticateToken(authenticators, token);
+    },
+  };
+}
