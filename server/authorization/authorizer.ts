@@ -4,6 +4,7 @@
 import type Koa from 'koa';
 import type { AuthenticatedState, UserInfo } from '../authentication/user.ts';
 import { ApiError } from '../errors.ts';
+import { goQuote } from '../go/strconv.ts';
 
 export interface AuthorizationAttributes {
   user: UserInfo;
@@ -49,12 +50,37 @@ export const publicInfoAuthorizer: Authorizer = {
   },
 };
 
+// kube's responsewriters sanitizer: a message never looks like HTML.
+const HTML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;' };
+
+/** kube's ForbiddenStatusError message: what was refused (NewForbidden's prefix), then why. */
 export function forbiddenMessage(a: AuthorizationAttributes): string {
-  if (!a.isResourceRequest) return `forbidden: User "${a.user.name}" cannot ${a.verb} path "${a.path}"`;
+  const reason = forbiddenReason(a).replace(/[&<>]/g, (c) => HTML_ESCAPES[c]);
+  if (!a.isResourceRequest) return `forbidden: ${reason}`;
+  const resource = `${a.resource}${a.apiGroup ? '.' + a.apiGroup : ''}`;
+  return a.name ? `${resource} ${goQuote(a.name)} is forbidden: ${reason}` : `${resource} is forbidden: ${reason}`;
+}
+
+/** responsewriters.forbiddenMessage: who cannot do what, with Go's %q quoting. */
+function forbiddenReason(a: AuthorizationAttributes): string {
+  if (!a.isResourceRequest) return `User ${goQuote(a.user.name)} cannot ${a.verb} path ${goQuote(a.path)}`;
   const res = a.subresource ? `${a.resource}/${a.subresource}` : a.resource;
-  const what = a.name ? `${a.resource}${a.apiGroup ? '.' + a.apiGroup : ''} "${a.name}"` : `${a.resource}${a.apiGroup ? '.' + a.apiGroup : ''}`;
-  const scope = a.namespace ? ` in the namespace "${a.namespace}"` : ' at the cluster scope';
-  return `${what} is forbidden: User "${a.user.name}" cannot ${a.verb} resource "${res}" in API group "${a.apiGroup}"${scope}`;
+  const scope = a.namespace ? `in the namespace ${goQuote(a.namespace)}` : 'at the cluster scope';
+  return `User ${goQuote(a.user.name)} cannot ${a.verb} resource ${goQuote(res)} in API group ${goQuote(a.apiGroup)} ${scope}`;
+}
+
+/** The 403 Status for a refused request (apierrors.NewForbidden: details name the resource, group and name). */
+export function forbiddenError(a: AuthorizationAttributes): ApiError {
+  return new ApiError(403, 'Forbidden', forbiddenMessage(a), a.isResourceRequest ? { name: a.name || undefined, group: a.apiGroup || undefined, kind: a.resource } : {});
+}
+
+/** Asks the chain: the first authorizer that allows or denies decides; none deciding is no opinion. */
+export function authorize(authorizers: readonly Authorizer[], a: AuthorizationAttributes): Decision {
+  for (const z of authorizers) {
+    const d = z.authorize(a);
+    if (d !== 'noopinion') return d;
+  }
+  return 'noopinion';
 }
 
 /**
@@ -82,11 +108,7 @@ export function authorizationMiddleware(authorizers: Authorizer[]): Koa.Middlewa
       namespace: ri.namespace,
       name: ri.name,
     };
-    for (const z of authorizers) {
-      const d = z.authorize(attrs);
-      if (d === 'allow') return next();
-      if (d === 'deny') break;
-    }
-    throw new ApiError(403, 'Forbidden', forbiddenMessage(attrs), ri.isResourceRequest ? { name: ri.name || undefined, group: ri.apiGroup || undefined, kind: ri.resource } : {});
+    if (authorize(authorizers, attrs) === 'allow') return next();
+    throw forbiddenError(attrs);
   };
 }

@@ -1,6 +1,6 @@
 // The request's path, in one visible order:
 //   common response headers → Status errors → request info (and its timeout parameter) →
-//   authentication → authorization → routes
+//   authentication → impersonation → authorization → routes
 //   (health, version, discovery, OpenAPI) → resource handlers (→ admission → registry → storage).
 import { randomUUID } from 'node:crypto';
 import Koa from 'koa';
@@ -12,6 +12,7 @@ import { parseRequestInfo, queryOf, timeoutParamError } from './request-info.ts'
 import type { HttpContext, RequestState } from './state.ts';
 import { prettyPrint, statusErrors } from './respond.ts';
 import { authenticationMiddleware, type Authenticator } from '../authentication/authenticator.ts';
+import { impersonationMiddleware } from '../authentication/impersonation.ts';
 import { authorizationMiddleware, type Authorizer } from '../authorization/authorizer.ts';
 import { registerHealthRoutes, wildcard, type HealthCheck } from './health.ts';
 import { Discovery, negotiateDiscovery } from './discovery.ts';
@@ -60,6 +61,8 @@ export function buildApp(deps: AppDeps): Koa<RequestState> {
     return next();
   });
   app.use(authenticationMiddleware(deps.authenticators, { anonymous: deps.anonymous }));
+  // Impersonate-* headers: asked of the authorizers for the real caller, then the caller is replaced.
+  app.use(impersonationMiddleware(deps.authorizers));
   app.use(authorizationMiddleware(deps.authorizers));
 
   // Resource requests go straight to their handler: no router route matches a resource path

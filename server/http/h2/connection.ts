@@ -831,7 +831,7 @@ export class H2Connection {
     if (declaredLength === undefined) throw new StreamError(id, ErrorCode.PROTOCOL_ERROR, 'malformed content-length');
     // A request without DATA has an empty body: only a content-length of 0 (or none) agrees with it.
     if (hb.endStream && declaredLength > 0) throw new StreamError(id, ErrorCode.PROTOCOL_ERROR, 'content-length without a body');
-    const s = this.openStream(id, headers, hb.endStream);
+    const s = this.openStream(id, headers, hb.endStream, fields);
     s.declaredLength = declaredLength;
     this.dispatch(s);
   }
@@ -873,12 +873,12 @@ export class H2Connection {
     }
   }
 
-  private openStream(id: number, headers: Record<string, string>, endStream: boolean): H2Stream {
+  private openStream(id: number, headers: Record<string, string>, endStream: boolean, fields: Array<[string, string]> = []): H2Stream {
     const s = new H2Stream(this, id, this.peerInitialWindow, this.opts.streamWindow);
     this.streams.set(id, s);
     this.open++;
     clearTimeout(this.idleTimer);
-    s.req = new H2Request(s, headers, this.socket);
+    s.req = new H2Request(s, headers, this.socket, fields);
     s.res = new H2Response(s);
     if (endStream) {
       s.state = StreamState.HalfClosedRemote;

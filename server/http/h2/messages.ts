@@ -48,10 +48,19 @@ export class H2Request extends EventEmitter {
     readonly headers: Record<string, string>,
     /** The connection's TLS socket: the x509 authenticator reads its peer certificate. */
     readonly socket: TLSSocket,
+    /** The header fields as they came, repeated ones apart (impersonation reads Impersonate-Group this way). */
+    private readonly fields: ReadonlyArray<readonly [string, string]> = [],
   ) {
     super();
     this.method = headers[':method'];
     this.url = headers[':path'];
+  }
+
+  /** Node's rawHeaders: name, value, name, value… in the order they came, pseudo-headers included. */
+  get rawHeaders(): string[] {
+    const raw: string[] = [];
+    for (const [name, value] of this.fields) raw.push(name, value);
+    return raw;
   }
 
   /** Listening for 'data' starts the flow, as on a Readable; chunks that waited follow on the next tick. */
