@@ -6,12 +6,12 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { X509Certificate, createHash } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import YAML from 'yaml';
 import * as k8s from '@kubernetes/client-node';
-import { startTestServer, KUBECTL, KUBECTL_VERSIONS, type TestServer } from '../../helpers/server.ts';
+import { startTestServer, KUBECTL, type TestServer } from '../../helpers/server.ts';
 import { ensurePki, issueClientCertificate, type CaPair } from '../../../server/pki/certificates.ts';
 import { renderKubeconfig } from '../../../server/pki/kubeconfig.ts';
 
@@ -80,10 +80,20 @@ test('kubectl auth whoami -o yaml is the SelfSubjectReview kube answers', async 
   });
 });
 
-test('the pinned kubectl 1.33 asks whoami the same way', { skip: !existsSync(KUBECTL_VERSIONS['1.33']!) && 'kubectl 1.33 not installed here' }, async () => {
-  const r = await s.kubectl(['auth', 'whoami', '-o', 'json'], { binary: KUBECTL_VERSIONS['1.33'] });
-  assert.equal(r.code, 0, r.stderr);
-  assert.equal(JSON.parse(r.stdout).status.userInfo.username, 'hearth-admin');
+const PINNED = (version: string) => `/usr/lib/google-cloud-sdk/bin/kubectl.${version}`;
+
+test('pinned kubectl 1.28 and 1.33 ask authentication.k8s.io/v1 the same way', async () => {
+  for (const version of ['1.28', '1.33']) {
+    const r = await s.kubectl(['auth', 'whoami', '-o', 'json'], { binary: PINNED(version) });
+    assert.equal(r.code, 0, `${version}: ${r.stderr}`);
+    assert.equal(JSON.parse(r.stdout).status.userInfo.username, 'hearth-admin', version);
+  }
+});
+
+test('kubectl 1.27 asks only v1alpha1/v1beta1, which kube 1.36 does not serve either: its own message', async () => {
+  const r = await s.kubectl(['auth', 'whoami'], { binary: PINNED('1.27') });
+  assert.notEqual(r.code, 0);
+  assert.match(r.stderr, /^error: the selfsubjectreviews API is not enabled in the cluster\n/);
 });
 
 test('a certificate from a --client-ca-file CA authenticates; one from an unknown CA is 401', async () => {
