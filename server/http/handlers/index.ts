@@ -1,7 +1,8 @@
 // http/handlers/: the HTTP face of the generic store, one file per verb (get, list, watch,
 // create, update, patch, delete, delete-collection) and one per subresource whose verbs are its
 // own (scale, eviction); other subresources (status, binding...) take their object's verbs with
-// the subresource passed to the store. Shared by the verbs: body.ts (decoding a body, its
+// the subresource passed to the store; the never-stored reviews (TokenReview, SelfSubjectReview:
+// reviews.ts) take only create. Shared by the verbs: body.ts (decoding a body, its
 // duplicate fields), options.ts (query options → the store's RequestContext), shape.ts (object,
 // list, Table, PartialObjectMetadata, and writing them). This file routes a request to its
 // verb's handler through tables, so adding a verb or a special subresource is a row, not a case.
