@@ -18,6 +18,8 @@ interface Flags {
   bindAddress: string;
   tlsSans: string[];
   anonymousAuth: boolean;
+  tokenAuthFile?: string;
+  clientCaFile?: string;
   compactionIntervalMs: number;
   eventTtlMs: number;
   serviceClusterIPRange?: string;
@@ -28,7 +30,7 @@ interface Flags {
   http2Implementation: Http2Implementation;
 }
 
-const USAGE = `usage: npm start -- [--data-dir DIR] [--secure-port PORT] [--bind-address ADDR] [--tls-san NAME_OR_IP]... [--anonymous-auth=false] [--compaction-interval 5m] [--event-ttl 1h] [--service-cluster-ip-range 10.96.0.0/12[,fd00::/108]] [--service-node-port-range 30000-32767] [--snapshot-interval 12h] [--snapshot-retention 5] [--http2-implementation hearth|node] [--initialize]
+const USAGE = `usage: npm start -- [--data-dir DIR] [--secure-port PORT] [--bind-address ADDR] [--tls-san NAME_OR_IP]... [--anonymous-auth=false] [--token-auth-file FILE] [--client-ca-file FILE] [--compaction-interval 5m] [--event-ttl 1h] [--service-cluster-ip-range 10.96.0.0/12[,fd00::/108]] [--service-node-port-range 30000-32767] [--snapshot-interval 12h] [--snapshot-retention 5] [--http2-implementation hearth|node] [--initialize]
        npm run backup|restore|snapshots -- --help`;
 
 function parseFlags(argv: string[]): Flags {
@@ -65,6 +67,8 @@ function parseFlags(argv: string[]): Flags {
       case '--bind-address': flags.bindAddress = take(); break;
       case '--tls-san': flags.tlsSans.push(take()); break;
       case '--anonymous-auth': flags.anonymousAuth = (value ?? 'true') !== 'false'; break;
+      case '--token-auth-file': flags.tokenAuthFile = take(); break;
+      case '--client-ca-file': flags.clientCaFile = take(); break;
       case '--initialize': flags.initialize = (value ?? 'true') !== 'false'; break;
       case '--service-cluster-ip-range': flags.serviceClusterIPRange = take(); break;
       case '--service-node-port-range': flags.serviceNodePortRange = take(); break;
@@ -134,6 +138,8 @@ try {
     bindAddress: flags.bindAddress,
     tlsSans: flags.tlsSans,
     anonymousAuth: flags.anonymousAuth,
+    tokenAuthFile: flags.tokenAuthFile,
+    clientCaFile: flags.clientCaFile,
     compactionIntervalMs: flags.compactionIntervalMs,
     eventTtlMs: flags.eventTtlMs,
     serviceClusterIPRange: flags.serviceClusterIPRange,

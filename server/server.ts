@@ -27,6 +27,10 @@ import { STORE_FILE } from './storage/data-dir/layout.ts';
 import { SnapshotScheduler, DEFAULT_SNAPSHOT_RETENTION } from './storage/backup/snapshot-schedule.ts';
 import { x509Authenticator } from './authentication/authenticator.ts';
 import { bearerTokenAuthenticator, type TokenAuthenticator } from './authentication/token.ts';
+import { readTokenFile, staticTokenAuthenticator } from './authentication/static-token.ts';
+import { readClientCaFile } from './pki/client-ca.ts';
+import { reviewResources } from './http/handlers/index.ts';
+import type { UserInfo } from './authentication/user.ts';
 import { systemMastersAuthorizer, publicInfoAuthorizer } from './authorization/authorizer.ts';
 import { ensurePki, type ServerPki } from './pki/certificates.ts';
 import { serverUrlFor, writeAdminKubeconfig } from './pki/kubeconfig.ts';
@@ -45,6 +49,10 @@ export interface ServerOptions {
   /** Extra names/IPs for the serving certificate. */
   tlsSans?: string[];
   anonymousAuth?: boolean;
+  /** kube's --token-auth-file: a CSV of static bearer tokens (token,user,uid,"group1,group2"). */
+  tokenAuthFile?: string;
+  /** kube's --client-ca-file: a PEM bundle of CAs whose client certificates are trusted besides hearth's own CA's. */
+  clientCaFile?: string;
   /** SQLite synchronous mode; "full" unless a benchmark asks otherwise. */
   synchronous?: 'full' | 'normal' | 'off';
   /** How often history is compacted (0 disables); default 5 minutes. */
@@ -86,11 +94,23 @@ interface ServiceRanges {
   nodePortRange: ReturnType<typeof parseServiceNodePortRange>;
 }
 
+/** What the authentication flags name, read before anything is bound or written. */
+interface AuthenticationFiles {
+  staticTokens?: Map<string, UserInfo>;
+  clientCaPem?: string;
+}
+
 const SYSTEM_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube-node-lease'];
 
 export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   // Bad service ranges are refused before anything is bound or written.
   const ranges = { serviceCIDRs: parseServiceClusterIPRange(opts.serviceClusterIPRange), nodePortRange: parseServiceNodePortRange(opts.serviceNodePortRange) };
+  // So are token and CA files kube refuses (with kube's messages).
+  const log = opts.log ?? ((l: string) => console.log(l));
+  const authFiles: AuthenticationFiles = {
+    staticTokens: opts.tokenAuthFile !== undefined ? readTokenFile(opts.tokenAuthFile, (w) => log(`warning: ${w}`)) : undefined,
+    clientCaPem: opts.clientCaFile !== undefined ? readClientCaFile(opts.clientCaFile) : undefined,
+  };
   // The port first: a port that is taken fails before the data directory is created or touched.
   let bound: BoundPort;
   try {
@@ -110,7 +130,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     throw e;
   }
   try {
-    return await serve(opts, bound, lock, ranges);
+    return await serve(opts, bound, lock, ranges, authFiles);
   } catch (e) {
     await bound.close();
     lock.release();
@@ -118,7 +138,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   }
 }
 
-async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, ranges: ServiceRanges): Promise<RunningServer> {
+async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, ranges: ServiceRanges, authFiles: AuthenticationFiles): Promise<RunningServer> {
   const log = opts.log ?? ((l: string) => console.log(l));
   const { serviceCIDRs, nodePortRange } = ranges;
   const extraSans = [...(opts.tlsSans ?? [])];
@@ -132,6 +152,8 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
   setContinueSecret(persistentSecret(db, 'continue-token-key'));
   const eventLog = new EventLog(new SqliteBackend(db, { file: dbFile, synchronous: opts.synchronous }), { log });
   const catalog = ResourceCatalog.loadBuiltins();
+  // TokenReview and SelfSubjectReview: create-only, never stored, served by http/handlers/reviews.ts.
+  for (const review of reviewResources()) catalog.add(review);
   // Built-in definitions are shared; CRD schemas go into this server's overlay.
   const model = TypeModel.loadBuiltins().overlay();
 
@@ -197,6 +219,9 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
   // Token authenticators in kube's order (static tokens, service-account and bootstrap tokens, OIDC,
   // the webhook), each added as its issue part lands.
   const tokenAuthenticators: TokenAuthenticator[] = [];
+  // The API server's audiences (--api-audiences), which audience-agnostic tokens carry.
+  const apiAudiences: string[] = [];
+  if (authFiles.staticTokens) tokenAuthenticators.push(staticTokenAuthenticator(authFiles.staticTokens, apiAudiences));
   const app = buildApp({
     log: eventLog,
     catalog,
@@ -206,6 +231,7 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
     authenticators: [x509Authenticator(), bearerTokenAuthenticator(tokenAuthenticators)],
     authorizers: [systemMastersAuthorizer, publicInfoAuthorizer],
     anonymous: opts.anonymousAuth ?? true,
+    tokenReviewer: { authenticators: tokenAuthenticators, apiAudiences },
     health: {
       livez: [
         { name: 'ping', check: () => undefined },
@@ -232,7 +258,8 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
   }, {
     key: pki.servingKeyPem,
     cert: pki.servingCertPem,
-    ca: pki.caCertPem,
+    // Client certificates verify against hearth's CA and the --client-ca-file bundle.
+    ca: authFiles.clientCaPem ? `${pki.caCertPem.trimEnd()}\n${authFiles.clientCaPem}` : pki.caCertPem,
     bound,
     limits: opts.connectionLimits,
     http2Implementation: opts.http2Implementation,

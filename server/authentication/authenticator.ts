@@ -1,6 +1,7 @@
 // Authentication: each authenticator looks at the request and either names the user, says
 // nothing (no credential of its kind), or rejects a bad credential (401). Requests with no
 // credential at all are anonymous. Later issues add tokens, OIDC, webhooks and proxies here.
+import { createHash } from 'node:crypto';
 import type { Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import type Koa from 'koa';
@@ -10,7 +11,8 @@ import { userFromPeerCertificate } from '../pki/certificates.ts';
 
 type AuthenticatingContext = Koa.ParameterizedContext<AuthenticatedState>;
 
-export type AuthResult = { user: UserInfo } | { error: string } | undefined;
+/** A user (with the audiences a token was valid for, when audiences were asked of it), an error, or no opinion. */
+export type AuthResult = { user: UserInfo; audiences?: readonly string[] } | { error: string } | undefined;
 
 /**
  * What an authenticator reads of a request: Node's IncomingMessage (HTTP/1.1, node:http2) and
@@ -28,7 +30,10 @@ export interface Authenticator {
   authenticate(req: CredentialSource): AuthResult | Promise<AuthResult>;
 }
 
-/** x509 client certificates verified against the cluster CA during the TLS handshake. */
+/**
+ * x509 client certificates verified during the TLS handshake against the cluster CA and the
+ * --client-ca-file bundle (the listener trusts both).
+ */
 export function x509Authenticator(): Authenticator {
   // The peer certificate is fixed for a connection's life: read it once per connection (req.socket
   // is the connection's TLS socket over HTTP/1.1 and HTTP/2 alike).
@@ -57,7 +62,16 @@ function fromCertificate(socket: TLSSocket): AuthResult {
   if (!socket.authorized) return { error: `x509: certificate signed by unknown authority` };
   const user = userFromPeerCertificate(cert);
   if (!user) return { error: 'x509: certificate has no common name' };
-  return { user: user.groups.includes('system:authenticated') ? user : { ...user, groups: [...user.groups, 'system:authenticated'] } };
+  const groups = user.groups.includes('system:authenticated') ? user.groups : [...user.groups, 'system:authenticated'];
+  return { user: { name: user.name, groups, extra: { [CREDENTIAL_ID_KEY]: [x509CredentialId(cert.raw)] } } };
+}
+
+/** The user extra naming the credential a request was made with (kube's user.CredentialIDKey). */
+export const CREDENTIAL_ID_KEY = 'authentication.kubernetes.io/credential-id';
+
+/** kube's credential ID of a client certificate: X509SHA256= and the hex SHA-256 of its DER. */
+export function x509CredentialId(der: Buffer): string {
+  return `X509SHA256=${createHash('sha256').update(der).digest('hex')}`;
 }
 
 export function authenticationMiddleware(authenticators: Authenticator[], opts: { anonymous: boolean }): Koa.Middleware<AuthenticatedState> {

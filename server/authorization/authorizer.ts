@@ -39,11 +39,18 @@ function underAny(path: string, prefixes: string[]): boolean {
   return prefixes.some((p) => path === p || path === p + '/' || path.startsWith(p + '/'));
 }
 
-/** What kube's default roles grant everyone: health and version to all, discovery to the authenticated. */
+/**
+ * What kube's default roles grant everyone: health and version to all, discovery to the
+ * authenticated, and system:basic-user's SelfSubjectReview (`kubectl auth whoami`) to the authenticated.
+ */
 export const publicInfoAuthorizer: Authorizer = {
   name: 'public-info',
   authorize(a) {
-    if (a.isResourceRequest || a.verb !== 'get') return 'noopinion';
+    if (a.isResourceRequest) {
+      const selfReview = a.verb === 'create' && a.apiGroup === 'authentication.k8s.io' && a.resource === 'selfsubjectreviews' && !a.subresource;
+      return selfReview && a.user.groups.includes('system:authenticated') ? 'allow' : 'noopinion';
+    }
+    if (a.verb !== 'get') return 'noopinion';
     if (underAny(a.path, PUBLIC_PATHS)) return 'allow';
     if (a.user.groups.includes('system:authenticated') && underAny(a.path, DISCOVERY_PATHS)) return 'allow';
     return 'noopinion';

@@ -18,7 +18,7 @@ import { registerHealthRoutes, wildcard, type HealthCheck } from './health.ts';
 import { Discovery, negotiateDiscovery } from './discovery.ts';
 import { OpenApi } from './openapi.ts';
 import { encodeOpenApiV2Document, openApiV2ProtobufContentType } from './openapi-v2-proto.ts';
-import { resourceHandler } from './handlers/index.ts';
+import { resourceHandler, type TokenReviewer } from './handlers/index.ts';
 import type { WatchHub } from '../registry/watch/index.ts';
 import type { EventLog } from '../storage/log/event-log.ts';
 import { registerAdminRoutes } from './admin.ts';
@@ -35,6 +35,8 @@ export interface AppDeps {
   authenticators: Authenticator[];
   authorizers: Authorizer[];
   anonymous: boolean;
+  /** What TokenReview authenticates tokens with. */
+  tokenReviewer?: TokenReviewer;
   health: { livez: HealthCheck[]; readyz: HealthCheck[] };
   /** host:port clients reach this server at, for /api's serverAddressByClientCIDRs. */
   serverAddress: string;
@@ -68,7 +70,7 @@ export function buildApp(deps: AppDeps): Koa<RequestState> {
   // Resource requests go straight to their handler: no router route matches a resource path
   // (/api/V/... with three or more segments, /apis/G/V/... with four or more), and the handler
   // answers or throws, so the router and allowedMethods would only have passed them on.
-  const resources = resourceHandler({ catalog: deps.catalog, store: deps.store, model: deps.model, watch: deps.watch });
+  const resources = resourceHandler({ catalog: deps.catalog, store: deps.store, model: deps.model, watch: deps.watch, tokenReviewer: deps.tokenReviewer });
   app.use((ctx, next) => (ctx.state.requestInfo.isResourceRequest ? resources(ctx, next) : next()));
 
   const router = new Router<RequestState>();

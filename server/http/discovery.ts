@@ -164,7 +164,8 @@ export class Discovery {
       };
       if (r.shortNames?.length) entry.shortNames = [...r.shortNames];
       if (r.categories?.length) entry.categories = [...r.categories];
-      entry.storageVersionHash = resourceStorageHash(r);
+      // Create-only resources (the reviews) are never stored, so they have no storage version.
+      if (r.verbs.includes('get')) entry.storageVersionHash = resourceStorageHash(r);
       resources.push(entry);
       for (const [name, sub] of servedSubresources(r)) {
         const s: Record<string, unknown> = { name: `${r.resource}/${name}`, singularName: '', namespaced: r.namespaced };

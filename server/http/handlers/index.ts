@@ -1,7 +1,8 @@
 // http/handlers/: the HTTP face of the generic store, one file per verb (get, list, watch,
 // create, update, patch, delete, delete-collection) and one per subresource whose verbs are its
 // own (scale, eviction); other subresources (status, binding...) take their object's verbs with
-// the subresource passed to the store. Shared by the verbs: body.ts (decoding a body, its
+// the subresource passed to the store; the never-stored reviews (TokenReview, SelfSubjectReview:
+// reviews.ts) take only create. Shared by the verbs: body.ts (decoding a body, its
 // duplicate fields), options.ts (query options → the store's RequestContext), shape.ts (object,
 // list, Table, PartialObjectMetadata, and writing them). This file routes a request to its
 // verb's handler through tables, so adding a verb or a special subresource is a row, not a case.
@@ -17,13 +18,15 @@ import { evict } from './eviction.ts';
 import { get } from './get.ts';
 import { list } from './list.ts';
 import { patch } from './patch.ts';
+import { createSelfSubjectReview, isReview, tokenReviewHandler } from './reviews.ts';
 import { getScale, patchScale, updateScale } from './scale.ts';
 import { OBJECT_SHAPES, outputFormat, setWarnings } from './shape.ts';
 import { update } from './update.ts';
 import { watch } from './watch.ts';
 import type { ResourceHandlerDeps, VerbHandler } from './request.ts';
 
-export type { ResourceHandlerDeps } from './request.ts';
+export type { ResourceHandlerDeps, TokenReviewer } from './request.ts';
+export { reviewResources } from './reviews.ts';
 
 /** The handler of each verb (kube's RequestInfo verbs). */
 const VERBS = new Map<string, VerbHandler>([
@@ -50,10 +53,21 @@ const NOT_FOUND = new ApiError(404, 'NotFound', 'the server could not find the r
 /** Routes a resource request to its verb's handler, after the checks kube's routes make. */
 export function resourceHandler(deps: ResourceHandlerDeps): HttpMiddleware {
   const { catalog } = deps;
+  // Never-stored reviews take only a POST to their collection (kube routes nothing else for them).
+  const reviews = new Map<string, VerbHandler>([
+    ['tokenreviews', tokenReviewHandler(deps.tokenReviewer)],
+    ['selfsubjectreviews', createSelfSubjectReview],
+  ]);
   return async (ctx) => {
     const ri = ctx.state.requestInfo;
     const info = catalog.lookup(ri.apiGroup, ri.apiVersion, ri.resource);
     if (!info) throw NOT_FOUND;
+    if (isReview(info)) {
+      if (ri.namespace || ri.name || ri.subresource || ri.extraParts.length) throw NOT_FOUND;
+      if (ri.verb !== 'create') throw methodNotRouted();
+      outputFormat(ctx, info, OBJECT_SHAPES);
+      return reviews.get(info.resource)!({ ctx, info, ri, ns: '', deps });
+    }
     // Namespaced kinds: single objects and writes need a namespace; cluster-scoped kinds never take one.
     if (!info.namespaced && ri.namespace && !(info.resource === 'namespaces')) throw NOT_FOUND;
     if (info.namespaced && !ri.namespace && ri.verb !== 'list' && ri.verb !== 'watch') {

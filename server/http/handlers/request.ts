@@ -7,12 +7,21 @@ import type { GenericStore } from '../../registry/store.ts';
 import type { RequestInfo } from '../request-info.ts';
 import type { HttpContext } from '../state.ts';
 import type { WatchHub } from '../../registry/watch/index.ts';
+import type { TokenAuthenticator } from '../../authentication/token.ts';
 
 export interface ResourceHandlerDeps {
   catalog: ResourceCatalog;
   store: GenericStore;
   model: TypeModel;
   watch: WatchHub;
+  /** What TokenReview authenticates tokens with (none: every review is unauthenticated). */
+  tokenReviewer?: TokenReviewer;
+}
+
+/** What TokenReview runs a token through: the token authenticators and --api-audiences. */
+export interface TokenReviewer {
+  authenticators: readonly TokenAuthenticator[];
+  apiAudiences: readonly string[];
 }
 
 export interface ResourceRequest {
