@@ -7,12 +7,24 @@ import type { GenericStore } from '../../registry/store.ts';
 import type { RequestInfo } from '../request-info.ts';
 import type { HttpContext } from '../state.ts';
 import type { WatchHub } from '../../registry/watch/index.ts';
+import type { ServiceAccountTokens } from '../../authentication/service-account-token.ts';
 
 export interface ResourceHandlerDeps {
   catalog: ResourceCatalog;
   store: GenericStore;
   model: TypeModel;
   watch: WatchHub;
+  /** The TokenRequest API's issuer and limits (serviceaccounts/token); absent, it answers 400. */
+  tokenRequest?: TokenRequestConfig;
+}
+
+/** What the TokenRequest API is configured with (kube-apiserver's flags). */
+export interface TokenRequestConfig {
+  tokens: ServiceAccountTokens;
+  /** --service-account-max-token-expiration in seconds; 0: no cap. */
+  maxExpirationSeconds: number;
+  /** --service-account-extend-token-expiration. */
+  extendExpiration: boolean;
 }
 
 export interface ResourceRequest {
