@@ -28,7 +28,7 @@ import { SnapshotScheduler, DEFAULT_SNAPSHOT_RETENTION } from './storage/backup/
 import { x509Authenticator } from './authentication/authenticator.ts';
 import { bearerTokenAuthenticator, type TokenAuthenticator } from './authentication/token.ts';
 import { DEFAULT_SERVICE_ACCOUNT_ISSUER, JWKS_PATH, ServiceAccountTokens, type TokenObjectResource } from './authentication/service-account-token.ts';
-import { loadServiceAccountKeys } from './pki/service-account-keys.ts';
+import { loadServiceAccountKeys, type ServiceAccountKeys } from './pki/service-account-keys.ts';
 import { systemMastersAuthorizer, publicInfoAuthorizer } from './authorization/authorizer.ts';
 import { ensurePki, type ServerPki } from './pki/certificates.ts';
 import { serverUrlFor, writeAdminKubeconfig } from './pki/kubeconfig.ts';
@@ -141,6 +141,8 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
   // Before the PKI: a directory with credentials but no store is refused, not given a new cluster.
   checkStore(dbFile, { initialize: opts.initialize, log });
   const pki = await ensurePki(opts.dataDir, { extraSans });
+  // Before the store opens: a key file that cannot be read fails the start with nothing running.
+  const serviceAccountKeys = loadServiceAccountKeys(opts.dataDir, { signingKeyFile: opts.serviceAccountSigningKeyFile, keyFiles: opts.serviceAccountKeyFiles });
 
   const db = openDatabase(dbFile, { synchronous: opts.synchronous, log });
   setContinueSecret(persistentSecret(db, 'continue-token-key'));
@@ -210,7 +212,7 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
   const sqlite = sqliteCheck(db);
   // Token authenticators in kube's order (static tokens, service-account and bootstrap tokens, OIDC,
   // the webhook), each added as its issue part lands.
-  const serviceAccountTokens = serviceAccountTokensFor(opts, store, catalog);
+  const serviceAccountTokens = serviceAccountTokensFor(opts, serviceAccountKeys, store, catalog);
   const tokenAuthenticators: TokenAuthenticator[] = [serviceAccountTokens];
   let url = '';
   const app = buildApp({
@@ -296,10 +298,9 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
   };
 }
 
-/** The service-account token issuer and authenticator, its keys read (or generated into pki/) at start. */
-function serviceAccountTokensFor(opts: ServerOptions, store: GenericStore, catalog: ResourceCatalog): ServiceAccountTokens {
+/** The service-account token issuer and authenticator, over the keys read (or generated into pki/) at start. */
+function serviceAccountTokensFor(opts: ServerOptions, keys: ServiceAccountKeys, store: GenericStore, catalog: ResourceCatalog): ServiceAccountTokens {
   const issuers = opts.serviceAccountIssuers?.length ? opts.serviceAccountIssuers : [DEFAULT_SERVICE_ACCOUNT_ISSUER];
-  const keys = loadServiceAccountKeys(opts.dataDir, { signingKeyFile: opts.serviceAccountSigningKeyFile, keyFiles: opts.serviceAccountKeyFiles });
   const infos = {
     serviceaccounts: catalog.lookup('', 'v1', 'serviceaccounts')!,
     pods: catalog.lookup('', 'v1', 'pods')!,

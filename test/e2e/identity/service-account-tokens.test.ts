@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import { CompactSign, createLocalJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify, importPKCS8 } from 'jose';
 import YAML from 'yaml';
-import { KUBECTL, startTestServer, type TestServer } from '../../helpers/server.ts';
+import { KUBECTL, KUBECTL_VERSIONS, availableKubectls, startTestServer, type TestServer } from '../../helpers/server.ts';
 
 const NS = 'sa-tokens';
 const ISSUER = 'https://kubernetes.default.svc.cluster.local';
@@ -91,6 +91,18 @@ test('kubectl create token: kube claims, a 3600 s default, and the token names t
   const pods = await kubectlAsToken(token, ['get', 'pods', '-n', NS]);
   assert.notEqual(pods.code, 0);
   assert.match(pods.stderr, new RegExp(`User "system:serviceaccount:${NS}:robot" cannot list resource "pods"`));
+});
+
+test('kubectl create token from every kubectl on the machine', async () => {
+  const kubectls = availableKubectls();
+  assert.ok(kubectls.some((k) => k.path === KUBECTL_VERSIONS['1.27']), 'kubectl 1.27 is installed');
+  for (const { version, path } of kubectls) {
+    const r = await s.kubectl(['create', 'token', 'robot', '-n', NS, '--duration', '20m'], { binary: path });
+    assert.equal(r.code, 0, `${version}: ${r.stderr}`);
+    const claims = decodeJwt(r.stdout.trim());
+    assert.equal(claims.exp! - claims.iat!, 1200, version);
+    assert.equal((await asToken(r.stdout.trim(), '/version')).status, 200, version);
+  }
 });
 
 test('the TokenRequest answer: its spec defaulted and its status, 201', async () => {
