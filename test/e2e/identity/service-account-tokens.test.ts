@@ -236,6 +236,21 @@ test('secret- and node-bound tokens carry their object and die with it', async (
   assert.deepEqual((decodeJwt(nodeToken)['kubernetes.io'] as { node: unknown }).node, { name: 'worker-1', uid: node.json().metadata.uid });
   assert.equal((await asToken(secretToken, '/version')).status, 200);
   assert.equal((await asToken(nodeToken, '/version')).status, 200);
+
+  // A pod on a node: its token names the node too. The projected volume's 3607 s lives a year,
+  // stale after 3607 s (kube's --service-account-extend-token-expiration), its status says 3607 s.
+  const placed = await s.request('POST', `/api/v1/namespaces/${NS}/pods`, { body: { metadata: { name: 'placed' }, spec: { serviceAccountName: 'bound', nodeName: 'worker-1', containers: [{ name: 'c', image: 'busybox' }] } } });
+  assert.equal(placed.status, 201, placed.text);
+  const r = await s.request('POST', `/api/v1/namespaces/${NS}/serviceaccounts/bound/token`, { body: { spec: { expirationSeconds: 3607, boundObjectRef: { kind: 'Pod', apiVersion: 'v1', name: 'placed' } } } });
+  assert.equal(r.status, 201, r.text);
+  const podClaims = decodeJwt(r.json().status.token);
+  const k8sClaims = podClaims['kubernetes.io'] as { node: unknown; pod: unknown; warnafter: number };
+  assert.deepEqual(k8sClaims.node, { name: 'worker-1', uid: node.json().metadata.uid });
+  assert.deepEqual(k8sClaims.pod, { name: 'placed', uid: placed.json().metadata.uid });
+  assert.equal(podClaims.exp! - podClaims.iat!, 365 * 24 * 3600);
+  assert.equal(k8sClaims.warnafter - podClaims.iat!, 3607);
+  assert.equal(Date.parse(r.json().status.expirationTimestamp) / 1000 - podClaims.iat!, 3607);
+  assert.deepEqual(r.json().spec.boundObjectRef, { kind: 'Pod', apiVersion: 'v1', name: 'placed' });
   await s.request('DELETE', `/api/v1/namespaces/${NS}/secrets/anchor`);
   await s.request('DELETE', '/api/v1/nodes/worker-1');
   assert.equal((await asToken(secretToken, '/version')).status, 401);
