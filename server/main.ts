@@ -29,12 +29,13 @@ interface Flags {
   serviceAccountIssuers: string[];
   serviceAccountSigningKeyFile?: string;
   serviceAccountKeyFiles: string[];
+  serviceAccountJwksUri?: string;
   apiAudiences: string[];
   serviceAccountMaxTokenExpirationSeconds: number;
   serviceAccountExtendTokenExpiration: boolean;
 }
 
-const USAGE = `usage: npm start -- [--data-dir DIR] [--secure-port PORT] [--bind-address ADDR] [--tls-san NAME_OR_IP]... [--anonymous-auth=false] [--compaction-interval 5m] [--event-ttl 1h] [--service-cluster-ip-range 10.96.0.0/12[,fd00::/108]] [--service-node-port-range 30000-32767] [--snapshot-interval 12h] [--snapshot-retention 5] [--http2-implementation hearth|node] [--service-account-issuer URL]... [--service-account-signing-key-file FILE] [--service-account-key-file FILE]... [--api-audiences A,B] [--service-account-max-token-expiration 24h] [--service-account-extend-token-expiration=false] [--initialize]
+const USAGE = `usage: npm start -- [--data-dir DIR] [--secure-port PORT] [--bind-address ADDR] [--tls-san NAME_OR_IP]... [--anonymous-auth=false] [--compaction-interval 5m] [--event-ttl 1h] [--service-cluster-ip-range 10.96.0.0/12[,fd00::/108]] [--service-node-port-range 30000-32767] [--snapshot-interval 12h] [--snapshot-retention 5] [--http2-implementation hearth|node] [--service-account-issuer URL]... [--service-account-signing-key-file FILE] [--service-account-key-file FILE]... [--api-audiences A,B] [--service-account-jwks-uri URL] [--service-account-max-token-expiration 24h] [--service-account-extend-token-expiration=false] [--initialize]
        npm run backup|restore|snapshots -- --help`;
 
 function parseFlags(argv: string[]): Flags {
@@ -92,10 +93,29 @@ function parseFlags(argv: string[]): Flags {
         flags.http2Implementation = v as Http2Implementation;
         break;
       }
-      case '--service-account-issuer': flags.serviceAccountIssuers.push(take()); break;
+      case '--service-account-issuer': {
+        // kube-apiserver's checks of the flag's values.
+        const issuer = take();
+        if (issuer === '') fail('service-account-issuer should not be an empty string');
+        if (flags.serviceAccountIssuers.includes(issuer)) fail(`service-account-issuer ${JSON.stringify(issuer)} is already specified`);
+        flags.serviceAccountIssuers.push(issuer);
+        break;
+      }
       case '--service-account-signing-key-file': flags.serviceAccountSigningKeyFile = resolve(take()); break;
       case '--service-account-key-file': flags.serviceAccountKeyFiles.push(resolve(take())); break;
       case '--api-audiences': flags.apiAudiences.push(...take().split(',').filter(Boolean)); break;
+      case '--service-account-jwks-uri': {
+        const v = take();
+        let parsed: URL;
+        try {
+          parsed = new URL(v);
+        } catch (e) {
+          fail(`service-account-jwks-uri must be a valid URL: ${(e as Error).message}`);
+        }
+        if (parsed.protocol !== 'https:') fail(`service-account-jwks-uri requires https scheme, parsed as: ${v}`);
+        flags.serviceAccountJwksUri = v;
+        break;
+      }
       case '--service-account-extend-token-expiration': flags.serviceAccountExtendTokenExpiration = (value ?? 'true') !== 'false'; break;
       case '--service-account-max-token-expiration': {
         const seconds = Math.floor(takeDuration() / 1000);
@@ -163,6 +183,7 @@ try {
     serviceAccountIssuers: flags.serviceAccountIssuers,
     serviceAccountSigningKeyFile: flags.serviceAccountSigningKeyFile,
     serviceAccountKeyFiles: flags.serviceAccountKeyFiles,
+    serviceAccountJwksUri: flags.serviceAccountJwksUri,
     apiAudiences: flags.apiAudiences,
     serviceAccountMaxTokenExpirationSeconds: flags.serviceAccountMaxTokenExpirationSeconds,
     serviceAccountExtendTokenExpiration: flags.serviceAccountExtendTokenExpiration,

@@ -76,6 +76,8 @@ export interface ServerOptions {
   serviceAccountKeyFiles?: string[];
   /** --api-audiences (default: the issuers). */
   apiAudiences?: string[];
+  /** --service-account-jwks-uri: the JWKS URL the discovery document names (default: this server's /openid/v1/jwks). */
+  serviceAccountJwksUri?: string;
   /** --service-account-max-token-expiration in seconds (0, the default: no cap). */
   serviceAccountMaxTokenExpirationSeconds?: number;
   /** --service-account-extend-token-expiration (default true). */
@@ -240,7 +242,7 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
     },
     serverAddress: `${opts.bindAddress}:${opts.securePort}`,
     tokenRequest: { tokens: serviceAccountTokens, maxExpirationSeconds: opts.serviceAccountMaxTokenExpirationSeconds ?? 0, extendExpiration: opts.serviceAccountExtendTokenExpiration ?? true },
-    serviceAccountIssuer: { tokens: serviceAccountTokens, jwksUri: () => url + JWKS_PATH },
+    serviceAccountIssuer: { tokens: serviceAccountTokens, jwksUri: () => opts.serviceAccountJwksUri || url + JWKS_PATH },
   });
 
   // HTTP/2 with an HTTP/1.1 fallback, as kube-apiserver serves (server/http/listener.ts).

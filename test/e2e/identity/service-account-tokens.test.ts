@@ -284,7 +284,7 @@ test('bad TokenRequests: kube statuses, and nothing issued', async () => {
   assert.equal(denied.status, 403);
 });
 
-test('flags: an ECDSA signing key, several issuers (the first issues, all are accepted), the max expiration cap', async () => {
+test('flags: an ECDSA signing key, several issuers (the first issues, all are accepted), the max expiration cap, the JWKS URI', async () => {
   const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
   const keyFile = join(dir, 'signing.key');
   writeFileSync(keyFile, privateKey.export({ type: 'sec1', format: 'pem' }));
@@ -293,6 +293,7 @@ test('flags: an ECDSA signing key, several issuers (the first issues, all are ac
       serviceAccountSigningKeyFile: keyFile,
       serviceAccountIssuers: ['https://issuer.example', ISSUER],
       serviceAccountMaxTokenExpirationSeconds: 3600,
+      serviceAccountJwksUri: 'https://keys.example/jwks',
     },
   });
   try {
@@ -310,6 +311,10 @@ test('flags: an ECDSA signing key, several issuers (the first issues, all are ac
     assert.deepEqual(claims.aud, ['https://issuer.example', ISSUER]);
     assert.equal(claims.exp! - claims.iat!, 3600);
     assert.equal((await asToken(token, '/version', other)).status, 200);
+    const config = (await other.request('GET', '/.well-known/openid-configuration')).json();
+    assert.equal(config.issuer, 'https://issuer.example');
+    assert.equal(config.jwks_uri, 'https://keys.example/jwks');
+    assert.deepEqual(config.id_token_signing_alg_values_supported, ['ES256']);
     const jwks = (await other.request('GET', '/openid/v1/jwks')).json();
     assert.deepEqual(Object.keys(jwks.keys[0]), ['use', 'kty', 'kid', 'crv', 'alg', 'x', 'y']);
     assert.equal(jwks.keys[0].crv, 'P-256');
@@ -322,4 +327,31 @@ test('flags: an ECDSA signing key, several issuers (the first issues, all are ac
   } finally {
     await other.stop();
   }
+});
+
+function runMain(args: string[]): Promise<{ code: number; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, ['--import', 'tsx', 'server/main.ts', ...args], { timeout: 60_000 }, (err, _stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stderr }));
+  });
+}
+
+test("bad service-account flags stop hearth at start with kube-apiserver's message", async () => {
+  const dataDir = join(dir, 'never');
+  const cases: Array<[string[], number, string]> = [
+    [['--service-account-max-token-expiration', '30m'], 2, 'the service-account-max-token-expiration must be between 1 hour and 2^32 seconds'],
+    [['--service-account-jwks-uri', 'http://keys.example/jwks'], 2, 'service-account-jwks-uri requires https scheme, parsed as: http://keys.example/jwks'],
+    [['--service-account-issuer', 'https://a', '--service-account-issuer', 'https://a'], 2, 'service-account-issuer "https://a" is already specified'],
+    [['--service-account-issuer='], 2, 'service-account-issuer should not be an empty string'],
+  ];
+  for (const [args, code, message] of cases) {
+    const r = await runMain(['--data-dir', dataDir, '--secure-port', '0', ...args]);
+    assert.equal(r.code, code, `${args.join(' ')}: ${r.stderr}`);
+    assert.equal(r.stderr.split('\n')[0], `hearth: ${message}`);
+  }
+  // A signing key file without a private key: the start fails naming it.
+  const notAKey = join(dir, 'not-a-key.pem');
+  writeFileSync(notAKey, 'hello');
+  const r = await runMain(['--data-dir', dataDir, '--secure-port', '0', '--service-account-signing-key-file', notAKey]);
+  assert.equal(r.code, 1, r.stderr);
+  assert.equal(r.stderr.split('\n')[0], `hearth: service account signing key ${notAKey}: no private key found`);
 });
