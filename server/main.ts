@@ -28,13 +28,20 @@ interface Flags {
   snapshotIntervalMs: number;
   snapshotRetention: number;
   http2Implementation: Http2Implementation;
+  serviceAccountIssuers: string[];
+  serviceAccountSigningKeyFile?: string;
+  serviceAccountKeyFiles: string[];
+  serviceAccountJwksUri?: string;
+  apiAudiences: string[];
+  serviceAccountMaxTokenExpirationSeconds: number;
+  serviceAccountExtendTokenExpiration: boolean;
 }
 
-const USAGE = `usage: npm start -- [--data-dir DIR] [--secure-port PORT] [--bind-address ADDR] [--tls-san NAME_OR_IP]... [--anonymous-auth=false] [--token-auth-file FILE] [--client-ca-file FILE] [--compaction-interval 5m] [--event-ttl 1h] [--service-cluster-ip-range 10.96.0.0/12[,fd00::/108]] [--service-node-port-range 30000-32767] [--snapshot-interval 12h] [--snapshot-retention 5] [--http2-implementation hearth|node] [--initialize]
+const USAGE = `usage: npm start -- [--data-dir DIR] [--secure-port PORT] [--bind-address ADDR] [--tls-san NAME_OR_IP]... [--anonymous-auth=false] [--token-auth-file FILE] [--client-ca-file FILE] [--compaction-interval 5m] [--event-ttl 1h] [--service-cluster-ip-range 10.96.0.0/12[,fd00::/108]] [--service-node-port-range 30000-32767] [--snapshot-interval 12h] [--snapshot-retention 5] [--http2-implementation hearth|node] [--service-account-issuer URL]... [--service-account-signing-key-file FILE] [--service-account-key-file FILE]... [--api-audiences A,B] [--service-account-jwks-uri URL] [--service-account-max-token-expiration 24h] [--service-account-extend-token-expiration=false] [--initialize]
        npm run backup|restore|snapshots -- --help`;
 
 function parseFlags(argv: string[]): Flags {
-  const flags: Flags = { dataDir: './data', securePort: 6443, bindAddress: '127.0.0.1', tlsSans: [], anonymousAuth: true, compactionIntervalMs: 5 * 60_000, eventTtlMs: 60 * 60_000, initialize: false, snapshotIntervalMs: 0, snapshotRetention: DEFAULT_SNAPSHOT_RETENTION, http2Implementation: 'hearth' };
+  const flags: Flags = { dataDir: './data', securePort: 6443, bindAddress: '127.0.0.1', tlsSans: [], anonymousAuth: true, compactionIntervalMs: 5 * 60_000, eventTtlMs: 60 * 60_000, initialize: false, snapshotIntervalMs: 0, snapshotRetention: DEFAULT_SNAPSHOT_RETENTION, http2Implementation: 'hearth', serviceAccountIssuers: [], serviceAccountKeyFiles: [], apiAudiences: [], serviceAccountMaxTokenExpirationSeconds: 0, serviceAccountExtendTokenExpiration: true };
   for (let i = 0; i < argv.length; i++) {
     let arg = argv[i];
     let value: string | undefined;
@@ -88,6 +95,37 @@ function parseFlags(argv: string[]): Flags {
         const v = take();
         if (!(HTTP2_IMPLEMENTATIONS as readonly string[]).includes(v)) fail(`--http2-implementation must be one of ${HTTP2_IMPLEMENTATIONS.join(', ')}`);
         flags.http2Implementation = v as Http2Implementation;
+        break;
+      }
+      case '--service-account-issuer': {
+        // kube-apiserver's checks of the flag's values.
+        const issuer = take();
+        if (issuer === '') fail('service-account-issuer should not be an empty string');
+        if (flags.serviceAccountIssuers.includes(issuer)) fail(`service-account-issuer ${JSON.stringify(issuer)} is already specified`);
+        flags.serviceAccountIssuers.push(issuer);
+        break;
+      }
+      case '--service-account-signing-key-file': flags.serviceAccountSigningKeyFile = resolve(take()); break;
+      case '--service-account-key-file': flags.serviceAccountKeyFiles.push(resolve(take())); break;
+      case '--api-audiences': flags.apiAudiences.push(...take().split(',').filter(Boolean)); break;
+      case '--service-account-jwks-uri': {
+        const v = take();
+        let parsed: URL;
+        try {
+          parsed = new URL(v);
+        } catch (e) {
+          fail(`service-account-jwks-uri must be a valid URL: ${(e as Error).message}`);
+        }
+        if (parsed.protocol !== 'https:') fail(`service-account-jwks-uri requires https scheme, parsed as: ${v}`);
+        flags.serviceAccountJwksUri = v;
+        break;
+      }
+      case '--service-account-extend-token-expiration': flags.serviceAccountExtendTokenExpiration = (value ?? 'true') !== 'false'; break;
+      case '--service-account-max-token-expiration': {
+        const seconds = Math.floor(takeDuration() / 1000);
+        // kube-apiserver's bounds for the flag (0 leaves tokens uncapped).
+        if (seconds !== 0 && (seconds < 3600 || seconds > 2 ** 32)) fail('the service-account-max-token-expiration must be between 1 hour and 2^32 seconds');
+        flags.serviceAccountMaxTokenExpirationSeconds = seconds;
         break;
       }
       case '-h':
@@ -148,6 +186,13 @@ try {
     snapshotIntervalMs: flags.snapshotIntervalMs,
     snapshotRetention: flags.snapshotRetention,
     http2Implementation: flags.http2Implementation,
+    serviceAccountIssuers: flags.serviceAccountIssuers,
+    serviceAccountSigningKeyFile: flags.serviceAccountSigningKeyFile,
+    serviceAccountKeyFiles: flags.serviceAccountKeyFiles,
+    serviceAccountJwksUri: flags.serviceAccountJwksUri,
+    apiAudiences: flags.apiAudiences,
+    serviceAccountMaxTokenExpirationSeconds: flags.serviceAccountMaxTokenExpirationSeconds,
+    serviceAccountExtendTokenExpiration: flags.serviceAccountExtendTokenExpiration,
   });
   console.log(`export KUBECONFIG=${server.kubeconfigPath}; kubectl get namespaces`);
   const stop = (signal: string) => {

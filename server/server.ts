@@ -31,6 +31,8 @@ import { readTokenFile, staticTokenAuthenticator } from './authentication/static
 import { readClientCaFile } from './pki/client-ca.ts';
 import { reviewResources } from './http/handlers/index.ts';
 import type { UserInfo } from './authentication/user.ts';
+import { DEFAULT_SERVICE_ACCOUNT_ISSUER, JWKS_PATH, ServiceAccountTokens, type TokenObjectResource } from './authentication/service-account-token.ts';
+import { loadServiceAccountKeys, type ServiceAccountKeys } from './pki/service-account-keys.ts';
 import { systemMastersAuthorizer, publicInfoAuthorizer } from './authorization/authorizer.ts';
 import { ensurePki, type ServerPki } from './pki/certificates.ts';
 import { serverUrlFor, writeAdminKubeconfig } from './pki/kubeconfig.ts';
@@ -74,6 +76,20 @@ export interface ServerOptions {
   connectionLimits?: Partial<ConnectionLimits>;
   /** Which HTTP/2 serves h2 connections (--http2-implementation): hearth's own (the default) or Node's node:http2. */
   http2Implementation?: Http2Implementation;
+  /** --service-account-issuer: the first names the tokens issued, all are accepted (default kubeadm's https://kubernetes.default.svc.cluster.local). */
+  serviceAccountIssuers?: string[];
+  /** --service-account-signing-key-file (default DATA_DIR/pki/sa.key, generated at first start). */
+  serviceAccountSigningKeyFile?: string;
+  /** --service-account-key-file: the keys tokens verify with (default: the signing key). */
+  serviceAccountKeyFiles?: string[];
+  /** --api-audiences (default: the issuers). */
+  apiAudiences?: string[];
+  /** --service-account-jwks-uri: the JWKS URL the discovery document names (default: this server's /openid/v1/jwks). */
+  serviceAccountJwksUri?: string;
+  /** --service-account-max-token-expiration in seconds (0, the default: no cap). */
+  serviceAccountMaxTokenExpirationSeconds?: number;
+  /** --service-account-extend-token-expiration (default true). */
+  serviceAccountExtendTokenExpiration?: boolean;
 }
 
 export interface RunningServer {
@@ -147,6 +163,8 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
   // Before the PKI: a directory with credentials but no store is refused, not given a new cluster.
   checkStore(dbFile, { initialize: opts.initialize, log });
   const pki = await ensurePki(opts.dataDir, { extraSans });
+  // Before the store opens: a key file that cannot be read fails the start with nothing running.
+  const serviceAccountKeys = loadServiceAccountKeys(opts.dataDir, { signingKeyFile: opts.serviceAccountSigningKeyFile, keyFiles: opts.serviceAccountKeyFiles });
 
   const db = openDatabase(dbFile, { synchronous: opts.synchronous, log });
   setContinueSecret(persistentSecret(db, 'continue-token-key'));
@@ -218,10 +236,13 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
   const sqlite = sqliteCheck(db);
   // Token authenticators in kube's order (static tokens, service-account and bootstrap tokens, OIDC,
   // the webhook), each added as its issue part lands.
+  const serviceAccountTokens = serviceAccountTokensFor(opts, serviceAccountKeys, store, catalog);
+  // The API server's audiences (--api-audiences, else the issuers), which audience-agnostic tokens carry.
+  const apiAudiences = serviceAccountTokens.apiAudiences;
   const tokenAuthenticators: TokenAuthenticator[] = [];
-  // The API server's audiences (--api-audiences), which audience-agnostic tokens carry.
-  const apiAudiences: string[] = [];
   if (authFiles.staticTokens) tokenAuthenticators.push(staticTokenAuthenticator(authFiles.staticTokens, apiAudiences));
+  tokenAuthenticators.push(serviceAccountTokens);
+  let url = '';
   const app = buildApp({
     log: eventLog,
     catalog,
@@ -247,6 +268,8 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
       ],
     },
     serverAddress: `${opts.bindAddress}:${opts.securePort}`,
+    tokenRequest: { tokens: serviceAccountTokens, maxExpirationSeconds: opts.serviceAccountMaxTokenExpirationSeconds ?? 0, extendExpiration: opts.serviceAccountExtendTokenExpiration ?? true },
+    serviceAccountIssuer: { tokens: serviceAccountTokens, jwksUri: () => opts.serviceAccountJwksUri || url + JWKS_PATH },
   });
 
   // HTTP/2 with an HTTP/1.1 fallback, as kube-apiserver serves (server/http/listener.ts).
@@ -268,7 +291,7 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
   await bootstrapKubernetesService(store, catalog, opts.bindAddress, port, serviceCIDRs[0]);
   // Services stored under other ranges keep their values; kube's repair controllers report them.
   for (const line of outOfRangeServiceReports(store.listCurrent(servicesInfo, undefined), serviceCIDRs, nodePortRange)) log(line);
-  const url = serverUrlFor(opts.bindAddress, port);
+  url = serverUrlFor(opts.bindAddress, port);
   const kubeconfigPath = writeAdminKubeconfig(opts.dataDir, pki, url);
   ready = true;
   setImmediate(publishDeferred);
@@ -303,6 +326,19 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
       return closing;
     },
   };
+}
+
+/** The service-account token issuer and authenticator, over the keys read (or generated into pki/) at start. */
+function serviceAccountTokensFor(opts: ServerOptions, keys: ServiceAccountKeys, store: GenericStore, catalog: ResourceCatalog): ServiceAccountTokens {
+  const issuers = opts.serviceAccountIssuers?.length ? opts.serviceAccountIssuers : [DEFAULT_SERVICE_ACCOUNT_ISSUER];
+  const infos = {
+    serviceaccounts: catalog.lookup('', 'v1', 'serviceaccounts')!,
+    pods: catalog.lookup('', 'v1', 'pods')!,
+    secrets: catalog.lookup('', 'v1', 'secrets')!,
+    nodes: catalog.lookup('', 'v1', 'nodes')!,
+  };
+  const lookup = (resource: TokenObjectResource, ns: string, name: string) => (name ? store.tryGet(infos[resource], ns, name) : undefined);
+  return new ServiceAccountTokens({ issuers, apiAudiences: opts.apiAudiences?.length ? opts.apiAudiences : issuers, keys }, lookup);
 }
 
 async function bootstrapNamespaces(store: GenericStore, catalog: ResourceCatalog): Promise<void> {

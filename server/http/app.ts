@@ -18,7 +18,8 @@ import { registerHealthRoutes, wildcard, type HealthCheck } from './health.ts';
 import { Discovery, negotiateDiscovery } from './discovery.ts';
 import { OpenApi } from './openapi.ts';
 import { encodeOpenApiV2Document, openApiV2ProtobufContentType } from './openapi-v2-proto.ts';
-import { resourceHandler, type TokenReviewer } from './handlers/index.ts';
+import { resourceHandler, type TokenRequestConfig, type TokenReviewer } from './handlers/index.ts';
+import { registerServiceAccountIssuerRoutes, type ServiceAccountIssuerDiscovery } from './service-account-issuer.ts';
 import type { WatchHub } from '../registry/watch/index.ts';
 import type { EventLog } from '../storage/log/event-log.ts';
 import { registerAdminRoutes } from './admin.ts';
@@ -40,6 +41,10 @@ export interface AppDeps {
   health: { livez: HealthCheck[]; readyz: HealthCheck[] };
   /** host:port clients reach this server at, for /api's serverAddressByClientCIDRs. */
   serverAddress: string;
+  /** The TokenRequest API (serviceaccounts/token). */
+  tokenRequest?: TokenRequestConfig;
+  /** Service-account issuer discovery (/.well-known/openid-configuration, /openid/v1/jwks). */
+  serviceAccountIssuer?: ServiceAccountIssuerDiscovery;
 }
 
 export function buildApp(deps: AppDeps): Koa<RequestState> {
@@ -70,7 +75,7 @@ export function buildApp(deps: AppDeps): Koa<RequestState> {
   // Resource requests go straight to their handler: no router route matches a resource path
   // (/api/V/... with three or more segments, /apis/G/V/... with four or more), and the handler
   // answers or throws, so the router and allowedMethods would only have passed them on.
-  const resources = resourceHandler({ catalog: deps.catalog, store: deps.store, model: deps.model, watch: deps.watch, tokenReviewer: deps.tokenReviewer });
+  const resources = resourceHandler({ catalog: deps.catalog, store: deps.store, model: deps.model, watch: deps.watch, tokenReviewer: deps.tokenReviewer, tokenRequest: deps.tokenRequest });
   app.use((ctx, next) => (ctx.state.requestInfo.isResourceRequest ? resources(ctx, next) : next()));
 
   const router = new Router<RequestState>();
@@ -78,6 +83,7 @@ export function buildApp(deps: AppDeps): Koa<RequestState> {
   registerVersionRoute(router, deps.catalog.kubernetesVersion);
   registerDiscoveryRoutes(router, deps);
   registerAdminRoutes(router, deps.log);
+  if (deps.serviceAccountIssuer) registerServiceAccountIssuerRoutes(router, deps.serviceAccountIssuer);
   app.use(router.routes());
   app.use(router.allowedMethods());
 

@@ -15,6 +15,7 @@ import { create } from './create.ts';
 import { deleteCollection } from './delete-collection.ts';
 import { deleteOne } from './delete.ts';
 import { evict } from './eviction.ts';
+import { createToken } from './token-request.ts';
 import { get } from './get.ts';
 import { list } from './list.ts';
 import { patch } from './patch.ts';
@@ -25,7 +26,7 @@ import { update } from './update.ts';
 import { watch } from './watch.ts';
 import type { ResourceHandlerDeps, VerbHandler } from './request.ts';
 
-export type { ResourceHandlerDeps, TokenReviewer } from './request.ts';
+export type { ResourceHandlerDeps, TokenRequestConfig, TokenReviewer } from './request.ts';
 export { reviewResources } from './reviews.ts';
 
 /** The handler of each verb (kube's RequestInfo verbs). */
@@ -40,12 +41,13 @@ const VERBS = new Map<string, VerbHandler>([
   ['deletecollection', deleteCollection],
 ]);
 
-/** Subresource verbs that are not their object's, by `verb/subresource`. (Only pods have eviction.) */
+/** Subresource verbs that are not their object's, by `verb/subresource`. (Only pods have eviction; only serviceaccounts token.) */
 const SUBRESOURCE_VERBS = new Map<string, VerbHandler>([
   ['get/scale', getScale],
   ['update/scale', updateScale],
   ['patch/scale', patchScale],
   ['create/eviction', evict],
+  ['create/token', createToken],
 ]);
 
 const NOT_FOUND = new ApiError(404, 'NotFound', 'the server could not find the requested resource', {});

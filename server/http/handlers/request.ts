@@ -8,6 +8,7 @@ import type { RequestInfo } from '../request-info.ts';
 import type { HttpContext } from '../state.ts';
 import type { WatchHub } from '../../registry/watch/index.ts';
 import type { TokenAuthenticator } from '../../authentication/token.ts';
+import type { ServiceAccountTokens } from '../../authentication/service-account-token.ts';
 
 export interface ResourceHandlerDeps {
   catalog: ResourceCatalog;
@@ -16,12 +17,23 @@ export interface ResourceHandlerDeps {
   watch: WatchHub;
   /** What TokenReview authenticates tokens with (none: every review is unauthenticated). */
   tokenReviewer?: TokenReviewer;
+  /** The TokenRequest API's issuer and limits (serviceaccounts/token); absent, it answers 400. */
+  tokenRequest?: TokenRequestConfig;
 }
 
 /** What TokenReview runs a token through: the token authenticators and --api-audiences. */
 export interface TokenReviewer {
   authenticators: readonly TokenAuthenticator[];
   apiAudiences: readonly string[];
+}
+
+/** What the TokenRequest API is configured with (kube-apiserver's flags). */
+export interface TokenRequestConfig {
+  tokens: ServiceAccountTokens;
+  /** --service-account-max-token-expiration in seconds; 0: no cap. */
+  maxExpirationSeconds: number;
+  /** --service-account-extend-token-expiration. */
+  extendExpiration: boolean;
 }
 
 export interface ResourceRequest {
