@@ -121,7 +121,13 @@ test("TokenReview by the admin: a good static token is authenticated with its us
   assert.equal(created.code, 0, created.stderr);
   const good = JSON.parse(created.stdout);
   assert.equal(good.kind, 'TokenReview');
-  assert.deepEqual(good.status, { authenticated: true, user: { username: 'alice', uid: 'alice-uid', groups: ['dev', 'ops', 'system:authenticated'] } });
+  // No spec.audiences: the review asks for the API audiences (the service-account issuer by
+  // default), which an audience-agnostic static token answers with.
+  assert.deepEqual(good.status, {
+    authenticated: true,
+    user: { username: 'alice', uid: 'alice-uid', groups: ['dev', 'ops', 'system:authenticated'] },
+    audiences: ['https://kubernetes.default.svc.cluster.local'],
+  });
 
   const bad = await s.request('POST', REVIEWS, { body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token: 'wrong' } } });
   assert.equal(bad.status, 201);
