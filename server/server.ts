@@ -33,6 +33,7 @@ import { serverUrlFor, writeAdminKubeconfig } from './pki/kubeconfig.ts';
 import { NamespaceController } from './controllers/namespace.ts';
 import { CrdController, type CustomResourceDefinition } from './controllers/crd.ts';
 import { EventTtlController } from './controllers/event-ttl.ts';
+import { CsrSigningController } from './controllers/csr-signer.ts';
 import { crdDefinitions } from './registry/crd/crd-openapi.ts';
 import { forgetConverter } from './registry/crd/conversion.ts';
 import { LOOPBACK_USER } from './authentication/user.ts';
@@ -191,6 +192,8 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
   const eventTtlMs = opts.eventTtlMs ?? 60 * 60_000;
   const eventTtl = eventTtlMs > 0 ? new EventTtlController(store, catalog, eventLog, eventTtlMs) : undefined;
   eventTtl?.start();
+  const csrSigner = new CsrSigningController(store, catalog, eventLog, pki);
+  csrSigner.start();
   const snapshots = new SnapshotScheduler(opts.dataDir, opts.snapshotIntervalMs ?? 0, opts.snapshotRetention ?? DEFAULT_SNAPSHOT_RETENTION, log);
   snapshots.start();
   const sqlite = sqliteCheck(db);
@@ -261,7 +264,7 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
       closing ??= (async () => {
         ready = false;
         closed = true;
-        const controllersDone = Promise.all([nsController.stop(), crdController.stop(), eventTtl?.stop()]);
+        const controllersDone = Promise.all([nsController.stop(), crdController.stop(), eventTtl?.stop(), csrSigner.stop()]);
         compactor.stop();
         await snapshots.stop();
         await listener.close();

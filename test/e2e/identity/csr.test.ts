@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import https from 'node:https';
-import { webcrypto } from 'node:crypto';
+import { webcrypto, X509Certificate } from 'node:crypto';
 import { useTestServer, KUBECTL_VERSIONS, type TestServer } from '../../helpers/server.ts';
 import { issueClientCertificate, x509 } from '../../../server/pki/certificates.ts';
 
@@ -13,11 +13,16 @@ const s = useTestServer();
 const CSRS = '/apis/certificates.k8s.io/v1/certificatesigningrequests';
 const EC = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' } as const;
 
-/** A fresh P-256 key's PKCS#10 request for this subject, as PEM. */
-async function csrPem(subject: string): Promise<string> {
+/** A fresh P-256 key's PKCS#10 request for this subject, as PEM, and the key (PKCS#8 PEM). */
+async function csrAndKey(subject: string): Promise<{ csr: string; keyPem: string }> {
   const keys = (await webcrypto.subtle.generateKey(EC, true, ['sign', 'verify'])) as CryptoKeyPair;
   const csr = await x509.Pkcs10CertificateRequestGenerator.create({ name: subject, keys, signingAlgorithm: EC });
-  return csr.toString('pem');
+  const pkcs8 = Buffer.from(await webcrypto.subtle.exportKey('pkcs8', keys.privateKey)).toString('base64');
+  return { csr: csr.toString('pem'), keyPem: `-----BEGIN PRIVATE KEY-----\n${pkcs8.replace(/.{64}/g, '$&\n')}\n-----END PRIVATE KEY-----\n` };
+}
+
+async function csrPem(subject: string): Promise<string> {
+  return (await csrAndKey(subject)).csr;
 }
 
 const b64 = (text: string) => Buffer.from(text).toString('base64');
@@ -196,6 +201,67 @@ test('bad requests: not PEM, a signature that does not verify, short expirationS
   for (const name of ['bad-pem', 'bad-sig', 'short', 'many-bad', 'legacy', 'missing']) {
     assert.equal((await s.request('GET', `${CSRS}/${name}`)).status, 404, name);
   }
+});
+
+/** The request once the signer has written to it (a certificate or a Failed condition). */
+async function signed(name: string): Promise<Csr> {
+  const w = await s.watch(`${CSRS}?watch=1&fieldSelector=metadata.name%3D${name}`, (events) =>
+    events.some((e) => e.object?.status?.certificate || e.object?.status?.conditions?.some((c: Condition) => c.type === 'Failed')),
+  );
+  assert.equal(w.status, 200);
+  return w.events[w.events.length - 1].object;
+}
+
+/** GET path over HTTPS with this client certificate. */
+function getAs(path: string, cert: string, key: string): Promise<{ code: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = https.request(`${s.url}${path}`, { ca: s.pki.caCertPem, cert, key, agent: false }, (res) => {
+      let text = '';
+      res.on('data', (d) => (text += d));
+      res.on('end', () => resolve({ code: res.statusCode ?? 0, body: text }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+test('kubernetes.io/kube-apiserver-client: an approved request is signed by the cluster CA for its duration, and the certificate authenticates', async () => {
+  const { csr, keyPem } = await csrAndKey('CN=bob, O=devs');
+  const body = await csrBody('bob');
+  body.spec = { ...body.spec, request: b64(csr), signerName: 'kubernetes.io/kube-apiserver-client', usages: ['client auth', 'digital signature'], expirationSeconds: 3600 };
+  assert.equal((await s.request('POST', CSRS, { body })).status, 201);
+  // Not approved: nothing is signed.
+  assert.equal((await s.request('GET', `${CSRS}/bob`)).json().status.certificate, undefined);
+  const approve = await s.kubectl(['certificate', 'approve', 'bob'], { binary: KUBECTL_VERSIONS['1.33'] });
+  assert.equal(approve.code, 0, approve.stderr);
+  const done = await signed('bob');
+  const certPem = Buffer.from(done.status!.certificate!, 'base64').toString();
+  const cert = new X509Certificate(certPem);
+  assert.ok(cert.verify(new X509Certificate(s.pki.caCertPem).publicKey), 'signed by the cluster CA');
+  assert.match(cert.subject, /CN=bob/);
+  assert.match(cert.subject, /O=devs/);
+  const lifetimeMin = (Date.parse(cert.validTo) - Date.parse(cert.validFrom)) / 60_000;
+  assert.ok(lifetimeMin >= 64 && lifetimeMin <= 66, `lifetime ${lifetimeMin} min: 5 min backdated + the hour asked for`);
+  assert.equal(cert.keyUsage?.includes('1.3.6.1.5.5.7.3.2'), true, 'client auth');
+  // The certificate is bob's credential: the server names him (and RBAC being the next issue, refuses him).
+  const asBob = await getAs('/api/v1/namespaces', certPem, keyPem);
+  assert.equal(asBob.code, 403, asBob.body);
+  assert.match(JSON.parse(asBob.body).message, /^namespaces is forbidden: User "bob" cannot list resource "namespaces"/);
+  const get = await s.kubectl(['get', 'csr', 'bob']);
+  assert.match(get.stdout, /Approved,Issued/);
+});
+
+test('kubernetes.io/kube-apiserver-client refuses usages a client certificate does not have: Failed, SignerValidationFailure', async () => {
+  const body = await csrBody('server-usage');
+  body.spec = { ...body.spec, signerName: 'kubernetes.io/kube-apiserver-client', usages: ['server auth', 'client auth'] };
+  assert.equal((await s.request('POST', CSRS, { body })).status, 201);
+  assert.equal((await s.kubectl(['certificate', 'approve', 'server-usage'])).code, 0);
+  const done = await signed('server-usage');
+  assert.equal(done.status!.certificate, undefined);
+  const failed = done.status!.conditions!.find((c) => c.type === 'Failed')!;
+  assert.deepEqual([failed.status, failed.reason, (failed as Condition & { message?: string }).message], ['True', 'SignerValidationFailure', 'invalid usage for client certificate: server auth']);
+  const get = await s.kubectl(['get', 'csr', 'server-usage']);
+  assert.match(get.stdout, /Approved,Failed/);
 });
 
 test('authorization applies: a user outside system:masters is refused (403), anonymous too', async () => {
