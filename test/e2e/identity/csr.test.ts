@@ -264,6 +264,22 @@ test('kubernetes.io/kube-apiserver-client refuses usages a client certificate do
   assert.match(get.stdout, /Approved,Failed/);
 });
 
+test('CertificateSubjectRestriction: kubernetes.io/kube-apiserver-client may not be asked for system:masters (403); other signers may', async () => {
+  const masters = b64(await csrPem('CN=eve, O=devs, O=system:masters'));
+  const body = await csrBody('eve');
+  body.spec = { ...body.spec, request: masters, signerName: 'kubernetes.io/kube-apiserver-client', usages: ['client auth'] };
+  const r = await s.request('POST', CSRS, { body });
+  assert.equal(r.status, 403, r.text);
+  assert.equal(r.json().reason, 'Forbidden');
+  assert.equal(r.json().message, 'certificatesigningrequests.certificates.k8s.io "eve" is forbidden: use of kubernetes.io/kube-apiserver-client signer with system:masters group is not allowed');
+  assert.equal((await s.request('GET', `${CSRS}/eve`)).status, 404);
+  const kubectl = await s.kubectl(['create', '-f', '-'], { input: JSON.stringify(body) });
+  assert.notEqual(kubectl.code, 0);
+  assert.match(kubectl.stderr, /Error from server \(Forbidden\).*use of kubernetes.io\/kube-apiserver-client signer with system:masters group is not allowed/);
+  const other = await s.request('POST', CSRS, { body: { ...body, metadata: { name: 'eve-elsewhere' }, spec: { ...body.spec, signerName: 'example.com/test-signer' } } });
+  assert.equal(other.status, 201, other.text);
+});
+
 test('authorization applies: a user outside system:masters is refused (403), anonymous too', async () => {
   const alice = await issueClientCertificate(s.pki, { commonName: 'alice', organizations: ['devs'] });
   const payload = JSON.stringify(await csrBody('alice-csr'));

@@ -11,7 +11,7 @@ import { childPath, duplicateError, forbiddenError, indexPath, invalidError, not
 import { DNS1123LabelMaxLength, DNS1123SubdomainMaxLength, isDNS1123Label, isDNS1123Subdomain } from '../../../validation/names.ts';
 import { nowTimestamp } from '../../now.ts';
 import type { Obj, Strategy } from '../../strategy.ts';
-import { certificateError, certificateRequestError } from './pkcs10.ts';
+import { certificateError, certificateRequestError } from '../../../util/pkcs10.ts';
 
 const APPROVED = 'Approved';
 const DENIED = 'Denied';

@@ -1,10 +1,11 @@
 // PKCS#10 certificate requests and PEM certificates as kube-apiserver checks them when a
 // CertificateSigningRequest is written: certificates.ParseCSR (the first PEM block must be a
 // CERTIFICATE REQUEST), Go's x509.ParseCertificateRequest and CertificateRequest.CheckSignature,
-// with Go's error texts; and validation's validateCertificate for status.certificate. The DER is
-// walked here (a few bounded TLV reads) and the signature checked with node:crypto, synchronously,
-// so a strategy can call it; @peculiar/x509 (loaded through pki/) is left to the signer.
-import { goQuote } from '../../../go/strconv.ts';
+// with Go's error texts; validation's validateCertificate for status.certificate; and the
+// subject's organizations (CertificateSubjectRestriction reads them). The DER is walked here (a
+// few bounded TLV reads) and the signature checked with node:crypto, synchronously, so a strategy
+// or an admission plugin can call it; @peculiar/x509 (loaded through pki/) is left to the signer.
+import { goQuote } from '../go/strconv.ts';
 import { constants, createPublicKey, verify, X509Certificate, type KeyObject } from 'node:crypto';
 
 /** One PEM block (encoding/pem's Block): its type, whether it had headers, and its bytes. */
@@ -105,6 +106,32 @@ export interface CertificateRequestParts {
   signature: Buffer;
   /** The raw SubjectPublicKeyInfo. */
   publicKeyInfo: Buffer;
+  /** The subject's organization (O) values, in order. */
+  organizations: string[];
+}
+
+const ORGANIZATION_OID = '2.5.4.10';
+/** The string types pkix names hold (UTF8String, PrintableString, T61String, IA5String, BMPString). */
+const NAME_STRING_TAGS = new Set([0x0c, 0x13, 0x14, 0x16, 0x1e]);
+
+/** The O values of a Name (SEQUENCE OF SET OF AttributeTypeAndValue). */
+function organizationsOf(der: Buffer, name: Tlv): string[] {
+  const out: string[] = [];
+  for (let at = name.contentStart; at < name.end; ) {
+    const rdn = expect(der, at, name.end, 0x31, 'pkix.RDNSequence');
+    for (let a = rdn.contentStart; a < rdn.end; ) {
+      const atv = expect(der, a, rdn.end, 0x30, 'pkix.AttributeTypeAndValue');
+      const oid = expect(der, atv.contentStart, atv.end, 0x06, 'pkix.AttributeTypeAndValue.Type');
+      const value = readTlv(der, oid.end, atv.end);
+      if (oidText(der.subarray(oid.contentStart, oid.end)) === ORGANIZATION_OID && NAME_STRING_TAGS.has(value.tag)) {
+        const bytes = der.subarray(value.contentStart, value.end);
+        out.push(value.tag === 0x1e ? Buffer.from(bytes).swap16().toString('utf16le') : value.tag === 0x0c ? bytes.toString('utf8') : bytes.toString('latin1'));
+      }
+      a = atv.end;
+    }
+    at = rdn.end;
+  }
+  return out;
 }
 
 /** Go's x509.ParseCertificateRequest, as far as a signature check needs: the error text, or the parts. */
@@ -126,6 +153,7 @@ export function parseCertificateRequest(der: Buffer): CertificateRequestParts | 
       signatureAlgorithm: oidText(der.subarray(oid.contentStart, oid.end)),
       signature: der.subarray(sig.contentStart + 1, sig.end),
       publicKeyInfo: der.subarray(spki.start, spki.end),
+      organizations: organizationsOf(der, subject),
     };
   } catch (err) {
     if (err instanceof Asn1Error) return err.message;
@@ -196,11 +224,16 @@ export function checkRequestSignature(parts: CertificateRequestParts): string | 
   }
 }
 
-/** certificates.ParseCSR and CheckSignature on a request's bytes: undefined when it is a good request, else kube's error text. */
-export function certificateRequestError(request: Buffer): string | undefined {
+/** certificates.ParseCSR: the request in a PEM's first block, or the error text. */
+export function parseCsr(request: Buffer): CertificateRequestParts | string {
   const block = pemBlocks(request.toString('latin1'))[0];
   if (!block || block.type !== 'CERTIFICATE REQUEST') return 'PEM block type must be CERTIFICATE REQUEST';
-  const parts = parseCertificateRequest(block.bytes);
+  return parseCertificateRequest(block.bytes);
+}
+
+/** certificates.ParseCSR and CheckSignature on a request's bytes: undefined when it is a good request, else kube's error text. */
+export function certificateRequestError(request: Buffer): string | undefined {
+  const parts = parseCsr(request);
   if (typeof parts === 'string') return parts;
   return checkRequestSignature(parts);
 }
