@@ -14,9 +14,10 @@ const CSRS = '/apis/certificates.k8s.io/v1/certificatesigningrequests';
 const EC = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' } as const;
 
 /** A fresh P-256 key's PKCS#10 request for this subject, as PEM, and the key (PKCS#8 PEM). */
-async function csrAndKey(subject: string): Promise<{ csr: string; keyPem: string }> {
+async function csrAndKey(subject: string, dnsNames: string[] = []): Promise<{ csr: string; keyPem: string }> {
   const keys = (await webcrypto.subtle.generateKey(EC, true, ['sign', 'verify'])) as CryptoKeyPair;
-  const csr = await x509.Pkcs10CertificateRequestGenerator.create({ name: subject, keys, signingAlgorithm: EC });
+  const extensions = dnsNames.length ? [new x509.SubjectAlternativeNameExtension(dnsNames.map((value) => ({ type: 'dns' as const, value })))] : [];
+  const csr = await x509.Pkcs10CertificateRequestGenerator.create({ name: subject, keys, signingAlgorithm: EC, extensions });
   const pkcs8 = Buffer.from(await webcrypto.subtle.exportKey('pkcs8', keys.privateKey)).toString('base64');
   return { csr: csr.toString('pem'), keyPem: `-----BEGIN PRIVATE KEY-----\n${pkcs8.replace(/.{64}/g, '$&\n')}\n-----END PRIVATE KEY-----\n` };
 }
@@ -262,6 +263,44 @@ test('kubernetes.io/kube-apiserver-client refuses usages a client certificate do
   assert.deepEqual([failed.status, failed.reason, (failed as Condition & { message?: string }).message], ['True', 'SignerValidationFailure', 'invalid usage for client certificate: server auth']);
   const get = await s.kubectl(['get', 'csr', 'server-usage']);
   assert.match(get.stdout, /Approved,Failed/);
+});
+
+test('kubernetes.io/kube-apiserver-client-kubelet: a node client certificate, which authenticates as the node', async () => {
+  const { csr, keyPem } = await csrAndKey('CN=system:node:n1, O=system:nodes');
+  const body = await csrBody('node-client');
+  body.spec = { ...body.spec, request: b64(csr), signerName: 'kubernetes.io/kube-apiserver-client-kubelet', usages: ['digital signature', 'client auth'] };
+  assert.equal((await s.request('POST', CSRS, { body })).status, 201);
+  assert.equal((await s.kubectl(['certificate', 'approve', 'node-client'])).code, 0);
+  const certPem = Buffer.from((await signed('node-client')).status!.certificate!, 'base64').toString();
+  const asNode = await getAs('/api/v1/namespaces', certPem, keyPem);
+  assert.equal(asNode.code, 403, asNode.body);
+  assert.match(JSON.parse(asNode.body).message, /User "system:node:n1" cannot list resource "namespaces"/);
+
+  // Not a node's subject: refused with kube's reason.
+  const wrong = await csrBody('node-client-wrong');
+  wrong.spec = { ...wrong.spec, request: b64(await csrPem('CN=n2, O=system:nodes')), signerName: 'kubernetes.io/kube-apiserver-client-kubelet', usages: ['digital signature', 'client auth'] };
+  assert.equal((await s.request('POST', CSRS, { body: wrong })).status, 201);
+  assert.equal((await s.kubectl(['certificate', 'approve', 'node-client-wrong'])).code, 0);
+  const failed = (await signed('node-client-wrong')).status!.conditions!.find((c) => c.type === 'Failed') as Condition & { message?: string };
+  assert.deepEqual([failed.reason, failed.message], ['SignerValidationFailure', 'subject common name does not begin with system:node:']);
+});
+
+test('kubernetes.io/kubelet-serving: signed with its DNS names; without one, Failed', async () => {
+  const { csr } = await csrAndKey('CN=system:node:n1, O=system:nodes', ['n1.example.com']);
+  const body = await csrBody('node-serving');
+  body.spec = { ...body.spec, request: b64(csr), signerName: 'kubernetes.io/kubelet-serving', usages: ['digital signature', 'key encipherment', 'server auth'] };
+  assert.equal((await s.request('POST', CSRS, { body })).status, 201);
+  assert.equal((await s.kubectl(['certificate', 'approve', 'node-serving'])).code, 0);
+  const cert = new X509Certificate(Buffer.from((await signed('node-serving')).status!.certificate!, 'base64').toString());
+  assert.equal(cert.subjectAltName, 'DNS:n1.example.com');
+  assert.equal(cert.keyUsage?.includes('1.3.6.1.5.5.7.3.1'), true, 'server auth');
+
+  const noSan = await csrBody('node-serving-nosan');
+  noSan.spec = { ...noSan.spec, request: b64(await csrPem('CN=system:node:n1, O=system:nodes')), signerName: 'kubernetes.io/kubelet-serving', usages: ['digital signature', 'server auth'] };
+  assert.equal((await s.request('POST', CSRS, { body: noSan })).status, 201);
+  assert.equal((await s.kubectl(['certificate', 'approve', 'node-serving-nosan'])).code, 0);
+  const failed = (await signed('node-serving-nosan')).status!.conditions!.find((c) => c.type === 'Failed') as Condition & { message?: string };
+  assert.deepEqual([failed.reason, failed.message], ['SignerValidationFailure', 'DNS or IP subjectAltName is required']);
 });
 
 test('CertificateSubjectRestriction: kubernetes.io/kube-apiserver-client may not be asked for system:masters (403); other signers may', async () => {
