@@ -35,6 +35,7 @@ import { NamespaceController } from './controllers/namespace.ts';
 import { CrdController, type CustomResourceDefinition } from './controllers/crd.ts';
 import { EventTtlController } from './controllers/event-ttl.ts';
 import { CsrSigningController } from './controllers/csr-signer.ts';
+import { CsrCleanerController } from './controllers/csr-cleaner.ts';
 import { crdDefinitions } from './registry/crd/crd-openapi.ts';
 import { forgetConverter } from './registry/crd/conversion.ts';
 import { LOOPBACK_USER } from './authentication/user.ts';
@@ -53,6 +54,8 @@ export interface ServerOptions {
   compactionIntervalMs?: number;
   /** How long an event lives after its last write (kube's --event-ttl; 0 keeps events); default 1 hour. */
   eventTtlMs?: number;
+  /** How often finished CertificateSigningRequests are deleted (kube's CSR cleaner: hourly); tests shorten it. */
+  csrCleanerIntervalMs?: number;
   /** Service cluster IP ranges (kube's --service-cluster-ip-range: a CIDR, or an IPv4 and an IPv6 one); default 10.96.0.0/12. */
   serviceClusterIPRange?: string;
   /** Service node-port range (kube's --service-node-port-range); default 30000-32767. */
@@ -196,6 +199,8 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
   eventTtl?.start();
   const csrSigner = new CsrSigningController(store, catalog, eventLog, pki);
   csrSigner.start();
+  const csrCleaner = new CsrCleanerController(store, catalog, opts.csrCleanerIntervalMs, log);
+  csrCleaner.start();
   const snapshots = new SnapshotScheduler(opts.dataDir, opts.snapshotIntervalMs ?? 0, opts.snapshotRetention ?? DEFAULT_SNAPSHOT_RETENTION, log);
   snapshots.start();
   const sqlite = sqliteCheck(db);
@@ -266,7 +271,7 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
       closing ??= (async () => {
         ready = false;
         closed = true;
-        const controllersDone = Promise.all([nsController.stop(), crdController.stop(), eventTtl?.stop(), csrSigner.stop()]);
+        const controllersDone = Promise.all([nsController.stop(), crdController.stop(), eventTtl?.stop(), csrSigner.stop(), csrCleaner.stop()]);
         compactor.stop();
         await snapshots.stop();
         await listener.close();
