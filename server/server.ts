@@ -12,6 +12,7 @@ import { TypeModel } from './schema/model.ts';
 import type { ResourceInfo } from './schema/types.ts';
 import { AdmissionChain } from './admission/chain.ts';
 import { namespaceLifecycle } from './admission/namespace-lifecycle.ts';
+import { certificateSubjectRestriction } from './admission/certificate-subject-restriction.ts';
 import { GenericStore, type RequestContext } from './registry/store.ts';
 import { NamespaceIndex } from './registry/namespace-index.ts';
 import { createServiceStrategy, outOfRangeServiceReports } from './registry/kinds/core/services/strategy.ts';
@@ -39,6 +40,8 @@ import { serverUrlFor, writeAdminKubeconfig } from './pki/kubeconfig.ts';
 import { NamespaceController } from './controllers/namespace.ts';
 import { CrdController, type CustomResourceDefinition } from './controllers/crd.ts';
 import { EventTtlController } from './controllers/event-ttl.ts';
+import { CsrSigningController } from './controllers/csr-signer.ts';
+import { CsrCleanerController } from './controllers/csr-cleaner.ts';
 import { crdDefinitions } from './registry/crd/crd-openapi.ts';
 import { forgetConverter } from './registry/crd/conversion.ts';
 import { LOOPBACK_USER } from './authentication/user.ts';
@@ -61,6 +64,8 @@ export interface ServerOptions {
   compactionIntervalMs?: number;
   /** How long an event lives after its last write (kube's --event-ttl; 0 keeps events); default 1 hour. */
   eventTtlMs?: number;
+  /** How often finished CertificateSigningRequests are deleted (kube's CSR cleaner: hourly); tests shorten it. */
+  csrCleanerIntervalMs?: number;
   /** Service cluster IP ranges (kube's --service-cluster-ip-range: a CIDR, or an IPv4 and an IPv6 one); default 10.96.0.0/12. */
   serviceClusterIPRange?: string;
   /** Service node-port range (kube's --service-node-port-range); default 30000-32767. */
@@ -182,6 +187,7 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
   store.setStrategy('', 'services', createServiceStrategy(() => store.listCurrent(servicesInfo, undefined), { serviceCIDRs, nodePortRange }));
   const namespaces = new NamespaceIndex(eventLog, store.listReadable(nsInfo, undefined));
   admission.add(namespaceLifecycle((name) => namespaces.get(name)));
+  admission.add(certificateSubjectRestriction());
   // A fan-out's HTTP/2 frames leave at its end, one TLS write per connection.
   const watch = new WatchHub(eventLog, store, flushAll);
 
@@ -231,6 +237,10 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
   const eventTtlMs = opts.eventTtlMs ?? 60 * 60_000;
   const eventTtl = eventTtlMs > 0 ? new EventTtlController(store, catalog, eventLog, eventTtlMs) : undefined;
   eventTtl?.start();
+  const csrSigner = new CsrSigningController(store, catalog, eventLog, pki);
+  csrSigner.start();
+  const csrCleaner = new CsrCleanerController(store, catalog, opts.csrCleanerIntervalMs, log);
+  csrCleaner.start();
   const snapshots = new SnapshotScheduler(opts.dataDir, opts.snapshotIntervalMs ?? 0, opts.snapshotRetention ?? DEFAULT_SNAPSHOT_RETENTION, log);
   snapshots.start();
   const sqlite = sqliteCheck(db);
@@ -311,7 +321,7 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
       closing ??= (async () => {
         ready = false;
         closed = true;
-        const controllersDone = Promise.all([nsController.stop(), crdController.stop(), eventTtl?.stop()]);
+        const controllersDone = Promise.all([nsController.stop(), crdController.stop(), eventTtl?.stop(), csrSigner.stop(), csrCleaner.stop()]);
         compactor.stop();
         await snapshots.stop();
         await listener.close();

@@ -134,3 +134,11 @@ export function goReflectKind(v: unknown, integers: GoIntegers = 'int64'): strin
     default: return goKind(v, integers);
   }
 }
+
+/** %#v of a []byte: `[]byte{0x2d, 0x2d}`, `[]byte{}` when empty, `[]byte(nil)` for a nil slice. */
+export function goByteSlice(bytes: Uint8Array | null | undefined): string {
+  if (bytes == null) return '[]byte(nil)';
+  const parts: string[] = new Array<string>(bytes.length);
+  for (let i = 0; i < bytes.length; i++) parts[i] = `0x${bytes[i]!.toString(16)}`;
+  return `[]byte{${parts.join(', ')}}`;
+}

@@ -7,7 +7,7 @@ import { goJsonText } from '../go/json.ts';
 import { parseAccept, DISCOVERY_ACCEPT, type MediaRange } from './negotiation.ts';
 
 /** The subresources the server serves; discovery and OpenAPI advertise only these. */
-export const SERVED_SUBRESOURCES: readonly string[] = ['status', 'scale', 'binding', 'eviction', 'ephemeralcontainers', 'resize', 'token'];
+export const SERVED_SUBRESOURCES: readonly string[] = ['status', 'scale', 'binding', 'eviction', 'ephemeralcontainers', 'resize', 'token', 'approval'];
 
 /** What the discovery and OpenAPI builders need from the catalog (ResourceCatalog satisfies it). */
 export interface CatalogView {

@@ -240,7 +240,7 @@ export const CERTIFICATE_USAGES: readonly string[] = Object.freeze([
 export async function signCertificateRequest(
   pki: CaPair,
   csrPem: string,
-  opts: { usages: string[]; days?: number; isCA?: boolean },
+  opts: { usages: string[]; days?: number; isCA?: boolean; ttlMs?: number },
 ): Promise<string> {
   let csr: X509Module.Pkcs10CertificateRequest;
   try {
@@ -267,8 +267,11 @@ export async function signCertificateRequest(
   const requestedSan = csr.getExtension('2.5.29.17'); // subjectAltName, copied as requested
   if (requestedSan) extensions.push(new x509.SubjectAlternativeNameExtension(requestedSan.rawData));
 
-  return issue(pki, { subject: csr.subjectName, publicKey: csr.publicKey, days: opts.days ?? LEAF_DAYS, extensions });
+  return issue(pki, { subject: csr.subjectName, publicKey: csr.publicKey, days: opts.days ?? LEAF_DAYS, ttlMs: opts.ttlMs, extensions });
 }
+
+/** kube's signer: certificates shorter than this are not backdated at their end (PermissiveSigningPolicy's Short). */
+const SHORT_LIVED_MS = 8 * 3600 * 1000;
 
 /** Common signing path: adds SKI/AKI, backdates, caps validity at the CA's notAfter. */
 async function issue(
@@ -277,6 +280,8 @@ async function issue(
     subject: X509Module.JsonName | X509Module.Name;
     publicKey: CryptoKey | X509Module.PublicKey;
     days: number;
+    /** kube's PermissiveSigningPolicy instead of days: valid from 5 minutes ago until ttl from now (less the 5 minutes when not short-lived). */
+    ttlMs?: number;
     extensions: X509Module.Extension[];
   },
 ): Promise<string> {
@@ -285,6 +290,7 @@ async function issue(
   const { key: signingKey, algorithm } = await importSigningKey(pki.caKeyPem);
   const notBefore = new Date(Date.now() - BACKDATE_MS);
   let notAfter = new Date(Date.now() + req.days * DAY_MS);
+  if (req.ttlMs !== undefined) notAfter = new Date(Date.now() + req.ttlMs - (req.ttlMs < SHORT_LIVED_MS ? 0 : BACKDATE_MS));
   if (notAfter > caCert.notAfter) notAfter = caCert.notAfter;
   const cert = await x509.X509CertificateGenerator.create({
     serialNumber: randomSerial(),

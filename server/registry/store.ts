@@ -484,7 +484,7 @@ export class GenericStore {
     // job's generated selector, a pod's status) belongs to no manager, so an apply that leaves
     // it out does not remove it.
     if (!managedFieldsDone) this.recordUpdate(info, undefined, obj, ctx, '');
-    strategy.prepareForCreate?.(obj);
+    strategy.prepareForCreate?.(obj, ctx.user);
 
     const attrs = this.attrs('CREATE', info, '', meta.namespace ?? '', meta.name ?? '', obj, undefined, ctx);
     await this.admission.admit(attrs);
@@ -644,6 +644,7 @@ export class GenericStore {
       else obj.status = desired.status;
       // Ownership an apply to /status computed; other writes recompute it from the live entries.
       if (desired.metadata?.managedFields !== undefined) obj.metadata.managedFields = desired.metadata.managedFields;
+      strategy.prepareForStatusUpdate?.(obj, old);
     } else if (subresource && strategy.subresourceUpdate?.[subresource]) {
       obj = strategy.subresourceUpdate[subresource](desired, cloneJSON(old));
     } else if (strategy.subresourceCreate?.[subresource]) {

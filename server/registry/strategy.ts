@@ -4,6 +4,7 @@
 // defaults itself. KindFields is a kind's field set for field selectors (kube's GetAttrs and
 // field-label conversion), gathered in kinds/fields.ts.
 import type { FieldError } from '../validation/field.ts';
+import type { UserInfo } from '../authentication/user.ts';
 import { goQuote } from '../go/strconv.ts';
 
 /** A JSON object as kinds read and write it: any field may hold anything until validated. */
@@ -17,10 +18,12 @@ export interface Strategy {
    * including status, to be set on create"); other kinds with a status subresource start with none.
    */
   statusOnCreate?: boolean;
-  /** Fills defaults and server-set fields on create (after the generic status reset). */
-  prepareForCreate?(obj: Obj): void;
+  /** Fills defaults and server-set fields on create (after the generic status reset); requester is who asked (kube's user from the context). */
+  prepareForCreate?(obj: Obj, requester?: UserInfo): void;
   /** Adjusts an update of the main resource (after the generic status carry-over). */
   prepareForUpdate?(obj: Obj, old: Obj): void;
+  /** Adjusts a write to /status (after the generic one took the body's status onto the stored object): kube's status strategy's PrepareForUpdate. */
+  prepareForStatusUpdate?(obj: Obj, old: Obj): void;
   /**
    * kube's AllowUnconditionalUpdate: an update without a resourceVersion (or with "0") is written
    * over whatever is stored. Where false, it is refused as Invalid. Absent: true, but for the kinds

@@ -47,6 +47,7 @@ import { convertEvent, CORE_EVENT_VERSION, eventDefaults, EVENTS_V1_VERSION } fr
 import { flowControlDefaults } from './flowcontrol/index.ts';
 import { resourceDefaults } from './resource/index.ts';
 import { priorityClassDefaults } from './scheduling/index.ts';
+import { certificateSigningRequestStrategy } from './certificates/csr.ts';
 
 /** The built-in kinds' strategies, by qualified resource ("resource.group"; the core group's by resource). */
 const strategies = new Map<string, Strategy>(
@@ -74,6 +75,7 @@ const strategies = new Map<string, Strategy>(
     'rolebindings.rbac.authorization.k8s.io': roleBindingStrategy,
     'clusterrolebindings.rbac.authorization.k8s.io': clusterRoleBindingStrategy,
     'storageclasses.storage.k8s.io': storageClassStrategy,
+    'certificatesigningrequests.certificates.k8s.io': certificateSigningRequestStrategy,
   }),
 );
 const resolved = new Map<string, Strategy>();
