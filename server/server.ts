@@ -33,6 +33,8 @@ import { serverUrlFor, writeAdminKubeconfig } from './pki/kubeconfig.ts';
 import { NamespaceController } from './controllers/namespace.ts';
 import { CrdController, type CustomResourceDefinition } from './controllers/crd.ts';
 import { EventTtlController } from './controllers/event-ttl.ts';
+import { ServiceAccountsController } from './controllers/service-accounts.ts';
+import { RootCaPublisher } from './controllers/root-ca-publisher.ts';
 import { crdDefinitions } from './registry/crd/crd-openapi.ts';
 import { forgetConverter } from './registry/crd/conversion.ts';
 import { LOOPBACK_USER } from './authentication/user.ts';
@@ -148,6 +150,11 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
   await bootstrapNamespaces(store, catalog);
   const nsController = new NamespaceController(store, catalog, eventLog);
   nsController.start();
+  // Every active namespace's identity: its `default` ServiceAccount and the cluster CA.
+  const saController = new ServiceAccountsController(store, catalog, eventLog);
+  saController.start();
+  const rootCaPublisher = new RootCaPublisher(store, catalog, eventLog, pki.caCertPem);
+  rootCaPublisher.start();
   // CRDs already in the file publish their schemas right after start, in the background (as
   // kube's OpenAPI controller does): building 100 definitions would double the start time.
   // Until then their objects are typed from the compiled schema (registry/crd/runtime.ts).
@@ -261,7 +268,7 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
       closing ??= (async () => {
         ready = false;
         closed = true;
-        const controllersDone = Promise.all([nsController.stop(), crdController.stop(), eventTtl?.stop()]);
+        const controllersDone = Promise.all([nsController.stop(), saController.stop(), rootCaPublisher.stop(), crdController.stop(), eventTtl?.stop()]);
         compactor.stop();
         await snapshots.stop();
         await listener.close();
