@@ -6,6 +6,7 @@ import { parseDuration } from './storage/log/compactor.ts';
 import { parseServiceClusterIPRange, parseServiceNodePortRange } from './registry/kinds/core/services/ranges.ts';
 import { DEFAULT_SNAPSHOT_RETENTION } from './storage/backup/snapshot-schedule.ts';
 import type { Http2Implementation } from './http/listener.ts';
+import { controllerSelectionErrors } from './controllers/selection.ts';
 
 /** The data-directory subcommands (cli/ops.ts). */
 const OPS_COMMANDS = ['backup', 'restore', 'snapshots'];
@@ -20,6 +21,10 @@ interface Flags {
   anonymousAuth: boolean;
   compactionIntervalMs: number;
   eventTtlMs: number;
+  /** kube-apiserver's --disable-admission-plugins. */
+  disableAdmissionPlugins?: string[];
+  /** kube-controller-manager's --controllers, for the in-process controllers it names. */
+  controllers?: string[];
   serviceClusterIPRange?: string;
   serviceNodePortRange?: string;
   initialize: boolean;
@@ -28,7 +33,7 @@ interface Flags {
   http2Implementation: Http2Implementation;
 }
 
-const USAGE = `usage: npm start -- [--data-dir DIR] [--secure-port PORT] [--bind-address ADDR] [--tls-san NAME_OR_IP]... [--anonymous-auth=false] [--compaction-interval 5m] [--event-ttl 1h] [--service-cluster-ip-range 10.96.0.0/12[,fd00::/108]] [--service-node-port-range 30000-32767] [--snapshot-interval 12h] [--snapshot-retention 5] [--http2-implementation hearth|node] [--initialize]
+const USAGE = `usage: npm start -- [--data-dir DIR] [--secure-port PORT] [--bind-address ADDR] [--tls-san NAME_OR_IP]... [--anonymous-auth=false] [--compaction-interval 5m] [--event-ttl 1h] [--controllers '*'] [--disable-admission-plugins NAME,...] [--service-cluster-ip-range 10.96.0.0/12[,fd00::/108]] [--service-node-port-range 30000-32767] [--snapshot-interval 12h] [--snapshot-retention 5] [--http2-implementation hearth|node] [--initialize]
        npm run backup|restore|snapshots -- --help`;
 
 function parseFlags(argv: string[]): Flags {
@@ -70,6 +75,13 @@ function parseFlags(argv: string[]): Flags {
       case '--service-node-port-range': flags.serviceNodePortRange = take(); break;
       case '--compaction-interval': flags.compactionIntervalMs = takeDuration(); break;
       case '--event-ttl': flags.eventTtlMs = takeDuration(); break;
+      case '--disable-admission-plugins': flags.disableAdmissionPlugins = take().split(',').map((c) => c.trim()).filter((c) => c !== ''); break;
+      case '--controllers': {
+        flags.controllers = take().split(',').map((c) => c.trim()).filter((c) => c !== '');
+        const errs = controllerSelectionErrors(flags.controllers);
+        if (errs.length) fail(`--controllers: ${errs.join(', ')}`);
+        break;
+      }
       case '--snapshot-interval': flags.snapshotIntervalMs = takeDuration(); break;
       case '--snapshot-retention': {
         const n = Number(take());
@@ -136,6 +148,8 @@ try {
     anonymousAuth: flags.anonymousAuth,
     compactionIntervalMs: flags.compactionIntervalMs,
     eventTtlMs: flags.eventTtlMs,
+    controllers: flags.controllers,
+    disableAdmissionPlugins: flags.disableAdmissionPlugins,
     serviceClusterIPRange: flags.serviceClusterIPRange,
     serviceNodePortRange: flags.serviceNodePortRange,
     initialize: flags.initialize,

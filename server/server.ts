@@ -12,6 +12,7 @@ import { TypeModel } from './schema/model.ts';
 import type { ResourceInfo } from './schema/types.ts';
 import { AdmissionChain } from './admission/chain.ts';
 import { namespaceLifecycle } from './admission/namespace-lifecycle.ts';
+import { serviceAccountAdmission } from './admission/service-account.ts';
 import { GenericStore, type RequestContext } from './registry/store.ts';
 import { NamespaceIndex } from './registry/namespace-index.ts';
 import { createServiceStrategy, outOfRangeServiceReports } from './registry/kinds/core/services/strategy.ts';
@@ -35,6 +36,7 @@ import { CrdController, type CustomResourceDefinition } from './controllers/crd.
 import { EventTtlController } from './controllers/event-ttl.ts';
 import { ServiceAccountsController } from './controllers/service-accounts.ts';
 import { RootCaPublisher } from './controllers/root-ca-publisher.ts';
+import { controllerEnabled, controllerSelectionErrors, ROOT_CA_PUBLISHER_CONTROLLER, SERVICE_ACCOUNT_CONTROLLER } from './controllers/selection.ts';
 import { crdDefinitions } from './registry/crd/crd-openapi.ts';
 import { forgetConverter } from './registry/crd/conversion.ts';
 import { LOOPBACK_USER } from './authentication/user.ts';
@@ -53,6 +55,10 @@ export interface ServerOptions {
   compactionIntervalMs?: number;
   /** How long an event lives after its last write (kube's --event-ttl; 0 keeps events); default 1 hour. */
   eventTtlMs?: number;
+  /** Admission plugins switched off (kube-apiserver's --disable-admission-plugins): NamespaceLifecycle, ServiceAccount. */
+  disableAdmissionPlugins?: string[];
+  /** Which kube-controller-manager controllers run in-process (its --controllers: `*`, `name`, `-name`); default all. */
+  controllers?: string[];
   /** Service cluster IP ranges (kube's --service-cluster-ip-range: a CIDR, or an IPv4 and an IPv6 one); default 10.96.0.0/12. */
   serviceClusterIPRange?: string;
   /** Service node-port range (kube's --service-node-port-range); default 30000-32767. */
@@ -89,9 +95,16 @@ interface ServiceRanges {
 }
 
 const SYSTEM_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube-node-lease'];
+/** The admission plugins hearth has, by kube's names. */
+export const ADMISSION_PLUGINS = ['NamespaceLifecycle', 'ServiceAccount'];
 
 export async function startServer(opts: ServerOptions): Promise<RunningServer> {
-  // Bad service ranges are refused before anything is bound or written.
+  // Bad service ranges (or controller names) are refused before anything is bound or written.
+  const unknownControllers = controllerSelectionErrors(opts.controllers ?? []);
+  if (unknownControllers.length) throw new Error(`controllers: ${unknownControllers.join(', ')}`);
+  for (const name of opts.disableAdmissionPlugins ?? []) {
+    if (!ADMISSION_PLUGINS.includes(name)) throw new Error(`disable-admission-plugins plugin ${JSON.stringify(name)} is unknown`);
+  }
   const ranges = { serviceCIDRs: parseServiceClusterIPRange(opts.serviceClusterIPRange), nodePortRange: parseServiceNodePortRange(opts.serviceNodePortRange) };
   // The port first: a port that is taken fails before the data directory is created or touched.
   let bound: BoundPort;
@@ -143,7 +156,11 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
   const servicesInfo = catalog.lookup('', 'v1', 'services')!;
   store.setStrategy('', 'services', createServiceStrategy(() => store.listCurrent(servicesInfo, undefined), { serviceCIDRs, nodePortRange }));
   const namespaces = new NamespaceIndex(eventLog, store.listReadable(nsInfo, undefined));
-  admission.add(namespaceLifecycle((name) => namespaces.get(name)));
+  // Admission plugins in kube's order.
+  const disabledPlugins = new Set(opts.disableAdmissionPlugins ?? []);
+  if (!disabledPlugins.has('NamespaceLifecycle')) admission.add(namespaceLifecycle((name) => namespaces.get(name)));
+  const serviceAccountsInfo = catalog.lookup('', 'v1', 'serviceaccounts')!;
+  if (!disabledPlugins.has('ServiceAccount')) admission.add(serviceAccountAdmission((ns, name) => store.tryGet(serviceAccountsInfo, ns, name)));
   // A fan-out's HTTP/2 frames leave at its end, one TLS write per connection.
   const watch = new WatchHub(eventLog, store, flushAll);
 
@@ -151,10 +168,10 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
   const nsController = new NamespaceController(store, catalog, eventLog);
   nsController.start();
   // Every active namespace's identity: its `default` ServiceAccount and the cluster CA.
-  const saController = new ServiceAccountsController(store, catalog, eventLog);
-  saController.start();
-  const rootCaPublisher = new RootCaPublisher(store, catalog, eventLog, pki.caCertPem);
-  rootCaPublisher.start();
+  const saController = controllerEnabled(opts.controllers, SERVICE_ACCOUNT_CONTROLLER) ? new ServiceAccountsController(store, catalog, eventLog) : undefined;
+  saController?.start();
+  const rootCaPublisher = controllerEnabled(opts.controllers, ROOT_CA_PUBLISHER_CONTROLLER) ? new RootCaPublisher(store, catalog, eventLog, pki.caCertPem) : undefined;
+  rootCaPublisher?.start();
   // CRDs already in the file publish their schemas right after start, in the background (as
   // kube's OpenAPI controller does): building 100 definitions would double the start time.
   // Until then their objects are typed from the compiled schema (registry/crd/runtime.ts).
@@ -268,7 +285,7 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
       closing ??= (async () => {
         ready = false;
         closed = true;
-        const controllersDone = Promise.all([nsController.stop(), saController.stop(), rootCaPublisher.stop(), crdController.stop(), eventTtl?.stop()]);
+        const controllersDone = Promise.all([nsController.stop(), saController?.stop(), rootCaPublisher?.stop(), crdController.stop(), eventTtl?.stop()]);
         compactor.stop();
         await snapshots.stop();
         await listener.close();
