@@ -6,6 +6,7 @@ import { parseDuration } from './storage/log/compactor.ts';
 import { parseServiceClusterIPRange, parseServiceNodePortRange } from './registry/kinds/core/services/ranges.ts';
 import { DEFAULT_SNAPSHOT_RETENTION } from './storage/backup/snapshot-schedule.ts';
 import type { Http2Implementation } from './http/listener.ts';
+import { controllerSelectionErrors } from './controllers/selection.ts';
 
 /** The data-directory subcommands (cli/ops.ts). */
 const OPS_COMMANDS = ['backup', 'restore', 'snapshots'];
@@ -22,6 +23,10 @@ interface Flags {
   clientCaFile?: string;
   compactionIntervalMs: number;
   eventTtlMs: number;
+  /** kube-apiserver's --disable-admission-plugins. */
+  disableAdmissionPlugins?: string[];
+  /** kube-controller-manager's --controllers, for the in-process controllers it names. */
+  controllers?: string[];
   serviceClusterIPRange?: string;
   serviceNodePortRange?: string;
   initialize: boolean;
@@ -37,7 +42,7 @@ interface Flags {
   serviceAccountExtendTokenExpiration: boolean;
 }
 
-const USAGE = `usage: npm start -- [--data-dir DIR] [--secure-port PORT] [--bind-address ADDR] [--tls-san NAME_OR_IP]... [--anonymous-auth=false] [--token-auth-file FILE] [--client-ca-file FILE] [--compaction-interval 5m] [--event-ttl 1h] [--service-cluster-ip-range 10.96.0.0/12[,fd00::/108]] [--service-node-port-range 30000-32767] [--snapshot-interval 12h] [--snapshot-retention 5] [--http2-implementation hearth|node] [--service-account-issuer URL]... [--service-account-signing-key-file FILE] [--service-account-key-file FILE]... [--api-audiences A,B] [--service-account-jwks-uri URL] [--service-account-max-token-expiration 24h] [--service-account-extend-token-expiration=false] [--initialize]
+const USAGE = `usage: npm start -- [--data-dir DIR] [--secure-port PORT] [--bind-address ADDR] [--tls-san NAME_OR_IP]... [--anonymous-auth=false] [--token-auth-file FILE] [--client-ca-file FILE] [--compaction-interval 5m] [--event-ttl 1h] [--controllers '*'] [--disable-admission-plugins NAME,...] [--service-cluster-ip-range 10.96.0.0/12[,fd00::/108]] [--service-node-port-range 30000-32767] [--snapshot-interval 12h] [--snapshot-retention 5] [--http2-implementation hearth|node] [--service-account-issuer URL]... [--service-account-signing-key-file FILE] [--service-account-key-file FILE]... [--api-audiences A,B] [--service-account-jwks-uri URL] [--service-account-max-token-expiration 24h] [--service-account-extend-token-expiration=false] [--initialize]
        npm run backup|restore|snapshots -- --help`;
 
 function parseFlags(argv: string[]): Flags {
@@ -81,6 +86,13 @@ function parseFlags(argv: string[]): Flags {
       case '--service-node-port-range': flags.serviceNodePortRange = take(); break;
       case '--compaction-interval': flags.compactionIntervalMs = takeDuration(); break;
       case '--event-ttl': flags.eventTtlMs = takeDuration(); break;
+      case '--disable-admission-plugins': flags.disableAdmissionPlugins = take().split(',').map((c) => c.trim()).filter((c) => c !== ''); break;
+      case '--controllers': {
+        flags.controllers = take().split(',').map((c) => c.trim()).filter((c) => c !== '');
+        const errs = controllerSelectionErrors(flags.controllers);
+        if (errs.length) fail(`--controllers: ${errs.join(', ')}`);
+        break;
+      }
       case '--snapshot-interval': flags.snapshotIntervalMs = takeDuration(); break;
       case '--snapshot-retention': {
         const n = Number(take());
@@ -180,6 +192,8 @@ try {
     clientCaFile: flags.clientCaFile,
     compactionIntervalMs: flags.compactionIntervalMs,
     eventTtlMs: flags.eventTtlMs,
+    controllers: flags.controllers,
+    disableAdmissionPlugins: flags.disableAdmissionPlugins,
     serviceClusterIPRange: flags.serviceClusterIPRange,
     serviceNodePortRange: flags.serviceNodePortRange,
     initialize: flags.initialize,

@@ -13,6 +13,7 @@ import type { ResourceInfo } from './schema/types.ts';
 import { AdmissionChain } from './admission/chain.ts';
 import { namespaceLifecycle } from './admission/namespace-lifecycle.ts';
 import { certificateSubjectRestriction } from './admission/certificate-subject-restriction.ts';
+import { serviceAccountAdmission } from './admission/service-account.ts';
 import { GenericStore, type RequestContext } from './registry/store.ts';
 import { NamespaceIndex } from './registry/namespace-index.ts';
 import { createServiceStrategy, outOfRangeServiceReports } from './registry/kinds/core/services/strategy.ts';
@@ -42,6 +43,9 @@ import { CrdController, type CustomResourceDefinition } from './controllers/crd.
 import { EventTtlController } from './controllers/event-ttl.ts';
 import { CsrSigningController } from './controllers/csr-signer.ts';
 import { CsrCleanerController } from './controllers/csr-cleaner.ts';
+import { ServiceAccountsController } from './controllers/service-accounts.ts';
+import { RootCaPublisher } from './controllers/root-ca-publisher.ts';
+import { controllerEnabled, controllerSelectionErrors, ROOT_CA_PUBLISHER_CONTROLLER, SERVICE_ACCOUNT_CONTROLLER } from './controllers/selection.ts';
 import { crdDefinitions } from './registry/crd/crd-openapi.ts';
 import { forgetConverter } from './registry/crd/conversion.ts';
 import { LOOPBACK_USER } from './authentication/user.ts';
@@ -66,6 +70,10 @@ export interface ServerOptions {
   eventTtlMs?: number;
   /** How often finished CertificateSigningRequests are deleted (kube's CSR cleaner: hourly); tests shorten it. */
   csrCleanerIntervalMs?: number;
+  /** Admission plugins switched off (kube-apiserver's --disable-admission-plugins): NamespaceLifecycle, ServiceAccount, CertificateSubjectRestriction. */
+  disableAdmissionPlugins?: string[];
+  /** Which kube-controller-manager controllers run in-process (its --controllers: `*`, `name`, `-name`); default all. */
+  controllers?: string[];
   /** Service cluster IP ranges (kube's --service-cluster-ip-range: a CIDR, or an IPv4 and an IPv6 one); default 10.96.0.0/12. */
   serviceClusterIPRange?: string;
   /** Service node-port range (kube's --service-node-port-range); default 30000-32767. */
@@ -122,9 +130,16 @@ interface AuthenticationFiles {
 }
 
 const SYSTEM_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube-node-lease'];
+/** The admission plugins hearth has, by kube's names. */
+export const ADMISSION_PLUGINS = ['NamespaceLifecycle', 'ServiceAccount', 'CertificateSubjectRestriction'];
 
 export async function startServer(opts: ServerOptions): Promise<RunningServer> {
-  // Bad service ranges are refused before anything is bound or written.
+  // Bad service ranges (or controller names) are refused before anything is bound or written.
+  const unknownControllers = controllerSelectionErrors(opts.controllers ?? []);
+  if (unknownControllers.length) throw new Error(`controllers: ${unknownControllers.join(', ')}`);
+  for (const name of opts.disableAdmissionPlugins ?? []) {
+    if (!ADMISSION_PLUGINS.includes(name)) throw new Error(`disable-admission-plugins plugin ${JSON.stringify(name)} is unknown`);
+  }
   const ranges = { serviceCIDRs: parseServiceClusterIPRange(opts.serviceClusterIPRange), nodePortRange: parseServiceNodePortRange(opts.serviceNodePortRange) };
   // So are token and CA files kube refuses (with kube's messages).
   const log = opts.log ?? ((l: string) => console.log(l));
@@ -186,14 +201,23 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
   const servicesInfo = catalog.lookup('', 'v1', 'services')!;
   store.setStrategy('', 'services', createServiceStrategy(() => store.listCurrent(servicesInfo, undefined), { serviceCIDRs, nodePortRange }));
   const namespaces = new NamespaceIndex(eventLog, store.listReadable(nsInfo, undefined));
-  admission.add(namespaceLifecycle((name) => namespaces.get(name)));
-  admission.add(certificateSubjectRestriction());
+  // Admission plugins in kube's order.
+  const disabledPlugins = new Set(opts.disableAdmissionPlugins ?? []);
+  if (!disabledPlugins.has('NamespaceLifecycle')) admission.add(namespaceLifecycle((name) => namespaces.get(name)));
+  const serviceAccountsInfo = catalog.lookup('', 'v1', 'serviceaccounts')!;
+  if (!disabledPlugins.has('ServiceAccount')) admission.add(serviceAccountAdmission((ns, name) => store.tryGet(serviceAccountsInfo, ns, name)));
+  if (!disabledPlugins.has('CertificateSubjectRestriction')) admission.add(certificateSubjectRestriction());
   // A fan-out's HTTP/2 frames leave at its end, one TLS write per connection.
   const watch = new WatchHub(eventLog, store, flushAll);
 
   await bootstrapNamespaces(store, catalog);
   const nsController = new NamespaceController(store, catalog, eventLog);
   nsController.start();
+  // Every active namespace's identity: its `default` ServiceAccount and the cluster CA.
+  const saController = controllerEnabled(opts.controllers, SERVICE_ACCOUNT_CONTROLLER) ? new ServiceAccountsController(store, catalog, eventLog) : undefined;
+  saController?.start();
+  const rootCaPublisher = controllerEnabled(opts.controllers, ROOT_CA_PUBLISHER_CONTROLLER) ? new RootCaPublisher(store, catalog, eventLog, pki.caCertPem) : undefined;
+  rootCaPublisher?.start();
   // CRDs already in the file publish their schemas right after start, in the background (as
   // kube's OpenAPI controller does): building 100 definitions would double the start time.
   // Until then their objects are typed from the compiled schema (registry/crd/runtime.ts).
@@ -321,7 +345,7 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
       closing ??= (async () => {
         ready = false;
         closed = true;
-        const controllersDone = Promise.all([nsController.stop(), crdController.stop(), eventTtl?.stop(), csrSigner.stop(), csrCleaner.stop()]);
+        const controllersDone = Promise.all([nsController.stop(), saController?.stop(), rootCaPublisher?.stop(), crdController.stop(), eventTtl?.stop(), csrSigner.stop(), csrCleaner.stop()]);
         compactor.stop();
         await snapshots.stop();
         await listener.close();

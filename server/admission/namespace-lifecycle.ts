@@ -1,5 +1,7 @@
 // NamespaceLifecycle: nothing is created in a namespace that does not exist (404) or is
-// being terminated (403); the system namespaces cannot be deleted.
+// being terminated (403); the system namespaces cannot be deleted. kube's plugin is a mutating
+// one (it implements Admit) and comes first in the order, so it answers before the object is
+// validated and before ServiceAccount admission looks for a ServiceAccount in the namespace.
 import type { AdmissionPlugin } from './types.ts';
 import { ApiError, forbidden, notFound } from '../errors.ts';
 
@@ -8,7 +10,7 @@ export const IMMORTAL_NAMESPACES = new Set(['default', 'kube-system', 'kube-publ
 export function namespaceLifecycle(getNamespace: (name: string) => { terminating: boolean } | undefined): AdmissionPlugin {
   return {
     name: 'NamespaceLifecycle',
-    validate(a) {
+    admit(a) {
       const { info } = a;
       if (a.operation === 'DELETE' && info.group === '' && info.resource === 'namespaces' && !a.subresource) {
         if (IMMORTAL_NAMESPACES.has(a.name)) throw forbidden('', 'namespaces', a.name, 'this namespace may not be deleted');

@@ -5,7 +5,9 @@ import assert from 'node:assert/strict';
 import https from 'node:https';
 import { useTestServer } from '../../helpers/server.ts';
 
-const s = useTestServer();
+// Without the root CA publisher: these tests count the ConfigMaps of their namespaces, and kube's API
+// server integration tests too run without kube-controller-manager's kube-root-ca.crt.
+const s = useTestServer({ options: { controllers: ['*', '-root-ca-certificate-publisher-controller'] } });
 
 const cm = (name: string, data: Record<string, string> = { v: '1' }) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data });
 

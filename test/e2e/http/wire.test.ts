@@ -99,7 +99,8 @@ test('router paths with other methods: the 404 Status (the fallback answers befo
 test('empty path segments count for nothing in resource paths', async () => {
   const r = await s.request('GET', '//api//v1/namespaces//wire/configmaps/');
   assert.equal(r.status, 200);
-  assert.deepEqual(names(r), ['a-b', 'c', 'd']);
+  // (the namespace's kube-root-ca.crt, which the root CA publisher adds, is not this test's)
+  assert.deepEqual(names(r).filter((n: string) => n !== 'kube-root-ca.crt'), ['a-b', 'c', 'd']);
   const one = await s.request('GET', '/api/v1/namespaces/wire/configmaps/c/');
   assert.equal(one.json().metadata.name, 'c');
 });

@@ -1,0 +1,32 @@
+// Which of the kube-controller-manager controllers hearth runs in-process may be switched off,
+// with kube-controller-manager's --controllers syntax: `*` (the default) is every one, `NAME`
+// turns one on, `-NAME` off (so `*,-root-ca-certificate-publisher-controller` runs all but the
+// publisher). Useful when a real kube-controller-manager runs them instead, or for an API server
+// with none, as kube's own API server integration tests run.
+
+/** kube's names for the controllers this flag selects (cmd/kube-controller-manager/names). */
+export const SERVICE_ACCOUNT_CONTROLLER = 'serviceaccount-controller';
+export const ROOT_CA_PUBLISHER_CONTROLLER = 'root-ca-certificate-publisher-controller';
+export const SELECTABLE_CONTROLLERS = [SERVICE_ACCOUNT_CONTROLLER, ROOT_CA_PUBLISHER_CONTROLLER];
+
+/** The list's names that are not known, each as kube-controller-manager reports it; empty when all are. */
+export function controllerSelectionErrors(list: readonly string[]): string[] {
+  const errs: string[] = [];
+  for (const entry of list) {
+    if (entry === '*') continue;
+    const name = entry.startsWith('-') ? entry.slice(1) : entry;
+    if (!SELECTABLE_CONTROLLERS.includes(name)) errs.push(`"${name}" is not in the list of known controllers`);
+  }
+  return errs;
+}
+
+/** kube's IsControllerEnabled: the name itself decides, then `-name`, then `*`. */
+export function controllerEnabled(list: readonly string[] = ['*'], name: string): boolean {
+  let star = false;
+  for (const entry of list) {
+    if (entry === name) return true;
+    if (entry === `-${name}`) return false;
+    if (entry === '*') star = true;
+  }
+  return star;
+}

@@ -1,0 +1,19 @@
+// --controllers as kube-controller-manager reads it: the name itself, then -name, then *.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { controllerEnabled, controllerSelectionErrors } from '../../../server/controllers/selection.ts';
+
+test('* runs every controller; -NAME switches one off; NAME alone runs only it', () => {
+  assert.equal(controllerEnabled(undefined, 'serviceaccount-controller'), true);
+  assert.equal(controllerEnabled(['*'], 'root-ca-certificate-publisher-controller'), true);
+  assert.equal(controllerEnabled(['*', '-root-ca-certificate-publisher-controller'], 'root-ca-certificate-publisher-controller'), false);
+  assert.equal(controllerEnabled(['*', '-root-ca-certificate-publisher-controller'], 'serviceaccount-controller'), true);
+  assert.equal(controllerEnabled(['serviceaccount-controller'], 'serviceaccount-controller'), true);
+  assert.equal(controllerEnabled(['serviceaccount-controller'], 'root-ca-certificate-publisher-controller'), false);
+  assert.equal(controllerEnabled([], 'serviceaccount-controller'), false);
+});
+
+test('unknown names are reported in kube-controller-manager words', () => {
+  assert.deepEqual(controllerSelectionErrors(['*', '-serviceaccount-controller', 'root-ca-certificate-publisher-controller']), []);
+  assert.deepEqual(controllerSelectionErrors(['*', '-nope', 'other']), ['"nope" is not in the list of known controllers', '"other" is not in the list of known controllers']);
+});
