@@ -13,6 +13,7 @@ import { execFile } from 'node:child_process';
 import YAML from 'yaml';
 import Database from 'better-sqlite3';
 import { freePort, startHearthProcess, stopHearthProcess, runHearth, adminClient } from '../../helpers/hearth-process.ts';
+import { WITHOUT_NAMESPACE_CONTENT } from '../../helpers/server.ts';
 import { KUBECTL } from '../../helpers/server.ts';
 
 function tempDir(prefix: string): string {
@@ -145,12 +146,15 @@ test("admin.kubeconfig: a user's edits survive a restart, the server address and
   }
 });
 
+/** The store holds only what the test wrote: no namespace gets a ServiceAccount or kube-root-ca.crt. */
+const STORE_ONLY_ARGS = ['--controllers', WITHOUT_NAMESPACE_CONTENT.join(',')];
+
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {
   test(`a clean stop (${signal}) leaves no WAL content, even with another connection open on the store: hearth.db and pki/ copied from the stopped server are a complete backup`, async () => {
     const root = tempDir('hearth-clean-stop-');
     const dataDir = join(root, 'data');
     try {
-      let p = await startHearthProcess(dataDir);
+      let p = await startHearthProcess(dataDir, STORE_ONLY_ARGS);
       const req = adminClient(dataDir);
       const written = new Map<string, string>();
       await Promise.all(
@@ -177,7 +181,7 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
       mkdirSync(copy);
       cpSync(join(dataDir, 'hearth.db'), join(copy, 'hearth.db'));
       cpSync(join(dataDir, 'pki'), join(copy, 'pki'), { recursive: true });
-      p = await startHearthProcess(copy);
+      p = await startHearthProcess(copy, STORE_ONLY_ARGS);
       try {
         const list = await adminClient(copy)('GET', `${p.url}/api/v1/namespaces/default/configmaps`);
         const got = new Map<string, string>(list.json.items.map((i: any) => [i.metadata.name, i.metadata.resourceVersion]));

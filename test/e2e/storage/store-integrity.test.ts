@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { startTestServer, type TestServer } from '../../helpers/server.ts';
+import { startTestServer, WITHOUT_NAMESPACE_CONTENT, type TestServer } from '../../helpers/server.ts';
 import { storageCounters } from '../../../server/storage/rows/corrupt-rows.ts';
 import { checksum, tableCrc32 } from '../../../server/storage/rows/checksum.ts';
 import { loadMigrations, migrate } from '../../../server/storage/sqlite/database.ts';
@@ -47,7 +47,7 @@ test('a row damaged on disk: its GET and every list that meets it answer 500 nam
   const dataDir = mkdtempSync(join(tmpdir(), 'hearth-corrupt-'));
   let s: TestServer | undefined;
   try {
-    s = await startTestServer({ dataDir });
+    s = await startTestServer({ dataDir, options: { controllers: WITHOUT_NAMESPACE_CONTENT } });
     for (const ns of ['t', 'other']) assert.equal((await s.request('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } } })).status, 201);
     for (const name of ['a-good', 'bad', 'z-good']) assert.equal((await s.request('POST', '/api/v1/namespaces/t/configmaps', { body: { ...configMap(name), metadata: { name, labels: { app: 'x' } } } })).status, 201);
     assert.equal((await s.request('POST', '/api/v1/namespaces/other/configmaps', { body: configMap('fine') })).status, 201);
@@ -61,7 +61,7 @@ test('a row damaged on disk: its GET and every list that meets it answer 500 nam
       db.prepare(`UPDATE events SET data = ? WHERE res = 'configmaps' AND ns = 't' AND name = 'bad'`).run(damaged(row.data));
     });
 
-    s = await startTestServer({ dataDir });
+    s = await startTestServer({ dataDir, options: { controllers: WITHOUT_NAMESPACE_CONTENT } });
     const before = storageCounters.corruptObjectReads;
     const key = '/registry/configmaps/t/bad';
     const get = await s.request('GET', '/api/v1/namespaces/t/configmaps/bad');
@@ -128,7 +128,7 @@ test('a row whose bytes match their checksum but do not decode is a 500 naming i
   const dataDir = mkdtempSync(join(tmpdir(), 'hearth-undecodable-'));
   let s: TestServer | undefined;
   try {
-    s = await startTestServer({ dataDir });
+    s = await startTestServer({ dataDir, options: { controllers: WITHOUT_NAMESPACE_CONTENT } });
     assert.equal((await s.request('POST', '/api/v1/namespaces/default/configmaps', { body: configMap('odd') })).status, 201);
     assert.equal((await s.request('POST', '/api/v1/namespaces/default/configmaps', { body: configMap('plain') })).status, 201);
     await s.stop();
@@ -136,7 +136,7 @@ test('a row whose bytes match their checksum but do not decode is a 500 naming i
     // Written wrong rather than damaged afterwards (its checksum matches): a truncated CBOR map.
     const bytes = Buffer.from([0xa3, 0x61, 0x61]);
     editStore(dataDir, (db) => db.prepare(`UPDATE objects SET data = ?, crc = ? WHERE res = 'configmaps' AND ns = 'default' AND name = 'odd'`).run(bytes, checksum(bytes)));
-    s = await startTestServer({ dataDir });
+    s = await startTestServer({ dataDir, options: { controllers: WITHOUT_NAMESPACE_CONTENT } });
     const get = await s.request('GET', '/api/v1/namespaces/default/configmaps/odd');
     assert.equal(get.status, 500);
     assert.match(get.json().message, /StorageError: corrupt object, Code: 7, Key: \/registry\/configmaps\/default\/odd, .*object not decodable: /);
@@ -153,7 +153,7 @@ test('a row whose bytes match their checksum but do not decode is a 500 naming i
 });
 
 test('a full disk: the write answers 500 with a Status, leaves no row and no event, reads go on, and writes work again once space is back', async () => {
-  const s = await startTestServer();
+  const s = await startTestServer({ options: { controllers: WITHOUT_NAMESPACE_CONTENT } });
   try {
     assert.equal((await s.request('POST', '/api/v1/namespaces/default/configmaps', { body: configMap('before') })).status, 201);
     const rv = (await s.request('GET', '/api/v1/namespaces/default/configmaps')).json().metadata.resourceVersion;
@@ -201,7 +201,7 @@ test('a full disk: the write answers 500 with a Status, leaves no row and no eve
 });
 
 test('deleting most objects and compacting gives the space back: the file ends within 3× of what the remaining rows hold', async () => {
-  const s = await startTestServer();
+  const s = await startTestServer({ options: { controllers: WITHOUT_NAMESPACE_CONTENT } });
   try {
     const file = join(s.dataDir, 'hearth.db');
     const value = 'v'.repeat(16 * 1024);
@@ -284,7 +284,7 @@ test('a store made by an older hearth (no auto-vacuum, no checksums) is converte
     assert.equal(db.pragma('auto_vacuum', { simple: true }), 0);
     db.close();
 
-    s = await startTestServer({ dataDir });
+    s = await startTestServer({ dataDir, options: { controllers: WITHOUT_NAMESPACE_CONTENT } });
     const check = new Database(file, { readonly: true });
     assert.equal(check.pragma('auto_vacuum', { simple: true }), 2, 'converted to incremental auto-vacuum');
     const crcs = check.prepare(`SELECT name, crc FROM objects WHERE res = 'configmaps'`).all() as { name: string; crc: number }[];
