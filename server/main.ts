@@ -3,6 +3,7 @@
 // `npm start` also sets node's memory options (package.json; why: bench/bench-kit.ts startCommand).
 import { resolve } from 'node:path';
 import { parseDuration } from './storage/log/compactor.ts';
+import { parseGoDuration } from './go/time.ts';
 import { parseServiceClusterIPRange, parseServiceNodePortRange } from './registry/kinds/core/services/ranges.ts';
 import { DEFAULT_SNAPSHOT_RETENTION } from './storage/backup/snapshot-schedule.ts';
 import type { Http2Implementation } from './http/listener.ts';
@@ -20,6 +21,9 @@ interface Flags {
   tlsSans: string[];
   anonymousAuth: boolean;
   tokenAuthFile?: string;
+  authenticationTokenWebhookConfigFile?: string;
+  authenticationTokenWebhookVersion?: string;
+  authenticationTokenWebhookCacheTtlMs?: number;
   clientCaFile?: string;
   compactionIntervalMs: number;
   eventTtlMs: number;
@@ -42,7 +46,7 @@ interface Flags {
   serviceAccountExtendTokenExpiration: boolean;
 }
 
-const USAGE = `usage: npm start -- [--data-dir DIR] [--secure-port PORT] [--bind-address ADDR] [--tls-san NAME_OR_IP]... [--anonymous-auth=false] [--token-auth-file FILE] [--client-ca-file FILE] [--compaction-interval 5m] [--event-ttl 1h] [--controllers '*'] [--disable-admission-plugins NAME,...] [--service-cluster-ip-range 10.96.0.0/12[,fd00::/108]] [--service-node-port-range 30000-32767] [--snapshot-interval 12h] [--snapshot-retention 5] [--http2-implementation hearth|node] [--service-account-issuer URL]... [--service-account-signing-key-file FILE] [--service-account-key-file FILE]... [--api-audiences A,B] [--service-account-jwks-uri URL] [--service-account-max-token-expiration 24h] [--service-account-extend-token-expiration=false] [--initialize]
+const USAGE = `usage: npm start -- [--data-dir DIR] [--secure-port PORT] [--bind-address ADDR] [--tls-san NAME_OR_IP]... [--anonymous-auth=false] [--token-auth-file FILE] [--authentication-token-webhook-config-file FILE] [--authentication-token-webhook-version v1beta1|v1] [--authentication-token-webhook-cache-ttl 2m] [--client-ca-file FILE] [--compaction-interval 5m] [--event-ttl 1h] [--controllers '*'] [--disable-admission-plugins NAME,...] [--service-cluster-ip-range 10.96.0.0/12[,fd00::/108]] [--service-node-port-range 30000-32767] [--snapshot-interval 12h] [--snapshot-retention 5] [--http2-implementation hearth|node] [--service-account-issuer URL]... [--service-account-signing-key-file FILE] [--service-account-key-file FILE]... [--api-audiences A,B] [--service-account-jwks-uri URL] [--service-account-max-token-expiration 24h] [--service-account-extend-token-expiration=false] [--initialize]
        npm run backup|restore|snapshots -- --help`;
 
 function parseFlags(argv: string[]): Flags {
@@ -80,6 +84,16 @@ function parseFlags(argv: string[]): Flags {
       case '--tls-san': flags.tlsSans.push(take()); break;
       case '--anonymous-auth': flags.anonymousAuth = (value ?? 'true') !== 'false'; break;
       case '--token-auth-file': flags.tokenAuthFile = take(); break;
+      case '--authentication-token-webhook-config-file': flags.authenticationTokenWebhookConfigFile = take(); break;
+      case '--authentication-token-webhook-version': flags.authenticationTokenWebhookVersion = take(); break;
+      case '--authentication-token-webhook-cache-ttl': {
+        // A Go duration, as pflag reads it.
+        const v = take();
+        const ns = parseGoDuration(v);
+        if (typeof ns === 'string') fail(`invalid argument ${JSON.stringify(v)} for "--authentication-token-webhook-cache-ttl" flag: ${ns}`);
+        flags.authenticationTokenWebhookCacheTtlMs = Math.max(0, ns / 1e6);
+        break;
+      }
       case '--client-ca-file': flags.clientCaFile = take(); break;
       case '--initialize': flags.initialize = (value ?? 'true') !== 'false'; break;
       case '--service-cluster-ip-range': flags.serviceClusterIPRange = take(); break;
@@ -189,6 +203,9 @@ try {
     tlsSans: flags.tlsSans,
     anonymousAuth: flags.anonymousAuth,
     tokenAuthFile: flags.tokenAuthFile,
+    authenticationTokenWebhookConfigFile: flags.authenticationTokenWebhookConfigFile,
+    authenticationTokenWebhookVersion: flags.authenticationTokenWebhookVersion,
+    authenticationTokenWebhookCacheTtlMs: flags.authenticationTokenWebhookCacheTtlMs,
     clientCaFile: flags.clientCaFile,
     compactionIntervalMs: flags.compactionIntervalMs,
     eventTtlMs: flags.eventTtlMs,

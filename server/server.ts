@@ -30,6 +30,7 @@ import { SnapshotScheduler, DEFAULT_SNAPSHOT_RETENTION } from './storage/backup/
 import { x509Authenticator } from './authentication/authenticator.ts';
 import { bearerTokenAuthenticator, type TokenAuthenticator } from './authentication/token.ts';
 import { readTokenFile, staticTokenAuthenticator } from './authentication/static-token.ts';
+import { loadTokenWebhookConfig, tokenWebhookAuthenticator, type TokenWebhookConfig } from './authentication/token-webhook.ts';
 import { readClientCaFile } from './pki/client-ca.ts';
 import { reviewResources } from './http/handlers/index.ts';
 import type { UserInfo } from './authentication/user.ts';
@@ -60,6 +61,12 @@ export interface ServerOptions {
   anonymousAuth?: boolean;
   /** kube's --token-auth-file: a CSV of static bearer tokens (token,user,uid,"group1,group2"). */
   tokenAuthFile?: string;
+  /** kube's --authentication-token-webhook-config-file: a kubeconfig naming the TokenReview webhook. */
+  authenticationTokenWebhookConfigFile?: string;
+  /** --authentication-token-webhook-version: v1beta1 (kube's default) or v1. */
+  authenticationTokenWebhookVersion?: string;
+  /** --authentication-token-webhook-cache-ttl (default 2 minutes). */
+  authenticationTokenWebhookCacheTtlMs?: number;
   /** kube's --client-ca-file: a PEM bundle of CAs whose client certificates are trusted besides hearth's own CA's. */
   clientCaFile?: string;
   /** SQLite synchronous mode; "full" unless a benchmark asks otherwise. */
@@ -127,6 +134,7 @@ interface ServiceRanges {
 interface AuthenticationFiles {
   staticTokens?: Map<string, UserInfo>;
   clientCaPem?: string;
+  tokenWebhook?: TokenWebhookConfig;
 }
 
 const SYSTEM_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube-node-lease'];
@@ -146,6 +154,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const authFiles: AuthenticationFiles = {
     staticTokens: opts.tokenAuthFile !== undefined ? readTokenFile(opts.tokenAuthFile, (w) => log(`warning: ${w}`)) : undefined,
     clientCaPem: opts.clientCaFile !== undefined ? readClientCaFile(opts.clientCaFile) : undefined,
+    tokenWebhook: opts.authenticationTokenWebhookConfigFile !== undefined ? loadTokenWebhookConfig(opts.authenticationTokenWebhookConfigFile, opts.authenticationTokenWebhookVersion) : undefined,
   };
   // The port first: a port that is taken fails before the data directory is created or touched.
   let bound: BoundPort;
@@ -276,6 +285,9 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
   const tokenAuthenticators: TokenAuthenticator[] = [];
   if (authFiles.staticTokens) tokenAuthenticators.push(staticTokenAuthenticator(authFiles.staticTokens, apiAudiences));
   tokenAuthenticators.push(serviceAccountTokens);
+  // The webhook stays last (kube's order): only tokens nobody else knows reach it.
+  const tokenWebhook = authFiles.tokenWebhook && tokenWebhookAuthenticator(authFiles.tokenWebhook, { cacheTtlMs: opts.authenticationTokenWebhookCacheTtlMs, implicitAudiences: apiAudiences, log, userAgent: `kube-apiserver/${catalog.kubernetesVersion} (${process.platform}/${process.arch === 'x64' ? 'amd64' : process.arch}) kubernetes/hearth` });
+  if (tokenWebhook) tokenAuthenticators.push(tokenWebhook);
   let url = '';
   const app = buildApp({
     log: eventLog,
@@ -349,6 +361,7 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
         compactor.stop();
         await snapshots.stop();
         await listener.close();
+        tokenWebhook?.close();
         // What the controllers are doing finishes before the store goes.
         await controllersDone;
         // Let writes already queued commit before the file closes.
