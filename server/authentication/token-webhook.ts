@@ -151,9 +151,8 @@ function decodeAnswer(body: unknown, version: TokenReviewVersion): ReviewStatus 
   const extraJson = userJson.extra;
   if (extraJson !== undefined && extraJson !== null) {
     if (!isObject(extraJson)) throw typeError(extraJson, 'UserInfo', 'status.user.extra', `map[string]${version}.ExtraValue`);
-    const extra: Record<string, string[]> = {};
-    for (const key of Object.keys(extraJson)) extra[key] = optStrings(extraJson, key, 'UserInfo', 'status.user.extra', `${version}.ExtraValue`) ?? [];
-    user.extra = extra;
+    // fromEntries defines each key as the answer's own (a "__proto__" key stays a key).
+    user.extra = Object.fromEntries(Object.keys(extraJson).map((key) => [key, optStrings(extraJson, key, 'UserInfo', 'status.user.extra', `${version}.ExtraValue`) ?? []]));
   }
   const out: ReviewStatus = { authenticated, user };
   const audiences = optStrings(status, 'audiences', 'TokenReviewStatus', 'status');
