@@ -107,12 +107,14 @@ function optString(o: Record<string, unknown>, key: string, struct: string, fiel
   return v;
 }
 
-function optStrings(o: Record<string, unknown>, key: string, struct: string, field: string, goType = '[]string'): string[] | undefined {
+/** A []string (or ExtraValue) field; a map's value is named by the map's field alone, as the decoder kube uses names it. */
+function optStrings(o: Record<string, unknown>, key: string, struct: string, field: string, goType = '[]string', inMap = false): string[] | undefined {
   const v = o[key];
   if (v === undefined || v === null) return undefined;
-  if (!Array.isArray(v)) throw typeError(v, struct, `${field}.${key}`, goType);
+  const at = inMap ? field : `${field}.${key}`;
+  if (!Array.isArray(v)) throw typeError(v, struct, at, goType);
   return v.map((item) => {
-    if (typeof item !== 'string') throw typeError(item, struct, `${field}.${key}`, 'string');
+    if (typeof item !== 'string') throw typeError(item, struct, at, 'string');
     return item;
   });
 }
@@ -152,7 +154,7 @@ function decodeAnswer(body: unknown, version: TokenReviewVersion): ReviewStatus 
   if (extraJson !== undefined && extraJson !== null) {
     if (!isObject(extraJson)) throw typeError(extraJson, 'UserInfo', 'status.user.extra', `map[string]${version}.ExtraValue`);
     // fromEntries defines each key as the answer's own (a "__proto__" key stays a key).
-    user.extra = Object.fromEntries(Object.keys(extraJson).map((key) => [key, optStrings(extraJson, key, 'UserInfo', 'status.user.extra', `${version}.ExtraValue`) ?? []]));
+    user.extra = Object.fromEntries(Object.keys(extraJson).map((key) => [key, optStrings(extraJson, key, 'UserInfo', 'status.user.extra', `${version}.ExtraValue`, true) ?? []]));
   }
   const out: ReviewStatus = { authenticated, user };
   const audiences = optStrings(status, 'audiences', 'TokenReviewStatus', 'status');
