@@ -19,6 +19,8 @@ import type { WebhookClientConfig } from './kubeconfig.ts';
 export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 /** How much of an answer is read: a webhook that sends more is an error, so a call's cost is bounded. */
 export const MAX_RESPONSE_BYTES = 10 * 1024 * 1024;
+/** Idle connections kept per webhook (client-go's MaxIdleConnsPerHost). */
+const MAX_IDLE_CONNECTIONS = 25;
 /** client-go's CachedFileTokenSource reads a tokenFile again after this long. */
 const TOKEN_FILE_REFRESH_MS = 60_000;
 
@@ -268,8 +270,8 @@ export class WebhookClient {
     this.userAgent = opts.userAgent ?? 'hearth';
     this.sleep = opts.sleep;
     this.random = opts.random;
-    // client-go's transport keeps up to 25 idle connections per host.
-    const agentOptions = { keepAlive: true, maxFreeSockets: 25 };
+    // client-go's transport keeps up to 25 idle connections per host, closed after 90 s idle.
+    const agentOptions = { keepAlive: true, maxFreeSockets: MAX_IDLE_CONNECTIONS, timeout: 90_000 };
     this.agent =
       this.url.protocol === 'https:'
         ? new https.Agent({
@@ -316,12 +318,15 @@ export class WebhookClient {
 
   /** One call (a connection the server closed while idle is tried once more, as Go's transport does). */
   async postOnce(payload: Buffer, deadline?: number): Promise<WebhookAnswer> {
-    let raw: RawAnswer;
-    try {
-      raw = await this.send(payload, deadline);
-    } catch (e) {
-      if (!(e instanceof StaleConnection)) throw e;
-      raw = await this.send(payload, deadline);
+    let raw: RawAnswer | undefined;
+    // Each stale connection is closed when found, so this ends with a new one at the latest.
+    for (let tries = 0; raw === undefined; tries++) {
+      try {
+        raw = await this.send(payload, deadline);
+      } catch (e) {
+        if (!(e instanceof StaleConnection)) throw e;
+        if (tries > MAX_IDLE_CONNECTIONS) throw new WebhookCallError(`Post ${JSON.stringify(this.url.href)}: EOF`, false);
+      }
     }
     if (raw.statusCode < 200 || raw.statusCode > 206) throw statusError(raw);
     if (raw.body.length === 0) throw new WebhookCallError(`0-length response with status code: ${raw.statusCode} and content type: ${raw.contentType}`, false, raw.statusCode);
