@@ -177,7 +177,7 @@ export class ServiceAccountTokens implements TokenAuthenticator {
       }
       node = { name: str(claims.node.name), uid: str(claims.node.uid) };
     }
-    return { user: serviceAccountUser(ns, saName, str(claims.serviceaccount.uid), { pod, node, jti: str(payload.jti) }) };
+    return { user: serviceAccountUser(ns, saName, str(claims.serviceaccount.uid), { pod, node, jti: str(payload.jti) }), audiences: audiences.audiences };
   }
 
   /** /.well-known/openid-configuration (openidmetadata.go's openIDMetadata, its field order). */

@@ -249,7 +249,11 @@ test('a bound token (TokenRequest) of the same ServiceAccount works and leaves t
   const info = JSON.parse(r.stdout).status.userInfo;
   assert.equal(info.username, `system:serviceaccount:${NS}:both`);
   assert.deepEqual(info.extra, { 'authentication.kubernetes.io/credential-id': [`JTI=${decodeJwt(bound).jti}`] });
-  // The admin's review of the bound token reads the Secret as it is: no label was written.
+  // TokenReview knows it too, with its audiences (kube's Response.Audiences).
+  const reviewed = await review(bound);
+  assert.equal(reviewed.status.authenticated, true, JSON.stringify(reviewed.status));
+  assert.deepEqual(reviewed.status.audiences, [ISSUER]);
+  // Bound tokens never touch the legacy labels: the token Secret was never used, and has none.
   assert.equal((await asToken(bound, '/version')).status, 200);
   assert.equal((await filledSecret('both-token')).metadata.labels, undefined);
 });
