@@ -48,7 +48,8 @@ import { ServiceAccountsController } from './controllers/service-accounts.ts';
 import { RootCaPublisher } from './controllers/root-ca-publisher.ts';
 import { ServiceAccountTokensController } from './controllers/service-account-tokens.ts';
 import { LegacyTokenStoreObjects, LegacyTokenTrackingController } from './controllers/legacy-token-tracking.ts';
-import { controllerEnabled, controllerSelectionErrors, ROOT_CA_PUBLISHER_CONTROLLER, SERVICE_ACCOUNT_CONTROLLER, SERVICE_ACCOUNT_TOKEN_CONTROLLER } from './controllers/selection.ts';
+import { LegacyTokenCleaner } from './controllers/legacy-token-cleaner.ts';
+import { controllerEnabled, controllerSelectionErrors, LEGACY_TOKEN_CLEANER_CONTROLLER, ROOT_CA_PUBLISHER_CONTROLLER, SERVICE_ACCOUNT_CONTROLLER, SERVICE_ACCOUNT_TOKEN_CONTROLLER } from './controllers/selection.ts';
 import { crdDefinitions } from './registry/crd/crd-openapi.ts';
 import { forgetConverter } from './registry/crd/conversion.ts';
 import { LOOPBACK_USER } from './authentication/user.ts';
@@ -106,6 +107,10 @@ export interface ServerOptions {
   serviceAccountMaxTokenExpirationSeconds?: number;
   /** --service-account-extend-token-expiration (default true). */
   serviceAccountExtendTokenExpiration?: boolean;
+  /** kube-controller-manager's --legacy-service-account-token-clean-up-period (default a year). */
+  legacyServiceAccountTokenCleanUpPeriodMs?: number;
+  /** How often the legacy token cleaner looks (kube: daily); tests shorten it. */
+  legacyTokenCleanerSyncIntervalMs?: number;
 }
 
 export interface RunningServer {
@@ -226,6 +231,11 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
   tokensController?.start();
   const legacyTokenTracking = new LegacyTokenTrackingController(store, catalog, eventLog);
   legacyTokenTracking.start();
+  // Auto-generated token Secrets unused for the clean-up period are marked invalid, then deleted.
+  const legacyTokenCleaner = controllerEnabled(opts.controllers, LEGACY_TOKEN_CLEANER_CONTROLLER)
+    ? new LegacyTokenCleaner(store, catalog, { cleanUpPeriodMs: opts.legacyServiceAccountTokenCleanUpPeriodMs, syncIntervalMs: opts.legacyTokenCleanerSyncIntervalMs, log })
+    : undefined;
+  legacyTokenCleaner?.start();
   // CRDs already in the file publish their schemas right after start, in the background (as
   // kube's OpenAPI controller does): building 100 definitions would double the start time.
   // Until then their objects are typed from the compiled schema (registry/crd/runtime.ts).
@@ -356,7 +366,7 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
       closing ??= (async () => {
         ready = false;
         closed = true;
-        const controllersDone = Promise.all([nsController.stop(), saController?.stop(), rootCaPublisher?.stop(), tokensController?.stop(), legacyTokenTracking.stop(), crdController.stop(), eventTtl?.stop(), csrSigner.stop(), csrCleaner.stop()]);
+        const controllersDone = Promise.all([nsController.stop(), saController?.stop(), rootCaPublisher?.stop(), tokensController?.stop(), legacyTokenTracking.stop(), legacyTokenCleaner?.stop(), crdController.stop(), eventTtl?.stop(), csrSigner.stop(), csrCleaner.stop()]);
         compactor.stop();
         await snapshots.stop();
         await listener.close();

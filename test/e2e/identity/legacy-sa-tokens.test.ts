@@ -275,3 +275,52 @@ test('kube-system/kube-apiserver-legacy-service-account-token-tracking says sinc
   });
   assert.match(repaired, /^\d{4}-\d{2}-\d{2}$/);
 });
+
+test('the legacy token cleaner: an unused auto-generated token Secret is marked invalid, then deleted; one made by hand or mounted by a pod is kept', async () => {
+  // A clean-up period of a second, looked at ten times a second (kube: a year, daily).
+  const c = await startTestServer({ options: { legacyServiceAccountTokenCleanUpPeriodMs: 1000, legacyTokenCleanerSyncIntervalMs: 100 } });
+  try {
+    const ns = 'cleaned';
+    const api = `/api/v1/namespaces/${ns}`;
+    assert.equal((await c.request('POST', '/api/v1/namespaces', { body: { metadata: { name: ns } } })).status, 201);
+    assert.equal((await c.request('POST', `${api}/serviceaccounts`, { body: { metadata: { name: 'app' } } })).status, 201);
+    const tokenSecret = (name: string) => ({ metadata: { name, annotations: { 'kubernetes.io/service-account.name': 'app' } }, type: 'kubernetes.io/service-account-token' });
+    // Made before the one that goes, so the pass that marks it has looked at them too.
+    for (const name of ['mounted', 'by-hand', 'unused']) assert.equal((await c.request('POST', `${api}/secrets`, { body: tokenSecret(name) })).status, 201);
+    const tokens: Record<string, string> = {};
+    for (const name of ['mounted', 'by-hand', 'unused']) {
+      tokens[name] = await eventually(`${name} to be filled`, async () => {
+        const t = (await c.request('GET', `${api}/secrets/${name}`)).json().data?.token;
+        return t ? Buffer.from(t, 'base64').toString('utf8') : undefined;
+      });
+    }
+    // "Auto-generated": listed by the ServiceAccount, as kube before 1.24 listed its own.
+    const listed = await c.request('PATCH', `${api}/serviceaccounts/app`, { headers: { 'content-type': 'application/merge-patch+json' }, body: { secrets: [{ name: 'mounted' }, { name: 'unused' }] } });
+    assert.equal(listed.status, 200, listed.text);
+    const pod = await c.request('POST', `${api}/pods`, { body: { metadata: { name: 'user' }, spec: { serviceAccountName: 'app', containers: [{ name: 'c', image: 'busybox' }], volumes: [{ name: 'legacy', secret: { secretName: 'mounted' } }] } } });
+    assert.equal(pod.status, 201, pod.text);
+    // Nothing happens until tracking has run for a whole period: say it began long ago.
+    await eventually('the tracking ConfigMap', async () => ((await c.request('GET', '/api/v1/namespaces/kube-system/configmaps/kube-apiserver-legacy-service-account-token-tracking')).status === 200 ? true : undefined));
+    const since = await c.request('PATCH', '/api/v1/namespaces/kube-system/configmaps/kube-apiserver-legacy-service-account-token-tracking', { headers: { 'content-type': 'application/merge-patch+json' }, body: { data: { since: '2020-01-01' } } });
+    assert.equal(since.status, 200, since.text);
+
+    const marked = await eventually('the invalid-since label', async () => (await c.request('GET', `${api}/secrets/unused`)).json().metadata.labels?.['kubernetes.io/legacy-token-invalid-since']);
+    assert.match(marked, /^\d{4}-\d{2}-\d{2}$/);
+    const refused = await c.request('GET', '/version', { anonymous: true, headers: { authorization: `Bearer ${tokens.unused}` } });
+    assert.equal(refused.status, 401);
+    // The refused use is recorded; once it and the mark are a period old, the Secret goes.
+    await eventually('the last-used label', async () => (await c.request('GET', `${api}/secrets/unused`)).json().metadata.labels?.['kubernetes.io/legacy-token-last-used']);
+    const aged = await c.request('PATCH', `${api}/secrets/unused`, { headers: { 'content-type': 'application/merge-patch+json' }, body: { metadata: { labels: { 'kubernetes.io/legacy-token-invalid-since': '2020-06-01', 'kubernetes.io/legacy-token-last-used': '2020-05-01' } } } });
+    assert.equal(aged.status, 200, aged.text);
+    await eventually('the Secret to be deleted', async () => ((await c.request('GET', `${api}/secrets/unused`)).status === 404 ? true : undefined));
+
+    // Passes have run since: the mounted Secret and the one made by hand were left alone.
+    for (const name of ['mounted', 'by-hand']) {
+      const kept = (await c.request('GET', `${api}/secrets/${name}`)).json();
+      assert.equal(kept.metadata.labels?.['kubernetes.io/legacy-token-invalid-since'], undefined, name);
+      assert.equal((await c.request('GET', '/version', { anonymous: true, headers: { authorization: `Bearer ${tokens[name]}` } })).status, 200, name);
+    }
+  } finally {
+    await c.stop();
+  }
+});
