@@ -15,6 +15,7 @@ import * as k8s from '@kubernetes/client-node';
 import { compactVerify, createLocalJWKSet, decodeJwt, decodeProtectedHeader } from 'jose';
 import YAML from 'yaml';
 import { KUBECTL, startTestServer, type TestServer } from '../../helpers/server.ts';
+import { runHearth } from '../../helpers/hearth-process.ts';
 
 const NS = 'legacy-tokens';
 const ISSUER = 'https://kubernetes.default.svc.cluster.local';
@@ -322,5 +323,18 @@ test('the legacy token cleaner: an unused auto-generated token Secret is marked 
     }
   } finally {
     await c.stop();
+  }
+});
+
+test('--legacy-service-account-token-clean-up-period: a duration as kube-controller-manager reads it; none is refused', async () => {
+  const refused = await runHearth(['--legacy-service-account-token-clean-up-period', '0']);
+  assert.notEqual(refused.code, 0);
+  assert.match(refused.stderr, /invalid CleanUpPeriod: 0/);
+  const dataDir = mkdtempSync(join(tmpdir(), 'hearth-cleanup-flag-'));
+  try {
+    const started = await runHearth(['--data-dir', dataDir, '--secure-port', '0', '--legacy-service-account-token-clean-up-period', '720h', '--controllers', '*,-legacy-serviceaccount-token-cleaner-controller']);
+    assert.equal(started.code, 0, started.stderr);
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
   }
 });
