@@ -135,6 +135,14 @@ test('kubectl with the token: whoami as the service account (no extras: legacy t
   const r = await kubectlAsToken(token, ['auth', 'whoami', '-o', 'json']);
   assert.equal(r.code, 0, r.stderr);
   assert.deepEqual(JSON.parse(r.stdout).status.userInfo, { username: `system:serviceaccount:${NS}:whoami`, uid, groups: ['system:serviceaccounts', `system:serviceaccounts:${NS}`, 'system:authenticated'] });
+  // kubectl --token on a kubeconfig that names only the cluster.
+  const clusterOnly = join(dir, 'cluster-only.kubeconfig');
+  writeFileSync(clusterOnly, YAML.stringify({ ...tokenKubeconfig(''), users: [{ name: 'sa', user: {} }] }));
+  const flag = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+    execFile(KUBECTL, ['--kubeconfig', clusterOnly, '--token', token, 'auth', 'whoami', '-o', 'jsonpath={.status.userInfo.username}'], { timeout: 60_000 }, (err, stdout, stderr) => resolve({ code: err ? 1 : 0, stdout, stderr }));
+  });
+  assert.equal(flag.code, 0, flag.stderr);
+  assert.equal(flag.stdout, `system:serviceaccount:${NS}:whoami`);
   const pods = await kubectlAsToken(token, ['get', 'pods', '-n', NS]);
   assert.notEqual(pods.code, 0);
   assert.match(pods.stderr, new RegExp(`User "system:serviceaccount:${NS}:whoami" cannot list resource "pods"`));
