@@ -44,9 +44,11 @@ interface Flags {
   apiAudiences: string[];
   serviceAccountMaxTokenExpirationSeconds: number;
   serviceAccountExtendTokenExpiration: boolean;
+  /** kube-controller-manager's --legacy-service-account-token-clean-up-period. */
+  legacyServiceAccountTokenCleanUpPeriodMs?: number;
 }
 
-const USAGE = `usage: npm start -- [--data-dir DIR] [--secure-port PORT] [--bind-address ADDR] [--tls-san NAME_OR_IP]... [--anonymous-auth=false] [--token-auth-file FILE] [--authentication-token-webhook-config-file FILE] [--authentication-token-webhook-version v1beta1|v1] [--authentication-token-webhook-cache-ttl 2m] [--client-ca-file FILE] [--compaction-interval 5m] [--event-ttl 1h] [--controllers '*'] [--disable-admission-plugins NAME,...] [--service-cluster-ip-range 10.96.0.0/12[,fd00::/108]] [--service-node-port-range 30000-32767] [--snapshot-interval 12h] [--snapshot-retention 5] [--http2-implementation hearth|node] [--service-account-issuer URL]... [--service-account-signing-key-file FILE] [--service-account-key-file FILE]... [--api-audiences A,B] [--service-account-jwks-uri URL] [--service-account-max-token-expiration 24h] [--service-account-extend-token-expiration=false] [--initialize]
+const USAGE = `usage: npm start -- [--data-dir DIR] [--secure-port PORT] [--bind-address ADDR] [--tls-san NAME_OR_IP]... [--anonymous-auth=false] [--token-auth-file FILE] [--authentication-token-webhook-config-file FILE] [--authentication-token-webhook-version v1beta1|v1] [--authentication-token-webhook-cache-ttl 2m] [--client-ca-file FILE] [--compaction-interval 5m] [--event-ttl 1h] [--controllers '*'] [--disable-admission-plugins NAME,...] [--service-cluster-ip-range 10.96.0.0/12[,fd00::/108]] [--service-node-port-range 30000-32767] [--snapshot-interval 12h] [--snapshot-retention 5] [--http2-implementation hearth|node] [--service-account-issuer URL]... [--service-account-signing-key-file FILE] [--service-account-key-file FILE]... [--api-audiences A,B] [--service-account-jwks-uri URL] [--service-account-max-token-expiration 24h] [--service-account-extend-token-expiration=false] [--legacy-service-account-token-clean-up-period 8760h] [--initialize]
        npm run backup|restore|snapshots -- --help`;
 
 function parseFlags(argv: string[]): Flags {
@@ -146,6 +148,19 @@ function parseFlags(argv: string[]): Flags {
         flags.serviceAccountJwksUri = v;
         break;
       }
+      case '--legacy-service-account-token-clean-up-period': {
+        const raw = take();
+        let ms = 0;
+        try {
+          ms = parseDuration(raw);
+        } catch (e) {
+          fail((e as Error).message);
+        }
+        // (kube-controller-manager's cleaner refuses to start with none)
+        if (!(ms > 0)) fail(`invalid CleanUpPeriod: ${raw}`);
+        flags.legacyServiceAccountTokenCleanUpPeriodMs = ms;
+        break;
+      }
       case '--service-account-extend-token-expiration': flags.serviceAccountExtendTokenExpiration = (value ?? 'true') !== 'false'; break;
       case '--service-account-max-token-expiration': {
         const seconds = Math.floor(takeDuration() / 1000);
@@ -224,6 +239,7 @@ try {
     apiAudiences: flags.apiAudiences,
     serviceAccountMaxTokenExpirationSeconds: flags.serviceAccountMaxTokenExpirationSeconds,
     serviceAccountExtendTokenExpiration: flags.serviceAccountExtendTokenExpiration,
+    legacyServiceAccountTokenCleanUpPeriodMs: flags.legacyServiceAccountTokenCleanUpPeriodMs,
   });
   console.log(`export KUBECONFIG=${server.kubeconfigPath}; kubectl get namespaces`);
   const stop = (signal: string) => {

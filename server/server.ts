@@ -35,6 +35,7 @@ import { readClientCaFile } from './pki/client-ca.ts';
 import { reviewResources } from './http/handlers/index.ts';
 import type { UserInfo } from './authentication/user.ts';
 import { DEFAULT_SERVICE_ACCOUNT_ISSUER, JWKS_PATH, ServiceAccountTokens, type TokenObjectResource } from './authentication/service-account-token.ts';
+import { issueLegacyToken, LegacyServiceAccountTokens } from './authentication/legacy-service-account-token.ts';
 import { loadServiceAccountKeys, type ServiceAccountKeys } from './pki/service-account-keys.ts';
 import { systemMastersAuthorizer, publicInfoAuthorizer } from './authorization/authorizer.ts';
 import { ensurePki, type ServerPki } from './pki/certificates.ts';
@@ -46,7 +47,10 @@ import { CsrSigningController } from './controllers/csr-signer.ts';
 import { CsrCleanerController } from './controllers/csr-cleaner.ts';
 import { ServiceAccountsController } from './controllers/service-accounts.ts';
 import { RootCaPublisher } from './controllers/root-ca-publisher.ts';
-import { controllerEnabled, controllerSelectionErrors, ROOT_CA_PUBLISHER_CONTROLLER, SERVICE_ACCOUNT_CONTROLLER } from './controllers/selection.ts';
+import { ServiceAccountTokensController } from './controllers/service-account-tokens.ts';
+import { LegacyTokenStoreObjects, LegacyTokenTrackingController } from './controllers/legacy-token-tracking.ts';
+import { LegacyTokenCleaner } from './controllers/legacy-token-cleaner.ts';
+import { controllerEnabled, controllerSelectionErrors, LEGACY_TOKEN_CLEANER_CONTROLLER, ROOT_CA_PUBLISHER_CONTROLLER, SERVICE_ACCOUNT_CONTROLLER, SERVICE_ACCOUNT_TOKEN_CONTROLLER } from './controllers/selection.ts';
 import { crdDefinitions } from './registry/crd/crd-openapi.ts';
 import { forgetConverter } from './registry/crd/conversion.ts';
 import { LOOPBACK_USER } from './authentication/user.ts';
@@ -110,6 +114,10 @@ export interface ServerOptions {
   serviceAccountMaxTokenExpirationSeconds?: number;
   /** --service-account-extend-token-expiration (default true). */
   serviceAccountExtendTokenExpiration?: boolean;
+  /** kube-controller-manager's --legacy-service-account-token-clean-up-period (default a year). */
+  legacyServiceAccountTokenCleanUpPeriodMs?: number;
+  /** How often the legacy token cleaner looks (kube: daily); tests shorten it. */
+  legacyTokenCleanerSyncIntervalMs?: number;
 }
 
 export interface RunningServer {
@@ -227,6 +235,16 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
   saController?.start();
   const rootCaPublisher = controllerEnabled(opts.controllers, ROOT_CA_PUBLISHER_CONTROLLER) ? new RootCaPublisher(store, catalog, eventLog, pki.caCertPem) : undefined;
   rootCaPublisher?.start();
+  // Secrets of type kubernetes.io/service-account-token get their legacy token, CA and namespace.
+  const tokensController = controllerEnabled(opts.controllers, SERVICE_ACCOUNT_TOKEN_CONTROLLER) ? new ServiceAccountTokensController(store, catalog, eventLog, pki.caCertPem, (sa, secret) => issueLegacyToken(serviceAccountKeys, sa, secret)) : undefined;
+  tokensController?.start();
+  const legacyTokenTracking = new LegacyTokenTrackingController(store, catalog, eventLog);
+  legacyTokenTracking.start();
+  // Auto-generated token Secrets unused for the clean-up period are marked invalid, then deleted.
+  const legacyTokenCleaner = controllerEnabled(opts.controllers, LEGACY_TOKEN_CLEANER_CONTROLLER)
+    ? new LegacyTokenCleaner(store, catalog, { cleanUpPeriodMs: opts.legacyServiceAccountTokenCleanUpPeriodMs, syncIntervalMs: opts.legacyTokenCleanerSyncIntervalMs, log })
+    : undefined;
+  legacyTokenCleaner?.start();
   // CRDs already in the file publish their schemas right after start, in the background (as
   // kube's OpenAPI controller does): building 100 definitions would double the start time.
   // Until then their objects are typed from the compiled schema (registry/crd/runtime.ts).
@@ -284,6 +302,9 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
   const apiAudiences = serviceAccountTokens.apiAudiences;
   const tokenAuthenticators: TokenAuthenticator[] = [];
   if (authFiles.staticTokens) tokenAuthenticators.push(staticTokenAuthenticator(authFiles.staticTokens, apiAudiences));
+  // Legacy (Secret-based) tokens before bound ones, as kube orders them.
+  const legacyTokenObjects = new LegacyTokenStoreObjects(store, catalog, log);
+  tokenAuthenticators.push(new LegacyServiceAccountTokens(serviceAccountKeys, apiAudiences, legacyTokenObjects));
   tokenAuthenticators.push(serviceAccountTokens);
   // The webhook stays last (kube's order): only tokens nobody else knows reach it.
   const tokenWebhook = authFiles.tokenWebhook && tokenWebhookAuthenticator(authFiles.tokenWebhook, { cacheTtlMs: opts.authenticationTokenWebhookCacheTtlMs, implicitAudiences: apiAudiences, log, userAgent: `kube-apiserver/${catalog.kubernetesVersion} (${process.platform}/${process.arch === 'x64' ? 'amd64' : process.arch}) kubernetes/hearth` });
@@ -357,13 +378,14 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
       closing ??= (async () => {
         ready = false;
         closed = true;
-        const controllersDone = Promise.all([nsController.stop(), saController?.stop(), rootCaPublisher?.stop(), crdController.stop(), eventTtl?.stop(), csrSigner.stop(), csrCleaner.stop()]);
+        const controllersDone = Promise.all([nsController.stop(), saController?.stop(), rootCaPublisher?.stop(), tokensController?.stop(), legacyTokenTracking.stop(), legacyTokenCleaner?.stop(), crdController.stop(), eventTtl?.stop(), csrSigner.stop(), csrCleaner.stop()]);
         compactor.stop();
         await snapshots.stop();
         await listener.close();
         tokenWebhook?.close();
-        // What the controllers are doing finishes before the store goes.
+        // What the controllers are doing finishes before the store goes (and legacy tokens' last-used labels).
         await controllersDone;
+        await legacyTokenObjects.stop();
         // Let writes already queued commit before the file closes.
         await eventLog.close();
         checkpointOnStop(db, log);

@@ -9,10 +9,19 @@ import { ANONYMOUS, type AuthenticatedState, type UserInfo } from './user.ts';
 import { unauthorized } from '../errors.ts';
 import { userFromPeerCertificate } from '../pki/certificates.ts';
 
-type AuthenticatingContext = Koa.ParameterizedContext<AuthenticatedState>;
+export type AuthenticatingContext = Koa.ParameterizedContext<AuthenticatedState>;
 
-/** A user (with the audiences a token was valid for, when audiences were asked of it), an error, or no opinion. */
-export type AuthResult = { user: UserInfo; audiences?: readonly string[] } | { error: string } | undefined;
+/**
+ * A user (with the audiences a token was valid for, when audiences were asked of it, and the
+ * warnings kube's authenticator adds to the response), an error, or no opinion.
+ */
+export type AuthResult = { user: UserInfo; audiences?: readonly string[]; warnings?: readonly string[] } | { error: string } | undefined;
+
+export interface AuthenticationOptions {
+  anonymous: boolean;
+  /** Records an authenticator's warnings on the response (the HTTP layer's Warning headers). */
+  onWarnings?: (ctx: AuthenticatingContext, warnings: readonly string[]) => void;
+}
 
 /**
  * What an authenticator reads of a request: Node's IncomingMessage (HTTP/1.1, node:http2) and
@@ -74,7 +83,7 @@ export function x509CredentialId(der: Buffer): string {
   return `X509SHA256=${createHash('sha256').update(der).digest('hex')}`;
 }
 
-export function authenticationMiddleware(authenticators: Authenticator[], opts: { anonymous: boolean }): Koa.Middleware<AuthenticatedState> {
+export function authenticationMiddleware(authenticators: Authenticator[], opts: AuthenticationOptions): Koa.Middleware<AuthenticatedState> {
   // Synchronous while every authenticator answers synchronously (x509 does): no promise per
   // request is awaited before the rest of the chain runs.
   return (ctx, next) => {
@@ -93,13 +102,13 @@ function isPromise(r: AuthResult | PromiseLike<AuthResult>): r is PromiseLike<Au
 }
 
 /** The rest of the chain once an authenticator answered with a promise (the same order and rules). */
-async function authenticateFrom(authenticators: Authenticator[], i: number, pending: PromiseLike<AuthResult>, ctx: AuthenticatingContext, next: Koa.Next, opts: { anonymous: boolean }): Promise<void> {
+async function authenticateFrom(authenticators: Authenticator[], i: number, pending: PromiseLike<AuthResult>, ctx: AuthenticatingContext, next: Koa.Next, opts: AuthenticationOptions): Promise<void> {
   let r = await pending;
   while (!r && ++i < authenticators.length) r = await authenticators[i].authenticate(ctx.req);
   await authenticated(r, ctx, next, opts);
 }
 
-function authenticated(r: AuthResult, ctx: AuthenticatingContext, next: Koa.Next, opts: { anonymous: boolean }): Promise<void> {
+function authenticated(r: AuthResult, ctx: AuthenticatingContext, next: Koa.Next, opts: AuthenticationOptions): Promise<void> {
   if (r && 'error' in r) throw unauthorized();
   let user = r?.user;
   if (!user) {
@@ -109,5 +118,6 @@ function authenticated(r: AuthResult, ctx: AuthenticatingContext, next: Koa.Next
     user = { ...user, groups: [...user.groups, 'system:authenticated'] };
   }
   ctx.state.user = user;
+  if (r?.warnings?.length) opts.onWarnings?.(ctx, r.warnings);
   return next();
 }

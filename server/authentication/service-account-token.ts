@@ -86,7 +86,7 @@ interface PrivateClaims {
   node?: Partial<ObjectRef>;
 }
 
-interface VerifiedToken {
+export interface VerifiedToken {
   payload: Record<string, unknown>;
 }
 
@@ -94,16 +94,15 @@ export class ServiceAccountTokens implements TokenAuthenticator {
   readonly name = 'service-account-token';
   readonly issuer: string;
   readonly apiAudiences: readonly string[];
-  private readonly issuers: ReadonlySet<string>;
   private readonly keys: ServiceAccountKeys;
-  private readonly verified = new Map<string, VerifiedToken>();
+  private readonly verifier: ServiceAccountJwtVerifier;
 
   constructor(opts: ServiceAccountTokenOptions, private readonly lookup: TokenObjectLookup) {
     if (opts.issuers.length === 0) throw new Error('service account tokens need an issuer');
     this.issuer = opts.issuers[0]!;
-    this.issuers = new Set(opts.issuers);
     this.apiAudiences = opts.apiAudiences;
     this.keys = opts.keys;
+    this.verifier = new ServiceAccountJwtVerifier(opts.issuers, opts.keys);
   }
 
   /** A signed token with kube's claims, in the key order kube's tokens have (go-jose sorts them). */
@@ -125,57 +124,19 @@ export class ServiceAccountTokens implements TokenAuthenticator {
       nbf: input.now,
       sub: SERVICE_ACCOUNT_USERNAME_PREFIX + input.namespace + ':' + input.serviceAccount.name,
     };
-    const { signing } = this.keys;
-    const token = await new CompactSign(new TextEncoder().encode(JSON.stringify(payload))).setProtectedHeader({ alg: signing.alg, kid: signing.kid }).sign(signing.privateKey);
-    return { token, jti };
+    return { token: await signServiceAccountJwt(this.keys, payload), jti };
   }
 
   async authenticateToken(token: string, audiences?: readonly string[]): Promise<AuthResult> {
-    if (token.length > MAX_TOKEN_LENGTH) return undefined;
-    let verified = this.verified.get(token);
-    if (!verified) {
-      // kube's hasCorrectIssuer: a token that does not name one of our issuers is not ours.
-      const parts = token.split('.');
-      if (parts.length !== 3 || token.trimStart().startsWith('{')) return undefined;
-      const payload = decodeSegment(parts[1]!);
-      if (!payload || typeof payload.iss !== 'string' || !this.issuers.has(payload.iss)) return undefined;
-      const header = decodeSegment(parts[0]!);
-      if (!header) return undefined;
-      const checked = await this.verifySignature(token, typeof header.kid === 'string' ? header.kid : '');
-      if ('error' in checked) return checked;
-      verified = { payload };
-      this.remember(token, verified);
-    }
+    const verified = await this.verifier.verify(token);
+    if (!verified || 'error' in verified) return verified;
     return this.validate(verified.payload, audiences);
-  }
-
-  private async verifySignature(token: string, kid: string): Promise<{ ok: true } | { error: string }> {
-    const keys = kid ? this.keys.verifying.filter((k) => k.kid === kid) : this.keys.verifying;
-    if (keys.length === 0) return { error: 'invalid signature, no keys found' };
-    for (const key of keys) {
-      try {
-        await compactVerify(token, key.publicKey, { algorithms: [key.alg] });
-        return { ok: true };
-      } catch {
-        // the next key, if any (rotation)
-      }
-    }
-    return { error: 'go-jose/go-jose: error in cryptographic primitive' };
-  }
-
-  private remember(token: string, verified: VerifiedToken): void {
-    if (this.verified.size >= VERIFIED_CACHE_SIZE) this.verified.delete(this.verified.keys().next().value!);
-    this.verified.set(token, verified);
   }
 
   /** Audiences, times, then the objects the token names (kube's authenticator and validator, in their order). */
   private validate(payload: Record<string, unknown>, requested?: readonly string[]): AuthResult {
-    const tokenAudiences = audiencesOf(payload.aud);
-    const effective = tokenAudiences.length ? tokenAudiences : this.apiAudiences;
-    const target = requested ?? this.apiAudiences;
-    if (this.apiAudiences.length && !effective.some((a) => target.includes(a))) {
-      return { error: `token audiences ${goQuoteList(effective)} is invalid for the target audiences ${goQuoteList(target)}` };
-    }
+    const audiences = tokenAudiencesFor(payload.aud, this.apiAudiences, requested);
+    if ('error' in audiences) return audiences;
     const now = Math.floor(Date.now() / 1000);
     if (typeof payload.nbf === 'number' && now + LEEWAY_SECONDS < payload.nbf) return { error: 'service account token is not valid yet' };
     if (typeof payload.exp === 'number' && now - LEEWAY_SECONDS > payload.exp) return { error: 'service account token has expired' };
@@ -216,7 +177,7 @@ export class ServiceAccountTokens implements TokenAuthenticator {
       }
       node = { name: str(claims.node.name), uid: str(claims.node.uid) };
     }
-    return { user: serviceAccountUser(ns, saName, str(claims.serviceaccount.uid), { pod, node, jti: str(payload.jti) }) };
+    return { user: serviceAccountUser(ns, saName, str(claims.serviceaccount.uid), { pod, node, jti: str(payload.jti) }), audiences: audiences.audiences };
   }
 
   /** /.well-known/openid-configuration (openidmetadata.go's openIDMetadata, its field order). */
@@ -239,6 +200,69 @@ export class ServiceAccountTokens implements TokenAuthenticator {
   private discoveryKeys(): ServiceAccountKey[] {
     return this.keys.verifying;
   }
+}
+
+/**
+ * The signed JWTs of hearth's service-account keys, as kube's JWTTokenAuthenticator reads them
+ * before its validator: a token that is not a JWT, or names none of these issuers, is not ours
+ * (no signature work); then a key (the `kid`'s, else each in turn) must verify it. The bound and
+ * the legacy authenticators each have one, for their issuers. Verified tokens are remembered, so
+ * a token user's requests cost no RSA work each.
+ */
+export class ServiceAccountJwtVerifier {
+  private readonly issuers: ReadonlySet<string>;
+  private readonly verified = new Map<string, VerifiedToken>();
+
+  constructor(
+    issuers: Iterable<string>,
+    private readonly keys: ServiceAccountKeys,
+  ) {
+    this.issuers = new Set(issuers);
+  }
+
+  /** The verified token's claims, an error (a token of ours whose signature fails), or undefined (not ours). */
+  async verify(token: string): Promise<VerifiedToken | { error: string } | undefined> {
+    if (token.length > MAX_TOKEN_LENGTH) return undefined;
+    const known = this.verified.get(token);
+    if (known) return known;
+    // kube's hasCorrectIssuer: a token that does not name one of our issuers is not ours.
+    const parts = token.split('.');
+    if (parts.length !== 3 || token.trimStart().startsWith('{')) return undefined;
+    const payload = decodeSegment(parts[1]!);
+    if (!payload || typeof payload.iss !== 'string' || !this.issuers.has(payload.iss)) return undefined;
+    const header = decodeSegment(parts[0]!);
+    if (!header) return undefined;
+    const checked = await this.verifySignature(token, typeof header.kid === 'string' ? header.kid : '');
+    if ('error' in checked) return checked;
+    const verified = { payload };
+    this.remember(token, verified);
+    return verified;
+  }
+
+  private async verifySignature(token: string, kid: string): Promise<{ ok: true } | { error: string }> {
+    const keys = kid ? this.keys.verifying.filter((k) => k.kid === kid) : this.keys.verifying;
+    if (keys.length === 0) return { error: 'invalid signature, no keys found' };
+    for (const key of keys) {
+      try {
+        await compactVerify(token, key.publicKey, { algorithms: [key.alg] });
+        return { ok: true };
+      } catch {
+        // the next key, if any (rotation)
+      }
+    }
+    return { error: 'go-jose/go-jose: error in cryptographic primitive' };
+  }
+
+  private remember(token: string, verified: VerifiedToken): void {
+    if (this.verified.size >= VERIFIED_CACHE_SIZE) this.verified.delete(this.verified.keys().next().value!);
+    this.verified.set(token, verified);
+  }
+}
+
+/** A JWT of these claims, signed with the signing key and naming its kid (kube's jwtTokenGenerator). */
+export function signServiceAccountJwt(keys: ServiceAccountKeys, payload: Record<string, unknown>): Promise<string> {
+  const { signing } = keys;
+  return new CompactSign(new TextEncoder().encode(JSON.stringify(payload))).setProtectedHeader({ alg: signing.alg, kid: signing.kid }).sign(signing.privateKey);
 }
 
 /** kube's ServiceAccountInfo.UserInfo. */
@@ -267,6 +291,20 @@ function decodeSegment(segment: string): Record<string, unknown> | undefined {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * kube's audience test (JWTTokenAuthenticator): a token without audiences carries the API
+ * server's (implicit); it must share one with those asked for (the API server's unless a
+ * TokenReview names others). The audiences it is good for, or kube's error.
+ */
+export function tokenAudiencesFor(aud: unknown, implicit: readonly string[], requested?: readonly string[]): { audiences: string[] } | { error: string } {
+  const tokenAudiences = audiencesOf(aud);
+  const effective = tokenAudiences.length ? tokenAudiences : implicit;
+  const target = requested ?? implicit;
+  const audiences = effective.filter((a) => target.includes(a));
+  if (implicit.length && audiences.length === 0) return { error: `token audiences ${goQuoteList(effective)} is invalid for the target audiences ${goQuoteList(target)}` };
+  return { audiences };
 }
 
 function audiencesOf(aud: unknown): string[] {

@@ -7,7 +7,9 @@
 /** kube's names for the controllers this flag selects (cmd/kube-controller-manager/names). */
 export const SERVICE_ACCOUNT_CONTROLLER = 'serviceaccount-controller';
 export const ROOT_CA_PUBLISHER_CONTROLLER = 'root-ca-certificate-publisher-controller';
-export const SELECTABLE_CONTROLLERS = [SERVICE_ACCOUNT_CONTROLLER, ROOT_CA_PUBLISHER_CONTROLLER];
+export const SERVICE_ACCOUNT_TOKEN_CONTROLLER = 'serviceaccount-token-controller';
+export const LEGACY_TOKEN_CLEANER_CONTROLLER = 'legacy-serviceaccount-token-cleaner-controller';
+export const SELECTABLE_CONTROLLERS = [SERVICE_ACCOUNT_CONTROLLER, ROOT_CA_PUBLISHER_CONTROLLER, SERVICE_ACCOUNT_TOKEN_CONTROLLER, LEGACY_TOKEN_CLEANER_CONTROLLER];
 
 /** The list's names that are not known, each as kube-controller-manager reports it; empty when all are. */
 export function controllerSelectionErrors(list: readonly string[]): string[] {

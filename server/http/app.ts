@@ -23,6 +23,7 @@ import { registerServiceAccountIssuerRoutes, type ServiceAccountIssuerDiscovery 
 import type { WatchHub } from '../registry/watch/index.ts';
 import type { EventLog } from '../storage/log/event-log.ts';
 import { registerAdminRoutes } from './admin.ts';
+import { addWarnings } from './warnings.ts';
 import { ApiError, badRequest, notAcceptable } from '../errors.ts';
 import { goJsonText } from '../go/json.ts';
 import { parseAccept, API_ACCEPT } from './negotiation.ts';
@@ -67,7 +68,8 @@ export function buildApp(deps: AppDeps): Koa<RequestState> {
     if (timeoutError) throw badRequest(timeoutError);
     return next();
   });
-  app.use(authenticationMiddleware(deps.authenticators, { anonymous: deps.anonymous }));
+  // (an authenticator's warnings: a legacy token from an auto-generated Secret)
+  app.use(authenticationMiddleware(deps.authenticators, { anonymous: deps.anonymous, onWarnings: (ctx, warnings) => addWarnings(ctx as HttpContext, warnings) }));
   // Impersonate-* headers: asked of the authorizers for the real caller, then the caller is replaced.
   app.use(impersonationMiddleware(deps.authorizers));
   app.use(authorizationMiddleware(deps.authorizers));

@@ -99,6 +99,7 @@ export function tokenReviewHandler(reviewer: TokenReviewer | undefined) {
         status.authenticated = true;
         status.user = userInfoJson({ ...r.user, groups });
         if (r.audiences?.length) status.audiences = [...r.audiences];
+        if (r.warnings) rc.warnings.push(...r.warnings);
       } else {
         status.user = {};
         if (r) status.error = r.error;

@@ -48,6 +48,7 @@ test("a pod-bound token's user: kube's name, uid, groups and extra (pod, node, c
         'authentication.kubernetes.io/node-uid': ['node-uid'],
       },
     },
+    audiences: [ISSUER],
   });
 });
 

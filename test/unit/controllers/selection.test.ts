@@ -15,5 +15,6 @@ test('* runs every controller; -NAME switches one off; NAME alone runs only it',
 
 test('unknown names are reported in kube-controller-manager words', () => {
   assert.deepEqual(controllerSelectionErrors(['*', '-serviceaccount-controller', 'root-ca-certificate-publisher-controller']), []);
+  assert.deepEqual(controllerSelectionErrors(['*', '-serviceaccount-token-controller']), []);
   assert.deepEqual(controllerSelectionErrors(['*', '-nope', 'other']), ['"nope" is not in the list of known controllers', '"other" is not in the list of known controllers']);
 });
