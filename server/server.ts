@@ -31,6 +31,7 @@ import { x509Authenticator } from './authentication/authenticator.ts';
 import { bearerTokenAuthenticator, type TokenAuthenticator } from './authentication/token.ts';
 import { readTokenFile, staticTokenAuthenticator } from './authentication/static-token.ts';
 import { readClientCaFile } from './pki/client-ca.ts';
+import { bootstrapTokenAuthenticator, BOOTSTRAP_TOKEN_NAMESPACE } from './authentication/bootstrap-token.ts';
 import { reviewResources } from './http/handlers/index.ts';
 import type { UserInfo } from './authentication/user.ts';
 import { DEFAULT_SERVICE_ACCOUNT_ISSUER, JWKS_PATH, ServiceAccountTokens, type TokenObjectResource } from './authentication/service-account-token.ts';
@@ -45,7 +46,9 @@ import { CsrSigningController } from './controllers/csr-signer.ts';
 import { CsrCleanerController } from './controllers/csr-cleaner.ts';
 import { ServiceAccountsController } from './controllers/service-accounts.ts';
 import { RootCaPublisher } from './controllers/root-ca-publisher.ts';
-import { controllerEnabled, controllerSelectionErrors, ROOT_CA_PUBLISHER_CONTROLLER, SERVICE_ACCOUNT_CONTROLLER } from './controllers/selection.ts';
+import { BootstrapTokenCleaner } from './controllers/bootstrap-token-cleaner.ts';
+import { BootstrapSigner } from './controllers/bootstrap-signer.ts';
+import { controllerEnabled, controllerSelectionErrors, ROOT_CA_PUBLISHER_CONTROLLER, SERVICE_ACCOUNT_CONTROLLER, BOOTSTRAP_SIGNER_CONTROLLER, TOKEN_CLEANER_CONTROLLER } from './controllers/selection.ts';
 import { crdDefinitions } from './registry/crd/crd-openapi.ts';
 import { forgetConverter } from './registry/crd/conversion.ts';
 import { LOOPBACK_USER } from './authentication/user.ts';
@@ -62,6 +65,8 @@ export interface ServerOptions {
   tokenAuthFile?: string;
   /** kube's --client-ca-file: a PEM bundle of CAs whose client certificates are trusted besides hearth's own CA's. */
   clientCaFile?: string;
+  /** kube's --enable-bootstrap-token-auth: bootstrap token Secrets in kube-system authenticate (hearth's default true; kube's false). */
+  enableBootstrapTokenAuth?: boolean;
   /** SQLite synchronous mode; "full" unless a benchmark asks otherwise. */
   synchronous?: 'full' | 'normal' | 'off';
   /** How often history is compacted (0 disables); default 5 minutes. */
@@ -218,6 +223,11 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
   saController?.start();
   const rootCaPublisher = controllerEnabled(opts.controllers, ROOT_CA_PUBLISHER_CONTROLLER) ? new RootCaPublisher(store, catalog, eventLog, pki.caCertPem) : undefined;
   rootCaPublisher?.start();
+  // Bootstrap tokens: expired ones deleted; kube-public/cluster-info published (once the URL is known) and signed.
+  const tokenCleaner = controllerEnabled(opts.controllers, TOKEN_CLEANER_CONTROLLER) ? new BootstrapTokenCleaner(store, catalog, eventLog) : undefined;
+  tokenCleaner?.start();
+  const bootstrapSigner = controllerEnabled(opts.controllers, BOOTSTRAP_SIGNER_CONTROLLER) ? new BootstrapSigner(store, catalog, eventLog, { caCertPem: pki.caCertPem, log }) : undefined;
+  bootstrapSigner?.start();
   // CRDs already in the file publish their schemas right after start, in the background (as
   // kube's OpenAPI controller does): building 100 definitions would double the start time.
   // Until then their objects are typed from the compiled schema (registry/crd/runtime.ts).
@@ -276,6 +286,8 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
   const tokenAuthenticators: TokenAuthenticator[] = [];
   if (authFiles.staticTokens) tokenAuthenticators.push(staticTokenAuthenticator(authFiles.staticTokens, apiAudiences));
   tokenAuthenticators.push(serviceAccountTokens);
+  const secretsInfo = catalog.lookup('', 'v1', 'secrets')!;
+  if (opts.enableBootstrapTokenAuth ?? true) tokenAuthenticators.push(bootstrapTokenAuthenticator({ lookup: (name) => store.tryGet(secretsInfo, BOOTSTRAP_TOKEN_NAMESPACE, name), implicitAudiences: apiAudiences }));
   let url = '';
   const app = buildApp({
     log: eventLog,
@@ -327,6 +339,7 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
   for (const line of outOfRangeServiceReports(store.listCurrent(servicesInfo, undefined), serviceCIDRs, nodePortRange)) log(line);
   url = serverUrlFor(opts.bindAddress, port);
   const kubeconfigPath = writeAdminKubeconfig(opts.dataDir, pki, url);
+  await bootstrapSigner?.publishClusterInfo(url);
   ready = true;
   setImmediate(publishDeferred);
   log(`hearth serving the Kubernetes ${catalog.kubernetesVersion} API at ${url}`);
@@ -345,7 +358,7 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
       closing ??= (async () => {
         ready = false;
         closed = true;
-        const controllersDone = Promise.all([nsController.stop(), saController?.stop(), rootCaPublisher?.stop(), crdController.stop(), eventTtl?.stop(), csrSigner.stop(), csrCleaner.stop()]);
+        const controllersDone = Promise.all([nsController.stop(), saController?.stop(), rootCaPublisher?.stop(), tokenCleaner?.stop(), bootstrapSigner?.stop(), crdController.stop(), eventTtl?.stop(), csrSigner.stop(), csrCleaner.stop()]);
         compactor.stop();
         await snapshots.stop();
         await listener.close();
