@@ -235,7 +235,11 @@ export class BootstrapSigner {
         // Conditional on the resourceVersion read: a change meanwhile queued this key again.
         await this.store.update(this.configMapsInfo, CLUSTER_INFO_NAMESPACE, CLUSTER_INFO_CONFIGMAP, { ...cm, data }, ctx);
       } catch (e) {
-        if (!(e instanceof ApiError && (e.code === 404 || e.code === 409))) throw e;
+        if (!(e instanceof ApiError)) throw e;
+        // A server error (a full disk) is tried again; a refusal is not, as kube logs and drops it
+        // (an `immutable` ConfigMap: the next change of it or of a token comes back here).
+        if (e.code >= 500) throw e;
+        if (e.code !== 404 && e.code !== 409) this.log(`${KEY}: signatures not written: ${e.message}`);
       }
     }
     return nextExpiryMs !== undefined ? { requeueAfterMs: Math.min(nextExpiryMs, MAX_EXPIRY_WAIT_MS) } : undefined;
