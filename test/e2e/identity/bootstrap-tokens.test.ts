@@ -334,13 +334,15 @@ test('--enable-bootstrap-token-auth=false: a good token is 401; the token cleane
     const off = await whoamiWithBearer(p.url, ca, 'offtok.6666666666666666');
     assert.equal(off.status, 401, JSON.stringify(off.json));
 
-    // The cleaner: one expiring soon, one expired already, one long-lived, and an Opaque Secret
-    // with an expired `expiration` (not a token: kept).
+    // The cleaner: one expiring soon, one expired already, one whose expiration Go cannot parse
+    // (expired, as kube reads it), one long-lived, and an Opaque Secret with an expired
+    // `expiration` (not a token: kept).
     await create(tokenSecret('soonex', '7777777777777777', { expiration: formatRFC3339(Date.now() + 2000) }));
     await create(tokenSecret('pastex', '7777777777777777', { expiration: formatRFC3339(Date.now() - 1000) }));
+    await create(tokenSecret('oddexp', '7777777777777777', { expiration: 'next week' }));
     await create({ ...tokenSecret('opaqex', '7777777777777777', { expiration: formatRFC3339(Date.now() - 1000) }), type: 'Opaque' });
     const get = (name: string) => admin('GET', `${p!.url}${SECRETS}/${name}`);
-    for (const name of ['bootstrap-token-soonex', 'bootstrap-token-pastex']) {
+    for (const name of ['bootstrap-token-soonex', 'bootstrap-token-pastex', 'bootstrap-token-oddexp']) {
       await eventually(`${name} deleted`, async () => ((await get(name)).status === 404 ? true : undefined));
     }
     assert.equal((await get('bootstrap-token-offtok')).status, 200, 'not expired: kept');
