@@ -31,7 +31,7 @@ import { x509Authenticator } from './authentication/authenticator.ts';
 import { bearerTokenAuthenticator, type TokenAuthenticator } from './authentication/token.ts';
 import { readTokenFile, staticTokenAuthenticator } from './authentication/static-token.ts';
 import { readClientCaFile } from './pki/client-ca.ts';
-import { bootstrapTokenAuthenticator, BOOTSTRAP_TOKEN_NAMESPACE } from './authentication/bootstrap-token.ts';
+import { bootstrapTokenAuthenticator, BootstrapTokenSecretCache, BOOTSTRAP_TOKEN_NAMESPACE } from './authentication/bootstrap-token.ts';
 import { reviewResources } from './http/handlers/index.ts';
 import type { UserInfo } from './authentication/user.ts';
 import { DEFAULT_SERVICE_ACCOUNT_ISSUER, JWKS_PATH, ServiceAccountTokens, type TokenObjectResource } from './authentication/service-account-token.ts';
@@ -286,8 +286,11 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
   const tokenAuthenticators: TokenAuthenticator[] = [];
   if (authFiles.staticTokens) tokenAuthenticators.push(staticTokenAuthenticator(authFiles.staticTokens, apiAudiences));
   tokenAuthenticators.push(serviceAccountTokens);
-  const secretsInfo = catalog.lookup('', 'v1', 'secrets')!;
-  if (opts.enableBootstrapTokenAuth ?? true) tokenAuthenticators.push(bootstrapTokenAuthenticator({ lookup: (name) => store.tryGet(secretsInfo, BOOTSTRAP_TOKEN_NAMESPACE, name), implicitAudiences: apiAudiences }));
+  if (opts.enableBootstrapTokenAuth ?? true) {
+    const bootstrapSecrets = new BootstrapTokenSecretCache(store.listReadable(catalog.lookup('', 'v1', 'secrets')!, BOOTSTRAP_TOKEN_NAMESPACE));
+    eventLog.onCommit((events) => bootstrapSecrets.observe(events));
+    tokenAuthenticators.push(bootstrapTokenAuthenticator({ lookup: bootstrapSecrets.lookup, implicitAudiences: apiAudiences }));
+  }
   let url = '';
   const app = buildApp({
     log: eventLog,

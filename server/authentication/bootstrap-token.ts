@@ -109,6 +109,41 @@ export function bootstrapTokenGroups(secret: BootstrapTokenSecret): { groups: st
 /** The current Secret of this name in kube-system, or undefined. */
 export type BootstrapSecretLookup = (name: string) => BootstrapTokenSecret | undefined;
 
+/** What the cache reads of a commit's events (the log's LogEvent, as far as it goes). */
+export interface SecretCommitEvent {
+  type: string;
+  key: { res: string; ns: string; name: string };
+  object?: unknown;
+}
+
+/**
+ * kube-system's `bootstrap-token-<id>` Secrets in memory, as kube's authenticator reads them from
+ * its informer's lister: filled from the store at start and kept by the commit stream (whose
+ * listeners run before a write's caller hears of it), so a request with a bootstrap token costs a
+ * Map lookup, never a database read. Only names a token can ask for are kept.
+ */
+export class BootstrapTokenSecretCache {
+  private readonly byName = new Map<string, BootstrapTokenSecret>();
+
+  constructor(current: Iterable<BootstrapTokenSecret>) {
+    for (const secret of current) {
+      const name = secret.metadata.name;
+      if (typeof name === 'string' && parseBootstrapTokenSecretName(name) !== undefined) this.byName.set(name, secret);
+    }
+  }
+
+  /** A commit's events: kube-system's token-named Secrets written or deleted. */
+  observe(events: readonly SecretCommitEvent[]): void {
+    for (const e of events) {
+      if (e.key.res !== 'secrets' || e.key.ns !== BOOTSTRAP_TOKEN_NAMESPACE || parseBootstrapTokenSecretName(e.key.name) === undefined) continue;
+      if (e.type === 'DELETED' || e.object === null || typeof e.object !== 'object') this.byName.delete(e.key.name);
+      else this.byName.set(e.key.name, e.object as BootstrapTokenSecret);
+    }
+  }
+
+  readonly lookup: BootstrapSecretLookup = (name) => this.byName.get(name);
+}
+
 /**
  * Why the Secret does not authenticate this token, in kube's words (its tokenErrorf lines), or
  * undefined when it does. Checks in kube's order.
@@ -131,7 +166,7 @@ function constantTimeEqual(a: Buffer, b: Buffer): boolean {
 }
 
 export interface BootstrapTokenAuthenticatorOptions {
-  /** Reads kube-system's Secrets (the store's current objects, as kube reads its informer's lister). */
+  /** Reads kube-system's Secrets by name (BootstrapTokenSecretCache's, as kube reads its informer's lister). */
   lookup: BootstrapSecretLookup;
   /** The API server's audiences (--api-audiences, else the issuers), which these tokens carry. */
   implicitAudiences?: readonly string[];

@@ -289,18 +289,22 @@ test('a signing token stops signing when it expires, though no cleaner deletes i
   assert.equal((await s.request('GET', `${SECRETS}/bootstrap-token-shortl`)).status, 200, 'the Secret stays: the cleaner is off here');
 });
 
-test('hearth keeps cluster-info current across restarts while it alone wrote the kubeconfig, and leaves an edited one alone', async () => {
+test('across restarts: tokens stored before authenticate after; cluster-info is kept current while hearth alone wrote its kubeconfig, and an edited one is left alone', async () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'hearth-cluster-info-'));
   const logs: string[] = [];
   try {
     let server = await startTestServer({ dataDir, options: { log: (l) => logs.push(l) } });
     const firstUrl = server.url;
+    await createSecret(server, tokenSecret('restrt', '8888888888888888'));
     await server.stop();
     server = await startTestServer({ dataDir, options: { log: (l) => logs.push(l) } });
     try {
       assert.notEqual(server.url, firstUrl, 'a new port');
       const cm = (await server.request('GET', CLUSTER_INFO)).json();
       assert.equal(cm.data.kubeconfig, expectedClusterInfo(server.url, server.pki.caCertPem), 'the new URL');
+      // A token stored before the restart authenticates after it (the authenticator's Secrets are read at start).
+      const whoami = await whoamiWithBearer(server.url, server.pki.caCertPem, 'restrt.8888888888888888');
+      assert.equal(whoami.status, 201, JSON.stringify(whoami.json));
 
       // An admin's edit (kubectl edit's field manager) is theirs: a restart leaves it.
       const edited = expectedClusterInfo('https://lb.example.com:6443', server.pki.caCertPem);

@@ -4,6 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
+  BootstrapTokenSecretCache,
   bootstrapTokenAuthenticator,
   bootstrapTokenExpiration,
   bootstrapTokenGroups,
@@ -97,4 +98,26 @@ test("the authenticator: the user for a good token; no opinion, with kube's reas
   reasons.length = 0;
   assert.equal(auth.authenticateToken('not-a-bootstrap-token'), undefined);
   assert.deepEqual(reasons, [], 'another shape is not looked up at all');
+});
+
+test('the cache holds the token-named Secrets of kube-system as the commit stream leaves them, and nothing else', () => {
+  const named = (ns: string, name: string, type = 'bootstrap.kubernetes.io/token'): BootstrapTokenSecret => ({ metadata: { name, namespace: ns }, type, data: {} });
+  const cache = new BootstrapTokenSecretCache([named('kube-system', 'bootstrap-token-abcdef'), named('kube-system', 'other'), named('kube-system', 'bootstrap-token-toolong')]);
+  assert.ok(cache.lookup('bootstrap-token-abcdef'));
+  assert.equal(cache.lookup('other'), undefined, 'no token asks for it');
+  assert.equal(cache.lookup('bootstrap-token-toolong'), undefined);
+
+  const opaque = named('kube-system', 'bootstrap-token-abcdef', 'Opaque');
+  cache.observe([
+    { type: 'MODIFIED', key: { res: 'secrets', ns: 'kube-system', name: 'bootstrap-token-abcdef' }, object: opaque },
+    { type: 'ADDED', key: { res: 'secrets', ns: 'default', name: 'bootstrap-token-zzzzzz' }, object: named('default', 'bootstrap-token-zzzzzz') },
+    { type: 'ADDED', key: { res: 'configmaps', ns: 'kube-system', name: 'bootstrap-token-yyyyyy' }, object: named('kube-system', 'bootstrap-token-yyyyyy') },
+    { type: 'ADDED', key: { res: 'secrets', ns: 'kube-system', name: 'bootstrap-token-xxxxxx' }, object: named('kube-system', 'bootstrap-token-xxxxxx') },
+  ]);
+  assert.equal(cache.lookup('bootstrap-token-abcdef'), opaque, 'the newest version');
+  assert.equal(cache.lookup('bootstrap-token-zzzzzz'), undefined, 'another namespace');
+  assert.equal(cache.lookup('bootstrap-token-yyyyyy'), undefined, 'another resource');
+  assert.ok(cache.lookup('bootstrap-token-xxxxxx'));
+  cache.observe([{ type: 'DELETED', key: { res: 'secrets', ns: 'kube-system', name: 'bootstrap-token-xxxxxx' }, object: named('kube-system', 'bootstrap-token-xxxxxx') }]);
+  assert.equal(cache.lookup('bootstrap-token-xxxxxx'), undefined);
 });
