@@ -7,7 +7,9 @@
 // kube-system. It authenticates as `system:bootstrap:<id>` in `system:bootstrappers` (plus its
 // `auth-extra-groups`) while its `token-secret` matches, it is marked
 // `usage-bootstrap-authentication: "true"`, its `expiration` has not passed and it is not being
-// deleted. A token of the right shape whose Secret fails any of these gets no opinion (kube logs
+// deleted; one extra group outside kube's `system:bootstrappers:` pattern refuses the whole token
+// (kube's GetGroups errs; the group is not just dropped). A token of the right shape whose Secret
+// fails any of these gets no opinion (kube logs
 // why at V(3)); the union then answers 401 "invalid bearer token", as it does for any token no
 // one knows. Like static tokens, bootstrap tokens are audience-agnostic (kube's
 // WrapAudienceAgnosticToken): they carry the API server's own audiences.
