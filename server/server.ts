@@ -32,6 +32,7 @@ import { bearerTokenAuthenticator, type TokenAuthenticator } from './authenticat
 import { readTokenFile, staticTokenAuthenticator } from './authentication/static-token.ts';
 import { loadTokenWebhookConfig, tokenWebhookAuthenticator, type TokenWebhookConfig } from './authentication/token-webhook.ts';
 import { readClientCaFile } from './pki/client-ca.ts';
+import { bootstrapTokenAuthenticator, BootstrapTokenSecretCache, BOOTSTRAP_TOKEN_NAMESPACE } from './authentication/bootstrap-token.ts';
 import { reviewResources } from './http/handlers/index.ts';
 import type { UserInfo } from './authentication/user.ts';
 import { DEFAULT_SERVICE_ACCOUNT_ISSUER, JWKS_PATH, ServiceAccountTokens, type TokenObjectResource } from './authentication/service-account-token.ts';
@@ -50,7 +51,9 @@ import { RootCaPublisher } from './controllers/root-ca-publisher.ts';
 import { ServiceAccountTokensController } from './controllers/service-account-tokens.ts';
 import { LegacyTokenStoreObjects, LegacyTokenTrackingController } from './controllers/legacy-token-tracking.ts';
 import { LegacyTokenCleaner } from './controllers/legacy-token-cleaner.ts';
-import { controllerEnabled, controllerSelectionErrors, LEGACY_TOKEN_CLEANER_CONTROLLER, ROOT_CA_PUBLISHER_CONTROLLER, SERVICE_ACCOUNT_CONTROLLER, SERVICE_ACCOUNT_TOKEN_CONTROLLER } from './controllers/selection.ts';
+import { controllerEnabled, controllerSelectionErrors, LEGACY_TOKEN_CLEANER_CONTROLLER, ROOT_CA_PUBLISHER_CONTROLLER, SERVICE_ACCOUNT_CONTROLLER, SERVICE_ACCOUNT_TOKEN_CONTROLLER, BOOTSTRAP_SIGNER_CONTROLLER, TOKEN_CLEANER_CONTROLLER } from './controllers/selection.ts';
+import { BootstrapTokenCleaner } from './controllers/bootstrap-token-cleaner.ts';
+import { BootstrapSigner } from './controllers/bootstrap-signer.ts';
 import { crdDefinitions } from './registry/crd/crd-openapi.ts';
 import { forgetConverter } from './registry/crd/conversion.ts';
 import { LOOPBACK_USER } from './authentication/user.ts';
@@ -73,6 +76,8 @@ export interface ServerOptions {
   authenticationTokenWebhookCacheTtlMs?: number;
   /** kube's --client-ca-file: a PEM bundle of CAs whose client certificates are trusted besides hearth's own CA's. */
   clientCaFile?: string;
+  /** kube's --enable-bootstrap-token-auth: bootstrap token Secrets in kube-system authenticate (hearth's default true; kube's false). */
+  enableBootstrapTokenAuth?: boolean;
   /** SQLite synchronous mode; "full" unless a benchmark asks otherwise. */
   synchronous?: 'full' | 'normal' | 'off';
   /** How often history is compacted (0 disables); default 5 minutes. */
@@ -245,6 +250,11 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
     ? new LegacyTokenCleaner(store, catalog, { cleanUpPeriodMs: opts.legacyServiceAccountTokenCleanUpPeriodMs, syncIntervalMs: opts.legacyTokenCleanerSyncIntervalMs, log })
     : undefined;
   legacyTokenCleaner?.start();
+  // Bootstrap tokens: expired ones deleted; kube-public/cluster-info published (once the URL is known) and signed.
+  const tokenCleaner = controllerEnabled(opts.controllers, TOKEN_CLEANER_CONTROLLER) ? new BootstrapTokenCleaner(store, catalog, eventLog) : undefined;
+  tokenCleaner?.start();
+  const bootstrapSigner = controllerEnabled(opts.controllers, BOOTSTRAP_SIGNER_CONTROLLER) ? new BootstrapSigner(store, catalog, eventLog, { caCertPem: pki.caCertPem, log }) : undefined;
+  bootstrapSigner?.start();
   // CRDs already in the file publish their schemas right after start, in the background (as
   // kube's OpenAPI controller does): building 100 definitions would double the start time.
   // Until then their objects are typed from the compiled schema (registry/crd/runtime.ts).
@@ -306,6 +316,11 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
   const legacyTokenObjects = new LegacyTokenStoreObjects(store, catalog, log);
   tokenAuthenticators.push(new LegacyServiceAccountTokens(serviceAccountKeys, apiAudiences, legacyTokenObjects));
   tokenAuthenticators.push(serviceAccountTokens);
+  if (opts.enableBootstrapTokenAuth ?? true) {
+    const bootstrapSecrets = new BootstrapTokenSecretCache(store.listReadable(catalog.lookup('', 'v1', 'secrets')!, BOOTSTRAP_TOKEN_NAMESPACE));
+    eventLog.onCommit((events) => bootstrapSecrets.observe(events));
+    tokenAuthenticators.push(bootstrapTokenAuthenticator({ lookup: bootstrapSecrets.lookup, implicitAudiences: apiAudiences }));
+  }
   // The webhook stays last (kube's order): only tokens nobody else knows reach it.
   const tokenWebhook = authFiles.tokenWebhook && tokenWebhookAuthenticator(authFiles.tokenWebhook, { cacheTtlMs: opts.authenticationTokenWebhookCacheTtlMs, implicitAudiences: apiAudiences, log, userAgent: `kube-apiserver/${catalog.kubernetesVersion} (${process.platform}/${process.arch === 'x64' ? 'amd64' : process.arch}) kubernetes/hearth` });
   if (tokenWebhook) tokenAuthenticators.push(tokenWebhook);
@@ -360,6 +375,7 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
   for (const line of outOfRangeServiceReports(store.listCurrent(servicesInfo, undefined), serviceCIDRs, nodePortRange)) log(line);
   url = serverUrlFor(opts.bindAddress, port);
   const kubeconfigPath = writeAdminKubeconfig(opts.dataDir, pki, url);
+  await bootstrapSigner?.publishClusterInfo(url);
   ready = true;
   setImmediate(publishDeferred);
   log(`hearth serving the Kubernetes ${catalog.kubernetesVersion} API at ${url}`);
@@ -378,7 +394,7 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
       closing ??= (async () => {
         ready = false;
         closed = true;
-        const controllersDone = Promise.all([nsController.stop(), saController?.stop(), rootCaPublisher?.stop(), tokensController?.stop(), legacyTokenTracking.stop(), legacyTokenCleaner?.stop(), crdController.stop(), eventTtl?.stop(), csrSigner.stop(), csrCleaner.stop()]);
+        const controllersDone = Promise.all([nsController.stop(), saController?.stop(), rootCaPublisher?.stop(), tokensController?.stop(), legacyTokenTracking.stop(), legacyTokenCleaner?.stop(), tokenCleaner?.stop(), bootstrapSigner?.stop(), crdController.stop(), eventTtl?.stop(), csrSigner.stop(), csrCleaner.stop()]);
         compactor.stop();
         await snapshots.stop();
         await listener.close();

@@ -9,7 +9,20 @@ export const SERVICE_ACCOUNT_CONTROLLER = 'serviceaccount-controller';
 export const ROOT_CA_PUBLISHER_CONTROLLER = 'root-ca-certificate-publisher-controller';
 export const SERVICE_ACCOUNT_TOKEN_CONTROLLER = 'serviceaccount-token-controller';
 export const LEGACY_TOKEN_CLEANER_CONTROLLER = 'legacy-serviceaccount-token-cleaner-controller';
-export const SELECTABLE_CONTROLLERS = [SERVICE_ACCOUNT_CONTROLLER, ROOT_CA_PUBLISHER_CONTROLLER, SERVICE_ACCOUNT_TOKEN_CONTROLLER, LEGACY_TOKEN_CLEANER_CONTROLLER];
+/** The bootstrap signer (it also publishes kube-public/cluster-info) and the token cleaner: off by default in kube, which kubeadm turns on; on by default in hearth. */
+export const BOOTSTRAP_SIGNER_CONTROLLER = 'bootstrap-signer-controller';
+export const TOKEN_CLEANER_CONTROLLER = 'token-cleaner-controller';
+export const SELECTABLE_CONTROLLERS = [SERVICE_ACCOUNT_CONTROLLER, ROOT_CA_PUBLISHER_CONTROLLER, SERVICE_ACCOUNT_TOKEN_CONTROLLER, LEGACY_TOKEN_CLEANER_CONTROLLER, BOOTSTRAP_SIGNER_CONTROLLER, TOKEN_CLEANER_CONTROLLER];
+/** The older names kube-controller-manager still takes for them (its ControllerDescriptor aliases), read as the canonical ones. */
+const CONTROLLER_ALIASES: Record<string, string> = { bootstrapsigner: BOOTSTRAP_SIGNER_CONTROLLER, tokencleaner: TOKEN_CLEANER_CONTROLLER };
+
+/** A name of the list with its alias replaced by the canonical name, the `-` kept (kube's ApplyTo). */
+function canonical(entry: string): string {
+  const off = entry.startsWith('-');
+  const name = off ? entry.slice(1) : entry;
+  const resolved = Object.hasOwn(CONTROLLER_ALIASES, name) ? CONTROLLER_ALIASES[name]! : name;
+  return off ? `-${resolved}` : resolved;
+}
 
 /** The list's names that are not known, each as kube-controller-manager reports it; empty when all are. */
 export function controllerSelectionErrors(list: readonly string[]): string[] {
@@ -17,7 +30,7 @@ export function controllerSelectionErrors(list: readonly string[]): string[] {
   for (const entry of list) {
     if (entry === '*') continue;
     const name = entry.startsWith('-') ? entry.slice(1) : entry;
-    if (!SELECTABLE_CONTROLLERS.includes(name)) errs.push(`"${name}" is not in the list of known controllers`);
+    if (!SELECTABLE_CONTROLLERS.includes(canonical(name))) errs.push(`"${name}" is not in the list of known controllers`);
   }
   return errs;
 }
@@ -25,7 +38,7 @@ export function controllerSelectionErrors(list: readonly string[]): string[] {
 /** kube's IsControllerEnabled: the name itself decides, then `-name`, then `*`. */
 export function controllerEnabled(list: readonly string[] = ['*'], name: string): boolean {
   let star = false;
-  for (const entry of list) {
+  for (const entry of list.map(canonical)) {
     if (entry === name) return true;
     if (entry === `-${name}`) return false;
     if (entry === '*') star = true;

@@ -36,10 +36,11 @@ export interface TestResponse {
 
 /**
  * Controllers for tests that count what a store holds: everything but the two that put a
- * `default` ServiceAccount and `kube-root-ca.crt` into every namespace (as kube's own storage
- * tests run without kube-controller-manager). `--controllers` takes the same list, comma-joined.
+ * `default` ServiceAccount and `kube-root-ca.crt` into every namespace and the bootstrap signer,
+ * which publishes kube-public/cluster-info at start (as kube's own storage tests run without
+ * kube-controller-manager). `--controllers` takes the same list, comma-joined.
  */
-export const WITHOUT_NAMESPACE_CONTENT = ['*', '-root-ca-certificate-publisher-controller', '-serviceaccount-controller'];
+export const WITHOUT_NAMESPACE_CONTENT = ['*', '-root-ca-certificate-publisher-controller', '-serviceaccount-controller', '-bootstrap-signer-controller'];
 
 /** `options`: any further ServerOptions (flags such as the service ranges; a `log` to read what it logs). */
 export async function startTestServer(opts: { dataDir?: string; eventTtlMs?: number; options?: Partial<ServerOptions> } = {}): Promise<TestServer> {

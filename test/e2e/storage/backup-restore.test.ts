@@ -11,7 +11,7 @@ import { mkdtempSync, readFileSync, rmSync, existsSync, statSync, readdirSync, w
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createHash, randomBytes } from 'node:crypto';
-import { startHearthProcess, stopHearthProcess, runHearth, adminClient, type HearthProcess, type AdminRequest } from '../../helpers/hearth-process.ts';
+import { startHearthProcess, stopHearthProcess, runHearth, adminClient, freePort, type HearthProcess, type AdminRequest } from '../../helpers/hearth-process.ts';
 
 const configMap = (ns: string, name: string, i: number) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: ns }, data: { i: String(i), payload: 'p'.repeat(1500) } });
 
@@ -67,7 +67,10 @@ test('a backup taken under a write load restores to the objects the server held 
   let a: HearthProcess | undefined;
   let b: HearthProcess | undefined;
   try {
-    a = await startHearthProcess(source);
+    // One address for both, as a restored control plane keeps its own: the URL kube-public/cluster-info
+    // publishes stays, so the restored objects are the backed-up ones.
+    const port = String(await freePort());
+    a = await startHearthProcess(source, ['--secure-port', port]);
     const reqA = adminClient(source);
     await createObjects(reqA, a.url, 150);
     const load = writeLoad(reqA, a.url);
@@ -99,7 +102,7 @@ test('a backup taken under a write load restores to the objects the server held 
 
     const restore = await runHearth(['restore', '--data-dir', restored, '--from', backup]);
     assert.equal(restore.code, 0, restore.stderr);
-    b = await startHearthProcess(restored);
+    b = await startHearthProcess(restored, ['--secure-port', port]);
     assert.equal(readFileSync(join(restored, 'pki', 'ca.crt'), 'utf8'), readFileSync(join(source, 'pki', 'ca.crt'), 'utf8'));
     // The old admin certificate still works: same CA, same credentials.
     const reqB = adminClient(source);

@@ -18,3 +18,14 @@ test('unknown names are reported in kube-controller-manager words', () => {
   assert.deepEqual(controllerSelectionErrors(['*', '-serviceaccount-token-controller']), []);
   assert.deepEqual(controllerSelectionErrors(['*', '-nope', 'other']), ['"nope" is not in the list of known controllers', '"other" is not in the list of known controllers']);
 });
+
+test("the bootstrap controllers answer to kube's names and to their old aliases (tokencleaner, bootstrapsigner), and run under *", () => {
+  assert.equal(controllerEnabled(['*'], 'token-cleaner-controller'), true, 'on by default in hearth (kube: off unless named)');
+  assert.equal(controllerEnabled(['*'], 'bootstrap-signer-controller'), true);
+  assert.equal(controllerEnabled(['*', '-tokencleaner'], 'token-cleaner-controller'), false);
+  assert.equal(controllerEnabled(['*', '-tokencleaner'], 'bootstrap-signer-controller'), true);
+  assert.equal(controllerEnabled(['bootstrapsigner'], 'bootstrap-signer-controller'), true);
+  assert.equal(controllerEnabled(['*', '-bootstrap-signer-controller'], 'bootstrap-signer-controller'), false);
+  assert.deepEqual(controllerSelectionErrors(['*', '-tokencleaner', 'bootstrapsigner', 'token-cleaner-controller', '-bootstrap-signer-controller']), []);
+  assert.deepEqual(controllerSelectionErrors(['-tokencleaners']), ['"tokencleaners" is not in the list of known controllers']);
+});
