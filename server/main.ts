@@ -21,6 +21,13 @@ interface Flags {
   anonymousAuth: boolean;
   tokenAuthFile?: string;
   clientCaFile?: string;
+  /** kube's --requestheader-* flags (the authenticating proxy). */
+  requestHeaderClientCaFile?: string;
+  requestHeaderAllowedNames?: string[];
+  requestHeaderUsernameHeaders?: string[];
+  requestHeaderUidHeaders?: string[];
+  requestHeaderGroupHeaders?: string[];
+  requestHeaderExtraHeadersPrefix?: string[];
   compactionIntervalMs: number;
   eventTtlMs: number;
   /** kube-apiserver's --disable-admission-plugins. */
@@ -42,7 +49,7 @@ interface Flags {
   serviceAccountExtendTokenExpiration: boolean;
 }
 
-const USAGE = `usage: npm start -- [--data-dir DIR] [--secure-port PORT] [--bind-address ADDR] [--tls-san NAME_OR_IP]... [--anonymous-auth=false] [--token-auth-file FILE] [--client-ca-file FILE] [--compaction-interval 5m] [--event-ttl 1h] [--controllers '*'] [--disable-admission-plugins NAME,...] [--service-cluster-ip-range 10.96.0.0/12[,fd00::/108]] [--service-node-port-range 30000-32767] [--snapshot-interval 12h] [--snapshot-retention 5] [--http2-implementation hearth|node] [--service-account-issuer URL]... [--service-account-signing-key-file FILE] [--service-account-key-file FILE]... [--api-audiences A,B] [--service-account-jwks-uri URL] [--service-account-max-token-expiration 24h] [--service-account-extend-token-expiration=false] [--initialize]
+const USAGE = `usage: npm start -- [--data-dir DIR] [--secure-port PORT] [--bind-address ADDR] [--tls-san NAME_OR_IP]... [--anonymous-auth=false] [--token-auth-file FILE] [--client-ca-file FILE] [--requestheader-client-ca-file FILE] [--requestheader-allowed-names CN,...] [--requestheader-username-headers H,...] [--requestheader-uid-headers H,...] [--requestheader-group-headers H,...] [--requestheader-extra-headers-prefix P,...] [--compaction-interval 5m] [--event-ttl 1h] [--controllers '*'] [--disable-admission-plugins NAME,...] [--service-cluster-ip-range 10.96.0.0/12[,fd00::/108]] [--service-node-port-range 30000-32767] [--snapshot-interval 12h] [--snapshot-retention 5] [--http2-implementation hearth|node] [--service-account-issuer URL]... [--service-account-signing-key-file FILE] [--service-account-key-file FILE]... [--api-audiences A,B] [--service-account-jwks-uri URL] [--service-account-max-token-expiration 24h] [--service-account-extend-token-expiration=false] [--initialize]
        npm run backup|restore|snapshots -- --help`;
 
 function parseFlags(argv: string[]): Flags {
@@ -60,6 +67,11 @@ function parseFlags(argv: string[]): Flags {
       const v = argv[++i];
       if (v === undefined) fail(`flag ${arg} needs a value`);
       return v;
+    };
+    // pflag's string slices: comma-separated, a repeated flag adds to the list, "" is an empty list.
+    const takeList = (current: string[] | undefined) => {
+      const v = take();
+      return [...(current ?? []), ...(v === '' ? [] : v.split(','))];
     };
     const takeDuration = () => {
       try {
@@ -81,6 +93,12 @@ function parseFlags(argv: string[]): Flags {
       case '--anonymous-auth': flags.anonymousAuth = (value ?? 'true') !== 'false'; break;
       case '--token-auth-file': flags.tokenAuthFile = take(); break;
       case '--client-ca-file': flags.clientCaFile = take(); break;
+      case '--requestheader-client-ca-file': flags.requestHeaderClientCaFile = take(); break;
+      case '--requestheader-allowed-names': flags.requestHeaderAllowedNames = takeList(flags.requestHeaderAllowedNames); break;
+      case '--requestheader-username-headers': flags.requestHeaderUsernameHeaders = takeList(flags.requestHeaderUsernameHeaders); break;
+      case '--requestheader-uid-headers': flags.requestHeaderUidHeaders = takeList(flags.requestHeaderUidHeaders); break;
+      case '--requestheader-group-headers': flags.requestHeaderGroupHeaders = takeList(flags.requestHeaderGroupHeaders); break;
+      case '--requestheader-extra-headers-prefix': flags.requestHeaderExtraHeadersPrefix = takeList(flags.requestHeaderExtraHeadersPrefix); break;
       case '--initialize': flags.initialize = (value ?? 'true') !== 'false'; break;
       case '--service-cluster-ip-range': flags.serviceClusterIPRange = take(); break;
       case '--service-node-port-range': flags.serviceNodePortRange = take(); break;
@@ -190,6 +208,12 @@ try {
     anonymousAuth: flags.anonymousAuth,
     tokenAuthFile: flags.tokenAuthFile,
     clientCaFile: flags.clientCaFile,
+    requestHeaderClientCaFile: flags.requestHeaderClientCaFile,
+    requestHeaderAllowedNames: flags.requestHeaderAllowedNames,
+    requestHeaderUsernameHeaders: flags.requestHeaderUsernameHeaders,
+    requestHeaderUidHeaders: flags.requestHeaderUidHeaders,
+    requestHeaderGroupHeaders: flags.requestHeaderGroupHeaders,
+    requestHeaderExtraHeadersPrefix: flags.requestHeaderExtraHeadersPrefix,
     compactionIntervalMs: flags.compactionIntervalMs,
     eventTtlMs: flags.eventTtlMs,
     controllers: flags.controllers,
