@@ -287,7 +287,7 @@ test('a store made by an older hearth (no auto-vacuum, no checksums) is converte
     s = await startTestServer({ dataDir, options: { controllers: WITHOUT_NAMESPACE_CONTENT } });
     const check = new Database(file, { readonly: true });
     assert.equal(check.pragma('auto_vacuum', { simple: true }), 2, 'converted to incremental auto-vacuum');
-    const crcs = check.prepare(`SELECT name, crc FROM objects WHERE res = 'configmaps'`).all() as { name: string; crc: number }[];
+    const crcs = check.prepare(`SELECT name, crc FROM objects WHERE res = 'configmaps' AND ns = 'old'`).all() as { name: string; crc: number }[];
     check.close();
     assert.deepEqual(Object.fromEntries(crcs.map((r) => [r.name, r.crc === -1 ? 'marked damaged' : 'checksummed'])), { broken: 'marked damaged', kept: 'checksummed' });
     assert.equal((await s.request('GET', '/api/v1/namespaces/old/configmaps/kept')).json().data.a, '1');
