@@ -2,7 +2,8 @@
 // certificate from the proxy CA with an allowed CN makes the X-Remote-* headers name the user
 // (uid, repeated groups, %-escaped extra keys) and impersonation applies after it; a disallowed
 // CN is 401; the same headers from the admin, anonymous, or a proxy certificate without the user
-// header name nobody (the proxy CA is no client CA: that is 401 too); the start-up checks kube
+// header name nobody (the proxy CA is no client CA: that is 401 too); a refused proxy
+// certificate leaves a bearer token to name the user (kube's union); the start-up checks kube
 // makes; and the kube-system/extension-apiserver-authentication ConfigMap kube-apiserver keeps
 // (its contents, written back when deleted or changed, merged as kube merges).
 import { test, before, after } from 'node:test';
@@ -46,6 +47,8 @@ let proxy: Cert;
 let intruder: Cert;
 let s: TestServer;
 const proxyCaFile = join(dir, 'front-proxy-ca.crt');
+const tokenFile = join(dir, 'tokens.csv');
+const DAVE_TOKEN = 'dave-static-token-0123456789';
 const FLAGS = {
   requestHeaderClientCaFile: proxyCaFile,
   requestHeaderAllowedNames: [PROXY_CN],
@@ -60,7 +63,8 @@ before(async () => {
   writeFileSync(proxyCaFile, proxyCa.caCertPem);
   proxy = await clientCert(proxyCa, PROXY_CN);
   intruder = await clientCert(proxyCa, 'someone-else');
-  s = await startTestServer({ options: FLAGS });
+  writeFileSync(tokenFile, `${DAVE_TOKEN},dave,uid-dave,readers\n`);
+  s = await startTestServer({ options: { ...FLAGS, tokenAuthFile: tokenFile } });
 });
 after(async () => {
   await s?.stop();
@@ -224,6 +228,18 @@ test('the proxy certificate without the user header is no user: the proxy CA is 
   });
   assert.notEqual(k.code, 0);
   assert.match(k.stderr, /You must be logged in to the server \(Unauthorized\)/);
+});
+
+test("kube's union: a refused proxy certificate does not end the chain, a bearer token on the same request still names its user", async () => {
+  const bearer = { authorization: `Bearer ${DAVE_TOKEN}` };
+  for (const [cert, headers] of [[intruder, { ...bearer, 'X-Remote-User': 'alice' }], [proxy, bearer]] as const) {
+    const r = await whoami(cert, headers);
+    assert.equal(r.status, 201, JSON.stringify(r.body));
+    assert.deepEqual(userInfo(r), { username: 'dave', uid: 'uid-dave', groups: ['readers', 'system:authenticated'] });
+  }
+  // The proxy's headers win over a token, as the proxy comes first.
+  const proxied = await whoami(proxy, { ...bearer, 'X-Remote-User': 'alice' });
+  assert.equal(userInfo(proxied)?.username, 'alice');
 });
 
 /** The ConfigMap's data as kubectl prints it. */
