@@ -26,6 +26,13 @@ interface Flags {
   authenticationTokenWebhookCacheTtlMs?: number;
   clientCaFile?: string;
   enableBootstrapTokenAuth: boolean;
+  /** kube's --requestheader-* flags (the authenticating proxy). */
+  requestHeaderClientCaFile?: string;
+  requestHeaderAllowedNames?: string[];
+  requestHeaderUsernameHeaders?: string[];
+  requestHeaderUidHeaders?: string[];
+  requestHeaderGroupHeaders?: string[];
+  requestHeaderExtraHeadersPrefix?: string[];
   compactionIntervalMs: number;
   eventTtlMs: number;
   /** kube-apiserver's --disable-admission-plugins. */
@@ -49,7 +56,7 @@ interface Flags {
   legacyServiceAccountTokenCleanUpPeriodMs?: number;
 }
 
-const USAGE = `usage: npm start -- [--data-dir DIR] [--secure-port PORT] [--bind-address ADDR] [--tls-san NAME_OR_IP]... [--anonymous-auth=false] [--token-auth-file FILE] [--authentication-token-webhook-config-file FILE] [--authentication-token-webhook-version v1beta1|v1] [--authentication-token-webhook-cache-ttl 2m] [--client-ca-file FILE] [--enable-bootstrap-token-auth=false] [--compaction-interval 5m] [--event-ttl 1h] [--controllers '*'] [--disable-admission-plugins NAME,...] [--service-cluster-ip-range 10.96.0.0/12[,fd00::/108]] [--service-node-port-range 30000-32767] [--snapshot-interval 12h] [--snapshot-retention 5] [--http2-implementation hearth|node] [--service-account-issuer URL]... [--service-account-signing-key-file FILE] [--service-account-key-file FILE]... [--api-audiences A,B] [--service-account-jwks-uri URL] [--service-account-max-token-expiration 24h] [--service-account-extend-token-expiration=false] [--legacy-service-account-token-clean-up-period 8760h] [--initialize]
+const USAGE = `usage: npm start -- [--data-dir DIR] [--secure-port PORT] [--bind-address ADDR] [--tls-san NAME_OR_IP]... [--anonymous-auth=false] [--token-auth-file FILE] [--authentication-token-webhook-config-file FILE] [--authentication-token-webhook-version v1beta1|v1] [--authentication-token-webhook-cache-ttl 2m] [--client-ca-file FILE] [--requestheader-client-ca-file FILE] [--requestheader-allowed-names CN,...] [--requestheader-username-headers H,...] [--requestheader-uid-headers H,...] [--requestheader-group-headers H,...] [--requestheader-extra-headers-prefix P,...] [--enable-bootstrap-token-auth=false] [--compaction-interval 5m] [--event-ttl 1h] [--controllers '*'] [--disable-admission-plugins NAME,...] [--service-cluster-ip-range 10.96.0.0/12[,fd00::/108]] [--service-node-port-range 30000-32767] [--snapshot-interval 12h] [--snapshot-retention 5] [--http2-implementation hearth|node] [--service-account-issuer URL]... [--service-account-signing-key-file FILE] [--service-account-key-file FILE]... [--api-audiences A,B] [--service-account-jwks-uri URL] [--service-account-max-token-expiration 24h] [--service-account-extend-token-expiration=false] [--legacy-service-account-token-clean-up-period 8760h] [--initialize]
        npm run backup|restore|snapshots -- --help`;
 
 function parseFlags(argv: string[]): Flags {
@@ -67,6 +74,11 @@ function parseFlags(argv: string[]): Flags {
       const v = argv[++i];
       if (v === undefined) fail(`flag ${arg} needs a value`);
       return v;
+    };
+    // pflag's string slices: comma-separated, a repeated flag adds to the list, "" is an empty list.
+    const takeList = (current: string[] | undefined) => {
+      const v = take();
+      return [...(current ?? []), ...(v === '' ? [] : v.split(','))];
     };
     const takeDuration = () => {
       try {
@@ -99,6 +111,12 @@ function parseFlags(argv: string[]): Flags {
       }
       case '--client-ca-file': flags.clientCaFile = take(); break;
       case '--enable-bootstrap-token-auth': flags.enableBootstrapTokenAuth = (value ?? 'true') !== 'false'; break;
+      case '--requestheader-client-ca-file': flags.requestHeaderClientCaFile = take(); break;
+      case '--requestheader-allowed-names': flags.requestHeaderAllowedNames = takeList(flags.requestHeaderAllowedNames); break;
+      case '--requestheader-username-headers': flags.requestHeaderUsernameHeaders = takeList(flags.requestHeaderUsernameHeaders); break;
+      case '--requestheader-uid-headers': flags.requestHeaderUidHeaders = takeList(flags.requestHeaderUidHeaders); break;
+      case '--requestheader-group-headers': flags.requestHeaderGroupHeaders = takeList(flags.requestHeaderGroupHeaders); break;
+      case '--requestheader-extra-headers-prefix': flags.requestHeaderExtraHeadersPrefix = takeList(flags.requestHeaderExtraHeadersPrefix); break;
       case '--initialize': flags.initialize = (value ?? 'true') !== 'false'; break;
       case '--service-cluster-ip-range': flags.serviceClusterIPRange = take(); break;
       case '--service-node-port-range': flags.serviceNodePortRange = take(); break;
@@ -225,6 +243,12 @@ try {
     authenticationTokenWebhookCacheTtlMs: flags.authenticationTokenWebhookCacheTtlMs,
     clientCaFile: flags.clientCaFile,
     enableBootstrapTokenAuth: flags.enableBootstrapTokenAuth,
+    requestHeaderClientCaFile: flags.requestHeaderClientCaFile,
+    requestHeaderAllowedNames: flags.requestHeaderAllowedNames,
+    requestHeaderUsernameHeaders: flags.requestHeaderUsernameHeaders,
+    requestHeaderUidHeaders: flags.requestHeaderUidHeaders,
+    requestHeaderGroupHeaders: flags.requestHeaderGroupHeaders,
+    requestHeaderExtraHeadersPrefix: flags.requestHeaderExtraHeadersPrefix,
     compactionIntervalMs: flags.compactionIntervalMs,
     eventTtlMs: flags.eventTtlMs,
     controllers: flags.controllers,

@@ -33,6 +33,7 @@ import { readTokenFile, staticTokenAuthenticator } from './authentication/static
 import { loadTokenWebhookConfig, tokenWebhookAuthenticator, type TokenWebhookConfig } from './authentication/token-webhook.ts';
 import { readClientCaFile } from './pki/client-ca.ts';
 import { bootstrapTokenAuthenticator, BootstrapTokenSecretCache, BOOTSTRAP_TOKEN_NAMESPACE } from './authentication/bootstrap-token.ts';
+import { certificatesOverlap, loadRequestHeaderConfig, OVERLAPPING_CA_ERROR, requestHeaderAuthenticator, type RequestHeaderConfig, type RequestHeaderOptions } from './authentication/request-header.ts';
 import { reviewResources } from './http/handlers/index.ts';
 import type { UserInfo } from './authentication/user.ts';
 import { DEFAULT_SERVICE_ACCOUNT_ISSUER, JWKS_PATH, ServiceAccountTokens, type TokenObjectResource } from './authentication/service-account-token.ts';
@@ -54,6 +55,7 @@ import { LegacyTokenCleaner } from './controllers/legacy-token-cleaner.ts';
 import { controllerEnabled, controllerSelectionErrors, LEGACY_TOKEN_CLEANER_CONTROLLER, ROOT_CA_PUBLISHER_CONTROLLER, SERVICE_ACCOUNT_CONTROLLER, SERVICE_ACCOUNT_TOKEN_CONTROLLER, BOOTSTRAP_SIGNER_CONTROLLER, TOKEN_CLEANER_CONTROLLER } from './controllers/selection.ts';
 import { BootstrapTokenCleaner } from './controllers/bootstrap-token-cleaner.ts';
 import { BootstrapSigner } from './controllers/bootstrap-signer.ts';
+import { ClusterAuthenticationTrustController } from './controllers/cluster-authentication-trust.ts';
 import { crdDefinitions } from './registry/crd/crd-openapi.ts';
 import { forgetConverter } from './registry/crd/conversion.ts';
 import { LOOPBACK_USER } from './authentication/user.ts';
@@ -78,6 +80,15 @@ export interface ServerOptions {
   clientCaFile?: string;
   /** kube's --enable-bootstrap-token-auth: bootstrap token Secrets in kube-system authenticate (hearth's default true; kube's false). */
   enableBootstrapTokenAuth?: boolean;
+  /** kube's --requestheader-client-ca-file: the CAs an authenticating proxy's client certificate must chain to. */
+  requestHeaderClientCaFile?: string;
+  /** --requestheader-allowed-names: the proxy certificate CNs allowed (empty: any the CA signed). */
+  requestHeaderAllowedNames?: string[];
+  /** --requestheader-username-headers, --requestheader-uid-headers, --requestheader-group-headers, --requestheader-extra-headers-prefix (kube-apiserver's defaults: none). */
+  requestHeaderUsernameHeaders?: string[];
+  requestHeaderUidHeaders?: string[];
+  requestHeaderGroupHeaders?: string[];
+  requestHeaderExtraHeadersPrefix?: string[];
   /** SQLite synchronous mode; "full" unless a benchmark asks otherwise. */
   synchronous?: 'full' | 'normal' | 'off';
   /** How often history is compacted (0 disables); default 5 minutes. */
@@ -148,6 +159,7 @@ interface AuthenticationFiles {
   staticTokens?: Map<string, UserInfo>;
   clientCaPem?: string;
   tokenWebhook?: TokenWebhookConfig;
+  requestHeader?: RequestHeaderConfig;
 }
 
 const SYSTEM_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube-node-lease'];
@@ -169,6 +181,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     clientCaPem: opts.clientCaFile !== undefined ? readClientCaFile(opts.clientCaFile) : undefined,
     tokenWebhook: opts.authenticationTokenWebhookConfigFile !== undefined ? loadTokenWebhookConfig(opts.authenticationTokenWebhookConfigFile, opts.authenticationTokenWebhookVersion) : undefined,
   };
+  authFiles.requestHeader = loadRequestHeaderConfig(requestHeaderOptions(opts), authFiles.clientCaPem, (w) => log(`warning: ${w}`));
   // The port first: a port that is taken fails before the data directory is created or touched.
   let bound: BoundPort;
   try {
@@ -205,6 +218,8 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
   // Before the PKI: a directory with credentials but no store is refused, not given a new cluster.
   checkStore(dbFile, { initialize: opts.initialize, log });
   const pki = await ensurePki(opts.dataDir, { extraSans });
+  // hearth's CA authenticates client certificates as --client-ca-file's do: kube's overlap check applies to it too.
+  if (authFiles.requestHeader && !authFiles.requestHeader.allowedNames.length && certificatesOverlap(pki.caCertPem, authFiles.requestHeader.caPem)) throw new Error(OVERLAPPING_CA_ERROR);
   // Before the store opens: a key file that cannot be read fails the start with nothing running.
   const serviceAccountKeys = loadServiceAccountKeys(opts.dataDir, { signingKeyFile: opts.serviceAccountSigningKeyFile, keyFiles: opts.serviceAccountKeyFiles });
 
@@ -238,6 +253,10 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
   // Every active namespace's identity: its `default` ServiceAccount and the cluster CA.
   const saController = controllerEnabled(opts.controllers, SERVICE_ACCOUNT_CONTROLLER) ? new ServiceAccountsController(store, catalog, eventLog) : undefined;
   saController?.start();
+  // kube-apiserver's own: kube-system/extension-apiserver-authentication, written before the server is ready.
+  const clientCaBundle = authFiles.clientCaPem ? `${pki.caCertPem.trimEnd()}\n${authFiles.clientCaPem}` : pki.caCertPem;
+  const authenticationTrust = new ClusterAuthenticationTrustController(store, catalog, eventLog, { clientCaPem: clientCaBundle, requestHeader: authFiles.requestHeader }, undefined, log);
+  await authenticationTrust.start();
   const rootCaPublisher = controllerEnabled(opts.controllers, ROOT_CA_PUBLISHER_CONTROLLER) ? new RootCaPublisher(store, catalog, eventLog, pki.caCertPem) : undefined;
   rootCaPublisher?.start();
   // Secrets of type kubernetes.io/service-account-token get their legacy token, CA and namespace.
@@ -331,7 +350,12 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
     model,
     store,
     watch,
-    authenticators: [x509Authenticator(), bearerTokenAuthenticator(tokenAuthenticators)],
+    // kube's order: the authenticating proxy, client certificates, bearer tokens.
+    authenticators: [
+      ...(authFiles.requestHeader ? [requestHeaderAuthenticator(authFiles.requestHeader)] : []),
+      x509Authenticator(authFiles.requestHeader ? clientCaBundle : undefined),
+      bearerTokenAuthenticator(tokenAuthenticators),
+    ],
     authorizers: [systemMastersAuthorizer, publicInfoAuthorizer],
     anonymous: opts.anonymousAuth ?? true,
     tokenReviewer: { authenticators: tokenAuthenticators, apiAudiences },
@@ -363,8 +387,8 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
   }, {
     key: pki.servingKeyPem,
     cert: pki.servingCertPem,
-    // Client certificates verify against hearth's CA and the --client-ca-file bundle.
-    ca: authFiles.clientCaPem ? `${pki.caCertPem.trimEnd()}\n${authFiles.clientCaPem}` : pki.caCertPem,
+    // Client certificates verify against hearth's CA, the --client-ca-file bundle and the proxy's CA.
+    ca: authFiles.requestHeader ? `${clientCaBundle.trimEnd()}\n${authFiles.requestHeader.caPem}` : clientCaBundle,
     bound,
     limits: opts.connectionLimits,
     http2Implementation: opts.http2Implementation,
@@ -394,7 +418,7 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
       closing ??= (async () => {
         ready = false;
         closed = true;
-        const controllersDone = Promise.all([nsController.stop(), saController?.stop(), rootCaPublisher?.stop(), tokensController?.stop(), legacyTokenTracking.stop(), legacyTokenCleaner?.stop(), tokenCleaner?.stop(), bootstrapSigner?.stop(), crdController.stop(), eventTtl?.stop(), csrSigner.stop(), csrCleaner.stop()]);
+        const controllersDone = Promise.all([nsController.stop(), authenticationTrust.stop(), saController?.stop(), rootCaPublisher?.stop(), tokensController?.stop(), legacyTokenTracking.stop(), legacyTokenCleaner?.stop(), tokenCleaner?.stop(), bootstrapSigner?.stop(), crdController.stop(), eventTtl?.stop(), csrSigner.stop(), csrCleaner.stop()]);
         compactor.stop();
         await snapshots.stop();
         await listener.close();
@@ -410,6 +434,18 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
       })();
       return closing;
     },
+  };
+}
+
+/** The --requestheader-* flags among the server's options. */
+function requestHeaderOptions(opts: ServerOptions): RequestHeaderOptions {
+  return {
+    clientCaFile: opts.requestHeaderClientCaFile,
+    allowedNames: opts.requestHeaderAllowedNames,
+    usernameHeaders: opts.requestHeaderUsernameHeaders,
+    uidHeaders: opts.requestHeaderUidHeaders,
+    groupHeaders: opts.requestHeaderGroupHeaders,
+    extraHeadersPrefix: opts.requestHeaderExtraHeadersPrefix,
   };
 }
 

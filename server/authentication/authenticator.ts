@@ -1,9 +1,10 @@
 // Authentication: each authenticator looks at the request and either names the user, says
 // nothing (no credential of its kind), or rejects a bad credential (401). Requests with no
-// credential at all are anonymous. Later issues add tokens, OIDC, webhooks and proxies here.
-import { createHash } from 'node:crypto';
+// credential at all are anonymous. The chain runs as kube's union: errors are kept while the
+// next authenticators are asked, and are a 401 only when none of them names the user.
+import { createHash, X509Certificate } from 'node:crypto';
 import type { Socket } from 'node:net';
-import type { TLSSocket } from 'node:tls';
+import type { DetailedPeerCertificate, TLSSocket } from 'node:tls';
 import type Koa from 'koa';
 import { ANONYMOUS, type AuthenticatedState, type UserInfo } from './user.ts';
 import { unauthorized } from '../errors.ts';
@@ -41,9 +42,12 @@ export interface Authenticator {
 
 /**
  * x509 client certificates verified during the TLS handshake against the cluster CA and the
- * --client-ca-file bundle (the listener trusts both).
+ * --client-ca-file bundle. The listener trusts the --requestheader-client-ca-file CA too (kube's
+ * serving ClientCAs are the union); given `clientCaPem`, only a chain that ends at one of its CAs
+ * names a user here, as kube's x509 authenticator verifies against the client CAs alone.
  */
-export function x509Authenticator(): Authenticator {
+export function x509Authenticator(clientCaPem?: string): Authenticator {
+  const anchors = clientCaPem === undefined ? undefined : caFingerprints(clientCaPem);
   // The peer certificate is fixed for a connection's life: read it once per connection (req.socket
   // is the connection's TLS socket over HTTP/1.1 and HTTP/2 alike).
   const byConnection = new WeakMap<object, AuthResult | typeof NO_CERTIFICATE>();
@@ -55,7 +59,7 @@ export function x509Authenticator(): Authenticator {
       if (known !== undefined) return known === NO_CERTIFICATE ? undefined : known;
       const socket = req.socket as TLSSocket;
       if (typeof socket.getPeerCertificate !== 'function') return undefined;
-      const result = fromCertificate(socket);
+      const result = fromCertificate(socket, anchors);
       byConnection.set(key, result ?? NO_CERTIFICATE);
       return result;
     },
@@ -65,14 +69,36 @@ export function x509Authenticator(): Authenticator {
 /** Remembered for a connection that presented no certificate (one map lookup per request). */
 const NO_CERTIFICATE = Symbol('no certificate');
 
-function fromCertificate(socket: TLSSocket): AuthResult {
+function fromCertificate(socket: TLSSocket, anchors: ReadonlySet<string> | undefined): AuthResult {
   const cert = socket.getPeerCertificate();
   if (!cert || Object.keys(cert).length === 0) return undefined;
-  if (!socket.authorized) return { error: `x509: certificate signed by unknown authority` };
+  if (!socket.authorized || (anchors && !chainAnchoredIn(socket, anchors))) return { error: `x509: certificate signed by unknown authority` };
   const user = userFromPeerCertificate(cert);
   if (!user) return { error: 'x509: certificate has no common name' };
   const groups = user.groups.includes('system:authenticated') ? user.groups : [...user.groups, 'system:authenticated'];
   return { user: { name: user.name, groups, extra: { [CREDENTIAL_ID_KEY]: [x509CredentialId(cert.raw)] } } };
+}
+
+/** The SHA-256 fingerprints (Node's AA:BB:… form) of a PEM bundle's certificates. */
+export function caFingerprints(pem: string): Set<string> {
+  const blocks = pem.match(/-----BEGIN CERTIFICATE-----[^-]+-----END CERTIFICATE-----/g) ?? [];
+  return new Set(blocks.map((block) => new X509Certificate(block).fingerprint256));
+}
+
+/**
+ * Whether the peer's verified chain (leaf, intermediates, and the trusted CA the handshake found)
+ * passes through one of these CAs. The listener verified the chain against all the CAs it
+ * trusts; this says which one vouched for it. Only meaningful when socket.authorized.
+ */
+export function chainAnchoredIn(socket: TLSSocket, anchors: ReadonlySet<string>): boolean {
+  const seen = new Set<DetailedPeerCertificate>();
+  let cert: DetailedPeerCertificate | undefined = socket.getPeerCertificate(true);
+  while (cert && cert.fingerprint256 && !seen.has(cert)) {
+    if (anchors.has(cert.fingerprint256)) return true;
+    seen.add(cert);
+    cert = cert.issuerCertificate;
+  }
+  return false;
 }
 
 /** The user extra naming the credential a request was made with (kube's user.CredentialIDKey). */
@@ -83,17 +109,24 @@ export function x509CredentialId(der: Buffer): string {
   return `X509SHA256=${createHash('sha256').update(der).digest('hex')}`;
 }
 
+/**
+ * The chain as kube's union authenticator runs it: the first user named wins; an error does not
+ * stop the chain (the admin's certificate is refused by the request-header authenticator and
+ * accepted by x509), it is kept and answered with 401 only when nobody names a user.
+ */
 export function authenticationMiddleware(authenticators: Authenticator[], opts: AuthenticationOptions): Koa.Middleware<AuthenticatedState> {
   // Synchronous while every authenticator answers synchronously (x509 does): no promise per
   // request is awaited before the rest of the chain runs.
   return (ctx, next) => {
+    let error: AuthResult;
     for (let i = 0; i < authenticators.length; i++) {
       const r = authenticators[i].authenticate(ctx.req);
-      if (isPromise(r)) return authenticateFrom(authenticators, i, r, ctx, next, opts);
+      if (isPromise(r)) return authenticateFrom(authenticators, i, r, error, ctx, next, opts);
       if (!r) continue;
-      return authenticated(r, ctx, next, opts);
+      if ('user' in r) return authenticated(r, ctx, next, opts);
+      error ??= r;
     }
-    return authenticated(undefined, ctx, next, opts);
+    return authenticated(error, ctx, next, opts);
   };
 }
 
@@ -102,9 +135,13 @@ function isPromise(r: AuthResult | PromiseLike<AuthResult>): r is PromiseLike<Au
 }
 
 /** The rest of the chain once an authenticator answered with a promise (the same order and rules). */
-async function authenticateFrom(authenticators: Authenticator[], i: number, pending: PromiseLike<AuthResult>, ctx: AuthenticatingContext, next: Koa.Next, opts: AuthenticationOptions): Promise<void> {
+async function authenticateFrom(authenticators: Authenticator[], i: number, pending: PromiseLike<AuthResult>, error: AuthResult, ctx: AuthenticatingContext, next: Koa.Next, opts: AuthenticationOptions): Promise<void> {
   let r = await pending;
-  while (!r && ++i < authenticators.length) r = await authenticators[i].authenticate(ctx.req);
+  while (!(r && 'user' in r)) {
+    if (r) error ??= r;
+    if (++i >= authenticators.length) return authenticated(error, ctx, next, opts);
+    r = await authenticators[i].authenticate(ctx.req);
+  }
   await authenticated(r, ctx, next, opts);
 }
 

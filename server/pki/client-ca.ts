@@ -7,9 +7,13 @@ import { X509Certificate } from 'node:crypto';
 
 const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----[^-]+-----END CERTIFICATE-----/g;
 
-/** The bundle's certificates as PEM text, checked to parse, or kube's error. */
-export function readClientCaFile(path: string): string {
-  const name = `client-ca-bundle::${path}`;
+/**
+ * The bundle's certificates as PEM text, checked to parse, or kube's error. `purpose` names the
+ * bundle in those errors as kube does: "client-ca-bundle", or "request-header" for
+ * --requestheader-client-ca-file.
+ */
+export function readClientCaFile(path: string, purpose = 'client-ca-bundle'): string {
+  const name = `${purpose}::${path}`;
   let bundle: Buffer;
   try {
     bundle = readFileSync(path);
