@@ -19,8 +19,13 @@ interface Flags {
   bindAddress: string;
   tlsSans: string[];
   anonymousAuth: boolean;
+  /** Whether --anonymous-auth was given (kube refuses it beside the config file's anonymous section). */
+  anonymousAuthSet?: boolean;
   tokenAuthFile?: string;
   clientCaFile?: string;
+  authenticationConfigFile?: string;
+  /** The --oidc-* flags given (kube's OIDCAuthenticationOptions). */
+  oidc: { issuerURL?: string; clientID?: string; caFile?: string; usernameClaim?: string; usernamePrefix?: string; groupsClaim?: string; groupsPrefix?: string; signingAlgs?: string[]; requiredClaims?: Record<string, string> };
   compactionIntervalMs: number;
   eventTtlMs: number;
   /** kube-apiserver's --disable-admission-plugins. */
@@ -42,11 +47,11 @@ interface Flags {
   serviceAccountExtendTokenExpiration: boolean;
 }
 
-const USAGE = `usage: npm start -- [--data-dir DIR] [--secure-port PORT] [--bind-address ADDR] [--tls-san NAME_OR_IP]... [--anonymous-auth=false] [--token-auth-file FILE] [--client-ca-file FILE] [--compaction-interval 5m] [--event-ttl 1h] [--controllers '*'] [--disable-admission-plugins NAME,...] [--service-cluster-ip-range 10.96.0.0/12[,fd00::/108]] [--service-node-port-range 30000-32767] [--snapshot-interval 12h] [--snapshot-retention 5] [--http2-implementation hearth|node] [--service-account-issuer URL]... [--service-account-signing-key-file FILE] [--service-account-key-file FILE]... [--api-audiences A,B] [--service-account-jwks-uri URL] [--service-account-max-token-expiration 24h] [--service-account-extend-token-expiration=false] [--initialize]
+const USAGE = `usage: npm start -- [--data-dir DIR] [--secure-port PORT] [--bind-address ADDR] [--tls-san NAME_OR_IP]... [--anonymous-auth=false] [--token-auth-file FILE] [--client-ca-file FILE] [--authentication-config FILE] [--oidc-issuer-url URL --oidc-client-id ID [--oidc-ca-file FILE] [--oidc-username-claim sub] [--oidc-username-prefix P] [--oidc-groups-claim C] [--oidc-groups-prefix P] [--oidc-signing-algs RS256,...] [--oidc-required-claim K=V]...] [--compaction-interval 5m] [--event-ttl 1h] [--controllers '*'] [--disable-admission-plugins NAME,...] [--service-cluster-ip-range 10.96.0.0/12[,fd00::/108]] [--service-node-port-range 30000-32767] [--snapshot-interval 12h] [--snapshot-retention 5] [--http2-implementation hearth|node] [--service-account-issuer URL]... [--service-account-signing-key-file FILE] [--service-account-key-file FILE]... [--api-audiences A,B] [--service-account-jwks-uri URL] [--service-account-max-token-expiration 24h] [--service-account-extend-token-expiration=false] [--initialize]
        npm run backup|restore|snapshots -- --help`;
 
 function parseFlags(argv: string[]): Flags {
-  const flags: Flags = { dataDir: './data', securePort: 6443, bindAddress: '127.0.0.1', tlsSans: [], anonymousAuth: true, compactionIntervalMs: 5 * 60_000, eventTtlMs: 60 * 60_000, initialize: false, snapshotIntervalMs: 0, snapshotRetention: DEFAULT_SNAPSHOT_RETENTION, http2Implementation: 'hearth', serviceAccountIssuers: [], serviceAccountKeyFiles: [], apiAudiences: [], serviceAccountMaxTokenExpirationSeconds: 0, serviceAccountExtendTokenExpiration: true };
+  const flags: Flags = { dataDir: './data', securePort: 6443, bindAddress: '127.0.0.1', tlsSans: [], anonymousAuth: true, oidc: {}, compactionIntervalMs: 5 * 60_000, eventTtlMs: 60 * 60_000, initialize: false, snapshotIntervalMs: 0, snapshotRetention: DEFAULT_SNAPSHOT_RETENTION, http2Implementation: 'hearth', serviceAccountIssuers: [], serviceAccountKeyFiles: [], apiAudiences: [], serviceAccountMaxTokenExpirationSeconds: 0, serviceAccountExtendTokenExpiration: true };
   for (let i = 0; i < argv.length; i++) {
     let arg = argv[i];
     let value: string | undefined;
@@ -78,9 +83,27 @@ function parseFlags(argv: string[]): Flags {
       }
       case '--bind-address': flags.bindAddress = take(); break;
       case '--tls-san': flags.tlsSans.push(take()); break;
-      case '--anonymous-auth': flags.anonymousAuth = (value ?? 'true') !== 'false'; break;
+      case '--anonymous-auth': flags.anonymousAuth = (value ?? 'true') !== 'false'; flags.anonymousAuthSet = true; break;
       case '--token-auth-file': flags.tokenAuthFile = take(); break;
       case '--client-ca-file': flags.clientCaFile = take(); break;
+      case '--authentication-config': flags.authenticationConfigFile = resolve(take()); break;
+      case '--oidc-issuer-url': flags.oidc.issuerURL = take(); break;
+      case '--oidc-client-id': flags.oidc.clientID = take(); break;
+      case '--oidc-ca-file': flags.oidc.caFile = take(); break;
+      case '--oidc-username-claim': flags.oidc.usernameClaim = take(); break;
+      case '--oidc-username-prefix': flags.oidc.usernamePrefix = take(); break;
+      case '--oidc-groups-claim': flags.oidc.groupsClaim = take(); break;
+      case '--oidc-groups-prefix': flags.oidc.groupsPrefix = take(); break;
+      // pflag's StringSlice: the first use replaces the default, later ones append.
+      case '--oidc-signing-algs': (flags.oidc.signingAlgs ??= []).push(...take().split(',').map((a) => a.trim())); break;
+      case '--oidc-required-claim': {
+        // cliflag's MapStringStringNoSplit: one key=value a use, repeatable.
+        const v = take();
+        const sep = v.indexOf('=');
+        if (sep < 0) fail(`invalid argument ${JSON.stringify(v)} for "--oidc-required-claim" flag: malformed pair, expect string=string`);
+        (flags.oidc.requiredClaims ??= {})[v.slice(0, sep).trim()] = v.slice(sep + 1).trim();
+        break;
+      }
       case '--initialize': flags.initialize = (value ?? 'true') !== 'false'; break;
       case '--service-cluster-ip-range': flags.serviceClusterIPRange = take(); break;
       case '--service-node-port-range': flags.serviceNodePortRange = take(); break;
@@ -187,9 +210,11 @@ try {
     securePort: flags.securePort,
     bindAddress: flags.bindAddress,
     tlsSans: flags.tlsSans,
-    anonymousAuth: flags.anonymousAuth,
+    anonymousAuth: flags.anonymousAuthSet ? flags.anonymousAuth : undefined,
     tokenAuthFile: flags.tokenAuthFile,
     clientCaFile: flags.clientCaFile,
+    authenticationConfigFile: flags.authenticationConfigFile,
+    oidc: flags.oidc,
     compactionIntervalMs: flags.compactionIntervalMs,
     eventTtlMs: flags.eventTtlMs,
     controllers: flags.controllers,

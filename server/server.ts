@@ -30,6 +30,8 @@ import { SnapshotScheduler, DEFAULT_SNAPSHOT_RETENTION } from './storage/backup/
 import { x509Authenticator } from './authentication/authenticator.ts';
 import { bearerTokenAuthenticator, type TokenAuthenticator } from './authentication/token.ts';
 import { readTokenFile, staticTokenAuthenticator } from './authentication/static-token.ts';
+import { authenticationSetup, type AuthenticationSetup, type OidcFlags } from './authentication/jwt/config.ts';
+import { JwtAuthenticator, type JwtTiming } from './authentication/jwt/jwt-authenticator.ts';
 import { readClientCaFile } from './pki/client-ca.ts';
 import { reviewResources } from './http/handlers/index.ts';
 import type { UserInfo } from './authentication/user.ts';
@@ -62,6 +64,12 @@ export interface ServerOptions {
   tokenAuthFile?: string;
   /** kube's --client-ca-file: a PEM bundle of CAs whose client certificates are trusted besides hearth's own CA's. */
   clientCaFile?: string;
+  /** kube's --authentication-config: an AuthenticationConfiguration file (JWT authenticators, anonymous). */
+  authenticationConfigFile?: string;
+  /** kube's --oidc-* flags (one JWT authenticator); exclusive with authenticationConfigFile. */
+  oidc?: OidcFlags;
+  /** Timing of the JWT authenticators' issuer fetches (tests shorten it). */
+  jwtTiming?: JwtTiming;
   /** SQLite synchronous mode; "full" unless a benchmark asks otherwise. */
   synchronous?: 'full' | 'normal' | 'off';
   /** How often history is compacted (0 disables); default 5 minutes. */
@@ -127,6 +135,8 @@ interface ServiceRanges {
 interface AuthenticationFiles {
   staticTokens?: Map<string, UserInfo>;
   clientCaPem?: string;
+  /** JWT authenticators (--authentication-config or --oidc-*) and the file's anonymous section. */
+  structured: AuthenticationSetup;
 }
 
 const SYSTEM_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube-node-lease'];
@@ -146,6 +156,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const authFiles: AuthenticationFiles = {
     staticTokens: opts.tokenAuthFile !== undefined ? readTokenFile(opts.tokenAuthFile, (w) => log(`warning: ${w}`)) : undefined,
     clientCaPem: opts.clientCaFile !== undefined ? readClientCaFile(opts.clientCaFile) : undefined,
+    structured: authenticationSetup({ configFile: opts.authenticationConfigFile, oidc: opts.oidc, anonymousFlagSet: opts.anonymousAuth !== undefined, serviceAccountIssuers: serviceAccountIssuersOf(opts) }),
   };
   // The port first: a port that is taken fails before the data directory is created or touched.
   let bound: BoundPort;
@@ -276,6 +287,9 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
   const tokenAuthenticators: TokenAuthenticator[] = [];
   if (authFiles.staticTokens) tokenAuthenticators.push(staticTokenAuthenticator(authFiles.staticTokens, apiAudiences));
   tokenAuthenticators.push(serviceAccountTokens);
+  const jwtAuthenticators = authFiles.structured.jwt.map((spec) => new JwtAuthenticator(spec, { apiAudiences, log, timing: opts.jwtTiming }));
+  for (const jwt of jwtAuthenticators) jwt.start();
+  tokenAuthenticators.push(...jwtAuthenticators);
   let url = '';
   const app = buildApp({
     log: eventLog,
@@ -285,7 +299,8 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
     watch,
     authenticators: [x509Authenticator(), bearerTokenAuthenticator(tokenAuthenticators)],
     authorizers: [systemMastersAuthorizer, publicInfoAuthorizer],
-    anonymous: opts.anonymousAuth ?? true,
+    anonymous: authFiles.structured.anonymous?.enabled ?? opts.anonymousAuth ?? true,
+    anonymousPaths: authFiles.structured.anonymous?.conditions?.length ? authFiles.structured.anonymous.conditions.map((c) => c.path) : undefined,
     tokenReviewer: { authenticators: tokenAuthenticators, apiAudiences },
     health: {
       livez: [
@@ -345,6 +360,7 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
       closing ??= (async () => {
         ready = false;
         closed = true;
+        for (const jwt of jwtAuthenticators) jwt.close();
         const controllersDone = Promise.all([nsController.stop(), saController?.stop(), rootCaPublisher?.stop(), crdController.stop(), eventTtl?.stop(), csrSigner.stop(), csrCleaner.stop()]);
         compactor.stop();
         await snapshots.stop();
@@ -360,6 +376,11 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
       return closing;
     },
   };
+}
+
+/** The service-account issuers, which JWT authenticators may not claim (kube's disallowed issuers). */
+function serviceAccountIssuersOf(opts: ServerOptions): string[] {
+  return opts.serviceAccountIssuers?.length ? opts.serviceAccountIssuers : [DEFAULT_SERVICE_ACCOUNT_ISSUER];
 }
 
 /** The service-account token issuer and authenticator, over the keys read (or generated into pki/) at start. */

@@ -74,7 +74,14 @@ export function x509CredentialId(der: Buffer): string {
   return `X509SHA256=${createHash('sha256').update(der).digest('hex')}`;
 }
 
-export function authenticationMiddleware(authenticators: Authenticator[], opts: { anonymous: boolean }): Koa.Middleware<AuthenticatedState> {
+/** Anonymous auth (--anonymous-auth, or the config file's anonymous section with its path conditions). */
+export interface AnonymousOptions {
+  anonymous: boolean;
+  /** When set, anonymous requests are allowed to these paths only (kube's conditions: exact paths). */
+  anonymousPaths?: readonly string[];
+}
+
+export function authenticationMiddleware(authenticators: Authenticator[], opts: AnonymousOptions): Koa.Middleware<AuthenticatedState> {
   // Synchronous while every authenticator answers synchronously (x509 does): no promise per
   // request is awaited before the rest of the chain runs.
   return (ctx, next) => {
@@ -93,17 +100,17 @@ function isPromise(r: AuthResult | PromiseLike<AuthResult>): r is PromiseLike<Au
 }
 
 /** The rest of the chain once an authenticator answered with a promise (the same order and rules). */
-async function authenticateFrom(authenticators: Authenticator[], i: number, pending: PromiseLike<AuthResult>, ctx: AuthenticatingContext, next: Koa.Next, opts: { anonymous: boolean }): Promise<void> {
+async function authenticateFrom(authenticators: Authenticator[], i: number, pending: PromiseLike<AuthResult>, ctx: AuthenticatingContext, next: Koa.Next, opts: AnonymousOptions): Promise<void> {
   let r = await pending;
   while (!r && ++i < authenticators.length) r = await authenticators[i].authenticate(ctx.req);
   await authenticated(r, ctx, next, opts);
 }
 
-function authenticated(r: AuthResult, ctx: AuthenticatingContext, next: Koa.Next, opts: { anonymous: boolean }): Promise<void> {
+function authenticated(r: AuthResult, ctx: AuthenticatingContext, next: Koa.Next, opts: AnonymousOptions): Promise<void> {
   if (r && 'error' in r) throw unauthorized();
   let user = r?.user;
   if (!user) {
-    if (!opts.anonymous) throw unauthorized();
+    if (!opts.anonymous || (opts.anonymousPaths && !opts.anonymousPaths.includes(ctx.path))) throw unauthorized();
     user = ANONYMOUS;
   } else if (!user.groups.includes('system:authenticated')) {
     user = { ...user, groups: [...user.groups, 'system:authenticated'] };

@@ -36,6 +36,8 @@ export interface AppDeps {
   authenticators: Authenticator[];
   authorizers: Authorizer[];
   anonymous: boolean;
+  /** AuthenticationConfiguration's anonymous.conditions: the only paths anonymous requests may reach. */
+  anonymousPaths?: readonly string[];
   /** What TokenReview authenticates tokens with. */
   tokenReviewer?: TokenReviewer;
   health: { livez: HealthCheck[]; readyz: HealthCheck[] };
@@ -67,7 +69,7 @@ export function buildApp(deps: AppDeps): Koa<RequestState> {
     if (timeoutError) throw badRequest(timeoutError);
     return next();
   });
-  app.use(authenticationMiddleware(deps.authenticators, { anonymous: deps.anonymous }));
+  app.use(authenticationMiddleware(deps.authenticators, { anonymous: deps.anonymous, anonymousPaths: deps.anonymousPaths }));
   // Impersonate-* headers: asked of the authorizers for the real caller, then the caller is replaced.
   app.use(impersonationMiddleware(deps.authorizers));
   app.use(authorizationMiddleware(deps.authorizers));
