@@ -16,7 +16,7 @@ import { compactVerify, createRemoteJWKSet, customFetch, errors as joseErrors, t
 import { goQuote } from '../../go/strconv.ts';
 import { goTime } from '../../go/time.ts';
 import { CelEvaluationError, jsonToCel } from '../../registry/crd/cel/index.ts';
-import type { AuthResult } from '../authenticator.ts';
+import { CREDENTIAL_ID_KEY, type AuthResult } from '../authenticator.ts';
 import type { TokenAuthenticator } from '../token.ts';
 import type { UserInfo } from '../user.ts';
 import type { CompiledRule, JwtAuthenticatorSpec } from './config.ts';
@@ -35,7 +35,7 @@ export interface JwtTiming {
   discoveryRetryMs?: number;
   /** After a JWKS fetch, how long an unknown kid waits before it may cause another (default 30 s). */
   keysCooldownMs?: number;
-  /** Per HTTP request to the issuer (default 10 s). */
+  /** Per HTTP request to the issuer (default 30 s, kube's http.Client timeout). */
   fetchTimeoutMs?: number;
 }
 
@@ -67,7 +67,7 @@ export class JwtAuthenticator implements TokenAuthenticator {
     this.issuer = spec.config.issuer.url;
     this.name = `jwt:${this.issuer}`;
     this.audiences = new Set(spec.config.issuer.audiences ?? []);
-    this.fetch = { ca: spec.config.issuer.certificateAuthority || undefined, timeoutMs: opts.timing?.fetchTimeoutMs ?? 10_000 };
+    this.fetch = { ca: spec.config.issuer.certificateAuthority || undefined, timeoutMs: opts.timing?.fetchTimeoutMs ?? 30_000 };
   }
 
   /** Starts discovery in the background (kube's PollImmediateUntil). */
@@ -187,6 +187,7 @@ export class JwtAuthenticator implements TokenAuthenticator {
       if (this.spec.username) {
         const v = evaluate(this.spec.username, { claims: celInput() }, 'oidc: error evaluating username claim expression');
         if (typeof v !== 'string') return { error: 'oidc: error evaluating username claim expression: username claim expression must return a string' };
+        if (v === '') return { error: 'oidc: empty username via CEL expression is not allowed' };
         name = v;
       } else {
         const claim = mappings.username.claim ?? '';
@@ -225,8 +226,9 @@ export class JwtAuthenticator implements TokenAuthenticator {
         if (typeof v !== 'string') return { error: 'oidc: error evaluating uid claim expression: uid claim expression must return a string' };
         uid = v;
       }
-      // extra
+      // extra: the token's jti names the credential (kube's CredentialIDForJTI), then the mappings
       const extra: Record<string, string[]> = {};
+      if (typeof claims.jti === 'string') extra[CREDENTIAL_ID_KEY] = [`JTI=${claims.jti}`];
       for (const { key, rule } of this.spec.extra) {
         const v = evaluate(rule, { claims: celInput() }, '');
         const list = stringList(v);

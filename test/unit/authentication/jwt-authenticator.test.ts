@@ -88,6 +88,8 @@ test('CEL mappings: groups and extra as a string or a list of strings (empty one
   assert.equal(errorOf(await a.authenticateToken(await issuer.token({ sub: 'z', g: 5, one: 'v' }))), 'oidc: error evaluating group claim expression: expression must return a string or a list of strings');
   assert.equal(errorOf(await a.authenticateToken(await issuer.token({ sub: 'z', g: 'a', one: [1] }))), 'oidc: error evaluating extra claim expression: claims.one: expression must return a string or a list of strings');
   assert.equal(errorOf(await a.authenticateToken(await issuer.token({ sub: 7, g: 'a', one: 'v' }))), 'oidc: error evaluating username claim expression: username claim expression must return a string');
+  assert.equal(errorOf(await a.authenticateToken(await issuer.token({ sub: '', g: 'a', one: 'v' }))), 'oidc: empty username via CEL expression is not allowed');
+  assert.deepEqual(userOf(await a.authenticateToken(await issuer.token({ sub: 'j', jti: 'token-1', g: [], one: '' }))), { name: 'j', groups: [], extra: { 'authentication.kubernetes.io/credential-id': ['JTI=token-1'] } }, 'the jti is the credential id');
 });
 
 test('audiences: MatchAny over several, and TokenReview audiences answered with the API audiences (audience-agnostic)', async () => {
