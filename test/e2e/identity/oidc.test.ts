@@ -85,9 +85,9 @@ test('kubectl --token auth whoami maps the subject with the issuer# prefix and t
   assert.equal(r.code, 0, r.stderr);
   assert.deepEqual(JSON.parse(r.stdout).status.userInfo, { username: `${issuer.url}#alice-subject`, groups: ['oidc:dev', 'oidc:ops', 'system:authenticated'] });
 
-  // kubectl's --token flag over the admin kubeconfig's cluster (no certificate sent with it).
+  // kubectl's --token flag (it overrides the kubeconfig's token).
   const single = await ok({ sub: 'bob-subject', groups: 'admins' });
-  const bob = await kubectlWithToken(s, single, ['auth', 'whoami', '-o', 'json']);
+  const bob = await kubectlWithToken(s, 'not-this-one', ['--token', single, 'auth', 'whoami', '-o', 'json']);
   assert.equal(bob.code, 0, bob.stderr);
   assert.deepEqual(JSON.parse(bob.stdout).status.userInfo, { username: `${issuer.url}#bob-subject`, groups: ['oidc:admins', 'system:authenticated'] }, 'a string groups claim is one group');
 });
