@@ -7,13 +7,13 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import { startTestServer, KUBECTL, type TestServer } from '../../helpers/server.ts';
 import { newSigningKey, startOidcIssuer, type OidcIssuer } from '../../helpers/oidc-issuer.ts';
-import { runHearth } from '../../helpers/hearth-process.ts';
+import { runHearth, startHearthProcess, stopHearthProcess } from '../../helpers/hearth-process.ts';
 import { renderKubeconfig } from '../../../server/pki/kubeconfig.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'hearth-oidc-'));
@@ -274,6 +274,47 @@ anonymous:
     assert.equal((await review(s3, noName)).error, `oidc: error evaluating username claim expression: expression '"sso:" + claims.preferred_username' resulted in error: no such key: preferred_username`);
   } finally {
     await s3.stop();
+  }
+});
+
+test('hearth started with the --oidc-* flags (as main.ts reads them) authenticates the issuer\'s tokens', async () => {
+  const dataDir = join(dir, 'flags');
+  const caFile = join(dir, 'flags-ca.pem');
+  writeFileSync(caFile, issuer.caPem);
+  const p = await startHearthProcess(dataDir, [
+    '--oidc-issuer-url', issuer.url,
+    '--oidc-client-id', issuer.clientId,
+    '--oidc-ca-file', caFile,
+    '--oidc-username-claim', 'preferred_username',
+    '--oidc-username-prefix', '-',
+    '--oidc-groups-claim', 'groups',
+    '--oidc-required-claim', 'hd=example.com',
+    '--oidc-required-claim', 'tier=gold',
+    '--oidc-signing-algs', 'RS256,ES256',
+  ]);
+  try {
+    const kubeconfig = join(dir, 'flags.kubeconfig');
+    const token = await issuer.token({ preferred_username: 'frank', groups: ['ops'], hd: 'example.com', tier: 'gold' });
+    writeFileSync(kubeconfig, renderKubeconfig({ server: p.url, caCertPem: readFileSync(join(dataDir, 'pki', 'ca.crt'), 'utf8'), token, userName: 'oidc-user' }));
+    const whoami = () =>
+      new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+        execFile(KUBECTL, ['--kubeconfig', kubeconfig, 'auth', 'whoami', '-o', 'json'], { timeout: 60_000 }, (err, stdout, stderr) => resolve({ code: err ? 1 : 0, stdout, stderr }));
+      });
+    // Discovery runs in the background from the start: poll (bounded) until the token is known.
+    let r = await whoami();
+    for (let i = 0; i < 50 && r.code !== 0; i++) {
+      await new Promise((res) => setTimeout(res, 200));
+      r = await whoami();
+    }
+    assert.equal(r.code, 0, r.stderr);
+    assert.deepEqual(JSON.parse(r.stdout).status.userInfo, { username: 'frank', groups: ['ops', 'system:authenticated'] }, '"-": no prefix; groups unprefixed');
+    const silver = await issuer.token({ preferred_username: 'frank', groups: ['ops'], hd: 'example.com', tier: 'silver' });
+    writeFileSync(kubeconfig, renderKubeconfig({ server: p.url, caCertPem: readFileSync(join(dataDir, 'pki', 'ca.crt'), 'utf8'), token: silver, userName: 'oidc-user' }));
+    const refused = await whoami();
+    assert.notEqual(refused.code, 0);
+    assert.match(refused.stderr, /Unauthorized/);
+  } finally {
+    await stopHearthProcess(p);
   }
 });
 
