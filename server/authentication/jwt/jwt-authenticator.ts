@@ -7,11 +7,13 @@
 // in the token itself.
 //
 // Signatures and key sets are `jose` (panva/jose, already hearth's JOSE library for service-account
-// tokens): its createRemoteJWKSet caches the issuer's JWKS, refetches it when a token names an
-// unknown `kid` — at most once per cool-down, with a single fetch in flight — and selects keys by
-// kid and alg, and jwtVerify refuses `alg: none` and algorithm confusion. Discovery is kube's: in the
-// background, retried every 10 s until the issuer answers; until then its tokens are 401
-// ("authenticator not initialized") and the server runs.
+// tokens): its createRemoteJWKSet caches the issuer's JWKS (as long as go-oidc does: until a token
+// names an unknown `kid`), refetches it then — at most once per cool-down (go-oidc has none), with a
+// single fetch in flight — and selects keys by kid and alg; compactVerify, given the allowed
+// algorithms, refuses `alg: none` and algorithm confusion. The claims are checked here rather than by
+// jwtVerify, in go-oidc's order and words. Discovery is kube's: in the background, retried every
+// 10 s until the issuer answers; until then its tokens are 401 ("authenticator not initialized")
+// and the server runs.
 import { compactVerify, createRemoteJWKSet, customFetch, errors as joseErrors, type JWTVerifyGetKey } from 'jose';
 import { goQuote } from '../../go/strconv.ts';
 import { goTime } from '../../go/time.ts';
@@ -94,6 +96,9 @@ export class JwtAuthenticator implements TokenAuthenticator {
       this.keys = createRemoteJWKSet(new URL(jwksUri), {
         timeoutDuration: fetchOpts.timeoutMs,
         cooldownDuration: this.opts.timing?.keysCooldownMs ?? 30_000,
+        // go-oidc's RemoteKeySet keeps its keys until a token names one it lacks: an issuer that is
+        // down does not fail the tokens of keys already known.
+        cacheMaxAge: Infinity,
         [customFetch]: (url: string, init: { signal: AbortSignal }) => httpsGet(url, fetchOpts, init.signal),
       });
       if (this.failing) this.opts.log(`oidc authenticator: initialized for issuer ${goQuote(this.issuer)}`);

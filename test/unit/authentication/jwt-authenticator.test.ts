@@ -128,3 +128,16 @@ test('a discovery document naming another issuer leaves the authenticator uninit
     await other.close();
   }
 });
+
+test('while the issuer is down, new tokens of a key already fetched verify from the cached JWKS; an unknown kid is refused', async () => {
+  const a = await authenticator({});
+  assert.equal(userOf(await a.authenticateToken(await issuer.token({ sub: 'before' }))).name, 'before');
+  await issuer.down();
+  try {
+    assert.equal(userOf(await a.authenticateToken(await issuer.token({ sub: 'during' }))).name, 'during');
+    const unknownKid = await issuer.token({ sub: 'x' }, { key: await issuer.foreignKey() });
+    assert.match(errorOf(await a.authenticateToken(unknownKid)), /^oidc: verify token: failed to verify signature: /, 'an unknown kid while the issuer is down is refused');
+  } finally {
+    await issuer.listen();
+  }
+});
