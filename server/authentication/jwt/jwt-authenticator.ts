@@ -117,16 +117,21 @@ export class JwtAuthenticator implements TokenAuthenticator {
 
   async authenticateToken(token: string, audiences?: readonly string[]): Promise<AuthResult> {
     if (token.length > MAX_TOKEN_LENGTH) return undefined;
-    const untrusted = untrustedJwt(token);
-    if (!untrusted || untrustedIssuer(untrusted.payload) !== this.issuer) return undefined;
+    const now = Date.now();
+    // A token verified moments ago (only this issuer's are remembered) skips even the decoding.
+    const cached = this.verified.get(token);
+    const fresh = cached !== undefined && cached.until > now ? cached : undefined;
+    let untrusted: UntrustedJwt | undefined;
+    if (!fresh) {
+      untrusted = untrustedJwt(token);
+      if (!untrusted || untrustedIssuer(untrusted.payload) !== this.issuer) return undefined;
+    }
     let granted: string[] | undefined;
     if (audiences !== undefined && audiences.length > 0) {
       granted = this.opts.apiAudiences.filter((a) => audiences.includes(a));
       if (granted.length === 0) return undefined;
     }
-    const now = Date.now();
-    const cached = this.verified.get(token);
-    if (cached && cached.until > now) return granted ? { user: cached.user, audiences: granted } : { user: cached.user };
+    if (fresh || !untrusted) return granted ? { user: fresh!.user, audiences: granted } : { user: fresh!.user };
     if (!this.keys) return { error: 'oidc: authenticator not initialized' };
     const verifyError = await this.verify(token, untrusted, now);
     if (verifyError) return { error: `oidc: verify token: ${verifyError}` };
