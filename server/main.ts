@@ -20,6 +20,8 @@ interface Flags {
   bindAddress: string;
   tlsSans: string[];
   anonymousAuth: boolean;
+  /** Whether --anonymous-auth was given (kube refuses it beside the config file's anonymous section). */
+  anonymousAuthSet?: boolean;
   tokenAuthFile?: string;
   authenticationTokenWebhookConfigFile?: string;
   authenticationTokenWebhookVersion?: string;
@@ -33,6 +35,9 @@ interface Flags {
   requestHeaderUidHeaders?: string[];
   requestHeaderGroupHeaders?: string[];
   requestHeaderExtraHeadersPrefix?: string[];
+  authenticationConfigFile?: string;
+  /** The --oidc-* flags given (kube's OIDCAuthenticationOptions). */
+  oidc: { issuerURL?: string; clientID?: string; caFile?: string; usernameClaim?: string; usernamePrefix?: string; groupsClaim?: string; groupsPrefix?: string; signingAlgs?: string[]; requiredClaims?: Record<string, string> };
   compactionIntervalMs: number;
   eventTtlMs: number;
   /** kube-apiserver's --disable-admission-plugins. */
@@ -56,11 +61,11 @@ interface Flags {
   legacyServiceAccountTokenCleanUpPeriodMs?: number;
 }
 
-const USAGE = `usage: npm start -- [--data-dir DIR] [--secure-port PORT] [--bind-address ADDR] [--tls-san NAME_OR_IP]... [--anonymous-auth=false] [--token-auth-file FILE] [--authentication-token-webhook-config-file FILE] [--authentication-token-webhook-version v1beta1|v1] [--authentication-token-webhook-cache-ttl 2m] [--client-ca-file FILE] [--requestheader-client-ca-file FILE] [--requestheader-allowed-names CN,...] [--requestheader-username-headers H,...] [--requestheader-uid-headers H,...] [--requestheader-group-headers H,...] [--requestheader-extra-headers-prefix P,...] [--enable-bootstrap-token-auth=false] [--compaction-interval 5m] [--event-ttl 1h] [--controllers '*'] [--disable-admission-plugins NAME,...] [--service-cluster-ip-range 10.96.0.0/12[,fd00::/108]] [--service-node-port-range 30000-32767] [--snapshot-interval 12h] [--snapshot-retention 5] [--http2-implementation hearth|node] [--service-account-issuer URL]... [--service-account-signing-key-file FILE] [--service-account-key-file FILE]... [--api-audiences A,B] [--service-account-jwks-uri URL] [--service-account-max-token-expiration 24h] [--service-account-extend-token-expiration=false] [--legacy-service-account-token-clean-up-period 8760h] [--initialize]
+const USAGE = `usage: npm start -- [--data-dir DIR] [--secure-port PORT] [--bind-address ADDR] [--tls-san NAME_OR_IP]... [--anonymous-auth=false] [--token-auth-file FILE] [--authentication-token-webhook-config-file FILE] [--authentication-token-webhook-version v1beta1|v1] [--authentication-token-webhook-cache-ttl 2m] [--client-ca-file FILE] [--authentication-config FILE] [--oidc-issuer-url URL --oidc-client-id ID [--oidc-ca-file FILE] [--oidc-username-claim sub] [--oidc-username-prefix P] [--oidc-groups-claim C] [--oidc-groups-prefix P] [--oidc-signing-algs RS256,...] [--oidc-required-claim K=V]...] [--requestheader-client-ca-file FILE] [--requestheader-allowed-names CN,...] [--requestheader-username-headers H,...] [--requestheader-uid-headers H,...] [--requestheader-group-headers H,...] [--requestheader-extra-headers-prefix P,...] [--enable-bootstrap-token-auth=false] [--compaction-interval 5m] [--event-ttl 1h] [--controllers '*'] [--disable-admission-plugins NAME,...] [--service-cluster-ip-range 10.96.0.0/12[,fd00::/108]] [--service-node-port-range 30000-32767] [--snapshot-interval 12h] [--snapshot-retention 5] [--http2-implementation hearth|node] [--service-account-issuer URL]... [--service-account-signing-key-file FILE] [--service-account-key-file FILE]... [--api-audiences A,B] [--service-account-jwks-uri URL] [--service-account-max-token-expiration 24h] [--service-account-extend-token-expiration=false] [--legacy-service-account-token-clean-up-period 8760h] [--initialize]
        npm run backup|restore|snapshots -- --help`;
 
 function parseFlags(argv: string[]): Flags {
-  const flags: Flags = { dataDir: './data', securePort: 6443, bindAddress: '127.0.0.1', tlsSans: [], anonymousAuth: true, enableBootstrapTokenAuth: true, compactionIntervalMs: 5 * 60_000, eventTtlMs: 60 * 60_000, initialize: false, snapshotIntervalMs: 0, snapshotRetention: DEFAULT_SNAPSHOT_RETENTION, http2Implementation: 'hearth', serviceAccountIssuers: [], serviceAccountKeyFiles: [], apiAudiences: [], serviceAccountMaxTokenExpirationSeconds: 0, serviceAccountExtendTokenExpiration: true };
+  const flags: Flags = { dataDir: './data', securePort: 6443, bindAddress: '127.0.0.1', tlsSans: [], anonymousAuth: true, enableBootstrapTokenAuth: true, oidc: {}, compactionIntervalMs: 5 * 60_000, eventTtlMs: 60 * 60_000, initialize: false, snapshotIntervalMs: 0, snapshotRetention: DEFAULT_SNAPSHOT_RETENTION, http2Implementation: 'hearth', serviceAccountIssuers: [], serviceAccountKeyFiles: [], apiAudiences: [], serviceAccountMaxTokenExpirationSeconds: 0, serviceAccountExtendTokenExpiration: true };
   for (let i = 0; i < argv.length; i++) {
     let arg = argv[i];
     let value: string | undefined;
@@ -97,7 +102,7 @@ function parseFlags(argv: string[]): Flags {
       }
       case '--bind-address': flags.bindAddress = take(); break;
       case '--tls-san': flags.tlsSans.push(take()); break;
-      case '--anonymous-auth': flags.anonymousAuth = (value ?? 'true') !== 'false'; break;
+      case '--anonymous-auth': flags.anonymousAuth = (value ?? 'true') !== 'false'; flags.anonymousAuthSet = true; break;
       case '--token-auth-file': flags.tokenAuthFile = take(); break;
       case '--authentication-token-webhook-config-file': flags.authenticationTokenWebhookConfigFile = take(); break;
       case '--authentication-token-webhook-version': flags.authenticationTokenWebhookVersion = take(); break;
@@ -117,6 +122,24 @@ function parseFlags(argv: string[]): Flags {
       case '--requestheader-uid-headers': flags.requestHeaderUidHeaders = takeList(flags.requestHeaderUidHeaders); break;
       case '--requestheader-group-headers': flags.requestHeaderGroupHeaders = takeList(flags.requestHeaderGroupHeaders); break;
       case '--requestheader-extra-headers-prefix': flags.requestHeaderExtraHeadersPrefix = takeList(flags.requestHeaderExtraHeadersPrefix); break;
+      case '--authentication-config': flags.authenticationConfigFile = resolve(take()); break;
+      case '--oidc-issuer-url': flags.oidc.issuerURL = take(); break;
+      case '--oidc-client-id': flags.oidc.clientID = take(); break;
+      case '--oidc-ca-file': flags.oidc.caFile = take(); break;
+      case '--oidc-username-claim': flags.oidc.usernameClaim = take(); break;
+      case '--oidc-username-prefix': flags.oidc.usernamePrefix = take(); break;
+      case '--oidc-groups-claim': flags.oidc.groupsClaim = take(); break;
+      case '--oidc-groups-prefix': flags.oidc.groupsPrefix = take(); break;
+      // pflag's StringSlice: the first use replaces the default, later ones append.
+      case '--oidc-signing-algs': (flags.oidc.signingAlgs ??= []).push(...take().split(',').map((a) => a.trim())); break;
+      case '--oidc-required-claim': {
+        // cliflag's MapStringStringNoSplit: one key=value a use, repeatable.
+        const v = take();
+        const sep = v.indexOf('=');
+        if (sep < 0) fail(`invalid argument ${JSON.stringify(v)} for "--oidc-required-claim" flag: malformed pair, expect string=string`);
+        (flags.oidc.requiredClaims ??= {})[v.slice(0, sep).trim()] = v.slice(sep + 1).trim();
+        break;
+      }
       case '--initialize': flags.initialize = (value ?? 'true') !== 'false'; break;
       case '--service-cluster-ip-range': flags.serviceClusterIPRange = take(); break;
       case '--service-node-port-range': flags.serviceNodePortRange = take(); break;
@@ -236,7 +259,7 @@ try {
     securePort: flags.securePort,
     bindAddress: flags.bindAddress,
     tlsSans: flags.tlsSans,
-    anonymousAuth: flags.anonymousAuth,
+    anonymousAuth: flags.anonymousAuthSet ? flags.anonymousAuth : undefined,
     tokenAuthFile: flags.tokenAuthFile,
     authenticationTokenWebhookConfigFile: flags.authenticationTokenWebhookConfigFile,
     authenticationTokenWebhookVersion: flags.authenticationTokenWebhookVersion,
@@ -249,6 +272,8 @@ try {
     requestHeaderUidHeaders: flags.requestHeaderUidHeaders,
     requestHeaderGroupHeaders: flags.requestHeaderGroupHeaders,
     requestHeaderExtraHeadersPrefix: flags.requestHeaderExtraHeadersPrefix,
+    authenticationConfigFile: flags.authenticationConfigFile,
+    oidc: flags.oidc,
     compactionIntervalMs: flags.compactionIntervalMs,
     eventTtlMs: flags.eventTtlMs,
     controllers: flags.controllers,

@@ -31,6 +31,8 @@ import { x509Authenticator } from './authentication/authenticator.ts';
 import { bearerTokenAuthenticator, type TokenAuthenticator } from './authentication/token.ts';
 import { readTokenFile, staticTokenAuthenticator } from './authentication/static-token.ts';
 import { loadTokenWebhookConfig, tokenWebhookAuthenticator, type TokenWebhookConfig } from './authentication/token-webhook.ts';
+import { authenticationSetup, type AuthenticationSetup, type OidcFlags } from './authentication/jwt/config.ts';
+import { JwtAuthenticator, type JwtTiming } from './authentication/jwt/jwt-authenticator.ts';
 import { readClientCaFile } from './pki/client-ca.ts';
 import { bootstrapTokenAuthenticator, BootstrapTokenSecretCache, BOOTSTRAP_TOKEN_NAMESPACE } from './authentication/bootstrap-token.ts';
 import { certificatesOverlap, loadRequestHeaderConfig, OVERLAPPING_CA_ERROR, requestHeaderAuthenticator, type RequestHeaderConfig, type RequestHeaderOptions } from './authentication/request-header.ts';
@@ -89,6 +91,12 @@ export interface ServerOptions {
   requestHeaderUidHeaders?: string[];
   requestHeaderGroupHeaders?: string[];
   requestHeaderExtraHeadersPrefix?: string[];
+  /** kube's --authentication-config: an AuthenticationConfiguration file (JWT authenticators, anonymous). */
+  authenticationConfigFile?: string;
+  /** kube's --oidc-* flags (one JWT authenticator); exclusive with authenticationConfigFile. */
+  oidc?: OidcFlags;
+  /** Timing of the JWT authenticators' issuer fetches (tests shorten it). */
+  jwtTiming?: JwtTiming;
   /** SQLite synchronous mode; "full" unless a benchmark asks otherwise. */
   synchronous?: 'full' | 'normal' | 'off';
   /** How often history is compacted (0 disables); default 5 minutes. */
@@ -160,6 +168,8 @@ interface AuthenticationFiles {
   clientCaPem?: string;
   tokenWebhook?: TokenWebhookConfig;
   requestHeader?: RequestHeaderConfig;
+  /** JWT authenticators (--authentication-config or --oidc-*) and the file's anonymous section. */
+  structured: AuthenticationSetup;
 }
 
 const SYSTEM_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube-node-lease'];
@@ -180,6 +190,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     staticTokens: opts.tokenAuthFile !== undefined ? readTokenFile(opts.tokenAuthFile, (w) => log(`warning: ${w}`)) : undefined,
     clientCaPem: opts.clientCaFile !== undefined ? readClientCaFile(opts.clientCaFile) : undefined,
     tokenWebhook: opts.authenticationTokenWebhookConfigFile !== undefined ? loadTokenWebhookConfig(opts.authenticationTokenWebhookConfigFile, opts.authenticationTokenWebhookVersion) : undefined,
+    structured: authenticationSetup({ configFile: opts.authenticationConfigFile, oidc: opts.oidc, anonymousFlagSet: opts.anonymousAuth !== undefined, serviceAccountIssuers: serviceAccountIssuersOf(opts) }),
   };
   authFiles.requestHeader = loadRequestHeaderConfig(requestHeaderOptions(opts), authFiles.clientCaPem, (w) => log(`warning: ${w}`));
   // The port first: a port that is taken fails before the data directory is created or touched.
@@ -340,6 +351,9 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
     eventLog.onCommit((events) => bootstrapSecrets.observe(events));
     tokenAuthenticators.push(bootstrapTokenAuthenticator({ lookup: bootstrapSecrets.lookup, implicitAudiences: apiAudiences }));
   }
+  const jwtAuthenticators = authFiles.structured.jwt.map((spec) => new JwtAuthenticator(spec, { apiAudiences, log, timing: opts.jwtTiming }));
+  for (const jwt of jwtAuthenticators) jwt.start();
+  tokenAuthenticators.push(...jwtAuthenticators);
   // The webhook stays last (kube's order): only tokens nobody else knows reach it.
   const tokenWebhook = authFiles.tokenWebhook && tokenWebhookAuthenticator(authFiles.tokenWebhook, { cacheTtlMs: opts.authenticationTokenWebhookCacheTtlMs, implicitAudiences: apiAudiences, log, userAgent: `kube-apiserver/${catalog.kubernetesVersion} (${process.platform}/${process.arch === 'x64' ? 'amd64' : process.arch}) kubernetes/hearth` });
   if (tokenWebhook) tokenAuthenticators.push(tokenWebhook);
@@ -357,7 +371,8 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
       bearerTokenAuthenticator(tokenAuthenticators),
     ],
     authorizers: [systemMastersAuthorizer, publicInfoAuthorizer],
-    anonymous: opts.anonymousAuth ?? true,
+    anonymous: authFiles.structured.anonymous?.enabled ?? opts.anonymousAuth ?? true,
+    anonymousPaths: authFiles.structured.anonymous?.conditions?.length ? authFiles.structured.anonymous.conditions.map((c) => c.path) : undefined,
     tokenReviewer: { authenticators: tokenAuthenticators, apiAudiences },
     health: {
       livez: [
@@ -418,6 +433,7 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
       closing ??= (async () => {
         ready = false;
         closed = true;
+        for (const jwt of jwtAuthenticators) jwt.close();
         const controllersDone = Promise.all([nsController.stop(), authenticationTrust.stop(), saController?.stop(), rootCaPublisher?.stop(), tokensController?.stop(), legacyTokenTracking.stop(), legacyTokenCleaner?.stop(), tokenCleaner?.stop(), bootstrapSigner?.stop(), crdController.stop(), eventTtl?.stop(), csrSigner.stop(), csrCleaner.stop()]);
         compactor.stop();
         await snapshots.stop();
@@ -447,6 +463,11 @@ function requestHeaderOptions(opts: ServerOptions): RequestHeaderOptions {
     groupHeaders: opts.requestHeaderGroupHeaders,
     extraHeadersPrefix: opts.requestHeaderExtraHeadersPrefix,
   };
+}
+
+/** The service-account issuers, which JWT authenticators may not claim (kube's disallowed issuers). */
+function serviceAccountIssuersOf(opts: ServerOptions): string[] {
+  return opts.serviceAccountIssuers?.length ? opts.serviceAccountIssuers : [DEFAULT_SERVICE_ACCOUNT_ISSUER];
 }
 
 /** The service-account token issuer and authenticator, over the keys read (or generated into pki/) at start. */

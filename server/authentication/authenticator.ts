@@ -19,7 +19,10 @@ export type AuthenticatingContext = Koa.ParameterizedContext<AuthenticatedState>
 export type AuthResult = { user: UserInfo; audiences?: readonly string[]; warnings?: readonly string[] } | { error: string } | undefined;
 
 export interface AuthenticationOptions {
+  /** Anonymous auth (--anonymous-auth, or the config file's anonymous section). */
   anonymous: boolean;
+  /** When set, anonymous requests are allowed to these paths only (kube's conditions: exact paths). */
+  anonymousPaths?: readonly string[];
   /** Records an authenticator's warnings on the response (the HTTP layer's Warning headers). */
   onWarnings?: (ctx: AuthenticatingContext, warnings: readonly string[]) => void;
 }
@@ -149,7 +152,7 @@ function authenticated(r: AuthResult, ctx: AuthenticatingContext, next: Koa.Next
   if (r && 'error' in r) throw unauthorized();
   let user = r?.user;
   if (!user) {
-    if (!opts.anonymous) throw unauthorized();
+    if (!opts.anonymous || (opts.anonymousPaths && !opts.anonymousPaths.includes(ctx.path))) throw unauthorized();
     user = ANONYMOUS;
   } else if (!user.groups.includes('system:authenticated')) {
     user = { ...user, groups: [...user.groups, 'system:authenticated'] };

@@ -37,6 +37,8 @@ export interface AppDeps {
   authenticators: Authenticator[];
   authorizers: Authorizer[];
   anonymous: boolean;
+  /** AuthenticationConfiguration's anonymous.conditions: the only paths anonymous requests may reach. */
+  anonymousPaths?: readonly string[];
   /** What TokenReview authenticates tokens with. */
   tokenReviewer?: TokenReviewer;
   health: { livez: HealthCheck[]; readyz: HealthCheck[] };
@@ -69,7 +71,7 @@ export function buildApp(deps: AppDeps): Koa<RequestState> {
     return next();
   });
   // (an authenticator's warnings: a legacy token from an auto-generated Secret)
-  app.use(authenticationMiddleware(deps.authenticators, { anonymous: deps.anonymous, onWarnings: (ctx, warnings) => addWarnings(ctx as HttpContext, warnings) }));
+  app.use(authenticationMiddleware(deps.authenticators, { anonymous: deps.anonymous, anonymousPaths: deps.anonymousPaths, onWarnings: (ctx, warnings) => addWarnings(ctx as HttpContext, warnings) }));
   // Impersonate-* headers: asked of the authorizers for the real caller, then the caller is replaced.
   app.use(impersonationMiddleware(deps.authorizers));
   app.use(authorizationMiddleware(deps.authorizers));

@@ -29,10 +29,10 @@ export interface ValidationRule {
   optionalOldSelf?: boolean;
 }
 
-/** A planned rule or messageExpression. */
+/** A planned rule or messageExpression (its variables by name: self and oldSelf for rules). */
 type Program = (ctx: { self: unknown; oldSelf: unknown }) => unknown;
 
-interface CompiledExpr {
+export interface CompiledExpr {
   program?: Program;
   error?: string;
   resultType?: CT;
@@ -42,6 +42,20 @@ interface CompiledExpr {
 
 /** Parses, checks and plans one expression with self/oldSelf of the given types. */
 function compileExpr(src: string, selfT: CT, oldSelfT: CT): CompiledExpr {
+  return compileInScope(
+    src,
+    new Map<string, CT>([
+      ['self', selfT],
+      ['oldSelf', oldSelfT],
+    ]),
+  );
+}
+
+/**
+ * Parses, checks and plans one expression whose variables have the given types (self/oldSelf for
+ * x-kubernetes-validations; others for expression.ts). `parsed` is the checked AST, macros expanded.
+ */
+export function compileInScope(src: string, scope: Map<string, CT>): CompiledExpr & { parsed?: unknown } {
   let parsed: any;
   const syn = scanOptionalSyntax(src);
   try {
@@ -57,10 +71,6 @@ function compileExpr(src: string, selfT: CT, oldSelfT: CT): CompiledExpr {
   const macroIssues = expandMacros(parsed);
   if (macroIssues.length) return { error: renderIssues(src, macroIssues), cost: 0, usesOldSelf: false };
   const checker = new Checker(parsed.sourceInfo.positions, parsed.sourceInfo.macroCalls);
-  const scope = new Map<string, CT>([
-    ['self', selfT],
-    ['oldSelf', oldSelfT],
-  ]);
   const checked = checker.check(parsed.expr, scope);
   if (checker.issues.length) return { error: renderIssues(src, checker.issues), cost: checked.cost, usesOldSelf: checker.usesOldSelf };
   for (const r of checker.regexes) {
@@ -69,7 +79,7 @@ function compileExpr(src: string, selfT: CT, oldSelfT: CT): CompiledExpr {
   }
   lowerForPlan(parsed, checker.optChain);
   const program = plan(env(), parsed) as Program;
-  return { program, resultType: checked.t, cost: checked.cost, usesOldSelf: checker.usesOldSelf };
+  return { program, resultType: checked.t, cost: checked.cost, usesOldSelf: checker.usesOldSelf, parsed };
 }
 
 interface CompiledRule {

@@ -14,6 +14,7 @@
 //   ast.ts            the parsed AST and cel-go's rendering of issues
 //   bufbuild-gaps/    every workaround for what @bufbuild/cel lacks or does differently from
 //                     cel-go (its README lists them), each to be deleted when the library closes it
+//   expression.ts     expressions over other named variables (authentication's claims and user)
 // Files here import go/, util/, validation/ and each other (schema/ if ever needed); never http/
 // or storage/. The rest of the server imports this file.
 export { MaxRequestSizeBytes, StaticEstimatedCostLimit, StaticEstimatedCRDCostLimit } from './limits.ts';
@@ -23,3 +24,4 @@ export { costErrorMessage } from './cost.ts';
 export { selectableFieldPath, validFieldPath } from './field-path.ts';
 export { compileSchemaRules, goValidationRule, hasValidationRules, type CelNode, type CompiledSchemaRules, type CompileRulesOptions, type ValidationRule } from './compile.ts';
 export { evaluateRules, type EvaluateOptions } from './evaluate.ts';
+export { CelEvaluationError, CelTypes, celToJson, compileExpression, jsonToCel, type CelType, type CompiledExpression } from './expression.ts';
