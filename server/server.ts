@@ -35,7 +35,7 @@ import { reviewResources } from './http/handlers/index.ts';
 import type { UserInfo } from './authentication/user.ts';
 import { DEFAULT_SERVICE_ACCOUNT_ISSUER, JWKS_PATH, ServiceAccountTokens, type TokenObjectResource } from './authentication/service-account-token.ts';
 import { loadServiceAccountKeys, type ServiceAccountKeys } from './pki/service-account-keys.ts';
-import { systemMastersAuthorizer, publicInfoAuthorizer } from './authorization/authorizer.ts';
+import { systemMastersAuthorizer, publicInfoAuthorizer, type Authorizer } from './authorization/authorizer.ts';
 import { ensurePki, type ServerPki } from './pki/certificates.ts';
 import { serverUrlFor, writeAdminKubeconfig } from './pki/kubeconfig.ts';
 import { NamespaceController } from './controllers/namespace.ts';
@@ -45,7 +45,8 @@ import { CsrSigningController } from './controllers/csr-signer.ts';
 import { CsrCleanerController } from './controllers/csr-cleaner.ts';
 import { ServiceAccountsController } from './controllers/service-accounts.ts';
 import { RootCaPublisher } from './controllers/root-ca-publisher.ts';
-import { controllerEnabled, controllerSelectionErrors, ROOT_CA_PUBLISHER_CONTROLLER, SERVICE_ACCOUNT_CONTROLLER } from './controllers/selection.ts';
+import { controllerEnabled, controllerSelectionErrors, CSR_APPROVING_CONTROLLER, ROOT_CA_PUBLISHER_CONTROLLER, SERVICE_ACCOUNT_CONTROLLER } from './controllers/selection.ts';
+import { CsrApprovingController } from './controllers/csr-approver.ts';
 import { crdDefinitions } from './registry/crd/crd-openapi.ts';
 import { forgetConverter } from './registry/crd/conversion.ts';
 import { LOOPBACK_USER } from './authentication/user.ts';
@@ -263,6 +264,10 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
   eventTtl?.start();
   const csrSigner = new CsrSigningController(store, catalog, eventLog, pki);
   csrSigner.start();
+  // The authorizer chain requests are asked of; the CSR approver asks it too (kube's SubjectAccessReview).
+  const authorizers: Authorizer[] = [systemMastersAuthorizer, publicInfoAuthorizer];
+  const csrApprover = controllerEnabled(opts.controllers, CSR_APPROVING_CONTROLLER) ? new CsrApprovingController(store, catalog, eventLog, authorizers) : undefined;
+  csrApprover?.start();
   const csrCleaner = new CsrCleanerController(store, catalog, opts.csrCleanerIntervalMs, log);
   csrCleaner.start();
   const snapshots = new SnapshotScheduler(opts.dataDir, opts.snapshotIntervalMs ?? 0, opts.snapshotRetention ?? DEFAULT_SNAPSHOT_RETENTION, log);
@@ -284,7 +289,7 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
     store,
     watch,
     authenticators: [x509Authenticator(), bearerTokenAuthenticator(tokenAuthenticators)],
-    authorizers: [systemMastersAuthorizer, publicInfoAuthorizer],
+    authorizers,
     anonymous: opts.anonymousAuth ?? true,
     tokenReviewer: { authenticators: tokenAuthenticators, apiAudiences },
     health: {
@@ -345,7 +350,7 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
       closing ??= (async () => {
         ready = false;
         closed = true;
-        const controllersDone = Promise.all([nsController.stop(), saController?.stop(), rootCaPublisher?.stop(), crdController.stop(), eventTtl?.stop(), csrSigner.stop(), csrCleaner.stop()]);
+        const controllersDone = Promise.all([nsController.stop(), saController?.stop(), rootCaPublisher?.stop(), crdController.stop(), eventTtl?.stop(), csrSigner.stop(), csrApprover?.stop(), csrCleaner.stop()]);
         compactor.stop();
         await snapshots.stop();
         await listener.close();

@@ -17,3 +17,10 @@ test('unknown names are reported in kube-controller-manager words', () => {
   assert.deepEqual(controllerSelectionErrors(['*', '-serviceaccount-controller', 'root-ca-certificate-publisher-controller']), []);
   assert.deepEqual(controllerSelectionErrors(['*', '-nope', 'other']), ['"nope" is not in the list of known controllers', '"other" is not in the list of known controllers']);
 });
+
+test('an alias (csrapproving) stands for its canonical name, switched on or off', () => {
+  assert.equal(controllerEnabled(['*', '-csrapproving'], 'certificatesigningrequest-approving-controller'), false);
+  assert.equal(controllerEnabled(['csrapproving'], 'certificatesigningrequest-approving-controller'), true);
+  assert.equal(controllerEnabled(['*', '-certificatesigningrequest-approving-controller'], 'certificatesigningrequest-approving-controller'), false);
+  assert.deepEqual(controllerSelectionErrors(['-csrapproving', 'certificatesigningrequest-approving-controller', 'csrsigning-nope']), ['"csrsigning-nope" is not in the list of known controllers']);
+});
