@@ -29,6 +29,7 @@ import { STORE_FILE } from './storage/data-dir/layout.ts';
 import { SnapshotScheduler, DEFAULT_SNAPSHOT_RETENTION } from './storage/backup/snapshot-schedule.ts';
 import { x509Authenticator } from './authentication/authenticator.ts';
 import { bearerTokenAuthenticator, type TokenAuthenticator } from './authentication/token.ts';
+import { cachedTokenAuthenticator } from './authentication/token-cache.ts';
 import { readTokenFile, staticTokenAuthenticator } from './authentication/static-token.ts';
 import { readClientCaFile } from './pki/client-ca.ts';
 import { reviewResources } from './http/handlers/index.ts';
@@ -281,6 +282,8 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
   const tokenAuthenticators: TokenAuthenticator[] = [];
   if (authFiles.staticTokens) tokenAuthenticators.push(staticTokenAuthenticator(authFiles.staticTokens, apiAudiences));
   tokenAuthenticators.push(serviceAccountTokens);
+  // kube's token cache over the union (successes for 10 s): what bearer tokens and TokenReview ask.
+  const cachedTokens = [cachedTokenAuthenticator(tokenAuthenticators)];
   let url = '';
   const app = buildApp({
     log: eventLog,
@@ -288,10 +291,10 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
     model,
     store,
     watch,
-    authenticators: [x509Authenticator(), bearerTokenAuthenticator(tokenAuthenticators)],
+    authenticators: [x509Authenticator(), bearerTokenAuthenticator(cachedTokens)],
     authorizers,
     anonymous: opts.anonymousAuth ?? true,
-    tokenReviewer: { authenticators: tokenAuthenticators, apiAudiences },
+    tokenReviewer: { authenticators: cachedTokens, apiAudiences },
     health: {
       livez: [
         { name: 'ping', check: () => undefined },

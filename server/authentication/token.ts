@@ -43,6 +43,8 @@ export async function authenticateToken(authenticators: readonly TokenAuthentica
   return error ?? { error: INVALID_BEARER_TOKEN };
 }
 
+const invalidIfUnknown = (r: AuthResult): AuthResult => r ?? { error: INVALID_BEARER_TOKEN };
+
 /** The Authenticator of a request's bearer token, over these token authenticators. */
 export function bearerTokenAuthenticator(authenticators: readonly TokenAuthenticator[]): Authenticator {
   return {
@@ -50,6 +52,11 @@ export function bearerTokenAuthenticator(authenticators: readonly TokenAuthentic
     authenticate(req) {
       const token = bearerToken(req);
       if (token === undefined || authenticators.length === 0) return undefined;
+      // One authenticator (the cache over the union) may answer at once: no promise on a hit.
+      if (authenticators.length === 1) {
+        const r = authenticators[0]!.authenticateToken(token);
+        return r instanceof Promise ? r.then(invalidIfUnknown) : invalidIfUnknown(r);
+      }
       return authenticateToken(authenticators, token);
     },
   };

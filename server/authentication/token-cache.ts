@@ -1,0 +1,100 @@
+// The cache in front of the token authenticators, as kube-apiserver puts one around its token
+// union (k8s.io/apiserver/pkg/authentication/token/cache, with kube-apiserver's defaults
+// TokenSuccessCacheTTL 10 s, TokenFailureCacheTTL 0): a token that authenticated is taken at its
+// word for 10 s without its signature, issuer or object checks being redone; a token that failed
+// is never cached, so each attempt pays again (and a bad token's cost stays what the
+// authenticators bound it to). The key is an HMAC-SHA256, under a key made at start, of the
+// audiences and the token (length-prefixed), so the cache holds no token. Concurrent requests
+// with the same key share one check (kube's getOrWait). Bounded: the oldest entries go first past
+// MAX_ENTRIES (kube: 32 stripes of 128-entry LRUs).
+//
+// As in kube, a token whose ServiceAccount or bound object was deleted meanwhile may keep
+// authenticating until its entry's 10 s are over.
+import { createHmac, randomBytes } from 'node:crypto';
+import type { AuthResult } from './authenticator.ts';
+import { authenticateToken, type TokenAuthenticator } from './token.ts';
+
+/** kube-apiserver's TokenSuccessCacheTTL default. */
+export const TOKEN_SUCCESS_CACHE_TTL_MS = 10_000;
+/** kube's 32 stripes × 128 entries. */
+export const MAX_ENTRIES = 4096;
+
+export interface TokenCacheOptions {
+  ttlMs?: number;
+  maxEntries?: number;
+  /** Milliseconds, monotonic; injectable for tests. */
+  now?: () => number;
+}
+
+interface Entry {
+  result: AuthResult;
+  expiresAt: number;
+}
+
+/**
+ * One TokenAuthenticator over the union of these (read at each call, so authenticators added to
+ * the array later take part), with successes cached.
+ */
+export function cachedTokenAuthenticator(union: readonly TokenAuthenticator[], opts: TokenCacheOptions = {}): TokenAuthenticator & { size(): number } {
+  const ttlMs = opts.ttlMs ?? TOKEN_SUCCESS_CACHE_TTL_MS;
+  const maxEntries = opts.maxEntries ?? MAX_ENTRIES;
+  const now = opts.now ?? (() => performance.now());
+  const hmacKey = randomBytes(32);
+  // A Map keeps insertion order: re-inserting on a hit makes it an LRU.
+  const entries = new Map<string, Entry>();
+  const inFlight = new Map<string, Promise<AuthResult>>();
+
+  function keyOf(token: string, audiences: readonly string[] | undefined): string {
+    const h = createHmac('sha256', hmacKey);
+    const auds = audiences ?? [];
+    const len = Buffer.alloc(4);
+    len.writeUInt32BE(auds.length);
+    h.update(len);
+    for (const a of auds) {
+      len.writeUInt32BE(Buffer.byteLength(a));
+      h.update(len).update(a);
+    }
+    len.writeUInt32BE(Buffer.byteLength(token));
+    h.update(len).update(token);
+    return h.digest('base64');
+  }
+
+  function remember(key: string, result: AuthResult): void {
+    if (!result || !('user' in result) || ttlMs <= 0) return;
+    entries.delete(key);
+    entries.set(key, { result, expiresAt: now() + ttlMs });
+    while (entries.size > maxEntries) entries.delete(entries.keys().next().value!);
+  }
+
+  return {
+    name: 'token-cache',
+    size: () => entries.size,
+    authenticateToken(token, audiences) {
+      const key = keyOf(token, audiences);
+      const hit = entries.get(key);
+      if (hit) {
+        if (hit.expiresAt > now()) {
+          entries.delete(key);
+          entries.set(key, hit);
+          return hit.result;
+        }
+        entries.delete(key);
+      }
+      const pending = inFlight.get(key);
+      if (pending) return pending;
+      const check = authenticateToken(union, token, audiences).then(
+        (result) => {
+          inFlight.delete(key);
+          remember(key, result);
+          return result;
+        },
+        (e: unknown) => {
+          inFlight.delete(key);
+          throw e;
+        },
+      );
+      inFlight.set(key, check);
+      return check;
+    },
+  };
+}
