@@ -8,6 +8,12 @@
 // with the same key share one check (kube's getOrWait). Bounded: the oldest entries go first past
 // MAX_ENTRIES (kube: 32 stripes of 128-entry LRUs).
 //
+// Hashing the key costs more than a cheap request's whole authentication budget (~10 µs), so a
+// connection remembers its last token and the entry it found: a client on a keep-alive connection
+// sending the same token again (kubectl, client-go) reaches its entry without hashing, while it
+// is still in the cache and its time is not over. The connection's memo holds the token no longer
+// than the connection's own requests do.
+//
 // As in kube, a token whose ServiceAccount or bound object was deleted meanwhile may keep
 // authenticating until its entry's 10 s are over.
 import { createHmac, randomBytes } from 'node:crypto';
@@ -31,11 +37,24 @@ interface Entry {
   expiresAt: number;
 }
 
+/** A connection's last token (without audiences: the bearer authenticator's) and where it was cached. */
+interface ConnectionMemo {
+  token: string;
+  key: string;
+  entry: Entry;
+}
+
+export interface CachedTokenAuthenticator extends TokenAuthenticator {
+  /** `connection`: the request's socket, whose last token is remembered (see the header). */
+  authenticateToken(token: string, audiences?: readonly string[], connection?: object): AuthResult | Promise<AuthResult>;
+  size(): number;
+}
+
 /**
  * One TokenAuthenticator over the union of these (read at each call, so authenticators added to
  * the array later take part), with successes cached.
  */
-export function cachedTokenAuthenticator(union: readonly TokenAuthenticator[], opts: TokenCacheOptions = {}): TokenAuthenticator & { size(): number } {
+export function cachedTokenAuthenticator(union: readonly TokenAuthenticator[], opts: TokenCacheOptions = {}): CachedTokenAuthenticator {
   const ttlMs = opts.ttlMs ?? TOKEN_SUCCESS_CACHE_TTL_MS;
   const maxEntries = opts.maxEntries ?? MAX_ENTRIES;
   const now = opts.now ?? (() => performance.now());
@@ -43,6 +62,7 @@ export function cachedTokenAuthenticator(union: readonly TokenAuthenticator[], o
   // A Map keeps insertion order: re-inserting on a hit makes it an LRU.
   const entries = new Map<string, Entry>();
   const inFlight = new Map<string, Promise<AuthResult>>();
+  const byConnection = new WeakMap<object, ConnectionMemo>();
 
   function keyOf(token: string, audiences: readonly string[] | undefined): string {
     const h = createHmac('sha256', hmacKey);
@@ -59,23 +79,31 @@ export function cachedTokenAuthenticator(union: readonly TokenAuthenticator[], o
     return h.digest('base64');
   }
 
-  function remember(key: string, result: AuthResult): void {
-    if (!result || !('user' in result) || ttlMs <= 0) return;
+  function remember(key: string, result: AuthResult): Entry | undefined {
+    if (!result || !('user' in result) || ttlMs <= 0) return undefined;
+    const entry = { result, expiresAt: now() + ttlMs };
     entries.delete(key);
-    entries.set(key, { result, expiresAt: now() + ttlMs });
+    entries.set(key, entry);
     while (entries.size > maxEntries) entries.delete(entries.keys().next().value!);
+    return entry;
   }
 
   return {
     name: 'token-cache',
     size: () => entries.size,
-    authenticateToken(token, audiences) {
+    authenticateToken(token, audiences, connection) {
+      const memoable = connection !== undefined && audiences === undefined;
+      if (memoable) {
+        const memo = byConnection.get(connection);
+        if (memo && memo.token === token && memo.entry.expiresAt > now() && entries.get(memo.key) === memo.entry) return memo.entry.result;
+      }
       const key = keyOf(token, audiences);
       const hit = entries.get(key);
       if (hit) {
         if (hit.expiresAt > now()) {
           entries.delete(key);
           entries.set(key, hit);
+          if (memoable) byConnection.set(connection, { token, key, entry: hit });
           return hit.result;
         }
         entries.delete(key);
@@ -85,7 +113,8 @@ export function cachedTokenAuthenticator(union: readonly TokenAuthenticator[], o
       const check = authenticateToken(union, token, audiences).then(
         (result) => {
           inFlight.delete(key);
-          remember(key, result);
+          const entry = remember(key, result);
+          if (entry && memoable) byConnection.set(connection, { token, key, entry });
           return result;
         },
         (e: unknown) => {

@@ -121,3 +121,25 @@ test('an authenticator that throws: the error reaches the caller and nothing sta
   fail = false;
   assert.equal(userOf(await cache.authenticateToken('t')), 'u');
 });
+
+test("a connection's remembered token: the same answers as the cache, within its entry's time and while it is cached", async () => {
+  const { a, calls } = counting();
+  const c = clock();
+  const cache = cachedTokenAuthenticator([a], { now: c.now, maxEntries: 1 });
+  const conn = {};
+  assert.equal(userOf(await cache.authenticateToken('good-x', undefined, conn)), 'good-x');
+  const hit = cache.authenticateToken('good-x', undefined, conn);
+  assert.ok(!(hit instanceof Promise));
+  assert.equal(userOf(hit as AuthResult), 'good-x');
+  assert.equal(calls.length, 1);
+  // Another token on the same connection is that token's user, never the remembered one's.
+  assert.equal(userOf(await cache.authenticateToken('good-y', undefined, conn)), 'good-y');
+  assert.deepEqual(await cache.authenticateToken('revoked-z', undefined, conn), { error: 'revoked' });
+  // good-x was evicted (one entry at most) when good-y came: checked again.
+  await cache.authenticateToken('good-x', undefined, conn);
+  assert.equal(calls.filter((x) => x.token === 'good-x').length, 2);
+  // Its time over: checked again.
+  c.advance(TOKEN_SUCCESS_CACHE_TTL_MS);
+  await cache.authenticateToken('good-x', undefined, conn);
+  assert.equal(calls.filter((x) => x.token === 'good-x').length, 3);
+});
