@@ -131,15 +131,17 @@ function shouldAutomount(sa: ServiceAccountRef, spec: NonNullable<PodShape['spec
  * gets one; the volume is added only when some container needed the mount.
  */
 function mountServiceAccountToken(spec: NonNullable<PodShape['spec']>): void {
-  const volumes = Array.isArray(spec.volumes) ? spec.volumes : [];
+  // (a malformed spec is left as it came, for validation to refuse)
+  if (spec.volumes != null && !Array.isArray(spec.volumes)) return;
+  const volumes = spec.volumes ?? [];
   const existing = volumes.find((v) => typeof v?.name === 'string' && v.name.startsWith(SERVICE_ACCOUNT_VOLUME_NAME + '-'))?.name;
   const volumeName = existing ?? generateNameFrom(SERVICE_ACCOUNT_VOLUME_NAME + '-');
   let needsVolume = false;
   for (const list of [spec.initContainers, spec.containers]) {
     if (!Array.isArray(list)) continue;
     for (const c of list) {
-      if (c === null || typeof c !== 'object') continue;
-      const mounts = Array.isArray(c.volumeMounts) ? c.volumeMounts : [];
+      if (c === null || typeof c !== 'object' || (c.volumeMounts != null && !Array.isArray(c.volumeMounts))) continue;
+      const mounts = c.volumeMounts ?? [];
       if (mounts.some((m) => m?.mountPath === DEFAULT_API_TOKEN_MOUNT_PATH)) continue;
       c.volumeMounts = [...mounts, { name: volumeName, readOnly: true, mountPath: DEFAULT_API_TOKEN_MOUNT_PATH }];
       needsVolume = true;
