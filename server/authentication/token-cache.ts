@@ -4,15 +4,15 @@
 // word for 10 s without its signature, issuer or object checks being redone; a token that failed
 // is never cached, so each attempt pays again (and a bad token's cost stays what the
 // authenticators bound it to). The key is an HMAC-SHA256, under a key made at start, of the
-// audiences and the token (length-prefixed), so the cache holds no token. Concurrent requests
-// with the same key share one check (kube's getOrWait). Bounded: the oldest entries go first past
-// MAX_ENTRIES (kube: 32 stripes of 128-entry LRUs).
+// audiences and the token (length-prefixed), so its entries hold no token. Concurrent requests
+// with the same key share one check (kube's getOrWait). Bounded: past MAX_ENTRIES the least
+// recently used go first (kube: 32 stripes of 128-entry LRUs).
 //
-// Hashing the key costs more than a cheap request's whole authentication budget (~10 µs), so a
+// Hashing the key costs ~10 µs, a tenth of a cheap request's whole CPU (bench:auth), so a
 // connection remembers its last token and the entry it found: a client on a keep-alive connection
 // sending the same token again (kubectl, client-go) reaches its entry without hashing, while it
-// is still in the cache and its time is not over. The connection's memo holds the token no longer
-// than the connection's own requests do.
+// is still in the cache and its time is not over. The memo (a WeakMap on the socket) holds one
+// token per open connection, which that connection's requests carry anyway.
 //
 // As in kube, a token whose ServiceAccount or bound object was deleted meanwhile may keep
 // authenticating until its entry's 10 s are over.
