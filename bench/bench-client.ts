@@ -9,6 +9,7 @@ import { DEFAULT_WINDOW, encodeFrame, Flag, FRAME_HEADER_LENGTH, FrameReader, Fr
 
 export interface TlsCredentials {
   ca: string;
+  /** The client certificate and key; empty for a connection without one (a bearer-token user). */
   cert: string;
   key: string;
 }
@@ -26,15 +27,16 @@ export class LeanConnection {
   private pending?: { resolve: (r: LeanResponse) => void; reject: (e: Error) => void };
   private readonly hostHeader: string;
 
-  private constructor(private readonly host: string, private readonly port: number) {
+  private constructor(private readonly host: string, private readonly port: number, private readonly extraHeaders: string) {
     this.hostHeader = `${host}:${port}`;
   }
 
-  static async open(url: string, creds: TlsCredentials): Promise<LeanConnection> {
+  /** `bearerToken`: sent as `Authorization: Bearer` with every request. */
+  static async open(url: string, creds: TlsCredentials, opts: { bearerToken?: string } = {}): Promise<LeanConnection> {
     const u = new URL(url);
-    const c = new LeanConnection(u.hostname, Number(u.port));
+    const c = new LeanConnection(u.hostname, Number(u.port), opts.bearerToken ? `Authorization: Bearer ${opts.bearerToken}\r\n` : '');
     await new Promise<void>((resolve, reject) => {
-      c.socket = tls.connect({ host: c.host, port: c.port, ca: creds.ca, cert: creds.cert, key: creds.key, servername: 'localhost' }, resolve);
+      c.socket = tls.connect({ host: c.host, port: c.port, ca: creds.ca, cert: creds.cert || undefined, key: creds.key || undefined, servername: 'localhost' }, resolve);
       c.socket.once('error', reject);
     });
     c.socket.setNoDelay(true);
@@ -44,7 +46,7 @@ export class LeanConnection {
   }
 
   request(method: string, path: string, body?: Buffer, contentType = 'application/json'): Promise<LeanResponse> {
-    let head = `${method} ${path} HTTP/1.1\r\nHost: ${this.hostHeader}\r\nAccept: application/json\r\n`;
+    let head = `${method} ${path} HTTP/1.1\r\nHost: ${this.hostHeader}\r\nAccept: application/json\r\n${this.extraHeaders}`;
     if (body) head += `Content-Type: ${contentType}\r\nContent-Length: ${body.length}\r\n`;
     head += '\r\n';
     return new Promise((resolve, reject) => {

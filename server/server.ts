@@ -29,6 +29,7 @@ import { STORE_FILE } from './storage/data-dir/layout.ts';
 import { SnapshotScheduler, DEFAULT_SNAPSHOT_RETENTION } from './storage/backup/snapshot-schedule.ts';
 import { x509Authenticator } from './authentication/authenticator.ts';
 import { bearerTokenAuthenticator, type TokenAuthenticator } from './authentication/token.ts';
+import { cachedTokenAuthenticator } from './authentication/token-cache.ts';
 import { readTokenFile, staticTokenAuthenticator } from './authentication/static-token.ts';
 import { loadTokenWebhookConfig, tokenWebhookAuthenticator, type TokenWebhookConfig } from './authentication/token-webhook.ts';
 import { authenticationSetup, type AuthenticationSetup, type OidcFlags } from './authentication/jwt/config.ts';
@@ -41,7 +42,7 @@ import type { UserInfo } from './authentication/user.ts';
 import { DEFAULT_SERVICE_ACCOUNT_ISSUER, JWKS_PATH, ServiceAccountTokens, type TokenObjectResource } from './authentication/service-account-token.ts';
 import { issueLegacyToken, LegacyServiceAccountTokens } from './authentication/legacy-service-account-token.ts';
 import { loadServiceAccountKeys, type ServiceAccountKeys } from './pki/service-account-keys.ts';
-import { systemMastersAuthorizer, publicInfoAuthorizer } from './authorization/authorizer.ts';
+import { systemMastersAuthorizer, publicInfoAuthorizer, type Authorizer } from './authorization/authorizer.ts';
 import { ensurePki, type ServerPki } from './pki/certificates.ts';
 import { serverUrlFor, writeAdminKubeconfig } from './pki/kubeconfig.ts';
 import { NamespaceController } from './controllers/namespace.ts';
@@ -54,10 +55,11 @@ import { RootCaPublisher } from './controllers/root-ca-publisher.ts';
 import { ServiceAccountTokensController } from './controllers/service-account-tokens.ts';
 import { LegacyTokenStoreObjects, LegacyTokenTrackingController } from './controllers/legacy-token-tracking.ts';
 import { LegacyTokenCleaner } from './controllers/legacy-token-cleaner.ts';
-import { controllerEnabled, controllerSelectionErrors, LEGACY_TOKEN_CLEANER_CONTROLLER, ROOT_CA_PUBLISHER_CONTROLLER, SERVICE_ACCOUNT_CONTROLLER, SERVICE_ACCOUNT_TOKEN_CONTROLLER, BOOTSTRAP_SIGNER_CONTROLLER, TOKEN_CLEANER_CONTROLLER } from './controllers/selection.ts';
+import { controllerEnabled, controllerSelectionErrors, LEGACY_TOKEN_CLEANER_CONTROLLER, ROOT_CA_PUBLISHER_CONTROLLER, SERVICE_ACCOUNT_CONTROLLER, SERVICE_ACCOUNT_TOKEN_CONTROLLER, BOOTSTRAP_SIGNER_CONTROLLER, TOKEN_CLEANER_CONTROLLER, CSR_APPROVING_CONTROLLER } from './controllers/selection.ts';
 import { BootstrapTokenCleaner } from './controllers/bootstrap-token-cleaner.ts';
 import { BootstrapSigner } from './controllers/bootstrap-signer.ts';
 import { ClusterAuthenticationTrustController } from './controllers/cluster-authentication-trust.ts';
+import { CsrApprovingController } from './controllers/csr-approver.ts';
 import { crdDefinitions } from './registry/crd/crd-openapi.ts';
 import { forgetConverter } from './registry/crd/conversion.ts';
 import { LOOPBACK_USER } from './authentication/user.ts';
@@ -330,6 +332,10 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
   eventTtl?.start();
   const csrSigner = new CsrSigningController(store, catalog, eventLog, pki);
   csrSigner.start();
+  // The authorizer chain requests are asked of; the CSR approver asks it too (kube's SubjectAccessReview).
+  const authorizers: Authorizer[] = [systemMastersAuthorizer, publicInfoAuthorizer];
+  const csrApprover = controllerEnabled(opts.controllers, CSR_APPROVING_CONTROLLER) ? new CsrApprovingController(store, catalog, eventLog, authorizers) : undefined;
+  csrApprover?.start();
   const csrCleaner = new CsrCleanerController(store, catalog, opts.csrCleanerIntervalMs, log);
   csrCleaner.start();
   const snapshots = new SnapshotScheduler(opts.dataDir, opts.snapshotIntervalMs ?? 0, opts.snapshotRetention ?? DEFAULT_SNAPSHOT_RETENTION, log);
@@ -357,6 +363,8 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
   // The webhook stays last (kube's order): only tokens nobody else knows reach it.
   const tokenWebhook = authFiles.tokenWebhook && tokenWebhookAuthenticator(authFiles.tokenWebhook, { cacheTtlMs: opts.authenticationTokenWebhookCacheTtlMs, implicitAudiences: apiAudiences, log, userAgent: `kube-apiserver/${catalog.kubernetesVersion} (${process.platform}/${process.arch === 'x64' ? 'amd64' : process.arch}) kubernetes/hearth` });
   if (tokenWebhook) tokenAuthenticators.push(tokenWebhook);
+  // kube's token cache over the union (successes for 10 s): what bearer tokens and TokenReview ask.
+  const cachedTokens = [cachedTokenAuthenticator(tokenAuthenticators)];
   let url = '';
   const app = buildApp({
     log: eventLog,
@@ -368,12 +376,12 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
     authenticators: [
       ...(authFiles.requestHeader ? [requestHeaderAuthenticator(authFiles.requestHeader)] : []),
       x509Authenticator(authFiles.requestHeader ? clientCaBundle : undefined),
-      bearerTokenAuthenticator(tokenAuthenticators),
+      bearerTokenAuthenticator(cachedTokens),
     ],
-    authorizers: [systemMastersAuthorizer, publicInfoAuthorizer],
+    authorizers,
     anonymous: authFiles.structured.anonymous?.enabled ?? opts.anonymousAuth ?? true,
     anonymousPaths: authFiles.structured.anonymous?.conditions?.length ? authFiles.structured.anonymous.conditions.map((c) => c.path) : undefined,
-    tokenReviewer: { authenticators: tokenAuthenticators, apiAudiences },
+    tokenReviewer: { authenticators: cachedTokens, apiAudiences },
     health: {
       livez: [
         { name: 'ping', check: () => undefined },
@@ -434,7 +442,7 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
         ready = false;
         closed = true;
         for (const jwt of jwtAuthenticators) jwt.close();
-        const controllersDone = Promise.all([nsController.stop(), authenticationTrust.stop(), saController?.stop(), rootCaPublisher?.stop(), tokensController?.stop(), legacyTokenTracking.stop(), legacyTokenCleaner?.stop(), tokenCleaner?.stop(), bootstrapSigner?.stop(), crdController.stop(), eventTtl?.stop(), csrSigner.stop(), csrCleaner.stop()]);
+        const controllersDone = Promise.all([nsController.stop(), authenticationTrust.stop(), saController?.stop(), rootCaPublisher?.stop(), tokensController?.stop(), legacyTokenTracking.stop(), legacyTokenCleaner?.stop(), tokenCleaner?.stop(), bootstrapSigner?.stop(), crdController.stop(), eventTtl?.stop(), csrSigner.stop(), csrApprover?.stop(), csrCleaner.stop()]);
         compactor.stop();
         await snapshots.stop();
         await listener.close();

@@ -77,7 +77,9 @@ function fromCertificate(socket: TLSSocket, anchors: ReadonlySet<string> | undef
   if (!cert || Object.keys(cert).length === 0) return undefined;
   if (!socket.authorized || (anchors && !chainAnchoredIn(socket, anchors))) return { error: `x509: certificate signed by unknown authority` };
   const user = userFromPeerCertificate(cert);
-  if (!user) return { error: 'x509: certificate has no common name' };
+  // kube's CommonNameUserConversion: no common name, no opinion (the chain goes on: a bearer
+  // token, else anonymous), not an error.
+  if (!user) return undefined;
   const groups = user.groups.includes('system:authenticated') ? user.groups : [...user.groups, 'system:authenticated'];
   return { user: { name: user.name, groups, extra: { [CREDENTIAL_ID_KEY]: [x509CredentialId(cert.raw)] } } };
 }

@@ -51,7 +51,7 @@ export function apiServerClientUsagesError(usages: readonly string[]): string | 
 }
 
 /** What a signer's rules read of a request: its subject and subjectAltNames. */
-interface RequestView {
+export interface RequestView {
   organizations: string[];
   commonName: string;
   dns: number;
@@ -60,7 +60,7 @@ interface RequestView {
   uri: number;
 }
 
-function requestView(pem: string): RequestView {
+export function requestView(pem: string): RequestView {
   const req = new x509.Pkcs10CertificateRequest(pem);
   const cns = req.subjectName.getField('CN');
   const sanExtension = req.getExtension('2.5.29.17'); // subjectAltName

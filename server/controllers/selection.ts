@@ -12,9 +12,10 @@ export const LEGACY_TOKEN_CLEANER_CONTROLLER = 'legacy-serviceaccount-token-clea
 /** The bootstrap signer (it also publishes kube-public/cluster-info) and the token cleaner: off by default in kube, which kubeadm turns on; on by default in hearth. */
 export const BOOTSTRAP_SIGNER_CONTROLLER = 'bootstrap-signer-controller';
 export const TOKEN_CLEANER_CONTROLLER = 'token-cleaner-controller';
-export const SELECTABLE_CONTROLLERS = [SERVICE_ACCOUNT_CONTROLLER, ROOT_CA_PUBLISHER_CONTROLLER, SERVICE_ACCOUNT_TOKEN_CONTROLLER, LEGACY_TOKEN_CLEANER_CONTROLLER, BOOTSTRAP_SIGNER_CONTROLLER, TOKEN_CLEANER_CONTROLLER];
+export const CSR_APPROVING_CONTROLLER = 'certificatesigningrequest-approving-controller';
+export const SELECTABLE_CONTROLLERS = [SERVICE_ACCOUNT_CONTROLLER, ROOT_CA_PUBLISHER_CONTROLLER, SERVICE_ACCOUNT_TOKEN_CONTROLLER, LEGACY_TOKEN_CLEANER_CONTROLLER, BOOTSTRAP_SIGNER_CONTROLLER, TOKEN_CLEANER_CONTROLLER, CSR_APPROVING_CONTROLLER];
 /** The older names kube-controller-manager still takes for them (its ControllerDescriptor aliases), read as the canonical ones. */
-const CONTROLLER_ALIASES: Record<string, string> = { bootstrapsigner: BOOTSTRAP_SIGNER_CONTROLLER, tokencleaner: TOKEN_CLEANER_CONTROLLER };
+const CONTROLLER_ALIASES: Record<string, string> = { bootstrapsigner: BOOTSTRAP_SIGNER_CONTROLLER, tokencleaner: TOKEN_CLEANER_CONTROLLER, csrapproving: CSR_APPROVING_CONTROLLER };
 
 /** A name of the list with its alias replaced by the canonical name, the `-` kept (kube's ApplyTo). */
 function canonical(entry: string): string {

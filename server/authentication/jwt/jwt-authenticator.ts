@@ -28,9 +28,6 @@ import { discover, httpsGet, type FetchOptions } from './remote.ts';
 export const MAX_TOKEN_LENGTH = 64 * 1024;
 /** go-oidc v2's leeway for nbf (exp has none; iat is not checked). */
 const NBF_LEEWAY_SECONDS = 60;
-/** kube's TokenSuccessCacheTTL: a verified token's user is kept this long (never past its exp). */
-const SUCCESS_CACHE_MS = 10_000;
-const SUCCESS_CACHE_SIZE = 4096;
 
 export interface JwtTiming {
   /** Between discovery attempts while the issuer does not answer (kube: 10 s). */
@@ -60,7 +57,6 @@ export class JwtAuthenticator implements TokenAuthenticator {
   private failing = false;
   private readonly audiences: ReadonlySet<string>;
   private readonly fetch: FetchOptions;
-  private readonly verified = new Map<string, { user: UserInfo; until: number }>();
 
   constructor(
     private readonly spec: JwtAuthenticatorSpec,
@@ -117,28 +113,19 @@ export class JwtAuthenticator implements TokenAuthenticator {
 
   async authenticateToken(token: string, audiences?: readonly string[]): Promise<AuthResult> {
     if (token.length > MAX_TOKEN_LENGTH) return undefined;
-    const now = Date.now();
-    // A token verified moments ago (only this issuer's are remembered) skips even the decoding.
-    const cached = this.verified.get(token);
-    const fresh = cached !== undefined && cached.until > now ? cached : undefined;
-    let untrusted: UntrustedJwt | undefined;
-    if (!fresh) {
-      untrusted = untrustedJwt(token);
-      if (!untrusted || untrustedIssuer(untrusted.payload) !== this.issuer) return undefined;
-    }
+    // Verified users are remembered by the token cache in front of the whole union (token-cache.ts).
+    const untrusted = untrustedJwt(token);
+    if (!untrusted || untrustedIssuer(untrusted.payload) !== this.issuer) return undefined;
     let granted: string[] | undefined;
     if (audiences !== undefined && audiences.length > 0) {
       granted = this.opts.apiAudiences.filter((a) => audiences.includes(a));
       if (granted.length === 0) return undefined;
     }
-    if (fresh || !untrusted) return granted ? { user: fresh!.user, audiences: granted } : { user: fresh!.user };
     if (!this.keys) return { error: 'oidc: authenticator not initialized' };
-    const verifyError = await this.verify(token, untrusted, now);
+    const verifyError = await this.verify(token, untrusted, Date.now());
     if (verifyError) return { error: `oidc: verify token: ${verifyError}` };
     const r = this.userOf(untrusted.payload);
     if ('error' in r) return r;
-    const exp = typeof untrusted.payload.exp === 'number' ? untrusted.payload.exp * 1000 : now;
-    this.remember(token, { user: r.user, until: Math.min(now + SUCCESS_CACHE_MS, exp) });
     return granted ? { user: r.user, audiences: granted } : r;
   }
 
@@ -274,11 +261,6 @@ export class JwtAuthenticator implements TokenAuthenticator {
       if (e instanceof RuleError) return { error: e.message };
       throw e;
     }
-  }
-
-  private remember(token: string, entry: { user: UserInfo; until: number }): void {
-    if (this.verified.size >= SUCCESS_CACHE_SIZE) this.verified.delete(this.verified.keys().next().value!);
-    this.verified.set(token, entry);
   }
 }
 

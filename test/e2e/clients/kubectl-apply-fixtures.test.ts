@@ -26,6 +26,9 @@ const CONFIGURED_EVERY_TIME: Record<string, string> = {
   'poddisruptionbudget.policy/zk-pdb': 'spec.selector has x-kubernetes-patch-strategy: replace',
   // The documentation's `globalDefault: false` is omitempty: never served, so kubectl adds it back each time.
   'priorityclass.scheduling.k8s.io/high-priority': 'globalDefault: false is left out of the served object',
+  // The kube-api-access volume and mount ServiceAccount admission added are not in the file:
+  // kubectl's patch orders the lists ($setElementOrder) each time, as against kube-apiserver.
+  'pod/task-pv-pod': 'the live pod has the kube-api-access volume and mount the file lacks',
 };
 
 /**

@@ -1,8 +1,8 @@
-// ServiceAccount admission, the part without tokens (kube's plugin/pkg/admission/serviceaccount):
-// a pod gets `default` when it names no ServiceAccount, a pod naming a missing one is 403 with
-// kube's message and leaves nothing behind, a pod without imagePullSecrets takes its
-// ServiceAccount's, mirror pods name none; NamespaceLifecycle still answers first (404 for a
-// missing namespace). The projected kube-api-access token volume is not added yet.
+// ServiceAccount admission (kube's plugin/pkg/admission/serviceaccount): a pod gets `default`
+// when it names no ServiceAccount, a pod naming a missing one is 403 with kube's message and
+// leaves nothing behind, a pod without imagePullSecrets takes its ServiceAccount's, mirror pods
+// name none and get no token; NamespaceLifecycle still answers first (404 for a missing
+// namespace). The projected kube-api-access-<5> volume and its mounts, per automountServiceAccountToken.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as k8s from '@kubernetes/client-node';
@@ -81,6 +81,8 @@ test('mirror pods: given no ServiceAccount, and refused when they name one', asy
   const ok = await s.request('POST', '/api/v1/namespaces/default/pods', { body: pod('static-web', { nodeName: 'n1' }, mirror) });
   assert.equal(ok.status, 201, ok.text);
   assert.equal(ok.json().spec.serviceAccountName, undefined);
+  assert.equal(ok.json().spec.volumes, undefined);
+  assert.equal(ok.json().spec.containers[0].volumeMounts, undefined);
   const named = await s.request('POST', '/api/v1/namespaces/default/pods', { body: pod('static-sa', { nodeName: 'n1', serviceAccountName: 'default' }, mirror) });
   assert.equal(named.status, 403);
   assert.equal(named.json().message, 'pods "static-sa" is forbidden: a mirror pod may not reference service accounts');
@@ -99,4 +101,109 @@ test('anonymous may not create pods at all (authorization answers before admissi
   const r = await s.request('POST', '/api/v1/namespaces/default/pods', { body: pod('anon', { serviceAccountName: 'ghost-anon' }), anonymous: true });
   assert.equal(r.status, 403);
   assert.doesNotMatch(r.json().message, /service account/);
+});
+
+const TOKEN_PATH = '/var/run/secrets/kubernetes.io/serviceaccount';
+/** names.SimpleNameGenerator: 5 characters of utilrand's alphabet. */
+const API_ACCESS_NAME = /^kube-api-access-[bcdfghjklmnpqrstvwxz2456789]{5}$/;
+/** kube's TokenVolumeSource, as the API returns it. */
+const TOKEN_VOLUME_SOURCE = {
+  defaultMode: 420,
+  sources: [
+    { serviceAccountToken: { expirationSeconds: 3607, path: 'token' } },
+    { configMap: { name: 'kube-root-ca.crt', items: [{ key: 'ca.crt', path: 'ca.crt' }] } },
+    { downwardAPI: { items: [{ path: 'namespace', fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.namespace' } }] } },
+  ],
+};
+
+async function createPod(body: unknown) {
+  const r = await s.request('POST', '/api/v1/namespaces/default/pods', { body });
+  assert.equal(r.status, 201, r.text);
+  return r.json();
+}
+
+test('kubectl run: the pod gets the projected kube-api-access volume, mounted read-only in every container', async () => {
+  await kubectlOk(['run', 'api-user', '--image=nginx', '-n', 'default']);
+  const p = JSON.parse(await kubectlOk(['get', 'pod', 'api-user', '-n', 'default', '-o', 'json']));
+  assert.equal(p.spec.volumes.length, 1);
+  const [volume] = p.spec.volumes;
+  assert.match(volume.name, API_ACCESS_NAME);
+  assert.deepEqual(volume.projected, TOKEN_VOLUME_SOURCE);
+  assert.deepEqual(p.spec.containers[0].volumeMounts, [{ name: volume.name, readOnly: true, mountPath: TOKEN_PATH }]);
+
+  // Init containers too; a container that mounts something of its own at the path keeps it.
+  const created = await createPod(
+    pod('multi', {
+      initContainers: [{ name: 'init', image: 'busybox' }],
+      containers: [
+        { name: 'plain', image: 'nginx', volumeMounts: [{ name: 'data', mountPath: '/data' }] },
+        { name: 'own-token', image: 'nginx', volumeMounts: [{ name: 'mine', mountPath: TOKEN_PATH }] },
+      ],
+      volumes: [{ name: 'data', emptyDir: {} }, { name: 'mine', secret: { secretName: 'my-token' } }],
+    }),
+  );
+  const added = created.spec.volumes[2];
+  assert.equal(created.spec.volumes.length, 3);
+  assert.match(added.name, API_ACCESS_NAME);
+  assert.deepEqual(added.projected, TOKEN_VOLUME_SOURCE);
+  const mount = { name: added.name, readOnly: true, mountPath: TOKEN_PATH };
+  assert.deepEqual(created.spec.initContainers[0].volumeMounts, [mount]);
+  assert.deepEqual(created.spec.containers[0].volumeMounts, [{ name: 'data', mountPath: '/data' }, mount]);
+  assert.deepEqual(created.spec.containers[1].volumeMounts, [{ name: 'mine', mountPath: TOKEN_PATH }]);
+  // Two pods, two generated names (SimpleNameGenerator per pod).
+  assert.notEqual(added.name, volume.name);
+});
+
+test('every container mounting the path of its own: no volume added', async () => {
+  const created = await createPod(pod('all-own', { containers: [{ name: 'c', image: 'nginx', volumeMounts: [{ name: 'mine', mountPath: TOKEN_PATH }] }], volumes: [{ name: 'mine', emptyDir: {} }] }));
+  assert.deepEqual(created.spec.volumes, [{ name: 'mine', emptyDir: {} }]);
+});
+
+test('a pod that already has a kube-api-access volume (a copied pod) keeps it and is not given a second', async () => {
+  const first = await createPod(pod('original'));
+  const copy = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'copy' }, spec: { containers: first.spec.containers, volumes: first.spec.volumes } };
+  const created = await createPod(copy);
+  assert.deepEqual(created.spec.volumes, first.spec.volumes);
+  assert.deepEqual(created.spec.containers[0].volumeMounts, first.spec.containers[0].volumeMounts);
+
+  // A kube-api-access-* volume is the one mounted, whatever it holds (kube goes by the name).
+  const named = await createPod(pod('named', { containers: [{ name: 'c', image: 'nginx' }, { name: 'd', image: 'nginx' }], volumes: [{ name: 'kube-api-access-mine', emptyDir: {} }] }));
+  assert.deepEqual(named.spec.volumes, [{ name: 'kube-api-access-mine', emptyDir: {} }]);
+  for (const c of named.spec.containers) assert.deepEqual(c.volumeMounts, [{ name: 'kube-api-access-mine', readOnly: true, mountPath: TOKEN_PATH }]);
+});
+
+test('automountServiceAccountToken: the pod decides, else its ServiceAccount', async () => {
+  const sa = { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'no-mount', namespace: 'default' }, automountServiceAccountToken: false };
+  await kubectlOk(['create', '-f', '-'], JSON.stringify(sa));
+  const saOff = await createPod(pod('sa-off', { serviceAccountName: 'no-mount' }));
+  assert.equal(saOff.spec.volumes, undefined);
+  assert.equal(saOff.spec.containers[0].volumeMounts, undefined);
+  const podOn = await createPod(pod('pod-on', { serviceAccountName: 'no-mount', automountServiceAccountToken: true }));
+  assert.match(podOn.spec.volumes[0].name, API_ACCESS_NAME);
+  assert.equal(podOn.spec.containers[0].volumeMounts[0].mountPath, TOKEN_PATH);
+  const podOff = await createPod(pod('pod-off', { automountServiceAccountToken: false }));
+  assert.equal(podOff.spec.serviceAccountName, 'default');
+  assert.equal(podOff.spec.volumes, undefined);
+});
+
+test('only creates are admitted: an update keeps the volume as the pod has it', async () => {
+  const created = await createPod(pod('updated'));
+  const patched = await s.request('PATCH', '/api/v1/namespaces/default/pods/updated', { body: { metadata: { labels: { a: 'b' } } }, headers: { 'content-type': 'application/merge-patch+json' } });
+  assert.equal(patched.status, 200, patched.text);
+  assert.deepEqual(patched.json().spec.volumes, created.spec.volumes);
+  assert.deepEqual(patched.json().spec.containers, created.spec.containers);
+});
+
+test('the kubelet TokenRequest for the volume: bound to the pod, 3607 s asked, extended with warnafter', async () => {
+  const created = await createPod(pod('kubelet-view'));
+  const ask = created.spec.volumes[0].projected.sources[0].serviceAccountToken;
+  const r = await s.request('POST', '/api/v1/namespaces/default/serviceaccounts/default/token', {
+    body: { spec: { expirationSeconds: ask.expirationSeconds, boundObjectRef: { kind: 'Pod', apiVersion: 'v1', name: 'kubelet-view', uid: created.metadata.uid } } },
+  });
+  assert.equal(r.status, 201, r.text);
+  const claims = JSON.parse(Buffer.from(r.json().status.token.split('.')[1], 'base64url').toString());
+  assert.equal(claims.sub, 'system:serviceaccount:default:default');
+  assert.deepEqual(claims['kubernetes.io'].pod, { name: 'kubelet-view', uid: created.metadata.uid });
+  assert.equal(claims['kubernetes.io'].warnafter - claims.iat, 3607);
+  assert.equal(claims.exp - claims.iat, 365 * 24 * 3600);
 });

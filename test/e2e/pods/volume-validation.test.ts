@@ -463,6 +463,8 @@ test('a pod using many sources well is created', async () => {
   mounts.push({ name: 'scratch', mountPath: '/expr', subPathExpr: '$(POD_NAME)', mountPropagation: 'HostToContainer' } as any);
   const c = container('c', { volumeMounts: mounts, env: [{ name: 'MEM', valueFrom: { resourceFieldRef: { resource: 'limits.memory', divisor: '1Mi' } } }] });
   const body = pod('ok1', {
+    // (no kube-api-access volume from ServiceAccount admission: the sixteen are the test's)
+    automountServiceAccountToken: false,
     containers: [c],
     serviceAccountName: 'default',
     volumes: [

@@ -29,3 +29,10 @@ test("the bootstrap controllers answer to kube's names and to their old aliases 
   assert.deepEqual(controllerSelectionErrors(['*', '-tokencleaner', 'bootstrapsigner', 'token-cleaner-controller', '-bootstrap-signer-controller']), []);
   assert.deepEqual(controllerSelectionErrors(['-tokencleaners']), ['"tokencleaners" is not in the list of known controllers']);
 });
+
+test('an alias (csrapproving) stands for its canonical name, switched on or off', () => {
+  assert.equal(controllerEnabled(['*', '-csrapproving'], 'certificatesigningrequest-approving-controller'), false);
+  assert.equal(controllerEnabled(['csrapproving'], 'certificatesigningrequest-approving-controller'), true);
+  assert.equal(controllerEnabled(['*', '-certificatesigningrequest-approving-controller'], 'certificatesigningrequest-approving-controller'), false);
+  assert.deepEqual(controllerSelectionErrors(['-csrapproving', 'certificatesigningrequest-approving-controller', 'csrsigning-nope']), ['"csrsigning-nope" is not in the list of known controllers']);
+});
