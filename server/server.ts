@@ -107,6 +107,8 @@ export interface ServerOptions {
   eventTtlMs?: number;
   /** How often finished CertificateSigningRequests are deleted (kube's CSR cleaner: hourly); tests shorten it. */
   csrCleanerIntervalMs?: number;
+  /** kube's authenticator Config TokenSuccessCacheTTL (no flag; 10 s): how long the token union's successes are reused. Tests of revocation set 0 to see each authenticator's answer at once. */
+  tokenSuccessCacheTtlMs?: number;
   /** Admission plugins switched off (kube-apiserver's --disable-admission-plugins): NamespaceLifecycle, ServiceAccount, CertificateSubjectRestriction. */
   disableAdmissionPlugins?: string[];
   /** Which kube-controller-manager controllers run in-process (its --controllers: `*`, `name`, `-name`); default all. */
@@ -364,7 +366,7 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
   const tokenWebhook = authFiles.tokenWebhook && tokenWebhookAuthenticator(authFiles.tokenWebhook, { cacheTtlMs: opts.authenticationTokenWebhookCacheTtlMs, implicitAudiences: apiAudiences, log, userAgent: `kube-apiserver/${catalog.kubernetesVersion} (${process.platform}/${process.arch === 'x64' ? 'amd64' : process.arch}) kubernetes/hearth` });
   if (tokenWebhook) tokenAuthenticators.push(tokenWebhook);
   // kube's token cache over the union (successes for 10 s): what bearer tokens and TokenReview ask.
-  const cachedTokens = [cachedTokenAuthenticator(tokenAuthenticators)];
+  const cachedTokens = [cachedTokenAuthenticator(tokenAuthenticators, { ttlMs: opts.tokenSuccessCacheTtlMs })];
   let url = '';
   const app = buildApp({
     log: eventLog,

@@ -32,7 +32,8 @@ const WAIT_MS = 60_000;
 // expiry check is what refuses it (the cleaner has its own server below).
 let s: TestServer;
 before(async () => {
-  s = await startTestServer({ options: { controllers: ['*', '-token-cleaner-controller'] } });
+  // Each check sees the Secret as it is now: without the union's 10 s success cache (token-cache.ts).
+  s = await startTestServer({ options: { controllers: ['*', '-token-cleaner-controller'], tokenSuccessCacheTtlMs: 0 } });
 });
 after(async () => {
   await s?.stop();
