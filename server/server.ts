@@ -45,7 +45,9 @@ import { CsrSigningController } from './controllers/csr-signer.ts';
 import { CsrCleanerController } from './controllers/csr-cleaner.ts';
 import { ServiceAccountsController } from './controllers/service-accounts.ts';
 import { RootCaPublisher } from './controllers/root-ca-publisher.ts';
-import { controllerEnabled, controllerSelectionErrors, ROOT_CA_PUBLISHER_CONTROLLER, SERVICE_ACCOUNT_CONTROLLER } from './controllers/selection.ts';
+import { CLUSTERROLE_AGGREGATION_CONTROLLER, controllerEnabled, controllerSelectionErrors, ROOT_CA_PUBLISHER_CONTROLLER, SERVICE_ACCOUNT_CONTROLLER } from './controllers/selection.ts';
+import { BOOTSTRAP_ROLES_HOOK, RbacBootstrap } from './controllers/rbac-bootstrap.ts';
+import { ClusterRoleAggregationController } from './controllers/clusterrole-aggregation.ts';
 import { crdDefinitions } from './registry/crd/crd-openapi.ts';
 import { forgetConverter } from './registry/crd/conversion.ts';
 import { LOOPBACK_USER } from './authentication/user.ts';
@@ -218,6 +220,11 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
   saController?.start();
   const rootCaPublisher = controllerEnabled(opts.controllers, ROOT_CA_PUBLISHER_CONTROLLER) ? new RootCaPublisher(store, catalog, eventLog, pki.caCertPem) : undefined;
   rootCaPublisher?.start();
+  // admin, edit and view take their rules from the roles their aggregationRules select.
+  const clusterRoleAggregation = controllerEnabled(opts.controllers, CLUSTERROLE_AGGREGATION_CONTROLLER) ? new ClusterRoleAggregationController(store, catalog, eventLog) : undefined;
+  clusterRoleAggregation?.start();
+  // kube's default RBAC policy, reconciled once the server listens (kube's rbac/bootstrap-roles post-start hook).
+  const rbacBootstrap = new RbacBootstrap(store, catalog, log);
   // CRDs already in the file publish their schemas right after start, in the background (as
   // kube's OpenAPI controller does): building 100 definitions would double the start time.
   // Until then their objects are typed from the compiled schema (registry/crd/runtime.ts).
@@ -298,6 +305,7 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
         { name: 'log', check: () => undefined },
         { name: 'sqlite', check: sqlite },
         { name: 'poststarthook/bootstrap-namespaces', check: () => undefined },
+        { name: BOOTSTRAP_ROLES_HOOK, check: rbacBootstrap.readyzCheck },
         { name: 'shutdown', check: () => (ready ? undefined : 'not serving') },
       ],
     },
@@ -322,6 +330,8 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
     http2Implementation: opts.http2Implementation,
   });
   const port = listener.port;
+  // Until it is done /readyz says so; startServer resolves after it (a failure leaves the server unready, logged).
+  await rbacBootstrap.run().catch((e: unknown) => log(`error: ${e instanceof Error ? e.message : String(e)}`));
   await bootstrapKubernetesService(store, catalog, opts.bindAddress, port, serviceCIDRs[0]);
   // Services stored under other ranges keep their values; kube's repair controllers report them.
   for (const line of outOfRangeServiceReports(store.listCurrent(servicesInfo, undefined), serviceCIDRs, nodePortRange)) log(line);
@@ -345,7 +355,8 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
       closing ??= (async () => {
         ready = false;
         closed = true;
-        const controllersDone = Promise.all([nsController.stop(), saController?.stop(), rootCaPublisher?.stop(), crdController.stop(), eventTtl?.stop(), csrSigner.stop(), csrCleaner.stop()]);
+        rbacBootstrap.stop();
+        const controllersDone = Promise.all([nsController.stop(), saController?.stop(), rootCaPublisher?.stop(), clusterRoleAggregation?.stop(), crdController.stop(), eventTtl?.stop(), csrSigner.stop(), csrCleaner.stop()]);
         compactor.stop();
         await snapshots.stop();
         await listener.close();

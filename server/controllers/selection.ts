@@ -7,7 +7,8 @@
 /** kube's names for the controllers this flag selects (cmd/kube-controller-manager/names). */
 export const SERVICE_ACCOUNT_CONTROLLER = 'serviceaccount-controller';
 export const ROOT_CA_PUBLISHER_CONTROLLER = 'root-ca-certificate-publisher-controller';
-export const SELECTABLE_CONTROLLERS = [SERVICE_ACCOUNT_CONTROLLER, ROOT_CA_PUBLISHER_CONTROLLER];
+export const CLUSTERROLE_AGGREGATION_CONTROLLER = 'clusterrole-aggregation-controller';
+export const SELECTABLE_CONTROLLERS = [SERVICE_ACCOUNT_CONTROLLER, ROOT_CA_PUBLISHER_CONTROLLER, CLUSTERROLE_AGGREGATION_CONTROLLER];
 
 /** The list's names that are not known, each as kube-controller-manager reports it; empty when all are. */
 export function controllerSelectionErrors(list: readonly string[]): string[] {
