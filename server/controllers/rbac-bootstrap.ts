@@ -210,8 +210,17 @@ export class RbacBootstrap {
   }
 }
 
-/** The missing rules as kube's %v prints a []PolicyRule (PolicyRule's String()). */
+/** The missing rules as kube's log prints them (a []PolicyRule with %v: each rule's CompactString, %q lists). */
 function formatRules(rules: PolicyRule[]): string {
-  const part = (label: string, list: string[] | undefined) => (list?.length ? ` ${label}:[${list.map((s) => JSON.stringify(s)).join(' ')}]` : '');
-  return `[${rules.map((r) => `PolicyRule{${[part('APIGroups', r.apiGroups), part('Resources', r.resources), part('ResourceNames', r.resourceNames), part('NonResourceURLs', r.nonResourceURLs), part('Verbs', r.verbs)].join('').trim()}}`).join(' ')}]`;
+  const quoted = (list: string[]) => `[${list.map((s) => JSON.stringify(s)).join(' ')}]`;
+  const compact = (r: PolicyRule) => {
+    const parts: string[] = [];
+    if (r.apiGroups?.length) parts.push(`APIGroups:${quoted(r.apiGroups)}`);
+    if (r.resources?.length) parts.push(`Resources:${quoted(r.resources)}`);
+    if (r.nonResourceURLs?.length) parts.push(`NonResourceURLs:${quoted(r.nonResourceURLs)}`);
+    if (r.resourceNames?.length) parts.push(`ResourceNames:${quoted(r.resourceNames)}`);
+    if (r.verbs?.length) parts.push(`Verbs:${quoted(r.verbs)}`);
+    return `PolicyRule{${parts.join(', ')}}`;
+  };
+  return `[${rules.map(compact).join(' ')}]`;
 }
