@@ -6,7 +6,7 @@
 import { clusterRole, clusterRoleBinding, rule, serviceAccounts, type ClusterRole, type ClusterRoleBinding, type RuleBuilder } from './builders.ts';
 import {
   admissionRegistrationGroup, appsGroup, authorizationGroup, autoscalingGroup, batchGroup, certificatesGroup, customMetricsGroup,
-  discoveryGroup, eventsRule, extensionsGroup, externalMetricsGroup, legacyGroup, policyGroup, rbacGroup, resMetricsGroup, resourceGroup, storageGroup,
+  discoveryGroup, eventsRule, extensionsGroup, externalMetricsGroup, legacyGroup, networkingGroup, policyGroup, rbacGroup, resMetricsGroup, resourceGroup, storageGroup,
 } from './policy.ts';
 
 /** controller_policy.go saRolePrefix. */
@@ -203,6 +203,14 @@ export function controllerRoles(): ClusterRole[] {
     controller('root-ca-cert-publisher', [rule('create', 'update').groups(legacyGroup).resources('configmaps'), eventsRule()]),
     controller('route-controller', [rule('list', 'watch').groups(legacyGroup).resources('nodes'), rule('patch').groups(legacyGroup).resources('nodes/status'), eventsRule()]),
     controller('service-account-controller', [rule('create').groups(legacyGroup).resources('serviceaccounts'), eventsRule()]),
+    // MultiCIDRServiceAllocator (GA, on by default)
+    controller('service-cidrs-controller', [
+      rule('get', 'list', 'watch', 'patch', 'update').groups(networkingGroup).resources('servicecidrs'),
+      rule('patch', 'update').groups(networkingGroup).resources('servicecidrs/finalizers'),
+      rule('patch', 'update').groups(networkingGroup).resources('servicecidrs/status'),
+      rule('get', 'list', 'watch').groups(networkingGroup).resources('ipaddresses'),
+      eventsRule(),
+    ]),
     controller('service-controller', [
       rule('get', 'list', 'watch').groups(legacyGroup).resources('services'),
       rule('patch', 'update').groups(legacyGroup).resources('services/status'),
@@ -227,6 +235,13 @@ export function controllerRoles(): ClusterRole[] {
     controller('validatingadmissionpolicy-status-controller', [
       rule('get', 'list', 'watch').groups(admissionRegistrationGroup).resources('validatingadmissionpolicies'),
       rule('get', 'patch', 'update').groups(admissionRegistrationGroup).resources('validatingadmissionpolicies/status'),
+      eventsRule(),
+    ]),
+    // VolumeAttributesClass (GA, on by default)
+    controller('volumeattributesclass-protection-controller', [
+      rule('list', 'watch', 'get').groups(legacyGroup).resources('persistentvolumeclaims'),
+      rule('list', 'watch', 'get').groups(legacyGroup).resources('persistentvolumes'),
+      rule('get', 'list', 'watch', 'update').groups(storageGroup).resources('volumeattributesclasses'),
       eventsRule(),
     ]),
   ];
