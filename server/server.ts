@@ -299,13 +299,15 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
         { name: 'ping', check: () => undefined },
         { name: 'log', check: () => undefined },
         { name: 'sqlite', check: sqlite },
+        // (kube lists its post-start hooks in /livez too)
+        { name: BOOTSTRAP_ROLES_HOOK, check: rbacBootstrap.healthCheck },
       ],
       readyz: [
         { name: 'ping', check: () => undefined },
         { name: 'log', check: () => undefined },
         { name: 'sqlite', check: sqlite },
         { name: 'poststarthook/bootstrap-namespaces', check: () => undefined },
-        { name: BOOTSTRAP_ROLES_HOOK, check: rbacBootstrap.readyzCheck },
+        { name: BOOTSTRAP_ROLES_HOOK, check: rbacBootstrap.healthCheck },
         { name: 'shutdown', check: () => (ready ? undefined : 'not serving') },
       ],
     },

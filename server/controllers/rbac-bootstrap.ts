@@ -11,7 +11,8 @@
 //
 // Written through the registry as the loopback identity with kube-apiserver's field manager (kube's
 // loopback client's User-Agent is "kube-apiserver/..."; kubeadm's objects: "kubeadm"). /readyz's
-// poststarthook/rbac/bootstrap-roles fails until the pass has succeeded.
+// poststarthook/rbac/bootstrap-roles (in /livez and /readyz, as kube lists its hooks) fails until
+// the pass has succeeded.
 import type { GenericStore, RequestContext } from '../registry/store.ts';
 import type { ResourceCatalog } from '../schema/catalog.ts';
 import type { ResourceInfo } from '../schema/types.ts';
@@ -61,8 +62,8 @@ export class RbacBootstrap {
     this.infos = { clusterroles: lookup('clusterroles'), clusterrolebindings: lookup('clusterrolebindings'), roles: lookup('roles'), rolebindings: lookup('rolebindings') };
   }
 
-  /** The /readyz check: kube's message for a post-start hook that has not finished. */
-  readyzCheck = (): string | undefined => (this.done ? undefined : 'not finished');
+  /** The /livez and /readyz check: kube's message for a post-start hook that has not finished. */
+  healthCheck = (): string | undefined => (this.done ? undefined : 'not finished');
 
   /** Reconciles until a pass succeeds (retried for up to 30 s); throws the last error after that. */
   async run(): Promise<BootstrapReport> {

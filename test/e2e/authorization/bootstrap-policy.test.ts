@@ -138,16 +138,17 @@ test('an anonymous client may not list the roles', async () => {
   assert.equal(r.json().message, 'clusterroles.rbac.authorization.k8s.io is forbidden: User "system:anonymous" cannot list resource "clusterroles" in API group "rbac.authorization.k8s.io" at the cluster scope');
 });
 
-test('/readyz lists poststarthook/rbac/bootstrap-roles; the hook is not ready until a pass is done, and a second pass writes nothing', async () => {
+test('/readyz and /livez list poststarthook/rbac/bootstrap-roles; the hook is not ready until a pass is done, and a second pass writes nothing', async () => {
   const r = await s.request('GET', '/readyz?verbose');
   assert.equal(r.status, 200);
   assert.match(r.text, /^\[\+\]poststarthook\/rbac\/bootstrap-roles ok$/m);
+  assert.match((await s.request('GET', '/livez?verbose')).text, /^\[\+\]poststarthook\/rbac\/bootstrap-roles ok$/m);
   const lines: string[] = [];
   const hook = new RbacBootstrap(s.store, s.catalog, (l) => lines.push(l));
-  assert.equal(hook.readyzCheck(), 'not finished');
+  assert.equal(hook.healthCheck(), 'not finished');
   const rvBefore = (await getJson(`${RBAC}/clusterroles`)).metadata.resourceVersion;
   assert.deepEqual(await hook.run(), { created: 0, updated: 0, recreated: 0, skipped: 0 });
-  assert.equal(hook.readyzCheck(), undefined);
+  assert.equal(hook.healthCheck(), undefined);
   assert.deepEqual(lines, []);
   assert.equal((await getJson(`${RBAC}/clusterroles`)).metadata.resourceVersion, rvBefore);
 });
