@@ -139,7 +139,7 @@ export class RbacBootstrap {
     const result = reconcileRoleBinding(this.get(kind, ns, name), expected);
     if (result.operation === 'none') return;
     if (result.protected) {
-      this.log(`warning: skipped reconcile-protected ${SINGULAR[kind]}.${RBAC_GROUP}/${name} with missing subjects: ${JSON.stringify(result.missingSubjects)}`);
+      this.log(`warning: skipped reconcile-protected ${SINGULAR[kind]}.${RBAC_GROUP}/${name} with missing subjects: ${formatSubjects(result.missingSubjects)}`);
       report.skipped++;
       return;
     }
@@ -152,7 +152,7 @@ export class RbacBootstrap {
     }
     await this.write(kind, ns, result.object, result.operation);
     if (result.operation === 'update') {
-      this.log(`updated ${SINGULAR[kind]}.${RBAC_GROUP}/${name} with additional subjects: ${JSON.stringify(result.missingSubjects)}`);
+      this.log(`updated ${SINGULAR[kind]}.${RBAC_GROUP}/${name} with additional subjects: ${formatSubjects(result.missingSubjects)}`);
       report.updated++;
     } else {
       report.created++;
@@ -224,4 +224,10 @@ function formatRules(rules: PolicyRule[]): string {
     return `PolicyRule{${parts.join(', ')}}`;
   };
   return `[${rules.map(compact).join(' ')}]`;
+}
+
+/** Subjects as Go's %v prints a []rbacv1.Subject: {Kind APIGroup Name Namespace}. */
+function formatSubjects(subjects: unknown[]): string {
+  const field = (s: unknown, k: string) => (s && typeof s === 'object' && typeof (s as Record<string, unknown>)[k] === 'string' ? ((s as Record<string, unknown>)[k] as string) : '');
+  return `[${subjects.map((s) => `{${field(s, 'kind')} ${field(s, 'apiGroup')} ${field(s, 'name')} ${field(s, 'namespace')}}`).join(' ')}]`;
 }

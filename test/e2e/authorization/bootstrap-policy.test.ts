@@ -203,8 +203,10 @@ test('a restart on the same data directory recreates what was deleted, gives bac
       assert.deepEqual(nodeRules[4], { apiGroups: [''], resources: ['nodes/status'], verbs: ['patch', 'update'] });
       await ok(r.request('PATCH', `${RBAC}/clusterroles/system:node`, { headers: { 'content-type': 'application/json-patch+json' }, body: [{ op: 'remove', path: '/rules/4' }] }));
       await ok(r.request('PATCH', `${RBAC}/clusterroles/system:basic-user`, { headers: { 'content-type': 'application/merge-patch+json' }, body: { metadata: { labels: { 'kubernetes.io/bootstrapping': null, team: 'a' } } } }));
-      // system:public-info-viewer bound to the authenticated only, and to someone else
-      await ok(r.request('PATCH', `${RBAC}/clusterrolebindings/system:public-info-viewer`, { headers: { 'content-type': 'application/merge-patch+json' }, body: { subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'alice' }] } }));
+      // system:public-info-viewer's binding gone, system:discovery's bound to alice too: kube's hook
+      // makes the first from the second (it was split from it), then adds what it lacks
+      await ok(r.request('DELETE', `${RBAC}/clusterrolebindings/system:public-info-viewer`));
+      await ok(r.request('PATCH', `${RBAC}/clusterrolebindings/system:discovery`, { headers: { 'content-type': 'application/json-patch+json' }, body: [{ op: 'add', path: '/subjects/-', value: { apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'alice' } }] }));
       // kubeadm's binding changed by the user: kept as it is
       await ok(r.request('PATCH', `${RBAC}/clusterrolebindings/kubeadm:kubelet-bootstrap`, { headers: { 'content-type': 'application/merge-patch+json' }, body: { subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: 'system:bootstrappers:kubeadm:default-node-token' }] } }));
     } finally {
@@ -235,10 +237,12 @@ test('a restart on the same data directory recreates what was deleted, gives bac
 
       assert.deepEqual((await get('/clusterroles/system:basic-user')).metadata.labels, { 'kubernetes.io/bootstrapping': 'rbac-defaults', team: 'a' });
       assert.deepEqual((await get('/clusterrolebindings/system:public-info-viewer')).subjects, [
-        { apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'alice' },
         { apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: 'system:authenticated' },
+        { apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'alice' },
         { apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: 'system:unauthenticated' },
       ]);
+      assert.ok(lines.includes('copying subjects, labels, and annotations from ClusterRoleBinding "system:discovery" to template "system:public-info-viewer"'), lines.join('\n'));
+      assert.ok(lines.includes('updated clusterrolebinding.rbac.authorization.k8s.io/system:public-info-viewer with additional subjects: [{Group rbac.authorization.k8s.io system:unauthenticated }]'), lines.join('\n'));
       assert.deepEqual((await get('/clusterrolebindings/kubeadm:kubelet-bootstrap')).subjects, [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: 'system:bootstrappers:kubeadm:default-node-token' }]);
       assert.ok(lines.includes('rbac/bootstrap-roles: created 2, updated 3, recreated 0 of the default RBAC objects'), lines.join('\n'));
     } finally {
