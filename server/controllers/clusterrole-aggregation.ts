@@ -92,7 +92,8 @@ export class ClusterRoleAggregationController {
     const rules = this.aggregatedRules(role);
     if (sameRules(rules, role.rules ?? [])) return;
     const ctx: RequestContext = { user: LOOPBACK_USER, dryRun: false, fieldValidation: 'Strict', warnings: [], fieldManager: CLUSTERROLE_AGGREGATION_MANAGER };
-    const config = { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name }, rules };
+    // (kube's apply configuration leaves rules out when there are none: the field is then removed)
+    const config = { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name }, ...(rules.length ? { rules } : {}) };
     await this.store.apply(this.info, '', name, config, ctx, { force: true });
   }
 }

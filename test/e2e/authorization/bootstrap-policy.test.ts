@@ -181,6 +181,15 @@ test("admin, edit and view aggregate the aggregate-to-* roles, in kube's order; 
   assert.equal(deleted.code, 0, deleted.stderr);
   await eventually(() => rulesOf('view'), (r) => isDeepStrictEqual(r, view), 'view without widgets');
   await eventually(() => rulesOf('admin'), (r) => isDeepStrictEqual(r, admin), 'admin without widgets');
+
+  // a user's aggregated role: its rules come and go with the one role it selects
+  const created = await s.request('POST', `${RBAC}/clusterroles`, { body: { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: 'widget-all' }, aggregationRule: { clusterRoleSelectors: [{ matchLabels: { 'example.com/widgets': 'true' } }] } } });
+  assert.equal(created.status, 201, created.text);
+  const part = await s.request('POST', `${RBAC}/clusterroles`, { body: { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: 'widget-part', labels: { 'example.com/widgets': 'true' } }, rules: [widgetRule] } });
+  assert.equal(part.status, 201, part.text);
+  await eventually(() => rulesOf('widget-all'), (r) => isDeepStrictEqual(r, [widgetRule]), 'widget-all');
+  assert.equal((await s.request('DELETE', `${RBAC}/clusterroles/widget-part`)).status, 200);
+  await eventually(() => rulesOf('widget-all'), (r) => r.length === 0, 'widget-all emptied');
 });
 
 test('a restart on the same data directory recreates what was deleted, gives back what was removed, and leaves autoupdate "false" alone', async () => {
