@@ -10,9 +10,9 @@
 // have added (kubeadm.ts) is created where it is missing, and never changed.
 //
 // Written through the registry as the loopback identity with kube-apiserver's field manager (kube's
-// loopback client's User-Agent is "kube-apiserver/..."; kubeadm's objects: "kubeadm"). /readyz's
+// loopback client's User-Agent is "kube-apiserver/..."; kubeadm's objects: "kubeadm"). The check
 // poststarthook/rbac/bootstrap-roles (in /livez and /readyz, as kube lists its hooks) fails until
-// the pass has succeeded.
+// a pass has succeeded.
 import type { GenericStore, RequestContext } from '../registry/store.ts';
 import type { ResourceCatalog } from '../schema/catalog.ts';
 import type { ResourceInfo } from '../schema/types.ts';
@@ -101,7 +101,7 @@ export class RbacBootstrap {
     await this.primeAggregatedClusterRoles();
     await this.primeSplitClusterRoleBindings();
     // (kube writes one after another; issued together, the log commits them in a few batches rather
-    // than one transaction each: a fresh store's 125 objects take a fraction of the time)
+    // than one transaction each: a fresh store's 129 objects take a fraction of the time)
     const writes = await Promise.allSettled([
       ...this.policy.clusterRoles.map((role) => this.ensureRole('clusterroles', role as unknown as RbacObject, report)),
       ...this.policy.clusterRoleBindings.map((binding) => this.ensureBinding('clusterrolebindings', binding as unknown as RbacObject, report)),
