@@ -55,11 +55,13 @@ import { RootCaPublisher } from './controllers/root-ca-publisher.ts';
 import { ServiceAccountTokensController } from './controllers/service-account-tokens.ts';
 import { LegacyTokenStoreObjects, LegacyTokenTrackingController } from './controllers/legacy-token-tracking.ts';
 import { LegacyTokenCleaner } from './controllers/legacy-token-cleaner.ts';
-import { controllerEnabled, controllerSelectionErrors, LEGACY_TOKEN_CLEANER_CONTROLLER, ROOT_CA_PUBLISHER_CONTROLLER, SERVICE_ACCOUNT_CONTROLLER, SERVICE_ACCOUNT_TOKEN_CONTROLLER, BOOTSTRAP_SIGNER_CONTROLLER, TOKEN_CLEANER_CONTROLLER, CSR_APPROVING_CONTROLLER } from './controllers/selection.ts';
+import { controllerEnabled, controllerSelectionErrors, LEGACY_TOKEN_CLEANER_CONTROLLER, ROOT_CA_PUBLISHER_CONTROLLER, SERVICE_ACCOUNT_CONTROLLER, SERVICE_ACCOUNT_TOKEN_CONTROLLER, BOOTSTRAP_SIGNER_CONTROLLER, TOKEN_CLEANER_CONTROLLER, CSR_APPROVING_CONTROLLER, CLUSTERROLE_AGGREGATION_CONTROLLER } from './controllers/selection.ts';
 import { BootstrapTokenCleaner } from './controllers/bootstrap-token-cleaner.ts';
 import { BootstrapSigner } from './controllers/bootstrap-signer.ts';
 import { ClusterAuthenticationTrustController } from './controllers/cluster-authentication-trust.ts';
 import { CsrApprovingController } from './controllers/csr-approver.ts';
+import { BOOTSTRAP_ROLES_HOOK, RbacBootstrap } from './controllers/rbac-bootstrap.ts';
+import { ClusterRoleAggregationController } from './controllers/clusterrole-aggregation.ts';
 import { crdDefinitions } from './registry/crd/crd-openapi.ts';
 import { forgetConverter } from './registry/crd/conversion.ts';
 import { LOOPBACK_USER } from './authentication/user.ts';
@@ -289,6 +291,11 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
   tokenCleaner?.start();
   const bootstrapSigner = controllerEnabled(opts.controllers, BOOTSTRAP_SIGNER_CONTROLLER) ? new BootstrapSigner(store, catalog, eventLog, { caCertPem: pki.caCertPem, log }) : undefined;
   bootstrapSigner?.start();
+  // admin, edit and view take their rules from the roles their aggregationRules select.
+  const clusterRoleAggregation = controllerEnabled(opts.controllers, CLUSTERROLE_AGGREGATION_CONTROLLER) ? new ClusterRoleAggregationController(store, catalog, eventLog) : undefined;
+  clusterRoleAggregation?.start();
+  // kube's default RBAC policy, reconciled once the server listens (kube's rbac/bootstrap-roles post-start hook).
+  const rbacBootstrap = new RbacBootstrap(store, catalog, log);
   // CRDs already in the file publish their schemas right after start, in the background (as
   // kube's OpenAPI controller does): building 100 definitions would double the start time.
   // Until then their objects are typed from the compiled schema (registry/crd/runtime.ts).
@@ -389,12 +396,15 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
         { name: 'ping', check: () => undefined },
         { name: 'log', check: () => undefined },
         { name: 'sqlite', check: sqlite },
+        // (kube lists its post-start hooks in /livez too)
+        { name: BOOTSTRAP_ROLES_HOOK, check: rbacBootstrap.healthCheck },
       ],
       readyz: [
         { name: 'ping', check: () => undefined },
         { name: 'log', check: () => undefined },
         { name: 'sqlite', check: sqlite },
         { name: 'poststarthook/bootstrap-namespaces', check: () => undefined },
+        { name: BOOTSTRAP_ROLES_HOOK, check: rbacBootstrap.healthCheck },
         { name: 'shutdown', check: () => (ready ? undefined : 'not serving') },
       ],
     },
@@ -419,6 +429,8 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
     http2Implementation: opts.http2Implementation,
   });
   const port = listener.port;
+  // Until it is done /readyz says so; startServer resolves after it (a failure leaves the server unready, logged).
+  await rbacBootstrap.run().catch((e: unknown) => log(`error: ${e instanceof Error ? e.message : String(e)}`));
   await bootstrapKubernetesService(store, catalog, opts.bindAddress, port, serviceCIDRs[0]);
   // Services stored under other ranges keep their values; kube's repair controllers report them.
   for (const line of outOfRangeServiceReports(store.listCurrent(servicesInfo, undefined), serviceCIDRs, nodePortRange)) log(line);
@@ -444,7 +456,8 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
         ready = false;
         closed = true;
         for (const jwt of jwtAuthenticators) jwt.close();
-        const controllersDone = Promise.all([nsController.stop(), authenticationTrust.stop(), saController?.stop(), rootCaPublisher?.stop(), tokensController?.stop(), legacyTokenTracking.stop(), legacyTokenCleaner?.stop(), tokenCleaner?.stop(), bootstrapSigner?.stop(), crdController.stop(), eventTtl?.stop(), csrSigner.stop(), csrApprover?.stop(), csrCleaner.stop()]);
+        rbacBootstrap.stop();
+        const controllersDone = Promise.all([nsController.stop(), authenticationTrust.stop(), saController?.stop(), rootCaPublisher?.stop(), clusterRoleAggregation?.stop(), tokensController?.stop(), legacyTokenTracking.stop(), legacyTokenCleaner?.stop(), tokenCleaner?.stop(), bootstrapSigner?.stop(), crdController.stop(), eventTtl?.stop(), csrSigner.stop(), csrApprover?.stop(), csrCleaner.stop()]);
         compactor.stop();
         await snapshots.stop();
         await listener.close();
