@@ -1,0 +1,156 @@
+// A kubelet's TLS bootstrap, end to end, driven as a kubelet and `kubeadm join` drive it over
+// HTTPS (seed 000 §3.2–3.3): the admin makes a bootstrap token; the joining node reads
+// kube-public/cluster-info anonymously and checks its JWS with the token (kubeadm's discovery);
+// with the token it creates a kubelet client CSR, which the in-process approver approves (the
+// bootstrap token's group may create certificatesigningrequests/nodeclient through kubeadm's
+// binding) and the signer signs; the node then authenticates with that certificate as
+// system:node:<name>, and renews it itself (selfnodeclient, kubeadm's rotation binding).
+// Identities: the admin (certificate), anonymous, a bootstrap token, the node's certificate.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { webcrypto } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import * as jose from 'jose';
+import { startTestServer, KUBECTL, type TestServer, type TestResponse } from '../../helpers/server.ts';
+import { x509 } from '../../../server/pki/certificates.ts';
+import { renderKubeconfig } from '../../../server/pki/kubeconfig.ts';
+
+const CSRS = '/apis/certificates.k8s.io/v1/certificatesigningrequests';
+const TOKEN_ID = 'k8sjn1';
+const TOKEN_SECRET = 'q2w3e4r5t6y7u8i9';
+const TOKEN = `${TOKEN_ID}.${TOKEN_SECRET}`;
+const NODE = 'worker-1';
+const EC = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' } as const;
+const WAIT_MS = 30_000;
+
+const dir = mkdtempSync(join(tmpdir(), 'hearth-tls-bootstrap-'));
+let s: TestServer;
+before(async () => {
+  s = await startTestServer();
+});
+after(async () => {
+  await s?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function asBootstrapToken(method: string, path: string, body?: unknown): Promise<TestResponse> {
+  return s.request(method, path, { body, anonymous: true, headers: { authorization: `Bearer ${TOKEN}` } });
+}
+
+/** A key pair and a PKCS#10 request for a kubelet client certificate of this node, as the kubelet makes them. */
+async function kubeletRequest(node: string): Promise<{ keyPem: string; requestB64: string }> {
+  const keys = (await webcrypto.subtle.generateKey(EC, true, ['sign', 'verify'])) as CryptoKeyPair;
+  const csr = await x509.Pkcs10CertificateRequestGenerator.create({ name: `O=system:nodes, CN=system:node:${node}`, keys, signingAlgorithm: EC });
+  const pkcs8 = Buffer.from(await webcrypto.subtle.exportKey('pkcs8', keys.privateKey));
+  const keyPem = `-----BEGIN PRIVATE KEY-----\n${pkcs8.toString('base64').replace(/(.{64})/g, '$1\n').trimEnd()}\n-----END PRIVATE KEY-----\n`;
+  return { keyPem, requestB64: Buffer.from(csr.toString('pem')).toString('base64') };
+}
+
+function csrBody(name: string, requestB64: string): unknown {
+  return {
+    apiVersion: 'certificates.k8s.io/v1',
+    kind: 'CertificateSigningRequest',
+    metadata: { name },
+    spec: { request: requestB64, signerName: 'kubernetes.io/kube-apiserver-client-kubelet', usages: ['digital signature', 'client auth'] },
+  };
+}
+
+/** Polls (bounded) a CSR with `read` until it carries a certificate; returns the CSR. */
+async function issued(name: string, read: (path: string) => Promise<TestResponse>): Promise<{ status: { certificate: string; conditions: { type: string; reason: string }[] } }> {
+  const deadline = Date.now() + WAIT_MS;
+  for (;;) {
+    const r = await read(`${CSRS}/${name}`);
+    assert.equal(r.status, 200, r.text);
+    const csr = r.json();
+    if (csr.status?.certificate) return csr;
+    if (Date.now() > deadline) assert.fail(`CSR ${name} was not issued: ${r.text}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+function kubectlWithCert(certPem: string, keyPem: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const kubeconfig = join(dir, `kubeconfig-${Math.random().toString(36).slice(2)}`);
+  writeFileSync(kubeconfig, renderKubeconfig({ server: s.url, caCertPem: s.pki.caCertPem, clientCertPem: certPem, clientKeyPem: keyPem, userName: NODE }));
+  return new Promise((resolve) => {
+    execFile(KUBECTL, ['--kubeconfig', kubeconfig, ...args], { timeout: 60_000 }, (err, stdout, stderr) => {
+      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
+    });
+  });
+}
+
+test('bootstrap token → cluster-info → CSR → approved and signed → the node authenticates as system:node:<name> and renews itself', async () => {
+  // The admin makes a token as `kubeadm token create` does.
+  const secret = await s.request('POST', '/api/v1/namespaces/kube-system/secrets', {
+    body: {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: `bootstrap-token-${TOKEN_ID}`, namespace: 'kube-system' },
+      type: 'bootstrap.kubernetes.io/token',
+      stringData: { 'token-id': TOKEN_ID, 'token-secret': TOKEN_SECRET, 'usage-bootstrap-authentication': 'true', 'usage-bootstrap-signing': 'true', 'auth-extra-groups': 'system:bootstrappers:kubeadm:default-node-token' },
+    },
+  });
+  assert.equal(secret.status, 201, secret.text);
+
+  // Discovery: anonymous reads cluster-info and checks the token's JWS of its kubeconfig.
+  const deadline = Date.now() + WAIT_MS;
+  let clusterInfo: Record<string, string>;
+  for (;;) {
+    const r = await s.request('GET', '/api/v1/namespaces/kube-public/configmaps/cluster-info', { anonymous: true });
+    assert.equal(r.status, 200, `anonymous reads cluster-info (kubeadm:bootstrap-signer-clusterinfo): ${r.text}`);
+    clusterInfo = r.json().data;
+    if (clusterInfo[`jws-kubeconfig-${TOKEN_ID}`] || Date.now() > deadline) break;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  const [header, , signature] = clusterInfo[`jws-kubeconfig-${TOKEN_ID}`]!.split('.');
+  const key = new Uint8Array(32);
+  key.set(Buffer.from(TOKEN_SECRET));
+  await jose.flattenedVerify({ protected: header!, payload: clusterInfo.kubeconfig!, signature: signature! }, key);
+
+  // The bootstrap token is who it says, and no more than that.
+  const who = await asBootstrapToken('POST', '/apis/authentication.k8s.io/v1/selfsubjectreviews', { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' });
+  assert.equal(who.status, 201, who.text);
+  assert.equal(who.json().status.userInfo.username, `system:bootstrap:${TOKEN_ID}`);
+  assert.equal((await asBootstrapToken('GET', '/api/v1/namespaces/kube-system/secrets')).status, 403);
+
+  // The kubelet's CSR, made with the token: approved in-process, then signed.
+  const first = await kubeletRequest(NODE);
+  const created = await asBootstrapToken('POST', CSRS, csrBody('node-csr-first', first.requestB64));
+  assert.equal(created.status, 201, created.text);
+  assert.equal(created.json().spec.username, `system:bootstrap:${TOKEN_ID}`);
+  const csr = await issued('node-csr-first', (path) => asBootstrapToken('GET', path));
+  assert.deepEqual(csr.status.conditions.map((c) => [c.type, c.reason]), [['Approved', 'AutoApproved']]);
+  const certPem = Buffer.from(csr.status.certificate, 'base64').toString();
+
+  // The node authenticates with its certificate (kubectl, as the kubelet's client would).
+  const whoami = await kubectlWithCert(certPem, first.keyPem, ['auth', 'whoami', '-o', 'json']);
+  assert.equal(whoami.code, 0, whoami.stderr);
+  const userInfo = JSON.parse(whoami.stdout).status.userInfo;
+  assert.equal(userInfo.username, `system:node:${NODE}`);
+  assert.deepEqual(userInfo.groups, ['system:nodes', 'system:authenticated']);
+
+  // Rotation: the node asks for its own next certificate (selfnodeclient), with its certificate.
+  const next = await kubeletRequest(NODE);
+  const renewalPath = join(dir, 'renewal.json');
+  writeFileSync(renewalPath, JSON.stringify(csrBody('node-csr-renewal', next.requestB64)));
+  const renewal = await kubectlWithCert(certPem, first.keyPem, ['create', '-f', renewalPath]);
+  assert.equal(renewal.code, 0, renewal.stderr);
+  const renewed = await issued('node-csr-renewal', (path) => s.request('GET', path));
+  assert.deepEqual(renewed.status.conditions.map((c) => [c.type, c.reason]), [['Approved', 'AutoApproved']]);
+  const nextWho = await kubectlWithCert(Buffer.from(renewed.status.certificate, 'base64').toString(), next.keyPem, ['auth', 'whoami', '-o', 'jsonpath={.status.userInfo.username}']);
+  assert.equal(nextWho.stdout, `system:node:${NODE}`, nextWho.stderr);
+
+  // A node may not renew another node's certificate: no selfnodeclient for that name, and no nodeclient.
+  const other = await kubeletRequest('worker-2');
+  const otherPath = join(dir, 'other.json');
+  writeFileSync(otherPath, JSON.stringify(csrBody('node-csr-other', other.requestB64)));
+  assert.equal((await kubectlWithCert(certPem, first.keyPem, ['create', '-f', otherPath])).code, 0);
+  // The approver takes requests in the order written: one written after it and approved shows it was looked at.
+  const later = await kubeletRequest('worker-3');
+  assert.equal((await asBootstrapToken('POST', CSRS, csrBody('node-csr-later', later.requestB64))).status, 201);
+  await issued('node-csr-later', (path) => s.request('GET', path));
+  const otherCsr = (await s.request('GET', `${CSRS}/node-csr-other`)).json();
+  assert.equal(otherCsr.status?.conditions, undefined, JSON.stringify(otherCsr.status));
+});
