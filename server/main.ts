@@ -21,6 +21,8 @@ interface Flags {
   anonymousAuth: boolean;
   tokenAuthFile?: string;
   clientCaFile?: string;
+  /** kube-apiserver's --authorization-mode (a comma list; repeated flags add to it). */
+  authorizationModes?: string[];
   compactionIntervalMs: number;
   eventTtlMs: number;
   /** kube-apiserver's --disable-admission-plugins. */
@@ -42,7 +44,7 @@ interface Flags {
   serviceAccountExtendTokenExpiration: boolean;
 }
 
-const USAGE = `usage: npm start -- [--data-dir DIR] [--secure-port PORT] [--bind-address ADDR] [--tls-san NAME_OR_IP]... [--anonymous-auth=false] [--token-auth-file FILE] [--client-ca-file FILE] [--compaction-interval 5m] [--event-ttl 1h] [--controllers '*'] [--disable-admission-plugins NAME,...] [--service-cluster-ip-range 10.96.0.0/12[,fd00::/108]] [--service-node-port-range 30000-32767] [--snapshot-interval 12h] [--snapshot-retention 5] [--http2-implementation hearth|node] [--service-account-issuer URL]... [--service-account-signing-key-file FILE] [--service-account-key-file FILE]... [--api-audiences A,B] [--service-account-jwks-uri URL] [--service-account-max-token-expiration 24h] [--service-account-extend-token-expiration=false] [--initialize]
+const USAGE = `usage: npm start -- [--data-dir DIR] [--secure-port PORT] [--bind-address ADDR] [--tls-san NAME_OR_IP]... [--anonymous-auth=false] [--token-auth-file FILE] [--client-ca-file FILE] [--authorization-mode RBAC,...] [--compaction-interval 5m] [--event-ttl 1h] [--controllers '*'] [--disable-admission-plugins NAME,...] [--service-cluster-ip-range 10.96.0.0/12[,fd00::/108]] [--service-node-port-range 30000-32767] [--snapshot-interval 12h] [--snapshot-retention 5] [--http2-implementation hearth|node] [--service-account-issuer URL]... [--service-account-signing-key-file FILE] [--service-account-key-file FILE]... [--api-audiences A,B] [--service-account-jwks-uri URL] [--service-account-max-token-expiration 24h] [--service-account-extend-token-expiration=false] [--initialize]
        npm run backup|restore|snapshots -- --help`;
 
 function parseFlags(argv: string[]): Flags {
@@ -81,6 +83,8 @@ function parseFlags(argv: string[]): Flags {
       case '--anonymous-auth': flags.anonymousAuth = (value ?? 'true') !== 'false'; break;
       case '--token-auth-file': flags.tokenAuthFile = take(); break;
       case '--client-ca-file': flags.clientCaFile = take(); break;
+      // (pflag's string slice: values split at commas; kube checks them at start: server.ts.)
+      case '--authorization-mode': flags.authorizationModes = [...(flags.authorizationModes ?? []), ...take().split(',').filter((m) => m !== '')]; break;
       case '--initialize': flags.initialize = (value ?? 'true') !== 'false'; break;
       case '--service-cluster-ip-range': flags.serviceClusterIPRange = take(); break;
       case '--service-node-port-range': flags.serviceNodePortRange = take(); break;
@@ -190,6 +194,7 @@ try {
     anonymousAuth: flags.anonymousAuth,
     tokenAuthFile: flags.tokenAuthFile,
     clientCaFile: flags.clientCaFile,
+    authorizationModes: flags.authorizationModes,
     compactionIntervalMs: flags.compactionIntervalMs,
     eventTtlMs: flags.eventTtlMs,
     controllers: flags.controllers,

@@ -31,11 +31,15 @@ import { x509Authenticator } from './authentication/authenticator.ts';
 import { bearerTokenAuthenticator, type TokenAuthenticator } from './authentication/token.ts';
 import { readTokenFile, staticTokenAuthenticator } from './authentication/static-token.ts';
 import { readClientCaFile } from './pki/client-ca.ts';
-import { reviewResources } from './http/handlers/index.ts';
+import { accessReviewResources, reviewResources } from './http/handlers/index.ts';
 import type { UserInfo } from './authentication/user.ts';
 import { DEFAULT_SERVICE_ACCOUNT_ISSUER, JWKS_PATH, ServiceAccountTokens, type TokenObjectResource } from './authentication/service-account-token.ts';
 import { loadServiceAccountKeys, type ServiceAccountKeys } from './pki/service-account-keys.ts';
-import { systemMastersAuthorizer, publicInfoAuthorizer } from './authorization/authorizer.ts';
+import { aggregateErrors } from './authorization/authorizer.ts';
+import { authorizationModeErrors, authorizerChain, DEFAULT_AUTHORIZATION_MODES } from './authorization/modes.ts';
+import { RbacPolicyIndex, type RbacKind } from './authorization/rbac/policy-index.ts';
+import { rbacAuthorizer } from './authorization/rbac/authorizer.ts';
+import { qualifiedResourceOf } from './registry/store.ts';
 import { ensurePki, type ServerPki } from './pki/certificates.ts';
 import { serverUrlFor, writeAdminKubeconfig } from './pki/kubeconfig.ts';
 import { NamespaceController } from './controllers/namespace.ts';
@@ -103,6 +107,8 @@ export interface ServerOptions {
   serviceAccountMaxTokenExpirationSeconds?: number;
   /** --service-account-extend-token-expiration (default true). */
   serviceAccountExtendTokenExpiration?: boolean;
+  /** --authorization-mode: the authorizers after system:masters, in order (default RBAC). */
+  authorizationModes?: string[];
 }
 
 export interface RunningServer {
@@ -140,6 +146,9 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   for (const name of opts.disableAdmissionPlugins ?? []) {
     if (!ADMISSION_PLUGINS.includes(name)) throw new Error(`disable-admission-plugins plugin ${JSON.stringify(name)} is unknown`);
   }
+  // kube-apiserver's checks of --authorization-mode, and the modes hearth does not have yet.
+  const authorizationErrors = authorizationModeErrors(opts.authorizationModes ?? DEFAULT_AUTHORIZATION_MODES);
+  if (authorizationErrors.length) throw new Error(aggregateErrors(authorizationErrors));
   const ranges = { serviceCIDRs: parseServiceClusterIPRange(opts.serviceClusterIPRange), nodePortRange: parseServiceNodePortRange(opts.serviceNodePortRange) };
   // So are token and CA files kube refuses (with kube's messages).
   const log = opts.log ?? ((l: string) => console.log(l));
@@ -192,6 +201,8 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
   const catalog = ResourceCatalog.loadBuiltins();
   // TokenReview and SelfSubjectReview: create-only, never stored, served by http/handlers/reviews.ts.
   for (const review of reviewResources()) catalog.add(review);
+  // The access reviews (authorization.k8s.io): never stored either (http/handlers/access-reviews.ts).
+  for (const review of accessReviewResources()) catalog.add(review);
   // Built-in definitions are shared; CRD schemas go into this server's overlay.
   const model = TypeModel.loadBuiltins().overlay();
 
@@ -284,7 +295,7 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
     store,
     watch,
     authenticators: [x509Authenticator(), bearerTokenAuthenticator(tokenAuthenticators)],
-    authorizers: [systemMastersAuthorizer, publicInfoAuthorizer],
+    authorizers: authorizerChain(opts.authorizationModes ?? DEFAULT_AUTHORIZATION_MODES, rbacAuthorizer(rbacPolicyIndex(store, catalog, eventLog))),
     anonymous: opts.anonymousAuth ?? true,
     tokenReviewer: { authenticators: tokenAuthenticators, apiAudiences },
     health: {
@@ -373,6 +384,31 @@ function serviceAccountTokensFor(opts: ServerOptions, keys: ServiceAccountKeys, 
   };
   const lookup = (resource: TokenObjectResource, ns: string, name: string) => (name ? store.tryGet(infos[resource], ns, name) : undefined);
   return new ServiceAccountTokens({ issuers, apiAudiences: opts.apiAudiences?.length ? opts.apiAudiences : issuers, keys }, lookup);
+}
+
+/**
+ * The RBAC policy in memory: the four kinds as stored at start, then every committed change to
+ * them (the commit stream reaches it before the next request is handled), so that no
+ * authorization decision reads storage.
+ */
+function rbacPolicyIndex(store: GenericStore, catalog: ResourceCatalog, eventLog: EventLog): RbacPolicyIndex {
+  const index = new RbacPolicyIndex();
+  const kinds: [RbacKind, string][] = [['Role', 'roles'], ['ClusterRole', 'clusterroles'], ['RoleBinding', 'rolebindings'], ['ClusterRoleBinding', 'clusterrolebindings']];
+  const kindOfResource = new Map<string, RbacKind>();
+  for (const [kind, resource] of kinds) {
+    const info = catalog.lookup('rbac.authorization.k8s.io', 'v1', resource)!;
+    kindOfResource.set(qualifiedResourceOf(info), kind);
+    for (const obj of store.listReadable(info, undefined)) index.upsert(kind, obj);
+  }
+  eventLog.onCommit((events) => {
+    for (const e of events) {
+      const kind = kindOfResource.get(e.key.res);
+      if (kind === undefined) continue;
+      if (e.type === 'DELETED') index.remove(kind, e.key.ns, e.key.name);
+      else index.upsert(kind, e.object);
+    }
+  });
+  return index;
 }
 
 async function bootstrapNamespaces(store: GenericStore, catalog: ResourceCatalog): Promise<void> {
