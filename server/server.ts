@@ -39,6 +39,7 @@ import { aggregateErrors } from './authorization/authorizer.ts';
 import { authorizationModeErrors, authorizerChain, DEFAULT_AUTHORIZATION_MODES } from './authorization/modes.ts';
 import { RbacPolicyIndex, type RbacKind } from './authorization/rbac/policy-index.ts';
 import { rbacAuthorizer } from './authorization/rbac/authorizer.ts';
+import { rbacEscalationCheck } from './authorization/rbac/escalation.ts';
 import { qualifiedResourceOf } from './registry/store.ts';
 import { ensurePki, type ServerPki } from './pki/certificates.ts';
 import { serverUrlFor, writeAdminKubeconfig } from './pki/kubeconfig.ts';
@@ -218,6 +219,11 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
   const serviceAccountsInfo = catalog.lookup('', 'v1', 'serviceaccounts')!;
   if (!disabledPlugins.has('ServiceAccount')) admission.add(serviceAccountAdmission((ns, name) => store.tryGet(serviceAccountsInfo, ns, name)));
   if (!disabledPlugins.has('CertificateSubjectRestriction')) admission.add(certificateSubjectRestriction());
+  // The authorizer chain, over the RBAC policy kept in memory; RBAC's escalation check runs last
+  // in admission (kube's policybased RBAC storage: no admission plugin there, so never disabled).
+  const rbacPolicy = rbacPolicyIndex(store, catalog, eventLog);
+  const authorizers = authorizerChain(opts.authorizationModes ?? DEFAULT_AUTHORIZATION_MODES, rbacAuthorizer(rbacPolicy));
+  admission.add(rbacEscalationCheck(rbacPolicy, authorizers));
   // A fan-out's HTTP/2 frames leave at its end, one TLS write per connection.
   const watch = new WatchHub(eventLog, store, flushAll);
 
@@ -295,7 +301,7 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
     store,
     watch,
     authenticators: [x509Authenticator(), bearerTokenAuthenticator(tokenAuthenticators)],
-    authorizers: authorizerChain(opts.authorizationModes ?? DEFAULT_AUTHORIZATION_MODES, rbacAuthorizer(rbacPolicyIndex(store, catalog, eventLog))),
+    authorizers,
     anonymous: opts.anonymousAuth ?? true,
     tokenReviewer: { authenticators: tokenAuthenticators, apiAudiences },
     health: {

@@ -1,12 +1,15 @@
 // RBAC's rule matching and policy index against kube's evaluation helpers, rule resolver and
 // RBAC authorizer (pkg/apis/rbac/v1/evaluation_helpers.go, pkg/registry/rbac/validation/rule.go,
 // plugin/pkg/auth/authorizer/rbac/rbac.go): what a rule matches, which bindings apply to a user,
-// the reasons given, and that the index follows creates, updates and deletes.
+// the reasons given, that the index follows creates, updates and deletes, and the escalation
+// check's Covers, CompactRules and message (component-helpers' policy_comparator.go,
+// registry/rbac/validation/policy_compact.go, ConfirmNoEscalation).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { policyRulesOf, ruleAllows, resourceMatches, nonResourceURLMatches, type PolicyRule } from '../../../server/authorization/rbac/rules.ts';
 import { RbacPolicyIndex } from '../../../server/authorization/rbac/policy-index.ts';
 import { rbacAuthorizer } from '../../../server/authorization/rbac/authorizer.ts';
+import { compactRules, compactString, escalationError, uncoveredRules } from '../../../server/authorization/rbac/escalation.ts';
 import type { AuthorizationAttributes, AuthorizationResult } from '../../../server/authorization/authorizer.ts';
 import type { UserInfo } from '../../../server/authentication/user.ts';
 
@@ -160,4 +163,42 @@ test('rulesFor splits resource and non-resource rules as kube\'s RulesFor does',
     incomplete: false,
     evaluationError: '',
   });
+});
+
+test('escalation: Covers breaks rules down and finds what no owner rule covers; CompactString prints the rest', () => {
+  const owner = policyRulesOf([
+    { verbs: ['get', 'list'], apiGroups: [''], resources: ['pods', '*/status'] },
+    { verbs: ['get'], apiGroups: [''], resources: ['configmaps'], resourceNames: ['a'] },
+    { verbs: ['get'], nonResourceURLs: ['/logs/*'] },
+  ]);
+  const servant = policyRulesOf([
+    { verbs: ['get', 'delete'], apiGroups: [''], resources: ['pods', 'services/status'] },
+    { verbs: ['get'], apiGroups: [''], resources: ['configmaps'], resourceNames: ['a', 'b'] },
+    { verbs: ['get'], apiGroups: [''], resources: ['configmaps'] },
+    { verbs: ['get'], nonResourceURLs: ['/logs/x', '/metrics'] },
+  ]);
+  const missing = compactRules(uncoveredRules(owner, servant)).map(compactString);
+  assert.deepEqual(missing.sort(), [
+    '{APIGroups:[""], Resources:["configmaps"], ResourceNames:["b"], Verbs:["get"]}',
+    '{APIGroups:[""], Resources:["configmaps"], Verbs:["get"]}',
+    '{APIGroups:[""], Resources:["pods"], Verbs:["delete"]}',
+    '{APIGroups:[""], Resources:["services/status"], Verbs:["delete"]}',
+    '{NonResourceURLs:["/metrics"], Verbs:["get"]}',
+  ]);
+  // A * owner covers everything.
+  assert.deepEqual(uncoveredRules(policyRulesOf([{ verbs: ['*'], apiGroups: ['*'], resources: ['*'] }, { verbs: ['*'], nonResourceURLs: ['*'] }]), servant), []);
+});
+
+test('escalation: the message lists what the user lacks, sorted, as ConfirmNoEscalation words it', () => {
+  const index = indexOf([
+    ['ClusterRole', podReader],
+    ['RoleBinding', binding('rb', 'dev', { kind: 'ClusterRole', name: 'pod-reader' }, [{ kind: 'User', name: 'alice' }])],
+    ['RoleBinding', binding('broken', 'dev', { kind: 'Role', name: 'gone' }, [{ kind: 'User', name: 'alice' }])],
+  ]);
+  assert.equal(escalationError(index, ALICE, 'dev', policyRulesOf([{ verbs: ['get'], apiGroups: [''], resources: ['pods'] }])), undefined);
+  assert.equal(
+    escalationError(index, ALICE, 'dev', policyRulesOf([{ verbs: ['watch', 'get', 'update'], apiGroups: [''], resources: ['pods', 'nodes'] }])),
+    'user "alice" (groups=["developers" "system:authenticated"]) is attempting to grant RBAC permissions not currently held:\n' +
+      '{APIGroups:[""], Resources:["nodes"], Verbs:["watch" "get" "update"]}\n{APIGroups:[""], Resources:["pods"], Verbs:["watch" "update"]}; resolution errors: [role.rbac.authorization.k8s.io "gone" not found]',
+  );
 });
