@@ -2,14 +2,16 @@
 // the server's authorizer chain a question (kube's pkg/registry/authorization/{subjectaccessreview,
 // localsubjectaccessreview,selfsubjectaccessreview,selfsubjectrulesreview}/rest.go, their
 // validation in pkg/apis/authorization/validation, and registry/authorization/util's
-// AuthorizationAttributesFrom). SubjectAccessReview asks about any user, LocalSubjectAccessReview
+// AuthorizationAttributesFrom; the validation is kube's newest, on the v1 types, with the
+// union of the two attribute kinds checked at `spec`). SubjectAccessReview asks about any user, LocalSubjectAccessReview
 // the same within its namespace, SelfSubjectAccessReview about the caller, and
 // SelfSubjectRulesReview lists what the caller may do in a namespace (`kubectl auth can-i --list`).
 import { badRequest, invalid } from '../../errors.ts';
 import { isPlainObject } from '../../util/json.ts';
 import { goQuote } from '../../go/strconv.ts';
 import { goStringSlice } from '../../go/fmt.ts';
-import { invalidError, type FieldError } from '../../validation/field.ts';
+import { forbiddenError, invalidError, requiredError, type FieldError } from '../../validation/field.ts';
+import { isQualifiedName, isValidLabelValue } from '../../validation/names.ts';
 import type { ResourceInfo } from '../../schema/types.ts';
 import { authorize, rulesFor, type AuthorizationAttributes, type Authorizer } from '../../authorization/authorizer.ts';
 import type { UserInfo } from '../../authentication/user.ts';
@@ -63,7 +65,7 @@ function checkKind(body: unknown, kind: string): Obj {
 }
 
 /** Go's GoString of a metav1.Time as %#v prints it (decoded times are Local; the zero time is UTC). */
-function goTime(v: unknown): string {
+function goTimeGoString(v: unknown): string {
   const t = typeof v === 'string' ? new Date(v) : undefined;
   if (!t || Number.isNaN(t.getTime())) return 'time.Date(1, time.January, 1, 0, 0, 0, 0, time.UTC)';
   const month = t.toLocaleString('en-US', { month: 'long', timeZone: 'UTC' });
@@ -86,8 +88,8 @@ function goObjectMeta(m: Obj): string {
     `UID:${goQuote(str(m.uid))}`,
     `ResourceVersion:${goQuote(str(m.resourceVersion))}`,
     `Generation:${typeof m.generation === 'number' ? m.generation : 0}`,
-    `CreationTimestamp:${goTime(m.creationTimestamp)}`,
-    `DeletionTimestamp:${m.deletionTimestamp ? goTime(m.deletionTimestamp) : '<nil>'}`,
+    `CreationTimestamp:${goTimeGoString(m.creationTimestamp)}`,
+    `DeletionTimestamp:${m.deletionTimestamp ? goTimeGoString(m.deletionTimestamp) : '<nil>'}`,
     `DeletionGracePeriodSeconds:${typeof m.deletionGracePeriodSeconds === 'number' ? '(*int64)(0xc000000000)' : '(*int64)(nil)'}`,
     `Labels:${goStringMap(m.labels)}`,
     `Annotations:${goStringMap(m.annotations)}`,
@@ -103,10 +105,47 @@ function metadataEmpty(m: Obj, except: string[]): boolean {
   return Object.entries(m).every(([k, v]) => except.includes(k) || v === null || v === undefined || v === '' || v === 0 || (Array.isArray(v) && v.length === 0) || (isPlainObject(v) && Object.keys(v).length === 0));
 }
 
-/** %#v of the internal NonResourceAttributes (the value of the "exactly one" errors). */
+/** The bad value of the union and "disallowed" errors: the NonResourceAttributes pointer (nil: null; else %#v). */
 function goNonResourceAttributes(n: Obj | undefined): string {
-  if (!n) return '"null"';
-  return `authorization.NonResourceAttributes{Path:${goQuote(str(n.path))}, Verb:${goQuote(str(n.verb))}}`;
+  if (!n) return 'null';
+  return `v1.NonResourceAttributes{Path:${goQuote(str(n.path))}, Verb:${goQuote(str(n.verb))}}`;
+}
+
+/** metav1validation.ValidateFieldSelectorRequirement, unknown operators allowed (newer clients' ones). */
+function fieldRequirementErrors(r: Obj, at: string): FieldError[] {
+  const errs: FieldError[] = [];
+  if (str(r.key) === '') errs.push(requiredError(`${at}.key`, 'must be specified'));
+  const values = Array.isArray(r.values) ? r.values : [];
+  const operator = str(r.operator);
+  if ((operator === 'In' || operator === 'NotIn') && values.length === 0) errs.push(requiredError(`${at}.values`, "must be specified when `operator` is 'In' or 'NotIn'"));
+  if ((operator === 'Exists' || operator === 'DoesNotExist') && values.length > 0) errs.push(forbiddenError(`${at}.values`, "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"));
+  return errs;
+}
+
+/** metav1validation.ValidateLabelSelectorRequirement, unknown operators allowed: also the key and values as label parts. */
+function labelRequirementErrors(r: Obj, at: string): FieldError[] {
+  const errs: FieldError[] = [];
+  const values = strings(r.values);
+  const operator = str(r.operator);
+  if ((operator === 'In' || operator === 'NotIn') && values.length === 0) errs.push(requiredError(`${at}.values`, "must be specified when `operator` is 'In' or 'NotIn'"));
+  if ((operator === 'Exists' || operator === 'DoesNotExist') && values.length > 0) errs.push(forbiddenError(`${at}.values`, "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"));
+  for (const msg of isQualifiedName(str(r.key))) errs.push(invalidError(`${at}.key`, goQuote(str(r.key)), msg));
+  values.forEach((v, i) => {
+    for (const msg of isValidLabelValue(v)) errs.push(invalidError(`${at}.values[${i}]`, goQuote(v), msg));
+  });
+  return errs;
+}
+
+/** validateFieldSelectorAttributes / validateLabelSelectorAttributes: a raw selector or requirements, not both. */
+function selectorErrors(selector: unknown, at: string, requirementErrors: (r: Obj, at: string) => FieldError[]): FieldError[] {
+  if (!isPlainObject(selector)) return [];
+  const errs: FieldError[] = [];
+  const raw = str(selector.rawSelector);
+  const requirements = Array.isArray(selector.requirements) ? selector.requirements : [];
+  if (raw && requirements.length) errs.push(invalidError(`${at}.rawSelector`, goQuote(raw), 'may not specified at the same time as requirements'));
+  if (!raw && !requirements.length) errs.push(requiredError(`${at}.requirements`, `when ${at} is specified, requirements or rawSelector is required`));
+  requirements.forEach((r: unknown, i: number) => errs.push(...requirementErrors(isPlainObject(r) ? r : {}, `${at}.requirements[${i}]`)));
+  return errs;
 }
 
 /** ValidateSubjectAccessReviewSpec / ValidateSelfSubjectAccessReviewSpec. */
@@ -114,9 +153,12 @@ function specErrors(spec: Obj, withUser: boolean): FieldError[] {
   const errs: FieldError[] = [];
   const resource = objectOrUndefined(spec.resourceAttributes);
   const nonResource = objectOrUndefined(spec.nonResourceAttributes);
-  if (resource && nonResource) errs.push(invalidError('spec.nonResourceAttributes', goNonResourceAttributes(nonResource), 'cannot be specified in combination with resourceAttributes'));
-  if (!resource && !nonResource) errs.push(invalidError('spec.resourceAttributes', goNonResourceAttributes(nonResource), 'exactly one of nonResourceAttributes or resourceAttributes must be specified'));
+  if (!resource === !nonResource) errs.push(invalidError('spec', goNonResourceAttributes(nonResource), 'exactly one of nonResourceAttributes or resourceAttributes must be specified'));
   if (withUser && str(spec.user) === '' && strings(spec.groups).length === 0) errs.push(invalidError('spec.user', goQuote(str(spec.user)), 'at least one of user or group must be specified'));
+  if (resource) {
+    errs.push(...selectorErrors(resource.fieldSelector, 'spec.resourceAttributes.fieldSelector', fieldRequirementErrors));
+    errs.push(...selectorErrors(resource.labelSelector, 'spec.resourceAttributes.labelSelector', labelRequirementErrors));
+  }
   return errs;
 }
 

@@ -270,9 +270,21 @@ test('SubjectAccessReview, LocalSubjectAccessReview and SelfSubjectAccessReview 
   const SAR = '/apis/authorization.k8s.io/v1/subjectaccessreviews';
   const empty = await post(SAR, { apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview', spec: {} });
   assert.equal(empty.status, 422);
-  assert.equal(dig(empty.json, 'message'), 'SubjectAccessReview.authorization.k8s.io "" is invalid: [spec.resourceAttributes: Invalid value: "null": exactly one of nonResourceAttributes or resourceAttributes must be specified, spec.user: Invalid value: "": at least one of user or group must be specified]');
+  assert.equal(dig(empty.json, 'message'), 'SubjectAccessReview.authorization.k8s.io "" is invalid: [spec: Invalid value: null: exactly one of nonResourceAttributes or resourceAttributes must be specified, spec.user: Invalid value: "": at least one of user or group must be specified]');
   const both = await post(SAR, { apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview', spec: { user: 'x', resourceAttributes: { verb: 'get' }, nonResourceAttributes: { path: '/x', verb: 'get' } } });
-  assert.equal(dig(both.json, 'message'), 'SubjectAccessReview.authorization.k8s.io "" is invalid: spec.nonResourceAttributes: Invalid value: authorization.NonResourceAttributes{Path:"/x", Verb:"get"}: cannot be specified in combination with resourceAttributes');
+  assert.equal(dig(both.json, 'message'), 'SubjectAccessReview.authorization.k8s.io "" is invalid: spec: Invalid value: v1.NonResourceAttributes{Path:"/x", Verb:"get"}: exactly one of nonResourceAttributes or resourceAttributes must be specified');
+  const selectors = await post(SAR, { apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview', spec: { user: 'x', resourceAttributes: { verb: 'list', resource: 'pods', fieldSelector: { rawSelector: 'spec.nodeName=n', requirements: [{ key: 'spec.nodeName', operator: 'Exists', values: ['n'] }] }, labelSelector: { requirements: [{ key: '()foo', operator: 'In' }] } } } });
+  assert.equal(selectors.status, 422);
+  assert.equal(
+    dig(selectors.json, 'message'),
+    'SubjectAccessReview.authorization.k8s.io "" is invalid: [spec.resourceAttributes.fieldSelector.rawSelector: Invalid value: "spec.nodeName=n": may not specified at the same time as requirements, ' +
+      "spec.resourceAttributes.fieldSelector.requirements[0].values: Forbidden: may not be specified when `operator` is 'Exists' or 'DoesNotExist', " +
+      "spec.resourceAttributes.labelSelector.requirements[0].values: Required value: must be specified when `operator` is 'In' or 'NotIn', " +
+      "spec.resourceAttributes.labelSelector.requirements[0].key: Invalid value: \"()foo\": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')]",
+  );
+  // A selector is no limit RBAC knows of: the answer is RBAC's as without one.
+  const withSelector = await post(SAR, { apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview', spec: { user: 'alice', resourceAttributes: { namespace: 'team-a', verb: 'list', resource: 'pods', fieldSelector: { rawSelector: 'spec.nodeName=n' } } } });
+  assert.equal(dig(withSelector.json, 'status', 'allowed'), true);
   const named = await post(SAR, { apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview', metadata: { name: 'n' }, spec: { user: 'x', resourceAttributes: { verb: 'get' } } });
   assert.equal(named.status, 422);
   assert.match(String(dig(named.json, 'message')), /^SubjectAccessReview\.authorization\.k8s\.io "" is invalid: metadata: Invalid value: v1\.ObjectMeta\{Name:"n", .*\}: must be empty$/);
@@ -290,7 +302,7 @@ test('SubjectAccessReview, LocalSubjectAccessReview and SelfSubjectAccessReview 
   assert.equal(mismatch.status, 422);
   assert.equal(dig(mismatch.json, 'message'), 'LocalSubjectAccessReview.authorization.k8s.io "" is invalid: spec.resourceAttributes.namespace: Invalid value: "team-b": must match metadata.namespace');
   const nonResource = await post(LSAR, { apiVersion: 'authorization.k8s.io/v1', kind: 'LocalSubjectAccessReview', spec: { user: 'alice', nonResourceAttributes: { path: '/x', verb: 'get' } } });
-  assert.equal(dig(nonResource.json, 'message'), 'LocalSubjectAccessReview.authorization.k8s.io "" is invalid: spec.nonResourceAttributes: Invalid value: authorization.NonResourceAttributes{Path:"/x", Verb:"get"}: disallowed on this kind of request');
+  assert.equal(dig(nonResource.json, 'message'), 'LocalSubjectAccessReview.authorization.k8s.io "" is invalid: spec.nonResourceAttributes: Invalid value: v1.NonResourceAttributes{Path:"/x", Verb:"get"}: disallowed on this kind of request');
   const otherNs = await post(LSAR, { apiVersion: 'authorization.k8s.io/v1', kind: 'LocalSubjectAccessReview', metadata: { namespace: 'team-b' }, spec: { user: 'alice', resourceAttributes: { namespace: 'team-b', verb: 'get', resource: 'pods' } } });
   assert.equal(otherNs.status, 400);
   assert.equal(dig(otherNs.json, 'message'), 'the namespace of the provided object does not match the namespace sent on the request');
@@ -299,7 +311,7 @@ test('SubjectAccessReview, LocalSubjectAccessReview and SelfSubjectAccessReview 
   const SSAR = '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews';
   const self = await post(SSAR, { apiVersion: 'authorization.k8s.io/v1', kind: 'SelfSubjectAccessReview', spec: {} });
   assert.equal(self.status, 422);
-  assert.equal(dig(self.json, 'message'), 'SelfSubjectAccessReview.authorization.k8s.io "" is invalid: spec.resourceAttributes: Invalid value: "null": exactly one of nonResourceAttributes or resourceAttributes must be specified');
+  assert.equal(dig(self.json, 'message'), 'SelfSubjectAccessReview.authorization.k8s.io "" is invalid: spec: Invalid value: null: exactly one of nonResourceAttributes or resourceAttributes must be specified');
   // The admin's own question: system:masters, allowed before RBAC, with no reason.
   const admin = await post(SSAR, { apiVersion: 'authorization.k8s.io/v1', kind: 'SelfSubjectAccessReview', spec: { resourceAttributes: { verb: 'delete', resource: 'nodes' } } });
   assert.deepEqual(dig(admin.json, 'status'), { allowed: true });
