@@ -3,8 +3,9 @@
 // token in the group `readers`) and the service account team-a/reader (a `kubectl create token`
 // token). No binding is kube's 403; a RoleBinding to a ClusterRole grants one namespace; a
 // ClusterRoleBinding to a group grants the cluster; resourceNames, subresources and
-// nonResourceURLs match as kube's rules do; changes to roles and bindings decide the next
-// request; the access reviews and `kubectl auth can-i` answer with kube's reasons.
+// nonResourceURLs match as kube's rules do; impersonation is RBAC's to allow; changes to roles
+// and bindings decide the next request; the access reviews and `kubectl auth can-i` answer with
+// kube's reasons.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import https from 'node:https';
@@ -84,6 +85,22 @@ function requestAs(who: Credentials, method: string, path: string, body?: unknow
     });
     req.on('error', reject);
     req.end(payload);
+  });
+}
+
+/** A GET as one identity with extra headers (Impersonate-*). */
+function requestWithHeaders(who: Credentials, path: string, extra: Record<string, string>): Promise<{ status: number; json: Json; text: string }> {
+  return new Promise((resolve, reject) => {
+    const headers: Record<string, string> = { accept: 'application/json', ...extra };
+    if (who.token) headers.authorization = `Bearer ${who.token}`;
+    const req = https.request(`${s.url}${path}`, { headers, agent: false, ca: s.pki.caCertPem, cert: who.cert, key: who.key }, (res) => {
+      let text = '';
+      res.on('data', (d) => (text += d));
+      res.on('end', () => resolve({ status: res.statusCode!, json: JSON.parse(text) as Json, text }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end();
   });
 }
 
@@ -237,6 +254,23 @@ test('a ServiceAccount subject (its namespace defaulting to the RoleBinding\'s) 
   await apply(`${RBAC}/clusterrolebindings`, clusterRoleBinding('reader-namespaces', { kind: 'ClusterRole', name: 'paths-and-namespaces' }, [{ kind: 'ServiceAccount', name: 'reader', namespace: 'team-a' }]));
   const ns = await eventually(() => requestAs(reader, 'GET', '/api/v1/namespaces'), (r) => r.status === 200);
   assert.equal(ns.status, 200, ns.text);
+});
+
+test('impersonation is authorized by RBAC: impersonate on users (resourceNames honoured), then the request is the impersonated user\'s', async () => {
+  const asAlice = { 'impersonate-user': 'alice' };
+  const path = '/api/v1/namespaces/team-a/pods';
+  const refused = await requestWithHeaders(bob, path, asAlice);
+  assert.equal(refused.status, 403);
+  assert.equal(dig(refused.json, 'message'), 'users "alice" is forbidden: User "bob" cannot impersonate resource "users" in API group "" at the cluster scope');
+  await apply(`${RBAC}/clusterroles`, clusterRole('impersonate-alice', [{ apiGroups: [''], resources: ['users'], verbs: ['impersonate'], resourceNames: ['alice'] }]));
+  await apply(`${RBAC}/clusterrolebindings`, clusterRoleBinding('bob-impersonates-alice', { kind: 'ClusterRole', name: 'impersonate-alice' }, [user('bob')]));
+  // As alice, bob reads what alice may read (her RoleBinding in team-a), and not what only he may.
+  const allowed = await eventually(() => requestWithHeaders(bob, path, asAlice), (r) => r.status === 200);
+  assert.equal(allowed.status, 200, allowed.text);
+  assert.equal((await requestWithHeaders(bob, '/api/v1/namespaces/team-a/configmaps/allowed-cm', asAlice)).status, 403);
+  // Another user is not in the rule's resourceNames.
+  const other = await requestWithHeaders(bob, path, { 'impersonate-user': 'carol' });
+  assert.equal(dig(other.json, 'message'), 'users "carol" is forbidden: User "bob" cannot impersonate resource "users" in API group "" at the cluster scope');
 });
 
 test('changes to roles and bindings decide the next request, and a missing role is named in the 403', async () => {
