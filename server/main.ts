@@ -23,6 +23,8 @@ interface Flags {
   clientCaFile?: string;
   /** kube-apiserver's --authorization-mode (a comma list; repeated flags add to it). */
   authorizationModes?: string[];
+  /** kube-apiserver's --authorization-config (an AuthorizationConfiguration file). */
+  authorizationConfigFile?: string;
   compactionIntervalMs: number;
   eventTtlMs: number;
   /** kube-apiserver's --disable-admission-plugins. */
@@ -44,7 +46,7 @@ interface Flags {
   serviceAccountExtendTokenExpiration: boolean;
 }
 
-const USAGE = `usage: npm start -- [--data-dir DIR] [--secure-port PORT] [--bind-address ADDR] [--tls-san NAME_OR_IP]... [--anonymous-auth=false] [--token-auth-file FILE] [--client-ca-file FILE] [--authorization-mode RBAC,...] [--compaction-interval 5m] [--event-ttl 1h] [--controllers '*'] [--disable-admission-plugins NAME,...] [--service-cluster-ip-range 10.96.0.0/12[,fd00::/108]] [--service-node-port-range 30000-32767] [--snapshot-interval 12h] [--snapshot-retention 5] [--http2-implementation hearth|node] [--service-account-issuer URL]... [--service-account-signing-key-file FILE] [--service-account-key-file FILE]... [--api-audiences A,B] [--service-account-jwks-uri URL] [--service-account-max-token-expiration 24h] [--service-account-extend-token-expiration=false] [--initialize]
+const USAGE = `usage: npm start -- [--data-dir DIR] [--secure-port PORT] [--bind-address ADDR] [--tls-san NAME_OR_IP]... [--anonymous-auth=false] [--token-auth-file FILE] [--client-ca-file FILE] [--authorization-mode RBAC,...] [--authorization-config FILE] [--compaction-interval 5m] [--event-ttl 1h] [--controllers '*'] [--disable-admission-plugins NAME,...] [--service-cluster-ip-range 10.96.0.0/12[,fd00::/108]] [--service-node-port-range 30000-32767] [--snapshot-interval 12h] [--snapshot-retention 5] [--http2-implementation hearth|node] [--service-account-issuer URL]... [--service-account-signing-key-file FILE] [--service-account-key-file FILE]... [--api-audiences A,B] [--service-account-jwks-uri URL] [--service-account-max-token-expiration 24h] [--service-account-extend-token-expiration=false] [--initialize]
        npm run backup|restore|snapshots -- --help`;
 
 function parseFlags(argv: string[]): Flags {
@@ -84,6 +86,7 @@ function parseFlags(argv: string[]): Flags {
       case '--token-auth-file': flags.tokenAuthFile = take(); break;
       case '--client-ca-file': flags.clientCaFile = take(); break;
       // (pflag's string slice: values split at commas; kube checks them at start: server.ts.)
+      case '--authorization-config': flags.authorizationConfigFile = take(); break;
       case '--authorization-mode': flags.authorizationModes = [...(flags.authorizationModes ?? []), ...take().split(',').filter((m) => m !== '')]; break;
       case '--initialize': flags.initialize = (value ?? 'true') !== 'false'; break;
       case '--service-cluster-ip-range': flags.serviceClusterIPRange = take(); break;
@@ -195,6 +198,7 @@ try {
     tokenAuthFile: flags.tokenAuthFile,
     clientCaFile: flags.clientCaFile,
     authorizationModes: flags.authorizationModes,
+    authorizationConfigFile: flags.authorizationConfigFile,
     compactionIntervalMs: flags.compactionIntervalMs,
     eventTtlMs: flags.eventTtlMs,
     controllers: flags.controllers,

@@ -37,6 +37,7 @@ import { DEFAULT_SERVICE_ACCOUNT_ISSUER, JWKS_PATH, ServiceAccountTokens, type T
 import { loadServiceAccountKeys, type ServiceAccountKeys } from './pki/service-account-keys.ts';
 import { aggregateErrors } from './authorization/authorizer.ts';
 import { authorizationModeErrors, authorizerChain, DEFAULT_AUTHORIZATION_MODES } from './authorization/modes.ts';
+import { AUTHORIZATION_CONFIG_WITH_MODES, readAuthorizationConfig } from './authorization/config.ts';
 import { RbacPolicyIndex, type RbacKind } from './authorization/rbac/policy-index.ts';
 import { rbacAuthorizer } from './authorization/rbac/authorizer.ts';
 import { rbacEscalationCheck } from './authorization/rbac/escalation.ts';
@@ -110,6 +111,8 @@ export interface ServerOptions {
   serviceAccountExtendTokenExpiration?: boolean;
   /** --authorization-mode: the authorizers after system:masters, in order (default RBAC). */
   authorizationModes?: string[];
+  /** --authorization-config: an AuthorizationConfiguration file naming them instead (not with authorizationModes). */
+  authorizationConfigFile?: string;
 }
 
 export interface RunningServer {
@@ -147,7 +150,11 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   for (const name of opts.disableAdmissionPlugins ?? []) {
     if (!ADMISSION_PLUGINS.includes(name)) throw new Error(`disable-admission-plugins plugin ${JSON.stringify(name)} is unknown`);
   }
-  // kube-apiserver's checks of --authorization-mode, and the modes hearth does not have yet.
+  // kube-apiserver's checks of --authorization-mode or --authorization-config, and the modes hearth does not have yet.
+  if (opts.authorizationConfigFile !== undefined) {
+    if (opts.authorizationModes !== undefined) throw new Error(AUTHORIZATION_CONFIG_WITH_MODES);
+    opts = { ...opts, authorizationModes: readAuthorizationConfig(opts.authorizationConfigFile) };
+  }
   const authorizationErrors = authorizationModeErrors(opts.authorizationModes ?? DEFAULT_AUTHORIZATION_MODES);
   if (authorizationErrors.length) throw new Error(aggregateErrors(authorizationErrors));
   const ranges = { serviceCIDRs: parseServiceClusterIPRange(opts.serviceClusterIPRange), nodePortRange: parseServiceNodePortRange(opts.serviceNodePortRange) };

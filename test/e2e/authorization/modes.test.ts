@@ -1,7 +1,8 @@
 // --authorization-mode on hearth's command line, as kube-apiserver takes it: modes it refuses
 // stop the start with kube's messages (and hearth's for the modes it lacks yet), AlwaysDeny
 // refuses everyone but system:masters with its reason in the 403, and AlwaysAllow lets a token
-// user do anything and says so in SelfSubjectRulesReview.
+// user do anything and says so in SelfSubjectRulesReview; --authorization-config names the
+// same chain in an AuthorizationConfiguration file.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import https from 'node:https';
@@ -13,6 +14,8 @@ import { adminClient, runHearth, startHearthProcess, stopHearthProcess } from '.
 const dir = mkdtempSync(join(tmpdir(), 'hearth-authz-modes-'));
 const tokenFile = join(dir, 'tokens.csv');
 writeFileSync(tokenFile, 'dev-token,dev,dev-uid,"developers"\n');
+const configFile = join(dir, 'authorization-config.yaml');
+writeFileSync(configFile, 'apiVersion: apiserver.config.k8s.io/v1\nkind: AuthorizationConfiguration\nauthorizers:\n- type: RBAC\n  name: rbac\n- type: AlwaysDeny\n  name: alwaysdeny\n');
 after(() => rmSync(dir, { recursive: true, force: true }));
 
 /** A request with a bearer token (or none), trusting any server certificate: the answer is what is tested. */
@@ -25,7 +28,8 @@ function requestWithToken(url: string, token: string | undefined, method = 'GET'
     const req = https.request(url, { method, headers, agent: false, rejectUnauthorized: false }, (res) => {
       let t = '';
       res.on('data', (d) => (t += d));
-      res.on('end', () => resolve({ status: res.statusCode!, json: JSON.parse(t) as Record<string, unknown> }));
+      // (health answers text, not JSON)
+      res.on('end', () => resolve({ status: res.statusCode!, json: t.startsWith('{') ? (JSON.parse(t) as Record<string, unknown>) : { text: t } }));
     });
     req.on('error', reject);
     req.end(payload);
@@ -39,6 +43,8 @@ test('modes kube-apiserver refuses, and the ones hearth does not have yet, stop 
     [['--authorization-mode=Node,RBAC'], 'hearth: authorization-mode "Node" is not supported by hearth yet (supported: AlwaysAllow, AlwaysDeny, RBAC)'],
     [['--authorization-mode=Webhook'], 'hearth: authorization-mode "Webhook" is not supported by hearth yet (supported: AlwaysAllow, AlwaysDeny, RBAC)'],
     [['--authorization-mode='], 'hearth: at least one authorization-mode must be passed'],
+    [['--authorization-config', configFile, '--authorization-mode=RBAC'], 'hearth: --authorization-config can not be specified when --authorization-mode or --authorization-webhook-* flags are defined'],
+    [['--authorization-config', join(dir, 'missing.yaml')], `hearth: open ${join(dir, 'missing.yaml')}: no such file or directory`],
   ];
   for (const [args, message] of cases) {
     const dataDir = mkdtempSync(join(dir, 'refused-'));
@@ -79,6 +85,23 @@ test('AlwaysAllow: a token user may do anything, and its rules say so', async ()
       nonResourceRules: [{ verbs: ['*'], nonResourceURLs: ['*'] }],
       incomplete: false,
     });
+  } finally {
+    await stopHearthProcess(p);
+  }
+});
+
+test('--authorization-config: RBAC then AlwaysDeny from the file, the 403 joining both reasons', async () => {
+  const dataDir = join(dir, 'config');
+  const p = await startHearthProcess(dataDir, ['--authorization-config', configFile, '--token-auth-file', tokenFile]);
+  try {
+    const admin = adminClient(dataDir);
+    const binding = { metadata: { name: 'dev-missing-role' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'gone' }, subjects: [{ kind: 'User', apiGroup: 'rbac.authorization.k8s.io', name: 'dev' }] };
+    assert.equal((await admin('POST', `${p.url}/apis/rbac.authorization.k8s.io/v1/namespaces/default/rolebindings`, binding)).status, 201);
+    const dev = await requestWithToken(`${p.url}/api/v1/namespaces/default/pods`, 'dev-token');
+    assert.equal(dev.status, 403);
+    assert.equal(dev.json.message, 'pods is forbidden: User "dev" cannot list resource "pods" in API group "" in the namespace "default": RBAC: role.rbac.authorization.k8s.io "gone" not found\nEverything is forbidden.');
+    // RBAC is in the chain: health is public (its stand-in for the bootstrap roles).
+    assert.equal((await requestWithToken(`${p.url}/healthz`, undefined)).status, 200);
   } finally {
     await stopHearthProcess(p);
   }
