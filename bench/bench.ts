@@ -1,4 +1,4 @@
-// npm run bench [-- --quick] [-- --only=create,get,list,rss,apply,put] [-- --cpu-prof=DIR]
+// npm run bench [-- --quick] [-- --only=create,get,list,rss,apply,put,rbac] [-- --cpu-prof=DIR]
 //   --only runs just those measurements; --cpu-prof writes the server's
 //   V8 CPU profile (.cpuprofile, for Chrome DevTools or speedscope) to DIR when it stops.
 // Measures hearth side by side with a raw better-sqlite3 baseline in the same run:
@@ -10,12 +10,16 @@
 //   - server-side applies/s of a ~60-field Deployment (3 managers), PUT updates/s of it (in turns
 //     with ConfigMap creates, for issue 4's ratio), and creates/s of it for scale; server CPU per
 //     request for each
+//   - creates/s and GETs/s of ConfigMaps by a user a RoleBinding authorizes, among ~1,000 roles and
+//     bindings, in turns with the same for the admin (system:masters, allowed before RBAC), as a
+//     ratio (issue 33's target: within 5%)
 // The server runs in its own process (as users run it) on loopback with a temporary data dir.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import type { LeanConnection } from './bench-client.ts';
+import { LeanConnection } from './bench-client.ts';
+import { issueClientCertificate } from '../server/pki/certificates.ts';
 import { startHearth, stopHearth, request, createNamespace, serverCpuSeconds, rssKb, percentile, configMap, deploymentConfig, rateOf, ratesInTurns, type Server } from './bench-kit.ts';
 
 const quick = process.argv.includes('--quick');
@@ -28,7 +32,9 @@ const GET_SAMPLES = quick ? 500 : 3000;
 const PUT_ROUNDS = quick ? 3 : 5;
 const LIST_SIZE = 10_000;
 const RSS_OBJECTS = quick ? 20_000 : 100_000;
-const PHASES = ['create', 'get', 'list', 'rss', 'apply', 'put'];
+const PHASES = ['create', 'get', 'list', 'rss', 'apply', 'put', 'rbac'];
+/** Roles and bindings in the store besides the one that authorizes the RBAC benchmark's user. */
+const RBAC_OBJECTS = 1000;
 const onlyArg = process.argv.find((a) => a.startsWith('--only='))?.slice(7);
 const phases = new Set(onlyArg ? onlyArg.split(',') : PHASES);
 for (const p of phases) if (!PHASES.includes(p)) throw new Error(`--only: unknown measurement ${p} (known: ${PHASES.join(', ')})`);
@@ -201,6 +207,8 @@ async function main() {
       out.push(`PUT updates/s of the same shape: ${fmt(put.rate, 0)} (server CPU ${fmt(put.cpuMs, 3)} ms each), ${fmt((put.rate / deployCreateRate) * 100, 0)}% of the Deployment create rate`);
       out.push(`  in turns with ConfigMap creates (${PUT_ROUNDS} slices of ${fmt(CREATE_SECONDS / PUT_ROUNDS)} s each): ${fmt(cm.rate, 0)}/s (server CPU ${fmt(cm.cpuMs, 3)} ms each) → PUT rate ${fmt((put.rate / cm.rate) * 100, 0)}% of the ConfigMap create rate${phases.has('create') ? ` (${fmt((put.rate / rate) * 100, 0)}% of the create rate measured first)` : ''}`);
     }
+
+    if (phases.has('rbac')) out.push(...(await rbacBenchmark(s)));
   } finally {
     await stopHearth(s);
     rmSync(dataDir, { recursive: true, force: true });
@@ -208,6 +216,66 @@ async function main() {
   console.log('');
   for (const line of out) console.log(line);
   if (cpuProfDir) console.log(`server CPU profile written to ${cpuProfDir}`);
+}
+
+/**
+ * Issue 33's target: a user authorized by a RoleBinding (with RBAC_OBJECTS other roles and
+ * bindings stored, a quarter of each kind, naming other users) creates and GETs within 5% of the
+ * admin's rates, each pair measured in turns on the same number of connections.
+ */
+async function rbacBenchmark(s: Server): Promise<string[]> {
+  const fmt = (n: number, d = 1) => n.toFixed(d);
+  const ns = 'rbac';
+  await createNamespace(s, ns);
+  const ok = async (path: string, body: unknown) => {
+    const r = await request(s, 'POST', path, body);
+    if (r.status !== 201) throw new Error(`rbac setup ${path}: ${r.status} ${r.body}`);
+  };
+  const RBAC = '/apis/rbac.authorization.k8s.io/v1';
+  const rule = (i: number) => [{ apiGroups: [''], resources: ['configmaps', `things-${i}`], verbs: ['get', 'list'] }];
+  const subjects = (i: number) => [{ kind: 'User', apiGroup: 'rbac.authorization.k8s.io', name: `someone-${i}` }, { kind: 'Group', apiGroup: 'rbac.authorization.k8s.io', name: `team-${i % 20}` }];
+  const ref = (kind: string, name: string) => ({ apiGroup: 'rbac.authorization.k8s.io', kind, name });
+  for (let i = 0; i < RBAC_OBJECTS / 4; i++) {
+    await ok(`${RBAC}/clusterroles`, { metadata: { name: `bench-cr-${i}` }, rules: rule(i) });
+    await ok(`${RBAC}/clusterrolebindings`, { metadata: { name: `bench-crb-${i}` }, roleRef: ref('ClusterRole', `bench-cr-${i}`), subjects: subjects(i) });
+    await ok(`${RBAC}/namespaces/${ns}/roles`, { metadata: { name: `bench-r-${i}` }, rules: rule(i) });
+    await ok(`${RBAC}/namespaces/${ns}/rolebindings`, { metadata: { name: `bench-rb-${i}` }, roleRef: ref('Role', `bench-r-${i}`), subjects: subjects(i) });
+  }
+  await ok(`${RBAC}/clusterroles`, { metadata: { name: 'bench-writer' }, rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['create', 'get'] }] });
+  await ok(`${RBAC}/namespaces/${ns}/rolebindings`, { metadata: { name: 'bench-writer' }, roleRef: ref('ClusterRole', 'bench-writer'), subjects: [{ kind: 'User', apiGroup: 'rbac.authorization.k8s.io', name: 'bench-user' }] });
+  await ok(`/api/v1/namespaces/${ns}/configmaps`, configMap(ns, 'read-me'));
+
+  // bench-user: a client certificate from the cluster CA, in a group of its own (no system:masters).
+  const pki = (f: string) => readFileSync(join(s.dataDir, 'pki', f), 'utf8');
+  const issued = await issueClientCertificate({ caCertPem: pki('ca.crt'), caKeyPem: pki('ca.key') }, { commonName: 'bench-user', organizations: ['bench-users'] });
+  const userConns = await Promise.all(s.conns.map(() => LeanConnection.open(s.url, { ca: s.creds.ca, cert: issued.certPem, key: issued.keyPem! })));
+  try {
+    let serial = 0;
+    const create = async (conn: LeanConnection) => {
+      const r = await request(s, 'POST', `/api/v1/namespaces/${ns}/configmaps`, configMap(ns, `cm-${serial++}`), conn);
+      if (r.status !== 201) throw new Error(`rbac create: ${r.status} ${r.body}`);
+    };
+    const get = async (conn: LeanConnection) => {
+      const r = await request(s, 'GET', `/api/v1/namespaces/${ns}/configmaps/read-me`, undefined, conn);
+      if (r.status !== 200) throw new Error(`rbac get: ${r.status} ${r.body}`);
+    };
+    // Warm both paths first (the JIT compiles RBAC's).
+    await rateOf(s, WARMUP_SECONDS / 2, (_c, w) => create(userConns[w]));
+    const rates = await ratesInTurns(s, PUT_ROUNDS, CREATE_SECONDS / PUT_ROUNDS, {
+      adminCreate: (conn) => create(conn),
+      userCreate: (_conn, w) => create(userConns[w]),
+      adminGet: (conn) => get(conn),
+      userGet: (_conn, w) => get(userConns[w]),
+    });
+    const pct = (a: number, b: number) => fmt((a / b) * 100, 1);
+    return [
+      `RBAC (${RBAC_OBJECTS} other roles and bindings stored; a RoleBinding authorizes the user), in turns (${PUT_ROUNDS} slices of ${fmt(CREATE_SECONDS / PUT_ROUNDS)} s each):`,
+      `  creates/s: user ${fmt(rates.userCreate.rate, 0)} (server CPU ${fmt(rates.userCreate.cpuMs, 3)} ms each), system:masters ${fmt(rates.adminCreate.rate, 0)} (${fmt(rates.adminCreate.cpuMs, 3)} ms) → ${pct(rates.userCreate.rate, rates.adminCreate.rate)}% (target ≥ 95%)`,
+      `  GETs/s: user ${fmt(rates.userGet.rate, 0)} (server CPU ${fmt(rates.userGet.cpuMs, 3)} ms each), system:masters ${fmt(rates.adminGet.rate, 0)} (${fmt(rates.adminGet.cpuMs, 3)} ms) → ${pct(rates.userGet.rate, rates.adminGet.rate)}% (target ≥ 95%)`,
+    ];
+  } finally {
+    for (const c of userConns) c.close();
+  }
 }
 
 await main();

@@ -37,12 +37,18 @@ import { JwtAuthenticator, type JwtTiming } from './authentication/jwt/jwt-authe
 import { readClientCaFile } from './pki/client-ca.ts';
 import { bootstrapTokenAuthenticator, BootstrapTokenSecretCache, BOOTSTRAP_TOKEN_NAMESPACE } from './authentication/bootstrap-token.ts';
 import { certificatesOverlap, loadRequestHeaderConfig, OVERLAPPING_CA_ERROR, requestHeaderAuthenticator, type RequestHeaderConfig, type RequestHeaderOptions } from './authentication/request-header.ts';
-import { reviewResources } from './http/handlers/index.ts';
+import { accessReviewResources, reviewResources } from './http/handlers/index.ts';
 import type { UserInfo } from './authentication/user.ts';
 import { DEFAULT_SERVICE_ACCOUNT_ISSUER, JWKS_PATH, ServiceAccountTokens, type TokenObjectResource } from './authentication/service-account-token.ts';
 import { issueLegacyToken, LegacyServiceAccountTokens } from './authentication/legacy-service-account-token.ts';
 import { loadServiceAccountKeys, type ServiceAccountKeys } from './pki/service-account-keys.ts';
-import { systemMastersAuthorizer, publicInfoAuthorizer, type Authorizer } from './authorization/authorizer.ts';
+import { aggregateErrors } from './authorization/authorizer.ts';
+import { authorizationModeErrors, authorizerChain, DEFAULT_AUTHORIZATION_MODES } from './authorization/modes.ts';
+import { AUTHORIZATION_CONFIG_WITH_MODES, readAuthorizationConfig } from './authorization/config.ts';
+import { RbacPolicyIndex, type RbacKind } from './authorization/rbac/policy-index.ts';
+import { rbacAuthorizer } from './authorization/rbac/authorizer.ts';
+import { rbacEscalationCheck } from './authorization/rbac/escalation.ts';
+import { qualifiedResourceOf } from './registry/store.ts';
 import { ensurePki, type ServerPki } from './pki/certificates.ts';
 import { serverUrlFor, writeAdminKubeconfig } from './pki/kubeconfig.ts';
 import { NamespaceController } from './controllers/namespace.ts';
@@ -148,6 +154,10 @@ export interface ServerOptions {
   legacyServiceAccountTokenCleanUpPeriodMs?: number;
   /** How often the legacy token cleaner looks (kube: daily); tests shorten it. */
   legacyTokenCleanerSyncIntervalMs?: number;
+  /** --authorization-mode: the authorizers after system:masters, in order (default RBAC). */
+  authorizationModes?: string[];
+  /** --authorization-config: an AuthorizationConfiguration file naming them instead (not with authorizationModes). */
+  authorizationConfigFile?: string;
 }
 
 export interface RunningServer {
@@ -189,6 +199,13 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   for (const name of opts.disableAdmissionPlugins ?? []) {
     if (!ADMISSION_PLUGINS.includes(name)) throw new Error(`disable-admission-plugins plugin ${JSON.stringify(name)} is unknown`);
   }
+  // kube-apiserver's checks of --authorization-mode or --authorization-config, and the modes hearth does not have yet.
+  if (opts.authorizationConfigFile !== undefined) {
+    if (opts.authorizationModes !== undefined) throw new Error(AUTHORIZATION_CONFIG_WITH_MODES);
+    opts = { ...opts, authorizationModes: readAuthorizationConfig(opts.authorizationConfigFile) };
+  }
+  const authorizationErrors = authorizationModeErrors(opts.authorizationModes ?? DEFAULT_AUTHORIZATION_MODES);
+  if (authorizationErrors.length) throw new Error(aggregateErrors(authorizationErrors));
   const ranges = { serviceCIDRs: parseServiceClusterIPRange(opts.serviceClusterIPRange), nodePortRange: parseServiceNodePortRange(opts.serviceNodePortRange) };
   // So are token and CA files kube refuses (with kube's messages).
   const log = opts.log ?? ((l: string) => console.log(l));
@@ -246,6 +263,8 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
   const catalog = ResourceCatalog.loadBuiltins();
   // TokenReview and SelfSubjectReview: create-only, never stored, served by http/handlers/reviews.ts.
   for (const review of reviewResources()) catalog.add(review);
+  // The access reviews (authorization.k8s.io): never stored either (http/handlers/access-reviews.ts).
+  for (const review of accessReviewResources()) catalog.add(review);
   // Built-in definitions are shared; CRD schemas go into this server's overlay.
   const model = TypeModel.loadBuiltins().overlay();
 
@@ -261,6 +280,11 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
   const serviceAccountsInfo = catalog.lookup('', 'v1', 'serviceaccounts')!;
   if (!disabledPlugins.has('ServiceAccount')) admission.add(serviceAccountAdmission((ns, name) => store.tryGet(serviceAccountsInfo, ns, name)));
   if (!disabledPlugins.has('CertificateSubjectRestriction')) admission.add(certificateSubjectRestriction());
+  // The authorizer chain, over the RBAC policy kept in memory; RBAC's escalation check runs last
+  // in admission (kube's policybased RBAC storage: no admission plugin there, so never disabled).
+  const rbacPolicy = rbacPolicyIndex(store, catalog, eventLog);
+  const authorizers = authorizerChain(opts.authorizationModes ?? DEFAULT_AUTHORIZATION_MODES, rbacAuthorizer(rbacPolicy));
+  admission.add(rbacEscalationCheck(rbacPolicy, authorizers));
   // A fan-out's HTTP/2 frames leave at its end, one TLS write per connection.
   const watch = new WatchHub(eventLog, store, flushAll);
 
@@ -341,8 +365,6 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
   eventTtl?.start();
   const csrSigner = new CsrSigningController(store, catalog, eventLog, pki);
   csrSigner.start();
-  // The authorizer chain requests are asked of; the CSR approver asks it too (kube's SubjectAccessReview).
-  const authorizers: Authorizer[] = [systemMastersAuthorizer, publicInfoAuthorizer];
   const csrApprover = controllerEnabled(opts.controllers, CSR_APPROVING_CONTROLLER) ? new CsrApprovingController(store, catalog, eventLog, authorizers) : undefined;
   csrApprover?.start();
   const csrCleaner = new CsrCleanerController(store, catalog, opts.csrCleanerIntervalMs, log);
@@ -504,6 +526,31 @@ function serviceAccountTokensFor(opts: ServerOptions, keys: ServiceAccountKeys, 
   };
   const lookup = (resource: TokenObjectResource, ns: string, name: string) => (name ? store.tryGet(infos[resource], ns, name) : undefined);
   return new ServiceAccountTokens({ issuers, apiAudiences: opts.apiAudiences?.length ? opts.apiAudiences : issuers, keys }, lookup);
+}
+
+/**
+ * The RBAC policy in memory: the four kinds as stored at start, then every committed change to
+ * them (the commit stream reaches it before the next request is handled), so that no
+ * authorization decision reads storage.
+ */
+function rbacPolicyIndex(store: GenericStore, catalog: ResourceCatalog, eventLog: EventLog): RbacPolicyIndex {
+  const index = new RbacPolicyIndex();
+  const kinds: [RbacKind, string][] = [['Role', 'roles'], ['ClusterRole', 'clusterroles'], ['RoleBinding', 'rolebindings'], ['ClusterRoleBinding', 'clusterrolebindings']];
+  const kindOfResource = new Map<string, RbacKind>();
+  for (const [kind, resource] of kinds) {
+    const info = catalog.lookup('rbac.authorization.k8s.io', 'v1', resource)!;
+    kindOfResource.set(qualifiedResourceOf(info), kind);
+    for (const obj of store.listReadable(info, undefined)) index.upsert(kind, obj);
+  }
+  eventLog.onCommit((events) => {
+    for (const e of events) {
+      const kind = kindOfResource.get(e.key.res);
+      if (kind === undefined) continue;
+      if (e.type === 'DELETED') index.remove(kind, e.key.ns, e.key.name);
+      else index.upsert(kind, e.object);
+    }
+  });
+  return index;
 }
 
 async function bootstrapNamespaces(store: GenericStore, catalog: ResourceCatalog): Promise<void> {

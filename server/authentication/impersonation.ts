@@ -246,7 +246,8 @@ export function impersonationMiddleware(authorizers: readonly Authorizer[]): Koa
     const requestor = ctx.state.user;
     for (const r of requests) {
       const attrs = impersonationAttributes(requestor, r);
-      if (authorize(authorizers, attrs) !== 'allow') throw forbiddenError(attrs);
+      const { decision, reason } = authorize(authorizers, attrs);
+      if (decision !== 'allow') throw forbiddenError(attrs, reason);
     }
     ctx.state.user = impersonatedUser(requests);
     clearImpersonationHeaders(req);

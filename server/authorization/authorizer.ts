@@ -1,6 +1,8 @@
 // Authorization: a chain of authorizers, each allowing, denying or having no opinion about
-// (user, verb, resource or path). The first decision wins; no decision means 403.
-// RBAC joins the chain in its own issue.
+// (user, verb, resource or path), with a reason (kube's authorizer.Authorizer and its union,
+// apiserver/pkg/authorization/union). The first decision wins; no decision means 403, whose
+// message carries the reasons (responsewriters.Forbidden). The chain is built from
+// --authorization-mode in modes.ts; RBAC is rbac/.
 import type Koa from 'koa';
 import type { AuthenticatedState, UserInfo } from '../authentication/user.ts';
 import { ApiError } from '../errors.ts';
@@ -21,40 +23,46 @@ export interface AuthorizationAttributes {
 
 export type Decision = 'allow' | 'deny' | 'noopinion';
 
-export interface Authorizer {
-  name: string;
-  authorize(a: AuthorizationAttributes): Decision;
+/** A decision and why (kube's (Decision, reason string)); the reason may be empty. */
+export interface AuthorizationResult {
+  decision: Decision;
+  reason: string;
 }
 
-/** system:masters may do anything (kube's privileged group). */
+/** What a rule resolver knows a user may do in a namespace (kube's RuleResolver.RulesFor). */
+export interface RulesResult {
+  resourceRules: ResourceRuleInfo[];
+  nonResourceRules: NonResourceRuleInfo[];
+  /** The list may leave out what an authorizer cannot enumerate (a webhook, the Node authorizer). */
+  incomplete: boolean;
+  /** Errors met while resolving (a binding to a missing role), already formatted; "" when none. */
+  evaluationError: string;
+}
+
+export interface ResourceRuleInfo {
+  verbs: string[];
+  apiGroups: string[];
+  resources: string[];
+  resourceNames: string[];
+}
+
+export interface NonResourceRuleInfo {
+  verbs: string[];
+  nonResourceURLs: string[];
+}
+
+export interface Authorizer {
+  name: string;
+  /** A bare Decision is a decision without a reason. */
+  authorize(a: AuthorizationAttributes): Decision | AuthorizationResult;
+  /** Authorizers that can list what they allow (RBAC, AlwaysAllow, AlwaysDeny) answer SelfSubjectRulesReview. */
+  rulesFor?(user: UserInfo, namespace: string): RulesResult;
+}
+
+/** system:masters may do anything (kube's privileged groups authorizer, before the chain; no rule resolver). */
 export const systemMastersAuthorizer: Authorizer = {
   name: 'system:masters',
   authorize: (a) => (a.user.groups.includes('system:masters') ? 'allow' : 'noopinion'),
-};
-
-const PUBLIC_PATHS = ['/healthz', '/livez', '/readyz', '/version'];
-const DISCOVERY_PATHS = ['/api', '/apis', '/openapi', '/.well-known/openid-configuration', '/openid/v1/jwks'];
-
-function underAny(path: string, prefixes: string[]): boolean {
-  return prefixes.some((p) => path === p || path === p + '/' || path.startsWith(p + '/'));
-}
-
-/**
- * What kube's default roles grant everyone: health and version to all, discovery to the
- * authenticated, and system:basic-user's SelfSubjectReview (`kubectl auth whoami`) to the authenticated.
- */
-export const publicInfoAuthorizer: Authorizer = {
-  name: 'public-info',
-  authorize(a) {
-    if (a.isResourceRequest) {
-      const selfReview = a.verb === 'create' && a.apiGroup === 'authentication.k8s.io' && a.resource === 'selfsubjectreviews' && !a.subresource;
-      return selfReview && a.user.groups.includes('system:authenticated') ? 'allow' : 'noopinion';
-    }
-    if (a.verb !== 'get') return 'noopinion';
-    if (underAny(a.path, PUBLIC_PATHS)) return 'allow';
-    if (a.user.groups.includes('system:authenticated') && underAny(a.path, DISCOVERY_PATHS)) return 'allow';
-    return 'noopinion';
-  },
 };
 
 // kube's responsewriters sanitizer: a message never looks like HTML.
@@ -76,18 +84,57 @@ function forbiddenReason(a: AuthorizationAttributes): string {
   return `User ${goQuote(a.user.name)} cannot ${a.verb} resource ${goQuote(res)} in API group ${goQuote(a.apiGroup)} ${scope}`;
 }
 
-/** The 403 Status for a refused request (apierrors.NewForbidden: details name the resource, group and name). */
-export function forbiddenError(a: AuthorizationAttributes): ApiError {
-  return new ApiError(403, 'Forbidden', forbiddenMessage(a), a.isResourceRequest ? { name: a.name || undefined, group: a.apiGroup || undefined, kind: a.resource } : {});
+/**
+ * The 403 Status for a refused request (apierrors.NewForbidden: details name the resource, group
+ * and name). The authorizers' reason, when there is one, follows the message after ": " (not
+ * sanitized: kube escapes only its own part).
+ */
+export function forbiddenError(a: AuthorizationAttributes, reason = ''): ApiError {
+  const message = reason ? `${forbiddenMessage(a)}: ${reason}` : forbiddenMessage(a);
+  return new ApiError(403, 'Forbidden', message, a.isResourceRequest ? { name: a.name || undefined, group: a.apiGroup || undefined, kind: a.resource } : {});
 }
 
-/** Asks the chain: the first authorizer that allows or denies decides; none deciding is no opinion. */
-export function authorize(authorizers: readonly Authorizer[], a: AuthorizationAttributes): Decision {
+/**
+ * Asks the chain (kube's unionAuthzHandler): the first authorizer that allows or denies decides
+ * with its reason; when none does, the reasons of those that gave one, joined by newlines.
+ */
+export function authorize(authorizers: readonly Authorizer[], a: AuthorizationAttributes): AuthorizationResult {
+  let reasons: string[] | undefined;
   for (const z of authorizers) {
-    const d = z.authorize(a);
-    if (d !== 'noopinion') return d;
+    const r = z.authorize(a);
+    const decision = typeof r === 'string' ? r : r.decision;
+    const reason = typeof r === 'string' ? '' : r.reason;
+    if (decision !== 'noopinion') return { decision, reason };
+    if (reason) (reasons ??= []).push(reason);
   }
-  return 'noopinion';
+  return { decision: 'noopinion', reason: reasons ? reasons.join('\n') : '' };
+}
+
+/**
+ * What the chain's rule resolvers say a user may do (kube's unionAuthzRulesHandler): their
+ * rules together, incomplete if any is, their errors aggregated.
+ */
+export function rulesFor(authorizers: readonly Authorizer[], user: UserInfo, namespace: string): RulesResult {
+  const out: RulesResult = { resourceRules: [], nonResourceRules: [], incomplete: false, evaluationError: '' };
+  const errors: string[] = [];
+  for (const z of authorizers) {
+    if (!z.rulesFor) continue;
+    const r = z.rulesFor(user, namespace);
+    out.resourceRules.push(...r.resourceRules);
+    out.nonResourceRules.push(...r.nonResourceRules);
+    if (r.incomplete) out.incomplete = true;
+    if (r.evaluationError) errors.push(r.evaluationError);
+  }
+  out.evaluationError = aggregateErrors(errors);
+  return out;
+}
+
+/** utilerrors.NewAggregate(errs).Error(): one message as it is, several deduplicated in brackets. */
+export function aggregateErrors(messages: readonly string[]): string {
+  if (messages.length === 0) return '';
+  if (messages.length === 1) return messages[0];
+  const seen = [...new Set(messages)];
+  return seen.length === 1 ? seen[0] : `[${seen.join(', ')}]`;
 }
 
 /**
@@ -115,7 +162,8 @@ export function authorizationMiddleware(authorizers: Authorizer[]): Koa.Middlewa
       namespace: ri.namespace,
       name: ri.name,
     };
-    if (authorize(authorizers, attrs) === 'allow') return next();
-    throw forbiddenError(attrs);
+    const { decision, reason } = authorize(authorizers, attrs);
+    if (decision === 'allow') return next();
+    throw forbiddenError(attrs, reason);
   };
 }

@@ -99,7 +99,7 @@ export class CsrApprovingController {
   private allowed(csr: Csr, subresource: string): boolean {
     const spec = csr.spec ?? {};
     const user: UserInfo = { name: spec.username ?? '', uid: spec.uid || undefined, groups: [...(spec.groups ?? [])], extra: spec.extra };
-    const decision = authorize(this.authorizers, {
+    const { decision } = authorize(this.authorizers, {
       user,
       verb: 'create',
       isResourceRequest: true,

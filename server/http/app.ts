@@ -79,7 +79,7 @@ export function buildApp(deps: AppDeps): Koa<RequestState> {
   // Resource requests go straight to their handler: no router route matches a resource path
   // (/api/V/... with three or more segments, /apis/G/V/... with four or more), and the handler
   // answers or throws, so the router and allowedMethods would only have passed them on.
-  const resources = resourceHandler({ catalog: deps.catalog, store: deps.store, model: deps.model, watch: deps.watch, tokenReviewer: deps.tokenReviewer, tokenRequest: deps.tokenRequest });
+  const resources = resourceHandler({ catalog: deps.catalog, store: deps.store, model: deps.model, watch: deps.watch, tokenReviewer: deps.tokenReviewer, tokenRequest: deps.tokenRequest, authorizers: deps.authorizers });
   app.use((ctx, next) => (ctx.state.requestInfo.isResourceRequest ? resources(ctx, next) : next()));
 
   const router = new Router<RequestState>();

@@ -20,6 +20,7 @@ import { get } from './get.ts';
 import { list } from './list.ts';
 import { patch } from './patch.ts';
 import { createSelfSubjectReview, isReview, tokenReviewHandler } from './reviews.ts';
+import { accessReviewHandlers, isAccessReview } from './access-reviews.ts';
 import { getScale, patchScale, updateScale } from './scale.ts';
 import { OBJECT_SHAPES, outputFormat, setWarnings } from './shape.ts';
 import { update } from './update.ts';
@@ -28,6 +29,7 @@ import type { ResourceHandlerDeps, VerbHandler } from './request.ts';
 
 export type { ResourceHandlerDeps, TokenRequestConfig, TokenReviewer } from './request.ts';
 export { reviewResources } from './reviews.ts';
+export { accessReviewResources } from './access-reviews.ts';
 
 /** The handler of each verb (kube's RequestInfo verbs). */
 const VERBS = new Map<string, VerbHandler>([
@@ -60,6 +62,8 @@ export function resourceHandler(deps: ResourceHandlerDeps): HttpMiddleware {
     ['tokenreviews', tokenReviewHandler(deps.tokenReviewer)],
     ['selfsubjectreviews', createSelfSubjectReview],
   ]);
+  // The access reviews ask the server's authorizer chain; LocalSubjectAccessReview is namespaced.
+  const accessReviews = accessReviewHandlers(deps.authorizers ?? []);
   return async (ctx) => {
     const ri = ctx.state.requestInfo;
     const info = catalog.lookup(ri.apiGroup, ri.apiVersion, ri.resource);
@@ -69,6 +73,12 @@ export function resourceHandler(deps: ResourceHandlerDeps): HttpMiddleware {
       if (ri.verb !== 'create') throw methodNotRouted();
       outputFormat(ctx, info, OBJECT_SHAPES);
       return reviews.get(info.resource)!({ ctx, info, ri, ns: '', deps });
+    }
+    if (isAccessReview(info)) {
+      if (info.namespaced !== !!ri.namespace || ri.name || ri.subresource || ri.extraParts.length) throw NOT_FOUND;
+      if (ri.verb !== 'create') throw methodNotRouted();
+      outputFormat(ctx, info, OBJECT_SHAPES);
+      return accessReviews.get(info.resource)!({ ctx, info, ri, ns: ri.namespace, deps });
     }
     // Namespaced kinds: single objects and writes need a namespace; cluster-scoped kinds never take one.
     if (!info.namespaced && ri.namespace && !(info.resource === 'namespaces')) throw NOT_FOUND;

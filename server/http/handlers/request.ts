@@ -9,6 +9,7 @@ import type { HttpContext } from '../state.ts';
 import type { WatchHub } from '../../registry/watch/index.ts';
 import type { TokenAuthenticator } from '../../authentication/token.ts';
 import type { ServiceAccountTokens } from '../../authentication/service-account-token.ts';
+import type { Authorizer } from '../../authorization/authorizer.ts';
 
 export interface ResourceHandlerDeps {
   catalog: ResourceCatalog;
@@ -19,6 +20,8 @@ export interface ResourceHandlerDeps {
   tokenReviewer?: TokenReviewer;
   /** The TokenRequest API's issuer and limits (serviceaccounts/token); absent, it answers 400. */
   tokenRequest?: TokenRequestConfig;
+  /** The authorizer chain the access reviews ask (none: every review is refused). */
+  authorizers?: readonly Authorizer[];
 }
 
 /** What TokenReview runs a token through: the token authenticators and --api-audiences. */

@@ -9,7 +9,7 @@ import type { IncomingMessage } from 'node:http';
 import Koa from 'koa';
 import { parseRequestInfo, queryOf, type RequestInfo } from '../../../server/http/request-info.ts';
 import { authenticationMiddleware, type Authenticator, type AuthResult } from '../../../server/authentication/authenticator.ts';
-import { authorizationMiddleware, systemMastersAuthorizer, publicInfoAuthorizer } from '../../../server/authorization/authorizer.ts';
+import { authorizationMiddleware, systemMastersAuthorizer } from '../../../server/authorization/authorizer.ts';
 import { readBody, MAX_BODY_BYTES, mediaTypeOf, decodeAs, decodeBody, type Encoding } from '../../../server/http/negotiation.ts';
 import { ApiError } from '../../../server/errors.ts';
 import { ANONYMOUS } from '../../../server/authentication/user.ts';
@@ -138,7 +138,7 @@ test('authentication: synchronous and promise-returning authenticators, in order
 });
 
 test('authorization: allows system:masters, denies others with the Forbidden Status, passes next()\'s promise on', async () => {
-  const mw = authorizationMiddleware([systemMastersAuthorizer, publicInfoAuthorizer]);
+  const mw = authorizationMiddleware([systemMastersAuthorizer]);
   const ri = parseRequestInfo('GET', '/api/v1/namespaces/n/pods/p', new URLSearchParams());
   const admin = { ...fakeCtx(), method: 'GET', state: { requestInfo: ri, user: user('admin', ['system:masters', 'system:authenticated']) } } as unknown as Koa.Context;
   const marker = Promise.resolve('downstream');
