@@ -2,10 +2,9 @@
 // client certificate request (signer kube-apiserver-client-kubelet, O=system:nodes, CN
 // system:node:<name>, no SANs, kube's usages) is approved when its requester may create
 // certificatesigningrequests/nodeclient — or /selfnodeclient for its own CN — as the server's
-// authorizer decides (system:masters today; RBAC's bootstrap binding when it lands), and the
-// signer then issues it. A request by a user without that permission stays pending (until it has
-// it), a request that
-// is not a kubelet client certificate is never approved, a Denied one is left as it is, and
+// authorizer (RBAC) decides, and the signer then issues it. A request by a user without that
+// permission stays pending (until a binding gives it), a request that is not a kubelet client
+// certificate is never approved, a Denied one is left as it is, and
 // `--controllers *,-csrapproving` turns the approver off.
 //
 // The approver handles one request at a time, in the order they were written: a request written
@@ -18,8 +17,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
 import { x509 } from '../../../server/pki/certificates.ts';
-import { CsrApprovingController } from '../../../server/controllers/csr-approver.ts';
-import type { AuthorizationAttributes, Authorizer } from '../../../server/authorization/authorizer.ts';
 
 const CSRS = '/apis/certificates.k8s.io/v1/certificatesigningrequests';
 const KUBELET_CLIENT = 'kubernetes.io/kube-apiserver-client-kubelet';
@@ -30,11 +27,10 @@ const SELF_NODE_CLIENT_MESSAGE = 'Auto approving self kubelet client certificate
 
 const dir = mkdtempSync(join(tmpdir(), 'hearth-csr-approver-'));
 const tokenFile = join(dir, 'tokens.csv');
-// A node's own identity, in system:masters so that today's authorizer lets it renew (RBAC's
-// system:certificates.k8s.io:certificatesigningrequests:selfnodeclient role will). A requester
-// outside system:masters cannot create a request today at all: the test of one left pending runs
-// an approver over a chain standing in for RBAC.
-writeFileSync(tokenFile, 'node-self-token,system:node:self-1,node-uid,"system:nodes,system:masters"\n');
+// A node's own identity, in system:masters so that it may create its renewal before the Node
+// authorizer (which grants nodes their CSR rules) exists; and a user RBAC gives only what the
+// test binds.
+writeFileSync(tokenFile, 'node-self-token,system:node:self-1,node-uid,"system:nodes,system:masters"\nmaker-token,csr-maker,maker-uid\n');
 
 let s: TestServer;
 before(async () => {
@@ -146,48 +142,37 @@ test('requests that are not kubelet client certificates are never approved, even
   }
 });
 
-test('a requester the authorizer does not allow stays pending, and is approved once allowed', async () => {
-  // Only system:masters may create requests until RBAC lands, and the chain allows a master
-  // everything: so this runs an approver of the test's own over the server's store (the server's
-  // is off), asking a chain that stands in for RBAC (nodeclient for the users it names, masters
-  // not special) and records what it is asked. Requests still go through HTTPS.
-  const t = await startTestServer({ options: { controllers: ['*', '-csrapproving'] } });
-  const asked: AuthorizationAttributes[] = [];
-  const bound = new Set<string>();
-  const standIn: Authorizer = {
-    name: 'rbac-stand-in',
-    authorize(a) {
-      asked.push(a);
-      return bound.has(a.user.name) && a.subresource === 'nodeclient' ? 'allow' : 'noopinion';
-    },
+test('a requester RBAC does not allow stays pending, and is approved once a binding allows it', async () => {
+  const RBAC = '/apis/rbac.authorization.k8s.io/v1';
+  const asMaker = { anonymous: true, headers: { authorization: 'Bearer maker-token' } };
+  const bind = async (name: string, role: string) => {
+    const r = await s.request('POST', `${RBAC}/clusterrolebindings`, { body: { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: role }, subjects: [{ kind: 'User', apiGroup: 'rbac.authorization.k8s.io', name: 'csr-maker' }] } });
+    assert.equal(r.status, 201, r.text);
   };
-  const approver = new CsrApprovingController(t.store, t.catalog, t.eventLog, [standIn]);
-  approver.start();
-  try {
-    // (a user outside system:masters cannot create one at all today)
-    const asBootstrap = { 'impersonate-user': 'system:bootstrap:abcdef', 'impersonate-group': 'system:bootstrappers' };
-    const refused = await t.request('POST', CSRS, { body: await csrBody('by-bootstrap', 'CN=system:node:b,O=system:nodes'), headers: asBootstrap });
-    assert.equal(refused.status, 403, refused.text);
-
-    const admin = await create(t, await csrBody('by-admin', 'CN=system:node:a,O=system:nodes'));
-    for (let i = 0; i < 400 && !asked.length; i++) await new Promise((res) => setTimeout(res, 25));
-    // Asked as the requester kube's SubjectAccessReview names; selfnodeclient does not apply (CN ≠ user).
-    const [first] = asked;
-    assert.deepEqual(
-      { name: first.user.name, groups: first.user.groups, verb: first.verb, apiGroup: first.apiGroup, resource: first.resource, subresource: first.subresource, namespace: first.namespace },
-      { name: admin.spec.username, groups: ['system:masters', 'system:authenticated'], verb: 'create', apiGroup: 'certificates.k8s.io', resource: 'certificatesigningrequests', subresource: 'nodeclient', namespace: '' },
-    );
-    // Not allowed: no condition written.
-    assert.deepEqual((await get(t, 'by-admin')).status?.conditions ?? [], []);
-
-    // The permission granted later: the request, looked at again with the controllers' backoff, is approved and signed.
-    bound.add(admin.spec.username);
-    const csr = await issued(t, 'by-admin');
-    assert.equal(approvals(csr)[0]?.message, NODE_CLIENT_MESSAGE);
-  } finally {
-    await approver.stop();
-    await t.stop();
+  // csr-maker may create and read requests (the bootstrap policy's system:node-bootstrapper), not have them approved.
+  await bind('csr-maker-requests', 'system:node-bootstrapper');
+  let made: Csr | undefined;
+  for (let i = 0; i < 400 && !made; i++) {
+    const r = await s.request('POST', CSRS, { body: await csrBody('by-maker', 'CN=system:node:m,O=system:nodes'), ...asMaker });
+    if (r.status === 201) made = r.json();
+    else await new Promise((res) => setTimeout(res, 25)); // (the binding reaches the authorizer's index with the commit stream)
   }
+  assert.equal(made?.spec.username, 'csr-maker');
+
+  // The approver takes requests in the order written: a later one approved shows this one was looked at.
+  await create(s, await csrBody('after-maker', 'CN=system:node:after,O=system:nodes'));
+  await issued(s, 'after-maker');
+  assert.deepEqual((await get(s, 'by-maker')).status?.conditions ?? [], [], 'no nodeclient permission: left pending');
+
+  // The permission granted later: the request, looked at again with the controllers' backoff, is approved and signed.
+  await bind('csr-maker-nodeclient', 'system:certificates.k8s.io:certificatesigningrequests:nodeclient');
+  let csr = await get(s, 'by-maker');
+  for (let i = 0; i < 600 && !csr.status?.certificate; i++) {
+    await new Promise((res) => setTimeout(res, 50));
+    csr = await get(s, 'by-maker');
+  }
+  assert.equal(approvals(csr)[0]?.message, NODE_CLIENT_MESSAGE, JSON.stringify(csr.status));
+  assert.ok(csr.status?.certificate, 'signed');
 });
 
 test('a Denied request is left alone; --controllers *,-csrapproving runs no approver', async () => {

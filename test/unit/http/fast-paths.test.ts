@@ -121,7 +121,10 @@ test('authentication: synchronous and promise-returning authenticators, in order
     { chain: [], anonymous: true, want: ANONYMOUS },
     { chain: [], anonymous: false, want: 401 },
     { chain: [later(undefined)], anonymous: false, want: 401 },
-    { chain: [sync({ error: 'bad' }), sync({ user: user('e', []) })], anonymous: true, want: 401 },
+    // kube's union: an error does not stop the chain; a user named later wins, else the error is a 401.
+    { chain: [sync({ error: 'bad' }), sync({ user: user('e', []) })], anonymous: true, want: user('e', ['system:authenticated']) },
+    { chain: [sync({ error: 'bad' }), later({ user: user('f', []) })], anonymous: true, want: user('f', ['system:authenticated']) },
+    { chain: [sync({ error: 'bad' }), sync(undefined)], anonymous: true, want: 401 },
     { chain: [later({ error: 'bad' })], anonymous: true, want: 401 },
     { chain: [later(undefined), sync({ error: 'bad' })], anonymous: true, want: 401 },
   ];
