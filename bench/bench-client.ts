@@ -27,25 +27,44 @@ export class LeanConnection {
   private pending?: { resolve: (r: LeanResponse) => void; reject: (e: Error) => void };
   private readonly hostHeader: string;
 
-  private constructor(private readonly host: string, private readonly port: number, private readonly extraHeaders: string) {
+  private constructor(
+    private readonly host: string,
+    private readonly port: number,
+    private readonly creds: TlsCredentials,
+    private readonly extraHeaders: string,
+  ) {
     this.hostHeader = `${host}:${port}`;
   }
 
   /** `bearerToken`: sent as `Authorization: Bearer` with every request. */
   static async open(url: string, creds: TlsCredentials, opts: { bearerToken?: string } = {}): Promise<LeanConnection> {
     const u = new URL(url);
-    const c = new LeanConnection(u.hostname, Number(u.port), opts.bearerToken ? `Authorization: Bearer ${opts.bearerToken}\r\n` : '');
-    await new Promise<void>((resolve, reject) => {
-      c.socket = tls.connect({ host: c.host, port: c.port, ca: creds.ca, cert: creds.cert || undefined, key: creds.key || undefined, servername: 'localhost' }, resolve);
-      c.socket.once('error', reject);
-    });
-    c.socket.setNoDelay(true);
-    c.socket.on('data', (d) => c.onData(d));
-    c.socket.on('error', (e) => c.pending?.reject(e));
+    const c = new LeanConnection(u.hostname, Number(u.port), creds, opts.bearerToken ? `Authorization: Bearer ${opts.bearerToken}\r\n` : '');
+    await c.connect();
     return c;
   }
 
+  private async connect(): Promise<void> {
+    this.buf = Buffer.alloc(0);
+    this.body = undefined;
+    await new Promise<void>((resolve, reject) => {
+      this.socket = tls.connect({ host: this.host, port: this.port, ca: this.creds.ca, cert: this.creds.cert || undefined, key: this.creds.key || undefined, servername: 'localhost' }, resolve);
+      this.socket.once('error', reject);
+    });
+    this.socket.setNoDelay(true);
+    this.socket.on('data', (d) => this.onData(d));
+    this.socket.on('error', (e) => this.pending?.reject(e));
+    // The server closes a connection idle past its keep-alive timeout (65 s): a request then in
+    // flight fails rather than waiting forever, and the next one opens a new connection.
+    this.socket.on('close', () => {
+      const p = this.pending;
+      this.pending = undefined;
+      p?.reject(new Error('connection closed by the server'));
+    });
+  }
+
   request(method: string, path: string, body?: Buffer, contentType = 'application/json'): Promise<LeanResponse> {
+    if (this.socket.destroyed) return this.connect().then(() => this.request(method, path, body, contentType));
     let head = `${method} ${path} HTTP/1.1\r\nHost: ${this.hostHeader}\r\nAccept: application/json\r\n${this.extraHeaders}`;
     if (body) head += `Content-Type: ${contentType}\r\nContent-Length: ${body.length}\r\n`;
     head += '\r\n';
