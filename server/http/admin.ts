@@ -1,5 +1,6 @@
 // Operator endpoints outside the Kubernetes API. Authorization applies as for any non-resource
-// path: only system:masters may use them.
+// path (kube's `post path "/admin/compact"`): cluster-admin's `nonResourceURLs: ["*"]` reaches
+// them, so system:masters and whoever is bound to cluster-admin; no other default role does.
 import type Router from '@koa/router';
 import type { EventLog } from '../storage/log/event-log.ts';
 import { badRequest } from '../errors.ts';
