@@ -20,6 +20,7 @@ import { INVALID_SINCE_LABEL, LAST_USED_LABEL, SERVICE_ACCOUNT_NAME_ANNOTATION, 
 import { ApiError } from '../errors.ts';
 import { isGoDate, TRACKING_CONFIGMAP, TRACKING_SINCE_KEY } from './legacy-token-tracking.ts';
 import { KUBE_CONTROLLER_MANAGER } from './namespace-content.ts';
+import { visitPodSecretNames } from '../util/pod-references.ts';
 
 /** kube-controller-manager's --legacy-service-account-token-clean-up-period default: 8760h. */
 export const DEFAULT_CLEAN_UP_PERIOD_MS = 365 * 24 * 60 * 60_000;
@@ -193,35 +194,5 @@ export class LegacyTokenCleaner {
 
   private ctx(): RequestContext {
     return { user: LOOPBACK_USER, dryRun: false, fieldValidation: 'Ignore', warnings: [], fieldManager: KUBE_CONTROLLER_MANAGER };
-  }
-}
-
-type Json = Record<string, unknown>;
-const obj = (v: unknown): Json => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Json) : {});
-const list = (v: unknown): Json[] => (Array.isArray(v) ? v.map(obj) : []);
-const stringOf = (v: unknown): string | undefined => (typeof v === 'string' && v ? v : undefined);
-const nameOf = (v: unknown): string | undefined => stringOf(obj(v).name);
-
-/**
- * Every Secret name a pod refers to, as kube's VisitPodSecretNames finds them: image pull
- * secrets, the containers' (init, ephemeral) env and envFrom, and the volumes' secrets (secret,
- * projected, and the volume plugins' secret references).
- */
-export function visitPodSecretNames(pod: unknown, visit: (name: string) => void): void {
-  const spec = obj(obj(pod).spec);
-  const emit = (n: string | undefined) => {
-    if (n) visit(n);
-  };
-  for (const ref of list(spec.imagePullSecrets)) emit(nameOf(ref));
-  for (const c of [...list(spec.initContainers), ...list(spec.containers), ...list(spec.ephemeralContainers)]) {
-    for (const from of list(c.envFrom)) emit(nameOf(from.secretRef));
-    for (const env of list(c.env)) emit(nameOf(obj(env.valueFrom).secretKeyRef));
-  }
-  for (const v of list(spec.volumes)) {
-    emit(stringOf(obj(v.secret).secretName));
-    for (const source of list(obj(v.projected).sources)) emit(nameOf(source.secret));
-    emit(stringOf(obj(v.azureFile).secretName));
-    for (const plugin of ['cephfs', 'cinder', 'flexVolume', 'rbd', 'scaleIO', 'iscsi', 'storageos']) emit(nameOf(obj(v[plugin]).secretRef));
-    emit(nameOf(obj(v.csi).nodePublishSecretRef));
   }
 }
