@@ -8,12 +8,15 @@
 // every container and init container — not ephemeral ones, as kube — that mounts nothing at
 // /var/run/secrets/kubernetes.io/serviceaccount mounts it there read-only. The plugin mints no
 // token: the kubelet asks TokenRequest for one bound to the pod. Only creates are looked at, as
-// kube's. Not here yet: the kubernetes.io/enforce-mountable-secrets check.
+// kube's, and updates of pods/ephemeralcontainers (what `kubectl debug` adds). A ServiceAccount
+// annotated `kubernetes.io/enforce-mountable-secrets: "true"` limits the Secrets its pods may use
+// to those it lists (kube's limitSecretReferences, with CVE-2024-3177's envFrom checks).
 import type { AdmissionAttributes, AdmissionPlugin } from './types.ts';
 import { forbidden } from '../errors.ts';
 import { generateNameFrom } from '../validation/names.ts';
 // (1 h 7 s: the API server recognizes it, --service-account-extend-token-expiration)
 import { WARN_ONLY_BOUND_TOKEN_EXPIRATION_SECONDS } from '../authentication/service-account-token.ts';
+import { visitPodSecretNames } from '../util/pod-references.ts';
 
 export const DEFAULT_SERVICE_ACCOUNT_NAME = 'default';
 /** kube's MirrorPodAnnotationKey: a pod the kubelet made from a static manifest. */
@@ -21,9 +24,14 @@ const MIRROR_POD_ANNOTATION = 'kubernetes.io/config.mirror';
 
 /** What the plugin reads of a ServiceAccount. */
 export interface ServiceAccountRef {
+  metadata?: { name?: string; annotations?: Record<string, string> };
+  secrets?: { name?: string }[];
   imagePullSecrets?: { name?: string }[];
   automountServiceAccountToken?: boolean;
 }
+
+/** kube's EnforceMountableSecretsAnnotation: "true" limits a pod to the Secrets its ServiceAccount lists. */
+export const ENFORCE_MOUNTABLE_SECRETS_ANNOTATION = 'kubernetes.io/enforce-mountable-secrets';
 
 /** kube's DefaultAPITokenMountPath. */
 export const DEFAULT_API_TOKEN_MOUNT_PATH = '/var/run/secrets/kubernetes.io/serviceaccount';
@@ -48,7 +56,10 @@ export function tokenVolumeSource() {
 export type ServiceAccountGetter = (namespace: string, name: string) => ServiceAccountRef | undefined;
 
 interface ContainerShape {
+  name?: string;
   volumeMounts?: { name?: string; readOnly?: boolean; mountPath?: string }[];
+  env?: { name?: string; valueFrom?: { secretKeyRef?: { name?: string } } }[];
+  envFrom?: { secretRef?: { name?: string } }[];
 }
 
 interface PodShape {
@@ -58,9 +69,10 @@ interface PodShape {
     serviceAccount?: string;
     automountServiceAccountToken?: boolean;
     imagePullSecrets?: { name?: string }[];
-    volumes?: { name?: string; secret?: unknown; projected?: { sources?: { serviceAccountToken?: unknown }[] } }[];
+    volumes?: { name?: string; secret?: { secretName?: string }; projected?: { sources?: { serviceAccountToken?: unknown }[] } }[];
     containers?: ContainerShape[];
     initContainers?: ContainerShape[];
+    ephemeralContainers?: ContainerShape[];
   };
 }
 
@@ -101,21 +113,84 @@ export function serviceAccountAdmission(getServiceAccount: ServiceAccountGetter,
       }
     },
     async validate(a) {
-      const pod = podOf(a);
-      if (!pod || a.operation !== 'CREATE') return;
+      const ephemeral = a.operation === 'UPDATE' && a.subresource === 'ephemeralcontainers';
+      const pod = ephemeral ? objectOf(a) : podOf(a);
+      if (!pod || (a.operation !== 'CREATE' && !ephemeral)) return;
       const spec = pod.spec ?? {};
+      if (ephemeral) {
+        if (!spec.serviceAccountName) throw refuse(a, pod, `no service account specified for pod ${a.namespace}/${pod.metadata?.name ?? ''}`);
+        const sa = await lookUp(a, pod, spec.serviceAccountName);
+        const refused = enforcesMountableSecrets(sa) ? ephemeralContainerSecretRefusal(sa, spec) : undefined;
+        if (refused) throw refuse(a, pod, refused);
+        return;
+      }
       if (isMirrorPod(pod)) {
         if (spec.serviceAccountName) throw refuse(a, pod, 'a mirror pod may not reference service accounts');
+        if (!visitPodSecretNames(pod, () => false)) throw refuse(a, pod, 'a mirror pod may not reference secrets');
         for (const v of spec.volumes ?? []) {
-          if (v?.secret) throw refuse(a, pod, 'a mirror pod may not reference secrets');
           if (v?.projected?.sources?.some((s) => s?.serviceAccountToken)) throw refuse(a, pod, 'a mirror pod may not use ServiceAccountToken volume projections');
         }
         return;
       }
       if (!spec.serviceAccountName) throw refuse(a, pod, `no service account specified for pod ${a.namespace}/${pod.metadata?.name ?? ''}`);
-      await lookUp(a, pod, spec.serviceAccountName);
+      const sa = await lookUp(a, pod, spec.serviceAccountName);
+      const refused = enforcesMountableSecrets(sa) ? secretReferenceRefusal(sa, spec) : undefined;
+      if (refused) throw refuse(a, pod, refused);
     },
   };
+}
+
+/** kube's enforceMountableSecrets: the annotation, read as Go's strconv.ParseBool reads it (no global switch in kube-apiserver). */
+function enforcesMountableSecrets(sa: ServiceAccountRef): boolean {
+  const value = sa.metadata?.annotations?.[ENFORCE_MOUNTABLE_SECRETS_ANNOTATION];
+  return value !== undefined && ['1', 't', 'T', 'TRUE', 'true', 'True'].includes(value);
+}
+
+const namesOf = (refs: { name?: string }[] | undefined): Set<string> => new Set((Array.isArray(refs) ? refs : []).map((r) => r?.name ?? ''));
+const list = <T>(v: T[] | undefined): T[] => (Array.isArray(v) ? v : []);
+
+/**
+ * kube's limitSecretReferences: the first Secret a pod uses that its ServiceAccount does not list
+ * (secret volumes, init containers' and containers' env and envFrom, imagePullSecrets against the
+ * ServiceAccount's imagePullSecrets), in kube's order and words; undefined when all are listed.
+ */
+function secretReferenceRefusal(sa: ServiceAccountRef, spec: NonNullable<PodShape['spec']>): string | undefined {
+  const mountable = namesOf(sa.secrets);
+  const saName = sa.metadata?.name ?? '';
+  for (const v of list(spec.volumes)) {
+    const secretName = v?.secret ? (v.secret.secretName ?? '') : undefined;
+    if (secretName !== undefined && !mountable.has(secretName)) return `volume with secret.secretName="${secretName}" is not allowed because service account ${saName} does not reference that secret`;
+  }
+  for (const [kind, containers] of [['init container', spec.initContainers], ['container', spec.containers]] as const) {
+    const refused = containerSecretRefusal(kind, list(containers), mountable, saName);
+    if (refused) return refused;
+  }
+  const pullSecrets = namesOf(sa.imagePullSecrets);
+  const pod = list(spec.imagePullSecrets);
+  for (let i = 0; i < pod.length; i++) {
+    const name = pod[i]?.name ?? '';
+    if (!pullSecrets.has(name)) return `imagePullSecrets[${i}].name="${name}" is not allowed because service account ${saName} does not reference that imagePullSecret`;
+  }
+  return undefined;
+}
+
+/** kube's limitEphemeralContainerSecretReferences: the ephemeral containers' env and envFrom. */
+function ephemeralContainerSecretRefusal(sa: ServiceAccountRef, spec: NonNullable<PodShape['spec']>): string | undefined {
+  return containerSecretRefusal('ephemeral container', list(spec.ephemeralContainers), namesOf(sa.secrets), sa.metadata?.name ?? '');
+}
+
+function containerSecretRefusal(kind: string, containers: ContainerShape[], mountable: Set<string>, saName: string): string | undefined {
+  for (const c of containers) {
+    for (const env of list(c?.env)) {
+      const ref = env?.valueFrom?.secretKeyRef;
+      if (ref && !mountable.has(ref.name ?? '')) return `${kind} ${c.name ?? ''} with envVar ${env.name ?? ''} referencing secret.secretName="${ref.name ?? ''}" is not allowed because service account ${saName} does not reference that secret`;
+    }
+    for (const from of list(c?.envFrom)) {
+      const ref = from?.secretRef;
+      if (ref && !mountable.has(ref.name ?? '')) return `${kind} ${c.name ?? ''} with envFrom referencing secret.secretName="${ref.name ?? ''}" is not allowed because service account ${saName} does not reference that secret`;
+    }
+  }
+  return undefined;
 }
 
 /** kube's shouldAutomount: the pod's choice, else its ServiceAccount's, else yes. */
@@ -150,9 +225,14 @@ function mountServiceAccountToken(spec: NonNullable<PodShape['spec']>): void {
   if (existing === undefined && needsVolume) spec.volumes = [...volumes, { name: volumeName, projected: tokenVolumeSource() }];
 }
 
-/** The pod of a create of pods itself (kube ignores subresources but ephemeralcontainers, whose updates this part leaves alone). */
+/** The pod of a write of pods itself (kube ignores subresources but ephemeralcontainers: objectOf). */
 function podOf(a: AdmissionAttributes): PodShape | undefined {
-  if (a.info.group !== '' || a.info.resource !== 'pods' || a.subresource !== '') return undefined;
+  return a.subresource === '' ? objectOf(a) : undefined;
+}
+
+/** The pod a write of pods or one of its subresources stores. */
+function objectOf(a: AdmissionAttributes): PodShape | undefined {
+  if (a.info.group !== '' || a.info.resource !== 'pods') return undefined;
   return a.object !== null && typeof a.object === 'object' ? (a.object as PodShape) : undefined;
 }
 

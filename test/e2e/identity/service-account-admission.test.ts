@@ -3,6 +3,8 @@
 // leaves nothing behind, a pod without imagePullSecrets takes its ServiceAccount's, mirror pods
 // name none and get no token; NamespaceLifecycle still answers first (404 for a missing
 // namespace). The projected kube-api-access-<5> volume and its mounts, per automountServiceAccountToken.
+// kubernetes.io/enforce-mountable-secrets limits pods (and ephemeral containers) to the Secrets a
+// ServiceAccount lists, in kube's words.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as k8s from '@kubernetes/client-node';
@@ -89,6 +91,75 @@ test('mirror pods: given no ServiceAccount, and refused when they name one', asy
   const secret = await s.request('POST', '/api/v1/namespaces/default/pods', { body: pod('static-secret', { nodeName: 'n1', volumes: [{ name: 'v', secret: { secretName: 's' } }] }, mirror) });
   assert.equal(secret.status, 403);
   assert.equal(secret.json().message, 'pods "static-secret" is forbidden: a mirror pod may not reference secrets');
+});
+
+test('a mirror pod may reference no Secret at all: env, envFrom and imagePullSecrets count as kube counts them', async () => {
+  const mirror = { annotations: { 'kubernetes.io/config.mirror': 'abc' } };
+  const specs: [string, Record<string, unknown>][] = [
+    ['static-env', { containers: [{ name: 'c', image: 'nginx', env: [{ name: 'X', valueFrom: { secretKeyRef: { name: 's', key: 'k' } } }] }] }],
+    ['static-envfrom', { initContainers: [{ name: 'i', image: 'nginx', envFrom: [{ secretRef: { name: 's' } }] }] }],
+    ['static-pull', { imagePullSecrets: [{ name: 'registry' }] }],
+    ['static-projected', { volumes: [{ name: 'v', projected: { sources: [{ secret: { name: 's' } }] } }] }],
+  ];
+  for (const [name, spec] of specs) {
+    const r = await s.request('POST', '/api/v1/namespaces/default/pods', { body: pod(name, { nodeName: 'n1', ...spec }, mirror) });
+    assert.equal(r.status, 403, name);
+    assert.equal(r.json().message, `pods "${name}" is forbidden: a mirror pod may not reference secrets`);
+    assert.equal((await s.request('GET', `/api/v1/namespaces/default/pods/${name}`)).status, 404);
+  }
+});
+
+test('kubernetes.io/enforce-mountable-secrets: a pod may use only the Secrets its ServiceAccount lists', async () => {
+  await kubectlOk(['create', 'ns', 'mountable']);
+  const sa = {
+    apiVersion: 'v1',
+    kind: 'ServiceAccount',
+    metadata: { name: 'locked', namespace: 'mountable', annotations: { 'kubernetes.io/enforce-mountable-secrets': 'true' } },
+    secrets: [{ name: 'allowed' }],
+    imagePullSecrets: [{ name: 'registry' }],
+  };
+  await kubectlOk(['create', '-f', '-'], JSON.stringify(sa));
+  const create = (name: string, spec: Record<string, unknown>) => s.request('POST', '/api/v1/namespaces/mountable/pods', { body: pod(name, { serviceAccountName: 'locked', ...spec }) });
+  const secretEnv = (secret: string) => [{ name: 'TOKEN', valueFrom: { secretKeyRef: { name: secret, key: 'k' } } }];
+
+  const ok = await create('uses-allowed', { volumes: [{ name: 'v', secret: { secretName: 'allowed' } }], containers: [{ name: 'c', image: 'nginx', env: secretEnv('allowed'), envFrom: [{ secretRef: { name: 'allowed' } }] }] });
+  assert.equal(ok.status, 201, ok.text);
+  // The pod took the ServiceAccount's imagePullSecrets, which it lists.
+  assert.deepEqual(ok.json().spec.imagePullSecrets, [{ name: 'registry' }]);
+
+  const refusals: [string, Record<string, unknown>, string][] = [
+    ['volume', { volumes: [{ name: 'v', secret: { secretName: 'other' } }] }, 'volume with secret.secretName="other" is not allowed because service account locked does not reference that secret'],
+    ['env', { containers: [{ name: 'app', image: 'nginx', env: secretEnv('other') }] }, 'container app with envVar TOKEN referencing secret.secretName="other" is not allowed because service account locked does not reference that secret'],
+    ['envfrom', { containers: [{ name: 'app', image: 'nginx', envFrom: [{ secretRef: { name: 'other' } }] }] }, 'container app with envFrom referencing secret.secretName="other" is not allowed because service account locked does not reference that secret'],
+    ['init-env', { initContainers: [{ name: 'setup', image: 'nginx', env: secretEnv('other') }] }, 'init container setup with envVar TOKEN referencing secret.secretName="other" is not allowed because service account locked does not reference that secret'],
+    ['pull', { imagePullSecrets: [{ name: 'registry' }, { name: 'elsewhere' }] }, 'imagePullSecrets[1].name="elsewhere" is not allowed because service account locked does not reference that imagePullSecret'],
+  ];
+  for (const [name, spec, why] of refusals) {
+    const r = await create(name, spec);
+    assert.equal(r.status, 403, name);
+    assert.equal(r.json().message, `pods "${name}" is forbidden: ${why}`);
+    assert.equal((await s.request('GET', `/api/v1/namespaces/mountable/pods/${name}`)).status, 404);
+  }
+
+  // Without the annotation (or with it "false"), the same pod is admitted.
+  await kubectlOk(['annotate', 'serviceaccount', 'locked', '-n', 'mountable', '--overwrite', 'kubernetes.io/enforce-mountable-secrets=false']);
+  assert.equal((await create('volume', refusals[0][1])).status, 201);
+});
+
+test('an ephemeral container is held to the ServiceAccount\'s mountable secrets too', async () => {
+  await kubectlOk(['create', 'ns', 'debugging']);
+  const sa = { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'locked', namespace: 'debugging', annotations: { 'kubernetes.io/enforce-mountable-secrets': 'T' } }, secrets: [{ name: 'allowed' }] };
+  await kubectlOk(['create', '-f', '-'], JSON.stringify(sa));
+  const created = await s.request('POST', '/api/v1/namespaces/debugging/pods', { body: pod('target', { serviceAccountName: 'locked' }) });
+  assert.equal(created.status, 201, created.text);
+  const withDebugger = (secret: string) => ({ ...created.json(), spec: { ...created.json().spec, ephemeralContainers: [{ name: 'debugger', image: 'busybox', envFrom: [{ secretRef: { name: secret } }] }] } });
+  const refused = await s.request('PUT', '/api/v1/namespaces/debugging/pods/target/ephemeralcontainers', { body: withDebugger('other') });
+  assert.equal(refused.status, 403, refused.text);
+  assert.equal(refused.json().message, 'pods "target" is forbidden: ephemeral container debugger with envFrom referencing secret.secretName="other" is not allowed because service account locked does not reference that secret');
+  assert.equal((await s.request('GET', '/api/v1/namespaces/debugging/pods/target')).json().spec.ephemeralContainers, undefined);
+  const allowed = await s.request('PUT', '/api/v1/namespaces/debugging/pods/target/ephemeralcontainers', { body: withDebugger('allowed') });
+  assert.equal(allowed.status, 200, allowed.text);
+  assert.equal(allowed.json().spec.ephemeralContainers[0].name, 'debugger');
 });
 
 test('a pod in a namespace that does not exist is 404 from NamespaceLifecycle, not a ServiceAccount lookup', async () => {
