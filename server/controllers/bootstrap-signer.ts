@@ -27,11 +27,11 @@
 // RoleBinding in kube-public, the bootstrap policy's `system:controller:bootstrap-signer` Role):
 // authorization's part, not this file's.
 import { CompactSign } from 'jose';
-import type { GenericStore, RequestContext } from '../registry/store.ts';
+import type { GenericStore } from '../registry/store.ts';
 import type { ResourceCatalog } from '../schema/catalog.ts';
 import type { EventLog } from '../storage/log/event-log.ts';
+import type { LogEvent } from '../storage/log/types.ts';
 import type { ResourceInfo } from '../schema/types.ts';
-import { LOOPBACK_USER } from '../authentication/user.ts';
 import {
   BOOTSTRAP_TOKEN_ID_KEY,
   BOOTSTRAP_TOKEN_NAMESPACE,
@@ -45,7 +45,8 @@ import {
 } from '../authentication/bootstrap-token.ts';
 import { kubeYaml } from '../go/yaml.ts';
 import { ApiError } from '../errors.ts';
-import { WorkQueue, realClock, type Clock, type HandlerResult } from './workqueue.ts';
+import { realClock, type Clock, type HandlerResult } from './workqueue.ts';
+import { QueueController, controllerWriteContext } from './queue-controller.ts';
 import { KUBE_CONTROLLER_MANAGER } from './namespace-content.ts';
 import { MAX_EXPIRY_WAIT_MS } from './bootstrap-token-cleaner.ts';
 
@@ -130,11 +131,9 @@ export interface BootstrapSignerOptions {
   now?: () => number;
 }
 
-export class BootstrapSigner {
-  private readonly queue: WorkQueue<string>;
+export class BootstrapSigner extends QueueController {
   private readonly secretsInfo: ResourceInfo;
   private readonly configMapsInfo: ResourceInfo;
-  private readonly unsubscribe: () => void;
   private readonly log: (line: string) => void;
   private readonly now: () => number;
 
@@ -144,32 +143,30 @@ export class BootstrapSigner {
     eventLog: EventLog,
     private readonly opts: BootstrapSignerOptions,
   ) {
+    super(eventLog, { name: 'bootstrap signer', clock: opts.clock ?? realClock, workers: 1 });
     this.secretsInfo = catalog.lookup('', 'v1', 'secrets')!;
     this.configMapsInfo = catalog.lookup('', 'v1', 'configmaps')!;
     this.log = opts.log ?? (() => {});
     this.now = opts.now ?? Date.now;
-    this.queue = new WorkQueue({ name: 'bootstrap signer', clock: opts.clock ?? realClock });
-    this.unsubscribe = eventLog.onCommit((events) => {
-      for (const e of events) {
-        // kube's two informers: cluster-info added or updated; token Secrets added, updated or deleted.
-        if (e.key.res === 'configmaps') {
-          if (e.key.ns === CLUSTER_INFO_NAMESPACE && e.key.name === CLUSTER_INFO_CONFIGMAP && e.type !== 'DELETED') this.queue.add(KEY);
-        } else if (e.key.res === 'secrets' && e.key.ns === BOOTSTRAP_TOKEN_NAMESPACE) {
-          if (isBootstrapTokenSecret(e.object) || isBootstrapTokenSecret(e.prevObject)) this.queue.add(KEY);
-        }
+  }
+
+  protected onCommit(events: readonly LogEvent[]): void {
+    for (const e of events) {
+      // kube's two informers: cluster-info added or updated; token Secrets added, updated or deleted.
+      if (e.key.res === 'configmaps') {
+        if (e.key.ns === CLUSTER_INFO_NAMESPACE && e.key.name === CLUSTER_INFO_CONFIGMAP && e.type !== 'DELETED') this.queue.add(KEY);
+      } else if (e.key.res === 'secrets' && e.key.ns === BOOTSTRAP_TOKEN_NAMESPACE) {
+        if (isBootstrapTokenSecret(e.object) || isBootstrapTokenSecret(e.prevObject)) this.queue.add(KEY);
       }
-    });
+    }
   }
 
-  start(): void {
+  protected enqueueExisting(): void {
     this.queue.add(KEY);
-    this.queue.run(() => this.sign(), 1);
   }
 
-  /** Stops signing; resolves once a write under way is done. */
-  stop(): Promise<void> {
-    this.unsubscribe();
-    return this.queue.shutDown();
+  protected sync(): Promise<HandlerResult> {
+    return this.sign();
   }
 
   /**
@@ -179,7 +176,7 @@ export class BootstrapSigner {
    */
   async publishClusterInfo(server: string): Promise<void> {
     const kubeconfig = clusterInfoKubeconfig(server, this.opts.caCertPem);
-    const ctx: RequestContext = { user: LOOPBACK_USER, dryRun: false, fieldValidation: 'Ignore', warnings: [], fieldManager: CLUSTER_INFO_FIELD_MANAGER };
+    const ctx = controllerWriteContext(CLUSTER_INFO_FIELD_MANAGER);
     try {
       const cm: ConfigMap | undefined = this.store.tryGet(this.configMapsInfo, CLUSTER_INFO_NAMESPACE, CLUSTER_INFO_CONFIGMAP);
       if (!cm) {
@@ -230,7 +227,7 @@ export class BootstrapSigner {
     // Signatures left over are of tokens that no longer sign.
     if (previous.size > 0) changed = true;
     if (changed) {
-      const ctx: RequestContext = { user: LOOPBACK_USER, dryRun: false, fieldValidation: 'Ignore', warnings: [], fieldManager: KUBE_CONTROLLER_MANAGER };
+      const ctx = controllerWriteContext(KUBE_CONTROLLER_MANAGER);
       try {
         // Conditional on the resourceVersion read: a change meanwhile queued this key again.
         await this.store.update(this.configMapsInfo, CLUSTER_INFO_NAMESPACE, CLUSTER_INFO_CONFIGMAP, { ...cm, data }, ctx);

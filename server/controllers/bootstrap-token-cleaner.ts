@@ -7,14 +7,15 @@
 // of a work queue (workqueue.ts) that comes due at its expiration, fed by the commit stream.
 // kube runs it only when asked (it is disabled by default; kubeadm enables it); hearth runs it
 // by default, and `--controllers` can turn it off (selection.ts).
-import type { GenericStore, RequestContext } from '../registry/store.ts';
+import type { GenericStore } from '../registry/store.ts';
 import type { ResourceCatalog } from '../schema/catalog.ts';
 import type { EventLog } from '../storage/log/event-log.ts';
+import type { LogEvent } from '../storage/log/types.ts';
 import type { ResourceInfo } from '../schema/types.ts';
-import { LOOPBACK_USER } from '../authentication/user.ts';
 import { BOOTSTRAP_TOKEN_NAMESPACE, bootstrapTokenExpiration, isBootstrapTokenSecret, type BootstrapTokenSecret } from '../authentication/bootstrap-token.ts';
 import { ApiError } from '../errors.ts';
-import { WorkQueue, realClock, type Clock, type HandlerResult } from './workqueue.ts';
+import { realClock, type Clock, type HandlerResult } from './workqueue.ts';
+import { QueueController, controllerWriteContext } from './queue-controller.ts';
 import { KUBE_CONTROLLER_MANAGER } from './namespace-content.ts';
 
 /** kube's token cleaner has one worker. */
@@ -25,10 +26,8 @@ const WORKERS = 1;
  */
 export const MAX_EXPIRY_WAIT_MS = 24 * 60 * 60_000;
 
-export class BootstrapTokenCleaner {
-  private readonly queue: WorkQueue<string>;
+export class BootstrapTokenCleaner extends QueueController {
   private readonly info: ResourceInfo;
-  private readonly unsubscribe: () => void;
 
   constructor(
     private readonly store: GenericStore,
@@ -37,39 +36,33 @@ export class BootstrapTokenCleaner {
     clock: Clock = realClock,
     private readonly now: () => number = Date.now,
   ) {
+    super(log, { name: 'token cleaner', clock, workers: WORKERS });
     this.info = catalog.lookup('', 'v1', 'secrets')!;
-    this.queue = new WorkQueue({ name: 'token cleaner', clock });
-    this.unsubscribe = log.onCommit((events) => {
-      for (const e of events) {
-        // kube's informer: added and updated Secrets of the type, in kube-system.
-        if (e.key.res !== 'secrets' || e.key.ns !== BOOTSTRAP_TOKEN_NAMESPACE || e.type === 'DELETED') continue;
-        if (isBootstrapTokenSecret(e.object)) this.queue.add(e.key.name);
-      }
-    });
   }
 
-  /** Looks at the token Secrets already stored; starts deleting. */
-  start(): void {
+  protected onCommit(events: readonly LogEvent[]): void {
+    for (const e of events) {
+      // kube's informer: added and updated Secrets of the type, in kube-system.
+      if (e.key.res !== 'secrets' || e.key.ns !== BOOTSTRAP_TOKEN_NAMESPACE || e.type === 'DELETED') continue;
+      if (isBootstrapTokenSecret(e.object)) this.queue.add(e.key.name);
+    }
+  }
+
+  /** The token Secrets already stored. */
+  protected enqueueExisting(): void {
     for (const secret of this.store.listReadable(this.info, BOOTSTRAP_TOKEN_NAMESPACE)) {
       if (isBootstrapTokenSecret(secret)) this.queue.add(secret.metadata.name);
     }
-    this.queue.run((name) => this.sync(name), WORKERS);
-  }
-
-  /** Stops deleting; resolves once a deletion under way is done. */
-  stop(): Promise<void> {
-    this.unsubscribe();
-    return this.queue.shutDown();
   }
 
   /** kube's evalSecret: delete it if expired, else come back when it expires. */
-  private async sync(name: string): Promise<HandlerResult> {
+  protected async sync(name: string): Promise<HandlerResult> {
     const secret: BootstrapTokenSecret | undefined = this.store.tryGet(this.info, BOOTSTRAP_TOKEN_NAMESPACE, name);
     if (!secret || !isBootstrapTokenSecret(secret)) return;
     const { expired, remainingMs } = bootstrapTokenExpiration(secret, this.now());
     if (!expired) return remainingMs !== undefined ? { requeueAfterMs: Math.min(remainingMs, MAX_EXPIRY_WAIT_MS) } : undefined;
     const uid = typeof secret.metadata.uid === 'string' ? secret.metadata.uid : '';
-    const ctx: RequestContext = { user: LOOPBACK_USER, dryRun: false, fieldValidation: 'Ignore', warnings: [], fieldManager: KUBE_CONTROLLER_MANAGER };
+    const ctx = controllerWriteContext(KUBE_CONTROLLER_MANAGER);
     try {
       await this.store.delete(this.info, BOOTSTRAP_TOKEN_NAMESPACE, name, uid ? { preconditions: { uid } } : {}, ctx);
     } catch (e) {

@@ -15,9 +15,9 @@ import type { GenericStore, RequestContext } from '../registry/store.ts';
 import type { ResourceCatalog } from '../schema/catalog.ts';
 import type { EventLog } from '../storage/log/event-log.ts';
 import type { ResourceInfo } from '../schema/types.ts';
-import { LOOPBACK_USER } from '../authentication/user.ts';
 import { ApiError } from '../errors.ts';
 import { WorkQueue, realClock, type Clock, type HandlerResult } from './workqueue.ts';
+import { controllerWriteContext } from './queue-controller.ts';
 
 export const AUTHENTICATION_CONFIGMAP_NAMESPACE = 'kube-system';
 export const AUTHENTICATION_CONFIGMAP = 'extension-apiserver-authentication';
@@ -117,7 +117,7 @@ export class ClusterAuthenticationTrustController {
   }
 
   private async sync(): Promise<HandlerResult> {
-    const ctx: RequestContext = { user: LOOPBACK_USER, dryRun: false, fieldValidation: 'Ignore', warnings: [], fieldManager: FIELD_MANAGER };
+    const ctx: RequestContext = controllerWriteContext(FIELD_MANAGER);
     const ns = AUTHENTICATION_CONFIGMAP_NAMESPACE;
     const cm: ConfigMap | undefined = this.store.tryGet(this.cmInfo, ns, AUTHENTICATION_CONFIGMAP);
     // (certificate expiry is wall-clock time; the work queue's clock is monotonic)

@@ -8,13 +8,14 @@
 // written only when they differ, by server-side apply with the controller's field manager and
 // force, as kube's controller applies them. A client of the registry, on the shared work queue.
 import { isDeepStrictEqual } from 'node:util';
-import type { GenericStore, RequestContext } from '../registry/store.ts';
+import type { GenericStore } from '../registry/store.ts';
 import type { ResourceCatalog } from '../schema/catalog.ts';
 import type { EventLog } from '../storage/log/event-log.ts';
+import type { LogEvent } from '../storage/log/types.ts';
 import type { ResourceInfo } from '../schema/types.ts';
 import { labelSelectorFromObject } from '../registry/selectors.ts';
-import { LOOPBACK_USER } from '../authentication/user.ts';
-import { WorkQueue, realClock, type Clock, type HandlerResult } from './workqueue.ts';
+import { realClock, type Clock, type HandlerResult } from './workqueue.ts';
+import { QueueController, controllerWriteContext } from './queue-controller.ts';
 
 /** kube's field manager for the controller's applies. */
 export const CLUSTERROLE_AGGREGATION_MANAGER = 'clusterrole-aggregation-controller';
@@ -34,10 +35,8 @@ function normalizedRule(rule: Record<string, unknown>): Record<string, unknown> 
 }
 const sameRules = (a: readonly Record<string, unknown>[], b: readonly Record<string, unknown>[]) => isDeepStrictEqual(a.map(normalizedRule), b.map(normalizedRule));
 
-export class ClusterRoleAggregationController {
-  private readonly queue: WorkQueue<string>;
+export class ClusterRoleAggregationController extends QueueController {
   private readonly info: ResourceInfo;
-  private readonly unsubscribe: () => void;
 
   constructor(
     private readonly store: GenericStore,
@@ -45,21 +44,16 @@ export class ClusterRoleAggregationController {
     log: EventLog,
     clock: Clock = realClock,
   ) {
+    super(log, { name: 'ClusterRoleAggregator', clock, workers: WORKERS });
     this.info = catalog.lookup('rbac.authorization.k8s.io', 'v1', 'clusterroles')!;
-    this.queue = new WorkQueue({ name: 'ClusterRoleAggregator', clock });
-    this.unsubscribe = log.onCommit((events) => {
-      if (events.some((e) => e.key.res === CLUSTER_ROLES_KEY)) this.enqueueAggregated();
-    });
   }
 
-  start(): void {
+  protected onCommit(events: readonly LogEvent[]): void {
+    if (events.some((e) => e.key.res === CLUSTER_ROLES_KEY)) this.enqueueAggregated();
+  }
+
+  protected enqueueExisting(): void {
     this.enqueueAggregated();
-    this.queue.run((name) => this.sync(name), WORKERS);
-  }
-
-  stop(): Promise<void> {
-    this.unsubscribe();
-    return this.queue.shutDown();
   }
 
   private list(): ClusterRole[] {
@@ -86,12 +80,12 @@ export class ClusterRoleAggregationController {
     return rules;
   }
 
-  private async sync(name: string): Promise<HandlerResult> {
+  protected async sync(name: string): Promise<HandlerResult> {
     const role: ClusterRole | undefined = this.store.tryGet(this.info, '', name);
     if (!role?.aggregationRule) return;
     const rules = this.aggregatedRules(role);
     if (sameRules(rules, role.rules ?? [])) return;
-    const ctx: RequestContext = { user: LOOPBACK_USER, dryRun: false, fieldValidation: 'Strict', warnings: [], fieldManager: CLUSTERROLE_AGGREGATION_MANAGER };
+    const ctx = controllerWriteContext(CLUSTERROLE_AGGREGATION_MANAGER, 'Strict');
     // (kube's apply configuration leaves rules out when there are none: the field is then removed)
     const config = { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name }, ...(rules.length ? { rules } : {}) };
     await this.store.apply(this.info, '', name, config, ctx, { force: true });

@@ -8,11 +8,11 @@ import type { GenericStore, RequestContext } from '../registry/store.ts';
 import type { ResourceCatalog } from '../schema/catalog.ts';
 import type { EventLog } from '../storage/log/event-log.ts';
 import type { ResourceInfo } from '../schema/types.ts';
-import { LOOPBACK_USER } from '../authentication/user.ts';
 import { ApiError } from '../errors.ts';
 import { CRD_CLEANUP_FINALIZER, customResourceInfos, establishedStatus, isEstablished, setCondition } from '../registry/crd/runtime.ts';
 import { nowTimestamp } from '../registry/now.ts';
 import { WorkQueue, realClock, type Clock, type HandlerResult } from './workqueue.ts';
+import { controllerWriteContext } from './queue-controller.ts';
 
 const CRD_RESOURCE = 'customresourcedefinitions.apiextensions.k8s.io';
 /** kube runs its CRD finalizer controller with five workers. */
@@ -174,7 +174,7 @@ export class CrdController {
   }
 
   private ctx(): RequestContext {
-    return { user: LOOPBACK_USER, dryRun: false, fieldValidation: 'Ignore', warnings: [] };
+    return controllerWriteContext();
   }
 
   /**

@@ -11,16 +11,18 @@
 // it recognizes but may not approve is looked at again with the controllers' backoff (kube's
 // ignorable error), so that a permission granted later still approves it. Approved, Denied and
 // issued requests, and every other kind, are left alone.
-import type { GenericStore, RequestContext } from '../registry/store.ts';
+import type { GenericStore } from '../registry/store.ts';
 import { qualifiedResourceOf } from '../registry/store.ts';
 import type { ResourceCatalog } from '../schema/catalog.ts';
 import type { EventLog } from '../storage/log/event-log.ts';
+import type { LogEvent } from '../storage/log/types.ts';
 import type { ResourceInfo } from '../schema/types.ts';
-import { LOOPBACK_USER, type UserInfo } from '../authentication/user.ts';
+import type { UserInfo } from '../authentication/user.ts';
 import { authorize, type Authorizer } from '../authorization/authorizer.ts';
 import { ApiError } from '../errors.ts';
 import { KUBELET_CLIENT_SIGNER, kubeletClientError, requestView, type RequestView } from './csr-signer.ts';
-import { WorkQueue, realClock, type Clock, type HandlerResult } from './workqueue.ts';
+import { realClock, type Clock, type HandlerResult } from './workqueue.ts';
+import { QueueController, controllerWriteContext } from './queue-controller.ts';
 
 /** kube's reason on the Approved condition it sets. */
 export const AUTO_APPROVED_REASON = 'AutoApproved';
@@ -62,10 +64,9 @@ const RECOGNIZERS: Recognizer[] = [
 /** GetCertApprovalCondition: an Approved or Denied condition, whatever its status (as kube reads it). */
 const decided = (csr: Csr) => (csr.status?.conditions ?? []).some((c) => c?.type === 'Approved' || c?.type === 'Denied');
 
-export class CsrApprovingController {
-  private readonly queue: WorkQueue<string>;
+export class CsrApprovingController extends QueueController {
   private readonly info: ResourceInfo;
-  private readonly unsubscribe: () => void;
+  private readonly res: string;
 
   constructor(
     private readonly store: GenericStore,
@@ -75,24 +76,19 @@ export class CsrApprovingController {
     private readonly authorizers: readonly Authorizer[],
     clock: Clock = realClock,
   ) {
-    this.info = catalog.lookup('certificates.k8s.io', 'v1', 'certificatesigningrequests')!;
-    const res = qualifiedResourceOf(this.info);
-    this.queue = new WorkQueue({ name: 'csr approving', clock });
-    this.unsubscribe = log.onCommit((events) => {
-      for (const e of events) if (e.key.res === res && e.type !== 'DELETED') this.queue.add(e.key.name);
-    });
-  }
-
-  /** Takes in the requests already stored; starts approving. */
-  start(): void {
-    for (const csr of this.store.listReadable(this.info, undefined)) this.queue.add(csr.metadata.name);
     // One worker: requests are looked at in the order they were written.
-    this.queue.run((name) => this.sync(name), 1);
+    super(log, { name: 'csr approving', clock, workers: 1 });
+    this.info = catalog.lookup('certificates.k8s.io', 'v1', 'certificatesigningrequests')!;
+    this.res = qualifiedResourceOf(this.info);
   }
 
-  stop(): Promise<void> {
-    this.unsubscribe();
-    return this.queue.shutDown();
+  protected onCommit(events: readonly LogEvent[]): void {
+    for (const e of events) if (e.key.res === this.res && e.type !== 'DELETED') this.queue.add(e.key.name);
+  }
+
+  /** The requests already stored. */
+  protected enqueueExisting(): void {
+    for (const csr of this.store.listReadable(this.info, undefined)) this.queue.add(csr.metadata.name);
   }
 
   /** The SubjectAccessReview kube's approver makes, as the request's requester. */
@@ -114,7 +110,7 @@ export class CsrApprovingController {
     return decision === 'allow';
   }
 
-  private async sync(name: string): Promise<HandlerResult> {
+  protected async sync(name: string): Promise<HandlerResult> {
     const csr = this.store.tryGet(this.info, '', name) as Csr | undefined;
     if (!csr || csr.status?.certificate || decided(csr)) return;
     let req: RequestView;
@@ -129,7 +125,7 @@ export class CsrApprovingController {
       recognized = true;
       if (!this.allowed(csr, r.subresource)) continue;
       const conditions = [...(csr.status?.conditions ?? []), { type: 'Approved', status: 'True', reason: AUTO_APPROVED_REASON, message: r.message }];
-      const ctx: RequestContext = { user: LOOPBACK_USER, dryRun: false, fieldValidation: 'Ignore', warnings: [], fieldManager: 'hearth-csr-approver' };
+      const ctx = controllerWriteContext('hearth-csr-approver');
       try {
         await this.store.update(this.info, '', name, { ...csr, status: { ...(csr.status ?? {}), conditions } }, ctx, 'approval');
       } catch (e) {

@@ -7,9 +7,9 @@ import type { GenericStore, RequestContext } from '../registry/store.ts';
 import type { ResourceCatalog } from '../schema/catalog.ts';
 import type { ResourceInfo } from '../schema/types.ts';
 import { X509Certificate } from 'node:crypto';
-import { LOOPBACK_USER } from '../authentication/user.ts';
 import { ApiError } from '../errors.ts';
 import { pemBlocks } from '../util/pkcs10.ts';
+import { controllerWriteContext } from './queue-controller.ts';
 
 /** kube's pollingInterval. */
 export const CSR_CLEANER_INTERVAL_MS = 60 * 60_000;
@@ -91,7 +91,7 @@ export class CsrCleanerController {
 
   private async sweep(): Promise<void> {
     const now = Date.now();
-    const ctx: RequestContext = { user: LOOPBACK_USER, dryRun: false, fieldValidation: 'Ignore', warnings: [] };
+    const ctx: RequestContext = controllerWriteContext();
     for (const csr of this.store.listReadable(this.info, undefined) as Csr[]) {
       if (this.stopped) return;
       if (!csrIsDone(csr, now)) continue;

@@ -8,16 +8,17 @@
 // pkg/apis/certificates' ValidateKubeletClientCSR and ValidateKubeletServingCSR) gets a Failed
 // condition (SignerValidationFailure) with kube's message instead. Other signers' requests are
 // left alone. Each request is a key of the work queue; it writes through /status like any client.
-import type { GenericStore, RequestContext } from '../registry/store.ts';
+import type { GenericStore } from '../registry/store.ts';
 import { qualifiedResourceOf } from '../registry/store.ts';
 import type { ResourceCatalog } from '../schema/catalog.ts';
 import type { EventLog } from '../storage/log/event-log.ts';
+import type { LogEvent } from '../storage/log/types.ts';
 import type { ResourceInfo } from '../schema/types.ts';
-import { LOOPBACK_USER } from '../authentication/user.ts';
 import { ApiError } from '../errors.ts';
 import { nowTimestamp } from '../registry/now.ts';
 import { signCertificateRequest, x509, type CaPair } from '../pki/certificates.ts';
-import { WorkQueue, realClock, type Clock, type HandlerResult } from './workqueue.ts';
+import { realClock, type Clock, type HandlerResult } from './workqueue.ts';
+import { QueueController, controllerWriteContext } from './queue-controller.ts';
 
 export const KUBE_APISERVER_CLIENT_SIGNER = 'kubernetes.io/kube-apiserver-client';
 export const KUBELET_CLIENT_SIGNER = 'kubernetes.io/kube-apiserver-client-kubelet';
@@ -110,10 +111,9 @@ function certificateTtlMs(expirationSeconds: number | undefined, maxMs: number):
   return Math.max(MIN_DURATION_MS, Math.min(maxMs, expirationSeconds * 1000));
 }
 
-export class CsrSigningController {
-  private readonly queue: WorkQueue<string>;
+export class CsrSigningController extends QueueController {
   private readonly info: ResourceInfo;
-  private readonly unsubscribe: () => void;
+  private readonly res: string;
 
   constructor(
     private readonly store: GenericStore,
@@ -123,26 +123,21 @@ export class CsrSigningController {
     private readonly signingDurationMs: number = DEFAULT_SIGNING_DURATION_MS,
     clock: Clock = realClock,
   ) {
+    super(log, { name: 'csr signing', clock, workers: WORKERS });
     this.info = catalog.lookup('certificates.k8s.io', 'v1', 'certificatesigningrequests')!;
-    const res = qualifiedResourceOf(this.info);
-    this.queue = new WorkQueue({ name: 'csr signing', clock });
-    this.unsubscribe = log.onCommit((events) => {
-      for (const e of events) if (e.key.res === res && e.type !== 'DELETED') this.queue.add(e.key.name);
-    });
+    this.res = qualifiedResourceOf(this.info);
   }
 
-  /** Takes in the requests already stored; starts signing. */
-  start(): void {
+  protected onCommit(events: readonly LogEvent[]): void {
+    for (const e of events) if (e.key.res === this.res && e.type !== 'DELETED') this.queue.add(e.key.name);
+  }
+
+  /** The requests already stored. */
+  protected enqueueExisting(): void {
     for (const csr of this.store.listReadable(this.info, undefined)) this.queue.add(csr.metadata.name);
-    this.queue.run((name) => this.sync(name), WORKERS);
   }
 
-  stop(): Promise<void> {
-    this.unsubscribe();
-    return this.queue.shutDown();
-  }
-
-  private async sync(name: string): Promise<HandlerResult> {
+  protected async sync(name: string): Promise<HandlerResult> {
     const csr = this.store.tryGet(this.info, '', name) as Csr | undefined;
     if (!csr || !hasTrue(csr, 'Approved') || hasTrue(csr, 'Failed') || csr.status?.certificate) return;
     const rules = SIGNER_RULES[csr.spec?.signerName ?? ''];
@@ -156,7 +151,7 @@ export class CsrSigningController {
       const certificate = await signCertificateRequest(this.ca, pem, { usages: csr.spec?.usages ?? [], ttlMs: certificateTtlMs(csr.spec?.expirationSeconds, this.signingDurationMs) });
       status.certificate = Buffer.from(certificate).toString('base64');
     }
-    const ctx: RequestContext = { user: LOOPBACK_USER, dryRun: false, fieldValidation: 'Ignore', warnings: [], fieldManager: 'hearth-csr-signer' };
+    const ctx = controllerWriteContext('hearth-csr-signer');
     try {
       await this.store.update(this.info, '', name, { ...csr, status }, ctx, 'status');
     } catch (e) {

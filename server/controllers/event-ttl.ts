@@ -4,13 +4,14 @@
 // the events controllers write would pile up in the database forever. Each event is a key of a
 // work queue (workqueue.ts) that comes due when its TTL ends; a deletion that fails is retried
 // on the event's own backoff.
-import type { GenericStore, RequestContext } from '../registry/store.ts';
+import type { GenericStore } from '../registry/store.ts';
 import type { ResourceCatalog } from '../schema/catalog.ts';
 import type { EventLog } from '../storage/log/event-log.ts';
+import type { LogEvent } from '../storage/log/types.ts';
 import type { ResourceInfo } from '../schema/types.ts';
-import { LOOPBACK_USER } from '../authentication/user.ts';
 import { ApiError } from '../errors.ts';
-import { WorkQueue, realClock, type Clock, type HandlerResult } from './workqueue.ts';
+import { realClock, type Clock, type HandlerResult } from './workqueue.ts';
+import { QueueController, controllerWriteContext } from './queue-controller.ts';
 
 /** Deletions under way at once (concurrent ones share a commit). */
 const WORKERS = 4;
@@ -31,12 +32,10 @@ function lastWrittenMs(event: EventWriteTimes | undefined): number {
   return Number.isNaN(t) ? Date.now() : t;
 }
 
-export class EventTtlController {
+export class EventTtlController extends QueueController {
   /** Per event (namespace/name): when it expires (wall clock, ms) and the resourceVersion that write gave it. */
   private readonly expiry = new Map<string, { at: number; rv: number }>();
-  private readonly queue: WorkQueue<string>;
   private readonly info: ResourceInfo;
-  private readonly unsubscribe: () => void;
 
   constructor(
     private readonly store: GenericStore,
@@ -45,32 +44,26 @@ export class EventTtlController {
     private readonly ttlMs: number,
     clock: Clock = realClock,
   ) {
+    super(log, { name: 'event TTL', clock, workers: WORKERS });
     this.info = catalog.lookup('', 'v1', 'events')!;
-    this.queue = new WorkQueue({ name: 'event TTL', clock });
-    this.unsubscribe = log.onCommit((events) => {
-      const now = Date.now();
-      for (const e of events) {
-        if (e.key.res !== 'events') continue;
-        const id = `${e.key.ns}/${e.key.name}`;
-        if (e.type === 'DELETED') this.expiry.delete(id);
-        else this.expire(id, now + this.ttlMs, e.rv);
-      }
-    });
   }
 
-  /** Takes in the events already stored, each expiring the TTL after its last write; starts deleting. */
-  start(): void {
+  protected onCommit(events: readonly LogEvent[]): void {
+    const now = Date.now();
+    for (const e of events) {
+      if (e.key.res !== 'events') continue;
+      const id = `${e.key.ns}/${e.key.name}`;
+      if (e.type === 'DELETED') this.expiry.delete(id);
+      else this.expire(id, now + this.ttlMs, e.rv);
+    }
+  }
+
+  /** The events already stored, each expiring the TTL after its last write. */
+  protected enqueueExisting(): void {
     for (const e of this.store.listReadable(this.info, undefined)) {
       const id = `${e.metadata.namespace}/${e.metadata.name}`;
       if (!this.expiry.has(id)) this.expire(id, lastWrittenMs(e) + this.ttlMs, Number(e.metadata.resourceVersion));
     }
-    this.queue.run((id) => this.sweep(id), WORKERS);
-  }
-
-  /** Stops deleting; resolves once the deletions under way are done. */
-  stop(): Promise<void> {
-    this.unsubscribe();
-    return this.queue.shutDown();
   }
 
   private expire(id: string, at: number, rv: number): void {
@@ -80,13 +73,13 @@ export class EventTtlController {
   }
 
   /** Deletes the event if its TTL is over; else comes back when it is. */
-  private async sweep(id: string): Promise<HandlerResult> {
+  protected async sync(id: string): Promise<HandlerResult> {
     const entry = this.expiry.get(id);
     if (!entry) return;
     const left = entry.at - Date.now();
     if (left > 0) return { requeueAfterMs: left };
     const slash = id.indexOf('/');
-    const ctx: RequestContext = { user: LOOPBACK_USER, dryRun: false, fieldValidation: 'Ignore', warnings: [] };
+    const ctx = controllerWriteContext();
     try {
       // Only the version that expired: a write since then gave the event a new TTL.
       await this.store.delete(this.info, id.slice(0, slash), id.slice(slash + 1), { preconditions: { resourceVersion: String(entry.rv) } }, ctx);

@@ -15,12 +15,12 @@
 import type { GenericStore, RequestContext } from '../registry/store.ts';
 import type { ResourceCatalog } from '../schema/catalog.ts';
 import type { ResourceInfo } from '../schema/types.ts';
-import { LOOPBACK_USER } from '../authentication/user.ts';
 import { INVALID_SINCE_LABEL, LAST_USED_LABEL, SERVICE_ACCOUNT_NAME_ANNOTATION, SERVICE_ACCOUNT_TOKEN_SECRET_TYPE, SERVICE_ACCOUNT_UID_ANNOTATION, utcDate } from '../authentication/legacy-service-account-token.ts';
 import { ApiError } from '../errors.ts';
 import { isGoDate, TRACKING_CONFIGMAP, TRACKING_SINCE_KEY } from './legacy-token-tracking.ts';
 import { KUBE_CONTROLLER_MANAGER } from './namespace-content.ts';
 import { visitPodSecretNames } from '../util/pod-references.ts';
+import { controllerWriteContext } from './queue-controller.ts';
 
 /** kube-controller-manager's --legacy-service-account-token-clean-up-period default: 8760h. */
 export const DEFAULT_CLEAN_UP_PERIOD_MS = 365 * 24 * 60 * 60_000;
@@ -193,6 +193,6 @@ export class LegacyTokenCleaner {
   }
 
   private ctx(): RequestContext {
-    return { user: LOOPBACK_USER, dryRun: false, fieldValidation: 'Ignore', warnings: [], fieldManager: KUBE_CONTROLLER_MANAGER };
+    return controllerWriteContext(KUBE_CONTROLLER_MANAGER);
   }
 }

@@ -13,11 +13,12 @@
 import type { GenericStore, RequestContext } from '../registry/store.ts';
 import type { ResourceCatalog } from '../schema/catalog.ts';
 import type { EventLog } from '../storage/log/event-log.ts';
+import type { LogEvent } from '../storage/log/types.ts';
 import type { ResourceInfo } from '../schema/types.ts';
-import { LOOPBACK_USER } from '../authentication/user.ts';
 import { LAST_USED_LABEL, utcDate, type LegacyTokenObjects, type LegacyTokenSecret, type LegacyTokenServiceAccount } from '../authentication/legacy-service-account-token.ts';
 import { ApiError } from '../errors.ts';
-import { WorkQueue, realClock, type Clock, type HandlerResult } from './workqueue.ts';
+import { realClock, type Clock, type HandlerResult } from './workqueue.ts';
+import { QueueController, controllerWriteContext } from './queue-controller.ts';
 
 /** kube's legacytokentracking ConfigMapName and ConfigMapDataKey. */
 export const TRACKING_CONFIGMAP = 'kube-apiserver-legacy-service-account-token-tracking';
@@ -29,13 +30,11 @@ const CREATION_INTERVAL_MS = 30 * 60_000;
 const KUBE_APISERVER = 'kube-apiserver';
 
 function loopbackContext(): RequestContext {
-  return { user: LOOPBACK_USER, dryRun: false, fieldValidation: 'Ignore', warnings: [], fieldManager: KUBE_APISERVER };
+  return controllerWriteContext(KUBE_APISERVER);
 }
 
-export class LegacyTokenTrackingController {
-  private readonly queue: WorkQueue<string>;
+export class LegacyTokenTrackingController extends QueueController {
   private readonly cmInfo: ResourceInfo;
-  private readonly unsubscribe: () => void;
   /** When the ConfigMap was last created (clock ms), for the creation rate limit. */
   private lastCreation: number | undefined;
 
@@ -46,26 +45,21 @@ export class LegacyTokenTrackingController {
     private readonly clock: Clock = realClock,
     private readonly now: () => Date = () => new Date(),
   ) {
+    super(log, { name: 'legacy_token_tracking_controller', clock, workers: 1 });
     this.cmInfo = catalog.lookup('', 'v1', 'configmaps')!;
-    this.queue = new WorkQueue({ name: 'legacy_token_tracking_controller', clock });
-    this.unsubscribe = log.onCommit((events) => {
-      for (const e of events) {
-        if (e.key.res === 'configmaps' && e.key.ns === TRACKING_NAMESPACE && e.key.name === TRACKING_CONFIGMAP) this.queue.add(TRACKING_CONFIGMAP);
-      }
-    });
   }
 
-  start(): void {
+  protected onCommit(events: readonly LogEvent[]): void {
+    for (const e of events) {
+      if (e.key.res === 'configmaps' && e.key.ns === TRACKING_NAMESPACE && e.key.name === TRACKING_CONFIGMAP) this.queue.add(TRACKING_CONFIGMAP);
+    }
+  }
+
+  protected enqueueExisting(): void {
     this.queue.add(TRACKING_CONFIGMAP);
-    this.queue.run(() => this.sync(), 1);
   }
 
-  stop(): Promise<void> {
-    this.unsubscribe();
-    return this.queue.shutDown();
-  }
-
-  private async sync(): Promise<HandlerResult> {
+  protected async sync(): Promise<HandlerResult> {
     const today = utcDate(this.now());
     const cm = this.store.tryGet(this.cmInfo, TRACKING_NAMESPACE, TRACKING_CONFIGMAP) as { metadata: Record<string, unknown>; data?: Record<string, string> } | undefined;
     if (!cm) {

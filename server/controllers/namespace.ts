@@ -3,14 +3,15 @@
 // It is a client of the registry like any other: it writes through the generic store. Namespaces
 // are keys of a work queue (workqueue.ts): each waits out its own retry, as kube's namespace
 // controller does, with kube's rate limiter and its estimates of how long remaining content takes.
-import type { GenericStore, RequestContext } from '../registry/store.ts';
+import type { GenericStore } from '../registry/store.ts';
 import type { ResourceCatalog } from '../schema/catalog.ts';
 import type { EventLog } from '../storage/log/event-log.ts';
+import type { LogEvent } from '../storage/log/types.ts';
 import type { ResourceInfo } from '../schema/types.ts';
-import { LOOPBACK_USER } from '../authentication/user.ts';
 import { NAMESPACE_FINALIZER } from '../registry/kinds/core/namespaces.ts';
 import { ApiError } from '../errors.ts';
-import { WorkQueue, defaultControllerRateLimiter, realClock, type Clock, type HandlerResult } from './workqueue.ts';
+import { defaultControllerRateLimiter, realClock, type Clock, type HandlerResult } from './workqueue.ts';
+import { QueueController, controllerWriteContext } from './queue-controller.ts';
 
 /** kube's namespace controller backs a failing namespace off to at most a minute. */
 const MAX_BACKOFF_MS = 60_000;
@@ -19,8 +20,7 @@ const FINALIZER_ESTIMATE_SECONDS = 15;
 /** kube's --concurrent-namespace-syncs default. */
 const WORKERS = 10;
 
-export class NamespaceController {
-  private readonly queue: WorkQueue<string>;
+export class NamespaceController extends QueueController {
   /** Namespaces being deleted: a deletion inside one is a reason to look at it again. */
   private readonly terminating = new Set<string>();
   private readonly nsInfo: ResourceInfo;
@@ -31,33 +31,28 @@ export class NamespaceController {
     log: EventLog,
     clock: Clock = realClock,
   ) {
+    super(log, { name: 'namespace controller', clock, rateLimiter: defaultControllerRateLimiter(clock, MAX_BACKOFF_MS), workers: WORKERS });
     this.nsInfo = catalog.lookup('', 'v1', 'namespaces')!;
-    this.queue = new WorkQueue({ name: 'namespace controller', clock, rateLimiter: defaultControllerRateLimiter(clock, MAX_BACKOFF_MS) });
-    log.onCommit((events) => {
-      for (const e of events) {
-        if (e.key.res === 'namespaces') {
-          if (e.type === 'DELETED') this.terminating.delete(e.key.name);
-          else if (e.object.metadata?.deletionTimestamp) this.enqueue(e.key.name);
-        } else if (e.type === 'DELETED' && e.key.ns && this.terminating.has(e.key.ns)) {
-          // Content going (a finalizer released, a pod's kubelet done): kube waits out its
-          // estimate; the namespace may be empty now, so look at once.
-          this.queue.add(e.key.ns);
-        }
-      }
-    });
   }
 
-  /** Picks up namespaces left Terminating by a previous run; starts processing. */
-  start(): void {
+  protected onCommit(events: readonly LogEvent[]): void {
+    for (const e of events) {
+      if (e.key.res === 'namespaces') {
+        if (e.type === 'DELETED') this.terminating.delete(e.key.name);
+        else if (e.object.metadata?.deletionTimestamp) this.enqueue(e.key.name);
+      } else if (e.type === 'DELETED' && e.key.ns && this.terminating.has(e.key.ns)) {
+        // Content going (a finalizer released, a pod's kubelet done): kube waits out its
+        // estimate; the namespace may be empty now, so look at once.
+        this.queue.add(e.key.ns);
+      }
+    }
+  }
+
+  /** Namespaces left Terminating by a previous run. */
+  protected enqueueExisting(): void {
     for (const ns of this.store.listReadable(this.nsInfo, undefined)) {
       if (ns.metadata.deletionTimestamp) this.enqueue(ns.metadata.name);
     }
-    this.queue.run((name) => this.sync(name), WORKERS);
-  }
-
-  /** Stops taking namespaces; resolves once those being processed are done. */
-  stop(): Promise<void> {
-    return this.queue.shutDown();
   }
 
   private enqueue(name: string): void {
@@ -70,8 +65,8 @@ export class NamespaceController {
    * remains for a reason (finalizers, pods terminating gracefully) brings the namespace back after
    * half kube's estimate; content that should have gone is an error, retried with backoff.
    */
-  private async sync(name: string): Promise<HandlerResult> {
-    const ctx: RequestContext = { user: LOOPBACK_USER, dryRun: false, fieldValidation: 'Ignore', warnings: [] };
+  protected async sync(name: string): Promise<HandlerResult> {
+    const ctx = controllerWriteContext();
     const ns = this.store.tryGet(this.nsInfo, '', name);
     if (!ns || !ns.metadata.deletionTimestamp) {
       this.terminating.delete(name);

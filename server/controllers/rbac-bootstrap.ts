@@ -16,10 +16,10 @@
 import type { GenericStore, RequestContext } from '../registry/store.ts';
 import type { ResourceCatalog } from '../schema/catalog.ts';
 import type { ResourceInfo } from '../schema/types.ts';
-import { LOOPBACK_USER } from '../authentication/user.ts';
 import { ApiError } from '../errors.ts';
 import { bootstrapPolicy, kubeadmPolicy, type RbacPolicy } from '../authorization/rbac/bootstrap-policy/index.ts';
 import { reconcileRole, reconcileRoleBinding, type PolicyRule, type RbacObject } from './rbac-reconciliation.ts';
+import { controllerWriteContext } from './queue-controller.ts';
 
 export const BOOTSTRAP_ROLES_HOOK = 'poststarthook/rbac/bootstrap-roles';
 const KUBE_APISERVER = 'kube-apiserver';
@@ -89,7 +89,7 @@ export class RbacBootstrap {
   }
 
   private ctx(fieldManager: string): RequestContext {
-    return { user: LOOPBACK_USER, dryRun: false, fieldValidation: 'Ignore', warnings: [], fieldManager };
+    return controllerWriteContext(fieldManager);
   }
 
   private get(kind: Kind, ns: string, name: string): RbacObject | undefined {

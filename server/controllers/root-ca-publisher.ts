@@ -7,13 +7,14 @@
 // annotations, binaryData) left as the user made it, as kube leaves it. A client of the registry,
 // writing as the loopback identity under kube-controller-manager's field manager; namespaces are
 // keys of a work queue (workqueue.ts), each retried on its own backoff.
-import type { GenericStore, RequestContext } from '../registry/store.ts';
+import type { GenericStore } from '../registry/store.ts';
 import type { ResourceCatalog } from '../schema/catalog.ts';
 import type { EventLog } from '../storage/log/event-log.ts';
+import type { LogEvent } from '../storage/log/types.ts';
 import type { ResourceInfo } from '../schema/types.ts';
-import { LOOPBACK_USER } from '../authentication/user.ts';
 import { ApiError } from '../errors.ts';
-import { WorkQueue, realClock, type Clock, type HandlerResult } from './workqueue.ts';
+import { realClock, type Clock, type HandlerResult } from './workqueue.ts';
+import { QueueController, controllerWriteContext } from './queue-controller.ts';
 import { createIgnoringGoneNamespace, isActiveNamespace, KUBE_CONTROLLER_MANAGER } from './namespace-content.ts';
 
 export const ROOT_CA_CONFIGMAP = 'kube-root-ca.crt';
@@ -32,11 +33,9 @@ interface ConfigMap {
   [k: string]: unknown;
 }
 
-export class RootCaPublisher {
-  private readonly queue: WorkQueue<string>;
+export class RootCaPublisher extends QueueController {
   private readonly nsInfo: ResourceInfo;
   private readonly cmInfo: ResourceInfo;
-  private readonly unsubscribe: () => void;
 
   constructor(
     private readonly store: GenericStore,
@@ -46,36 +45,30 @@ export class RootCaPublisher {
     private readonly rootCaPem: string,
     clock: Clock = realClock,
   ) {
+    super(log, { name: 'root CA cert publisher', clock, workers: WORKERS });
     this.nsInfo = catalog.lookup('', 'v1', 'namespaces')!;
     this.cmInfo = catalog.lookup('', 'v1', 'configmaps')!;
-    this.queue = new WorkQueue({ name: 'root CA cert publisher', clock });
-    this.unsubscribe = log.onCommit((events) => {
-      for (const e of events) {
-        if (e.key.res === 'namespaces') {
-          // kube: every namespace added, and every update of an Active one.
-          if (e.type === 'ADDED' || (e.type === 'MODIFIED' && e.object?.status?.phase === 'Active')) this.queue.add(e.key.name);
-        } else if (e.key.res === 'configmaps' && e.key.name === ROOT_CA_CONFIGMAP && e.key.ns && e.type !== 'ADDED') {
-          // Its own ConfigMap deleted or changed (a change that is its own write finds nothing to do).
-          this.queue.add(e.key.ns);
-        }
+  }
+
+  protected onCommit(events: readonly LogEvent[]): void {
+    for (const e of events) {
+      if (e.key.res === 'namespaces') {
+        // kube: every namespace added, and every update of an Active one.
+        if (e.type === 'ADDED' || (e.type === 'MODIFIED' && e.object?.status?.phase === 'Active')) this.queue.add(e.key.name);
+      } else if (e.key.res === 'configmaps' && e.key.name === ROOT_CA_CONFIGMAP && e.key.ns && e.type !== 'ADDED') {
+        // Its own ConfigMap deleted or changed (a change that is its own write finds nothing to do).
+        this.queue.add(e.key.ns);
       }
-    });
+    }
   }
 
-  /** Looks at every namespace already stored; starts processing. */
-  start(): void {
+  /** Every namespace already stored. */
+  protected enqueueExisting(): void {
     for (const ns of this.store.listReadable(this.nsInfo, undefined)) this.queue.add(ns.metadata.name);
-    this.queue.run((name) => this.sync(name), WORKERS);
   }
 
-  /** Stops taking namespaces; resolves once those being processed are done. */
-  stop(): Promise<void> {
-    this.unsubscribe();
-    return this.queue.shutDown();
-  }
-
-  private async sync(namespace: string): Promise<HandlerResult> {
-    const ctx: RequestContext = { user: LOOPBACK_USER, dryRun: false, fieldValidation: 'Ignore', warnings: [], fieldManager: KUBE_CONTROLLER_MANAGER };
+  protected async sync(namespace: string): Promise<HandlerResult> {
+    const ctx = controllerWriteContext(KUBE_CONTROLLER_MANAGER);
     const cm: ConfigMap | undefined = this.store.tryGet(this.cmInfo, namespace, ROOT_CA_CONFIGMAP);
     if (!cm) {
       // (kube tries and lets NamespaceLifecycle refuse; asking first spares a refused write)

@@ -15,11 +15,11 @@ import type { GenericStore, RequestContext } from '../registry/store.ts';
 import type { ResourceCatalog } from '../schema/catalog.ts';
 import type { EventLog } from '../storage/log/event-log.ts';
 import type { ResourceInfo } from '../schema/types.ts';
-import { LOOPBACK_USER } from '../authentication/user.ts';
 import { SERVICE_ACCOUNT_NAME_ANNOTATION, SERVICE_ACCOUNT_TOKEN_SECRET_TYPE, SERVICE_ACCOUNT_UID_ANNOTATION, type ServiceAccountRef } from '../authentication/legacy-service-account-token.ts';
 import { ApiError } from '../errors.ts';
 import { WorkQueue, realClock, type Clock, type HandlerResult } from './workqueue.ts';
 import { KUBE_CONTROLLER_MANAGER } from './namespace-content.ts';
+import { controllerWriteContext } from './queue-controller.ts';
 
 /** kube's TokensControllerOptions.MaxRetries default. */
 const MAX_RETRIES = 10;
@@ -234,7 +234,7 @@ export class ServiceAccountTokensController {
   }
 
   private ctx(): RequestContext {
-    return { user: LOOPBACK_USER, dryRun: false, fieldValidation: 'Ignore', warnings: [], fieldManager: KUBE_CONTROLLER_MANAGER };
+    return controllerWriteContext(KUBE_CONTROLLER_MANAGER);
   }
 }
 

@@ -4,12 +4,13 @@
 // exist) and made again when it is deleted. A namespace that is not Active gets nothing. It is a
 // client of the registry, writing as the loopback identity under kube-controller-manager's field
 // manager; namespaces are keys of a work queue (workqueue.ts), each retried on its own backoff.
-import type { GenericStore, RequestContext } from '../registry/store.ts';
+import type { GenericStore } from '../registry/store.ts';
 import type { ResourceCatalog } from '../schema/catalog.ts';
 import type { EventLog } from '../storage/log/event-log.ts';
+import type { LogEvent } from '../storage/log/types.ts';
 import type { ResourceInfo } from '../schema/types.ts';
-import { LOOPBACK_USER } from '../authentication/user.ts';
-import { WorkQueue, realClock, type Clock, type HandlerResult } from './workqueue.ts';
+import { realClock, type Clock, type HandlerResult } from './workqueue.ts';
+import { QueueController, controllerWriteContext } from './queue-controller.ts';
 import { createIgnoringGoneNamespace, isActiveNamespace, KUBE_CONTROLLER_MANAGER } from './namespace-content.ts';
 
 /** The ServiceAccounts every namespace has (kube's DefaultServiceAccountsControllerOptions). */
@@ -17,11 +18,9 @@ export const DEFAULT_SERVICE_ACCOUNT = 'default';
 /** kube-controller-manager runs it with one worker. */
 const WORKERS = 1;
 
-export class ServiceAccountsController {
-  private readonly queue: WorkQueue<string>;
+export class ServiceAccountsController extends QueueController {
   private readonly nsInfo: ResourceInfo;
   private readonly saInfo: ResourceInfo;
-  private readonly unsubscribe: () => void;
 
   constructor(
     private readonly store: GenericStore,
@@ -29,38 +28,32 @@ export class ServiceAccountsController {
     log: EventLog,
     clock: Clock = realClock,
   ) {
+    super(log, { name: 'serviceaccount controller', clock, workers: WORKERS });
     this.nsInfo = catalog.lookup('', 'v1', 'namespaces')!;
     this.saInfo = catalog.lookup('', 'v1', 'serviceaccounts')!;
-    this.queue = new WorkQueue({ name: 'serviceaccount controller', clock });
-    this.unsubscribe = log.onCommit((events) => {
-      for (const e of events) {
-        // kube reacts to every namespace add and update (the sync skips those not Active) and to
-        // any ServiceAccount's deletion; only `default`'s matters here, so only it is looked at.
-        if (e.key.res === 'namespaces') {
-          if (e.type !== 'DELETED') this.queue.add(e.key.name);
-        } else if (e.key.res === 'serviceaccounts' && e.type === 'DELETED' && e.key.name === DEFAULT_SERVICE_ACCOUNT && e.key.ns) {
-          this.queue.add(e.key.ns);
-        }
+  }
+
+  protected onCommit(events: readonly LogEvent[]): void {
+    for (const e of events) {
+      // kube reacts to every namespace add and update (the sync skips those not Active) and to
+      // any ServiceAccount's deletion; only `default`'s matters here, so only it is looked at.
+      if (e.key.res === 'namespaces') {
+        if (e.type !== 'DELETED') this.queue.add(e.key.name);
+      } else if (e.key.res === 'serviceaccounts' && e.type === 'DELETED' && e.key.name === DEFAULT_SERVICE_ACCOUNT && e.key.ns) {
+        this.queue.add(e.key.ns);
       }
-    });
+    }
   }
 
-  /** Looks at every namespace already stored; starts processing. */
-  start(): void {
+  /** Every namespace already stored. */
+  protected enqueueExisting(): void {
     for (const ns of this.store.listReadable(this.nsInfo, undefined)) this.queue.add(ns.metadata.name);
-    this.queue.run((name) => this.sync(name), WORKERS);
   }
 
-  /** Stops taking namespaces; resolves once those being processed are done. */
-  stop(): Promise<void> {
-    this.unsubscribe();
-    return this.queue.shutDown();
-  }
-
-  private async sync(namespace: string): Promise<HandlerResult> {
+  protected async sync(namespace: string): Promise<HandlerResult> {
     if (!isActiveNamespace(this.store.tryGet(this.nsInfo, '', namespace))) return;
     if (this.store.tryGet(this.saInfo, namespace, DEFAULT_SERVICE_ACCOUNT)) return;
-    const ctx: RequestContext = { user: LOOPBACK_USER, dryRun: false, fieldValidation: 'Ignore', warnings: [], fieldManager: KUBE_CONTROLLER_MANAGER };
+    const ctx = controllerWriteContext(KUBE_CONTROLLER_MANAGER);
     await createIgnoringGoneNamespace(this.store, this.saInfo, namespace, { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: DEFAULT_SERVICE_ACCOUNT } }, ctx);
   }
 }
