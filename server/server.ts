@@ -292,6 +292,8 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
         get: (kind, ns, name) => store.tryGet(catalog.lookup(kind === 'csidrivers' ? 'storage.k8s.io' : '', 'v1', kind)!, ns, name),
         mayRequestAudience: (user, namespace, name, audience) =>
           authorize(authorizers, { user, verb: REQUEST_TOKEN_AUDIENCE_VERB, isResourceRequest: true, path: '', apiGroup: '', apiVersion: '', resource: audience, subresource: '', namespace, name }).decision === 'allow',
+        // (read at request time: the token issuer is set up further down)
+        apiAudiences: () => serviceAccountTokens.apiAudiences,
       }),
     );
   }

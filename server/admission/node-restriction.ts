@@ -60,6 +60,8 @@ export interface NodeRestrictionLookups {
    * on resource `audience` (group ""), named `serviceAccount` in `namespace`.
    */
   mayRequestAudience(user: UserInfo, namespace: string, serviceAccount: string, audience: string): boolean;
+  /** The API server's own audiences (--api-audiences), which any pod's token may have. */
+  apiAudiences(): readonly string[];
 }
 
 /** nodeidentifier.NodeIdentity: the node's name, when the user is one (name prefix and group both). */
@@ -390,17 +392,18 @@ function admitServiceAccount(lookups: NodeRestrictionLookups, nodeName: string, 
     throw refuse(a, `the UID in the bound object reference (${str(ref.uid)}) does not match the UID in record. The object might have been deleted and then recreated`);
   }
   if (str(rec(rec(pod).spec).nodeName) !== nodeName) throw refuse(a, 'node requested token bound to a pod scheduled on a different node');
-  validateAudience(lookups, nodeName, a, rec(pod), list(spec.audiences).map(str));
+  validateAudience(lookups, a, rec(pod), list(spec.audiences).map(str));
 }
 
 /**
- * ServiceAccountNodeAudienceRestriction: one audience at most, and one the pod uses (a projected
- * token volume, or the token requests of a CSI driver one of its volumes mounts) or that the node
- * is authorized to ask for.
+ * ServiceAccountNodeAudienceRestriction: one audience at most, and the API server's (none named,
+ * or one of --api-audiences), one the pod uses (a projected token volume, or the token requests
+ * of a CSI driver one of its volumes mounts), or one the node is authorized to ask for.
  */
-function validateAudience(lookups: NodeRestrictionLookups, nodeName: string, a: AdmissionAttributes, pod: Json, audiences: string[]): void {
+function validateAudience(lookups: NodeRestrictionLookups, a: AdmissionAttributes, pod: Json, audiences: string[]): void {
   if (audiences.length > 1) throw refuse(a, 'node may only request 0 or 1 audiences');
   const audience = audiences[0] ?? '';
+  if (audience === '' || lookups.apiAudiences().includes(audience)) return;
   const found = podReferencesAudience(lookups, pod, audience);
   if (typeof found === 'string') throw refuse(a, `error validating audience ${q(audience)}: ${found}`);
   if (found) return;

@@ -246,6 +246,23 @@ test('a node asks tokens only for pods bound to itself, with an audience the pod
     await requestAs(N1, 'POST', path, tokenRequest(ready.json(), ['vault'])),
     'serviceaccounts "default" is forbidden: audience "vault" not found in pod spec volume, system:node:n1 is not authorized to request tokens for this audience',
   );
+  // RBAC may grant it: verb request-serviceaccounts-token-audience, the audience as the resource, the ServiceAccount as the name.
+  const role = await s.request('POST', '/apis/rbac.authorization.k8s.io/v1/clusterroles', {
+    body: { metadata: { name: 'vault-audience' }, rules: [{ verbs: ['request-serviceaccounts-token-audience'], apiGroups: [''], resources: ['vault'], resourceNames: ['default'] }] },
+  });
+  assert.equal(role.status, 201, role.text);
+  const grant = await s.request('POST', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', {
+    body: { metadata: { name: 'vault-audience' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'vault-audience' }, subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'system:node:n1' }] },
+  });
+  assert.equal(grant.status, 201, grant.text);
+  let vault = await requestAs(N1, 'POST', path, tokenRequest(ready.json(), ['vault']));
+  for (let i = 0; i < 100 && vault.status === 403; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    vault = await requestAs(N1, 'POST', path, tokenRequest(ready.json(), ['vault']));
+  }
+  assert.equal(vault.status, 201, vault.text);
+  assert.deepEqual(dig(vault.json, 'spec', 'audiences'), ['vault']);
+  forbiddenStatus(await requestAs(N2, 'POST', path, tokenRequest(onOther.json(), ['vault'])), 'serviceaccounts "default" is forbidden: audience "vault" not found in pod spec volume, system:node:n2 is not authorized to request tokens for this audience');
   forbiddenStatus(await requestAs(N1, 'POST', path, { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: {} }), 'serviceaccounts "default" is forbidden: node requested token not bound to a pod');
   // kubectl create token as n1, bound to n2's pod.
   const viaKubectl = await kubectlAs('n1-token', ['create', 'token', 'default', '--bound-object-kind', 'Pod', '--bound-object-name', 'other-token', '--bound-object-uid', onOther.json().metadata.uid]);

@@ -56,6 +56,7 @@ const allowedAudiences: string[] = [];
 const plugin = nodeRestriction({
   get: (kind: NodeRestrictionKind, ns: string, name: string) => store[`${kind}/${ns}/${name}`],
   mayRequestAudience: (user, _ns, _sa, audience) => user.name === MYNODE.name && allowedAudiences.includes(audience),
+  apiAudiences: () => ['https://kubernetes.default.svc'],
 });
 
 function attrs(operation: AdmissionAttributes['operation'], ri: ResourceInfo, name: string, object?: unknown, oldObject?: unknown, subresource = '', user = MYNODE): AdmissionAttributes {
@@ -99,7 +100,7 @@ test('pods: only mirror pods bound to itself, owned by its Node as it is now', (
   assert.equal(owned({ blockOwnerDeletion: true }), '403 pods "m" is forbidden: node "mynode" must not set blockOwnerDeletion on an owner reference');
   assert.equal(owned({ uid: 'stale' }), '403 pods "m" is forbidden: node mynode UID mismatch: expected stale got mynode-uid');
   // Its Node not there (yet): the lister's 404.
-  const lonely = nodeRestriction({ get: () => undefined, mayRequestAudience: () => false });
+  const lonely = nodeRestriction({ get: () => undefined, mayRequestAudience: () => false, apiAudiences: () => [] });
   assert.throws(() => lonely.admit!(attrs('CREATE', PODS, 'm', pod('m', 'mynode', true))), (e: ApiError) => e.code === 404 && e.message === 'node "mynode" not found');
 });
 
@@ -192,6 +193,9 @@ test('serviceaccounts/token: bound to a pod on itself, with an audience the pod 
   // The audience: one at most, used by a volume of the pod (projected, CSI inline, PVC → PV → CSI, ephemeral).
   assert.equal(token(podRef('sapod'), ['foo', 'bar']), '403 serviceaccounts "mysa" is forbidden: node may only request 0 or 1 audiences');
   assert.equal(token(podRef('sapod'), ['foo']), '');
+  // The API server's audience, named or not, whatever the pod mounts.
+  assert.equal(token(podRef('mypod')), '');
+  assert.equal(token(podRef('mypod'), ['https://kubernetes.default.svc']), '');
   assert.equal(token(podRef('sapod'), ['bar']), '403 serviceaccounts "mysa" is forbidden: audience "bar" not found in pod spec volume, system:node:mynode is not authorized to request tokens for this audience');
   assert.equal(token(podRef('csipod'), ['vault']), '');
   assert.equal(token(podRef('pvcpod'), ['vault']), '');
