@@ -284,6 +284,25 @@ test('a node writes only its own Lease in kube-node-lease', async () => {
   assert.equal((await s.request('GET', `${LEASES}/n2`)).status, 200);
 });
 
+test('a node writes only its own CSINode, and only the capacity and conditions of a PVC status', async () => {
+  const csiNode = (name: string) => ({ apiVersion: 'storage.k8s.io/v1', kind: 'CSINode', metadata: { name }, spec: { drivers: [] } });
+  const own = await requestAs(N1, 'POST', '/apis/storage.k8s.io/v1/csinodes', csiNode('n1'));
+  assert.equal(own.status, 201, own.text);
+  forbiddenStatus(await requestAs(N1, 'POST', '/apis/storage.k8s.io/v1/csinodes', csiNode('n2')), 'csinodes.storage.k8s.io "n2" is forbidden: can only access CSINode with the same name as the requesting node');
+  assert.equal((await s.request('GET', '/apis/storage.k8s.io/v1/csinodes/n2')).status, 404);
+
+  const claims = '/api/v1/namespaces/default/persistentvolumeclaims';
+  const created = await s.request('POST', claims, { body: { metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } } });
+  assert.equal(created.status, 201, created.text);
+  const resized = await requestAs(N1, 'PATCH', `${claims}/data/status`, { status: { capacity: { storage: '2Gi' }, conditions: [{ type: 'FileSystemResizePending', status: 'True' }] } }, 'application/merge-patch+json');
+  assert.equal(resized.status, 200, resized.text);
+  assert.deepEqual(dig(resized.json, 'status', 'capacity'), { storage: '2Gi' });
+  const rebound = await requestAs(N1, 'PATCH', `${claims}/data/status`, { status: { phase: 'Lost' } }, 'application/merge-patch+json');
+  assert.equal(rebound.status, 403, rebound.text);
+  assert.match(String(rebound.json.message), /^persistentvolumeclaims "data" is forbidden: node "n1" is not allowed to update fields other than status\.quantity and status\.conditions: \.status\.phase/);
+  assert.notEqual(dig((await s.request('GET', `${claims}/data`)).json(), 'status', 'phase'), 'Lost');
+});
+
 test('a node identified by a certificate hearth signed is restricted the same', async () => {
   const EC = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' } as const;
   const keys = (await webcrypto.subtle.generateKey(EC, true, ['sign', 'verify'])) as CryptoKeyPair;
