@@ -3,7 +3,7 @@
 // write is narrowed to what concerns its own node. It may create only mirror pods bound to itself
 // and owned by its Node, referencing no other API object; delete and evict only pods bound to
 // itself; update only the status of those pods (not their labels or resource claim statuses);
-// create, update and delete only its own Node (no configSource, no change to taints, no
+// create, update and delete only its own Node (no configSource, no change to taints or owners, no
 // `node-restriction.kubernetes.io/` labels, only the kubelet's own `kubernetes.io`/`k8s.io`
 // labels); only the status capacity and conditions of PVCs; tokens only for a pod bound to itself,
 // with an audience the pod uses or that it is authorized to ask for; only its own Lease in
@@ -318,6 +318,10 @@ function admitNode(nodeName: string, a: AdmissionAttributes): void {
     }
     // Taints keep workloads off a node: it may not lift or change its own.
     if (!semanticEqual(spec.taints, oldSpec.taints)) throw refuse(a, `node ${q(nodeName)} is not allowed to modify taints`);
+    // Nor its owners: a garbage collector would act on them.
+    if (!semanticEqual(rec(node.metadata).ownerReferences, rec(oldNode.metadata).ownerReferences)) {
+      throw refuse(a, `node ${q(nodeName)} is not allowed to modify ownerReferences`);
+    }
     const forbiddenLabels = forbiddenLabelsOf(modifiedLabels(rec(rec(node.metadata).labels), rec(rec(oldNode.metadata).labels)));
     if (forbiddenLabels.length) throw refuse(a, `is not allowed to modify labels: ${forbiddenLabels.join(', ')}`);
   }

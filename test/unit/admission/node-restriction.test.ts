@@ -144,7 +144,7 @@ test('pods: delete, status and eviction only of pods bound to itself; no other s
   assert.equal(run(attrs('UPDATE', PODS, 'mypod', mine, mine, 'binding')), `403 pods "mypod" is forbidden: unexpected pod subresource "binding", only 'status' and 'eviction' are allowed`);
 });
 
-test('nodes: only its own, no configSource, no taint changes, only the kubelet labels', () => {
+test('nodes: only its own, no configSource, no taint or owner changes, only the kubelet labels', () => {
   const node = (name: string, labels: Record<string, string> = {}, spec: Record<string, unknown> = {}) => ({ metadata: { name, labels }, spec });
   assert.equal(run(attrs('CREATE', NODES, 'mynode', node('mynode', { 'kubernetes.io/hostname': 'h', 'node.kubernetes.io/x': 'y', 'foo.kubelet.kubernetes.io/z': '1', 'example.com/a': 'b' }))), '');
   assert.equal(run(attrs('CREATE', NODES, 'othernode', node('othernode'))), '403 nodes "othernode" is forbidden: node "mynode" is not allowed to modify node "othernode"');
@@ -165,6 +165,9 @@ test('nodes: only its own, no configSource, no taint changes, only the kubelet l
   assert.equal(run(attrs('UPDATE', NODES, 'mynode', node('mynode'), tainted('A'))), '403 nodes "mynode" is forbidden: node "mynode" is not allowed to modify taints');
   assert.equal(run(attrs('UPDATE', NODES, 'mynode', tainted('A'), tainted('B'))), '403 nodes "mynode" is forbidden: node "mynode" is not allowed to modify taints');
   assert.equal(run(attrs('UPDATE', NODES, 'mynode', tainted('A'), tainted('A'))), '');
+  const owned = { metadata: { name: 'mynode', ownerReferences: [{ apiVersion: 'v1', kind: 'Node', name: 'other', uid: 'x' }] }, spec: {} };
+  assert.equal(run(attrs('UPDATE', NODES, 'mynode', owned, node('mynode'))), '403 nodes "mynode" is forbidden: node "mynode" is not allowed to modify ownerReferences');
+  assert.equal(run(attrs('UPDATE', NODES, 'mynode', node('mynode'), owned)), '403 nodes "mynode" is forbidden: node "mynode" is not allowed to modify ownerReferences');
   const configured = (name: string) => node('mynode', {}, { configSource: { configMap: { name, namespace: 'ns', kubeletConfigKey: 'k' } } });
   assert.equal(run(attrs('UPDATE', NODES, 'mynode', configured('b'), configured('a'))), '403 nodes "mynode" is forbidden: node "mynode" is not allowed to update configSource to a new non-nil configSource');
   assert.equal(run(attrs('UPDATE', NODES, 'mynode', node('mynode'), configured('a'))), '');
