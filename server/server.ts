@@ -285,7 +285,8 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
   // in admission (kube's policybased RBAC storage: no admission plugin there, so never disabled).
   const rbacPolicy = rbacPolicyIndex(store, catalog, eventLog);
   const authorizers = authorizerChain(opts.authorizationModes ?? DEFAULT_AUTHORIZATION_MODES, rbacAuthorizer(rbacPolicy));
-  // NodeRestriction (on by default, as kubeadm enables it): mutating, right after ServiceAccount in kube's order.
+  // NodeRestriction (on by default, as kubeadm enables it): mutating, so its admit runs right after
+  // ServiceAccount's, as in kube's order (CertificateSubjectRestriction only validates); it asks the chain about token audiences.
   if (!disabledPlugins.has('NodeRestriction')) {
     admission.add(
       nodeRestriction({
