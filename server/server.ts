@@ -13,6 +13,7 @@ import type { ResourceInfo } from './schema/types.ts';
 import { AdmissionChain } from './admission/chain.ts';
 import { namespaceLifecycle } from './admission/namespace-lifecycle.ts';
 import { certificateSubjectRestriction } from './admission/certificate-subject-restriction.ts';
+import { nodeRestriction, REQUEST_TOKEN_AUDIENCE_VERB } from './admission/node-restriction.ts';
 import { serviceAccountAdmission } from './admission/service-account.ts';
 import { GenericStore, type RequestContext } from './registry/store.ts';
 import { NamespaceIndex } from './registry/namespace-index.ts';
@@ -42,7 +43,7 @@ import type { UserInfo } from './authentication/user.ts';
 import { DEFAULT_SERVICE_ACCOUNT_ISSUER, JWKS_PATH, ServiceAccountTokens, type TokenObjectResource } from './authentication/service-account-token.ts';
 import { issueLegacyToken, LegacyServiceAccountTokens } from './authentication/legacy-service-account-token.ts';
 import { loadServiceAccountKeys, type ServiceAccountKeys } from './pki/service-account-keys.ts';
-import { aggregateErrors } from './authorization/authorizer.ts';
+import { aggregateErrors, authorize } from './authorization/authorizer.ts';
 import { authorizationModeErrors, authorizerChain, DEFAULT_AUTHORIZATION_MODES } from './authorization/modes.ts';
 import { AUTHORIZATION_CONFIG_WITH_MODES, readAuthorizationConfig } from './authorization/config.ts';
 import { RbacPolicyIndex, type RbacKind } from './authorization/rbac/policy-index.ts';
@@ -117,7 +118,7 @@ export interface ServerOptions {
   csrCleanerIntervalMs?: number;
   /** kube's authenticator Config TokenSuccessCacheTTL (no flag; 10 s): how long the token union's successes are reused. Tests of revocation set 0 to see each authenticator's answer at once. */
   tokenSuccessCacheTtlMs?: number;
-  /** Admission plugins switched off (kube-apiserver's --disable-admission-plugins): NamespaceLifecycle, ServiceAccount, CertificateSubjectRestriction. */
+  /** Admission plugins switched off (kube-apiserver's --disable-admission-plugins): NamespaceLifecycle, ServiceAccount, NodeRestriction, CertificateSubjectRestriction. */
   disableAdmissionPlugins?: string[];
   /** Which kube-controller-manager controllers run in-process (its --controllers: `*`, `name`, `-name`); default all. */
   controllers?: string[];
@@ -190,7 +191,7 @@ interface AuthenticationFiles {
 
 const SYSTEM_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube-node-lease'];
 /** The admission plugins hearth has, by kube's names. */
-export const ADMISSION_PLUGINS = ['NamespaceLifecycle', 'ServiceAccount', 'CertificateSubjectRestriction'];
+export const ADMISSION_PLUGINS = ['NamespaceLifecycle', 'ServiceAccount', 'NodeRestriction', 'CertificateSubjectRestriction'];
 
 export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   // Bad service ranges (or controller names) are refused before anything is bound or written.
@@ -284,6 +285,19 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
   // in admission (kube's policybased RBAC storage: no admission plugin there, so never disabled).
   const rbacPolicy = rbacPolicyIndex(store, catalog, eventLog);
   const authorizers = authorizerChain(opts.authorizationModes ?? DEFAULT_AUTHORIZATION_MODES, rbacAuthorizer(rbacPolicy));
+  // NodeRestriction (on by default, as kubeadm enables it): mutating, so its admit runs right after
+  // ServiceAccount's, as in kube's order (CertificateSubjectRestriction only validates); it asks the chain about token audiences.
+  if (!disabledPlugins.has('NodeRestriction')) {
+    admission.add(
+      nodeRestriction({
+        get: (kind, ns, name) => store.tryGet(catalog.lookup(kind === 'csidrivers' ? 'storage.k8s.io' : '', 'v1', kind)!, ns, name),
+        mayRequestAudience: (user, namespace, name, audience) =>
+          authorize(authorizers, { user, verb: REQUEST_TOKEN_AUDIENCE_VERB, isResourceRequest: true, path: '', apiGroup: '', apiVersion: '', resource: audience, subresource: '', namespace, name }).decision === 'allow',
+        // (read at request time: the token issuer is set up further down)
+        apiAudiences: () => serviceAccountTokens.apiAudiences,
+      }),
+    );
+  }
   admission.add(rbacEscalationCheck(rbacPolicy, authorizers));
   // A fan-out's HTTP/2 frames leave at its end, one TLS write per connection.
   const watch = new WatchHub(eventLog, store, flushAll);

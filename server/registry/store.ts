@@ -516,6 +516,17 @@ export class GenericStore {
     return this.strategyFor(info).subresourceCreate?.[subresource];
   }
 
+  /**
+   * Admission of a create on a subresource that stores nothing of its own (pods/eviction,
+   * serviceaccounts/token): kube's create handler runs the chain on the request's object (an
+   * Eviction, a TokenRequest) before the REST call, as for any create.
+   */
+  async admitSubresourceCreate(info: ResourceInfo, ns: string, name: string, subresource: string, obj: unknown, ctx: RequestContext): Promise<void> {
+    const attrs = this.attrs('CREATE', info, subresource, ns, name, obj, undefined, ctx);
+    await this.admission.admit(attrs);
+    await this.admission.validate(attrs);
+  }
+
   /** POST to such a subresource: the object is rewritten by its rules (see Strategy.subresourceCreate). */
   async createSubresource(info: ResourceInfo, ns: string, name: string, subresource: string, body: any, ctx: RequestContext): Promise<void> {
     const rules = this.subresourceCreate(info, subresource);

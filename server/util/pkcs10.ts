@@ -108,14 +108,17 @@ export interface CertificateRequestParts {
   publicKeyInfo: Buffer;
   /** The subject's organization (O) values, in order. */
   organizations: string[];
+  /** The subject's common name (CN): its last value, as Go's pkix.Name keeps it; '' when none. */
+  commonName: string;
 }
 
 const ORGANIZATION_OID = '2.5.4.10';
+const COMMON_NAME_OID = '2.5.4.3';
 /** The string types pkix names hold (UTF8String, PrintableString, T61String, IA5String, BMPString). */
 const NAME_STRING_TAGS = new Set([0x0c, 0x13, 0x14, 0x16, 0x1e]);
 
-/** The O values of a Name (SEQUENCE OF SET OF AttributeTypeAndValue). */
-function organizationsOf(der: Buffer, name: Tlv): string[] {
+/** The string values of one attribute type in a Name (SEQUENCE OF SET OF AttributeTypeAndValue). */
+function nameValues(der: Buffer, name: Tlv, attributeOid: string): string[] {
   const out: string[] = [];
   for (let at = name.contentStart; at < name.end; ) {
     const rdn = expect(der, at, name.end, 0x31, 'pkix.RDNSequence');
@@ -123,7 +126,7 @@ function organizationsOf(der: Buffer, name: Tlv): string[] {
       const atv = expect(der, a, rdn.end, 0x30, 'pkix.AttributeTypeAndValue');
       const oid = expect(der, atv.contentStart, atv.end, 0x06, 'pkix.AttributeTypeAndValue.Type');
       const value = readTlv(der, oid.end, atv.end);
-      if (oidText(der.subarray(oid.contentStart, oid.end)) === ORGANIZATION_OID && NAME_STRING_TAGS.has(value.tag)) {
+      if (oidText(der.subarray(oid.contentStart, oid.end)) === attributeOid && NAME_STRING_TAGS.has(value.tag)) {
         const bytes = der.subarray(value.contentStart, value.end);
         out.push(value.tag === 0x1e ? Buffer.from(bytes).swap16().toString('utf16le') : value.tag === 0x0c ? bytes.toString('utf8') : bytes.toString('latin1'));
       }
@@ -153,7 +156,8 @@ export function parseCertificateRequest(der: Buffer): CertificateRequestParts | 
       signatureAlgorithm: oidText(der.subarray(oid.contentStart, oid.end)),
       signature: der.subarray(sig.contentStart + 1, sig.end),
       publicKeyInfo: der.subarray(spki.start, spki.end),
-      organizations: organizationsOf(der, subject),
+      organizations: nameValues(der, subject, ORGANIZATION_OID),
+      commonName: nameValues(der, subject, COMMON_NAME_OID).at(-1) ?? '',
     };
   } catch (err) {
     if (err instanceof Asn1Error) return err.message;

@@ -14,6 +14,7 @@ const EVICTION = 'io.k8s.api.policy.v1.Eviction';
 export async function evict({ ctx, info, ns, ri, deps }: ResourceRequest): Promise<void> {
   const rc = requestContext(ctx, 'CreateOptions');
   const eviction = await readObjectBody(ctx, info, EVICTION, rc, deps.model);
+  await deps.store.admitSubresourceCreate(info, ns, ri.name, 'eviction', eviction, rc);
   await evictPod(deps.store, evictionTargets(deps.catalog), ns, ri.name, eviction, rc, nowTimestamp);
   return respondObject(ctx, info, createdStatus(), 201, rc, true);
 }

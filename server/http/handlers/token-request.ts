@@ -31,6 +31,8 @@ export async function createToken({ ctx, info, ns, ri, deps }: ResourceRequest):
   const { store, catalog } = deps;
   const rc = requestContext(ctx, 'CreateOptions');
   const body = await readObjectBody(ctx, info, TOKEN_REQUEST, rc, deps.model);
+  // Mutating admission runs before TokenREST.Create, on the request as it came.
+  await store.admitSubresourceCreate(info, ns, ri.name, 'token', body, rc);
   const req: Record<string, unknown> = isPlainObject(body) ? body : {};
   const name = ri.name;
   const meta: Record<string, unknown> = isPlainObject(req.metadata) ? { ...req.metadata } : {};
