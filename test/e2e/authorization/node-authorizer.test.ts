@@ -29,7 +29,7 @@ let s: TestServer;
 /** kubectl as node n1, authenticated by the certificate hearth signed for it. */
 let kubectlAsNodeCert: (args: string[]) => Promise<{ code: number; stdout: string; stderr: string }>;
 
-type Json = Record<string, any>;
+type Json = Record<string, unknown>;
 
 /** A request with a bearer token, as a kubelet's client makes it (HTTPS, hearth's CA). */
 function asToken(token: string, method: string, path: string, body?: unknown): Promise<{ status: number; json: Json }> {
@@ -80,7 +80,8 @@ async function nodeCertificate(node: string): Promise<{ certPem: string; keyPem:
   const deadline = Date.now() + WAIT_MS;
   for (;;) {
     const got = await admin('GET', `/apis/certificates.k8s.io/v1/certificatesigningrequests/${name}`);
-    if (got.status?.certificate) return { certPem: Buffer.from(got.status.certificate, 'base64').toString(), keyPem };
+    const certificate = (got.status as { certificate?: string } | undefined)?.certificate;
+    if (certificate) return { certPem: Buffer.from(certificate, 'base64').toString(), keyPem };
     if (Date.now() > deadline) assert.fail(`CSR ${name} was not signed: ${JSON.stringify(got.status)}`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
@@ -156,7 +157,7 @@ test('a node reads what its pod references; another node is told there is no rel
 test('a single object by list and watch: the metadata.name selector names it, as kube\'s RequestInfo does', async () => {
   const listed = await asToken('n1-token', 'GET', `/api/v1/namespaces/${NS}/secrets?fieldSelector=metadata.name%3Dapp-secret`);
   assert.equal(listed.status, 200, JSON.stringify(listed.json));
-  assert.deepEqual(listed.json.items.map((i: Json) => i.metadata.name), ['app-secret']);
+  assert.deepEqual((listed.json.items as { metadata: { name: string } }[]).map((i) => i.metadata.name), ['app-secret']);
   assertForbidden(await asToken('n1-token', 'GET', `/api/v1/namespaces/${NS}/secrets`), `secrets is forbidden: User "system:node:n1" cannot list resource "secrets" in API group "" in the namespace "${NS}": No Object name found`);
   assertForbidden(
     await asToken('n1-token', 'GET', `/api/v1/namespaces/${NS}/secrets?fieldSelector=metadata.name%3Dunrelated`),
