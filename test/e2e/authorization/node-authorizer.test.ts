@@ -154,6 +154,22 @@ test('a node reads what its pod references; another node is told there is no rel
   assert.match(refused.stderr, /configmaps "other-config" is forbidden: User "system:node:n1" cannot get resource "configmaps" in API group "" in the namespace "apps": no relationship found between node 'n1' and this object/);
 });
 
+test("a token for the service account its pod runs as, and no other", async () => {
+  const web = await admin('GET', `/api/v1/namespaces/${NS}/pods/web`);
+  const request = (account: string) => ({
+    apiVersion: 'authentication.k8s.io/v1',
+    kind: 'TokenRequest',
+    spec: { audiences: [], boundObjectRef: { kind: 'Pod', apiVersion: 'v1', name: 'web', uid: (web.metadata as { uid: string }).uid } },
+    metadata: { name: account },
+  });
+  const issued = await asToken('n1-token', 'POST', `/api/v1/namespaces/${NS}/serviceaccounts/default/token`, request('default'));
+  assert.equal(issued.status, 201, JSON.stringify(issued.json));
+  assertForbidden(
+    await asToken('n2-token', 'POST', `/api/v1/namespaces/${NS}/serviceaccounts/default/token`, request('default')),
+    `serviceaccounts "default" is forbidden: User "system:node:n2" cannot create resource "serviceaccounts/token" in API group "" in the namespace "${NS}": no relationship found between node 'n2' and this object`,
+  );
+});
+
 test('a single object by list and watch: the metadata.name selector names it, as kube\'s RequestInfo does', async () => {
   const listed = await asToken('n1-token', 'GET', `/api/v1/namespaces/${NS}/secrets?fieldSelector=metadata.name%3Dapp-secret`);
   assert.equal(listed.status, 200, JSON.stringify(listed.json));
@@ -190,6 +206,10 @@ test('nodes: its own Node only', async () => {
   const all = await kubectlAsNodeCert(['get', 'nodes']);
   assert.equal(all.code, 1);
   assert.match(all.stderr, /nodes is forbidden: User "system:node:n1" cannot list resource "nodes" in API group "" at the cluster scope: node 'n1' cannot read all nodes, only its own Node object/);
+  // A node's permissions hang on the graph: it cannot list them (kube's RulesFor).
+  const canI = await kubectlAsNodeCert(['auth', 'can-i', '--list', '-n', NS]);
+  assert.equal(canI.code, 0, canI.stderr);
+  assert.match(canI.stderr, /Warning: the list may be incomplete: node authorizer does not support user rule resolution/);
   // What is not subdivided follows NodeRules: services are readable, deployments are not (no reason).
   assert.equal((await asToken('n1-token', 'GET', '/api/v1/services')).status, 200);
   assertForbidden(await asToken('n1-token', 'GET', '/apis/apps/v1/deployments'), 'deployments.apps is forbidden: User "system:node:n1" cannot list resource "deployments" in API group "apps" at the cluster scope');
