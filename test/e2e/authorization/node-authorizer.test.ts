@@ -216,12 +216,12 @@ test('nodes: its own Node only', async () => {
 });
 
 test('a SubjectAccessReview for a node with a field selector, raw or as requirements', async () => {
-  const review = async (fieldSelector: Json) =>
+  const review = async (fieldSelector: Json, labelSelector?: Json) =>
     (
       await admin('POST', '/apis/authorization.k8s.io/v1/subjectaccessreviews', {
         apiVersion: 'authorization.k8s.io/v1',
         kind: 'SubjectAccessReview',
-        spec: { user: 'system:node:n1', groups: ['system:nodes', 'system:authenticated'], resourceAttributes: { verb: 'list', version: 'v1', resource: 'pods', fieldSelector } },
+        spec: { user: 'system:node:n1', groups: ['system:nodes', 'system:authenticated'], resourceAttributes: { verb: 'list', version: 'v1', resource: 'pods', fieldSelector, labelSelector } },
       })
     ).status;
   assert.deepEqual(await review({ rawSelector: 'spec.nodeName=n1' }), { allowed: true });
@@ -231,6 +231,10 @@ test('a SubjectAccessReview for a node with a field selector, raw or as requirem
     allowed: false,
     reason: 'can only list/watch pods with spec.nodeName field selector',
     evaluationError: 'spec.resourceAttributes.fieldSelector ignored due to parse error',
+  });
+  assert.deepEqual(await review({ rawSelector: 'spec.nodeName=n1' }, { rawSelector: 'app in (' }), {
+    allowed: true,
+    evaluationError: 'spec.resourceAttributes.labelSelector ignored due to parse error',
   });
   assert.deepEqual(await review({ requirements: [{ key: 'spec.nodeName', operator: 'In', values: ['n1'] }, { key: 'x', operator: 'Exists' }] }), {
     allowed: true,
