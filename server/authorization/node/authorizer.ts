@@ -99,7 +99,8 @@ export function nodeAuthorizer(graph: NodeGraph, rules: readonly PolicyRule[] = 
       case 'watch':
       case 'list':
       case 'deletecollection':
-        if (selects(a, 'nodeName', nodeName)) return allow;
+        // resource.ResourceSliceSelectorNodeName.
+        if (selects(a, 'spec.nodeName', nodeName)) return allow;
         return noOpinion('can only list/watch/deletecollection resourceslices with nodeName field selector');
       default:
         return noOpinion('only the following verbs are allowed for a ResourceSlice: get, watch, list, create, update, patch, delete, deletecollection');

@@ -151,6 +151,12 @@ test("the authorizer's decisions and kube's reasons", () => {
   assert.deepEqual(ask({ resource: 'nodes', namespace: '', name: 'n2' }), { decision: 'noopinion', reason: "node 'n1' cannot read 'n2', only its own Node object" });
   assert.deepEqual(ask({ resource: 'nodes', namespace: '', verb: 'list', name: '' }), { decision: 'noopinion', reason: "node 'n1' cannot read all nodes, only its own Node object" });
   assert.deepEqual(ask({ resource: 'leases', apiGroup: 'coordination.k8s.io', namespace: 'kube-node-lease', name: 'n2', verb: 'update' }), { decision: 'noopinion', reason: 'can only access node lease with the same name as the requesting node' });
+  // ResourceSlices: by the graph, or listed with their spec.nodeName selector.
+  g.addResourceSlice('slice-n1', 'n1');
+  const slices = { apiGroup: 'resource.k8s.io', resource: 'resourceslices', namespace: '' };
+  assert.deepEqual(ask({ ...slices, name: 'slice-n1' }), { decision: 'allow', reason: '' });
+  assert.deepEqual(ask({ ...slices, verb: 'list', name: '', fieldSelectorRequirements: [{ field: 'spec.nodeName', op: '=', value: 'n1' }] }), { decision: 'allow', reason: '' });
+  assert.deepEqual(ask({ ...slices, verb: 'list', name: '' }), { decision: 'noopinion', reason: 'can only list/watch/deletecollection resourceslices with nodeName field selector' });
   // Not subdivided: NodeRules (services are readable, deployments are not).
   assert.deepEqual(ask({ resource: 'services', verb: 'list', name: '' }), { decision: 'allow', reason: '' });
   assert.deepEqual(ask({ resource: 'deployments', apiGroup: 'apps', verb: 'list', name: '' }), { decision: 'noopinion', reason: '' });
