@@ -49,6 +49,9 @@ import { AUTHORIZATION_CONFIG_WITH_MODES, readAuthorizationConfig } from './auth
 import { RbacPolicyIndex, type RbacKind } from './authorization/rbac/policy-index.ts';
 import { rbacAuthorizer } from './authorization/rbac/authorizer.ts';
 import { rbacEscalationCheck } from './authorization/rbac/escalation.ts';
+import { NodeGraph } from './authorization/node/graph.ts';
+import { applyGraphChange, type GraphResource } from './authorization/node/graph-populator.ts';
+import { nodeAuthorizer } from './authorization/node/authorizer.ts';
 import { qualifiedResourceOf } from './registry/store.ts';
 import { ensurePki, type ServerPki } from './pki/certificates.ts';
 import { serverUrlFor, writeAdminKubeconfig } from './pki/kubeconfig.ts';
@@ -284,7 +287,9 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
   // The authorizer chain, over the RBAC policy kept in memory; RBAC's escalation check runs last
   // in admission (kube's policybased RBAC storage: no admission plugin there, so never disabled).
   const rbacPolicy = rbacPolicyIndex(store, catalog, eventLog);
-  const authorizers = authorizerChain(opts.authorizationModes ?? DEFAULT_AUTHORIZATION_MODES, rbacAuthorizer(rbacPolicy));
+  // The Node authorizer decides from a graph of what each node's pods reference, kept as the RBAC policy is.
+  const nodeGraph = (opts.authorizationModes ?? DEFAULT_AUTHORIZATION_MODES).includes('Node') ? nodeAuthorizerGraph(store, catalog, eventLog) : undefined;
+  const authorizers = authorizerChain(opts.authorizationModes ?? DEFAULT_AUTHORIZATION_MODES, rbacAuthorizer(rbacPolicy), nodeGraph && nodeAuthorizer(nodeGraph));
   // NodeRestriction (on by default, as kubeadm enables it): mutating, so its admit runs right after
   // ServiceAccount's, as in kube's order (CertificateSubjectRestriction only validates); it asks the chain about token audiences.
   if (!disabledPlugins.has('NodeRestriction')) {
@@ -565,6 +570,33 @@ function rbacPolicyIndex(store: GenericStore, catalog: ResourceCatalog, eventLog
     }
   });
   return index;
+}
+
+/**
+ * The Node authorizer's graph: pods, PersistentVolumes, VolumeAttachments and ResourceSlices as
+ * stored at start, then every committed change to them (graph-populator.ts), so that no
+ * decision reads storage.
+ */
+function nodeAuthorizerGraph(store: GenericStore, catalog: ResourceCatalog, eventLog: EventLog): NodeGraph {
+  const graph = new NodeGraph();
+  const infos: [GraphResource, ResourceInfo][] = [
+    ['pods', catalog.lookup('', 'v1', 'pods')!],
+    ['persistentvolumes', catalog.lookup('', 'v1', 'persistentvolumes')!],
+    ['volumeattachments.storage.k8s.io', catalog.lookup('storage.k8s.io', 'v1', 'volumeattachments')!],
+    ['resourceslices.resource.k8s.io', catalog.lookup('resource.k8s.io', 'v1', 'resourceslices')!],
+  ];
+  const resourceOf = new Map<string, GraphResource>();
+  for (const [resource, info] of infos) {
+    resourceOf.set(qualifiedResourceOf(info), resource);
+    for (const obj of store.listReadable(info, undefined)) applyGraphChange(graph, resource, false, obj);
+  }
+  eventLog.onCommit((events) => {
+    for (const e of events) {
+      const resource = resourceOf.get(e.key.res);
+      if (resource !== undefined) applyGraphChange(graph, resource, e.type === 'DELETED', e.object, e.prevObject);
+    }
+  });
+  return graph;
 }
 
 async function bootstrapNamespaces(store: GenericStore, catalog: ResourceCatalog): Promise<void> {

@@ -7,6 +7,7 @@ import type Koa from 'koa';
 import type { AuthenticatedState, UserInfo } from '../authentication/user.ts';
 import { ApiError } from '../errors.ts';
 import { goQuote } from '../go/strconv.ts';
+import { parseFieldRequirements, parseLabelRequirements, type FieldRequirement, type LabelRequirement } from '../validation/selectors.ts';
 
 export interface AuthorizationAttributes {
   user: UserInfo;
@@ -19,6 +20,16 @@ export interface AuthorizationAttributes {
   subresource: string;
   namespace: string;
   name: string;
+  /**
+   * kube's GetFieldSelector() (AuthorizeWithSelectors): the requirements of the fieldSelector a
+   * list, watch or deletecollection names (absent: none, or one requiring nothing), and why it
+   * did not parse (then no requirements). An access review's may have both: what parsed of it.
+   */
+  fieldSelectorRequirements?: readonly FieldRequirement[];
+  fieldSelectorParsingError?: string;
+  /** GetLabelSelector(): the same for the labelSelector. */
+  labelSelectorRequirements?: readonly LabelRequirement[];
+  labelSelectorParsingError?: string;
 }
 
 export type Decision = 'allow' | 'deny' | 'noopinion';
@@ -146,6 +157,53 @@ export type RequestAttributes = Pick<AuthorizationAttributes, 'isResourceRequest
 /** What authorization reads from a request's state: who is calling, and what they ask for. */
 type AuthorizingState = AuthenticatedState & { requestInfo: RequestAttributes };
 
+/** The verbs whose selectors a request is authorized with (kube's verbsWithSelectors). */
+const VERBS_WITH_SELECTORS = new Set(['list', 'watch', 'deletecollection']);
+
+/** /api/v1/watch/... and /apis/g/v/watch/...: the deprecated verb-via-path form, whose selectors kube does not authorize with. */
+function verbViaPathPrefix(path: string): boolean {
+  const parts = path.split('/').filter((p) => p !== '');
+  return parts[parts[0] === 'api' ? 2 : 3] === 'watch';
+}
+
+/** path.IsValidPathSegmentName: a name that may stand in a URL path. */
+const isValidPathSegmentName = (name: string): boolean => name !== '.' && name !== '..' && !name.includes('/') && !name.includes('%');
+
+/**
+ * What kube's RequestInfo and GetAuthorizerAttributes take from a collection request's query: a
+ * list or watch whose fieldSelector requires `metadata.name=<x>` is about the object x (its name
+ * is the request's, when it may stand in a path); a list, watch or deletecollection is
+ * authorized with its field and label selectors' requirements, or the error parsing them.
+ */
+function collectionAttributes(a: AuthorizationAttributes, query: URLSearchParams, viaPath: boolean): void {
+  const fieldSelector = query.get('fieldSelector');
+  let fields: FieldRequirement[] | undefined;
+  let fieldError: string | undefined;
+  if (fieldSelector) {
+    try {
+      fields = parseFieldRequirements(fieldSelector);
+    } catch (e) {
+      fieldError = (e as Error).message;
+    }
+  }
+  if (!viaPath && !a.name && (a.verb === 'list' || a.verb === 'watch')) {
+    const name = fields?.find((r) => r.field === 'metadata.name' && r.op === '=')?.value;
+    if (name !== undefined && isValidPathSegmentName(name)) a.name = name;
+  }
+  if (viaPath || !VERBS_WITH_SELECTORS.has(a.verb)) return;
+  if (fieldError !== undefined) a.fieldSelectorParsingError = fieldError;
+  else if (fields?.length) a.fieldSelectorRequirements = fields;
+  const labelSelector = query.get('labelSelector');
+  if (labelSelector) {
+    try {
+      const labels = parseLabelRequirements(labelSelector);
+      if (labels.length) a.labelSelectorRequirements = labels;
+    } catch (e) {
+      a.labelSelectorParsingError = (e as Error).message;
+    }
+  }
+}
+
 export function authorizationMiddleware(authorizers: Authorizer[]): Koa.Middleware<AuthorizingState> {
   // Not async: the decision is synchronous, and the chain's promise is passed on as it is.
   return (ctx, next) => {
@@ -162,6 +220,10 @@ export function authorizationMiddleware(authorizers: Authorizer[]): Koa.Middlewa
       namespace: ri.namespace,
       name: ri.name,
     };
+    // Only a GET or DELETE of a collection with a query has selectors to read.
+    if (ri.isResourceRequest && ctx.querystring && (attrs.verb === 'list' || attrs.verb === 'watch' || attrs.verb === 'deletecollection')) {
+      collectionAttributes(attrs, new URLSearchParams(ctx.querystring), verbViaPathPrefix(ri.path));
+    }
     const { decision, reason } = authorize(authorizers, attrs);
     if (decision === 'allow') return next();
     throw forbiddenError(attrs, reason);

@@ -4,8 +4,8 @@
 // validated as apiserver/pkg/apis/apiserver/validation ValidateAuthorizationConfiguration does
 // (with kube's messages), each non-webhook authorizer named after its type in lower case. The
 // result is the ordered list of authorizer types, built into the same chain as
-// --authorization-mode's (modes.ts). hearth has no Webhook or Node authorizer yet: a file naming
-// one is refused by name, after kube's own checks. Reloading the file while serving is not done.
+// --authorization-mode's (modes.ts). hearth has no Webhook authorizer yet: a file naming one is
+// refused by name, after kube's own checks. Reloading the file while serving is not done.
 import { readFileSync } from 'node:fs';
 import YAML from 'yaml';
 import { KUBE_YAML } from '../go/yaml.ts';

@@ -2,7 +2,7 @@
 // (pkg/kubeapiserver/authorizer/modes, options/authorization.go's Validate and its messages),
 // and the chain built from it (pkg/kubeapiserver/authorizer/reload.go): system:masters first,
 // always (the privileged groups authorizer), then each mode in the order given. hearth has
-// RBAC, AlwaysAllow and AlwaysDeny; Node, Webhook and ABAC are kube's modes it does not have yet,
+// Node, RBAC, AlwaysAllow and AlwaysDeny; Webhook and ABAC are kube's modes it does not have yet,
 // refused at start by name rather than quietly left out.
 import type { Authorizer, AuthorizationResult, RulesResult } from './authorizer.ts';
 import { systemMastersAuthorizer } from './authorizer.ts';
@@ -11,9 +11,9 @@ import { goQuote } from '../go/strconv.ts';
 /** kube's AuthorizationModeChoices, in its order. */
 export const AUTHORIZATION_MODES = ['AlwaysAllow', 'AlwaysDeny', 'ABAC', 'Webhook', 'RBAC', 'Node'] as const;
 /** The modes hearth implements. */
-export const SUPPORTED_AUTHORIZATION_MODES = ['AlwaysAllow', 'AlwaysDeny', 'RBAC'];
-/** hearth's default (kubeadm's and k3s's is Node,RBAC: Node joins when it lands). */
-export const DEFAULT_AUTHORIZATION_MODES = ['RBAC'];
+export const SUPPORTED_AUTHORIZATION_MODES = ['AlwaysAllow', 'AlwaysDeny', 'RBAC', 'Node'];
+/** hearth's default: kubeadm's and k3s's `Node,RBAC` (kube-apiserver's own is AlwaysAllow). */
+export const DEFAULT_AUTHORIZATION_MODES = ['Node', 'RBAC'];
 
 /** Go's %q of a []string: `["RBAC" "RBAC"]`. */
 const goQuoteList = (list: readonly string[]): string => `[${list.map(goQuote).join(' ')}]`;
@@ -50,16 +50,18 @@ export const alwaysDenyAuthorizer: Authorizer = {
 };
 
 /**
- * The chain for valid, supported modes: system:masters, then each mode. What everyone may do
+ * The chain for valid, supported modes: system:masters, then each mode (Node, kube's graph-based
+ * authorizer of kubelets, when `node` is given). What everyone may do
  * (health, version, discovery, the self reviews) is RBAC's bootstrap policy
  * (system:public-info-viewer, system:discovery, system:basic-user), as in kube.
  */
-export function authorizerChain(modes: readonly string[], rbac: Authorizer): Authorizer[] {
+export function authorizerChain(modes: readonly string[], rbac: Authorizer, node?: Authorizer): Authorizer[] {
   const chain: Authorizer[] = [systemMastersAuthorizer];
   for (const mode of modes) {
     if (mode === 'AlwaysAllow') chain.push(alwaysAllowAuthorizer);
     else if (mode === 'AlwaysDeny') chain.push(alwaysDenyAuthorizer);
     else if (mode === 'RBAC') chain.push(rbac);
+    else if (mode === 'Node' && node) chain.push(node);
     else throw new Error(`authorization-mode ${goQuote(mode)} is not supported`);
   }
   return chain;

@@ -12,6 +12,7 @@ import { goQuote } from '../../go/strconv.ts';
 import { goStringSlice } from '../../go/fmt.ts';
 import { forbiddenError, invalidError, requiredError, type FieldError } from '../../validation/field.ts';
 import { isQualifiedName, isValidLabelValue } from '../../validation/names.ts';
+import { newLabelRequirement, parseFieldRequirements, parseLabelRequirements, type FieldRequirement, type LabelOp, type LabelRequirement } from '../../validation/selectors.ts';
 import type { ResourceInfo } from '../../schema/types.ts';
 import { authorize, rulesFor, type AuthorizationAttributes, type Authorizer } from '../../authorization/authorizer.ts';
 import type { UserInfo } from '../../authentication/user.ts';
@@ -178,10 +179,105 @@ function attributesFrom(user: UserInfo, spec: Obj): AuthorizationAttributes {
       subresource: str(r.subresource),
       namespace: str(r.namespace),
       name: str(r.name),
+      ...selectorAttributes(r),
     };
   }
   const n = objectOrUndefined(spec.nonResourceAttributes) ?? {};
   return { user, verb: str(n.verb), isResourceRequest: false, path: str(n.path), apiGroup: '', apiVersion: '', resource: '', subresource: '', namespace: '', name: '' };
+}
+
+const LABEL_SELECTOR_OPS: Record<string, LabelOp> = { In: 'in', NotIn: 'notin', Exists: 'exists', DoesNotExist: '!' };
+
+/**
+ * kube's labelSelectorAsSelector of ResourceAttributesFrom: the requirements that are valid, and
+ * an error when some are not (dropping a requirement only broadens the question).
+ */
+function labelRequirementsOf(list: unknown[]): { requirements: LabelRequirement[]; error?: string } {
+  const requirements: LabelRequirement[] = [];
+  const errors: string[] = [];
+  for (const raw of list) {
+    const r = isPlainObject(raw) ? raw : {};
+    const op = Object.hasOwn(LABEL_SELECTOR_OPS, str(r.operator)) ? LABEL_SELECTOR_OPS[str(r.operator)] : undefined;
+    if (!op) {
+      errors.push(`${goQuote(str(r.operator))} is not a valid label selector operator`);
+      continue;
+    }
+    const values = strings(r.values);
+    const { req, err } = newLabelRequirement(str(r.key), op, values.length ? values : null, null);
+    if (err) errors.push(err);
+    else requirements.push(req);
+  }
+  return errors.length ? { requirements, error: errors.join(', ') } : { requirements };
+}
+
+/** fieldSelectorAsSelector: In and NotIn of one value are `=` and `!=`; the rest is an error. */
+function fieldRequirementsOf(list: unknown[]): { requirements: FieldRequirement[]; error?: string } {
+  const requirements: FieldRequirement[] = [];
+  const errors: string[] = [];
+  for (const raw of list) {
+    const r = isPlainObject(raw) ? raw : {};
+    const values = strings(r.values);
+    const operator = str(r.operator);
+    if (values.length > 1) errors.push('fieldSelectors do not yet support multiple values');
+    else if (operator === 'In' || operator === 'NotIn') {
+      if (values.length !== 1) errors.push(`fieldSelectors ${operator === 'In' ? 'in' : 'not in'} must have one value`);
+      else requirements.push({ field: str(r.key), op: operator === 'In' ? '=' : '!=', value: values[0] });
+    } else if (operator === 'Exists' || operator === 'DoesNotExist') errors.push(`fieldSelectors do not yet support ${operator}`);
+    else errors.push(`${goQuote(operator)} is not a valid field selector operator`);
+  }
+  return errors.length ? { requirements, error: errors.join(', ') } : { requirements };
+}
+
+/**
+ * ResourceAttributesFrom's selectors (AuthorizeWithSelectors): a rawSelector parsed as a request's
+ * query is, or the requirements converted; what did not parse is kept as the parsing error.
+ */
+function selectorAttributes(r: Obj): Partial<AuthorizationAttributes> {
+  const out: Partial<AuthorizationAttributes> = {};
+  const field = objectOrUndefined(r.fieldSelector);
+  if (field) {
+    const raw = str(field.rawSelector);
+    if (raw) {
+      try {
+        out.fieldSelectorRequirements = parseFieldRequirements(raw);
+      } catch (e) {
+        out.fieldSelectorParsingError = (e as Error).message;
+      }
+    }
+    if (Array.isArray(field.requirements) && field.requirements.length) {
+      const { requirements, error } = fieldRequirementsOf(field.requirements);
+      out.fieldSelectorRequirements = requirements;
+      out.fieldSelectorParsingError = error;
+    }
+  }
+  const label = objectOrUndefined(r.labelSelector);
+  if (label) {
+    const raw = str(label.rawSelector);
+    if (raw) {
+      try {
+        out.labelSelectorRequirements = parseLabelRequirements(raw);
+      } catch (e) {
+        out.labelSelectorParsingError = (e as Error).message;
+      }
+    }
+    if (Array.isArray(label.requirements) && label.requirements.length) {
+      const { requirements, error } = labelRequirementsOf(label.requirements);
+      out.labelSelectorRequirements = requirements;
+      out.labelSelectorParsingError = error;
+    }
+  }
+  return out;
+}
+
+/**
+ * BuildEvaluationError's selector part: a review whose selector did not (wholly) parse says it
+ * was (partially) ignored.
+ */
+function selectorEvaluationErrors(a: AuthorizationAttributes): string[] {
+  const out: string[] = [];
+  if (a.fieldSelectorParsingError !== undefined) out.push(`spec.resourceAttributes.fieldSelector ${a.fieldSelectorRequirements?.length ? 'partially ' : ''}ignored due to parse error`);
+  if (a.labelSelectorParsingError !== undefined) out.push(`spec.resourceAttributes.labelSelector ${a.labelSelectorRequirements?.length ? 'partially ' : ''}ignored due to parse error`);
+  return out;
 }
 
 /** The user a SubjectAccessReview's spec names, as given (nothing added: kube's AuthorizationAttributesFrom). */
@@ -199,6 +295,8 @@ function decide(authorizers: readonly Authorizer[], attrs: AuthorizationAttribut
   const status: Obj = { allowed: decision === 'allow' };
   if (decision === 'deny') status.denied = true;
   if (reason) status.reason = reason;
+  const evaluationErrors = selectorEvaluationErrors(attrs);
+  if (evaluationErrors.length) status.evaluationError = evaluationErrors.join('; ');
   return status;
 }
 

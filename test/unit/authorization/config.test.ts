@@ -51,7 +51,8 @@ test('validation: kube\'s field errors', () => {
   assert.equal(read(`${HEAD}authorizers:\n- {type: RBAC, name: my-rbac}\n`), 'expected name rbac for authorizer RBAC instead of my-rbac');
 });
 
-test('types kube has and hearth does not yet are refused by name', () => {
-  assert.equal(read(`${HEAD}authorizers:\n- {type: Node, name: node}\n- {type: RBAC, name: rbac}\n`), 'authorizer type "Node" is not supported by hearth yet (supported: AlwaysAllow, AlwaysDeny, RBAC)');
-  assert.equal(read(`${HEAD}authorizers:\n- {type: Webhook, name: w, webhook: {timeout: 3s}}\n`), 'authorizer type "Webhook" is not supported by hearth yet (supported: AlwaysAllow, AlwaysDeny, RBAC)');
+test('types kube has and hearth does not yet are refused by name; Node is named node', () => {
+  assert.deepEqual(read(`${HEAD}authorizers:\n- {type: Node, name: node}\n- {type: RBAC, name: rbac}\n`), ['Node', 'RBAC']);
+  assert.equal(read(`${HEAD}authorizers:\n- {type: Node, name: nodes}\n`), 'expected name node for authorizer Node instead of nodes');
+  assert.equal(read(`${HEAD}authorizers:\n- {type: Webhook, name: w, webhook: {timeout: 3s}}\n`), 'authorizer type "Webhook" is not supported by hearth yet (supported: AlwaysAllow, AlwaysDeny, RBAC, Node)');
 });

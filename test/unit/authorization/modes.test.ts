@@ -3,7 +3,7 @@
 // reasons (apiserver/pkg/authorization/union) and the 403 that carries them.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { authorizationModeErrors, authorizerChain, alwaysAllowAuthorizer, alwaysDenyAuthorizer } from '../../../server/authorization/modes.ts';
+import { authorizationModeErrors, authorizerChain, alwaysAllowAuthorizer, alwaysDenyAuthorizer, DEFAULT_AUTHORIZATION_MODES } from '../../../server/authorization/modes.ts';
 import { authorize, forbiddenError, rulesFor, aggregateErrors, type AuthorizationAttributes, type Authorizer } from '../../../server/authorization/authorizer.ts';
 
 const request = (groups: string[], path = '/api/v1/pods'): AuthorizationAttributes => ({ user: { name: 'u', groups }, verb: 'list', isResourceRequest: true, path, apiGroup: '', apiVersion: 'v1', resource: 'pods', subresource: '', namespace: 'dev', name: '' });
@@ -15,9 +15,16 @@ test('mode lists are checked with kube-apiserver\'s messages', () => {
   assert.deepEqual(authorizationModeErrors([]), ['at least one authorization-mode must be passed']);
   assert.deepEqual(authorizationModeErrors(['rbac']), ['authorization-mode "rbac" is not a valid mode']);
   assert.deepEqual(authorizationModeErrors(['RBAC', 'RBAC']), ['authorization-mode ["RBAC" "RBAC"] has mode specified more than once']);
-  assert.deepEqual(authorizationModeErrors(['Node', 'RBAC']), ['authorization-mode "Node" is not supported by hearth yet (supported: AlwaysAllow, AlwaysDeny, RBAC)']);
-  assert.deepEqual(authorizationModeErrors(['Webhook']), ['authorization-mode "Webhook" is not supported by hearth yet (supported: AlwaysAllow, AlwaysDeny, RBAC)']);
+  assert.deepEqual(authorizationModeErrors(['Node', 'RBAC']), []);
+  assert.deepEqual(authorizationModeErrors(['Webhook']), ['authorization-mode "Webhook" is not supported by hearth yet (supported: AlwaysAllow, AlwaysDeny, RBAC, Node)']);
   assert.equal(aggregateErrors(authorizationModeErrors(['X', 'X'])), '[authorization-mode "X" is not a valid mode, authorization-mode ["X" "X"] has mode specified more than once]');
+});
+
+test("the default chain is kubeadm's Node,RBAC, in the order given", () => {
+  const node: Authorizer = { name: 'Node', authorize: () => 'noopinion' };
+  assert.deepEqual(DEFAULT_AUTHORIZATION_MODES, ['Node', 'RBAC']);
+  assert.deepEqual(authorizerChain(DEFAULT_AUTHORIZATION_MODES, noRbac, node).map((z) => z.name), ['system:masters', 'Node', 'RBAC']);
+  assert.deepEqual(authorizerChain(['RBAC', 'Node'], noRbac, node).map((z) => z.name), ['system:masters', 'RBAC', 'Node']);
 });
 
 test('system:masters is allowed before every mode, AlwaysDeny included', () => {
