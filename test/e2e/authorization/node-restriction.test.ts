@@ -3,9 +3,11 @@
 // (static tokens `system:node:n1`/`system:node:n2` in `system:nodes`, and n1 once more with a
 // client certificate hearth's signer issued from a kubelet CSR); carol, an ordinary user bound to
 // cluster-admin; and `system:node:n3`, a user with a node's name but not in `system:nodes`.
-// Until the Node authorizer lands, the server runs `--authorization-mode=RBAC` and the admin binds
-// kube's `system:node` ClusterRole to the node users: RBAC lets them act, NodeRestriction is what
-// narrows them. Every refusal is kube's 403 and leaves nothing behind; a dry run is refused as the
+// The server runs `--authorization-mode=RBAC` and the admin binds kube's `system:node` ClusterRole
+// to the node users: RBAC lets them act, NodeRestriction is what narrows them. Under hearth's
+// default Node,RBAC the Node authorizer refuses much of this before admission (another node's
+// Lease, CSINode, PVC), as in kube, so that mode would not reach the plugin this file tests
+// (kubelet-tls-bootstrap.test.ts and node-authorizer.test.ts run the default). Every refusal is kube's 403 and leaves nothing behind; a dry run is refused as the
 // real request is; `--disable-admission-plugins=NodeRestriction` lifts it.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
