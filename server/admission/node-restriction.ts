@@ -17,6 +17,7 @@ import type { UserInfo } from '../authentication/user.ts';
 import { ApiError, forbidden, notFound } from '../errors.ts';
 import { deepEqual, semanticEqual } from '../util/json.ts';
 import { parseCsr } from '../util/pkcs10.ts';
+import { visitPodConfigMapNames, visitPodSecretNames } from '../util/pod-references.ts';
 
 export const NODE_RESTRICTION = 'NodeRestriction';
 /** user.NodesGroup and nodeidentifier's prefix. */
@@ -182,42 +183,6 @@ function admitPodCreate(lookups: NodeRestrictionLookups, nodeName: string, a: Ad
   if (reference) throw refuse(a, `node ${q(nodeName)} can not create pods that reference ${reference.resource}`);
 }
 
-/** The containers podutil.AllContainers visits. */
-function allContainers(spec: Json): Json[] {
-  return [...list(spec.initContainers), ...list(spec.containers), ...list(spec.ephemeralContainers)].map(rec);
-}
-
-/** podutil.VisitPodSecretNames found a name. */
-function referencesSecret(spec: Json): boolean {
-  if (list(spec.imagePullSecrets).length) return true;
-  for (const c of allContainers(spec)) {
-    if (list(c.envFrom).some((e) => rec(e).secretRef != null)) return true;
-    if (list(c.env).some((e) => rec(rec(e).valueFrom).secretKeyRef != null)) return true;
-  }
-  for (const v of list(spec.volumes).map(rec)) {
-    if (v.secret != null || v.azureFile != null) return true;
-    for (const source of ['cephfs', 'cinder', 'flexVolume', 'rbd', 'scaleIO', 'iscsi', 'storageos']) {
-      if (rec(v[source]).secretRef != null) return true;
-    }
-    if (rec(v.csi).nodePublishSecretRef != null) return true;
-    if (list(rec(v.projected).sources).some((s) => rec(s).secret != null)) return true;
-  }
-  return false;
-}
-
-/** podutil.VisitPodConfigmapNames found a name. */
-function referencesConfigMap(spec: Json): boolean {
-  for (const c of allContainers(spec)) {
-    if (list(c.envFrom).some((e) => rec(e).configMapRef != null)) return true;
-    if (list(c.env).some((e) => rec(rec(e).valueFrom).configMapKeyRef != null)) return true;
-  }
-  for (const v of list(spec.volumes).map(rec)) {
-    if (v.configMap != null) return true;
-    if (list(rec(v.projected).sources).some((s) => rec(s).configMap != null)) return true;
-  }
-  return false;
-}
-
 /** Volume sources that need nothing from the API (podutil.HasAPIObjectReference lets them by). */
 const LOCAL_VOLUME_SOURCES = [
   'awsElasticBlockStore', 'azureDisk', 'cephfs', 'cinder', 'downwardAPI', 'emptyDir', 'fc', 'flexVolume', 'flocker', 'gcePersistentDisk',
@@ -248,8 +213,9 @@ const API_PROJECTIONS: [string, string][] = [
 export function apiObjectReference(pod: Json): { resource: string; error?: undefined } | { resource?: undefined; error: string } | undefined {
   const spec = rec(pod.spec);
   if (str(spec.serviceAccountName)) return { resource: 'serviceaccounts' };
-  if (referencesSecret(spec)) return { resource: 'secrets' };
-  if (referencesConfigMap(spec)) return { resource: 'configmaps' };
+  // (podutil's visitors stop at the first name they find)
+  if (!visitPodSecretNames({ spec }, () => false)) return { resource: 'secrets' };
+  if (!visitPodConfigMapNames({ spec }, () => false)) return { resource: 'configmaps' };
   if (list(spec.resourceClaims).length) return { resource: 'resourceclaims' };
   for (const v of list(spec.volumes).map(rec)) {
     if (LOCAL_VOLUME_SOURCES.some((s) => v[s] != null)) continue;

@@ -12,6 +12,7 @@
 // (every container, init and ephemeral ones included), its PVCs (persistentVolumeClaim and
 // ephemeral volumes, ephemeral.VolumeClaimName) and ResourceClaims (resourceclaim.Name); a PV's
 // secrets are pkg/api/v1/persistentvolume VisitPVSecretNames (only those the kubelet sees).
+import { visitPodConfigMapNames, visitPodSecretNames } from '../../util/pod-references.ts';
 
 export type VertexType = 'configmap' | 'resourceslice' | 'node' | 'pod' | 'pvc' | 'pv' | 'resourceclaim' | 'secret' | 'volumeattachment' | 'serviceAccount';
 
@@ -121,8 +122,8 @@ export class NodeGraph {
     // The pod's service account, whether or not it mounts a token.
     const serviceAccount = str(spec.serviceAccountName);
     if (serviceAccount) this.addEdge(this.getOrCreate('serviceAccount', namespace, serviceAccount), podVertex, nodeVertex);
-    for (const secret of podSecretNames(spec)) this.addEdge(this.getOrCreate('secret', namespace, secret), podVertex, nodeVertex);
-    for (const configMap of podConfigMapNames(spec)) this.addEdge(this.getOrCreate('configmap', namespace, configMap), podVertex, nodeVertex);
+    visitPodSecretNames(pod, (secret) => this.addEdge(this.getOrCreate('secret', namespace, secret), podVertex, nodeVertex));
+    visitPodConfigMapNames(pod, (configMap) => this.addEdge(this.getOrCreate('configmap', namespace, configMap), podVertex, nodeVertex));
     for (const volume of list(spec.volumes)) {
       let claim = '';
       if (isObj(volume.persistentVolumeClaim)) claim = str(volume.persistentVolumeClaim.claimName);
@@ -212,61 +213,6 @@ export class NodeGraph {
   get size(): number {
     return this.vertices.size;
   }
-}
-
-/** A pod's containers of every kind (VisitContainers with AllContainers): init, regular, ephemeral. */
-function allContainers(spec: Obj): Obj[] {
-  return [...list(spec.initContainers), ...list(spec.containers), ...list(spec.ephemeralContainers)];
-}
-
-/** VisitPodSecretNames (empty names skipped): pull secrets, env, envFrom, and volumes' secret references. */
-export function podSecretNames(spec: Obj): string[] {
-  const names: string[] = [];
-  for (const ref of list(spec.imagePullSecrets)) names.push(str(ref.name));
-  for (const c of allContainers(spec)) {
-    for (const env of list(c.envFrom)) if (isObj(env.secretRef)) names.push(str(env.secretRef.name));
-    for (const env of list(c.env)) {
-      const from = obj(env.valueFrom);
-      if (isObj(from.secretKeyRef)) names.push(str(from.secretKeyRef.name));
-    }
-  }
-  for (const v of list(spec.volumes)) {
-    // The first volume source set decides (kube's switch), in kube's order.
-    const ref = (source: unknown, field: string): void => {
-      const r = obj(source)[field];
-      if (isObj(r)) names.push(str(r.name));
-    };
-    if (isObj(v.azureFile)) names.push(str(v.azureFile.secretName));
-    else if (isObj(v.cephfs)) ref(v.cephfs, 'secretRef');
-    else if (isObj(v.cinder)) ref(v.cinder, 'secretRef');
-    else if (isObj(v.flexVolume)) ref(v.flexVolume, 'secretRef');
-    else if (isObj(v.projected)) for (const s of list(v.projected.sources)) ref(s, 'secret');
-    else if (isObj(v.rbd)) ref(v.rbd, 'secretRef');
-    else if (isObj(v.secret)) names.push(str(v.secret.secretName));
-    else if (isObj(v.scaleIO)) ref(v.scaleIO, 'secretRef');
-    else if (isObj(v.iscsi)) ref(v.iscsi, 'secretRef');
-    else if (isObj(v.storageos)) ref(v.storageos, 'secretRef');
-    else if (isObj(v.csi)) ref(v.csi, 'nodePublishSecretRef');
-  }
-  return names.filter((n) => n !== '');
-}
-
-/** VisitPodConfigmapNames (empty names skipped): env, envFrom, configMap and projected volumes. */
-export function podConfigMapNames(spec: Obj): string[] {
-  const names: string[] = [];
-  for (const c of allContainers(spec)) {
-    for (const env of list(c.envFrom)) if (isObj(env.configMapRef)) names.push(str(env.configMapRef.name));
-    for (const env of list(c.env)) {
-      const from = obj(env.valueFrom);
-      if (isObj(from.configMapKeyRef)) names.push(str(from.configMapKeyRef.name));
-    }
-  }
-  for (const v of list(spec.volumes)) {
-    if (isObj(v.projected)) {
-      for (const s of list(v.projected.sources)) if (isObj(s.configMap)) names.push(str(s.configMap.name));
-    } else if (isObj(v.configMap)) names.push(str(v.configMap.name));
-  }
-  return names.filter((n) => n !== '');
 }
 
 /**

@@ -5,7 +5,8 @@
 // pods reach nothing; and the populator's updates follow graph_populator.go.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { NodeGraph, podConfigMapNames, podSecretNames, pvKubeletSecretNames, type VertexType } from '../../../../server/authorization/node/graph.ts';
+import { NodeGraph, pvKubeletSecretNames, type VertexType } from '../../../../server/authorization/node/graph.ts';
+import { visitPodConfigMapNames, visitPodSecretNames } from '../../../../server/util/pod-references.ts';
 import { applyGraphChange } from '../../../../server/authorization/node/graph-populator.ts';
 import { nodeAuthorizer } from '../../../../server/authorization/node/authorizer.ts';
 import type { AuthorizationAttributes } from '../../../../server/authorization/authorizer.ts';
@@ -50,8 +51,13 @@ test("kube's pod visitors: pull secrets, env, envFrom of every container kind, a
       { name: 'cm', configMap: { name: 'volume-cm' } },
     ],
   };
-  assert.deepEqual(podSecretNames(spec), ['pull', 'init-envfrom', 'env-secret', 'ephemeral-secret', 'projected-secret', 'csi-secret', 'cephfs-secret', 'rbd-secret', 'iscsi-secret', 'flex-secret', 'azure-secret']);
-  assert.deepEqual(podConfigMapNames(spec), ['init-cm-envfrom', 'env-cm', 'projected-cm', 'volume-cm']);
+  const names = (visit: typeof visitPodSecretNames) => {
+    const out: string[] = [];
+    visit({ spec }, (n) => out.push(n));
+    return out;
+  };
+  assert.deepEqual(names(visitPodSecretNames), ['pull', 'init-envfrom', 'env-secret', 'ephemeral-secret', 'projected-secret', 'csi-secret', 'cephfs-secret', 'rbd-secret', 'iscsi-secret', 'flex-secret', 'azure-secret']);
+  assert.deepEqual(names(visitPodConfigMapNames), ['init-cm-envfrom', 'env-cm', 'projected-cm', 'volume-cm']);
 });
 
 test('ephemeral volumes and ResourceClaims: the names kube derives', () => {
