@@ -43,8 +43,10 @@ import { DEFAULT_SERVICE_ACCOUNT_ISSUER, JWKS_PATH, ServiceAccountTokens, type T
 import { issueLegacyToken, LegacyServiceAccountTokens } from './authentication/legacy-service-account-token.ts';
 import { loadServiceAccountKeys, type ServiceAccountKeys } from './pki/service-account-keys.ts';
 import { aggregateErrors } from './authorization/authorizer.ts';
-import { authorizationModeErrors, authorizerChain, DEFAULT_AUTHORIZATION_MODES } from './authorization/modes.ts';
-import { AUTHORIZATION_CONFIG_WITH_MODES, readAuthorizationConfig } from './authorization/config.ts';
+import { authorizationModeErrors, DEFAULT_AUTHORIZATION_MODES } from './authorization/modes.ts';
+import { AUTHORIZATION_CONFIG_WITH_MODES, authorizationWebhookFlagErrors, authorizersFromFlags, readAuthorizationConfig, type AuthorizerConfig } from './authorization/config.ts';
+import { buildAuthorizerChain, ReloadableAuthorizer, type BuiltChain } from './authorization/reload.ts';
+import { webhookAuthorizer } from './authorization/webhook.ts';
 import { RbacPolicyIndex, type RbacKind } from './authorization/rbac/policy-index.ts';
 import { rbacAuthorizer } from './authorization/rbac/authorizer.ts';
 import { rbacEscalationCheck } from './authorization/rbac/escalation.ts';
@@ -158,6 +160,16 @@ export interface ServerOptions {
   authorizationModes?: string[];
   /** --authorization-config: an AuthorizationConfiguration file naming them instead (not with authorizationModes). */
   authorizationConfigFile?: string;
+  /** --authorization-webhook-config-file: the kubeconfig of the Webhook mode's authorizer. */
+  authorizationWebhookConfigFile?: string;
+  /** --authorization-webhook-version (default v1beta1). */
+  authorizationWebhookVersion?: string;
+  /** --authorization-webhook-cache-authorized-ttl (default 5m; 0 caches no allowed decision). */
+  authorizationWebhookCacheAuthorizedTtlMs?: number;
+  /** --authorization-webhook-cache-unauthorized-ttl (default 30s; 0 caches no other decision). */
+  authorizationWebhookCacheUnauthorizedTtlMs?: number;
+  /** How often --authorization-config is read again besides its watch (kube: a minute); tests shorten it. */
+  authorizationConfigReloadIntervalMs?: number;
 }
 
 export interface RunningServer {
@@ -199,13 +211,9 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   for (const name of opts.disableAdmissionPlugins ?? []) {
     if (!ADMISSION_PLUGINS.includes(name)) throw new Error(`disable-admission-plugins plugin ${JSON.stringify(name)} is unknown`);
   }
-  // kube-apiserver's checks of --authorization-mode or --authorization-config, and the modes hearth does not have yet.
-  if (opts.authorizationConfigFile !== undefined) {
-    if (opts.authorizationModes !== undefined) throw new Error(AUTHORIZATION_CONFIG_WITH_MODES);
-    opts = { ...opts, authorizationModes: readAuthorizationConfig(opts.authorizationConfigFile) };
-  }
-  const authorizationErrors = authorizationModeErrors(opts.authorizationModes ?? DEFAULT_AUTHORIZATION_MODES);
-  if (authorizationErrors.length) throw new Error(aggregateErrors(authorizationErrors));
+  // kube-apiserver's checks of --authorization-mode (and its webhook flags) or --authorization-config,
+  // the modes hearth does not have yet, and the webhooks' kubeconfigs.
+  const authorization = authorizationSetup(opts);
   const ranges = { serviceCIDRs: parseServiceClusterIPRange(opts.serviceClusterIPRange), nodePortRange: parseServiceNodePortRange(opts.serviceNodePortRange) };
   // So are token and CA files kube refuses (with kube's messages).
   const log = opts.log ?? ((l: string) => console.log(l));
@@ -235,7 +243,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     throw e;
   }
   try {
-    return await serve(opts, bound, lock, ranges, authFiles);
+    return await serve(opts, bound, lock, ranges, authFiles, authorization);
   } catch (e) {
     await bound.close();
     lock.release();
@@ -243,7 +251,22 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   }
 }
 
-async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, ranges: ServiceRanges, authFiles: AuthenticationFiles): Promise<RunningServer> {
+/** The authorizers the flags or --authorization-config name, read before anything is bound or written. */
+type AuthorizationSetup = { file: string; initial: { data: string; authorizers: AuthorizerConfig[] } } | { authorizers: AuthorizerConfig[] };
+
+function authorizationSetup(opts: ServerOptions): AuthorizationSetup {
+  const webhookFlags = { configFile: opts.authorizationWebhookConfigFile, version: opts.authorizationWebhookVersion, authorizedTtlMs: opts.authorizationWebhookCacheAuthorizedTtlMs, unauthorizedTtlMs: opts.authorizationWebhookCacheUnauthorizedTtlMs };
+  if (opts.authorizationConfigFile !== undefined) {
+    if (opts.authorizationModes !== undefined || Object.values(webhookFlags).some((v) => v !== undefined)) throw new Error(AUTHORIZATION_CONFIG_WITH_MODES);
+    return { file: opts.authorizationConfigFile, initial: readAuthorizationConfig(opts.authorizationConfigFile) };
+  }
+  const modes = opts.authorizationModes ?? DEFAULT_AUTHORIZATION_MODES;
+  const errors = [...authorizationModeErrors(modes), ...authorizationWebhookFlagErrors(modes, webhookFlags)];
+  if (errors.length) throw new Error(aggregateErrors(errors));
+  return { authorizers: authorizersFromFlags(modes, webhookFlags) };
+}
+
+async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, ranges: ServiceRanges, authFiles: AuthenticationFiles, authorization: AuthorizationSetup): Promise<RunningServer> {
   const log = opts.log ?? ((l: string) => console.log(l));
   const { serviceCIDRs, nodePortRange } = ranges;
   const extraSans = [...(opts.tlsSans ?? [])];
@@ -283,7 +306,12 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
   // The authorizer chain, over the RBAC policy kept in memory; RBAC's escalation check runs last
   // in admission (kube's policybased RBAC storage: no admission plugin there, so never disabled).
   const rbacPolicy = rbacPolicyIndex(store, catalog, eventLog);
-  const authorizers = authorizerChain(opts.authorizationModes ?? DEFAULT_AUTHORIZATION_MODES, rbacAuthorizer(rbacPolicy));
+  // Each webhook authorizer calls its webhook as kube-apiserver does; --authorization-config's chain is reloaded when its file changes.
+  const chainParts = { rbac: rbacAuthorizer(rbacPolicy), webhook: (w: Parameters<typeof webhookAuthorizer>[0]) => webhookAuthorizer(w, { log, userAgent: `kube-apiserver/${catalog.kubernetesVersion} (${process.platform}/${process.arch === 'x64' ? 'amd64' : process.arch}) kubernetes/hearth` }) };
+  const reloadable = 'file' in authorization ? new ReloadableAuthorizer({ file: authorization.file, initial: authorization.initial, parts: chainParts, log, intervalMs: opts.authorizationConfigReloadIntervalMs }) : undefined;
+  const staticChain: BuiltChain | undefined = 'file' in authorization ? undefined : buildAuthorizerChain(authorization.authorizers, chainParts);
+  const authorizers = reloadable ? [reloadable] : staticChain!.authorizers;
+  reloadable?.start();
   admission.add(rbacEscalationCheck(rbacPolicy, authorizers));
   // A fan-out's HTTP/2 frames leave at its end, one TLS write per connection.
   const watch = new WatchHub(eventLog, store, flushAll);
@@ -484,6 +512,8 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
         await snapshots.stop();
         await listener.close();
         tokenWebhook?.close();
+        reloadable?.stop();
+        for (const w of staticChain?.webhooks ?? []) w.close();
         // What the controllers are doing finishes before the store goes (and legacy tokens' last-used labels).
         await controllersDone;
         await legacyTokenObjects.stop();

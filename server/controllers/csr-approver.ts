@@ -96,10 +96,10 @@ export class CsrApprovingController {
   }
 
   /** The SubjectAccessReview kube's approver makes, as the request's requester. */
-  private allowed(csr: Csr, subresource: string): boolean {
+  private async allowed(csr: Csr, subresource: string): Promise<boolean> {
     const spec = csr.spec ?? {};
     const user: UserInfo = { name: spec.username ?? '', uid: spec.uid || undefined, groups: [...(spec.groups ?? [])], extra: spec.extra };
-    const { decision } = authorize(this.authorizers, {
+    const { decision } = await authorize(this.authorizers, {
       user,
       verb: 'create',
       isResourceRequest: true,
@@ -127,7 +127,7 @@ export class CsrApprovingController {
     for (const r of RECOGNIZERS) {
       if (!r.recognize(csr, req)) continue;
       recognized = true;
-      if (!this.allowed(csr, r.subresource)) continue;
+      if (!(await this.allowed(csr, r.subresource))) continue;
       const conditions = [...(csr.status?.conditions ?? []), { type: 'Approved', status: 'True', reason: AUTO_APPROVED_REASON, message: r.message }];
       const ctx: RequestContext = { user: LOOPBACK_USER, dryRun: false, fieldValidation: 'Ignore', warnings: [], fieldManager: 'hearth-csr-approver' };
       try {
