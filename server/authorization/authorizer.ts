@@ -112,14 +112,21 @@ export function forbiddenError(a: AuthorizationAttributes, reason = ''): ApiErro
  * (RBAC's path allocates no promise); a promise from the first one that does not.
  */
 export function authorize(authorizers: readonly Authorizer[], a: AuthorizationAttributes): AuthorizationResult | Promise<AuthorizationResult> {
-  const union: UnionState = { reasons: undefined, errors: undefined };
+  // Kept in locals, so the synchronous path allocates only the lists it fills.
+  let reasons: string[] | undefined;
+  let errors: string[] | undefined;
   for (let i = 0; i < authorizers.length; i++) {
     const r = authorizers[i].authorize(a);
-    if (r instanceof Promise) return authorizeAsync(authorizers, a, i, r, union);
-    const decided = unionStep(r, union);
-    if (decided) return decided;
+    if (r instanceof Promise) return authorizeAsync(authorizers, a, i, r, { reasons, errors });
+    if (typeof r === 'string') {
+      if (r !== 'noopinion') return { decision: r, reason: '' };
+      continue;
+    }
+    if (r.error) (errors ??= []).push(r.error);
+    if (r.decision !== 'noopinion') return r;
+    if (r.reason) (reasons ??= []).push(r.reason);
   }
-  return unionResult(union);
+  return unionResult({ reasons, errors });
 }
 
 /** The reasons and errors of the authorizers that had no opinion so far. */
@@ -128,7 +135,7 @@ interface UnionState {
   errors: string[] | undefined;
 }
 
-/** One authorizer's answer: the chain's result if it decided, else undefined (its reason and error noted). */
+/** One authorizer's answer after a promise: the chain's result if it decided, else undefined (its reason and error noted). */
 function unionStep(r: AuthorizerAnswer, union: UnionState): AuthorizationResult | undefined {
   if (typeof r === 'string') return r === 'noopinion' ? undefined : { decision: r, reason: '' };
   if (r.error) (union.errors ??= []).push(r.error);
@@ -137,6 +144,7 @@ function unionStep(r: AuthorizerAnswer, union: UnionState): AuthorizationResult 
   return undefined;
 }
 
+/** No decision: the reasons joined by newlines, the errors aggregated. */
 function unionResult(union: UnionState): AuthorizationResult {
   const result: AuthorizationResult = { decision: 'noopinion', reason: union.reasons ? union.reasons.join('\n') : '' };
   if (union.errors) result.error = aggregateErrors(union.errors);
@@ -152,11 +160,6 @@ async function authorizeAsync(authorizers: readonly Authorizer[], a: Authorizati
     if (decided) return decided;
   }
   return unionResult(union);
-}
-
-/** A chain's result, now or later, handed to `then` (no promise when it was known at once). */
-export function whenAuthorized<T>(result: AuthorizationResult | Promise<AuthorizationResult>, then: (r: AuthorizationResult) => T): T | Promise<Awaited<T>> {
-  return result instanceof Promise ? result.then(then) as Promise<Awaited<T>> : then(result);
 }
 
 /**
@@ -211,11 +214,14 @@ export function authorizationMiddleware(authorizers: Authorizer[]): Koa.Middlewa
       namespace: ri.namespace,
       name: ri.name,
     };
-    return whenAuthorized(authorize(authorizers, attrs), (r) => {
-      if (r.decision === 'allow') return next();
-      // kube's WithAuthorization: an authorizer's error on a request not allowed is a 500.
-      if (r.error) throw internalError(r.error);
-      throw forbiddenError(attrs, r.reason);
-    });
+    const result = authorize(authorizers, attrs);
+    if (result instanceof Promise) return result.then((r) => (r.decision === 'allow' ? next() : refuse(attrs, r)));
+    return result.decision === 'allow' ? next() : refuse(attrs, result);
   };
+}
+
+/** kube's WithAuthorization: a request not allowed is a 500 when an authorizer erred, else a 403. */
+function refuse(attrs: AuthorizationAttributes, r: AuthorizationResult): never {
+  if (r.error) throw internalError(r.error);
+  throw forbiddenError(attrs, r.reason);
 }

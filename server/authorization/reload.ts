@@ -98,8 +98,11 @@ export class ReloadableAuthorizer implements Authorizer {
         // Several events come for one write: look once they settle.
         clearTimeout(this.pendingCheck);
         this.pendingCheck = setTimeout(() => this.checkFile(), 50);
+        this.pendingCheck.unref();
       });
       this.watcher.on('error', (e) => this.opts.log(`watching authorization config file: ${e.message}`));
+      // Neither the watch nor the timer keeps the process alive (stop() ends both).
+      this.watcher.unref();
     } catch (e) {
       this.opts.log(`watching authorization config file: ${(e as Error).message}`);
     }

@@ -4,9 +4,11 @@
 // policy without a call), rulesFor; and the chain's union with asynchronous authorizers
 // (synchronous while every answer is, errors aggregated, the deciding authorizer's error kept).
 import { test } from 'node:test';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import assert from 'node:assert/strict';
 import { subjectAccessReviewSpec, subjectAccessReviewBody, decodeReviewStatus, compileMatchCondition, webhookAuthorizer, type MatchCondition, type WebhookAuthorizerSettings } from '../../../server/authorization/webhook.ts';
-import { authorize, type AuthorizationAttributes, type Authorizer } from '../../../server/authorization/authorizer.ts';
+import { authorize, type AuthorizationAttributes, type AuthorizationResult, type Authorizer } from '../../../server/authorization/authorizer.ts';
 
 const pods = (extra: Partial<AuthorizationAttributes> = {}): AuthorizationAttributes => ({
   user: { name: 'alice', uid: 'u-1', groups: ['dev', 'system:authenticated'], extra: { 'z.example.com/b': ['2'], 'a.example.com/a': ['1'] } },
@@ -133,4 +135,84 @@ test('the union: synchronous while every answer is; a promise from the first tha
   // The deciding authorizer's own error only (kube's union returns decision, reason, err of that one).
   assert.deepEqual(await authorize([sync('a', { decision: 'noopinion', reason: '', error: 'e1' }), later('w', { decision: 'deny', reason: 'no', error: 'both' })], pods()), { decision: 'deny', reason: 'no', error: 'both' });
   assert.deepEqual(await authorize([later('w', 'noopinion'), sync('b', 'allow')], pods()), { decision: 'allow', reason: '' });
+});
+
+// ---- calls to a webhook on loopback (plain HTTP: the client's TLS is the e2e test's) ----
+
+/** A webhook that answers each call with the next of `answers` (the last one repeats), counting calls. */
+async function scriptedWebhook(answers: ((res: http.ServerResponse) => void)[]): Promise<{ url: URL; calls: () => number; close: () => Promise<void> }> {
+  let calls = 0;
+  const server = http.createServer((req, res) => {
+    req.resume();
+    req.on('end', () => answers[Math.min(calls++, answers.length - 1)](res));
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const url = new URL(`http://127.0.0.1:${(server.address() as AddressInfo).port}/authorize`);
+  return {
+    url,
+    calls: () => calls,
+    close: () => new Promise<void>((r) => {
+      server.closeAllConnections();
+      server.close(() => r());
+    }),
+  };
+}
+
+const json = (status: Record<string, unknown>) => (res: http.ServerResponse) => {
+  res.writeHead(200, { 'content-type': 'application/json' });
+  res.end(JSON.stringify({ apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview', status }));
+};
+
+function calling(url: URL, over: Partial<WebhookAuthorizerSettings> = {}, logs: string[] = []) {
+  const settings: WebhookAuthorizerSettings = { name: 'w', client: { file: '/dev/null', server: url, insecureSkipTlsVerify: false }, version: 'v1', timeoutMs: 5000, authorizedTtlMs: 60_000, unauthorizedTtlMs: 60_000, failurePolicy: 'NoOpinion', matchConditions: [], ...over };
+  return webhookAuthorizer(settings, { log: (l) => logs.push(l), retryBackoff: { durationMs: 1, factor: 1.5, jitter: 0, steps: 5 } });
+}
+
+test('denied decisions are kept for unauthorizedTTL and answered at once; a TTL of 0 keeps none', async () => {
+  const hook = await scriptedWebhook([json({ allowed: false, denied: true, reason: 'no' })]);
+  try {
+    const w = calling(hook.url);
+    assert.deepEqual(await w.authorize(pods()), { decision: 'deny', reason: 'no' });
+    const again = w.authorize(pods());
+    assert.ok(!(again instanceof Promise), 'a kept decision answers synchronously');
+    assert.deepEqual(again, { decision: 'deny', reason: 'no' });
+    assert.equal(hook.calls(), 1);
+    w.close();
+    const uncached = calling(hook.url, { unauthorizedTtlMs: 0 });
+    await uncached.authorize(pods());
+    await uncached.authorize(pods());
+    assert.equal(hook.calls(), 3);
+    uncached.close();
+  } finally {
+    await hook.close();
+  }
+});
+
+test('kube\'s retry: a 500 is asked again; the timeout ends a call that never answers (failure policy, with the error)', async () => {
+  const crash = (res: http.ServerResponse) => {
+    res.writeHead(500, { 'content-type': 'text/plain' });
+    res.end('crashed');
+  };
+  const flaky = await scriptedWebhook([crash, json({ allowed: true, reason: 'second time lucky' })]);
+  try {
+    const w = calling(flaky.url);
+    assert.deepEqual(await w.authorize(pods()), { decision: 'allow', reason: 'second time lucky' });
+    assert.equal(flaky.calls(), 2);
+    w.close();
+  } finally {
+    await flaky.close();
+  }
+  const silent = await scriptedWebhook([() => {}]);
+  try {
+    const logs: string[] = [];
+    const w = calling(silent.url, { timeoutMs: 200, failurePolicy: 'Deny' }, logs);
+    const r = (await w.authorize(pods())) as AuthorizationResult;
+    assert.equal(r.decision, 'deny');
+    assert.match(String(r.error), /^Post "http:\/\/127\.0\.0\.1:\d+\/authorize": context deadline exceeded/);
+    assert.equal(logs.length, 1);
+    assert.equal(silent.calls(), 1, 'a timeout is not retried');
+    w.close();
+  } finally {
+    await silent.close();
+  }
 });
