@@ -33,6 +33,7 @@ import { cachedTokenAuthenticator } from './authentication/token-cache.ts';
 import { readTokenFile, staticTokenAuthenticator } from './authentication/static-token.ts';
 import { loadTokenWebhookConfig, tokenWebhookAuthenticator, type TokenWebhookConfig } from './authentication/token-webhook.ts';
 import { authenticationSetup, type AuthenticationSetup, type OidcFlags } from './authentication/jwt/config.ts';
+import { ReloadableJwtAuthenticators } from './authentication/jwt/reload.ts';
 import { JwtAuthenticator, type JwtTiming } from './authentication/jwt/jwt-authenticator.ts';
 import { readClientCaFile } from './pki/client-ca.ts';
 import { bootstrapTokenAuthenticator, BootstrapTokenSecretCache, BOOTSTRAP_TOKEN_NAMESPACE } from './authentication/bootstrap-token.ts';
@@ -170,6 +171,8 @@ export interface ServerOptions {
   authorizationWebhookCacheUnauthorizedTtlMs?: number;
   /** How often --authorization-config is read again besides its watch (kube: a minute); tests shorten it. */
   authorizationConfigReloadIntervalMs?: number;
+  /** How often --authentication-config is read again besides its watch (kube: a minute); tests shorten it. */
+  authenticationConfigReloadIntervalMs?: number;
 }
 
 export interface RunningServer {
@@ -416,7 +419,10 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
     eventLog.onCommit((events) => bootstrapSecrets.observe(events));
     tokenAuthenticators.push(bootstrapTokenAuthenticator({ lookup: bootstrapSecrets.lookup, implicitAudiences: apiAudiences }));
   }
-  const jwtAuthenticators = authFiles.structured.jwt.map((spec) => new JwtAuthenticator(spec, { apiAudiences, log, timing: opts.jwtTiming }));
+  // --authentication-config's JWT authenticators are reloaded with its file (kube's); the --oidc-* flags' are fixed.
+  const jwtAuthenticators: (TokenAuthenticator & { start(): void; close(): void })[] = opts.authenticationConfigFile
+    ? [new ReloadableJwtAuthenticators({ file: opts.authenticationConfigFile, initial: authFiles.structured, serviceAccountIssuers: serviceAccountIssuersOf(opts), apiAudiences, log, timing: opts.jwtTiming, intervalMs: opts.authenticationConfigReloadIntervalMs })]
+    : authFiles.structured.jwt.map((spec) => new JwtAuthenticator(spec, { apiAudiences, log, timing: opts.jwtTiming }));
   for (const jwt of jwtAuthenticators) jwt.start();
   tokenAuthenticators.push(...jwtAuthenticators);
   // The webhook stays last (kube's order): only tokens nobody else knows reach it.
