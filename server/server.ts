@@ -45,7 +45,7 @@ import { issueLegacyToken, LegacyServiceAccountTokens } from './authentication/l
 import { loadServiceAccountKeys, type ServiceAccountKeys } from './pki/service-account-keys.ts';
 import { aggregateErrors } from './authorization/authorizer.ts';
 import { authorizationModeErrors, DEFAULT_AUTHORIZATION_MODES } from './authorization/modes.ts';
-import { AUTHORIZATION_CONFIG_WITH_MODES, authorizationWebhookFlagErrors, authorizersFromFlags, readAuthorizationConfig, type AuthorizerConfig } from './authorization/config.ts';
+import { AUTHORIZATION_CONFIG_WITH_MODES, AuthorizerBuildError, authorizationWebhookFlagErrors, authorizersFromFlags, readAuthorizationConfig, type AuthorizerConfig } from './authorization/config.ts';
 import { buildAuthorizerChain, ReloadableAuthorizer, type BuiltChain } from './authorization/reload.ts';
 import { webhookAuthorizer } from './authorization/webhook.ts';
 import { RbacPolicyIndex, type RbacKind } from './authorization/rbac/policy-index.ts';
@@ -258,6 +258,16 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
 type AuthorizationSetup = { file: string; initial: { data: string; authorizers: AuthorizerConfig[] } } | { authorizers: AuthorizerConfig[] };
 
 function authorizationSetup(opts: ServerOptions): AuthorizationSetup {
+  try {
+    return readAuthorizationSetup(opts);
+  } catch (e) {
+    // kube-apiserver's words for what BuildAuthorizer refuses (its Validate's errors are bare).
+    if (e instanceof AuthorizerBuildError) throw new Error(`invalid authorization config: ${e.message}`);
+    throw e;
+  }
+}
+
+function readAuthorizationSetup(opts: ServerOptions): AuthorizationSetup {
   const webhookFlags = { configFile: opts.authorizationWebhookConfigFile, version: opts.authorizationWebhookVersion, authorizedTtlMs: opts.authorizationWebhookCacheAuthorizedTtlMs, unauthorizedTtlMs: opts.authorizationWebhookCacheUnauthorizedTtlMs };
   if (opts.authorizationConfigFile !== undefined) {
     if (opts.authorizationModes !== undefined || Object.values(webhookFlags).some((v) => v !== undefined)) throw new Error(AUTHORIZATION_CONFIG_WITH_MODES);

@@ -266,14 +266,30 @@ export interface AuthorizerConfig {
   webhook?: WebhookAuthorizerSettings;
 }
 
+/**
+ * An error building an authorizer from a valid configuration (kube's newForConfig and webhook.New:
+ * a kubeconfig client-go refuses, an unsupported version), which kube-apiserver reports at start
+ * as "invalid authorization config: …".
+ */
+export class AuthorizerBuildError extends Error {}
+
+/** The kubeconfig as client-go reads it, its refusal an AuthorizerBuildError. */
+function webhookKubeconfig(file: string) {
+  try {
+    return loadWebhookKubeconfig(file);
+  } catch (e) {
+    throw new AuthorizerBuildError((e as Error).message);
+  }
+}
+
 /** What the webhook sections name, made usable: the kubeconfig read (client-go's errors), conditions compiled. */
 function webhookSettings(name: string, w: WebhookSection): WebhookAuthorizerSettings {
   if (w.connectionType === 'InClusterConfig') {
-    throw new Error(`authorizer ${goQuote(name)}: connectionInfo type InClusterConfig is not allowed for kube-apiserver, nor for hearth (it would call the API server itself); use KubeConfigFile`);
+    throw new AuthorizerBuildError(`authorizer ${goQuote(name)}: connectionInfo type InClusterConfig is not allowed for kube-apiserver, nor for hearth (it would call the API server itself); use KubeConfigFile`);
   }
   return {
     name,
-    client: loadWebhookKubeconfig(w.kubeConfigFile!),
+    client: webhookKubeconfig(w.kubeConfigFile!),
     version: w.subjectAccessReviewVersion as SubjectAccessReviewVersion,
     timeoutMs: w.timeoutMs,
     // kube's newForConfig: a kind of decision not cached has a TTL of 0.
@@ -346,13 +362,13 @@ export function authorizersFromFlags(modes: readonly string[], flags: Authorizat
   return modes.map((mode) => {
     if (mode !== 'Webhook') return { type: mode, name: mode.toLowerCase() };
     const version = flags.version ?? DEFAULT_AUTHORIZATION_WEBHOOK_VERSION;
-    if (version !== 'v1' && version !== 'v1beta1') throw new Error(`unsupported webhook authorizer version ${goQuote(version)}, supported versions are [v1 v1beta1]`);
+    if (version !== 'v1' && version !== 'v1beta1') throw new AuthorizerBuildError(`unsupported webhook authorizer version ${goQuote(version)}, supported versions are [v1 v1beta1]`);
     return {
       type: 'Webhook',
       name: 'default',
       webhook: {
         name: 'default',
-        client: loadWebhookKubeconfig(flags.configFile!),
+        client: webhookKubeconfig(flags.configFile!),
         version,
         timeoutMs: DEFAULT_WEBHOOK_TIMEOUT_MS,
         authorizedTtlMs: flags.authorizedTtlMs ?? DEFAULT_AUTHORIZED_TTL_MS,

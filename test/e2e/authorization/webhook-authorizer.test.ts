@@ -320,12 +320,13 @@ test('flags and files kube refuses stop the start with kube\'s words, nothing wr
   const kubeconfig = webhook.writeKubeconfig('webhook-flags.kubeconfig');
   const cases: [string[], number, RegExp][] = [
     [['--authorization-webhook-config-file', kubeconfig], 1, /^hearth: cannot specify --authorization-webhook-config-file without mode Webhook$/m],
-    [['--authorization-mode', 'Webhook,RBAC', '--authorization-webhook-config-file', kubeconfig, '--authorization-webhook-version', 'v3'], 1, /^hearth: unsupported webhook authorizer version "v3", supported versions are \[v1 v1beta1\]$/m],
+    [['--authorization-mode', 'Webhook,RBAC', '--authorization-webhook-config-file', kubeconfig, '--authorization-webhook-version', 'v3'], 1, /^hearth: invalid authorization config: unsupported webhook authorizer version "v3", supported versions are \[v1 v1beta1\]$/m],
+    [['--authorization-mode', 'Webhook', '--authorization-webhook-config-file', join(dir, 'missing.kubeconfig')], 1, new RegExp(`^hearth: invalid authorization config: stat ${join(dir, 'missing.kubeconfig')}: no such file or directory$`, 'm')],
     [['--authorization-webhook-cache-authorized-ttl', 'soon'], 2, /invalid argument "soon" for "--authorization-webhook-cache-authorized-ttl" flag: time: invalid duration "soon"/],
   ];
   const inCluster = join(dir, 'in-cluster.yaml');
   writeFileSync(inCluster, YAML.stringify({ apiVersion: 'apiserver.config.k8s.io/v1', kind: 'AuthorizationConfiguration', authorizers: [{ type: 'Webhook', name: 'w', webhook: { timeout: '3s', subjectAccessReviewVersion: 'v1', failurePolicy: 'NoOpinion', connectionInfo: { type: 'InClusterConfig' } } }] }));
-  cases.push([['--authorization-config', inCluster], 1, /^hearth: authorizer "w": connectionInfo type InClusterConfig is not allowed for kube-apiserver, nor for hearth/m]);
+  cases.push([['--authorization-config', inCluster], 1, /^hearth: invalid authorization config: authorizer "w": connectionInfo type InClusterConfig is not allowed for kube-apiserver, nor for hearth/m]);
   const badTimeout = join(dir, 'bad-timeout.yaml');
   writeFileSync(badTimeout, configWith(kubeconfig, { timeout: '45s', matchConditions: [{ expression: 'request.user' }] }));
   cases.push([
