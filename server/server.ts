@@ -255,7 +255,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
 }
 
 /** The authorizers the flags or --authorization-config name, read before anything is bound or written. */
-type AuthorizationSetup = { file: string; initial: { data: string; authorizers: AuthorizerConfig[] } } | { authorizers: AuthorizerConfig[] };
+type AuthorizationSetup = { file: string; initial: { data: string; canonical: string; authorizers: AuthorizerConfig[] } } | { authorizers: AuthorizerConfig[] };
 
 function authorizationSetup(opts: ServerOptions): AuthorizationSetup {
   try {

@@ -300,12 +300,19 @@ function webhookSettings(name: string, w: WebhookSection): WebhookAuthorizerSett
   };
 }
 
+/** A configuration that loaded and validated (kube's *AuthorizationConfiguration), not built yet. */
+export interface ValidatedAuthorizationConfig {
+  authorizers: readonly DecodedAuthorizer[];
+  /** Its canonical JSON: two files that decode alike (kube's reflect.DeepEqual) have the same. */
+  canonical: string;
+}
+
 /**
- * LoadAndValidateData, then what newForConfig needs: the authorizers in order, or an Error with
- * kube's message (and, past kube's checks, hearth's for what it does not have).
+ * LoadAndValidateData: the decoded, defaulted and validated configuration, or an Error with
+ * kube's message (and, past kube's checks, hearth's for the types it does not have).
  * `requireNonWebhookTypes`: on a reload, the non-webhook types the server started with.
  */
-export function loadAuthorizationConfigData(text: string, requireNonWebhookTypes?: ReadonlySet<string>): AuthorizerConfig[] {
+export function validateAuthorizationConfigData(text: string, requireNonWebhookTypes?: ReadonlySet<string>): ValidatedAuthorizationConfig {
   let authorizers: DecodedAuthorizer[];
   try {
     authorizers = decode(text);
@@ -327,11 +334,21 @@ export function loadAuthorizationConfigData(text: string, requireNonWebhookTypes
   if (problems.length) throw new Error(aggregateErrors(problems));
   const unsupported = [...new Set(authorizers.map((a) => a.type).filter((t) => !SUPPORTED_AUTHORIZATION_MODES.includes(t)))];
   if (unsupported.length) throw new Error(aggregateErrors(unsupported.map((t) => `authorizer type ${goQuote(t)} is not supported by hearth yet (supported: ${SUPPORTED_AUTHORIZATION_MODES.join(', ')})`)));
-  return authorizers.map((a) => (a.webhook ? { type: a.type, name: a.name, webhook: webhookSettings(a.name, a.webhook) } : { type: a.type, name: a.name }));
+  return { authorizers, canonical: JSON.stringify(authorizers.map((a) => ({ type: a.type, name: a.name, webhook: a.webhook ?? null }))) };
 }
 
-/** LoadAndValidateFile: the file's text and its authorizers (read errors in Go's words). */
-export function readAuthorizationConfig(path: string, requireNonWebhookTypes?: ReadonlySet<string>): { data: string; authorizers: AuthorizerConfig[] } {
+/** newForConfig's part that reads: each webhook's kubeconfig (client-go's errors) and compiled conditions. */
+export function buildAuthorizerConfigs(config: ValidatedAuthorizationConfig): AuthorizerConfig[] {
+  return config.authorizers.map((a) => (a.webhook ? { type: a.type, name: a.name, webhook: webhookSettings(a.name, a.webhook) } : { type: a.type, name: a.name }));
+}
+
+/** LoadAndValidateData and what newForConfig reads: the authorizers in order. */
+export function loadAuthorizationConfigData(text: string, requireNonWebhookTypes?: ReadonlySet<string>): AuthorizerConfig[] {
+  return buildAuthorizerConfigs(validateAuthorizationConfigData(text, requireNonWebhookTypes));
+}
+
+/** LoadAndValidateFile: the file's text, its canonical form and its authorizers (read errors in Go's words). */
+export function readAuthorizationConfig(path: string, requireNonWebhookTypes?: ReadonlySet<string>): { data: string; canonical: string; authorizers: AuthorizerConfig[] } {
   let data: string;
   try {
     data = readFileSync(path, 'utf8');
@@ -339,7 +356,8 @@ export function readAuthorizationConfig(path: string, requireNonWebhookTypes?: R
     const code = (e as NodeJS.ErrnoException).code;
     throw new Error(`open ${path}: ${code === 'ENOENT' ? 'no such file or directory' : code === 'EACCES' ? 'permission denied' : code === 'EISDIR' ? 'is a directory' : (e as Error).message}`);
   }
-  return { data, authorizers: loadAuthorizationConfigData(data, requireNonWebhookTypes) };
+  const validated = validateAuthorizationConfigData(data, requireNonWebhookTypes);
+  return { data, canonical: validated.canonical, authorizers: buildAuthorizerConfigs(validated) };
 }
 
 /** What the --authorization-webhook-* flags say (kube's BuiltInAuthorizationOptions). */

@@ -4,8 +4,9 @@
 // modes.ts has them, each webhook its own WebhookAuthorizer with its own cache). With a file, the
 // server answers through a ReloadableAuthorizer holding the current chain: the file is read again
 // when it changes (a watch of its folder, so an editor's rename is seen too) and at least every
-// interval (kube's minute); new bytes that load and validate — keeping every non-webhook type the
-// server started with, and adding none of RBAC/Node/ABAC it did not — replace the chain at once;
+// interval (kube's minute); new bytes that load and validate to another configuration — keeping
+// every non-webhook type the server started with, and adding none of RBAC/Node/ABAC it did not —
+// replace the chain at once (webhook caches start empty);
 // anything else is logged as kube logs it ("reloading authorization config") and the old chain
 // stays. Requests already being decided finish with the chain they started with.
 import { watch, readFileSync, type FSWatcher } from 'node:fs';
@@ -14,7 +15,7 @@ import type { AuthorizationAttributes, Authorizer, AuthorizerAnswer, RulesResult
 import { authorize, rulesFor, systemMastersAuthorizer } from './authorizer.ts';
 import type { UserInfo } from '../authentication/user.ts';
 import { authorizerChain } from './modes.ts';
-import { loadAuthorizationConfigData, type AuthorizerConfig } from './config.ts';
+import { buildAuthorizerConfigs, validateAuthorizationConfigData, type AuthorizerConfig, type ValidatedAuthorizationConfig } from './config.ts';
 import type { WebhookAuthorizer, WebhookAuthorizerSettings } from './webhook.ts';
 
 /** kube's reloadInterval. */
@@ -56,8 +57,8 @@ const STARTUP_ONLY_TYPES = ['RBAC', 'Node', 'ABAC'];
 
 export interface ReloadOptions {
   file: string;
-  /** The file's text at start and the authorizers it gave. */
-  initial: { data: string; authorizers: AuthorizerConfig[] };
+  /** The file's text at start, its canonical form and the authorizers it gave. */
+  initial: { data: string; canonical: string; authorizers: AuthorizerConfig[] };
   parts: ChainParts;
   log: (line: string) => void;
   /** How often the file is read regardless of the watch (kube: a minute). */
@@ -69,6 +70,7 @@ export class ReloadableAuthorizer implements Authorizer {
   readonly name = 'reloadable';
   private current: BuiltChain;
   private lastData: string;
+  private lastConfig: string;
   private readonly requireNonWebhookTypes: ReadonlySet<string>;
   private readonly retired = new Set<{ chain: BuiltChain; timer: NodeJS.Timeout }>();
   private watcher?: FSWatcher;
@@ -78,6 +80,7 @@ export class ReloadableAuthorizer implements Authorizer {
   constructor(private readonly opts: ReloadOptions) {
     this.current = buildAuthorizerChain(opts.initial.authorizers, opts.parts);
     this.lastData = opts.initial.data;
+    this.lastConfig = opts.initial.canonical;
     this.requireNonWebhookTypes = new Set(opts.initial.authorizers.filter((a) => a.type !== 'Webhook').map((a) => a.type));
   }
 
@@ -124,9 +127,20 @@ export class ReloadableAuthorizer implements Authorizer {
     if (data === this.lastData) return;
     log('found new authorization config data');
     this.lastData = data;
+    let validated: ValidatedAuthorizationConfig;
+    try {
+      validated = validateAuthorizationConfigData(data, this.requireNonWebhookTypes);
+    } catch (e) {
+      log(`reloading authorization config: ${(e as Error).message}`);
+      return;
+    }
+    // Other bytes, the same configuration (kube's reflect.DeepEqual): nothing to rebuild.
+    if (validated.canonical === this.lastConfig) return;
+    log('found new authorization config');
+    this.lastConfig = validated.canonical;
     let next: BuiltChain;
     try {
-      const authorizers = loadAuthorizationConfigData(data, this.requireNonWebhookTypes);
+      const authorizers = buildAuthorizerConfigs(validated);
       for (const a of authorizers) {
         if (STARTUP_ONLY_TYPES.includes(a.type) && !this.requireNonWebhookTypes.has(a.type)) throw new Error(`authorizer type ${a.type} is not allowed if it was not enabled at initial server startup`);
       }

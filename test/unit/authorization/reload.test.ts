@@ -1,5 +1,5 @@
 // --authorization-config's reload as kube's reloadableAuthorizerResolver.checkFile does it: the
-// same bytes change nothing; a valid file replaces the chain; an invalid one, one dropping a type
+// same bytes, or the same configuration in other bytes, change nothing; a valid file replaces the chain; an invalid one, one dropping a type
 // the server started with, or one adding RBAC it did not start with, is logged and the old chain
 // stays; requests are decided by whichever chain is current.
 import { test, after } from 'node:test';
@@ -28,10 +28,15 @@ test('checkFile: a valid file replaces the chain; invalid ones are logged and th
 
   r.checkFile();
   assert.deepEqual(logs, [], 'the same bytes: nothing to do');
+  // Other bytes, the same configuration: nothing rebuilt.
+  writeFileSync(file, `# a comment\n${HEAD}- type: AlwaysDeny\n  name: alwaysdeny\n`);
+  r.checkFile();
+  assert.deepEqual(logs, ['found new authorization config data']);
+  logs.length = 0;
 
   writeFileSync(file, `${HEAD}- {type: AlwaysDeny, name: alwaysdeny}\n- {type: RBAC, name: rbac}\n`);
   r.checkFile();
-  assert.deepEqual(logs, ['found new authorization config data', 'reloading authorization config: authorizer type RBAC is not allowed if it was not enabled at initial server startup']);
+  assert.deepEqual(logs, ['found new authorization config data', 'found new authorization config', 'reloading authorization config: authorizer type RBAC is not allowed if it was not enabled at initial server startup']);
 
   writeFileSync(file, `${HEAD}- {type: AlwaysAllow, name: alwaysallow}\n`);
   logs.length = 0;
@@ -47,7 +52,7 @@ test('checkFile: a valid file replaces the chain; invalid ones are logged and th
   writeFileSync(file, `${HEAD}- {type: AlwaysAllow, name: alwaysallow}\n- {type: AlwaysDeny, name: alwaysdeny}\n`);
   logs.length = 0;
   r.checkFile();
-  assert.deepEqual(logs, ['found new authorization config data', 'reloaded authz config']);
+  assert.deepEqual(logs, ['found new authorization config data', 'found new authorization config', 'reloaded authz config']);
   assert.deepEqual(decide(), { decision: 'allow', reason: '' });
   // Rules follow the chain too.
   assert.equal(r.rulesFor({ name: 'u', groups: [] }, 'dev').resourceRules.length, 1);
