@@ -58,3 +58,34 @@ test('checkFile: a valid file replaces the chain; invalid ones are logged and th
   assert.equal(r.rulesFor({ name: 'u', groups: [] }, 'dev').resourceRules.length, 1);
   r.stop();
 });
+
+test('several webhooks, in the file\'s order, each its own authorizer with its own settings', () => {
+  const kubeconfig = join(dir, 'w.kubeconfig');
+  writeFileSync(kubeconfig, 'apiVersion: v1\nkind: Config\nclusters:\n- name: w\n  cluster: {server: "https://127.0.0.1:9443/authorize", insecure-skip-tls-verify: true}\ncontexts:\n- name: w\n  context: {cluster: w, user: ""}\ncurrent-context: w\n');
+  const webhook = (name: string, policy: string) => `- type: Webhook\n  name: ${name}\n  webhook: {timeout: 2s, subjectAccessReviewVersion: v1, failurePolicy: ${policy}, connectionInfo: {type: KubeConfigFile, kubeConfigFile: ${kubeconfig}}}\n`;
+  const file = join(dir, 'two.yaml');
+  writeFileSync(file, `${HEAD}${webhook('first', 'Deny')}- {type: RBAC, name: rbac}\n${webhook('second', 'NoOpinion')}`);
+  const config = readAuthorizationConfig(file);
+  assert.deepEqual(config.authorizers.map((a) => [a.type, a.name, a.webhook?.failurePolicy, a.webhook?.timeoutMs]), [
+    ['Webhook', 'first', 'Deny', 2000],
+    ['RBAC', 'rbac', undefined, undefined],
+    ['Webhook', 'second', 'NoOpinion', 2000],
+  ]);
+  const built: string[] = [];
+  const r = new ReloadableAuthorizer({
+    file,
+    initial: config,
+    parts: {
+      rbac,
+      webhook: (settings) => {
+        built.push(settings.name);
+        return { name: settings.name, authorize: () => ({ decision: 'noopinion', reason: `${settings.name} has no opinion` }), close: () => {} };
+      },
+    },
+    log: () => {},
+  });
+  assert.deepEqual(built, ['first', 'second']);
+  // The chain asks them in order: every no-opinion reason, in the file's order.
+  assert.deepEqual(r.authorize(request), { decision: 'noopinion', reason: 'first has no opinion\nrbac says no\nsecond has no opinion' });
+  r.stop();
+});
