@@ -327,6 +327,7 @@ test('flags and files kube refuses stop the start with kube\'s words, nothing wr
   const inCluster = join(dir, 'in-cluster.yaml');
   writeFileSync(inCluster, YAML.stringify({ apiVersion: 'apiserver.config.k8s.io/v1', kind: 'AuthorizationConfiguration', authorizers: [{ type: 'Webhook', name: 'w', webhook: { timeout: '3s', subjectAccessReviewVersion: 'v1', failurePolicy: 'NoOpinion', connectionInfo: { type: 'InClusterConfig' } } }] }));
   cases.push([['--authorization-config', inCluster], 1, /^hearth: invalid authorization config: authorizer "w": connectionInfo type InClusterConfig is not allowed for kube-apiserver, nor for hearth/m]);
+  cases.push([['--authorization-config', inCluster, '--authorization-webhook-version', 'v1'], 1, /^hearth: --authorization-config can not be specified when --authorization-mode or --authorization-webhook-\* flags are defined$/m]);
   const badTimeout = join(dir, 'bad-timeout.yaml');
   writeFileSync(badTimeout, configWith(kubeconfig, { timeout: '45s', matchConditions: [{ expression: 'request.user' }] }));
   cases.push([
