@@ -42,6 +42,11 @@ interface Flags {
   authorizationModes?: string[];
   /** kube-apiserver's --authorization-config (an AuthorizationConfiguration file). */
   authorizationConfigFile?: string;
+  /** kube-apiserver's --authorization-webhook-config-file, -version, -cache-authorized-ttl, -cache-unauthorized-ttl. */
+  authorizationWebhookConfigFile?: string;
+  authorizationWebhookVersion?: string;
+  authorizationWebhookCacheAuthorizedTtlMs?: number;
+  authorizationWebhookCacheUnauthorizedTtlMs?: number;
   compactionIntervalMs: number;
   eventTtlMs: number;
   /** kube-apiserver's --disable-admission-plugins. */
@@ -65,7 +70,7 @@ interface Flags {
   legacyServiceAccountTokenCleanUpPeriodMs?: number;
 }
 
-const USAGE = `usage: npm start -- [--data-dir DIR] [--secure-port PORT] [--bind-address ADDR] [--tls-san NAME_OR_IP]... [--anonymous-auth=false] [--token-auth-file FILE] [--authentication-token-webhook-config-file FILE] [--authentication-token-webhook-version v1beta1|v1] [--authentication-token-webhook-cache-ttl 2m] [--client-ca-file FILE] [--authorization-mode RBAC,...] [--authorization-config FILE] [--authentication-config FILE] [--oidc-issuer-url URL --oidc-client-id ID [--oidc-ca-file FILE] [--oidc-username-claim sub] [--oidc-username-prefix P] [--oidc-groups-claim C] [--oidc-groups-prefix P] [--oidc-signing-algs RS256,...] [--oidc-required-claim K=V]...] [--requestheader-client-ca-file FILE] [--requestheader-allowed-names CN,...] [--requestheader-username-headers H,...] [--requestheader-uid-headers H,...] [--requestheader-group-headers H,...] [--requestheader-extra-headers-prefix P,...] [--enable-bootstrap-token-auth=false] [--compaction-interval 5m] [--event-ttl 1h] [--controllers '*'] [--disable-admission-plugins NAME,...] [--service-cluster-ip-range 10.96.0.0/12[,fd00::/108]] [--service-node-port-range 30000-32767] [--snapshot-interval 12h] [--snapshot-retention 5] [--http2-implementation hearth|node] [--service-account-issuer URL]... [--service-account-signing-key-file FILE] [--service-account-key-file FILE]... [--api-audiences A,B] [--service-account-jwks-uri URL] [--service-account-max-token-expiration 24h] [--service-account-extend-token-expiration=false] [--legacy-service-account-token-clean-up-period 8760h] [--initialize]
+const USAGE = `usage: npm start -- [--data-dir DIR] [--secure-port PORT] [--bind-address ADDR] [--tls-san NAME_OR_IP]... [--anonymous-auth=false] [--token-auth-file FILE] [--authentication-token-webhook-config-file FILE] [--authentication-token-webhook-version v1beta1|v1] [--authentication-token-webhook-cache-ttl 2m] [--client-ca-file FILE] [--authorization-mode RBAC,...] [--authorization-webhook-config-file FILE] [--authorization-webhook-version v1beta1|v1] [--authorization-webhook-cache-authorized-ttl 5m] [--authorization-webhook-cache-unauthorized-ttl 30s] [--authorization-config FILE] [--authentication-config FILE] [--oidc-issuer-url URL --oidc-client-id ID [--oidc-ca-file FILE] [--oidc-username-claim sub] [--oidc-username-prefix P] [--oidc-groups-claim C] [--oidc-groups-prefix P] [--oidc-signing-algs RS256,...] [--oidc-required-claim K=V]...] [--requestheader-client-ca-file FILE] [--requestheader-allowed-names CN,...] [--requestheader-username-headers H,...] [--requestheader-uid-headers H,...] [--requestheader-group-headers H,...] [--requestheader-extra-headers-prefix P,...] [--enable-bootstrap-token-auth=false] [--compaction-interval 5m] [--event-ttl 1h] [--controllers '*'] [--disable-admission-plugins NAME,...] [--service-cluster-ip-range 10.96.0.0/12[,fd00::/108]] [--service-node-port-range 30000-32767] [--snapshot-interval 12h] [--snapshot-retention 5] [--http2-implementation hearth|node] [--service-account-issuer URL]... [--service-account-signing-key-file FILE] [--service-account-key-file FILE]... [--api-audiences A,B] [--service-account-jwks-uri URL] [--service-account-max-token-expiration 24h] [--service-account-extend-token-expiration=false] [--legacy-service-account-token-clean-up-period 8760h] [--initialize]
        npm run backup|restore|snapshots -- --help`;
 
 function parseFlags(argv: string[]): Flags {
@@ -147,6 +152,18 @@ function parseFlags(argv: string[]): Flags {
       // (pflag's string slice: values split at commas; kube checks them at start: server.ts.)
       case '--authorization-config': flags.authorizationConfigFile = take(); break;
       case '--authorization-mode': flags.authorizationModes = [...(flags.authorizationModes ?? []), ...take().split(',').filter((m) => m !== '')]; break;
+      case '--authorization-webhook-config-file': flags.authorizationWebhookConfigFile = take(); break;
+      case '--authorization-webhook-version': flags.authorizationWebhookVersion = take(); break;
+      case '--authorization-webhook-cache-authorized-ttl':
+      case '--authorization-webhook-cache-unauthorized-ttl': {
+        // Go durations, as pflag reads them.
+        const v = take();
+        const ns = parseGoDuration(v);
+        if (typeof ns === 'string') fail(`invalid argument ${JSON.stringify(v)} for "${arg}" flag: ${ns}`);
+        if (arg === '--authorization-webhook-cache-authorized-ttl') flags.authorizationWebhookCacheAuthorizedTtlMs = Math.max(0, ns / 1e6);
+        else flags.authorizationWebhookCacheUnauthorizedTtlMs = Math.max(0, ns / 1e6);
+        break;
+      }
       case '--initialize': flags.initialize = (value ?? 'true') !== 'false'; break;
       case '--service-cluster-ip-range': flags.serviceClusterIPRange = take(); break;
       case '--service-node-port-range': flags.serviceNodePortRange = take(); break;
@@ -283,6 +300,10 @@ try {
     oidc: flags.oidc,
     authorizationModes: flags.authorizationModes,
     authorizationConfigFile: flags.authorizationConfigFile,
+    authorizationWebhookConfigFile: flags.authorizationWebhookConfigFile,
+    authorizationWebhookVersion: flags.authorizationWebhookVersion,
+    authorizationWebhookCacheAuthorizedTtlMs: flags.authorizationWebhookCacheAuthorizedTtlMs,
+    authorizationWebhookCacheUnauthorizedTtlMs: flags.authorizationWebhookCacheUnauthorizedTtlMs,
     compactionIntervalMs: flags.compactionIntervalMs,
     eventTtlMs: flags.eventTtlMs,
     controllers: flags.controllers,

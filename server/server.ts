@@ -34,6 +34,7 @@ import { cachedTokenAuthenticator } from './authentication/token-cache.ts';
 import { readTokenFile, staticTokenAuthenticator } from './authentication/static-token.ts';
 import { loadTokenWebhookConfig, tokenWebhookAuthenticator, type TokenWebhookConfig } from './authentication/token-webhook.ts';
 import { authenticationSetup, type AuthenticationSetup, type OidcFlags } from './authentication/jwt/config.ts';
+import { ReloadableJwtAuthenticators } from './authentication/jwt/reload.ts';
 import { JwtAuthenticator, type JwtTiming } from './authentication/jwt/jwt-authenticator.ts';
 import { readClientCaFile } from './pki/client-ca.ts';
 import { bootstrapTokenAuthenticator, BootstrapTokenSecretCache, BOOTSTRAP_TOKEN_NAMESPACE } from './authentication/bootstrap-token.ts';
@@ -44,8 +45,10 @@ import { DEFAULT_SERVICE_ACCOUNT_ISSUER, JWKS_PATH, ServiceAccountTokens, type T
 import { issueLegacyToken, LegacyServiceAccountTokens } from './authentication/legacy-service-account-token.ts';
 import { loadServiceAccountKeys, type ServiceAccountKeys } from './pki/service-account-keys.ts';
 import { aggregateErrors, authorize } from './authorization/authorizer.ts';
-import { authorizationModeErrors, authorizerChain, DEFAULT_AUTHORIZATION_MODES } from './authorization/modes.ts';
-import { AUTHORIZATION_CONFIG_WITH_MODES, readAuthorizationConfig } from './authorization/config.ts';
+import { authorizationModeErrors, DEFAULT_AUTHORIZATION_MODES } from './authorization/modes.ts';
+import { AUTHORIZATION_CONFIG_WITH_MODES, AuthorizerBuildError, authorizationWebhookFlagErrors, authorizersFromFlags, readAuthorizationConfig, type AuthorizerConfig } from './authorization/config.ts';
+import { buildAuthorizerChain, ReloadableAuthorizer, type BuiltChain } from './authorization/reload.ts';
+import { webhookAuthorizer } from './authorization/webhook.ts';
 import { RbacPolicyIndex, type RbacKind } from './authorization/rbac/policy-index.ts';
 import { rbacAuthorizer } from './authorization/rbac/authorizer.ts';
 import { rbacEscalationCheck } from './authorization/rbac/escalation.ts';
@@ -162,6 +165,18 @@ export interface ServerOptions {
   authorizationModes?: string[];
   /** --authorization-config: an AuthorizationConfiguration file naming them instead (not with authorizationModes). */
   authorizationConfigFile?: string;
+  /** --authorization-webhook-config-file: the kubeconfig of the Webhook mode's authorizer. */
+  authorizationWebhookConfigFile?: string;
+  /** --authorization-webhook-version (default v1beta1). */
+  authorizationWebhookVersion?: string;
+  /** --authorization-webhook-cache-authorized-ttl (default 5m; 0 caches no allowed decision). */
+  authorizationWebhookCacheAuthorizedTtlMs?: number;
+  /** --authorization-webhook-cache-unauthorized-ttl (default 30s; 0 caches no other decision). */
+  authorizationWebhookCacheUnauthorizedTtlMs?: number;
+  /** How often --authorization-config is read again besides its watch (kube: a minute); tests shorten it. */
+  authorizationConfigReloadIntervalMs?: number;
+  /** How often --authentication-config is read again besides its watch (kube: a minute); tests shorten it. */
+  authenticationConfigReloadIntervalMs?: number;
 }
 
 export interface RunningServer {
@@ -203,13 +218,9 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   for (const name of opts.disableAdmissionPlugins ?? []) {
     if (!ADMISSION_PLUGINS.includes(name)) throw new Error(`disable-admission-plugins plugin ${JSON.stringify(name)} is unknown`);
   }
-  // kube-apiserver's checks of --authorization-mode or --authorization-config, and the modes hearth does not have yet.
-  if (opts.authorizationConfigFile !== undefined) {
-    if (opts.authorizationModes !== undefined) throw new Error(AUTHORIZATION_CONFIG_WITH_MODES);
-    opts = { ...opts, authorizationModes: readAuthorizationConfig(opts.authorizationConfigFile) };
-  }
-  const authorizationErrors = authorizationModeErrors(opts.authorizationModes ?? DEFAULT_AUTHORIZATION_MODES);
-  if (authorizationErrors.length) throw new Error(aggregateErrors(authorizationErrors));
+  // kube-apiserver's checks of --authorization-mode (and its webhook flags) or --authorization-config,
+  // the modes hearth does not have yet, and the webhooks' kubeconfigs.
+  const authorization = authorizationSetup(opts);
   const ranges = { serviceCIDRs: parseServiceClusterIPRange(opts.serviceClusterIPRange), nodePortRange: parseServiceNodePortRange(opts.serviceNodePortRange) };
   // So are token and CA files kube refuses (with kube's messages).
   const log = opts.log ?? ((l: string) => console.log(l));
@@ -239,7 +250,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     throw e;
   }
   try {
-    return await serve(opts, bound, lock, ranges, authFiles);
+    return await serve(opts, bound, lock, ranges, authFiles, authorization);
   } catch (e) {
     await bound.close();
     lock.release();
@@ -247,7 +258,32 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   }
 }
 
-async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, ranges: ServiceRanges, authFiles: AuthenticationFiles): Promise<RunningServer> {
+/** The authorizers the flags or --authorization-config name, read before anything is bound or written. */
+type AuthorizationSetup = { file: string; initial: { data: string; canonical: string; authorizers: AuthorizerConfig[] } } | { authorizers: AuthorizerConfig[] };
+
+function authorizationSetup(opts: ServerOptions): AuthorizationSetup {
+  try {
+    return readAuthorizationSetup(opts);
+  } catch (e) {
+    // kube-apiserver's words for what BuildAuthorizer refuses (its Validate's errors are bare).
+    if (e instanceof AuthorizerBuildError) throw new Error(`invalid authorization config: ${e.message}`);
+    throw e;
+  }
+}
+
+function readAuthorizationSetup(opts: ServerOptions): AuthorizationSetup {
+  const webhookFlags = { configFile: opts.authorizationWebhookConfigFile, version: opts.authorizationWebhookVersion, authorizedTtlMs: opts.authorizationWebhookCacheAuthorizedTtlMs, unauthorizedTtlMs: opts.authorizationWebhookCacheUnauthorizedTtlMs };
+  if (opts.authorizationConfigFile !== undefined) {
+    if (opts.authorizationModes !== undefined || Object.values(webhookFlags).some((v) => v !== undefined)) throw new Error(AUTHORIZATION_CONFIG_WITH_MODES);
+    return { file: opts.authorizationConfigFile, initial: readAuthorizationConfig(opts.authorizationConfigFile) };
+  }
+  const modes = opts.authorizationModes ?? DEFAULT_AUTHORIZATION_MODES;
+  const errors = [...authorizationModeErrors(modes), ...authorizationWebhookFlagErrors(modes, webhookFlags)];
+  if (errors.length) throw new Error(aggregateErrors(errors));
+  return { authorizers: authorizersFromFlags(modes, webhookFlags) };
+}
+
+async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, ranges: ServiceRanges, authFiles: AuthenticationFiles, authorization: AuthorizationSetup): Promise<RunningServer> {
   const log = opts.log ?? ((l: string) => console.log(l));
   const { serviceCIDRs, nodePortRange } = ranges;
   const extraSans = [...(opts.tlsSans ?? [])];
@@ -287,17 +323,24 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
   // The authorizer chain, over the RBAC policy kept in memory; RBAC's escalation check runs last
   // in admission (kube's policybased RBAC storage: no admission plugin there, so never disabled).
   const rbacPolicy = rbacPolicyIndex(store, catalog, eventLog);
-  // The Node authorizer decides from a graph of what each node's pods reference, kept as the RBAC policy is.
-  const nodeGraph = (opts.authorizationModes ?? DEFAULT_AUTHORIZATION_MODES).includes('Node') ? nodeAuthorizerGraph(store, catalog, eventLog) : undefined;
-  const authorizers = authorizerChain(opts.authorizationModes ?? DEFAULT_AUTHORIZATION_MODES, rbacAuthorizer(rbacPolicy), nodeGraph && nodeAuthorizer(nodeGraph));
+  // The Node authorizer decides from a graph of what each node's pods reference, kept as the RBAC
+  // policy is; built when the configuration names Node (a reload may not add it, as in kube).
+  const configured = 'file' in authorization ? authorization.initial.authorizers : authorization.authorizers;
+  const nodeGraph = configured.some((a) => a.type === 'Node') ? nodeAuthorizerGraph(store, catalog, eventLog) : undefined;
+  // Each webhook authorizer calls its webhook as kube-apiserver does; --authorization-config's chain is reloaded when its file changes.
+  const chainParts = { rbac: rbacAuthorizer(rbacPolicy), node: nodeGraph && nodeAuthorizer(nodeGraph), webhook: (w: Parameters<typeof webhookAuthorizer>[0]) => webhookAuthorizer(w, { log, userAgent: `kube-apiserver/${catalog.kubernetesVersion} (${process.platform}/${process.arch === 'x64' ? 'amd64' : process.arch}) kubernetes/hearth` }) };
+  const reloadable = 'file' in authorization ? new ReloadableAuthorizer({ file: authorization.file, initial: authorization.initial, parts: chainParts, log, intervalMs: opts.authorizationConfigReloadIntervalMs }) : undefined;
+  const staticChain: BuiltChain | undefined = 'file' in authorization ? undefined : buildAuthorizerChain(authorization.authorizers, chainParts);
+  const authorizers = reloadable ? [reloadable] : staticChain!.authorizers;
+  reloadable?.start();
   // NodeRestriction (on by default, as kubeadm enables it): mutating, so its admit runs right after
   // ServiceAccount's, as in kube's order (CertificateSubjectRestriction only validates); it asks the chain about token audiences.
   if (!disabledPlugins.has('NodeRestriction')) {
     admission.add(
       nodeRestriction({
         get: (kind, ns, name) => store.tryGet(catalog.lookup(kind === 'csidrivers' ? 'storage.k8s.io' : '', 'v1', kind)!, ns, name),
-        mayRequestAudience: (user, namespace, name, audience) =>
-          authorize(authorizers, { user, verb: REQUEST_TOKEN_AUDIENCE_VERB, isResourceRequest: true, path: '', apiGroup: '', apiVersion: '', resource: audience, subresource: '', namespace, name }).decision === 'allow',
+        mayRequestAudience: async (user, namespace, name, audience) =>
+          (await authorize(authorizers, { user, verb: REQUEST_TOKEN_AUDIENCE_VERB, isResourceRequest: true, path: '', apiGroup: '', apiVersion: '', resource: audience, subresource: '', namespace, name })).decision === 'allow',
         // (read at request time: the token issuer is set up further down)
         apiAudiences: () => serviceAccountTokens.apiAudiences,
       }),
@@ -407,7 +450,10 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
     eventLog.onCommit((events) => bootstrapSecrets.observe(events));
     tokenAuthenticators.push(bootstrapTokenAuthenticator({ lookup: bootstrapSecrets.lookup, implicitAudiences: apiAudiences }));
   }
-  const jwtAuthenticators = authFiles.structured.jwt.map((spec) => new JwtAuthenticator(spec, { apiAudiences, log, timing: opts.jwtTiming }));
+  // --authentication-config's JWT authenticators are reloaded with its file (kube's); the --oidc-* flags' are fixed.
+  const jwtAuthenticators: (TokenAuthenticator & { start(): void; close(): void })[] = opts.authenticationConfigFile
+    ? [new ReloadableJwtAuthenticators({ file: opts.authenticationConfigFile, initial: authFiles.structured, serviceAccountIssuers: serviceAccountIssuersOf(opts), apiAudiences, log, timing: opts.jwtTiming, intervalMs: opts.authenticationConfigReloadIntervalMs })]
+    : authFiles.structured.jwt.map((spec) => new JwtAuthenticator(spec, { apiAudiences, log, timing: opts.jwtTiming }));
   for (const jwt of jwtAuthenticators) jwt.start();
   tokenAuthenticators.push(...jwtAuthenticators);
   // The webhook stays last (kube's order): only tokens nobody else knows reach it.
@@ -503,6 +549,8 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
         await snapshots.stop();
         await listener.close();
         tokenWebhook?.close();
+        reloadable?.stop();
+        for (const w of staticChain?.webhooks ?? []) w.close();
         // What the controllers are doing finishes before the store goes (and legacy tokens' last-used labels).
         await controllersDone;
         await legacyTokenObjects.stop();

@@ -60,7 +60,7 @@ export interface NodeRestrictionLookups {
    * Whether the authorizer chain allows `user` the verb `request-serviceaccounts-token-audience`
    * on resource `audience` (group ""), named `serviceAccount` in `namespace`.
    */
-  mayRequestAudience(user: UserInfo, namespace: string, serviceAccount: string, audience: string): boolean;
+  mayRequestAudience(user: UserInfo, namespace: string, serviceAccount: string, audience: string): boolean | Promise<boolean>;
   /** The API server's own audiences (--api-audiences), which any pod's token may have. */
   apiAudiences(): readonly string[];
 }
@@ -348,7 +348,7 @@ function jsonDiff(a: unknown, b: unknown, path = ''): string[] {
 
 // ---- serviceaccounts/token ----
 
-function admitServiceAccount(lookups: NodeRestrictionLookups, nodeName: string, a: AdmissionAttributes): void {
+async function admitServiceAccount(lookups: NodeRestrictionLookups, nodeName: string, a: AdmissionAttributes): Promise<void> {
   if (a.operation !== 'CREATE' || a.subresource !== 'token') return;
   const spec = rec(rec(a.object).spec);
   // A node's token must be bound to a pod scheduled on it (the Node binding is added from the pod's).
@@ -362,7 +362,7 @@ function admitServiceAccount(lookups: NodeRestrictionLookups, nodeName: string, 
     throw refuse(a, `the UID in the bound object reference (${str(ref.uid)}) does not match the UID in record. The object might have been deleted and then recreated`);
   }
   if (str(rec(rec(pod).spec).nodeName) !== nodeName) throw refuse(a, 'node requested token bound to a pod scheduled on a different node');
-  validateAudience(lookups, a, rec(pod), list(spec.audiences).map(str));
+  await validateAudience(lookups, a, rec(pod), list(spec.audiences).map(str));
 }
 
 /**
@@ -370,14 +370,14 @@ function admitServiceAccount(lookups: NodeRestrictionLookups, nodeName: string, 
  * or one of --api-audiences), one the pod uses (a projected token volume, or the token requests
  * of a CSI driver one of its volumes mounts), or one the node is authorized to ask for.
  */
-function validateAudience(lookups: NodeRestrictionLookups, a: AdmissionAttributes, pod: Json, audiences: string[]): void {
+async function validateAudience(lookups: NodeRestrictionLookups, a: AdmissionAttributes, pod: Json, audiences: string[]): Promise<void> {
   if (audiences.length > 1) throw refuse(a, 'node may only request 0 or 1 audiences');
   const audience = audiences[0] ?? '';
   if (audience === '' || lookups.apiAudiences().includes(audience)) return;
   const found = podReferencesAudience(lookups, pod, audience);
   if (typeof found === 'string') throw refuse(a, `error validating audience ${q(audience)}: ${found}`);
   if (found) return;
-  if (lookups.mayRequestAudience(a.user, a.namespace, a.name, audience)) return;
+  if (await lookups.mayRequestAudience(a.user, a.namespace, a.name, audience)) return;
   throw refuse(a, `audience ${q(audience)} not found in pod spec volume, ${a.user.name} is not authorized to request tokens for this audience`);
 }
 

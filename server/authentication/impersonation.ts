@@ -8,7 +8,7 @@
 import type Koa from 'koa';
 import type { AuthenticatedState, UserInfo } from './user.ts';
 import type { CredentialSource } from './authenticator.ts';
-import { authorize, forbiddenError, type AuthorizationAttributes, type Authorizer } from '../authorization/authorizer.ts';
+import { authorize, forbiddenError, type AuthorizationAttributes, type AuthorizationResult, type Authorizer } from '../authorization/authorizer.ts';
 import { badRequest } from '../errors.ts';
 import { isDNS1123Label, isDNS1123Subdomain } from '../validation/names.ts';
 
@@ -244,13 +244,25 @@ export function impersonationMiddleware(authorizers: readonly Authorizer[]): Koa
     const requests = impersonationRequests(req);
     if (requests.length === 0) return next(); // an empty Impersonate-User alone asks for nothing
     const requestor = ctx.state.user;
-    for (const r of requests) {
-      const attrs = impersonationAttributes(requestor, r);
-      const { decision, reason } = authorize(authorizers, attrs);
-      if (decision !== 'allow') throw forbiddenError(attrs, reason);
-    }
-    ctx.state.user = impersonatedUser(requests);
-    clearImpersonationHeaders(req);
-    return next();
+    const impersonate = () => {
+      ctx.state.user = impersonatedUser(requests);
+      clearImpersonationHeaders(req);
+      return next();
+    };
+    // Each request in turn; synchronous while the chain answers at once (a webhook answers later).
+    const check = (from: number): ReturnType<typeof next> => {
+      for (let i = from; i < requests.length; i++) {
+        const attrs = impersonationAttributes(requestor, requests[i]);
+        const result = authorize(authorizers, attrs);
+        // kube: an error, or anything but allow, is a 403 naming what was refused.
+        const refuse = (r: AuthorizationResult) => {
+          if (r.error || r.decision !== 'allow') throw forbiddenError(attrs, r.reason);
+        };
+        if (result instanceof Promise) return result.then((r) => (refuse(r), check(i + 1)));
+        refuse(result);
+      }
+      return impersonate();
+    };
+    return check(0);
   };
 }

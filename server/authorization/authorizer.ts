@@ -5,7 +5,7 @@
 // --authorization-mode in modes.ts; RBAC is rbac/.
 import type Koa from 'koa';
 import type { AuthenticatedState, UserInfo } from '../authentication/user.ts';
-import { ApiError } from '../errors.ts';
+import { ApiError, internalError } from '../errors.ts';
 import { goQuote } from '../go/strconv.ts';
 import { parseFieldRequirements, parseLabelRequirements, type FieldRequirement, type LabelRequirement } from '../validation/selectors.ts';
 
@@ -34,11 +34,19 @@ export interface AuthorizationAttributes {
 
 export type Decision = 'allow' | 'deny' | 'noopinion';
 
-/** A decision and why (kube's (Decision, reason string)); the reason may be empty. */
+/**
+ * A decision and why (kube's (Decision, reason string, error)); the reason may be empty. An error
+ * (an authorizer that could not decide: a webhook down) makes a refused request a 500, as kube's
+ * WithAuthorization answers, and is a review's evaluationError.
+ */
 export interface AuthorizationResult {
   decision: Decision;
   reason: string;
+  error?: string;
 }
+
+/** What one authorizer answers: a bare Decision is a decision without a reason. */
+export type AuthorizerAnswer = Decision | AuthorizationResult;
 
 /** What a rule resolver knows a user may do in a namespace (kube's RuleResolver.RulesFor). */
 export interface RulesResult {
@@ -64,8 +72,11 @@ export interface NonResourceRuleInfo {
 
 export interface Authorizer {
   name: string;
-  /** A bare Decision is a decision without a reason. */
-  authorize(a: AuthorizationAttributes): Decision | AuthorizationResult;
+  /**
+   * A bare Decision is a decision without a reason. Authorizers that decide from memory (RBAC)
+   * answer at once; one that must ask elsewhere (a webhook) answers with a promise.
+   */
+  authorize(a: AuthorizationAttributes): AuthorizerAnswer | Promise<AuthorizerAnswer>;
   /** Authorizers that can list what they allow (RBAC, AlwaysAllow, AlwaysDeny) answer SelfSubjectRulesReview. */
   rulesFor?(user: UserInfo, namespace: string): RulesResult;
 }
@@ -107,18 +118,59 @@ export function forbiddenError(a: AuthorizationAttributes, reason = ''): ApiErro
 
 /**
  * Asks the chain (kube's unionAuthzHandler): the first authorizer that allows or denies decides
- * with its reason; when none does, the reasons of those that gave one, joined by newlines.
+ * with its reason (and its error); when none does, the reasons of those that gave one, joined by
+ * newlines, and their errors aggregated. Synchronous while every authorizer asked answers at once
+ * (RBAC's path allocates no promise); a promise from the first one that does not.
  */
-export function authorize(authorizers: readonly Authorizer[], a: AuthorizationAttributes): AuthorizationResult {
+export function authorize(authorizers: readonly Authorizer[], a: AuthorizationAttributes): AuthorizationResult | Promise<AuthorizationResult> {
+  // Kept in locals, so the synchronous path allocates only the lists it fills.
   let reasons: string[] | undefined;
-  for (const z of authorizers) {
-    const r = z.authorize(a);
-    const decision = typeof r === 'string' ? r : r.decision;
-    const reason = typeof r === 'string' ? '' : r.reason;
-    if (decision !== 'noopinion') return { decision, reason };
-    if (reason) (reasons ??= []).push(reason);
+  let errors: string[] | undefined;
+  for (let i = 0; i < authorizers.length; i++) {
+    const r = authorizers[i].authorize(a);
+    if (r instanceof Promise) return authorizeAsync(authorizers, a, i, r, { reasons, errors });
+    if (typeof r === 'string') {
+      if (r !== 'noopinion') return { decision: r, reason: '' };
+      continue;
+    }
+    if (r.error) (errors ??= []).push(r.error);
+    if (r.decision !== 'noopinion') return r;
+    if (r.reason) (reasons ??= []).push(r.reason);
   }
-  return { decision: 'noopinion', reason: reasons ? reasons.join('\n') : '' };
+  return unionResult({ reasons, errors });
+}
+
+/** The reasons and errors of the authorizers that had no opinion so far. */
+interface UnionState {
+  reasons: string[] | undefined;
+  errors: string[] | undefined;
+}
+
+/** One authorizer's answer after a promise: the chain's result if it decided, else undefined (its reason and error noted). */
+function unionStep(r: AuthorizerAnswer, union: UnionState): AuthorizationResult | undefined {
+  if (typeof r === 'string') return r === 'noopinion' ? undefined : { decision: r, reason: '' };
+  if (r.error) (union.errors ??= []).push(r.error);
+  if (r.decision !== 'noopinion') return r;
+  if (r.reason) (union.reasons ??= []).push(r.reason);
+  return undefined;
+}
+
+/** No decision: the reasons joined by newlines, the errors aggregated. */
+function unionResult(union: UnionState): AuthorizationResult {
+  const result: AuthorizationResult = { decision: 'noopinion', reason: union.reasons ? union.reasons.join('\n') : '' };
+  if (union.errors) result.error = aggregateErrors(union.errors);
+  return result;
+}
+
+/** The rest of the chain, from the authorizer at `from` whose answer is `pending`. */
+async function authorizeAsync(authorizers: readonly Authorizer[], a: AuthorizationAttributes, from: number, pending: Promise<AuthorizerAnswer>, union: UnionState): Promise<AuthorizationResult> {
+  const first = unionStep(await pending, union);
+  if (first) return first;
+  for (let i = from + 1; i < authorizers.length; i++) {
+    const decided = unionStep(await authorizers[i].authorize(a), union);
+    if (decided) return decided;
+  }
+  return unionResult(union);
 }
 
 /**
@@ -205,7 +257,7 @@ function collectionAttributes(a: AuthorizationAttributes, query: URLSearchParams
 }
 
 export function authorizationMiddleware(authorizers: Authorizer[]): Koa.Middleware<AuthorizingState> {
-  // Not async: the decision is synchronous, and the chain's promise is passed on as it is.
+  // Not async: RBAC's decision is synchronous, and the chain's promise is passed on as it is.
   return (ctx, next) => {
     const ri = ctx.state.requestInfo;
     const attrs: AuthorizationAttributes = {
@@ -224,8 +276,14 @@ export function authorizationMiddleware(authorizers: Authorizer[]): Koa.Middlewa
     if (ri.isResourceRequest && ctx.querystring && (attrs.verb === 'list' || attrs.verb === 'watch' || attrs.verb === 'deletecollection')) {
       collectionAttributes(attrs, new URLSearchParams(ctx.querystring), verbViaPathPrefix(ri.path));
     }
-    const { decision, reason } = authorize(authorizers, attrs);
-    if (decision === 'allow') return next();
-    throw forbiddenError(attrs, reason);
+    const result = authorize(authorizers, attrs);
+    if (result instanceof Promise) return result.then((r) => (r.decision === 'allow' ? next() : refuse(attrs, r)));
+    return result.decision === 'allow' ? next() : refuse(attrs, result);
   };
+}
+
+/** kube's WithAuthorization: a request not allowed is a 500 when an authorizer erred, else a 403. */
+function refuse(attrs: AuthorizationAttributes, r: AuthorizationResult): never {
+  if (r.error) throw internalError(r.error);
+  throw forbiddenError(attrs, r.reason);
 }

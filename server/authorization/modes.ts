@@ -2,8 +2,9 @@
 // (pkg/kubeapiserver/authorizer/modes, options/authorization.go's Validate and its messages),
 // and the chain built from it (pkg/kubeapiserver/authorizer/reload.go): system:masters first,
 // always (the privileged groups authorizer), then each mode in the order given. hearth has
-// Node, RBAC, AlwaysAllow and AlwaysDeny; Webhook and ABAC are kube's modes it does not have yet,
-// refused at start by name rather than quietly left out.
+// Node, RBAC, AlwaysAllow, AlwaysDeny and Webhook (webhook.ts, built into the chain by
+// reload.ts); ABAC is kube's mode it does not have, refused at start by name rather than quietly
+// left out.
 import type { Authorizer, AuthorizationResult, RulesResult } from './authorizer.ts';
 import { systemMastersAuthorizer } from './authorizer.ts';
 import { goQuote } from '../go/strconv.ts';
@@ -11,7 +12,7 @@ import { goQuote } from '../go/strconv.ts';
 /** kube's AuthorizationModeChoices, in its order. */
 export const AUTHORIZATION_MODES = ['AlwaysAllow', 'AlwaysDeny', 'ABAC', 'Webhook', 'RBAC', 'Node'] as const;
 /** The modes hearth implements. */
-export const SUPPORTED_AUTHORIZATION_MODES = ['AlwaysAllow', 'AlwaysDeny', 'RBAC', 'Node'];
+export const SUPPORTED_AUTHORIZATION_MODES = ['AlwaysAllow', 'AlwaysDeny', 'RBAC', 'Node', 'Webhook'];
 /** hearth's default: kubeadm's and k3s's `Node,RBAC` (kube-apiserver's own is AlwaysAllow). */
 export const DEFAULT_AUTHORIZATION_MODES = ['Node', 'RBAC'];
 

@@ -92,10 +92,10 @@ export class CsrApprovingController extends QueueController {
   }
 
   /** The SubjectAccessReview kube's approver makes, as the request's requester. */
-  private allowed(csr: Csr, subresource: string): boolean {
+  private async allowed(csr: Csr, subresource: string): Promise<boolean> {
     const spec = csr.spec ?? {};
     const user: UserInfo = { name: spec.username ?? '', uid: spec.uid || undefined, groups: [...(spec.groups ?? [])], extra: spec.extra };
-    const { decision } = authorize(this.authorizers, {
+    const { decision } = await authorize(this.authorizers, {
       user,
       verb: 'create',
       isResourceRequest: true,
@@ -123,7 +123,7 @@ export class CsrApprovingController extends QueueController {
     for (const r of RECOGNIZERS) {
       if (!r.recognize(csr, req)) continue;
       recognized = true;
-      if (!this.allowed(csr, r.subresource)) continue;
+      if (!(await this.allowed(csr, r.subresource))) continue;
       const conditions = [...(csr.status?.conditions ?? []), { type: 'Approved', status: 'True', reason: AUTO_APPROVED_REASON, message: r.message }];
       const ctx = controllerWriteContext('hearth-csr-approver');
       try {

@@ -165,42 +165,47 @@ function resourceAttributes(user: UserInfo, verb: string, resource: string, name
 
 /** The admission step: `authorizers` is the server's chain, `index` the RBAC policy. */
 export function rbacEscalationCheck(index: RbacPolicyIndex, authorizers: readonly Authorizer[]): AdmissionPlugin {
-  const allowed = (a: AuthorizationAttributes) => authorize(authorizers, a).decision === 'allow';
+  // The chain may answer later (a webhook): kube's EscalationAllowed and BindingAuthorized wait for it.
+  const allowed = async (a: AuthorizationAttributes) => (await authorize(authorizers, a)).decision === 'allow';
+  /** The check of an RBAC write (not async itself: every other write passes without a promise). */
+  const check = async (attrs: AdmissionAttributes) => {
+    const { user, namespace, name, object, oldObject } = attrs;
+    if (user.groups.includes(PRIVILEGED_GROUP)) return;
+    const resource = attrs.info.resource;
+    const refuse = (message: string) => forbidden(RBAC_GROUP, resource, name, message);
+    switch (resource) {
+      case 'roles':
+      case 'clusterroles': {
+        if (await allowed(resourceAttributes(user, 'escalate', resource, namespace, name, '*'))) return;
+        if (attrs.operation === 'UPDATE' && onlyGcFields(object, oldObject)) return;
+        const error = escalationError(index, user, namespace, policyRulesOf(record(object).rules));
+        if (error) throw refuse(error);
+        if (resource === 'clusterroles' && (hasAggregationRule(object) || hasAggregationRule(oldObject)) && escalationError(index, user, namespace, FULL_AUTHORITY)) {
+          throw refuse('must have cluster-admin privileges to use the aggregationRule');
+        }
+        return;
+      }
+      case 'rolebindings':
+      case 'clusterrolebindings': {
+        if (attrs.operation === 'UPDATE' && onlyGcFields(object, oldObject)) return;
+        const ref = record(record(object).roleRef);
+        const kind = str(ref.kind);
+        // BindingAuthorized: `bind` on the role named, in the binding's namespace.
+        const roleResource = kind === 'ClusterRole' ? 'clusterroles' : kind === 'Role' ? 'roles' : '';
+        if (roleResource && (await allowed({ ...resourceAttributes(user, 'bind', roleResource, namespace, str(ref.name), ''), apiGroup: str(ref.apiGroup) }))) return;
+        const rules = index.roleReferenceRules({ kind, name: str(ref.name) }, namespace);
+        if (typeof rules === 'string') throw refuse(rules);
+        const error = escalationError(index, user, namespace, rules);
+        if (error) throw refuse(error);
+        return;
+      }
+    }
+  };
   return {
     name: 'RBACEscalationCheck',
     admit(attrs: AdmissionAttributes) {
       if (attrs.info.group !== RBAC_GROUP || (attrs.operation !== 'CREATE' && attrs.operation !== 'UPDATE') || attrs.subresource) return;
-      const { user, namespace, name, object, oldObject } = attrs;
-      if (user.groups.includes(PRIVILEGED_GROUP)) return;
-      const resource = attrs.info.resource;
-      const refuse = (message: string) => forbidden(RBAC_GROUP, resource, name, message);
-      switch (resource) {
-        case 'roles':
-        case 'clusterroles': {
-          if (allowed(resourceAttributes(user, 'escalate', resource, namespace, name, '*'))) return;
-          if (attrs.operation === 'UPDATE' && onlyGcFields(object, oldObject)) return;
-          const error = escalationError(index, user, namespace, policyRulesOf(record(object).rules));
-          if (error) throw refuse(error);
-          if (resource === 'clusterroles' && (hasAggregationRule(object) || hasAggregationRule(oldObject)) && escalationError(index, user, namespace, FULL_AUTHORITY)) {
-            throw refuse('must have cluster-admin privileges to use the aggregationRule');
-          }
-          return;
-        }
-        case 'rolebindings':
-        case 'clusterrolebindings': {
-          if (attrs.operation === 'UPDATE' && onlyGcFields(object, oldObject)) return;
-          const ref = record(record(object).roleRef);
-          const kind = str(ref.kind);
-          // BindingAuthorized: `bind` on the role named, in the binding's namespace.
-          const roleResource = kind === 'ClusterRole' ? 'clusterroles' : kind === 'Role' ? 'roles' : '';
-          if (roleResource && allowed({ ...resourceAttributes(user, 'bind', roleResource, namespace, str(ref.name), ''), apiGroup: str(ref.apiGroup) })) return;
-          const rules = index.roleReferenceRules({ kind, name: str(ref.name) }, namespace);
-          if (typeof rules === 'string') throw refuse(rules);
-          const error = escalationError(index, user, namespace, rules);
-          if (error) throw refuse(error);
-          return;
-        }
-      }
+      return check(attrs);
     },
   };
 }

@@ -289,13 +289,14 @@ function userFromSpec(spec: Obj): UserInfo {
   return user;
 }
 
-/** SubjectAccessReviewStatus: allowed always, the rest when set. */
-function decide(authorizers: readonly Authorizer[], attrs: AuthorizationAttributes): Obj {
-  const { decision, reason } = authorize(authorizers, attrs);
+/** SubjectAccessReviewStatus: allowed always, the rest when set (an authorizer's error is evaluationError). */
+async function decide(authorizers: readonly Authorizer[], attrs: AuthorizationAttributes): Promise<Obj> {
+  const { decision, reason, error } = await authorize(authorizers, attrs);
   const status: Obj = { allowed: decision === 'allow' };
   if (decision === 'deny') status.denied = true;
   if (reason) status.reason = reason;
-  const evaluationErrors = selectorEvaluationErrors(attrs);
+  // kube's BuildEvaluationError: the authorizers' error, then the selectors' parse errors.
+  const evaluationErrors = [...(error ? [error] : []), ...selectorEvaluationErrors(attrs)];
   if (evaluationErrors.length) status.evaluationError = evaluationErrors.join('; ');
   return status;
 }
@@ -320,7 +321,7 @@ export function accessReviewHandlers(authorizers: readonly Authorizer[]): Map<st
     const errs = specErrors(spec, true);
     if (!metadataEmpty(metadata, ['managedFields'])) errs.push(invalidError('metadata', goObjectMeta(metadata), 'must be empty'));
     if (errs.length) throw invalid(GROUP, req.info.kind, '', errs);
-    const status = decide(authorizers, attributesFrom(userFromSpec(spec), spec));
+    const status = await decide(authorizers, attributesFrom(userFromSpec(spec), spec));
     return respondObject(req.ctx, req.info, { kind: req.info.kind, apiVersion: API_VERSION, metadata: echoedMetadata(body), spec, status }, 201, rc);
   };
 
@@ -337,7 +338,7 @@ export function accessReviewHandlers(authorizers: readonly Authorizer[]): Map<st
     const nonResource = objectOrUndefined(spec.nonResourceAttributes);
     if (nonResource) errs.push(invalidError('spec.nonResourceAttributes', goNonResourceAttributes(nonResource), 'disallowed on this kind of request'));
     if (errs.length) throw invalid(GROUP, req.info.kind, '', errs);
-    const status = decide(authorizers, attributesFrom(userFromSpec(spec), spec));
+    const status = await decide(authorizers, attributesFrom(userFromSpec(spec), spec));
     const out = { kind: req.info.kind, apiVersion: API_VERSION, metadata: { ...echoedMetadata(body), namespace } as Obj, spec, status };
     return respondObject(req.ctx, req.info, out, 201, rc);
   };
@@ -347,7 +348,7 @@ export function accessReviewHandlers(authorizers: readonly Authorizer[]): Map<st
     const errs = specErrors(spec, false);
     if (!metadataEmpty(metadata, ['managedFields'])) errs.push(invalidError('metadata', goObjectMeta(metadata), 'must be empty'));
     if (errs.length) throw invalid(GROUP, req.info.kind, '', errs);
-    const status = decide(authorizers, attributesFrom(req.ctx.state.user, spec));
+    const status = await decide(authorizers, attributesFrom(req.ctx.state.user, spec));
     return respondObject(req.ctx, req.info, { kind: req.info.kind, apiVersion: API_VERSION, metadata: echoedMetadata(body), spec, status }, 201, rc);
   };
 

@@ -40,7 +40,8 @@ test('modes kube-apiserver refuses, and the ones hearth does not have yet, stop 
   const cases: [string[], string][] = [
     [['--authorization-mode', 'Magic'], 'hearth: authorization-mode "Magic" is not a valid mode'],
     [['--authorization-mode=RBAC,RBAC'], 'hearth: authorization-mode ["RBAC" "RBAC"] has mode specified more than once'],
-    [['--authorization-mode=Webhook'], 'hearth: authorization-mode "Webhook" is not supported by hearth yet (supported: AlwaysAllow, AlwaysDeny, RBAC, Node)'],
+    [['--authorization-mode=ABAC'], 'hearth: authorization-mode "ABAC" is not supported by hearth yet (supported: AlwaysAllow, AlwaysDeny, RBAC, Node, Webhook)'],
+    [['--authorization-mode=Webhook'], "hearth: authorization-mode Webhook's authorization config file not passed"],
     [['--authorization-mode='], 'hearth: at least one authorization-mode must be passed'],
     [['--authorization-config', configFile, '--authorization-mode=RBAC'], 'hearth: --authorization-config can not be specified when --authorization-mode or --authorization-webhook-* flags are defined'],
     [['--authorization-config', join(dir, 'missing.yaml')], `hearth: open ${join(dir, 'missing.yaml')}: no such file or directory`],

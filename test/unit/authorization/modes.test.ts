@@ -16,7 +16,8 @@ test('mode lists are checked with kube-apiserver\'s messages', () => {
   assert.deepEqual(authorizationModeErrors(['rbac']), ['authorization-mode "rbac" is not a valid mode']);
   assert.deepEqual(authorizationModeErrors(['RBAC', 'RBAC']), ['authorization-mode ["RBAC" "RBAC"] has mode specified more than once']);
   assert.deepEqual(authorizationModeErrors(['Node', 'RBAC']), []);
-  assert.deepEqual(authorizationModeErrors(['Webhook']), ['authorization-mode "Webhook" is not supported by hearth yet (supported: AlwaysAllow, AlwaysDeny, RBAC, Node)']);
+  assert.deepEqual(authorizationModeErrors(['Webhook', 'RBAC']), []);
+  assert.deepEqual(authorizationModeErrors(['ABAC']), ['authorization-mode "ABAC" is not supported by hearth yet (supported: AlwaysAllow, AlwaysDeny, RBAC, Node, Webhook)']);
   assert.equal(aggregateErrors(authorizationModeErrors(['X', 'X'])), '[authorization-mode "X" is not a valid mode, authorization-mode ["X" "X"] has mode specified more than once]');
 });
 
