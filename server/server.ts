@@ -339,8 +339,10 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
     admission.add(
       nodeRestriction({
         get: (kind, ns, name) => store.tryGet(catalog.lookup(kind === 'csidrivers' ? 'storage.k8s.io' : '', 'v1', kind)!, ns, name),
-        mayRequestAudience: async (user, namespace, name, audience) =>
-          (await authorize(authorizers, { user, verb: REQUEST_TOKEN_AUDIENCE_VERB, isResourceRequest: true, path: '', apiGroup: '', apiVersion: '', resource: audience, subresource: '', namespace, name })).decision === 'allow',
+        mayRequestAudience: (user, namespace, name, audience) => {
+          const answer = authorize(authorizers, { user, verb: REQUEST_TOKEN_AUDIENCE_VERB, isResourceRequest: true, path: '', apiGroup: '', apiVersion: '', resource: audience, subresource: '', namespace, name });
+          return answer instanceof Promise ? answer.then((r) => r.decision === 'allow') : answer.decision === 'allow';
+        },
         // (read at request time: the token issuer is set up further down)
         apiAudiences: () => serviceAccountTokens.apiAudiences,
       }),

@@ -348,7 +348,7 @@ function jsonDiff(a: unknown, b: unknown, path = ''): string[] {
 
 // ---- serviceaccounts/token ----
 
-async function admitServiceAccount(lookups: NodeRestrictionLookups, nodeName: string, a: AdmissionAttributes): Promise<void> {
+function admitServiceAccount(lookups: NodeRestrictionLookups, nodeName: string, a: AdmissionAttributes): void | Promise<void> {
   if (a.operation !== 'CREATE' || a.subresource !== 'token') return;
   const spec = rec(rec(a.object).spec);
   // A node's token must be bound to a pod scheduled on it (the Node binding is added from the pod's).
@@ -362,7 +362,7 @@ async function admitServiceAccount(lookups: NodeRestrictionLookups, nodeName: st
     throw refuse(a, `the UID in the bound object reference (${str(ref.uid)}) does not match the UID in record. The object might have been deleted and then recreated`);
   }
   if (str(rec(rec(pod).spec).nodeName) !== nodeName) throw refuse(a, 'node requested token bound to a pod scheduled on a different node');
-  await validateAudience(lookups, a, rec(pod), list(spec.audiences).map(str));
+  return validateAudience(lookups, a, rec(pod), list(spec.audiences).map(str));
 }
 
 /**
@@ -370,15 +370,19 @@ async function admitServiceAccount(lookups: NodeRestrictionLookups, nodeName: st
  * or one of --api-audiences), one the pod uses (a projected token volume, or the token requests
  * of a CSI driver one of its volumes mounts), or one the node is authorized to ask for.
  */
-async function validateAudience(lookups: NodeRestrictionLookups, a: AdmissionAttributes, pod: Json, audiences: string[]): Promise<void> {
+/** Synchronous unless the authorizer chain answers with a promise (a webhook). */
+function validateAudience(lookups: NodeRestrictionLookups, a: AdmissionAttributes, pod: Json, audiences: string[]): void | Promise<void> {
   if (audiences.length > 1) throw refuse(a, 'node may only request 0 or 1 audiences');
   const audience = audiences[0] ?? '';
   if (audience === '' || lookups.apiAudiences().includes(audience)) return;
   const found = podReferencesAudience(lookups, pod, audience);
   if (typeof found === 'string') throw refuse(a, `error validating audience ${q(audience)}: ${found}`);
   if (found) return;
-  if (await lookups.mayRequestAudience(a.user, a.namespace, a.name, audience)) return;
-  throw refuse(a, `audience ${q(audience)} not found in pod spec volume, ${a.user.name} is not authorized to request tokens for this audience`);
+  const decide = (allowed: boolean): void => {
+    if (!allowed) throw refuse(a, `audience ${q(audience)} not found in pod spec volume, ${a.user.name} is not authorized to request tokens for this audience`);
+  };
+  const allowed = lookups.mayRequestAudience(a.user, a.namespace, a.name, audience);
+  return allowed instanceof Promise ? allowed.then(decide) : decide(allowed);
 }
 
 /** Whether a volume of the pod uses the audience; the first lookup that failed, when none does. */
