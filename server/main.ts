@@ -70,8 +70,53 @@ interface Flags {
   legacyServiceAccountTokenCleanUpPeriodMs?: number;
 }
 
-const USAGE = `usage: npm start -- [--data-dir DIR] [--secure-port PORT] [--bind-address ADDR] [--tls-san NAME_OR_IP]... [--anonymous-auth=false] [--token-auth-file FILE] [--authentication-token-webhook-config-file FILE] [--authentication-token-webhook-version v1beta1|v1] [--authentication-token-webhook-cache-ttl 2m] [--client-ca-file FILE] [--authorization-mode RBAC,...] [--authorization-webhook-config-file FILE] [--authorization-webhook-version v1beta1|v1] [--authorization-webhook-cache-authorized-ttl 5m] [--authorization-webhook-cache-unauthorized-ttl 30s] [--authorization-config FILE] [--authentication-config FILE] [--oidc-issuer-url URL --oidc-client-id ID [--oidc-ca-file FILE] [--oidc-username-claim sub] [--oidc-username-prefix P] [--oidc-groups-claim C] [--oidc-groups-prefix P] [--oidc-signing-algs RS256,...] [--oidc-required-claim K=V]...] [--requestheader-client-ca-file FILE] [--requestheader-allowed-names CN,...] [--requestheader-username-headers H,...] [--requestheader-uid-headers H,...] [--requestheader-group-headers H,...] [--requestheader-extra-headers-prefix P,...] [--enable-bootstrap-token-auth=false] [--compaction-interval 5m] [--event-ttl 1h] [--controllers '*'] [--disable-admission-plugins NAME,...] [--service-cluster-ip-range 10.96.0.0/12[,fd00::/108]] [--service-node-port-range 30000-32767] [--snapshot-interval 12h] [--snapshot-retention 5] [--http2-implementation hearth|node] [--service-account-issuer URL]... [--service-account-signing-key-file FILE] [--service-account-key-file FILE]... [--api-audiences A,B] [--service-account-jwks-uri URL] [--service-account-max-token-expiration 24h] [--service-account-extend-token-expiration=false] [--legacy-service-account-token-clean-up-period 8760h] [--initialize]
-       npm run backup|restore|snapshots -- --help`;
+const USAGE = [
+  'usage: npm start --',
+  '    [--data-dir DIR]',
+  '    [--secure-port PORT]',
+  '    [--bind-address ADDR]',
+  '    [--tls-san NAME_OR_IP]...',
+  '    [--anonymous-auth=false]',
+  '    [--token-auth-file FILE]',
+  '    [--authentication-token-webhook-config-file FILE]',
+  '    [--authentication-token-webhook-version v1beta1|v1]',
+  '    [--authentication-token-webhook-cache-ttl 2m]',
+  '    [--client-ca-file FILE]',
+  '    [--authorization-mode Node,RBAC,...]',
+  '    [--authorization-webhook-config-file FILE]',
+  '    [--authorization-webhook-version v1beta1|v1]',
+  '    [--authorization-webhook-cache-authorized-ttl 5m]',
+  '    [--authorization-webhook-cache-unauthorized-ttl 30s]',
+  '    [--authorization-config FILE]',
+  '    [--authentication-config FILE]',
+  '    [--oidc-issuer-url URL --oidc-client-id ID [--oidc-ca-file FILE] [--oidc-username-claim sub] [--oidc-username-prefix P] [--oidc-groups-claim C] [--oidc-groups-prefix P] [--oidc-signing-algs RS256,...] [--oidc-required-claim K=V]...]',
+  '    [--requestheader-client-ca-file FILE]',
+  '    [--requestheader-allowed-names CN,...]',
+  '    [--requestheader-username-headers H,...]',
+  '    [--requestheader-uid-headers H,...]',
+  '    [--requestheader-group-headers H,...]',
+  '    [--requestheader-extra-headers-prefix P,...]',
+  '    [--enable-bootstrap-token-auth=false]',
+  '    [--compaction-interval 5m]',
+  '    [--event-ttl 1h]',
+  '    [--controllers \'*\']',
+  '    [--disable-admission-plugins NAME,...]',
+  '    [--service-cluster-ip-range 10.96.0.0/12[,fd00::/108]]',
+  '    [--service-node-port-range 30000-32767]',
+  '    [--snapshot-interval 12h]',
+  '    [--snapshot-retention 5]',
+  '    [--http2-implementation hearth|node]',
+  '    [--service-account-issuer URL]...',
+  '    [--service-account-signing-key-file FILE]',
+  '    [--service-account-key-file FILE]...',
+  '    [--api-audiences A,B]',
+  '    [--service-account-jwks-uri URL]',
+  '    [--service-account-max-token-expiration 24h]',
+  '    [--service-account-extend-token-expiration=false]',
+  '    [--legacy-service-account-token-clean-up-period 8760h]',
+  '    [--initialize]',
+  '   or: npm run backup|restore|snapshots -- --help',
+].join('\n');
 
 function parseFlags(argv: string[]): Flags {
   const flags: Flags = { dataDir: './data', securePort: 6443, bindAddress: '127.0.0.1', tlsSans: [], anonymousAuth: true, enableBootstrapTokenAuth: true, oidc: {}, compactionIntervalMs: 5 * 60_000, eventTtlMs: 60 * 60_000, initialize: false, snapshotIntervalMs: 0, snapshotRetention: DEFAULT_SNAPSHOT_RETENTION, http2Implementation: 'hearth', serviceAccountIssuers: [], serviceAccountKeyFiles: [], apiAudiences: [], serviceAccountMaxTokenExpirationSeconds: 0, serviceAccountExtendTokenExpiration: true };
