@@ -54,8 +54,8 @@ type User = 'cert' | 'static' | 'sa' | 'cert2';
 const COMMAND = `npm run bench:auth -- ${process.argv.slice(2).join(' ')}`.trim();
 const CONCURRENCY = 16;
 /** Short slices, many turns: the machine's speed drifts within a run, and each user gets it alike. */
-const ROUNDS = Number(arg('rounds') ?? (quick ? 6 : 20));
-const SLICE_SECONDS = Number(arg('slice') ?? (quick ? 0.5 : 1));
+const ROUNDS = Number(arg('rounds') ?? (quick ? 40 : 200));
+const SLICE_SECONDS = Number(arg('slice') ?? 0.2);
 const WARMUP_SECONDS = quick ? 1 : 3;
 const STATIC_TOKEN = 'bench-static-token-0123456789abcdef';
 const NS = 'bench';

@@ -41,7 +41,7 @@ const phases = new Set(onlyArg ? onlyArg.split(',') : PHASES);
 for (const p of phases) if (!PHASES.includes(p)) throw new Error(`--only: unknown measurement ${p} (known: ${PHASES.join(', ')})`);
 const cpuProfDir = process.argv.find((a) => a.startsWith('--cpu-prof='))?.slice(11);
 /** The RBAC comparison's turns: many short slices, so that each pair of slices sees the machine alike (--rbac-rounds=, --rbac-slice= to change). */
-const RBAC_ROUNDS = Number(process.argv.find((a) => a.startsWith('--rbac-rounds='))?.slice(14) ?? (quick ? 30 : 100));
+const RBAC_ROUNDS = Number(process.argv.find((a) => a.startsWith('--rbac-rounds='))?.slice(14) ?? (quick ? 40 : 300));
 const RBAC_SLICE_SECONDS = Number(process.argv.find((a) => a.startsWith('--rbac-slice='))?.slice(13) ?? 0.2);
 /** Each measurement's time windows and request counts, to split the CPU profile by (cpuprofile-summary.ts). */
 const profilePhases: Phases = {};
