@@ -238,13 +238,16 @@ export class RbacPolicyIndex {
   resolvedFor(user: UserInfo, namespace: string): readonly ResolvedBinding[] {
     let mine = this.resolvedByUser.get(user);
     if (!mine || mine.generation !== this.generation) this.resolvedByUser.set(user, (mine = { generation: this.generation, byNamespace: new Map() }));
-    let resolved = mine.byNamespace.get(namespace);
+    // A namespace without RoleBindings resolves as cluster scope does: kept under "", so that what
+    // is kept is bounded by the namespaces that hold bindings, not by the names requests make up.
+    const scope = namespace ? this.namespaceBindings.get(namespace) : undefined;
+    const key = scope ? namespace : '';
+    let resolved = mine.byNamespace.get(key);
     if (!resolved) {
       const out: ResolvedBinding[] = [];
       this.resolveScope(this.clusterBindings, user, '', out);
-      const scope = namespace ? this.namespaceBindings.get(namespace) : undefined;
       if (scope) this.resolveScope(scope, user, namespace, out);
-      mine.byNamespace.set(namespace, (resolved = out));
+      mine.byNamespace.set(key, (resolved = out));
     }
     return resolved;
   }

@@ -163,6 +163,12 @@ test('one user object (a connection\'s certificate, a cached token) sees every c
   assert.deepEqual(authorize(), { decision: 'allow', reason: 'RBAC: allowed by RoleBinding "rb/dev" of ClusterRole "pod-reader" to Group "team"' });
   assert.deepEqual(authorize(), { decision: 'allow', reason: 'RBAC: allowed by RoleBinding "rb/dev" of ClusterRole "pod-reader" to Group "team"' }, 'the same answer again');
   assert.equal((authorize({ namespace: 'prod' }) as AuthorizationResult).decision, 'noopinion', 'another namespace is resolved apart');
+  // A namespace that gains its first RoleBinding (until then it resolved as cluster scope does).
+  index.upsert('RoleBinding', binding('rb', 'prod', { kind: 'ClusterRole', name: 'pod-reader' }, [{ kind: 'User', name: 'bob' }]));
+  assert.deepEqual(authorize({ namespace: 'prod' }), { decision: 'allow', reason: 'RBAC: allowed by RoleBinding "rb/prod" of ClusterRole "pod-reader" to User "bob"' });
+  assert.equal((authorize({ namespace: 'other' }) as AuthorizationResult).decision, 'noopinion');
+  index.remove('RoleBinding', 'prod', 'rb');
+  assert.equal((authorize({ namespace: 'prod' }) as AuthorizationResult).decision, 'noopinion');
   // A binding that names the user ahead of the group's, in cluster scope: visited first.
   index.upsert('ClusterRoleBinding', binding('crb', undefined, { kind: 'ClusterRole', name: 'pod-reader' }, [{ kind: 'User', name: 'bob' }]));
   assert.deepEqual(authorize(), { decision: 'allow', reason: 'RBAC: allowed by ClusterRoleBinding "crb" of ClusterRole "pod-reader" to User "bob"' });
