@@ -154,7 +154,7 @@ async function main() {
       for (const u of tokenUsers) {
         const label = { static: 'static token (system:masters)', sa: 'service-account token', cert2: 'control: the certificate user again, on connections of its own' }[u];
         const r = ratioStats(slices, u, 'cert');
-        out.push(`  ${label}: ${fmt(r.rate, 0)}/s (server CPU ${fmt(r.cpuMs, 3)} ms each) → token / certificate:`);
+        out.push(`  ${label}: ${fmt(r.rate, 0)}/s (server CPU ${fmt(r.cpuMs, 3)} ms each) → as a ratio to the certificate user's:`);
         out.push(`    rate ${formatRatio(r.rateRatio, r.rateRatios)}`);
         out.push(`    server CPU per request ${formatRatio(r.cpuRatio, r.cpuRatios)}`);
       }
