@@ -1,5 +1,5 @@
 // npm run bench:auth [-- --quick] [-- --only=inprocess,get,create,whoami,discovery] [-- --rounds=N --slice=S]
-//                    [-- --control] [-- --cpu-prof=DIR]
+//                    [-- --control[=padded]] [-- --cpu-prof=DIR]
 // What authentication costs a token user next to a certificate user (issue 32: ≤ 5% slower), all
 // in one run against one server, 16 keep-alive HTTPS connections per user, every user's
 // connections opened alike at the same moment:
@@ -20,7 +20,8 @@
 // server thread's run time from /proc, ns-precise) — on a shared machine the rate moves with
 // the other work; the CPU per request is the steadier figure. Target: rate ≥ 0.95, CPU ≤ 1.05.
 // --control adds the certificate user a second time, on connections of its own (an A/A
-// comparison: the method's own noise and bias). --cpu-prof=DIR profiles the server and splits the
+// comparison: the method's own noise and bias); --control=padded has it send a header as long as
+// the token's Authorization (what the header's bytes cost, authentication aside). --cpu-prof=DIR profiles the server and splits the
 // profile by user (cpuprofile-summary.ts): µs of server CPU per request by function, per user,
 // and each user's difference from the certificate user's.
 // First, in process and before the server starts (--only=inprocess): µs of CPU per
@@ -48,8 +49,14 @@ const PHASE_NAMES = ['inprocess', 'get', 'create', 'whoami', 'discovery'];
 const only = new Set(arg('only')?.split(',') ?? PHASE_NAMES);
 for (const p of only) if (!PHASE_NAMES.includes(p)) throw new Error(`--only: unknown measurement ${p} (known: ${PHASE_NAMES.join(', ')})`);
 const cpuProfDir = arg('cpu-prof');
-/** --control: the certificate user a second time, as one more user (an A/A comparison: what the method reads as a difference where there is none). */
-const control = process.argv.includes('--control');
+/**
+ * --control: the certificate user a second time, as one more user (an A/A comparison: what the
+ * method reads as a difference where there is none). --control=padded: that second certificate
+ * user also sends a header as long as the static token's Authorization header (the cost of the
+ * header's bytes alone, parsed and kept by Node's HTTP server, authentication aside).
+ */
+const control = process.argv.includes('--control') ? 'plain' : arg('control');
+if (control !== undefined && control !== 'plain' && control !== 'padded') throw new Error(`--control=${control}: plain (--control) or padded`);
 type User = 'cert' | 'static' | 'sa' | 'cert2';
 const COMMAND = `npm run bench:auth -- ${process.argv.slice(2).join(' ')}`.trim();
 const CONCURRENCY = 16;
@@ -58,6 +65,7 @@ const ROUNDS = Number(arg('rounds') ?? (quick ? 40 : 200));
 const SLICE_SECONDS = Number(arg('slice') ?? 0.2);
 const WARMUP_SECONDS = quick ? 1 : 3;
 const STATIC_TOKEN = 'bench-static-token-0123456789abcdef';
+const PADDING_HEADER = `X-Bench-Padding: ${'x'.repeat(`Authorization: Bearer ${STATIC_TOKEN}`.length - 'X-Bench-Padding: '.length)}`;
 const NS = 'bench';
 const GET_OBJECTS = 100;
 
@@ -127,12 +135,12 @@ async function main() {
     const saToken = (JSON.parse(tr.body) as { status: { token: string } }).status.token;
 
     const noCert = { ca: s.creds.ca, cert: '', key: '' };
-    const open = async (bearerToken?: string) => {
-      const conns = await Promise.all(Array.from({ length: CONCURRENCY }, () => LeanConnection.open(s.url, bearerToken ? noCert : s.creds, { bearerToken })));
+    const open = async (bearerToken?: string, extraHeader?: string) => {
+      const conns = await Promise.all(Array.from({ length: CONCURRENCY }, () => LeanConnection.open(s.url, bearerToken ? noCert : s.creds, { bearerToken, extraHeader })));
       extra.push(...conns);
       return conns;
     };
-    const users: Record<User, Server> = { cert: { ...s, conns: await open() }, static: { ...s, conns: await open(STATIC_TOKEN) }, sa: { ...s, conns: await open(saToken) }, cert2: { ...s, conns: await open() } };
+    const users: Record<User, Server> = { cert: { ...s, conns: await open() }, static: { ...s, conns: await open(STATIC_TOKEN) }, sa: { ...s, conns: await open(saToken) }, cert2: { ...s, conns: await open(undefined, control === 'padded' ? PADDING_HEADER : undefined) } };
 
     let serial = 0;
     const get: RequestMaker = async (conn, w, i) => check(await request(s, 'GET', `/api/v1/namespaces/${NS}/configmaps/get-${(w * 7 + i) % GET_OBJECTS}`, undefined, conn), 200, 'GET');
@@ -152,7 +160,7 @@ async function main() {
       const ref = ratioStats(slices, 'cert', 'cert');
       out.push(`${what} (${CONCURRENCY} clients each, ${ROUNDS} rounds of ${SLICE_SECONDS} s slices in turns): certificate user ${fmt(ref.rate, 0)}/s (server CPU ${fmt(ref.cpuMs, 3)} ms each)`);
       for (const u of tokenUsers) {
-        const label = { static: 'static token (system:masters)', sa: 'service-account token', cert2: 'control: the certificate user again, on connections of its own' }[u];
+        const label = { static: 'static token (system:masters)', sa: 'service-account token', cert2: `control: the certificate user again, on connections of its own${control === 'padded' ? ', with a header as long as the token\'s' : ''}` }[u];
         const r = ratioStats(slices, u, 'cert');
         out.push(`  ${label}: ${fmt(r.rate, 0)}/s (server CPU ${fmt(r.cpuMs, 3)} ms each) → as a ratio to the certificate user's:`);
         out.push(`    rate ${formatRatio(r.rateRatio, r.rateRatios)}`);
