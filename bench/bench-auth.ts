@@ -1,10 +1,11 @@
-// npm run bench:auth [-- --quick]
+// npm run bench:auth [-- --quick] [-- --only=inprocess,get,create,whoami,discovery] [-- --rounds=N --slice=S]
+//                    [-- --control[=padded]] [-- --cpu-prof=DIR]
 // What authentication costs a token user next to a certificate user (issue 32: ≤ 5% slower), all
-// in one run against one server, each kind of request taken in turns (ratesInTurns), 16
-// keep-alive HTTPS connections per user:
+// in one run against one server, 16 keep-alive HTTPS connections per user, every user's
+// connections opened alike at the same moment:
 //   - the admin's client certificate (the reference: x509, read once per connection);
 //   - a static token (--token-auth-file) in system:masters, so it may do what the admin does:
-//     GET of a ConfigMap and ConfigMap creates, as rates and as a ratio to the certificate's;
+//     GET of a ConfigMap and ConfigMap creates;
 //   - a service-account token from TokenRequest (a signed JWT; its signature, issuer, audience
 //     and ServiceAccount are checked on a cache miss, then cached 10 s as kube-apiserver does).
 //     It is measured on what every authenticated user may do (kube's system:basic-user and
@@ -12,15 +13,24 @@
 //     out of the figure (bench.ts --only=rbac measures that): SelfSubjectReview creates
 //     (`kubectl auth whoami`, a POST through the whole request path without storage) and GET
 //     /api/v1 (discovery).
-// First, in process and before the server starts: µs of CPU per authentication of one request
-// (the authenticator chain's part alone, steady state), for the admin's certificate on a known
-// connection, a static token and a service-account token through the token cache, and a
-// service-account token without the cache (decoding, claims, the ServiceAccount looked up again).
-// Every request's status is checked, so a refused request cannot pass for a fast one. Each line
-// gives the rates and the server CPU per request, and for a token user both as ratios to the
-// certificate user's (target: rate ≥ 0.95, CPU ≤ 1.05). On a shared machine the rate drifts by
-// more than 5% between slices; the CPU per request is the steadier figure.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+// The users take turns in short slices (--rounds of --slice seconds; bench-kit's slicesInTurns
+// rotates the order each round), and each figure is a ratio to the certificate user's: the
+// median of the per-round ratios with its 95% confidence interval and range (the spread that
+// says whether a difference is one), and the pooled ratio. Rates and server CPU per request (each
+// server thread's run time from /proc, ns-precise) — on a shared machine the rate moves with
+// the other work; the CPU per request is the steadier figure. Target: rate ≥ 0.95, CPU ≤ 1.05.
+// --control adds the certificate user a second time, on connections of its own (an A/A
+// comparison: the method's own noise and bias); --control=padded has it send a header as long as
+// the token's Authorization (what the header's bytes cost, authentication aside). --cpu-prof=DIR profiles the server and splits the
+// profile by user (cpuprofile-summary.ts): µs of server CPU per request by function, per user,
+// and each user's difference from the certificate user's.
+// First, in process and before the server starts (--only=inprocess): µs of CPU per
+// authentication of one request (the authenticator chain's part alone, steady state), for the
+// admin's certificate on a known connection, a static token and a service-account token through
+// the token cache, and a service-account token without the cache (decoding, claims, the
+// ServiceAccount looked up again).
+// Every request's status is checked, so a refused request cannot pass for a fast one.
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LeanConnection } from './bench-client.ts';
@@ -30,15 +40,32 @@ import { cachedTokenAuthenticator } from '../server/authentication/token-cache.t
 import { staticTokenAuthenticator } from '../server/authentication/static-token.ts';
 import { ServiceAccountTokens } from '../server/authentication/service-account-token.ts';
 import { loadServiceAccountKeys } from '../server/pki/service-account-keys.ts';
-import { startHearth, stopHearth, request, createNamespace, configMap, ratesInTurns, type RequestMaker, type Server } from './bench-kit.ts';
+import { startHearth, stopHearth, request, createNamespace, configMap, slicesInTurns, ratioStats, formatRatio, phasesOf, type RequestMaker, type Server, type TurnTaker } from './bench-kit.ts';
+import { profileReport, type Phases } from './cpuprofile-summary.ts';
 
 const quick = process.argv.includes('--quick');
+const arg = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+const PHASE_NAMES = ['inprocess', 'get', 'create', 'whoami', 'discovery'];
+const only = new Set(arg('only')?.split(',') ?? PHASE_NAMES);
+for (const p of only) if (!PHASE_NAMES.includes(p)) throw new Error(`--only: unknown measurement ${p} (known: ${PHASE_NAMES.join(', ')})`);
+const cpuProfDir = arg('cpu-prof');
+/**
+ * --control: the certificate user a second time, as one more user (an A/A comparison: what the
+ * method reads as a difference where there is none). --control=padded: that second certificate
+ * user also sends a header as long as the static token's Authorization header (the cost of the
+ * header's bytes alone, parsed and kept by Node's HTTP server, authentication aside).
+ */
+const control = process.argv.includes('--control') ? 'plain' : arg('control');
+if (control !== undefined && control !== 'plain' && control !== 'padded') throw new Error(`--control=${control}: plain (--control) or padded`);
+type User = 'cert' | 'static' | 'sa' | 'cert2';
+const COMMAND = `npm run bench:auth -- ${process.argv.slice(2).join(' ')}`.trim();
 const CONCURRENCY = 16;
 /** Short slices, many turns: the machine's speed drifts within a run, and each user gets it alike. */
-const ROUNDS = quick ? 6 : 12;
-const SLICE_SECONDS = quick ? 0.5 : 1;
+const ROUNDS = Number(arg('rounds') ?? (quick ? 40 : 200));
+const SLICE_SECONDS = Number(arg('slice') ?? 0.2);
 const WARMUP_SECONDS = quick ? 1 : 3;
 const STATIC_TOKEN = 'bench-static-token-0123456789abcdef';
+const PADDING_HEADER = `X-Bench-Padding: ${'x'.repeat(`Authorization: Bearer ${STATIC_TOKEN}`.length - 'X-Bench-Padding: '.length)}`;
 const NS = 'bench';
 const GET_OBJECTS = 100;
 
@@ -88,11 +115,14 @@ async function inProcess(out: string[]): Promise<void> {
 async function main() {
   console.log(`hearth authentication benchmark${quick ? ' (quick)' : ''} — node ${process.version}, loopback, 2-core machine expected`);
   const early: string[] = [];
-  await inProcess(early);
+  if (only.has('inprocess')) await inProcess(early);
   const dataDir = mkdtempSync(join(tmpdir(), 'hearth-bench-auth-'));
   const tokenFile = join(dataDir, 'tokens.csv');
   writeFileSync(tokenFile, `${STATIC_TOKEN},bench-static,bench-static-uid,"system:masters"\n`);
-  const s = await startHearth(join(dataDir, 'data'), { connections: CONCURRENCY, args: ['--token-auth-file', tokenFile] });
+  if (cpuProfDir) mkdirSync(cpuProfDir, { recursive: true });
+  const profStarted = Date.now();
+  const s = await startHearth(join(dataDir, 'data'), { connections: CONCURRENCY, args: ['--token-auth-file', tokenFile], nodeArgs: cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`, '--cpu-prof-interval=250'] : [] });
+  const phases: Phases = {};
   const extra: LeanConnection[] = [];
   const out: string[] = [...early];
   const fmt = (n: number, d = 1) => n.toFixed(d);
@@ -105,12 +135,12 @@ async function main() {
     const saToken = (JSON.parse(tr.body) as { status: { token: string } }).status.token;
 
     const noCert = { ca: s.creds.ca, cert: '', key: '' };
-    const open = async (bearerToken: string) => {
-      const conns = await Promise.all(Array.from({ length: CONCURRENCY }, () => LeanConnection.open(s.url, noCert, { bearerToken })));
+    const open = async (bearerToken?: string, extraHeader?: string) => {
+      const conns = await Promise.all(Array.from({ length: CONCURRENCY }, () => LeanConnection.open(s.url, bearerToken ? noCert : s.creds, { bearerToken, extraHeader })));
       extra.push(...conns);
       return conns;
     };
-    const users: Record<'cert' | 'static' | 'sa', Server> = { cert: s, static: { ...s, conns: await open(STATIC_TOKEN) }, sa: { ...s, conns: await open(saToken) } };
+    const users: Record<User, Server> = { cert: { ...s, conns: await open() }, static: { ...s, conns: await open(STATIC_TOKEN) }, sa: { ...s, conns: await open(saToken) }, cert2: { ...s, conns: await open(undefined, control === 'padded' ? PADDING_HEADER : undefined) } };
 
     let serial = 0;
     const get: RequestMaker = async (conn, w, i) => check(await request(s, 'GET', `/api/v1/namespaces/${NS}/configmaps/get-${(w * 7 + i) % GET_OBJECTS}`, undefined, conn), 200, 'GET');
@@ -119,34 +149,29 @@ async function main() {
     const discovery: RequestMaker = async (conn) => check(await request(s, 'GET', '/api/v1', undefined, conn), 200, 'GET /api/v1');
 
     /** The certificate user and token users doing `one` in turns; a line per token user. */
-    async function compare(what: string, one: RequestMaker, tokenUsers: ('static' | 'sa')[]): Promise<void> {
-      const kinds = Object.fromEntries(['cert', ...tokenUsers].map((u) => [u, one])) as Record<string, RequestMaker>;
-      // Each user on its own connections (ratesInTurns measures one Server's): one slice at a
-      // time per user, the users in turns. A warm-up slice each first (JIT, the token cache).
-      for (const u of Object.keys(kinds)) await ratesInTurns(users[u as keyof typeof users], 1, WARMUP_SECONDS, { [u]: one });
-      const sum: Record<string, { n: number; seconds: number; cpuMs: number }> = {};
-      for (let r = 0; r < ROUNDS; r++) {
-        for (const u of Object.keys(kinds)) {
-          const m = (await ratesInTurns(users[u as keyof typeof users], 1, SLICE_SECONDS, { [u]: one }))[u];
-          const acc = (sum[u] ??= { n: 0, seconds: 0, cpuMs: 0 });
-          acc.n += m.rate * SLICE_SECONDS;
-          acc.seconds += SLICE_SECONDS;
-          acc.cpuMs += m.cpuMs * m.rate * SLICE_SECONDS;
-        }
-      }
-      const rate = (u: string) => sum[u].n / sum[u].seconds;
-      const cpu = (u: string) => sum[u].cpuMs / sum[u].n;
-      out.push(`${what}: certificate user ${fmt(rate('cert'), 0)}/s (server CPU ${fmt(cpu('cert'), 3)} ms each)`);
+    async function compare(phase: string, what: string, one: RequestMaker, tokenUsers: Exclude<User, 'cert'>[]): Promise<void> {
+      if (!only.has(phase)) return;
+      if (control) tokenUsers = [...tokenUsers, 'cert2'];
+      const takers: TurnTaker[] = ['cert' as const, ...tokenUsers].map((u) => ({ name: u, server: users[u], one }));
+      // A warm-up slice each first (JIT, the token cache), then ROUNDS rounds of a slice each.
+      await slicesInTurns(1, WARMUP_SECONDS, takers);
+      const slices = await slicesInTurns(ROUNDS, SLICE_SECONDS, takers);
+      Object.assign(phases, phasesOf(slices, `${phase}/`));
+      const ref = ratioStats(slices, 'cert', 'cert');
+      out.push(`${what} (${CONCURRENCY} clients each, ${ROUNDS} rounds of ${SLICE_SECONDS} s slices in turns): certificate user ${fmt(ref.rate, 0)}/s (server CPU ${fmt(ref.cpuMs, 3)} ms each)`);
       for (const u of tokenUsers) {
-        const label = u === 'static' ? 'static token (system:masters)' : 'service-account token';
-        out.push(`  ${label}: ${fmt(rate(u), 0)}/s (server CPU ${fmt(cpu(u), 3)} ms each) → token / certificate: rate ${fmt(rate(u) / rate('cert'), 3)}, server CPU per request ${fmt(cpu(u) / cpu('cert'), 3)}`);
+        const label = { static: 'static token (system:masters)', sa: 'service-account token', cert2: `control: the certificate user again, on connections of its own${control === 'padded' ? ', with a header as long as the token\'s' : ''}` }[u];
+        const r = ratioStats(slices, u, 'cert');
+        out.push(`  ${label}: ${fmt(r.rate, 0)}/s (server CPU ${fmt(r.cpuMs, 3)} ms each) → as a ratio to the certificate user's:`);
+        out.push(`    rate ${formatRatio(r.rateRatio, r.rateRatios)}`);
+        out.push(`    server CPU per request ${formatRatio(r.cpuRatio, r.cpuRatios)}`);
       }
     }
 
-    await compare(`GET of a ConfigMap (${CONCURRENCY} clients each, ${ROUNDS} slices of ${SLICE_SECONDS} s in turns)`, get, ['static']);
-    await compare('ConfigMap creates', create, ['static']);
-    await compare('SelfSubjectReview creates', whoami, ['static', 'sa']);
-    await compare('GET /api/v1 (discovery)', discovery, ['static', 'sa']);
+    await compare('get', 'GET of a ConfigMap', get, ['static']);
+    await compare('create', 'ConfigMap creates', create, ['static']);
+    await compare('whoami', 'SelfSubjectReview creates', whoami, ['static', 'sa']);
+    await compare('discovery', 'GET /api/v1 (discovery)', discovery, ['static', 'sa']);
   } finally {
     for (const c of extra) c.close();
     await stopHearth(s);
@@ -154,8 +179,14 @@ async function main() {
   }
   console.log('');
   for (const line of out) console.log(line);
+  if (cpuProfDir) {
+    const pairs: Array<[string, string]> = [];
+    for (const p of Object.keys(phases)) if (!p.endsWith('/cert')) pairs.push([p.replace(/\/[^/]+$/, '/cert'), p]);
+    for (const line of profileReport(cpuProfDir, profStarted, phases, pairs)) console.log(line);
+  }
   // (a machine busy with other work makes every rate here noise: say how busy it was)
   console.log(`load average at the end: ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+  console.log(`command: ${COMMAND}`);
 }
 
 await main();

@@ -36,10 +36,11 @@ export class LeanConnection {
     this.hostHeader = `${host}:${port}`;
   }
 
-  /** `bearerToken`: sent as `Authorization: Bearer` with every request. */
-  static async open(url: string, creds: TlsCredentials, opts: { bearerToken?: string } = {}): Promise<LeanConnection> {
+  /** `bearerToken`: sent as `Authorization: Bearer` with every request; `extraHeader` ("Name: value"): sent with every request. */
+  static async open(url: string, creds: TlsCredentials, opts: { bearerToken?: string; extraHeader?: string } = {}): Promise<LeanConnection> {
     const u = new URL(url);
-    const c = new LeanConnection(u.hostname, Number(u.port), creds, opts.bearerToken ? `Authorization: Bearer ${opts.bearerToken}\r\n` : '');
+    const headers = (opts.bearerToken ? `Authorization: Bearer ${opts.bearerToken}\r\n` : '') + (opts.extraHeader ? `${opts.extraHeader}\r\n` : '');
+    const c = new LeanConnection(u.hostname, Number(u.port), creds, headers);
     await c.connect();
     return c;
   }

@@ -1,7 +1,7 @@
 // What every benchmark needs: a hearth in its own process on loopback with a temporary data
 // directory, lean keep-alive connections to it, /proc readings, percentiles, and fixtures.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { LeanConnection, type TlsCredentials } from './bench-client.ts';
@@ -103,6 +103,23 @@ export function serverCpuSeconds(pid: number): number {
   return (Number(f[11]) + Number(f[12])) / 100;
 }
 
+/**
+ * Server CPU seconds from each thread's /proc schedstat (ns of run time): /proc/<pid>/stat counts
+ * in 10 ms ticks, ±6% of a 0.2 s slice's CPU. (A thread that ended takes its time with it: the
+ * server's threads live as long as it does.)
+ */
+export function serverCpuSecondsPrecise(pid: number): number {
+  let ns = 0;
+  for (const task of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      ns += Number(readFileSync(`/proc/${pid}/task/${task}/schedstat`, 'utf8').split(' ')[0]);
+    } catch {
+      // (the thread ended between the listing and the read)
+    }
+  }
+  return ns / 1e9;
+}
+
 export function rssKb(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
@@ -164,7 +181,7 @@ export type RequestMaker = (conn: LeanConnection, worker: number, i: number) => 
 
 async function measure(s: Server, seconds: number, one: RequestMaker): Promise<{ n: number; seconds: number; cpuSeconds: number }> {
   let n = 0;
-  const cpuBefore = serverCpuSeconds(s.proc.pid!);
+  const cpuBefore = serverCpuSecondsPrecise(s.proc.pid!);
   const start = performance.now();
   const deadline = start + seconds * 1000;
   await Promise.all(s.conns.map(async (conn, w) => {
@@ -173,7 +190,7 @@ async function measure(s: Server, seconds: number, one: RequestMaker): Promise<{
       n++;
     }
   }));
-  return { n, seconds: (performance.now() - start) / 1000, cpuSeconds: serverCpuSeconds(s.proc.pid!) - cpuBefore };
+  return { n, seconds: (performance.now() - start) / 1000, cpuSeconds: serverCpuSecondsPrecise(s.proc.pid!) - cpuBefore };
 }
 
 /**
@@ -194,4 +211,119 @@ export async function ratesInTurns<K extends string>(s: Server, rounds: number, 
     }
   }
   return Object.fromEntries(names.map((k) => [k, { rate: sum[k].n / sum[k].seconds, cpuMs: (sum[k].cpuSeconds * 1000) / sum[k].n }])) as Record<K, { rate: number; cpuMs: number }>;
+}
+
+/** One user's (or kind's) requests: the server connections they go over and what each one does. */
+export interface TurnTaker {
+  name: string;
+  server: Server;
+  one: RequestMaker;
+}
+
+/** One slice of one TurnTaker: requests, wall seconds, server CPU seconds, and when (µs, CLOCK_MONOTONIC, as V8's profiles). */
+export interface TurnSlice {
+  name: string;
+  round: number;
+  n: number;
+  seconds: number;
+  cpuSeconds: number;
+  window: [number, number];
+}
+
+const monotonicUs = () => Number(process.hrtime.bigint() / 1000n);
+
+/**
+ * `rounds` rounds of one slice of each TurnTaker, every slice kept (for the spread across
+ * slices, and for splitting a CPU profile by phase: see cpuprofile-summary.ts). The order within
+ * a round changes from round to round (rotated, and reversed every other cycle: a b c, b c a,
+ * c a b, c b a, …), so that no TurnTaker always follows the same one or holds the same place
+ * (whatever a slice leaves behind — garbage to collect, a JIT deopt — falls on each alike).
+ */
+export async function slicesInTurns(rounds: number, sliceSeconds: number, takers: TurnTaker[]): Promise<TurnSlice[]> {
+  const slices: TurnSlice[] = [];
+  const k = takers.length;
+  for (let r = 0; r < rounds; r++) {
+    const rotated = [...takers.slice(r % k), ...takers.slice(0, r % k)];
+    const order = Math.floor(r / k) % 2 === 0 ? rotated : rotated.reverse();
+    for (const t of order) {
+      const from = monotonicUs();
+      const m = await measure(t.server, sliceSeconds, t.one);
+      slices.push({ name: t.name, round: r, n: m.n, seconds: m.seconds, cpuSeconds: m.cpuSeconds, window: [from, monotonicUs()] });
+    }
+  }
+  return slices;
+}
+
+/** Per-round ratios: their median with its 95% confidence interval, their range, how many. */
+export interface RatioSpread {
+  median: number;
+  /** The median's 95% confidence interval, from order statistics (no assumption about the distribution: a slice hit by another process's burst is an outlier, not a shift). */
+  low: number;
+  high: number;
+  min: number;
+  max: number;
+  rounds: number;
+}
+
+export interface RatioStats {
+  /** Pooled over every slice: requests / seconds, server CPU ms / request. */
+  rate: number;
+  cpuMs: number;
+  /** The same pooled for the reference. */
+  refRate: number;
+  refCpuMs: number;
+  /** Pooled ratios (this / reference). */
+  rateRatio: number;
+  cpuRatio: number;
+  /** Per round, this slice's over the reference's slice of the same round. */
+  rateRatios: RatioSpread;
+  cpuRatios: RatioSpread;
+}
+
+function spread(values: number[]): RatioSpread {
+  const sorted = [...values].sort((a, b) => a - b);
+  const n = sorted.length;
+  const median = n % 2 ? sorted[(n - 1) / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+  // Ranks n/2 ∓ 1.96·√n/2 (the binomial's normal approximation), 1-based.
+  const half = (1.96 * Math.sqrt(n)) / 2;
+  const lowRank = Math.max(1, Math.floor(n / 2 - half));
+  const highRank = Math.min(n, Math.ceil(n / 2 + half + 1));
+  return { median, low: sorted[lowRank - 1], high: sorted[highRank - 1], min: sorted[0], max: sorted[n - 1], rounds: n };
+}
+
+/** `name` against `reference` over the slices of slicesInTurns. */
+export function ratioStats(slices: TurnSlice[], name: string, reference: string): RatioStats {
+  const pool = (who: string) => {
+    const mine = slices.filter((s) => s.name === who);
+    const n = mine.reduce((a, s) => a + s.n, 0);
+    return { rate: n / mine.reduce((a, s) => a + s.seconds, 0), cpuMs: (mine.reduce((a, s) => a + s.cpuSeconds, 0) * 1000) / n };
+  };
+  const a = pool(name);
+  const b = pool(reference);
+  const rateRatios: number[] = [];
+  const cpuRatios: number[] = [];
+  for (const s of slices) {
+    if (s.name !== name) continue;
+    const ref = slices.find((x) => x.name === reference && x.round === s.round);
+    if (!ref || !s.n || !ref.n) continue;
+    rateRatios.push(s.n / s.seconds / (ref.n / ref.seconds));
+    cpuRatios.push(s.cpuSeconds / s.n / (ref.cpuSeconds / ref.n));
+  }
+  return { rate: a.rate, cpuMs: a.cpuMs, refRate: b.rate, refCpuMs: b.cpuMs, rateRatio: a.rate / b.rate, cpuRatio: a.cpuMs / b.cpuMs, rateRatios: spread(rateRatios), cpuRatios: spread(cpuRatios) };
+}
+
+/** "median 0.990 [0.975, 1.004] of 200 rounds (range 0.61–1.52); pooled 0.987" */
+export function formatRatio(pooled: number, s: RatioSpread): string {
+  return `median ${s.median.toFixed(3)} [95% CI ${s.low.toFixed(3)}, ${s.high.toFixed(3)}] of ${s.rounds} rounds (range ${s.min.toFixed(2)}–${s.max.toFixed(2)}); pooled ${pooled.toFixed(3)}`;
+}
+
+/** What cpuprofile-summary.ts splits a profile by: each TurnTaker's windows and request count. */
+export function phasesOf(slices: TurnSlice[], prefix = ''): Record<string, { windows: Array<[number, number]>; requests: number }> {
+  const phases: Record<string, { windows: Array<[number, number]>; requests: number }> = {};
+  for (const s of slices) {
+    const p = (phases[prefix + s.name] ??= { windows: [], requests: 0 });
+    p.windows.push(s.window);
+    p.requests += s.n;
+  }
+  return phases;
 }

@@ -20,7 +20,8 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { LeanConnection } from './bench-client.ts';
 import { issueClientCertificate } from '../server/pki/certificates.ts';
-import { startHearth, stopHearth, request, createNamespace, serverCpuSeconds, rssKb, percentile, configMap, deploymentConfig, rateOf, ratesInTurns, type Server } from './bench-kit.ts';
+import { startHearth, stopHearth, request, createNamespace, serverCpuSeconds, rssKb, percentile, configMap, deploymentConfig, rateOf, ratesInTurns, slicesInTurns, ratioStats, formatRatio, phasesOf, type Server } from './bench-kit.ts';
+import { profileReport, type Phases } from './cpuprofile-summary.ts';
 
 const quick = process.argv.includes('--quick');
 const CONCURRENCY = 16;
@@ -39,6 +40,11 @@ const onlyArg = process.argv.find((a) => a.startsWith('--only='))?.slice(7);
 const phases = new Set(onlyArg ? onlyArg.split(',') : PHASES);
 for (const p of phases) if (!PHASES.includes(p)) throw new Error(`--only: unknown measurement ${p} (known: ${PHASES.join(', ')})`);
 const cpuProfDir = process.argv.find((a) => a.startsWith('--cpu-prof='))?.slice(11);
+/** The RBAC comparison's turns: many short slices, so that each pair of slices sees the machine alike (--rbac-rounds=, --rbac-slice= to change). */
+const RBAC_ROUNDS = Number(process.argv.find((a) => a.startsWith('--rbac-rounds='))?.slice(14) ?? (quick ? 40 : 300));
+const RBAC_SLICE_SECONDS = Number(process.argv.find((a) => a.startsWith('--rbac-slice='))?.slice(13) ?? 0.2);
+/** Each measurement's time windows and request counts, to split the CPU profile by (cpuprofile-summary.ts). */
+const profilePhases: Phases = {};
 
 function rawSqliteInsertsPerSecond(seconds: number): number {
   const dir = mkdtempSync(join(tmpdir(), 'hearth-bench-raw-'));
@@ -86,6 +92,7 @@ async function main() {
   const rawRate = phases.has('create') ? rawSqliteInsertsPerSecond(CREATE_SECONDS) : NaN;
 
   const dataDir = mkdtempSync(join(tmpdir(), 'hearth-bench-'));
+  const profStarted = Date.now();
   const s = await startHearth(dataDir, { connections: CONCURRENCY, nodeArgs: cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`] : [] });
   const fmt = (n: number, d = 1) => n.toFixed(d);
   const out: string[] = [];
@@ -215,7 +222,10 @@ async function main() {
   }
   console.log('');
   for (const line of out) console.log(line);
-  if (cpuProfDir) console.log(`server CPU profile written to ${cpuProfDir}`);
+  if (cpuProfDir) {
+    console.log(`server CPU profile written to ${cpuProfDir}`);
+    if (Object.keys(profilePhases).length) for (const line of profileReport(cpuProfDir, profStarted, profilePhases, [['rbac-creates/admin', 'rbac-creates/user'], ['rbac-GETs/admin', 'rbac-GETs/user']])) console.log(line);
+  }
 }
 
 /**
@@ -248,7 +258,9 @@ async function rbacBenchmark(s: Server): Promise<string[]> {
   // bench-user: a client certificate from the cluster CA, in a group of its own (no system:masters).
   const pki = (f: string) => readFileSync(join(s.dataDir, 'pki', f), 'utf8');
   const issued = await issueClientCertificate({ caCertPem: pki('ca.crt'), caKeyPem: pki('ca.key') }, { commonName: 'bench-user', organizations: ['bench-users'] });
+  // Both users on connections opened alike, at the same moment, after the setup.
   const userConns = await Promise.all(s.conns.map(() => LeanConnection.open(s.url, { ca: s.creds.ca, cert: issued.certPem, key: issued.keyPem! })));
+  const adminConns = await Promise.all(s.conns.map(() => LeanConnection.open(s.url, s.creds)));
   try {
     let serial = 0;
     const create = async (conn: LeanConnection) => {
@@ -259,22 +271,23 @@ async function rbacBenchmark(s: Server): Promise<string[]> {
       const r = await request(s, 'GET', `/api/v1/namespaces/${ns}/configmaps/read-me`, undefined, conn);
       if (r.status !== 200) throw new Error(`rbac get: ${r.status} ${r.body}`);
     };
-    // Warm both paths first (the JIT compiles RBAC's).
-    await rateOf(s, WARMUP_SECONDS / 2, (_c, w) => create(userConns[w]));
-    const rates = await ratesInTurns(s, PUT_ROUNDS, CREATE_SECONDS / PUT_ROUNDS, {
-      adminCreate: (conn) => create(conn),
-      userCreate: (_conn, w) => create(userConns[w]),
-      adminGet: (conn) => get(conn),
-      userGet: (_conn, w) => get(userConns[w]),
-    });
-    const pct = (a: number, b: number) => fmt((a / b) * 100, 1);
-    return [
-      `RBAC (${RBAC_OBJECTS} other roles and bindings stored; a RoleBinding authorizes the user), in turns (${PUT_ROUNDS} slices of ${fmt(CREATE_SECONDS / PUT_ROUNDS)} s each):`,
-      `  creates/s: user ${fmt(rates.userCreate.rate, 0)} (server CPU ${fmt(rates.userCreate.cpuMs, 3)} ms each), system:masters ${fmt(rates.adminCreate.rate, 0)} (${fmt(rates.adminCreate.cpuMs, 3)} ms) → ${pct(rates.userCreate.rate, rates.adminCreate.rate)}% (target ≥ 95%)`,
-      `  GETs/s: user ${fmt(rates.userGet.rate, 0)} (server CPU ${fmt(rates.userGet.cpuMs, 3)} ms each), system:masters ${fmt(rates.adminGet.rate, 0)} (${fmt(rates.adminGet.cpuMs, 3)} ms) → ${pct(rates.userGet.rate, rates.adminGet.rate)}% (target ≥ 95%)`,
-    ];
+    const user = { ...s, conns: userConns };
+    const admin = { ...s, conns: adminConns };
+    const lines = [`RBAC (${RBAC_OBJECTS} other roles and bindings stored; a RoleBinding authorizes the user), the user and system:masters in turns (${RBAC_ROUNDS} rounds of ${fmt(RBAC_SLICE_SECONDS)} s slices each; per-round ratios user / system:masters, target ≥ 0.95 for rates):`];
+    for (const [what, one] of [['creates', create], ['GETs', get]] as const) {
+      const takers = [{ name: 'admin', server: admin, one }, { name: 'user', server: user, one }];
+      // A warm-up slice each first (the JIT compiles RBAC's path).
+      await slicesInTurns(1, WARMUP_SECONDS / 2, takers);
+      const slices = await slicesInTurns(RBAC_ROUNDS, RBAC_SLICE_SECONDS, takers);
+      Object.assign(profilePhases, phasesOf(slices, `rbac-${what}/`));
+      const r = ratioStats(slices, 'user', 'admin');
+      lines.push(`  ${what}/s: user ${fmt(r.rate, 0)} (server CPU ${fmt(r.cpuMs, 3)} ms each), system:masters ${fmt(r.refRate, 0)} (${fmt(r.refCpuMs, 3)} ms)`);
+      lines.push(`    rate: ${formatRatio(r.rateRatio, r.rateRatios)}`);
+      lines.push(`    server CPU per request: ${formatRatio(r.cpuRatio, r.cpuRatios)}`);
+    }
+    return lines;
   } finally {
-    for (const c of userConns) c.close();
+    for (const c of [...userConns, ...adminConns]) c.close();
   }
 }
 

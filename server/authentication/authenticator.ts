@@ -150,6 +150,18 @@ async function authenticateFrom(authenticators: Authenticator[], i: number, pend
   await authenticated(r, ctx, next, opts);
 }
 
+/**
+ * kube's AuthenticatedGroupAdder: the user with system:authenticated added. Made once per user
+ * object: a token cache's answer is the same object on every request for its TTL, so its
+ * requests share one copy instead of making two objects each (users are never modified).
+ */
+const authenticatedCopies = new WeakMap<UserInfo, UserInfo>();
+function withAuthenticatedGroup(user: UserInfo): UserInfo {
+  let copy = authenticatedCopies.get(user);
+  if (!copy) authenticatedCopies.set(user, (copy = { ...user, groups: [...user.groups, 'system:authenticated'] }));
+  return copy;
+}
+
 function authenticated(r: AuthResult, ctx: AuthenticatingContext, next: Koa.Next, opts: AuthenticationOptions): Promise<void> {
   if (r && 'error' in r) throw unauthorized();
   let user = r?.user;
@@ -157,7 +169,7 @@ function authenticated(r: AuthResult, ctx: AuthenticatingContext, next: Koa.Next
     if (!opts.anonymous || (opts.anonymousPaths && !opts.anonymousPaths.includes(ctx.path))) throw unauthorized();
     user = ANONYMOUS;
   } else if (!user.groups.includes('system:authenticated')) {
-    user = { ...user, groups: [...user.groups, 'system:authenticated'] };
+    user = withAuthenticatedGroup(user);
   }
   ctx.state.user = user;
   if (r?.warnings?.length) opts.onWarnings?.(ctx, r.warnings);

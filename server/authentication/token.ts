@@ -17,14 +17,19 @@ export interface TokenAuthenticator {
   authenticateToken(token: string, audiences?: readonly string[], connection?: object): AuthResult | Promise<AuthResult>;
 }
 
-/** The token of an "Authorization: Bearer <token>" header, or undefined where kube finds none. */
+/**
+ * The token of an "Authorization: Bearer <token>" header, or undefined where kube finds none:
+ * kube's SplitN(header, " ", 3) read without making the parts (every request with a token comes
+ * here): the scheme is what precedes the first space, the token what follows it up to the next.
+ */
 export function bearerToken(req: CredentialSource): string | undefined {
   const raw = req.headers.authorization;
   const header = (Array.isArray(raw) ? raw[0] : raw)?.trim();
   if (!header) return undefined;
-  const parts = header.split(' ', 3);
-  if (parts.length < 2 || parts[0]!.toLowerCase() !== 'bearer') return undefined;
-  return parts[1] || undefined;
+  // "bearer" in any case, then a space.
+  if (header.charCodeAt(6) !== 0x20 || (!header.startsWith('Bearer') && header.slice(0, 6).toLowerCase() !== 'bearer')) return undefined;
+  const end = header.indexOf(' ', 7);
+  return (end < 0 ? header.slice(7) : header.slice(7, end)) || undefined;
 }
 
 export const INVALID_BEARER_TOKEN = 'invalid bearer token';

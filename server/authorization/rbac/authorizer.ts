@@ -13,17 +13,16 @@ export function rbacAuthorizer(index: RbacPolicyIndex): Authorizer {
   return {
     name: 'RBAC',
     authorize(a: AuthorizationAttributes): AuthorizationResult {
-      let allowedBy = '';
+      // kube's authorizingVisitor over the user's resolved bindings (policy-index.ts keeps them):
+      // the first rule that allows decides; the reason naming its binding is made once per binding.
       let errors: string[] | undefined;
-      index.visitRulesFor(a.user, a.namespace, (source, rule, error) => {
-        if (source && rule && ruleAllows(a, rule)) {
-          allowedBy = `RBAC: allowed by ${describeSource(source)}`;
-          return false;
+      for (const r of index.resolvedFor(a.user, a.namespace)) {
+        if (r.error !== undefined) {
+          (errors ??= []).push(r.error);
+          continue;
         }
-        if (error) (errors ??= []).push(error);
-        return true;
-      });
-      if (allowedBy) return { decision: 'allow', reason: allowedBy };
+        for (const rule of r.rules) if (ruleAllows(a, rule)) return { decision: 'allow', reason: (r.described ??= `RBAC: allowed by ${describeSource(r.source)}`) };
+      }
       return { decision: 'noopinion', reason: errors ? `RBAC: ${aggregateErrors(errors)}` : '' };
     },
     rulesFor(user: UserInfo, namespace: string): RulesResult {

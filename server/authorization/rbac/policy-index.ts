@@ -9,6 +9,13 @@
 // rule.go): the ClusterRoleBindings that apply to the user, then the RoleBindings of the
 // namespace; each binding's role resolved (a missing one is an error, as the lister's NotFound);
 // appliesTo picks the first subject of a binding that names the user, for the describer's text.
+//
+// What a user's bindings resolve to in a namespace (the bindings that apply, in kube's order, each
+// with its role's rules or its error) is worked out once per user object and namespace and kept
+// until the policy next changes (any upsert or remove): requests on one connection (a client
+// certificate) or with one cached token carry the same UserInfo object, so their decisions only
+// match rules (kube resolves again at every request; the answer is the same). `npm run bench --
+// --only=rbac` measures it.
 import type { UserInfo } from '../../authentication/user.ts';
 import { goQuote } from '../../go/strconv.ts';
 import { policyRulesOf, type PolicyRule } from './rules.ts';
@@ -125,7 +132,25 @@ class SubjectIndex {
   }
 }
 
+/** A binding that applies to a user, resolved: its role's rules, or the error resolving it. */
+export interface ResolvedBinding {
+  source: RuleSource;
+  rules: readonly PolicyRule[];
+  error: string | undefined;
+  /** describeSource(source), made when a decision first needs it (an allowed request's reason). */
+  described?: string;
+}
+
+/** What one user's bindings resolve to, per namespace ("" for cluster scope alone), at one policy generation. */
+interface ResolvedForUser {
+  generation: number;
+  byNamespace: Map<string, readonly ResolvedBinding[]>;
+}
+
 export class RbacPolicyIndex {
+  /** Bumped by every change, so that what was resolved before it is resolved again. */
+  private generation = 0;
+  private readonly resolvedByUser = new WeakMap<UserInfo, ResolvedForUser>();
   private readonly clusterRoles = new Map<string, PolicyRule[]>();
   /** Roles by `namespace/name`. */
   private readonly roles = new Map<string, PolicyRule[]>();
@@ -136,6 +161,7 @@ export class RbacPolicyIndex {
 
   /** An object of one of the four kinds was created or changed (or is there at start). */
   upsert(kind: RbacKind, obj: unknown): void {
+    this.generation++;
     const o = record(obj);
     const meta = record(o.metadata);
     const name = str(meta.name);
@@ -164,6 +190,7 @@ export class RbacPolicyIndex {
 
   /** An object of one of the four kinds was deleted. */
   remove(kind: RbacKind, namespace: string, name: string): void {
+    this.generation++;
     switch (kind) {
       case 'ClusterRole':
         this.clusterRoles.delete(name);
@@ -202,27 +229,47 @@ export class RbacPolicyIndex {
     }
   }
 
-  /** Each rule that applies to the user in the namespace ("" for cluster scope), and each error, until the visitor says stop. */
-  visitRulesFor(user: UserInfo, namespace: string, visit: RuleVisitor): void {
-    if (!this.visitScope(this.clusterBindings, user, '', visit)) return;
-    if (!namespace) return;
-    const scope = this.namespaceBindings.get(namespace);
-    if (scope) this.visitScope(scope, user, namespace, visit);
+  /**
+   * The bindings that apply to the user in the namespace ("" for cluster scope), in kube's order
+   * (ClusterRoleBindings, then the namespace's RoleBindings), each with its role's rules or the
+   * error resolving it. Kept per user object until the policy changes; not to be modified (but for
+   * the `described` memo).
+   */
+  resolvedFor(user: UserInfo, namespace: string): readonly ResolvedBinding[] {
+    let mine = this.resolvedByUser.get(user);
+    if (!mine || mine.generation !== this.generation) this.resolvedByUser.set(user, (mine = { generation: this.generation, byNamespace: new Map() }));
+    // A namespace without RoleBindings resolves as cluster scope does: kept under "", so that what
+    // is kept is bounded by the namespaces that hold bindings, not by the names requests make up.
+    const scope = namespace ? this.namespaceBindings.get(namespace) : undefined;
+    const key = scope ? namespace : '';
+    let resolved = mine.byNamespace.get(key);
+    if (!resolved) {
+      const out: ResolvedBinding[] = [];
+      this.resolveScope(this.clusterBindings, user, '', out);
+      if (scope) this.resolveScope(scope, user, namespace, out);
+      mine.byNamespace.set(key, (resolved = out));
+    }
+    return resolved;
   }
 
-  private visitScope(scope: SubjectIndex, user: UserInfo, namespace: string, visit: RuleVisitor): boolean {
+  private resolveScope(scope: SubjectIndex, user: UserInfo, namespace: string, out: ResolvedBinding[]): void {
     for (const binding of scope.candidates(user)) {
       const subject = firstApplyingSubject(user, binding);
       if (!subject) continue;
       const rules = this.roleReferenceRules(binding.roleRef, namespace);
-      if (typeof rules === 'string') {
-        if (!visit(undefined, undefined, rules)) return false;
+      out.push(typeof rules === 'string' ? { source: { binding, subject }, rules: [], error: rules } : { source: { binding, subject }, rules, error: undefined });
+    }
+  }
+
+  /** Each rule that applies to the user in the namespace ("" for cluster scope), and each error, until the visitor says stop. */
+  visitRulesFor(user: UserInfo, namespace: string, visit: RuleVisitor): void {
+    for (const r of this.resolvedFor(user, namespace)) {
+      if (r.error !== undefined) {
+        if (!visit(undefined, undefined, r.error)) return;
         continue;
       }
-      const source = { binding, subject };
-      for (const rule of rules) if (!visit(source, rule, undefined)) return false;
+      for (const rule of r.rules) if (!visit(r.source, rule, undefined)) return;
     }
-    return true;
   }
 
   /** kube's RulesFor: every rule that applies, and the errors met finding them. */

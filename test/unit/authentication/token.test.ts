@@ -10,7 +10,8 @@ test("bearerToken reads the header as kube's bearertoken authenticator does", ()
   assert.equal(bearerToken(request('  bearer abc  ')), 'abc', 'trimmed, scheme in any case');
   assert.equal(bearerToken(request('BEARER abc extra')), 'abc', 'split at most three ways');
   assert.equal(bearerToken(request(['Bearer first', 'Bearer second'])), 'first');
-  for (const none of [undefined, '', 'Basic abc', 'Bearer', 'Bearer ', 'Bearer  abc']) assert.equal(bearerToken(request(none)), undefined, String(none));
+  assert.equal(bearerToken(request('bEaReR abc')), 'abc', 'scheme in any case');
+  for (const none of [undefined, '', 'Basic abc', 'Bearer', 'Bearer ', 'Bearer  abc', 'Bearer\tabc', 'Bearerx abc', 'Bear abc', ' Bearer', 'BearerBearer abc']) assert.equal(bearerToken(request(none)), undefined, String(none));
 });
 
 test('the first token authenticator to name a user wins; a token nobody knows is an error, not anonymous', async () => {

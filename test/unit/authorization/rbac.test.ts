@@ -152,6 +152,37 @@ test('the index follows updates and deletes of roles and bindings', () => {
   assert.deepEqual(rbac.authorize(resourceRequest({ user: { name: 'bob', groups: [] }, verb: 'list' })), { decision: 'noopinion', reason: 'RBAC: clusterrole.rbac.authorization.k8s.io "pod-reader" not found' });
 });
 
+test('one user object (a connection\'s certificate, a cached token) sees every change at its next decision', () => {
+  // The index keeps what a user object's bindings resolve to; any change of the four kinds is seen.
+  const bob: UserInfo = { name: 'bob', groups: ['team', 'system:authenticated'] };
+  const index = indexOf([['RoleBinding', binding('rb', 'dev', { kind: 'ClusterRole', name: 'pod-reader' }, [{ kind: 'Group', name: 'team' }])]]);
+  const rbac = rbacAuthorizer(index);
+  const authorize = (over: Partial<AuthorizationAttributes> = {}) => rbac.authorize(resourceRequest({ user: bob, ...over }));
+  assert.deepEqual(authorize(), { decision: 'noopinion', reason: 'RBAC: clusterrole.rbac.authorization.k8s.io "pod-reader" not found' });
+  index.upsert('ClusterRole', podReader);
+  assert.deepEqual(authorize(), { decision: 'allow', reason: 'RBAC: allowed by RoleBinding "rb/dev" of ClusterRole "pod-reader" to Group "team"' });
+  assert.deepEqual(authorize(), { decision: 'allow', reason: 'RBAC: allowed by RoleBinding "rb/dev" of ClusterRole "pod-reader" to Group "team"' }, 'the same answer again');
+  assert.equal((authorize({ namespace: 'prod' }) as AuthorizationResult).decision, 'noopinion', 'another namespace is resolved apart');
+  // A namespace that gains its first RoleBinding (until then it resolved as cluster scope does).
+  index.upsert('RoleBinding', binding('rb', 'prod', { kind: 'ClusterRole', name: 'pod-reader' }, [{ kind: 'User', name: 'bob' }]));
+  assert.deepEqual(authorize({ namespace: 'prod' }), { decision: 'allow', reason: 'RBAC: allowed by RoleBinding "rb/prod" of ClusterRole "pod-reader" to User "bob"' });
+  assert.equal((authorize({ namespace: 'other' }) as AuthorizationResult).decision, 'noopinion');
+  index.remove('RoleBinding', 'prod', 'rb');
+  assert.equal((authorize({ namespace: 'prod' }) as AuthorizationResult).decision, 'noopinion');
+  // A binding that names the user ahead of the group's, in cluster scope: visited first.
+  index.upsert('ClusterRoleBinding', binding('crb', undefined, { kind: 'ClusterRole', name: 'pod-reader' }, [{ kind: 'User', name: 'bob' }]));
+  assert.deepEqual(authorize(), { decision: 'allow', reason: 'RBAC: allowed by ClusterRoleBinding "crb" of ClusterRole "pod-reader" to User "bob"' });
+  assert.equal((authorize({ namespace: 'prod' }) as AuthorizationResult).decision, 'allow');
+  index.remove('ClusterRoleBinding', '', 'crb');
+  index.upsert('ClusterRole', { metadata: { name: 'pod-reader' }, rules: [{ verbs: ['list'], apiGroups: [''], resources: ['pods'] }] });
+  assert.equal((authorize() as AuthorizationResult).decision, 'noopinion');
+  assert.equal((authorize({ verb: 'list' }) as AuthorizationResult).decision, 'allow');
+  assert.equal(index.rulesFor(bob, 'dev').rules.length, 1);
+  index.remove('RoleBinding', 'dev', 'rb');
+  assert.deepEqual(authorize({ verb: 'list' }), { decision: 'noopinion', reason: '' });
+  assert.equal(index.rulesFor(bob, 'dev').rules.length, 0);
+});
+
 test('rulesFor splits resource and non-resource rules as kube\'s RulesFor does', () => {
   const index = indexOf([
     ['ClusterRole', { metadata: { name: 'mixed' }, rules: [{ verbs: ['get'], apiGroups: [''], resources: ['pods'], resourceNames: ['p'] }, { verbs: ['get'], nonResourceURLs: ['/metrics'] }] }],
