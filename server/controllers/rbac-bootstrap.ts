@@ -101,7 +101,7 @@ export class RbacBootstrap {
     await this.primeAggregatedClusterRoles();
     await this.primeSplitClusterRoleBindings();
     // (kube writes one after another; issued together, the log commits them in a few batches rather
-    // than one transaction each: a fresh store's 129 objects take a fraction of the time)
+    // than one transaction each: a fresh store's 131 objects take a fraction of the time)
     const writes = await Promise.allSettled([
       ...this.policy.clusterRoles.map((role) => this.ensureRole('clusterroles', role as unknown as RbacObject, report)),
       ...this.policy.clusterRoleBindings.map((binding) => this.ensureBinding('clusterrolebindings', binding as unknown as RbacObject, report)),

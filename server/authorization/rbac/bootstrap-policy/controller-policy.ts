@@ -2,7 +2,8 @@
 // each `system:controller:<name>` ClusterRole is bound to the kube-system ServiceAccount <name> that
 // the controller runs as with --use-service-account-credentials (addControllerRole). As Kubernetes
 // 1.36 renders them at its default feature gates (testdata controller-roles.yaml,
-// controller-role-bindings.yaml), in kube's rule order, listed by name.
+// controller-role-bindings.yaml; the `watch` verbs kube added beside `list` for WatchList clients,
+// and selinux-warning-controller, from controller_policy.go), in kube's rule order, listed by name.
 import { clusterRole, clusterRoleBinding, rule, serviceAccounts, type ClusterRole, type ClusterRoleBinding, type RuleBuilder } from './builders.ts';
 import {
   admissionRegistrationGroup, appsGroup, authorizationGroup, autoscalingGroup, batchGroup, certificatesGroup, customMetricsGroup,
@@ -41,7 +42,7 @@ export function controllerRoles(): ClusterRole[] {
       rule('get', 'list', 'watch', 'create', 'update', 'delete', 'patch').groups(batchGroup).resources('jobs'),
       rule('update').groups(batchGroup).resources('cronjobs/status'),
       rule('update').groups(batchGroup).resources('cronjobs/finalizers'),
-      rule('list', 'delete').groups(legacyGroup).resources('pods'),
+      rule('list', 'watch', 'delete').groups(legacyGroup).resources('pods'),
       eventsRule(),
     ]),
     controller('daemon-set-controller', [
@@ -76,7 +77,7 @@ export function controllerRoles(): ClusterRole[] {
     ]),
     controller('endpoint-controller', [
       rule('get', 'list', 'watch').groups(legacyGroup).resources('services', 'pods'),
-      rule('get', 'list', 'create', 'update', 'delete').groups(legacyGroup).resources('endpoints'),
+      rule('get', 'list', 'watch', 'create', 'update', 'delete').groups(legacyGroup).resources('endpoints'),
       rule('create').groups(legacyGroup).resources('endpoints/restricted'),
       eventsRule(),
     ]),
@@ -84,14 +85,14 @@ export function controllerRoles(): ClusterRole[] {
       rule('get', 'list', 'watch').groups(legacyGroup).resources('services', 'pods', 'nodes'),
       // the OwnerReferencesPermissionEnforcement admission plugin asks for update on services/finalizers
       rule('update').groups(legacyGroup).resources('services/finalizers'),
-      rule('get', 'list', 'create', 'update', 'delete').groups(discoveryGroup).resources('endpointslices'),
+      rule('get', 'list', 'watch', 'create', 'update', 'delete').groups(discoveryGroup).resources('endpointslices'),
       eventsRule(),
     ]),
     controller('endpointslicemirroring-controller', [
       rule('get', 'list', 'watch').groups(legacyGroup).resources('services', 'endpoints'),
       rule('update').groups(legacyGroup).resources('services/finalizers'),
       rule('update').groups(legacyGroup).resources('endpoints/finalizers'),
-      rule('get', 'list', 'create', 'update', 'delete').groups(discoveryGroup).resources('endpointslices'),
+      rule('get', 'list', 'watch', 'create', 'update', 'delete').groups(discoveryGroup).resources('endpointslices'),
       eventsRule(),
     ]),
     controller('ephemeral-volume-controller', [
@@ -113,12 +114,12 @@ export function controllerRoles(): ClusterRole[] {
       rule('get', 'list', 'watch').groups(autoscalingGroup).resources('horizontalpodautoscalers'),
       rule('update').groups(autoscalingGroup).resources('horizontalpodautoscalers/status'),
       rule('get', 'update').groups('*').resources('*/scale'),
-      rule('list').groups(legacyGroup).resources('pods'),
+      rule('list', 'watch').groups(legacyGroup).resources('pods'),
       // the resource metrics API
-      rule('list').groups(resMetricsGroup).resources('pods'),
+      rule('list', 'watch').groups(resMetricsGroup).resources('pods'),
       // the custom and external metrics APIs
-      rule('get', 'list').groups(customMetricsGroup).resources('*'),
-      rule('get', 'list').groups(externalMetricsGroup).resources('*'),
+      rule('get', 'list', 'watch').groups(customMetricsGroup).resources('*'),
+      rule('get', 'list', 'watch').groups(externalMetricsGroup).resources('*'),
       eventsRule(),
     ]),
     controller('job-controller', [
@@ -135,14 +136,14 @@ export function controllerRoles(): ClusterRole[] {
     controller('namespace-controller', [
       rule('get', 'list', 'watch', 'delete').groups(legacyGroup).resources('namespaces'),
       rule('update').groups(legacyGroup).resources('namespaces/finalize', 'namespaces/status'),
-      rule('get', 'list', 'delete', 'deletecollection').groups('*').resources('*'),
+      rule('get', 'list', 'watch', 'delete', 'deletecollection').groups('*').resources('*'),
     ]),
     controller('node-controller', [
-      rule('get', 'list', 'update', 'delete', 'patch').groups(legacyGroup).resources('nodes'),
+      rule('get', 'list', 'watch', 'update', 'delete', 'patch').groups(legacyGroup).resources('nodes'),
       rule('patch', 'update').groups(legacyGroup).resources('nodes/status'),
       // pods/status: marking pods of an unreachable node not ready
       rule('patch', 'update').groups(legacyGroup).resources('pods/status'),
-      rule('list', 'get', 'delete').groups(legacyGroup).resources('pods'),
+      rule('list', 'watch', 'get', 'delete').groups(legacyGroup).resources('pods'),
       eventsRule(),
     ]),
     controller('persistent-volume-binder', [
@@ -161,7 +162,7 @@ export function controllerRoles(): ClusterRole[] {
     ]),
     controller('pod-garbage-collector', [
       rule('list', 'watch', 'delete').groups(legacyGroup).resources('pods'),
-      rule('get', 'list').groups(legacyGroup).resources('nodes'),
+      rule('get', 'list', 'watch').groups(legacyGroup).resources('nodes'),
       rule('patch').groups(legacyGroup).resources('pods/status'),
     ]),
     controller('pv-protection-controller', [rule('get', 'list', 'watch', 'update').groups(legacyGroup).resources('persistentvolumes'), eventsRule()]),
@@ -202,6 +203,14 @@ export function controllerRoles(): ClusterRole[] {
     ]),
     controller('root-ca-cert-publisher', [rule('create', 'update').groups(legacyGroup).resources('configmaps'), eventsRule()]),
     controller('route-controller', [rule('list', 'watch').groups(legacyGroup).resources('nodes'), rule('patch').groups(legacyGroup).resources('nodes/status'), eventsRule()]),
+    // SELinuxChangePolicy (beta, on by default since 1.33)
+    controller('selinux-warning-controller', [
+      eventsRule(),
+      rule('get', 'list', 'watch').groups(legacyGroup).resources('persistentvolumes'),
+      rule('get', 'list', 'watch').groups(legacyGroup).resources('persistentvolumeclaims'),
+      rule('get', 'list', 'watch').groups(legacyGroup).resources('pods'),
+      rule('get', 'list', 'watch').groups(storageGroup).resources('csidrivers'),
+    ]),
     controller('service-account-controller', [rule('create').groups(legacyGroup).resources('serviceaccounts'), eventsRule()]),
     // MultiCIDRServiceAllocator (GA, on by default)
     controller('service-cidrs-controller', [

@@ -74,10 +74,10 @@ test("kube's kube-system and kube-public Roles and RoleBindings", () => {
   compare('RoleBinding', policy.roleBindings, fixture.namespaceRoleBindings);
 });
 
-test('the counts kube has: 67 ClusterRoles, 48 ClusterRoleBindings, 7 Roles, 7 RoleBindings', () => {
+test('the counts kube has: 68 ClusterRoles, 49 ClusterRoleBindings, 7 Roles, 7 RoleBindings', () => {
   assert.equal(policy.clusterRoles.length, fixture.clusterRoles.length + fixture.controllerRoles.length);
   assert.equal(policy.clusterRoleBindings.length, fixture.clusterRoleBindings.length + fixture.controllerRoleBindings.length);
-  assert.deepEqual([policy.clusterRoles.length, policy.clusterRoleBindings.length, policy.roles.length, policy.roleBindings.length], [67, 48, 7, 7]);
+  assert.deepEqual([policy.clusterRoles.length, policy.clusterRoleBindings.length, policy.roles.length, policy.roleBindings.length], [68, 49, 7, 7]);
 });
 
 test("kubeadm's bindings name no object of kube's and carry none of kube's bootstrap metadata", () => {
