@@ -11,12 +11,12 @@
 // real request is; `--disable-admission-plugins=NodeRestriction` lifts it.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import https from 'node:https';
 import { execFile } from 'node:child_process';
 import { webcrypto } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { dig, requester, type Credentials, type Json } from '../../helpers/identities.ts';
 import { startTestServer, KUBECTL, type TestServer } from '../../helpers/server.ts';
 import { x509 } from '../../../server/pki/certificates.ts';
 
@@ -30,18 +30,7 @@ const caFile = join(dir, 'ca.crt');
 const emptyKubeconfig = join(dir, 'empty.kubeconfig');
 writeFileSync(emptyKubeconfig, '');
 
-type Json = Record<string, unknown>;
 
-/** A value inside a decoded answer (undefined when the path is not there). */
-function dig(v: unknown, ...keys: (string | number)[]): unknown {
-  for (const k of keys) v = v !== null && typeof v === 'object' ? (v as Record<string | number, unknown>)[k] : undefined;
-  return v;
-}
-interface Credentials {
-  token?: string;
-  cert?: string;
-  key?: string;
-}
 const N1: Credentials = { token: 'n1-token' };
 const N2: Credentials = { token: 'n2-token' };
 const CAROL: Credentials = { token: 'carol-token' };
@@ -52,32 +41,9 @@ const PODS = '/api/v1/namespaces/default/pods';
 const LEASES = '/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases';
 
 let s: TestServer;
+const requestAs = requester(() => s);
 let n1Uid = '';
 
-/** A request over HTTPS as one identity (a bearer token or a client certificate). */
-function requestAs(who: Credentials, method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<{ status: number; json: Json; text: string }> {
-  return new Promise((resolve, reject) => {
-    const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
-    const headers: Record<string, string | number> = { accept: 'application/json' };
-    if (who.token) headers.authorization = `Bearer ${who.token}`;
-    if (payload) Object.assign(headers, { 'content-type': contentType, 'content-length': payload.length });
-    const req = https.request(`${s.url}${path}`, { method, headers, agent: false, ca: s.pki.caCertPem, cert: who.cert, key: who.key }, (res) => {
-      let text = '';
-      res.on('data', (d) => (text += d));
-      res.on('end', () => {
-        let json: Json = {};
-        try {
-          json = JSON.parse(text) as Json;
-        } catch {
-          // not JSON: the test reads text
-        }
-        resolve({ status: res.statusCode!, json, text });
-      });
-    });
-    req.on('error', reject);
-    req.end(payload);
-  });
-}
 
 /** kubectl with a bearer token and nothing from any kubeconfig. */
 function kubectlAs(token: string, args: string[], input?: string): Promise<{ code: number; stdout: string; stderr: string }> {

@@ -5,29 +5,19 @@
 // A token that fails is 401, never anonymous.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import https from 'node:https';
+import { requester, type Credentials } from '../../helpers/identities.ts';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
 import { issueClientCertificate } from '../../../server/pki/certificates.ts';
 
 let s: TestServer;
-interface Credentials { cert?: string; key?: string; token?: string }
+const requestAs = requester(() => s);
 const who: Record<string, Credentials> = {};
 
 /** POST /admin/compact as one identity (a certificate, a token, or neither). */
-function compactAs(c: Credentials): Promise<{ status: number; body: Record<string, unknown> }> {
-  return new Promise((resolve, reject) => {
-    const headers: Record<string, string> = { accept: 'application/json' };
-    if (c.token) headers.authorization = `Bearer ${c.token}`;
-    const req = https.request(`${s.url}/admin/compact`, { method: 'POST', headers, agent: false, ca: s.pki.caCertPem, cert: c.cert, key: c.key }, (res) => {
-      let text = '';
-      res.on('data', (d) => (text += d));
-      res.on('end', () => resolve({ status: res.statusCode!, body: JSON.parse(text) as Record<string, unknown> }));
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
+const compactAs = async (c: Credentials) => {
+  const r = await requestAs(c, 'POST', '/admin/compact');
+  return { status: r.status, body: r.json };
+};
 
 async function certUser(name: string): Promise<Credentials> {
   const issued = await issueClientCertificate(s.pki, { commonName: name, organizations: ['operators'] });

@@ -14,6 +14,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
+import { dig, requester, type Credentials, type Json } from '../../helpers/identities.ts';
 import { startTestServer, kubectlsToTest, type TestServer } from '../../helpers/server.ts';
 import { issueClientCertificate } from '../../../server/pki/certificates.ts';
 import { renderKubeconfig } from '../../../server/pki/kubeconfig.ts';
@@ -22,20 +23,10 @@ const dir = mkdtempSync(join(tmpdir(), 'hearth-rbac-'));
 const tokenFile = join(dir, 'tokens.csv');
 writeFileSync(tokenFile, 'bob-token,bob,bob-uid,"readers"\n');
 
-type Json = Record<string, unknown>;
 
-/** A value inside a decoded answer (undefined when the path is not there). */
-function dig(v: unknown, ...keys: (string | number)[]): unknown {
-  for (const k of keys) v = v !== null && typeof v === 'object' ? (v as Record<string | number, unknown>)[k] : undefined;
-  return v;
-}
-interface Credentials {
-  cert?: string;
-  key?: string;
-  token?: string;
-}
 
 let s: TestServer;
+const requestAs = requester(() => s);
 let alice: Credentials;
 const bob: Credentials = { token: 'bob-token' };
 let reader: Credentials;
@@ -63,31 +54,6 @@ after(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-/** A request over HTTPS as one identity (a client certificate or a bearer token). */
-function requestAs(who: Credentials, method: string, path: string, body?: unknown): Promise<{ status: number; json: Json; text: string }> {
-  return new Promise((resolve, reject) => {
-    const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
-    const headers: Record<string, string | number> = { accept: 'application/json' };
-    if (who.token) headers.authorization = `Bearer ${who.token}`;
-    if (payload) Object.assign(headers, { 'content-type': 'application/json', 'content-length': payload.length });
-    const req = https.request(`${s.url}${path}`, { method, headers, agent: false, ca: s.pki.caCertPem, cert: who.cert, key: who.key }, (res) => {
-      let text = '';
-      res.on('data', (d) => (text += d));
-      res.on('end', () => {
-        let json: Json = {};
-        try {
-          json = JSON.parse(text) as Json;
-        } catch {
-          // not JSON (a 404 of a path, say): the text is what the test reads
-        }
-        resolve({ status: res.statusCode!, json, text });
-      });
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end(payload);
-  });
-}
 
 /** A GET as one identity with extra headers (Impersonate-*). */
 function requestWithHeaders(who: Credentials, path: string, extra: Record<string, string>): Promise<{ status: number; json: Json; text: string }> {
