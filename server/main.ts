@@ -368,13 +368,14 @@ try {
     serviceAccountExtendTokenExpiration: flags.serviceAccountExtendTokenExpiration,
     legacyServiceAccountTokenCleanUpPeriodMs: flags.legacyServiceAccountTokenCleanUpPeriodMs,
   });
-  console.log(`export KUBECONFIG=${server.kubeconfigPath}; kubectl get namespaces`);
   const stop = (signal: string) => {
     console.log(`hearth: ${signal} received, shutting down`);
     server.close().then(() => process.exit(0), () => process.exit(1));
   };
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));
+  // Only once a signal shuts down cleanly: whoever waits for this line may stop the server at once.
+  console.log(`export KUBECONFIG=${server.kubeconfigPath}; kubectl get namespaces`);
 } catch (e) {
   console.error(`hearth: ${(e as Error).message}`);
   process.exit(1);
