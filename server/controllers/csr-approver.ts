@@ -12,17 +12,14 @@
 // ignorable error), so that a permission granted later still approves it. Approved, Denied and
 // issued requests, and every other kind, are left alone.
 import type { GenericStore } from '../registry/store.ts';
-import { qualifiedResourceOf } from '../registry/store.ts';
 import type { ResourceCatalog } from '../schema/catalog.ts';
 import type { EventLog } from '../storage/log/event-log.ts';
-import type { LogEvent } from '../storage/log/types.ts';
-import type { ResourceInfo } from '../schema/types.ts';
 import type { UserInfo } from '../authentication/user.ts';
 import { authorize, type Authorizer } from '../authorization/authorizer.ts';
 import { ApiError } from '../errors.ts';
-import { KUBELET_CLIENT_SIGNER, kubeletClientError, requestView, type RequestView } from './csr-signer.ts';
+import { CsrQueueController, KUBELET_CLIENT_SIGNER, kubeletClientError, requestView, type RequestView } from './csr-signer.ts';
 import { realClock, type Clock, type HandlerResult } from './workqueue.ts';
-import { QueueController, controllerWriteContext } from './queue-controller.ts';
+import { controllerWriteContext } from './queue-controller.ts';
 
 /** kube's reason on the Approved condition it sets. */
 export const AUTO_APPROVED_REASON = 'AutoApproved';
@@ -64,12 +61,9 @@ const RECOGNIZERS: Recognizer[] = [
 /** GetCertApprovalCondition: an Approved or Denied condition, whatever its status (as kube reads it). */
 const decided = (csr: Csr) => (csr.status?.conditions ?? []).some((c) => c?.type === 'Approved' || c?.type === 'Denied');
 
-export class CsrApprovingController extends QueueController {
-  private readonly info: ResourceInfo;
-  private readonly res: string;
-
+export class CsrApprovingController extends CsrQueueController {
   constructor(
-    private readonly store: GenericStore,
+    store: GenericStore,
     catalog: ResourceCatalog,
     log: EventLog,
     /** The server's authorizer chain: what a SubjectAccessReview would ask. */
@@ -77,18 +71,7 @@ export class CsrApprovingController extends QueueController {
     clock: Clock = realClock,
   ) {
     // One worker: requests are looked at in the order they were written.
-    super(log, { name: 'csr approving', clock, workers: 1 });
-    this.info = catalog.lookup('certificates.k8s.io', 'v1', 'certificatesigningrequests')!;
-    this.res = qualifiedResourceOf(this.info);
-  }
-
-  protected onCommit(events: readonly LogEvent[]): void {
-    for (const e of events) if (e.key.res === this.res && e.type !== 'DELETED') this.queue.add(e.key.name);
-  }
-
-  /** The requests already stored. */
-  protected enqueueExisting(): void {
-    for (const csr of this.store.listReadable(this.info, undefined)) this.queue.add(csr.metadata.name);
+    super(store, catalog, log, { name: 'csr approving', clock, workers: 1 });
   }
 
   /** The SubjectAccessReview kube's approver makes, as the request's requester. */

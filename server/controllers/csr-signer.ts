@@ -18,7 +18,7 @@ import { ApiError } from '../errors.ts';
 import { nowTimestamp } from '../registry/now.ts';
 import { signCertificateRequest, x509, type CaPair } from '../pki/certificates.ts';
 import { realClock, type Clock, type HandlerResult } from './workqueue.ts';
-import { QueueController, controllerWriteContext } from './queue-controller.ts';
+import { QueueController, controllerWriteContext, type QueueControllerOptions } from './queue-controller.ts';
 
 export const KUBE_APISERVER_CLIENT_SIGNER = 'kubernetes.io/kube-apiserver-client';
 export const KUBELET_CLIENT_SIGNER = 'kubernetes.io/kube-apiserver-client-kubelet';
@@ -111,19 +111,21 @@ function certificateTtlMs(expirationSeconds: number | undefined, maxMs: number):
   return Math.max(MIN_DURATION_MS, Math.min(maxMs, expirationSeconds * 1000));
 }
 
-export class CsrSigningController extends QueueController {
-  private readonly info: ResourceInfo;
+/**
+ * A controller keyed by CertificateSigningRequest name: every CSR written (not deleted) is looked
+ * at, and every one stored at start (the signer and the approver watch the same informer in kube).
+ */
+export abstract class CsrQueueController extends QueueController {
+  protected readonly info: ResourceInfo;
   private readonly res: string;
 
   constructor(
-    private readonly store: GenericStore,
+    protected readonly store: GenericStore,
     catalog: ResourceCatalog,
     log: EventLog,
-    private readonly ca: CaPair,
-    private readonly signingDurationMs: number = DEFAULT_SIGNING_DURATION_MS,
-    clock: Clock = realClock,
+    opts: QueueControllerOptions<string>,
   ) {
-    super(log, { name: 'csr signing', clock, workers: WORKERS });
+    super(log, opts);
     this.info = catalog.lookup('certificates.k8s.io', 'v1', 'certificatesigningrequests')!;
     this.res = qualifiedResourceOf(this.info);
   }
@@ -135,6 +137,19 @@ export class CsrSigningController extends QueueController {
   /** The requests already stored. */
   protected enqueueExisting(): void {
     for (const csr of this.store.listReadable(this.info, undefined)) this.queue.add(csr.metadata.name);
+  }
+}
+
+export class CsrSigningController extends CsrQueueController {
+  constructor(
+    store: GenericStore,
+    catalog: ResourceCatalog,
+    log: EventLog,
+    private readonly ca: CaPair,
+    private readonly signingDurationMs: number = DEFAULT_SIGNING_DURATION_MS,
+    clock: Clock = realClock,
+  ) {
+    super(store, catalog, log, { name: 'csr signing', clock, workers: WORKERS });
   }
 
   protected async sync(name: string): Promise<HandlerResult> {
