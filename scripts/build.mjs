@@ -5,7 +5,7 @@
 // dist/server sits at the same depth as server/<dir>/, so the modules' `../../schemas` and
 // `../../migrations` paths resolve as they do from source. Takes about 0.1 s.
 import { build as esbuild } from 'esbuild';
-import { copyFileSync, mkdirSync } from 'node:fs';
+import { copyFileSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -16,7 +16,7 @@ export const DIST_MAIN = join(ROOT, 'dist', 'server', 'main.js');
 export async function build() {
   const outdir = dirname(DIST_MAIN);
   mkdirSync(outdir, { recursive: true });
-  await esbuild({
+  const result = await esbuild({
     entryPoints: [join(ROOT, 'server', 'main.ts')],
     outfile: DIST_MAIN,
     bundle: true,
@@ -25,9 +25,18 @@ export async function build() {
     target: 'node20',
     packages: 'external',
     logLevel: 'warning',
+    write: false,
   });
+  // Each file is written beside its place and renamed into it: a server starting from dist/ (a
+  // test file's, while another test file builds) reads the old bundle or the new, never half of one.
+  const put = (file, write) => {
+    const tmp = `${file}.${process.pid}.tmp`;
+    write(tmp);
+    renameSync(tmp, file);
+  };
+  for (const out of result.outputFiles) put(out.path, (tmp) => writeFileSync(tmp, out.contents));
   // The storage threads (writer and checkpointer; snapshots) load these files next to the module that starts them.
-  for (const worker of ['sqlite/writer-worker.js', 'backup/snapshot-worker.js']) copyFileSync(join(ROOT, 'server', 'storage', worker), join(outdir, basename(worker)));
+  for (const worker of ['sqlite/writer-worker.js', 'backup/snapshot-worker.js']) put(join(outdir, basename(worker)), (tmp) => copyFileSync(join(ROOT, 'server', 'storage', worker), tmp));
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) await build();
