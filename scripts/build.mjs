@@ -29,6 +29,10 @@ export async function build() {
   });
   // Each file is written beside its place and renamed into it: a server starting from dist/ (a
   // test file's, while another test file builds) reads the old bundle or the new, never half of one.
+  /**
+   * @param {string} file
+   * @param {(tmp: string) => void} write
+   */
   const put = (file, write) => {
     const tmp = `${file}.${process.pid}.tmp`;
     write(tmp);
