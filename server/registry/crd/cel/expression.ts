@@ -23,6 +23,8 @@ export type CelType = CT;
 export interface CompiledExpression {
   /** The expression's value for these variables (JSON values through jsonToCel), or throws a CelEvaluationError. */
   evaluate(variables: Record<string, unknown>): unknown;
+  /** The same, as the CEL value itself (what another expression reads as a variable: admission policies' `variables`). */
+  evaluateValue(variables: Record<string, unknown>): unknown;
   /** The checked result type as cel-go names it (string, bool, list(string), dyn…). */
   resultType: string;
   /** Whether the expression selects `operand.field` anywhere (kube's hasSelectExp). */
@@ -37,22 +39,24 @@ export function compileExpression(src: string, variables: Record<string, CT>): {
   if (c.error !== undefined || !c.program) return { error: c.error ?? 'compilation failed' };
   const program = c.program as unknown as (ctx: Record<string, unknown>) => unknown;
   const parsed: unknown = c.parsed;
+  const evaluateValue = (vars: Record<string, unknown>): unknown => {
+    let result: unknown;
+    try {
+      result = program(vars);
+    } catch (e) {
+      throw new CelEvaluationError(runtimeErrorText(String((e as Error | undefined)?.message ?? e)));
+    }
+    if (isCelError(result)) {
+      const msg = result.message;
+      throw new CelEvaluationError(isOverloadError(msg) ? 'no such overload' : runtimeErrorText(msg));
+    }
+    return result;
+  };
   return {
     compiled: {
       resultType: typeName(c.resultType ?? T.dyn),
-      evaluate(vars) {
-        let result: unknown;
-        try {
-          result = program(vars);
-        } catch (e) {
-          throw new CelEvaluationError(runtimeErrorText(String((e as Error | undefined)?.message ?? e)));
-        }
-        if (isCelError(result)) {
-          const msg = result.message;
-          throw new CelEvaluationError(isOverloadError(msg) ? 'no such overload' : runtimeErrorText(msg));
-        }
-        return celToJson(result);
-      },
+      evaluate: (vars) => celToJson(evaluateValue(vars)),
+      evaluateValue,
       selects: (operand, field) => selectsField(parsed, operand, field),
     },
   };
