@@ -76,7 +76,9 @@ export function compilePolicyExpression(src: string, scope: PolicyScope, returns
   if ('error' in r) return { error: `compilation failed: ${r.error}` };
   const t = r.compiled.resultType;
   // kube: dyn passes any declared return type (checked again at run time).
-  if (returns !== 'any' && t !== returns && t !== 'dyn' && !(nullable && t === 'null_type')) return { error: `must evaluate to ${returns} but got ${t}` };
+  if (returns !== 'any' && t !== returns && t !== 'dyn' && !(nullable && t === 'null_type')) {
+    return { error: nullable ? `must evaluate to one of [${returns} null_type] but got ${t}` : `must evaluate to ${returns} but got ${t}` };
+  }
   return { compiled: r.compiled };
 }
 
