@@ -53,11 +53,15 @@ export interface PolicyScope {
   hasParams: boolean;
   /** The names of the variables declared before the expression (all of them for validations). */
   variableNames: string[];
+  /** The types of object/oldObject and params where known (type checking, typechecking.ts); dyn otherwise. */
+  objectType?: CelType;
+  paramsType?: CelType;
 }
 
 function declarations(scope: PolicyScope): Record<string, CelType> {
-  const decls: Record<string, CelType> = { object: CelTypes.dyn, oldObject: CelTypes.dyn, namespaceObject: NAMESPACE_TYPE, request: REQUEST_TYPE };
-  if (scope.hasParams) decls.params = CelTypes.dyn;
+  const objectType = scope.objectType ?? CelTypes.dyn;
+  const decls: Record<string, CelType> = { object: objectType, oldObject: objectType, namespaceObject: NAMESPACE_TYPE, request: REQUEST_TYPE };
+  if (scope.hasParams) decls.params = scope.paramsType ?? CelTypes.dyn;
   decls.variables = CelTypes.objectOf(Object.fromEntries(scope.variableNames.map((n) => [n, CelTypes.dyn])));
   return decls;
 }
@@ -80,6 +84,12 @@ export function compilePolicyExpression(src: string, scope: PolicyScope, returns
     return { error: nullable ? `must evaluate to one of [${returns} null_type] but got ${t}` : `must evaluate to ${returns} but got ${t}` };
   }
   return { compiled: r.compiled };
+}
+
+/** cel-go's issues of an expression, with no return type required (typechecking.go's typeCheckingCompiler), or undefined. */
+export function typeCheckIssues(src: string, scope: PolicyScope): string | undefined {
+  const r = compileExpression(src, declarations(scope));
+  return 'error' in r ? r.error : undefined;
 }
 
 /** The request variable (kube's CreateAdmissionRequest, as unstructured: empty fields left out). */
