@@ -75,8 +75,8 @@ export type ReturnType = 'bool' | 'string' | 'any';
  */
 export type PolicyExpression = { compiled: CompiledExpression; error?: undefined } | { error: string; compiled?: undefined };
 
-export function compilePolicyExpression(src: string, scope: PolicyScope, returns: ReturnType, nullable = false): PolicyExpression {
-  const r = compileExpression(src, declarations(scope));
+export function compilePolicyExpression(src: string, scope: PolicyScope, returns: ReturnType, nullable = false, objectConstruction = false): PolicyExpression {
+  const r = compileExpression(src, declarations(scope), { objectConstruction });
   if ('error' in r) return { error: `compilation failed: ${r.error}` };
   const t = r.compiled.resultType;
   // kube: dyn passes any declared return type (checked again at run time).

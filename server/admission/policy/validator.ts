@@ -95,17 +95,27 @@ function aggregate(errors: string[]): string {
   return errors.length === 1 ? errors[0] : `[${errors.join(', ')}]`;
 }
 
+/**
+ * Match conditions (kube's matchconditions.Matcher): any false skips the policy ('skip'); else
+ * their errors, aggregated; else 'match'.
+ */
+export function matchConditions(conditions: CompiledCondition[], activation: PolicyActivation): 'match' | 'skip' | { error: string } {
+  const errors: string[] = [];
+  for (const c of conditions) {
+    const r = activation.evaluate(c.expression, c.compiled);
+    if ('error' in r) errors.push(r.error);
+    else if (r.value === false) return 'skip';
+  }
+  return errors.length ? { error: aggregate(errors) } : 'match';
+}
+
 export function validate(policy: CompiledValidatingPolicy, activation: PolicyActivation): ValidateResult {
   const f = policy.failurePolicy;
-  // Match conditions (kube's matchconditions.Matcher): any false skips the policy; errors follow the failure policy.
+  // Errors of match conditions follow the failure policy.
   if (policy.matchConditions.length) {
-    const errors: string[] = [];
-    for (const c of policy.matchConditions) {
-      const r = activation.evaluate(c.expression, c.compiled);
-      if ('error' in r) errors.push(r.error);
-      else if (r.value === false) return { decisions: [], auditAnnotations: [] };
-    }
-    if (errors.length) return f === 'Fail' ? { decisions: [errorDecision(f, aggregate(errors))], auditAnnotations: [] } : { decisions: [], auditAnnotations: [] };
+    const m = matchConditions(policy.matchConditions, activation);
+    if (m === 'skip') return { decisions: [], auditAnnotations: [] };
+    if (m !== 'match') return f === 'Fail' ? { decisions: [errorDecision(f, m.error)], auditAnnotations: [] } : { decisions: [], auditAnnotations: [] };
   }
   const decisions: PolicyDecision[] = [];
   for (const v of policy.validations) {

@@ -15,7 +15,7 @@ export { fieldPE, indexPE, keyPE, valuePE, type PathElement } from './fieldpath/
 export { parsePathElement, serializePathElement } from './fieldpath/serialize-pe.ts';
 export { fieldPath, pathString, type FieldPath } from './fieldpath/path.ts';
 export { FieldSet } from './fieldpath/set.ts';
-export { SchemaError, UNTYPED } from './typed/atom.ts';
+export { SchemaError, UNTYPED, listRelationship } from './typed/atom.ts';
 export { fieldsOf } from './typed/tofieldset.ts';
 export { validateApplyConfiguration } from './typed/validate.ts';
 export { applyMerge } from './typed/merge.ts';

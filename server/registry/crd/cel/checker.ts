@@ -47,6 +47,14 @@ function join(a: CT, b: CT): CT {
   return a.k === b.k ? { ...a, max: Math.max(sizeOf(a), sizeOf(b)) } : T.dyn;
 }
 
+/** The type names mutating admission policies construct: Object and its nested types (Object.spec.template...), and JSONPatch. */
+export function isConstructedTypeName(name: string): boolean {
+  return name === 'JSONPatch' || /^Object(\.[A-Za-z_][A-Za-z0-9_]*)*$/.test(name);
+}
+
+/** kube's JSONPatch type: op, path, from, value. */
+const JSON_PATCH_TYPE: CT = { k: 'object', fields: new Map<string, CT>([['op', T.string], ['path', T.string], ['from', T.string], ['value', T.dyn]]), min: 2 };
+
 export class Checker {
   readonly issues: Issue[] = [];
   usesOldSelf = false;
@@ -58,6 +66,8 @@ export class Checker {
   constructor(
     private readonly positions: Record<string, number>,
     private readonly macroCalls: Record<string, any>,
+    /** Object construction of mutating admission policies (kube's mutation.DynamicTypeResolver): `Object{...}`, `Object.spec{...}`, `JSONPatch{...}`. */
+    private readonly objectConstruction = false,
   ) {}
 
   private err(e: Expr, message: string): void {
@@ -142,6 +152,11 @@ export class Checker {
       case 'structExpr': {
         const st = kind.value;
         if (st.messageName) {
+          if (this.objectConstruction && isConstructedTypeName(st.messageName)) {
+            let cost = 40;
+            for (const entry of st.entries) cost += this.check(entry.value, scope).cost;
+            return { t: st.messageName === 'JSONPatch' ? JSON_PATCH_TYPE : T.dyn, cost };
+          }
           this.err(e, `undeclared reference to '${st.messageName}' (in container '')`);
           return { t: T.dyn, cost: 40 };
         }

@@ -55,7 +55,7 @@ function compileExpr(src: string, selfT: CT, oldSelfT: CT): CompiledExpr {
  * Parses, checks and plans one expression whose variables have the given types (self/oldSelf for
  * x-kubernetes-validations; others for expression.ts). `parsed` is the checked AST, macros expanded.
  */
-export function compileInScope(src: string, scope: Map<string, CT>): CompiledExpr & { parsed?: unknown } {
+export function compileInScope(src: string, scope: Map<string, CT>, opts: { objectConstruction?: boolean } = {}): CompiledExpr & { parsed?: unknown } {
   let parsed: any;
   const syn = scanOptionalSyntax(src);
   try {
@@ -70,7 +70,7 @@ export function compileInScope(src: string, scope: Map<string, CT>): CompiledExp
   }
   const macroIssues = expandMacros(parsed);
   if (macroIssues.length) return { error: renderIssues(src, macroIssues), cost: 0, usesOldSelf: false };
-  const checker = new Checker(parsed.sourceInfo.positions, parsed.sourceInfo.macroCalls);
+  const checker = new Checker(parsed.sourceInfo.positions, parsed.sourceInfo.macroCalls, opts.objectConstruction);
   const checked = checker.check(parsed.expr, scope);
   if (checker.issues.length) return { error: renderIssues(src, checker.issues), cost: checked.cost, usesOldSelf: checker.usesOldSelf };
   for (const r of checker.regexes) {

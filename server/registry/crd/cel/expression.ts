@@ -33,9 +33,11 @@ export interface CompiledExpression {
 
 export class CelEvaluationError extends Error {}
 
-/** Compiles src with the given variables, or returns cel-go's issues text ("ERROR: <input>:1:1: ..."). */
-export function compileExpression(src: string, variables: Record<string, CT>): { compiled: CompiledExpression } | { error: string } {
-  const c = compileInScope(src, new Map(Object.entries(variables)));
+/**
+ * Compiles src with the given variables (objectConstruction: mutating admission policies'
+ * `Object{...}` and `JSONPatch{...}`, run as maps), or returns cel-go's issues text ("ERROR: <input>:1:1: ..."). */
+export function compileExpression(src: string, variables: Record<string, CT>, opts: { objectConstruction?: boolean } = {}): { compiled: CompiledExpression } | { error: string } {
+  const c = compileInScope(src, new Map(Object.entries(variables)), opts);
   if (c.error !== undefined || !c.program) return { error: c.error ?? 'compilation failed' };
   const program = c.program as unknown as (ctx: Record<string, unknown>) => unknown;
   const parsed: unknown = c.parsed;

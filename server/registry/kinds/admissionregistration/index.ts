@@ -30,5 +30,6 @@ export const admissionRegistrationDefaults: Defaulters = {
   'io.k8s.api.admissionregistration.v1.NamedRuleWithOperations': ruleScope,
   'io.k8s.api.admissionregistration.v1.ServiceReference': servicePort443,
   'io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicySpec': (s) => setPtr(s, 'failurePolicy', 'Fail'),
+  'io.k8s.api.admissionregistration.v1.MutatingAdmissionPolicySpec': (s) => setPtr(s, 'failurePolicy', 'Fail'),
   'io.k8s.api.admissionregistration.v1.MatchResources': matchResources,
 };

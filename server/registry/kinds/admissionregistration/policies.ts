@@ -23,7 +23,10 @@ const SUPPORTED_FAILURE_POLICIES = ['Fail', 'Ignore'];
 const SUPPORTED_MATCH_POLICIES = ['Equivalent', 'Exact'];
 const SUPPORTED_OPERATIONS = ['*', 'CONNECT', 'CREATE', 'DELETE', 'UPDATE'];
 const VALID_SCOPES = ['*', 'Cluster', 'Namespaced'];
-const SUPPORTED_VALIDATION_POLICY_REASONS = ['Forbidden', 'Invalid', 'RequestEntityTooLarge', 'Unauthorized'];
+const SUPPORTED_VALIDATION_POLICY_REASONS = ['Forbidden', 'Invalid', 'RequestEntityTooLarge'];
+const SUPPORTED_MUTATING_OPERATIONS = ['*', 'CREATE', 'UPDATE'];
+const SUPPORTED_PATCH_TYPES = ['ApplyConfiguration', 'JSONPatch'];
+const SUPPORTED_REINVOCATION_POLICIES = ['IfNeeded', 'Never'];
 const VALID_VALIDATION_ACTIONS = ['Audit', 'Deny', 'Warn'];
 /** kube's maxAuditAnnotations and maxAuditAnnotationValueExpressionLength. */
 const MAX_AUDIT_ANNOTATIONS = 20;
@@ -233,11 +236,19 @@ function validateAuditAnnotation(policyName: string, a: Obj, check: PolicyExpres
   return errs;
 }
 
-/** validateMatchConstraints as both policy kinds do: required, with at least one resource rule. */
-function validateMatchConstraints(spec: Obj, at: string): FieldError[] {
+/** validateMatchConstraints as both policy kinds do: required, with at least one resource rule (and, for mutations, only the operations they take). */
+function validateMatchConstraints(spec: Obj, at: string, operations?: string[]): FieldError[] {
   if (!has(spec, 'matchConstraints')) return [requiredError(childPath(at, 'matchConstraints'))];
   const errs = validateMatchResources(spec.matchConstraints, childPath(at, 'matchConstraints'));
-  if (!arr(rec(spec.matchConstraints).resourceRules).length) errs.push(requiredError(childPath(childPath(at, 'matchConstraints'), 'resourceRules')));
+  const rules = arr(rec(spec.matchConstraints).resourceRules);
+  if (!rules.length) errs.push(requiredError(childPath(childPath(at, 'matchConstraints'), 'resourceRules')));
+  if (operations) errs.push(...validateOperations(rules, operations, `${at}.matchConstraints.resourceRules.operations`));
+  return errs;
+}
+
+function validateOperations(rules: unknown[], operations: string[], at: string): FieldError[] {
+  const errs: FieldError[] = [];
+  for (const r of rules) for (const op of arr(rec(r).operations)) if (!operations.includes(str(op))) errs.push(notSupportedError(at, goQuote(str(op)), operations));
   return errs;
 }
 
@@ -334,6 +345,60 @@ export function validateValidatingAdmissionPolicyStatus(policy: Obj): FieldError
     if (!str(w.fieldRef).trim()) errs.push(requiredError(childPath(here, 'fieldRef')));
   });
   return errs;
+}
+
+function validateMutation(m: Obj, check: PolicyExpressionCheck, hasParams: boolean, variableNames: string[], at: string): FieldError[] {
+  const patchType = str(m.patchType);
+  if (!patchType) return [requiredError(childPath(at, 'patchType'))];
+  const errs: FieldError[] = [];
+  const patchExpression = (holder: unknown, where: string) => {
+    const expression = str(rec(holder).expression).trim();
+    if (!expression) errs.push(requiredError(where));
+    else errs.push(...expressionErrors(check, expression, { hasParams, variableNames, returns: 'any', mutation: patchType as 'ApplyConfiguration' | 'JSONPatch' }, where));
+  };
+  if (patchType === 'JSONPatch') {
+    if (!has(m, 'jsonPatch')) errs.push(requiredError(childPath(at, 'jsonPatch'), 'must be specified when patchType is JSONPatch'));
+    else patchExpression(m.jsonPatch, `${at}.jsonPatch.expression`);
+    if (has(m, 'applyConfiguration')) errs.push(invalidError(childPath(at, 'applyConfiguration'), '"{applyConfiguration}"', 'must not be specified when patchType is JSONPatch'));
+  } else if (patchType === 'ApplyConfiguration') {
+    if (!has(m, 'applyConfiguration')) errs.push(requiredError(childPath(at, 'applyConfiguration'), 'must be specified when patchType is ApplyConfiguration'));
+    else patchExpression(m.applyConfiguration, `${at}.applyConfiguration.expression`);
+    if (has(m, 'jsonPatch')) errs.push(invalidError(childPath(at, 'jsonPatch'), '"{jsonPatch}"', 'must not be specified when patchType is ApplyConfiguration'));
+  } else errs.push(notSupportedError(childPath(at, 'patchType'), goQuote(patchType), SUPPORTED_PATCH_TYPES));
+  return errs;
+}
+
+export function validateMutatingAdmissionPolicy(policy: Obj, check: PolicyExpressionCheck): FieldError[] {
+  const spec = rec(policy.spec);
+  const at = 'spec';
+  const errs: FieldError[] = [...validateFailurePolicy(spec, at)];
+  const hasParams = has(spec, 'paramKind');
+  if (hasParams) errs.push(...validateParamKind(rec(spec.paramKind), childPath(at, 'paramKind')));
+  errs.push(...validateMatchConstraints(spec, at, SUPPORTED_MUTATING_OPERATIONS));
+  errs.push(...validateMatchConditions(arr(spec.matchConditions), check, hasParams, childPath(at, 'matchConditions')));
+  const variableNames = validateVariables(arr(spec.variables), check, hasParams, childPath(at, 'variables'), errs);
+  const mutations = arr(spec.mutations);
+  if (!mutations.length) errs.push(requiredError(childPath(at, 'mutations'), 'mutations must contain at least one item'));
+  mutations.forEach((m, i) => errs.push(...validateMutation(rec(m), check, hasParams, variableNames, indexPath(childPath(at, 'mutations'), i))));
+  const reinvocation = str(spec.reinvocationPolicy);
+  if (!reinvocation) errs.push(requiredError(childPath(at, 'reinvocationPolicy')));
+  else if (!SUPPORTED_REINVOCATION_POLICIES.includes(reinvocation)) errs.push(notSupportedError(childPath(at, 'reinvocationPolicy'), goQuote(reinvocation), SUPPORTED_REINVOCATION_POLICIES));
+  return errs;
+}
+
+export function validateMutatingAdmissionPolicyBinding(binding: Obj): FieldError[] {
+  const spec = rec(binding.spec);
+  const errs = [...validatePolicyName(spec, 'spec'), ...validateParamRef(spec.paramRef, 'spec.paramRef'), ...validateMatchResources(spec.matchResources, 'spec.matchResources')];
+  if (isPlainObject(spec.matchResources)) errs.push(...validateOperations(arr(rec(spec.matchResources).resourceRules), SUPPORTED_MUTATING_OPERATIONS, 'spec.matchResources.resourceRules.operations'));
+  return errs;
+}
+
+/** The mutating kinds (no status): policies and bindings count generation on spec changes. */
+export function mutatingAdmissionPolicyStrategies(check: PolicyExpressionCheck): { policy: Strategy; binding: Strategy } {
+  return {
+    policy: { tracksGeneration: true, reportsRequired: true, validate: (obj) => validateMutatingAdmissionPolicy(obj, check) },
+    binding: { tracksGeneration: true, reportsRequired: true, validate: validateMutatingAdmissionPolicyBinding },
+  };
 }
 
 /** Policies and bindings count generation on spec changes (kube's strategies). */

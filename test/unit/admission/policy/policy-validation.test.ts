@@ -41,7 +41,7 @@ test('expressions compile with kube\'s messages; params need a paramKind; variab
     'spec.validations[0].expression: Invalid value: "\'s\'": must evaluate to bool but got string',
     "spec.validations[1].expression: Invalid value: \"params.x == 1\": compilation failed: ERROR: <input>:1:1: undeclared reference to 'params' (in container '')\n | params.x == 1\n | ^",
     'spec.validations[2].messageExpression: Invalid value: "1": must evaluate to string but got int',
-    'spec.validations[2].reason: Unsupported value: "Teapot": supported values: "Forbidden", "Invalid", "RequestEntityTooLarge", "Unauthorized"',
+    'spec.validations[2].reason: Unsupported value: "Teapot": supported values: "Forbidden", "Invalid", "RequestEntityTooLarge"',
   ]);
 });
 

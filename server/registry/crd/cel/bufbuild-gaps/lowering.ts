@@ -89,7 +89,13 @@ export function lowerForPlan(parsed: { expr: Expr; sourceInfo: SourceInfo }, opt
         return b.call(o, OPT_LIST, [b.list(o, v.elements), ints(o, [...idx])]);
       }
       case 'structExpr': {
-        if (v.messageName || !v.entries.some((en: any) => en.optionalEntry)) return e;
+        // A constructed object (Object{...}, JSONPatch{...}: the checker let only those through)
+        // is run as a map of its field names.
+        if (v.messageName) {
+          v.messageName = '';
+          for (const en of v.entries) if (en.keyKind?.case === 'fieldKey') en.keyKind = { case: 'mapKey', value: b.str(o, en.keyKind.value) };
+        }
+        if (!v.entries.some((en: any) => en.optionalEntry)) return e;
         const entries = v.entries as any[];
         const opt = entries.flatMap((en, i) => (en.optionalEntry ? [i] : []));
         return b.call(o, OPT_MAP, [b.list(o, entries.map((en) => en.keyKind.value)), b.list(o, entries.map((en) => en.value)), ints(o, opt)]);
