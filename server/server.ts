@@ -18,6 +18,7 @@ import { namespaceLifecycle } from './admission/namespace-lifecycle.ts';
 import { certificateSubjectRestriction } from './admission/certificate-subject-restriction.ts';
 import { nodeRestriction, REQUEST_TOKEN_AUDIENCE_VERB } from './admission/node-restriction.ts';
 import { serviceAccountAdmission } from './admission/service-account.ts';
+import { mutatingAdmissionPolicyPlugin, validatingAdmissionPolicyPlugin, validatingAdmissionPolicyTypeChecker } from './admission/policy/index.ts';
 import { GenericStore, type RequestContext } from './registry/store.ts';
 import { NamespaceIndex } from './registry/namespace-index.ts';
 import { createServiceStrategy, outOfRangeServiceReports } from './registry/kinds/core/services/strategy.ts';
@@ -71,13 +72,14 @@ import { RootCaPublisher } from './controllers/root-ca-publisher.ts';
 import { ServiceAccountTokensController } from './controllers/service-account-tokens.ts';
 import { LegacyTokenStoreObjects, LegacyTokenTrackingController } from './controllers/legacy-token-tracking.ts';
 import { LegacyTokenCleaner } from './controllers/legacy-token-cleaner.ts';
-import { controllerEnabled, controllerSelectionErrors, LEGACY_TOKEN_CLEANER_CONTROLLER, ROOT_CA_PUBLISHER_CONTROLLER, SERVICE_ACCOUNT_CONTROLLER, SERVICE_ACCOUNT_TOKEN_CONTROLLER, BOOTSTRAP_SIGNER_CONTROLLER, TOKEN_CLEANER_CONTROLLER, CSR_APPROVING_CONTROLLER, CLUSTERROLE_AGGREGATION_CONTROLLER } from './controllers/selection.ts';
+import { controllerEnabled, controllerSelectionErrors, LEGACY_TOKEN_CLEANER_CONTROLLER, ROOT_CA_PUBLISHER_CONTROLLER, SERVICE_ACCOUNT_CONTROLLER, SERVICE_ACCOUNT_TOKEN_CONTROLLER, BOOTSTRAP_SIGNER_CONTROLLER, TOKEN_CLEANER_CONTROLLER, CSR_APPROVING_CONTROLLER, CLUSTERROLE_AGGREGATION_CONTROLLER, VALIDATING_ADMISSION_POLICY_STATUS_CONTROLLER } from './controllers/selection.ts';
 import { BootstrapTokenCleaner } from './controllers/bootstrap-token-cleaner.ts';
 import { BootstrapSigner } from './controllers/bootstrap-signer.ts';
 import { ClusterAuthenticationTrustController } from './controllers/cluster-authentication-trust.ts';
 import { CsrApprovingController } from './controllers/csr-approver.ts';
 import { BOOTSTRAP_ROLES_HOOK, RbacBootstrap } from './controllers/rbac-bootstrap.ts';
 import { ClusterRoleAggregationController } from './controllers/clusterrole-aggregation.ts';
+import { ValidatingAdmissionPolicyStatusController } from './controllers/validating-admission-policy-status.ts';
 import { crdDefinitions } from './registry/crd/crd-openapi.ts';
 import { forgetConverter } from './registry/crd/conversion.ts';
 import { LOOPBACK_USER } from './authentication/user.ts';
@@ -221,6 +223,8 @@ interface AdmissionPluginContext {
   catalog: ResourceCatalog;
   eventLog: EventLog;
   namespaces: NamespaceIndex;
+  /** The served kinds' schemas (admission policies merge and type by them). */
+  model: TypeModel;
   /** The authorizer chain (for plugins that ask it, as kube's do through their authorizer). */
   authorizers: readonly Authorizer[];
   /** --admission-control-config-file's plugin configurations. */
@@ -252,6 +256,8 @@ const admissionPluginFactories: Partial<Record<string, (c: AdmissionPluginContex
       apiAudiences: c.apiAudiences,
     }),
   CertificateSubjectRestriction: () => certificateSubjectRestriction(),
+  MutatingAdmissionPolicy: (c) => mutatingAdmissionPolicyPlugin(c),
+  ValidatingAdmissionPolicy: (c) => validatingAdmissionPolicyPlugin(c),
 };
 
 /** Which admission plugins run (in kube's order) and their configurations. */
@@ -384,7 +390,7 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
   const authorizers = reloadable ? [reloadable] : staticChain!.authorizers;
   reloadable?.start();
   // Admission plugins in kube's order; the token issuer they read at request time is set up further down.
-  const pluginContext: AdmissionPluginContext = { store, catalog, eventLog, namespaces, authorizers, admissionConfig: admissionSetup.config, opts, log, apiAudiences: () => serviceAccountTokens.apiAudiences };
+  const pluginContext: AdmissionPluginContext = { store, catalog, eventLog, namespaces, model, authorizers, admissionConfig: admissionSetup.config, opts, log, apiAudiences: () => serviceAccountTokens.apiAudiences };
   for (const name of admissionSetup.plugins) admission.add(admissionPluginFactories[name]!(pluginContext));
   admission.add(rbacEscalationCheck(rbacPolicy, authorizers));
   // A fan-out's HTTP/2 frames leave at its end, one TLS write per connection.
@@ -420,6 +426,9 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
   // admin, edit and view take their rules from the roles their aggregationRules select.
   const clusterRoleAggregation = controllerEnabled(opts.controllers, CLUSTERROLE_AGGREGATION_CONTROLLER) ? new ClusterRoleAggregationController(store, catalog, eventLog) : undefined;
   clusterRoleAggregation?.start();
+  // Each ValidatingAdmissionPolicy's type checking written back to its status.
+  const policyStatus = controllerEnabled(opts.controllers, VALIDATING_ADMISSION_POLICY_STATUS_CONTROLLER) ? new ValidatingAdmissionPolicyStatusController(store, catalog, eventLog, validatingAdmissionPolicyTypeChecker(catalog, model)) : undefined;
+  policyStatus?.start();
   // kube's default RBAC policy, reconciled once the server listens (kube's rbac/bootstrap-roles post-start hook).
   const rbacBootstrap = new RbacBootstrap(store, catalog, log);
   // CRDs already in the file publish their schemas right after start, in the background (as
@@ -584,7 +593,7 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
         closed = true;
         for (const jwt of jwtAuthenticators) jwt.close();
         rbacBootstrap.stop();
-        const controllersDone = Promise.all([nsController.stop(), authenticationTrust.stop(), saController?.stop(), rootCaPublisher?.stop(), clusterRoleAggregation?.stop(), tokensController?.stop(), legacyTokenTracking.stop(), legacyTokenCleaner?.stop(), tokenCleaner?.stop(), bootstrapSigner?.stop(), crdController.stop(), eventTtl?.stop(), csrSigner.stop(), csrApprover?.stop(), csrCleaner.stop()]);
+        const controllersDone = Promise.all([nsController.stop(), authenticationTrust.stop(), saController?.stop(), rootCaPublisher?.stop(), clusterRoleAggregation?.stop(), policyStatus?.stop(), tokensController?.stop(), legacyTokenTracking.stop(), legacyTokenCleaner?.stop(), tokenCleaner?.stop(), bootstrapSigner?.stop(), crdController.stop(), eventTtl?.stop(), csrSigner.stop(), csrApprover?.stop(), csrCleaner.stop()]);
         compactor.stop();
         await snapshots.stop();
         await listener.close();

@@ -97,7 +97,7 @@ export function admissionRequestOf(a: AdmissionAttributes, resource: { group: st
   const req: Record<string, unknown> = {
     kind,
     resource,
-    requestKind: requestKindOf(a),
+    requestKind: a.kind,
     requestResource: { group: a.info.group, version: a.info.version, resource: a.info.resource },
   };
   if (a.subresource) {
@@ -109,15 +109,10 @@ export function admissionRequestOf(a: AdmissionAttributes, resource: { group: st
   req.operation = a.operation;
   req.userInfo = userInfoOf(a.user);
   if (a.dryRun) req.dryRun = true;
-  const options = (a as { options?: unknown }).options;
-  if (options !== undefined) req.options = options;
+  req.options = a.options;
   return req;
 }
 
-function requestKindOf(a: AdmissionAttributes): { group: string; version: string; kind: string } {
-  const k = (a as { kind?: { group: string; version: string; kind: string } }).kind;
-  return k ?? { group: a.info.group, version: a.info.version, kind: a.info.kind };
-}
 
 function userInfoOf(u: UserInfo): Record<string, unknown> {
   const out: Record<string, unknown> = {};

@@ -47,9 +47,6 @@ export interface PolicyLookups {
   params: ParamKindResolver;
 }
 
-/** The attributes this plugin writes to (the foundation's AdmissionAttributes). */
-type Reporting = AdmissionAttributes & { warn?(message: string): void; addAuditAnnotation?(key: string, value: string): void };
-
 /** admissionregistration.k8s.io's configuration kinds: no policy applies to them (kube's IsExemptAdmissionConfigurationResource). */
 const EXEMPT_RESOURCES = new Set([
   'validatingwebhookconfigurations',
@@ -77,12 +74,12 @@ export function validatingAdmissionPolicy(source: PolicySource<CompiledValidatin
     validate(attrs) {
       const hooks = source.hooks();
       if (!hooks.length || isExemptResource(attrs)) return;
-      dispatch(hooks, attrs as Reporting, matcher, lookups);
+      dispatch(hooks, attrs, matcher, lookups);
     },
   };
 }
 
-function dispatch(hooks: ReturnType<PolicySource<CompiledValidatingPolicy>['hooks']>, a: Reporting, matcher: PolicyMatcher, lookups: PolicyLookups): void {
+function dispatch(hooks: ReturnType<PolicySource<CompiledValidatingPolicy>['hooks']>, a: AdmissionAttributes, matcher: PolicyMatcher, lookups: PolicyLookups): void {
   const denials: Denial[] = [];
   const configError = (policy: CompiledValidatingPolicy, policyName: string, bindingName: string | undefined, err: unknown) => {
     if (policy.failurePolicy === 'Ignore') return;
@@ -127,7 +124,7 @@ function dispatch(hooks: ReturnType<PolicySource<CompiledValidatingPolicy>['hook
           for (const action of actions) {
             if (action === 'Deny') denials.push({ policy: hook.name, binding: bindingName, message: d.message, reason: d.reason });
             else if (action === 'Audit') publishValidationFailure(a, hook.name, bindingName, actions, i, d);
-            else if (action === 'Warn') a.warn?.(`Validation failed for ValidatingAdmissionPolicy '${hook.name}' with binding '${bindingName}': ${d.message}`);
+            else if (action === 'Warn') a.warn(`Validation failed for ValidatingAdmissionPolicy '${hook.name}' with binding '${bindingName}': ${d.message}`);
           }
         });
         for (const r of result.auditAnnotations) {
@@ -142,13 +139,13 @@ function dispatch(hooks: ReturnType<PolicySource<CompiledValidatingPolicy>['hook
         }
       }
     }
-    for (const [key, values] of annotations) a.addAuditAnnotation?.(`${hook.name}/${key}`, values.join(', '));
+    for (const [key, values] of annotations) a.addAuditAnnotation(`${hook.name}/${key}`, values.join(', '));
   }
   if (denials.length) throw denialError(a, denials[0]);
 }
 
-function publishValidationFailure(a: Reporting, policy: string, binding: string, actions: string[], expressionIndex: number, d: PolicyDecision): void {
-  a.addAuditAnnotation?.(VALIDATION_FAILURE_ANNOTATION, JSON.stringify([{ message: d.message, policy, binding, expressionIndex, validationActions: actions }]));
+function publishValidationFailure(a: AdmissionAttributes, policy: string, binding: string, actions: string[], expressionIndex: number, d: PolicyDecision): void {
+  a.addAuditAnnotation(VALIDATION_FAILURE_ANNOTATION, JSON.stringify([{ message: d.message, policy, binding, expressionIndex, validationActions: actions }]));
 }
 
 /** kube's HTTP code of a validation's reason (reasonToCode). */

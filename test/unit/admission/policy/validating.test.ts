@@ -10,7 +10,7 @@ import { collectParams, ParamsError, type ParamKindSource } from '../../../../se
 import { PolicySource } from '../../../../server/admission/policy/source.ts';
 import { compileValidatingPolicy, validate, type CompiledValidatingPolicy } from '../../../../server/admission/policy/validator.ts';
 import { validatingAdmissionPolicy, VALIDATION_FAILURE_ANNOTATION, type PolicyMatcher } from '../../../../server/admission/policy/validating.ts';
-import type { AdmissionAttributes } from '../../../../server/admission/types.ts';
+import { admissionAttributes, type TestAttributes } from '../../../helpers/admission.ts';
 import type { ResourceInfo } from '../../../../server/schema/types.ts';
 import { ApiError } from '../../../../server/errors.ts';
 
@@ -149,10 +149,8 @@ function plugin(policies: Obj[], bindings: Obj[]) {
   return validatingAdmissionPolicy(source, matcher, { namespace: () => ({ metadata: { name: 'team', labels: { env: 'prod' } } }), params: resolve });
 }
 
-function attrs(object: Obj): AdmissionAttributes & { warnings: string[]; audit: Record<string, string> } {
-  const warnings: string[] = [];
-  const audit: Record<string, string> = {};
-  return { operation: 'CREATE', info: DEPLOYMENTS, subresource: '', namespace: 'team', name: 'web', object, user: { name: 'alice', groups: ['system:authenticated'] }, dryRun: false, warnings, audit, warn: (m: string) => warnings.push(m), addAuditAnnotation: (k: string, v: string) => (audit[k] = v) } as AdmissionAttributes & { warnings: string[]; audit: Record<string, string> };
+function attrs(object: Obj): TestAttributes {
+  return admissionAttributes({ operation: 'CREATE', info: DEPLOYMENTS, namespace: 'team', name: 'web', object, user: { name: 'alice', groups: ['system:authenticated'] } });
 }
 
 const binding = (name: string, spec: Obj): Obj => ({ metadata: { name }, spec: { policyName: 'replicas', ...spec } });
@@ -173,8 +171,8 @@ test('Deny refuses with kube\'s message, reason and code; Warn warns; Audit anno
   const a = attrs(deployment(6));
   assert.equal(warnAudit.validate!(a), undefined);
   assert.deepEqual(a.warnings, ["Validation failed for ValidatingAdmissionPolicy 'replicas' with binding 'warn': failed expression: object.spec.replicas <= 5"]);
-  assert.deepEqual(JSON.parse(a.audit[VALIDATION_FAILURE_ANNOTATION]), [{ message: 'failed expression: object.spec.replicas <= 5', policy: 'replicas', binding: 'warn', expressionIndex: 0, validationActions: ['Warn', 'Audit'] }]);
-  assert.equal(a.audit['replicas/seen'], 'replicas-6');
+  assert.deepEqual(JSON.parse(a.auditAnnotations[VALIDATION_FAILURE_ANNOTATION]), [{ message: 'failed expression: object.spec.replicas <= 5', policy: 'replicas', binding: 'warn', expressionIndex: 0, validationActions: ['Warn', 'Audit'] }]);
+  assert.equal(a.auditAnnotations['replicas/seen'], 'replicas-6');
 
   const deny = plugin([p], [binding('deny', { validationActions: ['Deny'] })]);
   const e = refusal(() => deny.validate!(attrs(deployment(6))));
