@@ -5,7 +5,7 @@
 // when the policy has a paramKind) and `variables` (one field per declared variable).
 import { celMap, type CelInput } from '@bufbuild/cel';
 import type { UserInfo } from '../../authentication/user.ts';
-import { CelEvaluationError, CelTypes, compileExpression, jsonToCel, type CelType, type CompiledExpression } from '../../registry/crd/cel/index.ts';
+import { authorizerValue, CelEvaluationError, CelTypes, compileExpression, jsonToCel, type CelType, type CompiledExpression } from '../../registry/crd/cel/index.ts';
 import type { AdmissionAttributes } from '../types.ts';
 
 const S = CelTypes.string;
@@ -56,12 +56,15 @@ export interface PolicyScope {
   /** The types of object/oldObject and params where known (type checking, typechecking.ts); dyn otherwise. */
   objectType?: CelType;
   paramsType?: CelType;
+  /** messageExpressions see no `authorizer` (kube compiles them without it). */
+  withoutAuthorizer?: boolean;
 }
 
 function declarations(scope: PolicyScope): Record<string, CelType> {
   const objectType = scope.objectType ?? CelTypes.dyn;
   const decls: Record<string, CelType> = { object: objectType, oldObject: objectType, namespaceObject: NAMESPACE_TYPE, request: REQUEST_TYPE };
   if (scope.hasParams) decls.params = scope.paramsType ?? CelTypes.dyn;
+  if (!scope.withoutAuthorizer) decls.authorizer = CelTypes.authorizer;
   decls.variables = CelTypes.objectOf(Object.fromEntries(scope.variableNames.map((n) => [n, CelTypes.dyn])));
   return decls;
 }
@@ -123,6 +126,11 @@ function userInfoOf(u: UserInfo): Record<string, unknown> {
   return out;
 }
 
+/** The `authorizer` of a request (kube's NewAuthorizerVal with NewResourceAuthorizerVal as its requestResource). */
+export function requestAuthorizer(a: AdmissionAttributes, checkId: string): unknown {
+  return authorizerValue(checkId, a.user, { group: a.info.group, version: a.info.version, resource: a.info.resource, subresource: a.subresource, namespace: a.namespace, name: a.name });
+}
+
 /** kube's CreateNamespaceObject: only the fields BuildNamespaceType declares. */
 export function namespaceObjectOf(ns: Record<string, unknown> | undefined): Record<string, unknown> | null {
   if (!ns) return null;
@@ -149,7 +157,7 @@ export interface CompiledVariable {
 export class PolicyActivation {
   readonly values: Record<string, unknown>;
 
-  constructor(inputs: { object: unknown; oldObject: unknown; request: Record<string, unknown>; namespaceObject: Record<string, unknown> | null; params?: unknown; hasParams: boolean }, variables: CompiledVariable[]) {
+  constructor(inputs: { object: unknown; oldObject: unknown; request: Record<string, unknown>; namespaceObject: Record<string, unknown> | null; params?: unknown; hasParams: boolean; authorizer?: unknown }, variables: CompiledVariable[]) {
     this.values = {
       object: jsonToCel(inputs.object ?? null),
       oldObject: jsonToCel(inputs.oldObject ?? null),
@@ -157,6 +165,8 @@ export class PolicyActivation {
       namespaceObject: jsonToCel(inputs.namespaceObject),
     };
     if (inputs.hasParams) this.values.params = jsonToCel(inputs.params ?? null);
+    // (a CEL value already: authorizerValue's)
+    this.values.authorizer = inputs.authorizer ?? null;
     this.values.variables = celMap(new LazyVariables(variables, this.values) as unknown as Map<string, CelInput>);
   }
 

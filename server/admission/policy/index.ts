@@ -16,6 +16,8 @@ import type { ResourceCatalog } from '../../schema/catalog.ts';
 import type { ResourceInfo, TypeNode } from '../../schema/types.ts';
 import { equivalentResourcesIn } from '../matching.ts';
 import type { AdmissionAttributes, AdmissionPlugin } from '../types.ts';
+import { authorize, type Authorizer } from '../../authorization/authorizer.ts';
+import type { AuthzCheckAttributes, AuthzCheckResult } from '../../registry/crd/cel/index.ts';
 import { policyMatcher } from './matcher.ts';
 import { compileMutatingPolicy, mutatingAdmissionPolicy, type CompiledMutatingPolicy } from './mutating.ts';
 import type { ParamKindResolver } from './params.ts';
@@ -37,6 +39,8 @@ export interface PolicyPluginContext {
   eventLog: { onCommit(listener: (events: CommittedChange[]) => void): unknown };
   namespaces: { get(name: string): { labels?: Readonly<Record<string, string>> } | undefined };
   model: { definitions(): Record<string, unknown>; node(definition: string): TypeNode };
+  /** The authorizer chain, for the policies' `authorizer`. */
+  authorizers: readonly Authorizer[];
 }
 
 const GROUP = 'admissionregistration.k8s.io';
@@ -67,7 +71,20 @@ function paramsOf(c: PolicyPluginContext): ParamKindResolver {
 
 function lookupsOf(c: PolicyPluginContext): PolicyLookups {
   const nsInfo = c.catalog.lookup('', 'v1', 'namespaces')!;
-  return { namespace: (name) => c.store.tryGet(nsInfo, '', name), params: paramsOf(c) };
+  return { namespace: (name) => c.store.tryGet(nsInfo, '', name), params: paramsOf(c), authorize: (attrs) => authorizeNow(c.authorizers, attrs) };
+}
+
+/**
+ * One check through the chain. CEL runs synchronously: an authorizer that answers later (a
+ * webhook) gives an errored Decision rather than a wait.
+ */
+function authorizeNow(authorizers: readonly Authorizer[], attrs: AuthzCheckAttributes): AuthzCheckResult {
+  const r = authorize(authorizers, { ...attrs, user: { ...attrs.user, groups: attrs.user.groups ?? [] } });
+  if (r instanceof Promise) {
+    r.catch(() => {});
+    return { decision: 'noopinion', reason: '', error: 'the authorizer chain could not answer synchronously' };
+  }
+  return r;
 }
 
 function matcherOf(c: PolicyPluginContext) {

@@ -13,10 +13,10 @@ import { applyJsonPatch } from '../../registry/patch/json-patch.ts';
 import type { TypeNode } from '../../schema/types.ts';
 import { deepEqual } from '../../util/json.ts';
 import type { AdmissionAttributes, AdmissionPlugin } from '../types.ts';
-import { admissionRequestOf, compilePolicyExpression, namespaceObjectOf, PolicyActivation, type PolicyExpression } from './cel.ts';
+import { admissionRequestOf, compilePolicyExpression, namespaceObjectOf, PolicyActivation, requestAuthorizer, type PolicyExpression } from './cel.ts';
 import { collectParams } from './params.ts';
 import type { PolicySource } from './source.ts';
-import { isExemptResource, requestName, type PolicyLookups, type PolicyMatcher } from './validating.ts';
+import { isExemptResource, requestName, withAuthorizeId, type PolicyLookups, type PolicyMatcher } from './validating.ts';
 import { compileVariables, matchConditions, type CompiledCondition, type FailurePolicy } from './validator.ts';
 import type { CompiledVariable } from './cel.ts';
 
@@ -85,7 +85,8 @@ interface Invocation {
   kind: { group: string; version: string; kind: string };
 }
 
-export function mutatingAdmissionPolicy(source: PolicySource<CompiledMutatingPolicy>, matcher: PolicyMatcher, lookups: MutatingLookups): AdmissionPlugin {
+export function mutatingAdmissionPolicy(source: PolicySource<CompiledMutatingPolicy>, matcher: PolicyMatcher, mutatingLookups: MutatingLookups): AdmissionPlugin {
+  const lookups = withAuthorizeId(mutatingLookups);
   return {
     name: MUTATING_ADMISSION_POLICY,
     admit(attrs) {
@@ -96,7 +97,7 @@ export function mutatingAdmissionPolicy(source: PolicySource<CompiledMutatingPol
   };
 }
 
-function dispatch(hooks: ReturnType<PolicySource<CompiledMutatingPolicy>['hooks']>, a: AdmissionAttributes, matcher: PolicyMatcher, lookups: MutatingLookups): void {
+function dispatch(hooks: ReturnType<PolicySource<CompiledMutatingPolicy>['hooks']>, a: AdmissionAttributes, matcher: PolicyMatcher, lookups: MutatingLookups & { authorizeId: string }): void {
   const errors: PolicyError[] = [];
   const invocations: Invocation[] = [];
   for (const hook of hooks) {
@@ -126,25 +127,26 @@ function dispatch(hooks: ReturnType<PolicySource<CompiledMutatingPolicy>['hooks'
     const nsName = a.info.group === '' && a.info.resource === 'namespaces' ? '' : a.namespace;
     const namespaceObject = nsName ? namespaceObjectOf(lookups.namespace(nsName)) : null;
     const node = lookups.typeOf(a) ?? UNTYPED;
+    const authorizer = requestAuthorizer(a, lookups.authorizeId);
     // Invocations that may run again, and whether the object changed since each ran (kube's policyReinvokeContext).
     const reinvocable: Invocation[] = [];
     let changedAfterReinvocable = false;
     for (const inv of invocations) {
-      if (invoke(inv, a, namespaceObject, node, errors)) changedAfterReinvocable = reinvocable.length > 0;
+      if (invoke(inv, a, namespaceObject, node, authorizer, errors)) changedAfterReinvocable = reinvocable.length > 0;
       if (inv.hook.compiled.reinvoke) reinvocable.push(inv);
     }
-    if (changedAfterReinvocable) for (const inv of reinvocable) invoke(inv, a, namespaceObject, node, errors);
+    if (changedAfterReinvocable) for (const inv of reinvocable) invoke(inv, a, namespaceObject, node, authorizer, errors);
   }
   const failing = errors.filter((e) => e.failurePolicy !== 'Ignore');
   if (failing.length) throw policyErrorStatus(a, failing);
 }
 
 /** One invocation's match conditions and mutations, in order, on a.object; whether it changed it. */
-function invoke(inv: Invocation, a: AdmissionAttributes, namespaceObject: Obj | null, node: TypeNode, errors: PolicyError[]): boolean {
+function invoke(inv: Invocation, a: AdmissionAttributes, namespaceObject: Obj | null, node: TypeNode, authorizer: unknown, errors: PolicyError[]): boolean {
   const { compiled } = inv.hook;
   const report = (message: string) => errors.push({ policy: inv.hook.name, binding: inv.binding, message, reason: 'Invalid', failurePolicy: compiled.failurePolicy });
   const request = admissionRequestOf(a, inv.resource, inv.kind);
-  const activationOf = (object: unknown) => new PolicyActivation({ object, oldObject: a.oldObject, request, namespaceObject, params: inv.param, hasParams: compiled.hasParams }, compiled.variables);
+  const activationOf = (object: unknown) => new PolicyActivation({ object, oldObject: a.oldObject, request, namespaceObject, params: inv.param, hasParams: compiled.hasParams, authorizer }, compiled.variables);
   if (compiled.matchConditions.length) {
     // (an error is the policy's, under its failure policy: dispatch filters it)
     const m = matchConditions(compiled.matchConditions, activationOf(a.object));

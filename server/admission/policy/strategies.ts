@@ -8,7 +8,7 @@ import { compilePolicyExpression } from './cel.ts';
 const GROUP = 'admissionregistration.k8s.io';
 
 export const checkPolicyExpression: PolicyExpressionCheck = (expression, opts) => {
-  const scope = { hasParams: opts.hasParams, variableNames: opts.variableNames };
+  const scope = { hasParams: opts.hasParams, variableNames: opts.variableNames, withoutAuthorizer: opts.withoutAuthorizer };
   if (!opts.mutation) return compilePolicyExpression(expression, scope, opts.returns, opts.nullable).error;
   const r = compilePolicyExpression(expression, scope, 'any', false, true);
   if (r.error !== undefined) return r.error;

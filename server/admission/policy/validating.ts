@@ -8,7 +8,8 @@
 // so a request that no binding matches costs a scan of the hooks and no promise.
 import { ApiError, qualifiedResource } from '../../errors.ts';
 import type { AdmissionAttributes, AdmissionPlugin } from '../types.ts';
-import { admissionRequestOf, namespaceObjectOf, PolicyActivation } from './cel.ts';
+import { admissionRequestOf, namespaceObjectOf, PolicyActivation, requestAuthorizer } from './cel.ts';
+import { registerAuthzCheck, type AuthzCheck } from '../../registry/crd/cel/index.ts';
 import { collectParams, ParamsError, type ParamKindResolver } from './params.ts';
 import type { PolicySource } from './source.ts';
 import { validate, type CompiledValidatingPolicy, type PolicyDecision } from './validator.ts';
@@ -45,6 +46,8 @@ export interface PolicyLookups {
   /** The namespace object, for namespaceObject. */
   namespace(name: string): Obj | undefined;
   params: ParamKindResolver;
+  /** One authorization check (the server's authorizer chain), for the `authorizer` variable. */
+  authorize: AuthzCheck;
 }
 
 /** admissionregistration.k8s.io's configuration kinds: no policy applies to them (kube's IsExemptAdmissionConfigurationResource). */
@@ -68,7 +71,8 @@ interface Denial {
   reason: string;
 }
 
-export function validatingAdmissionPolicy(source: PolicySource<CompiledValidatingPolicy>, matcher: PolicyMatcher, lookups: PolicyLookups): AdmissionPlugin {
+export function validatingAdmissionPolicy(source: PolicySource<CompiledValidatingPolicy>, matcher: PolicyMatcher, policyLookups: PolicyLookups): AdmissionPlugin {
+  const lookups = withAuthorizeId(policyLookups);
   return {
     name: VALIDATING_ADMISSION_POLICY,
     validate(attrs) {
@@ -79,7 +83,12 @@ export function validatingAdmissionPolicy(source: PolicySource<CompiledValidatin
   };
 }
 
-function dispatch(hooks: ReturnType<PolicySource<CompiledValidatingPolicy>['hooks']>, a: AdmissionAttributes, matcher: PolicyMatcher, lookups: PolicyLookups): void {
+/** The lookups with their check registered for the CEL authorizer (once per plugin). */
+export function withAuthorizeId<L extends PolicyLookups>(lookups: L): L & { authorizeId: string } {
+  return { ...lookups, authorizeId: registerAuthzCheck(lookups.authorize) };
+}
+
+function dispatch(hooks: ReturnType<PolicySource<CompiledValidatingPolicy>['hooks']>, a: AdmissionAttributes, matcher: PolicyMatcher, lookups: PolicyLookups & { authorizeId: string }): void {
   const denials: Denial[] = [];
   const configError = (policy: CompiledValidatingPolicy, policyName: string, bindingName: string | undefined, err: unknown) => {
     if (policy.failurePolicy === 'Ignore') return;
@@ -87,6 +96,7 @@ function dispatch(hooks: ReturnType<PolicySource<CompiledValidatingPolicy>['hook
     denials.push({ policy: policyName, binding: bindingName, message: bindingName === undefined ? `failed to configure policy: ${text}` : `failed to configure binding: ${text}`, reason: '' });
   };
   let namespaceObject: Obj | null | undefined;
+  let authorizer: unknown;
   for (const hook of hooks) {
     const spec = (hook.policy.spec ?? {}) as Obj;
     let matched: ReturnType<PolicyMatcher['definitionMatches']>;
@@ -115,9 +125,10 @@ function dispatch(hooks: ReturnType<PolicySource<CompiledValidatingPolicy>['hook
       const nsName = a.info.group === '' && a.info.resource === 'namespaces' ? '' : a.namespace;
       if (namespaceObject === undefined) namespaceObject = nsName ? namespaceObjectOf(lookups.namespace(nsName)) : null;
       const request = admissionRequestOf(a, matched.resource, matched.kind);
+      authorizer ??= requestAuthorizer(a, lookups.authorizeId);
       const actions = Array.isArray(bspec.validationActions) ? (bspec.validationActions as string[]) : [];
       for (const param of params) {
-        const activation = new PolicyActivation({ object: a.operation === 'DELETE' ? null : a.object, oldObject: a.oldObject, request, namespaceObject, params: param, hasParams: hook.compiled.hasParams }, hook.compiled.variables);
+        const activation = new PolicyActivation({ object: a.operation === 'DELETE' ? null : a.object, oldObject: a.oldObject, request, namespaceObject, params: param, hasParams: hook.compiled.hasParams, authorizer }, hook.compiled.variables);
         const result = validate(hook.compiled, activation);
         result.decisions.forEach((d, i) => {
           if (d.action !== 'deny') return;

@@ -68,7 +68,7 @@ export function compileValidatingPolicy(policy: Obj): CompiledValidatingPolicy {
       compiled: compilePolicyExpression(str(v.expression), scope, 'bool'),
       message: str(v.message),
       reason: str(v.reason),
-      messageExpression: v.messageExpression ? { expression: str(v.messageExpression), compiled: compilePolicyExpression(str(v.messageExpression), scope, 'string') } : undefined,
+      messageExpression: v.messageExpression ? { expression: str(v.messageExpression), compiled: compilePolicyExpression(str(v.messageExpression), { ...scope, withoutAuthorizer: true }, 'string') } : undefined,
     })),
     auditAnnotations: list(spec.auditAnnotations).map((a) => ({ key: str(a.key), valueExpression: str(a.valueExpression), compiled: compilePolicyExpression(str(a.valueExpression), scope, 'string', true) })),
   };

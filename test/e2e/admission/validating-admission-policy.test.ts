@@ -5,7 +5,7 @@
 // parameterNotFoundAction Deny and Allow; each validation action (Deny's reason and code, Warn's
 // header kubectl prints, Audit admitting without either); messageExpression, variables and
 // matchConditions; a policy whose expressions do not compile refused with kube's message; and the
-// type checking the status controller writes back.
+// type checking the status controller writes back; the `authorizer` variable asking the chain.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -199,6 +199,29 @@ test('params from a custom resource, selected by label', async () => {
     assert.equal((await requestAs(robot, 'POST', DEPLOYMENTS, deployment('crd-ok', 2))).status, 201);
   } finally {
     await remove(`${AR}/validatingadmissionpolicybindings/crd-limit-binding`, `${AR}/validatingadmissionpolicies/crd-limit`, `${DEPLOYMENTS}/crd-ok`);
+  }
+});
+
+test('the authorizer variable asks the authorizer chain about the requester: only who may scale may ask for more than 3 replicas', async () => {
+  await kubectlApply(
+    'scalers-only',
+    policy('scalers-only', {
+      validations: [{ expression: "object.spec.replicas <= 3 || authorizer.requestResource.subresource('scale').check('update').allowed()", message: 'only those who may scale deployments may ask for more than 3 replicas', reason: 'Forbidden' }],
+    }),
+    binding('scalers-only-binding', 'scalers-only', { validationActions: ['Deny'] }),
+  );
+  try {
+    const r = await requestAs(BOB, 'POST', DEPLOYMENTS, deployment('big-bob', 4));
+    assert.equal(r.status, 403, r.text);
+    assert.equal(r.json.message, "deployments.apps \"big-bob\" is forbidden: ValidatingAdmissionPolicy 'scalers-only' with binding 'scalers-only-binding' denied request: only those who may scale deployments may ask for more than 3 replicas");
+    // The admin (system:masters) may scale.
+    assert.equal((await s.request('POST', DEPLOYMENTS, { body: deployment('big-admin', 4) })).status, 201);
+    // So may robot once a Role lets it.
+    await admin('POST', '/apis/rbac.authorization.k8s.io/v1/namespaces/team/roles', { metadata: { name: 'scaler' }, rules: [{ apiGroups: ['apps'], resources: ['deployments/scale'], verbs: ['update'] }] });
+    await admin('POST', '/apis/rbac.authorization.k8s.io/v1/namespaces/team/rolebindings', { metadata: { name: 'robot-scales' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'scaler' }, subjects: [{ kind: 'ServiceAccount', name: 'robot', namespace: 'team' }] });
+    assert.equal((await requestAs(robot, 'POST', DEPLOYMENTS, deployment('big-robot', 4))).status, 201);
+  } finally {
+    await remove(`${AR}/validatingadmissionpolicybindings/scalers-only-binding`, `${AR}/validatingadmissionpolicies/scalers-only`, `${DEPLOYMENTS}/big-admin`, `${DEPLOYMENTS}/big-robot`);
   }
 });
 

@@ -204,6 +204,8 @@ export class Checker {
       return ft ?? T.dyn;
     }
     if (ot.k === 'map') return ot.e ?? T.dyn;
+    // (cel-go declares `authorizer.requestResource` as a variable of its own)
+    if (ot.k === 'authorizer' && field === 'requestResource') return T.resourcecheck;
     if (ot.k !== 'dyn') this.err(e, `type '${typeName(ot)}' does not support field selection`);
     return T.dyn;
   }
@@ -587,6 +589,24 @@ export class Checker {
         if (at.length !== 1 || !(at[0].k === 'string' || isDyn(at[0]))) return mismatch();
         // (the messages are a few short sentences; cel-go leaves their size unknown)
         return res(optionalOf(listOf({ ...T.string, max: 512 }, 4)), 1 + strCost(sizeOf(at[0])) * FORMAT_VALIDATE_FACTOR);
+      case 'authorizer':
+        if (fn === 'path' || fn === 'group') return at.length === 1 && (at[0].k === 'string' || isDyn(at[0])) ? res(fn === 'path' ? T.pathcheck : T.groupcheck) : mismatch();
+        if (fn === 'serviceAccount') return at.length === 2 && at.every((t) => t.k === 'string' || isDyn(t)) ? res(T.authorizer) : mismatch();
+        break;
+      case 'pathcheck':
+        if (fn === 'check') return at.length === 1 && (at[0].k === 'string' || isDyn(at[0])) ? res(T.decision) : mismatch();
+        break;
+      case 'groupcheck':
+        if (fn === 'resource') return at.length === 1 && (at[0].k === 'string' || isDyn(at[0])) ? res(T.resourcecheck) : mismatch();
+        break;
+      case 'resourcecheck':
+        if (fn === 'subresource' || fn === 'namespace' || fn === 'name') return at.length === 1 && (at[0].k === 'string' || isDyn(at[0])) ? res(T.resourcecheck) : mismatch();
+        if (fn === 'check') return at.length === 1 && (at[0].k === 'string' || isDyn(at[0])) ? res(T.decision) : mismatch();
+        break;
+      case 'decision':
+        if (fn === 'allowed' || fn === 'errored') return at.length === 0 ? res(T.bool) : mismatch();
+        if (fn === 'reason' || fn === 'error') return at.length === 0 ? res(T.string) : mismatch();
+        break;
       case 'optional':
         if (fn === 'hasValue') return at.length === 0 ? res(T.bool) : mismatch();
         if (fn === 'value') return at.length === 0 ? res(r.e ?? T.dyn) : mismatch();

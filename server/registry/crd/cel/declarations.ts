@@ -39,6 +39,8 @@ export const QUANTITY_METHODS = new Set(['isInteger', 'asInteger', 'asApproximat
 export const SEMVER_METHODS = new Set(['major', 'minor', 'patch', 'isGreaterThan', 'isLessThan', 'compareTo']);
 export const CIDR_METHODS = new Set(['containsIP', 'containsCIDR', 'ip', 'masked', 'prefixLength']);
 export const OPTIONAL_METHODS = new Set(['hasValue', 'value', 'orValue', 'or']);
+/** The authorizer library's methods (admission policies' `authorizer`). */
+export const AUTHZ_METHODS = new Set(['path', 'group', 'serviceAccount', 'resource', 'subresource', 'namespace', 'name', 'check', 'allowed', 'reason', 'errored', 'error']);
 /** Element types ext.Lists' sort and sortBy accept (cel-go's comparableTypes). */
 export const SORTABLE = new Set<Kind>(['int', 'uint', 'double', 'bool', 'duration', 'timestamp', 'string', 'bytes', 'dyn']);
 export const ALL_METHODS = new Set([
@@ -53,6 +55,7 @@ export const ALL_METHODS = new Set([
   ...SEMVER_METHODS,
   ...CIDR_METHODS,
   ...OPTIONAL_METHODS,
+  ...AUTHZ_METHODS,
   'validate',
 ]);
 export const GLOBALS = new Set([

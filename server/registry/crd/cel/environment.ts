@@ -7,6 +7,7 @@
 // (bufbuild-gaps/opaque-values.ts). Its variables are self and oldSelf.
 import { celEnv, celFunc, celMethod, type CelEnv } from '@bufbuild/cel';
 import { strings } from '@bufbuild/cel/ext';
+import { AUTHZ_LIBRARY } from './authz.ts';
 import { EXT_LISTS_LIBRARY } from './bufbuild-gaps/ext-lists.ts';
 import { OPTIONAL_SYNTAX_FUNCS, PAIRS_FUNCS } from './bufbuild-gaps/lowering.ts';
 import { TWO_VAR_COMPREHENSION_FUNCS } from './bufbuild-gaps/macros.ts';
@@ -65,6 +66,7 @@ const K8S_FUNCS = [
   ...ORDERED,
   ...SEMVER_LIBRARY,
   ...FORMAT_LIBRARY,
+  ...AUTHZ_LIBRARY,
   ...EXT_LISTS_LIBRARY,
   ...TWO_VAR_COMPREHENSION_FUNCS,
   ...PAIRS_FUNCS,

@@ -17,6 +17,8 @@ export const CelTypes = {
   mapOf: (key: CT, value: CT): CT => mapOf(key, value),
   /** An object type with these fields (kube's NewObjectType). */
   objectOf: (fields: Record<string, CT>): CT => ({ k: 'object', fields: new Map(Object.entries(fields)), min: 2 }),
+  /** kube's Authorizer (authz.ts: the value is made by authorizerValue). */
+  authorizer: T.authorizer,
 };
 export type CelType = CT;
 

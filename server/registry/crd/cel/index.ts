@@ -15,6 +15,7 @@
 //   bufbuild-gaps/    every workaround for what @bufbuild/cel lacks or does differently from
 //                     cel-go (its README lists them), each to be deleted when the library closes it
 //   expression.ts     expressions over other named variables (authentication's claims and user)
+//   authz.ts          kube's authorizer library, for admission policies' `authorizer`
 // Files here import go/, util/, validation/ and each other (schema/ if ever needed); never http/
 // or storage/. The rest of the server imports this file.
 export { MaxRequestSizeBytes, StaticEstimatedCostLimit, StaticEstimatedCRDCostLimit } from './limits.ts';
@@ -24,4 +25,5 @@ export { costErrorMessage } from './cost.ts';
 export { selectableFieldPath, validFieldPath } from './field-path.ts';
 export { compileSchemaRules, goValidationRule, hasValidationRules, type CelNode, type CompiledSchemaRules, type CompileRulesOptions, type ValidationRule } from './compile.ts';
 export { evaluateRules, type EvaluateOptions } from './evaluate.ts';
+export { authorizerValue, registerAuthzCheck, type AuthzCheck, type AuthzCheckAttributes, type AuthzCheckResult } from './authz.ts';
 export { CelEvaluationError, CelTypes, celToJson, compileExpression, jsonToCel, type CelType, type CompiledExpression } from './expression.ts';

@@ -31,7 +31,12 @@ export type Kind =
   | 'quantity'
   | 'format'
   | 'semver'
-  | 'optional';
+  | 'optional'
+  | 'authorizer'
+  | 'pathcheck'
+  | 'groupcheck'
+  | 'resourcecheck'
+  | 'decision';
 
 export interface CT {
   k: Kind;
@@ -65,6 +70,11 @@ export const T = {
   quantity: { k: 'quantity', min: 2 } as CT,
   format: { k: 'format', min: 2 } as CT,
   semver: { k: 'semver', min: 2 } as CT,
+  authorizer: { k: 'authorizer', min: 2 } as CT,
+  pathcheck: { k: 'pathcheck', min: 2 } as CT,
+  groupcheck: { k: 'groupcheck', min: 2 } as CT,
+  resourcecheck: { k: 'resourcecheck', min: 2 } as CT,
+  decision: { k: 'decision', min: 2 } as CT,
 };
 export const listOf = (e: CT, max?: number): CT => ({ k: 'list', e, max, min: 2 });
 export const mapOf = (key: CT, e: CT, max?: number): CT => ({ k: 'map', key, e, max, min: 2 });
@@ -96,6 +106,16 @@ export function typeName(t: CT): string {
       return 'kubernetes.Semver';
     case 'optional':
       return `optional_type(${typeName(t.e ?? T.dyn)})`;
+    case 'authorizer':
+      return 'kubernetes.authorization.Authorizer';
+    case 'pathcheck':
+      return 'kubernetes.authorization.PathCheck';
+    case 'groupcheck':
+      return 'kubernetes.authorization.GroupCheck';
+    case 'resourcecheck':
+      return 'kubernetes.authorization.ResourceCheck';
+    case 'decision':
+      return 'kubernetes.authorization.Decision';
     default:
       return t.k;
   }

@@ -12,7 +12,7 @@ import { validateLabelSelector } from '../../../validation/object-meta.ts';
 import type { Obj, Strategy } from '../../strategy.ts';
 
 /** Compiles an expression of a policy: undefined when it compiles, else kube's detail ("compilation failed: ..."). */
-export type PolicyExpressionCheck = (expression: string, opts: { hasParams: boolean; variableNames: string[]; returns: 'bool' | 'string' | 'any'; nullable?: boolean; mutation?: 'ApplyConfiguration' | 'JSONPatch' }) => string | undefined;
+export type PolicyExpressionCheck = (expression: string, opts: { hasParams: boolean; variableNames: string[]; returns: 'bool' | 'string' | 'any'; nullable?: boolean; mutation?: 'ApplyConfiguration' | 'JSONPatch'; withoutAuthorizer?: boolean }) => string | undefined;
 
 const str = (v: unknown): string => (typeof v === 'string' ? v : '');
 const arr = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
@@ -213,7 +213,7 @@ function validateValidation(v: Obj, check: PolicyExpressionCheck, hasParams: boo
   if (!expression.trim()) errs.push(requiredError(childPath(at, 'expression'), 'expression is not specified'));
   else errs.push(...expressionErrors(check, expression, { hasParams, variableNames, returns: 'bool' }, childPath(at, 'expression')));
   if (messageExpression && !messageExpression.trim()) errs.push(invalidError(childPath(at, 'messageExpression'), goQuote(messageExpression), 'must be non-empty if specified'));
-  else if (messageExpression.trim()) errs.push(...expressionErrors(check, messageExpression, { hasParams, variableNames, returns: 'string' }, childPath(at, 'messageExpression')));
+  else if (messageExpression.trim()) errs.push(...expressionErrors(check, messageExpression, { hasParams, variableNames, returns: 'string', withoutAuthorizer: true }, childPath(at, 'messageExpression')));
   if (message && !message.trim()) errs.push(invalidError(childPath(at, 'message'), goQuote(message), 'message must be non-empty if specified'));
   else if (NEWLINES.test(message.trim())) errs.push(invalidError(childPath(at, 'message'), goQuote(message), 'message must not contain line breaks'));
   if (has(v, 'reason') && !SUPPORTED_VALIDATION_POLICY_REASONS.includes(str(v.reason))) errs.push(notSupportedError(childPath(at, 'reason'), goQuote(str(v.reason)), SUPPORTED_VALIDATION_POLICY_REASONS));

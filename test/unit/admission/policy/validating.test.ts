@@ -146,7 +146,10 @@ const matcher: PolicyMatcher = {
 function plugin(policies: Obj[], bindings: Obj[]) {
   const source = new PolicySource('validatingadmissionpolicies', 'validatingadmissionpolicybindings', compileValidatingPolicy);
   source.load(policies, bindings);
-  return validatingAdmissionPolicy(source, matcher, { namespace: () => ({ metadata: { name: 'team', labels: { env: 'prod' } } }), params: resolve });
+  // alice may update deployments/scale in team, nothing else.
+  const authorize = (x: { user: { name: string }; verb: string; resource: string; subresource: string; namespace: string }) =>
+    x.user.name === 'alice' && x.verb === 'update' && x.resource === 'deployments' && x.subresource === 'scale' && x.namespace === 'team' ? { decision: 'allow', reason: 'scaler' } : { decision: 'noopinion', reason: '' };
+  return validatingAdmissionPolicy(source, matcher, { namespace: () => ({ metadata: { name: 'team', labels: { env: 'prod' } } }), params: resolve, authorize });
 }
 
 function attrs(object: Obj): TestAttributes {
@@ -193,6 +196,23 @@ test('params drive the expression; Deny on a missing param refuses as a binding 
   assert.equal(allowed.validate!(attrs(deployment(100))), undefined);
   const ignored = plugin([{ ...p, spec: { ...(p.spec as Obj), failurePolicy: 'Ignore' } }], [binding('b', { validationActions: ['Deny'], paramRef: { name: 'absent', parameterNotFoundAction: 'Deny' } })]);
   assert.equal(ignored.validate!(attrs(deployment(100))), undefined);
+});
+
+test('the authorizer: the request\'s own resource and any other, for the requester or a service account', () => {
+  const p = policy({
+    validations: [
+      { expression: "authorizer.requestResource.subresource('scale').check('update').allowed()", messageExpression: "'may not scale'" },
+      { expression: "authorizer.group('apps').resource('deployments').subresource('scale').namespace('team').check('update').reason() == 'scaler'" },
+      { expression: "!authorizer.serviceAccount('team', 'robot').group('apps').resource('deployments').subresource('scale').namespace('team').check('update').allowed()" },
+      { expression: "!authorizer.path('/healthz').check('get').errored()" },
+    ],
+  });
+  const deny = plugin([p], [binding('b', { validationActions: ['Deny'] })]);
+  assert.equal(deny.validate!(attrs(deployment(1))), undefined);
+  const bob = admissionAttributes({ operation: 'CREATE', info: DEPLOYMENTS, namespace: 'team', name: 'web', object: deployment(1), user: { name: 'bob', groups: [] } });
+  assert.equal(refusal(() => deny.validate!(bob)).message, "deployments.apps \"web\" is forbidden: ValidatingAdmissionPolicy 'replicas' with binding 'b' denied request: may not scale");
+  assert.match(compilePolicyExpression("authorizer.path('/x').check('get').nope()", { hasParams: false, variableNames: [] }, 'bool').error ?? '', /found no matching overload for 'nope'|undeclared reference to 'nope'/);
+  assert.match(compilePolicyExpression("authorizer.path('/x').check('get').allowed()", { hasParams: false, variableNames: [], withoutAuthorizer: true }, 'bool').error ?? '', /undeclared reference to 'authorizer'/);
 });
 
 test('the source compiles a policy once per generation and drops hooks without bindings', () => {
