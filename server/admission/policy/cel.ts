@@ -95,7 +95,7 @@ export function typeCheckIssues(src: string, scope: PolicyScope): string | undef
   return 'error' in r ? r.error : undefined;
 }
 
-/** The request variable (kube's CreateAdmissionRequest, as unstructured: empty fields left out). */
+/** The request variable (kube's CreateAdmissionRequest, as unstructured: empty omitempty fields left out). */
 export function admissionRequestOf(a: AdmissionAttributes, resource: { group: string; version: string; resource: string }, kind: { group: string; version: string; kind: string }): Record<string, unknown> {
   const req: Record<string, unknown> = {
     kind,
@@ -111,7 +111,8 @@ export function admissionRequestOf(a: AdmissionAttributes, resource: { group: st
   if (a.namespace) req.namespace = a.namespace;
   req.operation = a.operation;
   req.userInfo = userInfoOf(a.user);
-  if (a.dryRun) req.dryRun = true;
+  // (kube sets DryRun always: false is there too)
+  req.dryRun = a.dryRun;
   req.options = a.options;
   return req;
 }
