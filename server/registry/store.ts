@@ -12,6 +12,7 @@ import type { AdmissionAttributes } from '../admission/types.ts';
 import type { UserInfo } from '../authentication/user.ts';
 import type { Strategy, SubresourceCreate } from './strategy.ts';
 import { conversionOf, convertTo, defaultsFor, nameRuleFor, strategyFor, type KindConversion } from './kinds/index.ts';
+import { applyScaleToObject, scaleFromObject } from './kinds/autoscaling/scale.ts';
 import { apply as applyEngine, checkApplyTarget, update as recordManagedUpdate, zeroObject, type OtherVersion } from './apply/index.ts';
 import { UNTYPED } from './apply/index.ts';
 import { goFieldShape, goZeroFields } from '../schema/go-structs.ts';
@@ -48,6 +49,11 @@ export interface RequestContext {
   fieldManager?: string;
   /** Unknown fields pruned from a custom object (reported per fieldValidation). */
   prunedFields?: string[];
+  /** The fieldManager and fieldValidation parameters as given (admission's options show only those). */
+  fieldManagerParam?: string;
+  fieldValidationParam?: string;
+  /** What admission recorded for the request's audit event (key → value). */
+  auditAnnotations?: Record<string, string>;
 }
 
 export interface ApplyOptions {
@@ -486,7 +492,7 @@ export class GenericStore {
     if (!managedFieldsDone) this.recordUpdate(info, undefined, obj, ctx, '');
     strategy.prepareForCreate?.(obj, ctx.user);
 
-    const attrs = this.attrs('CREATE', info, '', meta.namespace ?? '', meta.name ?? '', obj, undefined, ctx);
+    const attrs = this.attrs('CREATE', info, '', meta.namespace ?? '', meta.name ?? '', obj, undefined, ctx, writeOptions('CreateOptions', ctx));
     await this.admission.admit(attrs);
     this.validate(info, strategy, obj, undefined, ctx);
     await this.admission.validate(attrs);
@@ -522,7 +528,7 @@ export class GenericStore {
    * Eviction, a TokenRequest) before the REST call, as for any create.
    */
   async admitSubresourceCreate(info: ResourceInfo, ns: string, name: string, subresource: string, obj: unknown, ctx: RequestContext): Promise<void> {
-    const attrs = this.attrs('CREATE', info, subresource, ns, name, obj, undefined, ctx);
+    const attrs = this.attrs('CREATE', info, subresource, ns, name, obj, undefined, ctx, writeOptions('CreateOptions', ctx));
     await this.admission.admit(attrs);
     await this.admission.validate(attrs);
   }
@@ -532,6 +538,8 @@ export class GenericStore {
     const rules = this.subresourceCreate(info, subresource);
     if (!rules) throw methodNotRouted();
     rules.check(body, name);
+    // Admission sees the request's own object (a Binding) as a create, as kube's create handler runs it.
+    await this.admitSubresourceCreate(info, ns, name, subresource, body, ctx);
     await this.guaranteedUpdate(info, ns, name, subresource, ctx, undefined, (obj: any) => rules.apply(obj, body));
   }
 
@@ -606,11 +614,19 @@ export class GenericStore {
         throw conflict(info.group, info.resource, name, 'the object has been modified; please apply your changes to the latest version and try again');
       }
       let obj = this.prepareUpdate(info, strategy, subresource, desired, old);
-      const attrs = this.attrs('UPDATE', info, subresource, key.ns, name, obj, old, ctx);
-      await this.admission.admit(attrs);
-      if (!isApply && !strategy.subresourceCreate?.[subresource]) this.recordUpdate(info, old, obj, ctx, subresource);
+      // (a subresource create was admitted on its own object before: see createSubresource)
+      const admitted = !strategy.subresourceCreate?.[subresource];
+      // On /scale admission sees Scales, as kube's scale REST hands them to it, and what it set comes back.
+      const scale = subresource === 'scale' ? scaleFromObject(info, obj) : undefined;
+      const attrs = scale
+        ? this.attrs('UPDATE', info, subresource, key.ns, name, scale, scaleFromObject(info, old), ctx, writeOptions('UpdateOptions', ctx))
+        : this.attrs('UPDATE', info, subresource, key.ns, name, obj, old, ctx, writeOptions('UpdateOptions', ctx));
+      const replicas = scale?.spec.replicas;
+      if (admitted) await this.admission.admit(attrs);
+      if (scale && (attrs.object as typeof scale | undefined)?.spec?.replicas !== replicas) obj = applyScaleToObject(info, obj, { ...(attrs.object as object), metadata: undefined });
+      if (!isApply && admitted) this.recordUpdate(info, old, obj, ctx, subresource);
       this.validate(info, strategy, obj, old, ctx, subresource);
-      await this.admission.validate(attrs);
+      if (admitted) await this.admission.validate(attrs);
       const finishDeletion = obj.metadata.deletionTimestamp && pendingFinalizers(strategy, obj).length === 0;
       if (!finishDeletion && unchanged(obj, old)) return old;
       // A body without the fields the server carries over (uid, creationTimestamp) gets them in kube's place.
@@ -786,7 +802,7 @@ export class GenericStore {
       if (pre?.resourceVersion && pre.resourceVersion !== old.metadata.resourceVersion) {
         throw conflict(info.group, info.resource, name, `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${old.metadata.resourceVersion}`);
       }
-      const attrs = this.attrs('DELETE', info, '', key.ns, name, undefined, old, ctx);
+      const attrs = this.attrs('DELETE', info, '', key.ns, name, undefined, old, ctx, deleteOptionsObject(opts, ctx));
       await this.admission.admit(attrs);
       await this.admission.validate(attrs);
 
@@ -958,12 +974,61 @@ export class GenericStore {
     if (errors.length) throw invalid(info.group, info.kind, obj.metadata.name ?? '', errors);
   }
 
-  private attrs(op: AdmissionAttributes['operation'], info: ResourceInfo, subresource: string, ns: string, name: string, obj: any, old: any, ctx: RequestContext): AdmissionAttributes {
-    return { operation: op, info, subresource, namespace: info.namespaced ? ns : '', name, object: obj, oldObject: old, user: ctx.user, dryRun: ctx.dryRun };
+  private attrs(op: AdmissionAttributes['operation'], info: ResourceInfo, subresource: string, ns: string, name: string, obj: any, old: any, ctx: RequestContext, options: Record<string, unknown>): AdmissionAttributes {
+    return {
+      operation: op,
+      info,
+      subresource,
+      // A Namespace's own requests carry its name as their namespace (kube's RequestInfo reads it from the URL), but for its create.
+      namespace: info.namespaced ? ns : info.group === '' && info.resource === 'namespaces' && op !== 'CREATE' ? name : '',
+      name,
+      object: obj,
+      oldObject: old,
+      user: ctx.user,
+      dryRun: ctx.dryRun,
+      kind: admissionKind(info, subresource, obj),
+      options,
+      warn: (message) => ctx.warnings.push(message),
+      addAuditAnnotation: (key, value) => {
+        (ctx.auditAnnotations ??= {})[key] = value;
+      },
+    };
   }
+
 }
 
 class RetryableConflict extends Error {}
+
+/**
+ * The kind admission reports: the resource's at the request's version, or, on a subresource with
+ * a kind of its own (an Eviction, a TokenRequest, a Scale), the request object's.
+ */
+function admissionKind(info: ResourceInfo, subresource: string, obj: unknown): AdmissionAttributes['kind'] {
+  if (subresource && isPlainObject(obj) && typeof obj.apiVersion === 'string' && typeof obj.kind === 'string') {
+    const slash = obj.apiVersion.indexOf('/');
+    return { group: slash < 0 ? '' : obj.apiVersion.slice(0, slash), version: obj.apiVersion.slice(slash + 1), kind: obj.kind };
+  }
+  return { group: info.group, version: info.version, kind: info.kind };
+}
+
+/** Create- or UpdateOptions as kube hands them to admission: only what the request set. */
+function writeOptions(kind: 'CreateOptions' | 'UpdateOptions', ctx: RequestContext): Record<string, unknown> {
+  const o: Record<string, unknown> = { kind, apiVersion: 'meta.k8s.io/v1' };
+  if (ctx.dryRun) o.dryRun = ['All'];
+  if (ctx.fieldManagerParam) o.fieldManager = ctx.fieldManagerParam;
+  if (ctx.fieldValidationParam) o.fieldValidation = ctx.fieldValidationParam;
+  return o;
+}
+
+/** The DeleteOptions a delete was given, as admission sees them. */
+function deleteOptionsObject(opts: DeleteOptions, ctx: RequestContext): Record<string, unknown> {
+  const o: Record<string, unknown> = { kind: 'DeleteOptions', apiVersion: 'meta.k8s.io/v1' };
+  if (opts.gracePeriodSeconds !== undefined) o.gracePeriodSeconds = opts.gracePeriodSeconds;
+  if (opts.preconditions) o.preconditions = { ...opts.preconditions };
+  if (opts.propagationPolicy) o.propagationPolicy = opts.propagationPolicy;
+  if (ctx.dryRun) o.dryRun = ['All'];
+  return o;
+}
 
 /**
  * A write refused as too large is tried once more without managedFields, which can be large, as
