@@ -10,6 +10,9 @@ import { parseLevel, parseVersion, type Policy } from './api.ts';
 export const POD_SECURITY_CONFIG_GROUP = 'pod-security.admission.config.k8s.io';
 const SERVED_VERSIONS = ['v1', 'v1beta1'];
 
+/** A configuration that decodes but fails kube's validation (kube's ValidateConfiguration at initialization). */
+export class InvalidPodSecurityConfiguration extends Error {}
+
 export interface PodSecurityConfiguration {
   defaults: Policy;
   exemptions: { usernames: Set<string>; namespaces: Set<string>; runtimeClasses: Set<string> };
@@ -91,7 +94,7 @@ export function parsePodSecurityConfiguration(raw: unknown): PodSecurityConfigur
     else if (seenUsers.has(u)) errors.push(duplicateError(`exemptions.usernames[${i}]`, goQuote(u)));
     else seenUsers.add(u);
   });
-  if (errors.length) throw new Error(fieldErrorsText(errors));
+  if (errors.length) throw new InvalidPodSecurityConfiguration(fieldErrorsText(errors));
 
   const lv = (level: string, version: string) => ({ level: parseLevel(level).level, version: parseVersion(version).version });
   return {

@@ -32,7 +32,7 @@ import {
   type Policy,
 } from './api.ts';
 import { Evaluator, aggregate, forbiddenDetail, forbiddenReason, type AggregateResult, type Container, type PodMeta, type PodSpec } from './checks.ts';
-import { defaultConfiguration, type PodSecurityConfiguration } from './config.ts';
+import { InvalidPodSecurityConfiguration, defaultConfiguration, parsePodSecurityConfiguration, type PodSecurityConfiguration } from './config.ts';
 import { fieldErrorsText } from '../../validation/field.ts';
 
 export interface PodSecurityLookups {
@@ -41,12 +41,6 @@ export interface PodSecurityLookups {
   /** The pods of a namespace, read when its enforce level is raised. */
   listPods(namespace: string): unknown[];
 }
-
-/** What the plugin uses of the chain's attributes beyond kube's Attributes: warnings and audit annotations. */
-type Attributes = AdmissionAttributes & {
-  warn?(message: string): void;
-  addAuditAnnotation?(key: string, value: string): void;
-};
 
 /** kube's ignoredPodSubresources: every other pod subresource carries a Pod and is evaluated. */
 const IGNORED_POD_SUBRESOURCES = new Set(['exec', 'attach', 'binding', 'eviction', 'log', 'portforward', 'proxy', 'status']);
@@ -83,11 +77,27 @@ interface Verdict {
 const allowed = (): Verdict => ({ warnings: [], auditAnnotations: {} });
 const exempt = (by: 'namespace' | 'user' | 'runtimeClass'): Verdict => ({ warnings: [], auditAnnotations: { [EXEMPT_ANNOTATION]: by } });
 
+/**
+ * The plugin from --admission-control-config-file's PodSecurity configuration (undefined: none),
+ * refusing a bad one at start as kube-apiserver's admission initialization words it.
+ */
+export function podSecurityFromConfiguration(lookups: PodSecurityLookups, raw: unknown): AdmissionPlugin {
+  let config: PodSecurityConfiguration;
+  try {
+    config = parsePodSecurityConfiguration(raw);
+  } catch (e) {
+    const message = (e as Error).message;
+    if (e instanceof InvalidPodSecurityConfiguration) throw new Error(`failed to initialize admission plugin "PodSecurity": ${message}`);
+    throw new Error(`couldn't init admission plugin "PodSecurity": ${message}`);
+  }
+  return podSecurity(lookups, config);
+}
+
 export function podSecurity(lookups: PodSecurityLookups, config: PodSecurityConfiguration = defaultConfiguration(), evaluator = new Evaluator()): AdmissionPlugin {
   const core = new PodSecurityAdmission(lookups, config, evaluator);
   return {
     name: 'PodSecurity',
-    validate(a: Attributes) {
+    validate(a: AdmissionAttributes) {
       const { group, resource } = a.info;
       let verdict: Verdict | undefined;
       if (group === '' && resource === 'pods') verdict = core.validatePod(a);
@@ -97,8 +107,8 @@ export function podSecurity(lookups: PodSecurityLookups, config: PodSecurityConf
         if (templateOf) verdict = core.validatePodController(a, templateOf);
       }
       if (!verdict) return;
-      for (const w of verdict.warnings) a.warn?.(w);
-      for (const [k, v] of Object.entries(verdict.auditAnnotations)) a.addAuditAnnotation?.(AUDIT_ANNOTATION_PREFIX + k, v);
+      for (const w of verdict.warnings) a.warn(w);
+      for (const [k, v] of Object.entries(verdict.auditAnnotations)) a.addAuditAnnotation(AUDIT_ANNOTATION_PREFIX + k, v);
       if (verdict.error) throw verdict.error;
     },
   };
