@@ -206,7 +206,7 @@ export class PodSecurityAdmission {
     if (enforce) {
       verdict.auditAnnotations[ENFORCED_POLICY_ANNOTATION] = levelVersionString(policy.enforce);
       const result = evaluate(policy.enforce);
-      if (!result.allowed) verdict.error = forbidden(a.info.group, a.info.resource, a.name, `violates PodSecurity ${JSON.stringify(levelVersionString(policy.enforce))}: ${forbiddenDetail(result)}`);
+      if (!result.allowed) verdict.error = forbidden(a.info.group, a.info.resource, requestName(a), `violates PodSecurity ${JSON.stringify(levelVersionString(policy.enforce))}: ${forbiddenDetail(result)}`);
     }
     const audit = evaluate(policy.audit);
     if (!audit.allowed) verdict.auditAnnotations[AUDIT_VIOLATIONS_ANNOTATION] = `would violate PodSecurity ${JSON.stringify(levelVersionString(policy.audit))}: ${forbiddenDetail(audit)}`;
@@ -280,6 +280,16 @@ export class PodSecurityAdmission {
     }
     return [...first, ...duplicates];
   }
+}
+
+/**
+ * The name kube's refusal gives: a create from generateName is named by its prefix, as kube's
+ * admission attributes are made before the name is (hearth's store has already generated it).
+ */
+function requestName(a: AdmissionAttributes): string {
+  const generateName = asObject(asObject(a.object)?.metadata)?.generateName;
+  const generated = a.operation === 'CREATE' && typeof generateName === 'string' && generateName !== '' && a.name.startsWith(generateName) && a.name.length === generateName.length + 5;
+  return generated ? generateName : a.name;
 }
 
 function labelsOf(o: Record<string, unknown> | undefined): Readonly<Record<string, string>> | undefined {

@@ -93,6 +93,13 @@ test('kubectl label ns enforce=restricted: applied, with kubectl warnings naming
   ]);
   const ns = JSON.parse((await kubectlOk(s, ['get', 'ns', 'psa-label', '-o', 'json'])).stdout);
   assert.equal(ns.metadata.labels['pod-security.kubernetes.io/enforce'], 'restricted');
+  // Pods already there that break the new level may still be updated when only metadata changes
+  // (kube's isSignificantPodUpdate); a new image is evaluated again and refused.
+  const relabelled = await kubectlOk(s, ['label', 'pod', 'priv-a', '-n', 'psa-label', 'team=web']);
+  assert.match(relabelled.stdout, /pod\/priv-a labeled/);
+  const reimaged = await s.kubectl(['set', 'image', 'pod/priv-a', 'c=nginx:1.27', '-n', 'psa-label']);
+  assert.notEqual(reimaged.code, 0);
+  assert.match(reimaged.stderr, /pods "priv-a" is forbidden: violates PodSecurity "restricted:latest": privileged \(container "c" must not set securityContext.privileged=true\)/);
   // Relaxing the level checks nothing and warns nothing.
   const relaxed = await kubectlOk(s, ['label', '--overwrite', 'ns', 'psa-label', 'pod-security.kubernetes.io/enforce=baseline']);
   assert.doesNotMatch(relaxed.stderr, /Warning/);
@@ -118,6 +125,11 @@ test('enforce=restricted: a privileged pod refused with kube message and nothing
     code: 403,
   });
   assert.equal((await s.request('GET', '/api/v1/namespaces/psa-enforce/pods/priv')).status, 404);
+  // A pod made from generateName is named by its prefix, as kube names it.
+  const generated = await s.request('POST', '/api/v1/namespaces/psa-enforce/pods', { body: { ...privilegedPod(''), metadata: { generateName: 'web-' } } });
+  assert.equal(generated.status, 403);
+  assert.equal(generated.json().message, `pods "web-" is forbidden: violates PodSecurity "restricted:latest": ${PRIVILEGED_DETAIL}`);
+  assert.equal((await s.request('GET', '/api/v1/namespaces/psa-enforce/pods')).json().items.length, 0);
   // Server-side dry run is refused the same way.
   const dry = await s.kubectl(['apply', '--dry-run=server', '-n', 'psa-enforce', '-f', manifest('priv', privilegedPod('priv'))]);
   assert.match(dry.stderr, /pods "priv" is forbidden: violates PodSecurity "restricted:latest": privileged/);
@@ -125,6 +137,13 @@ test('enforce=restricted: a privileged pod refused with kube message and nothing
   const ok = await kubectlOk(s, ['apply', '-n', 'psa-enforce', '-f', manifest('fine', restrictedPod('fine'))]);
   assert.match(ok.stdout, /pod\/fine created/);
   assert.doesNotMatch(ok.stderr, /Warning/);
+
+  // An ephemeral container is held to the namespace's level too.
+  const fine = (await s.request('GET', '/api/v1/namespaces/psa-enforce/pods/fine')).json();
+  fine.spec.ephemeralContainers = [{ name: 'dbg', image: 'busybox' }];
+  const debug = await s.request('PUT', '/api/v1/namespaces/psa-enforce/pods/fine/ephemeralcontainers', { body: fine });
+  assert.equal(debug.status, 403, debug.text);
+  assert.match(debug.json().message, /^pods "fine" is forbidden: violates PodSecurity "restricted:latest": allowPrivilegeEscalation != false \(container "dbg" must set securityContext.allowPrivilegeEscalation=false\)/);
 
   // client-node sees the same Status.
   const kc = new k8s.KubeConfig();
