@@ -134,8 +134,8 @@ export class PodSecurityAdmission {
     const { policy, errors } = this.policyOf(labels);
     if (a.operation === 'CREATE') {
       if (errors.length) return { ...allowed(), error: invalid('', 'Namespace', a.name || name, errors) };
-      // kube asks about the request's namespace, which a namespace's create does not have.
-      return this.exemptNamespaceVerdict(a.namespace, name, policy, labels) ?? undefined;
+      // (kube's create handler gives a namespace's create its own name as the request's namespace)
+      return this.exemptNamespaceVerdict(name, policy, labels);
     }
     const old = this.policyOf(labelsOf(asObject(a.oldObject)));
     // Labels that were already bad may stay; new or changed bad labels are refused.
@@ -146,13 +146,13 @@ export class PodSecurityAdmission {
     const prev = old.policy.enforce;
     if (sameLevelVersion(next, prev) || next.level === 'privileged') return undefined;
     if (next.version === prev.version && compareLevels(next.level, prev.level) < 1) return undefined;
-    if (this.config.exemptions.namespaces.has(name)) return this.exemptNamespaceVerdict(name, name, policy, labels);
+    if (this.config.exemptions.namespaces.has(name)) return this.exemptNamespaceVerdict(name, policy, labels);
     return { ...allowed(), warnings: this.evaluatePodsInNamespace(name, next) };
   }
 
   /** kube's exemptNamespaceWarning: a non-privileged policy set on an exempt namespace is ignored, and said so. */
-  private exemptNamespaceVerdict(requestNamespace: string, name: string, policy: Policy, labels: Readonly<Record<string, string>> | undefined): Verdict | undefined {
-    if (!requestNamespace || !this.config.exemptions.namespaces.has(requestNamespace)) return undefined;
+  private exemptNamespaceVerdict(name: string, policy: Policy, labels: Readonly<Record<string, string>> | undefined): Verdict | undefined {
+    if (!this.config.exemptions.namespaces.has(name)) return undefined;
     if (fullyPrivileged(policy) || equivalentPolicies(policy, this.config.defaults)) return undefined;
     const has = (l: string): boolean => labels?.[l] !== undefined;
     const parts: string[] = [];

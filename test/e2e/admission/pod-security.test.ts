@@ -243,7 +243,7 @@ test('--admission-control-config-file: PodSecurity defaults and exemptions by us
             apiVersion: 'pod-security.admission.config.k8s.io/v1',
             kind: 'PodSecurityConfiguration',
             defaults: { enforce: 'baseline', warn: 'restricted' },
-            exemptions: { usernames: ['ci'], namespaces: ['psa-exempt'], runtimeClasses: ['kata'] },
+            exemptions: { usernames: ['ci'], namespaces: ['psa-exempt', 'psa-exempt-new'], runtimeClasses: ['kata'] },
           },
         },
       ],
@@ -277,6 +277,11 @@ test('--admission-control-config-file: PodSecurity defaults and exemptions by us
     const label = await kubectlOk(e, ['label', 'ns', 'psa-exempt', 'pod-security.kubernetes.io/enforce=restricted']);
     assert.ok(label.stderr.includes('Warning: namespace "psa-exempt" is exempt from Pod Security, and the policy (enforce=restricted:latest) will be ignored'), label.stderr);
     await kubectlOk(e, ['apply', '-n', 'psa-exempt', '-f', manifest('ns-priv2', privilegedPod('ns-priv2'))]);
+    // Created with a policy already: the same warning (kube's create gives the request the new namespace's name).
+    const created = await kubectlOk(e, ['create', '-f', manifest('exempt-new', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'psa-exempt-new', labels: { 'pod-security.kubernetes.io/warn': 'baseline' } } })]);
+    assert.ok(created.stderr.includes('Warning: namespace "psa-exempt-new" is exempt from Pod Security, and the policy (warn=baseline:latest) will be ignored'), created.stderr);
+    const plain = await kubectlOk(e, ['create', 'ns', 'psa-not-exempt']);
+    assert.doesNotMatch(plain.stderr, /Warning/);
   } finally {
     await e.stop();
   }
