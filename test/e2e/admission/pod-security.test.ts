@@ -15,6 +15,7 @@ import YAML from 'yaml';
 import * as k8s from '@kubernetes/client-node';
 import { KUBECTL, manifestWriter, startTestServer, type TestServer } from '../../helpers/server.ts';
 import { requester, type Credentials } from '../../helpers/identities.ts';
+import { runHearth } from '../../helpers/hearth-process.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'hearth-psa-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -285,4 +286,27 @@ test('--admission-control-config-file: PodSecurity defaults and exemptions by us
   } finally {
     await e.stop();
   }
+});
+
+test('a PodSecurity configuration kube refuses stops the start with kube messages', async () => {
+  const bad = join(dir, 'bad-admission.yaml');
+  writeFileSync(
+    bad,
+    YAML.stringify({
+      apiVersion: 'apiserver.config.k8s.io/v1',
+      kind: 'AdmissionConfiguration',
+      plugins: [{ name: 'PodSecurity', configuration: { apiVersion: 'pod-security.admission.config.k8s.io/v1', kind: 'PodSecurityConfiguration', defaults: { enforce: 'strict' }, exemptions: { usernames: [''] } } }],
+    }),
+  );
+  const r = await runHearth(['--data-dir', join(dir, 'bad-data'), '--secure-port', '0', '--admission-control-config-file', bad], { timeoutMs: 60_000 });
+  assert.notEqual(r.code, 0, r.stdout);
+  assert.ok(
+    r.stderr.includes('failed to initialize admission plugin "PodSecurity": [defaults.enforce: Invalid value: "strict": must be one of privileged, baseline, restricted, exemptions.usernames[0]: Required value]'),
+    r.stderr,
+  );
+  const wrongVersion = join(dir, 'wrong-version.yaml');
+  writeFileSync(wrongVersion, YAML.stringify({ apiVersion: 'apiserver.config.k8s.io/v1', kind: 'AdmissionConfiguration', plugins: [{ name: 'PodSecurity', configuration: { apiVersion: 'pod-security.admission.config.k8s.io/v9', kind: 'PodSecurityConfiguration' } }] }));
+  const w = await runHearth(['--data-dir', join(dir, 'bad-data-2'), '--secure-port', '0', '--admission-control-config-file', wrongVersion], { timeoutMs: 60_000 });
+  assert.notEqual(w.code, 0, w.stdout);
+  assert.ok(w.stderr.includes(`couldn't init admission plugin "PodSecurity": no kind "PodSecurityConfiguration" is registered for version "pod-security.admission.config.k8s.io/v9"`), w.stderr);
 });
