@@ -19,6 +19,7 @@ import { certificateSubjectRestriction } from './admission/certificate-subject-r
 import { nodeRestriction, REQUEST_TOKEN_AUDIENCE_VERB } from './admission/node-restriction.ts';
 import { serviceAccountAdmission } from './admission/service-account.ts';
 import { podSecurityFromConfiguration } from './admission/pod-security/plugin.ts';
+import { podTopologyLabels } from './admission/pod-topology-labels.ts';
 import { GenericStore, type RequestContext } from './registry/store.ts';
 import { NamespaceIndex } from './registry/namespace-index.ts';
 import { createServiceStrategy, outOfRangeServiceReports } from './registry/kinds/core/services/strategy.ts';
@@ -256,6 +257,10 @@ const admissionPluginFactories: Partial<Record<string, (c: AdmissionPluginContex
   PodSecurity: (c) => {
     const podsInfo = c.catalog.lookup('', 'v1', 'pods')!;
     return podSecurityFromConfiguration({ namespaceLabels: (name) => c.namespaces.get(name)?.labels, listPods: (ns) => c.store.listReadable(podsInfo, ns) }, c.admissionConfig.configurationOf('PodSecurity'));
+  },
+  PodTopologyLabels: (c) => {
+    const nodesInfo = c.catalog.lookup('', 'v1', 'nodes')!;
+    return podTopologyLabels((name) => c.store.tryGet(nodesInfo, '', name));
   },
 };
 
