@@ -75,7 +75,16 @@ interface Verdict {
 }
 
 const allowed = (): Verdict => ({ warnings: [], auditAnnotations: {} });
-const exempt = (by: 'namespace' | 'user' | 'runtimeClass'): Verdict => ({ warnings: [], auditAnnotations: { [EXEMPT_ANNOTATION]: by } });
+/** The answers that carry nothing of the request, shared (kube's shared responses); never changed. */
+const EXEMPT: Readonly<Record<'namespace' | 'user' | 'runtimeClass', Verdict>> = {
+  namespace: { warnings: [], auditAnnotations: { [EXEMPT_ANNOTATION]: 'namespace' } },
+  user: { warnings: [], auditAnnotations: { [EXEMPT_ANNOTATION]: 'user' } },
+  runtimeClass: { warnings: [], auditAnnotations: { [EXEMPT_ANNOTATION]: 'runtimeClass' } },
+};
+const exempt = (by: 'namespace' | 'user' | 'runtimeClass'): Verdict => EXEMPT[by];
+const PRIVILEGED: Verdict = { warnings: [], auditAnnotations: { [ENFORCED_POLICY_ANNOTATION]: levelVersionString({ level: 'privileged', version: LATEST }) } };
+/** The resources whose pod templates are looked at, by resource name: most writes stop here. */
+const POD_TEMPLATE_RESOURCES = new Set([...POD_TEMPLATE_OF.keys()].map((k) => k.slice(k.indexOf('/') + 1)));
 
 /**
  * The plugin from --admission-control-config-file's PodSecurity configuration (undefined: none),
@@ -102,7 +111,7 @@ export function podSecurity(lookups: PodSecurityLookups, config: PodSecurityConf
       let verdict: Verdict | undefined;
       if (group === '' && resource === 'pods') verdict = core.validatePod(a);
       else if (group === '' && resource === 'namespaces') verdict = core.validateNamespace(a);
-      else {
+      else if (POD_TEMPLATE_RESOURCES.has(resource)) {
         const templateOf = POD_TEMPLATE_OF.get(`${group}/${resource}`);
         if (templateOf) verdict = core.validatePodController(a, templateOf);
       }
@@ -122,8 +131,14 @@ export class PodSecurityAdmission {
     private readonly evaluator: Evaluator,
   ) {}
 
-  private policyOf(labels: Readonly<Record<string, string>> | undefined) {
-    return policyToEvaluate(labels, this.config.defaults);
+  /** Policies of the namespace index's labels, by their (frozen, replaced on change) object. */
+  private readonly policies = new WeakMap<object, ReturnType<typeof policyToEvaluate>>();
+
+  private policyOf(labels: Readonly<Record<string, string>> | undefined): ReturnType<typeof policyToEvaluate> {
+    if (!labels || !Object.isFrozen(labels)) return policyToEvaluate(labels, this.config.defaults);
+    let p = this.policies.get(labels);
+    if (!p) this.policies.set(labels, (p = policyToEvaluate(labels, this.config.defaults)));
+    return p;
   }
 
   validateNamespace(a: AdmissionAttributes): Verdict | undefined {
@@ -170,7 +185,7 @@ export class PodSecurityAdmission {
     const labels = this.lookups.namespaceLabels(a.namespace);
     if (labels === undefined) return { ...allowed(), error: internalError(`failed to lookup namespace ${JSON.stringify(a.namespace)}`) };
     const { policy, errors } = this.policyOf(labels);
-    if (!errors.length && fullyPrivileged(policy)) return { ...allowed(), auditAnnotations: { [ENFORCED_POLICY_ANNOTATION]: levelVersionString({ level: 'privileged', version: LATEST }) } };
+    if (!errors.length && fullyPrivileged(policy)) return PRIVILEGED;
     const pod = asObject(a.object) ?? {};
     if (a.operation === 'UPDATE' && !isSignificantPodUpdate(pod, asObject(a.oldObject) ?? {})) return undefined;
     return this.evaluatePod(policy, errors.length ? fieldErrorsText(errors) : undefined, (asObject(pod.metadata) ?? {}) as PodMeta, (asObject(pod.spec) ?? {}) as PodSpec, a, true);
