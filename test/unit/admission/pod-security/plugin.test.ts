@@ -190,3 +190,12 @@ test('an exempt namespace given a policy is told it will be ignored', async () =
   const r = await run({ operation: 'UPDATE', info: NAMESPACES, namespace: 'kube-system', name: 'kube-system', object: ns({ 'pod-security.kubernetes.io/enforce': 'baseline', 'pod-security.kubernetes.io/warn': 'restricted' }), oldObject: ns({}) });
   assert.deepEqual(r.warnings, ['namespace "kube-system" is exempt from Pod Security, and the policy (enforce=baseline:latest, warn=restricted:latest) will be ignored']);
 });
+
+test('a namespace whose labels cannot be parsed enforces restricted:latest, and the audit says why', async () => {
+  const run = harness({ ns: { 'pod-security.kubernetes.io/enforce': 'bogus' } });
+  const r = await run({ object: privilegedPod() });
+  assert.equal(r.error?.code, 403);
+  assert.match(r.error!.message, /^pods "p" is forbidden: violates PodSecurity "restricted:latest": privileged/);
+  assert.equal(r.audit['pod-security.kubernetes.io/error'], 'Failed to parse policy: metadata.labels[pod-security.kubernetes.io/enforce]: Invalid value: "bogus": must be one of privileged, baseline, restricted');
+  assert.equal(r.audit['pod-security.kubernetes.io/enforce-policy'], 'restricted:latest');
+});
