@@ -298,13 +298,14 @@ export class PodSecurityAdmission {
 }
 
 /**
- * The name kube's refusal gives: a create from generateName is named by its prefix, as kube's
- * admission attributes are made before the name is (hearth's store has already generated it).
+ * The name kube's refusal gives: the request's; a create from generateName has none yet (its
+ * admission attributes are made before the name is), and kube's refusal names the prefix.
  */
 function requestName(a: AdmissionAttributes): string {
-  const generateName = asObject(asObject(a.object)?.metadata)?.generateName;
-  const generated = a.operation === 'CREATE' && typeof generateName === 'string' && generateName !== '' && a.name.startsWith(generateName) && a.name.length === generateName.length + 5;
-  return generated ? generateName : a.name;
+  if (a.name) return a.name;
+  const meta = asObject(asObject(a.object)?.metadata);
+  if (typeof meta?.generateName === 'string' && meta.generateName) return meta.generateName;
+  return typeof meta?.name === 'string' ? meta.name : '';
 }
 
 function labelsOf(o: Record<string, unknown> | undefined): Readonly<Record<string, string>> | undefined {
