@@ -18,6 +18,7 @@ import { namespaceLifecycle } from './admission/namespace-lifecycle.ts';
 import { certificateSubjectRestriction } from './admission/certificate-subject-restriction.ts';
 import { nodeRestriction, REQUEST_TOKEN_AUDIENCE_VERB } from './admission/node-restriction.ts';
 import { serviceAccountAdmission } from './admission/service-account.ts';
+import { podSecurityFromConfiguration } from './admission/pod-security/plugin.ts';
 import { podTopologyLabels } from './admission/pod-topology-labels.ts';
 import { GenericStore, type RequestContext } from './registry/store.ts';
 import { NamespaceIndex } from './registry/namespace-index.ts';
@@ -253,6 +254,10 @@ const admissionPluginFactories: Partial<Record<string, (c: AdmissionPluginContex
       apiAudiences: c.apiAudiences,
     }),
   CertificateSubjectRestriction: () => certificateSubjectRestriction(),
+  PodSecurity: (c) => {
+    const podsInfo = c.catalog.lookup('', 'v1', 'pods')!;
+    return podSecurityFromConfiguration({ namespaceLabels: (name) => c.namespaces.get(name)?.labels, listPods: (ns) => c.store.listReadable(podsInfo, ns) }, c.admissionConfig.configurationOf('PodSecurity'));
+  },
   PodTopologyLabels: (c) => {
     const nodesInfo = c.catalog.lookup('', 'v1', 'nodes')!;
     return podTopologyLabels((name) => c.store.tryGet(nodesInfo, '', name));
