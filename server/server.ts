@@ -19,6 +19,8 @@ import { certificateSubjectRestriction } from './admission/certificate-subject-r
 import { nodeRestriction, REQUEST_TOKEN_AUDIENCE_VERB } from './admission/node-restriction.ts';
 import { serviceAccountAdmission } from './admission/service-account.ts';
 import { mutatingAdmissionPolicyPlugin, validatingAdmissionPolicyPlugin, validatingAdmissionPolicyTypeChecker } from './admission/policy/index.ts';
+import { podSecurityFromConfiguration } from './admission/pod-security/plugin.ts';
+import { podTopologyLabels } from './admission/pod-topology-labels.ts';
 import { GenericStore, type RequestContext } from './registry/store.ts';
 import { NamespaceIndex } from './registry/namespace-index.ts';
 import { createServiceStrategy, outOfRangeServiceReports } from './registry/kinds/core/services/strategy.ts';
@@ -258,6 +260,14 @@ const admissionPluginFactories: Partial<Record<string, (c: AdmissionPluginContex
   CertificateSubjectRestriction: () => certificateSubjectRestriction(),
   MutatingAdmissionPolicy: (c) => mutatingAdmissionPolicyPlugin(c),
   ValidatingAdmissionPolicy: (c) => validatingAdmissionPolicyPlugin(c),
+  PodSecurity: (c) => {
+    const podsInfo = c.catalog.lookup('', 'v1', 'pods')!;
+    return podSecurityFromConfiguration({ namespaceLabels: (name) => c.namespaces.get(name)?.labels, listPods: (ns) => c.store.listReadable(podsInfo, ns) }, c.admissionConfig.configurationOf('PodSecurity'));
+  },
+  PodTopologyLabels: (c) => {
+    const nodesInfo = c.catalog.lookup('', 'v1', 'nodes')!;
+    return podTopologyLabels((name) => c.store.tryGet(nodesInfo, '', name));
+  },
 };
 
 /** Which admission plugins run (in kube's order) and their configurations. */
