@@ -242,6 +242,21 @@ export class GenericStore {
   }
 
   /**
+   * An object of `info`'s resource in another served version of it (`to` is the target version's
+   * ResourceInfo): what admission webhooks matched by matchPolicy Equivalent are sent, and how
+   * their patched object comes back (kube's ConvertVersionedAttributes).
+   */
+  async convertToVersion(to: ResourceInfo, obj: any): Promise<any> {
+    const apiVersion = apiVersionOf(to);
+    if (obj?.apiVersion === apiVersion) return obj;
+    const builtin = builtinConversionOf(to);
+    if (builtin) return convertTo(builtin, obj, apiVersion);
+    const cr = to.custom;
+    if (cr && !cr.converter.trivial) return (await cr.converter.convert([obj], to.version, this.services))[0];
+    return { ...obj, apiVersion };
+  }
+
+  /**
    * The form written to storage: custom objects in their CRD's storage version, built-ins kept in
    * another version (or group) converted to it; in kube's order (rvSlot: see inKubeOrder). obj
    * itself when it is stored as it is (the caller orders it).

@@ -17,17 +17,15 @@
 //   `Internal error occurred: failed calling webhook "x": ...`, Ignore goes on. A denial is the
 //   webhook's Status as ToStatusErr words it, whatever the policy. A dry run reaches only
 //   webhooks without side effects (None, NoneOnDryRun); others refuse it with a 400.
-import { ApiError, badRequest, forbidden, internalError } from '../../errors.ts';
+import { badRequest, forbidden, internalError } from '../../errors.ts';
 import { semanticEqual } from '../../util/json.ts';
 import { applyJsonPatch } from '../../registry/patch/index.ts';
-import type { AdmissionAttributes as BaseAttributes, AdmissionPlugin } from '../types.ts';
+import type { AdmissionAttributes, AdmissionPlugin } from '../types.ts';
+import { matchingInvocation, namespaceSelectorMatches, objectSelectorMatches, requestResource, type EquivalentResource, type AdmissionRule } from '../matching.ts';
 import { callWebhook, CallingWebhookError, type ServiceResolver } from './call.ts';
 import { evaluateConditions } from './match-conditions.ts';
 import { admissionRequest, createReview, denialError, verifyResponse, type GroupVersionKind, type GroupVersionResource } from './review.ts';
 import type { WebhookAccessor, WebhookConfigurationIndex } from './source.ts';
-
-// TEMP until the foundation lands: the members it adds to AdmissionAttributes.
-type AdmissionAttributes = BaseAttributes & { kind?: GroupVersionKind; options?: unknown; warn?(message: string): void; addAuditAnnotation?(key: string, value: string): void };
 
 /** A webhook that applies, and at which resource and kind it is called (kube's WebhookInvocation). */
 export interface Invocation {
@@ -36,37 +34,22 @@ export interface Invocation {
   kind: GroupVersionKind;
 }
 
-/** The predicates kube's generic webhook uses (server/admission/matching.ts), as the plugin asks them. */
-export interface WebhookMatching {
-  /** namespaceSelector; an ApiError when it cannot be decided. */
-  namespaceMatches(selector: unknown, attrs: AdmissionAttributes): boolean | ApiError;
-  /** objectSelector over the object or the old object. */
-  objectMatches(selector: unknown, attrs: AdmissionAttributes): boolean | ApiError;
-  /** Whether one of the rules matches the request at this resource. */
-  rulesMatch(rules: unknown[], attrs: AdmissionAttributes, resource: GroupVersionResource): boolean;
-  /** The resources equivalent to the request's (other versions and groups serving it), with their kinds. */
-  equivalents(attrs: AdmissionAttributes): { resource: GroupVersionResource; kind: GroupVersionKind }[];
-}
-
 /** Converts an object (the request's kind) to another version of it and back (Equivalent matching). */
 export type ObjectConverter = (obj: unknown, attrs: AdmissionAttributes, to: GroupVersionKind) => Promise<unknown>;
 
 export interface WebhookPluginDeps {
   index: WebhookConfigurationIndex;
-  matching: WebhookMatching;
+  /** A namespace's labels from memory (undefined: no such namespace). */
+  namespaceLabels: (name: string) => Readonly<Record<string, string>> | undefined;
+  /** The request's resource in the other versions served (matchPolicy Equivalent). */
+  equivalents: (attrs: AdmissionAttributes) => readonly EquivalentResource[];
   resolver: ServiceResolver;
   convert?: ObjectConverter;
 }
 
 const EXEMPT_KINDS = new Set(['ValidatingWebhookConfiguration', 'MutatingWebhookConfiguration', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding', 'MutatingAdmissionPolicy', 'MutatingAdmissionPolicyBinding']);
 
-function requestKind(attrs: AdmissionAttributes): GroupVersionKind {
-  return attrs.kind ?? { group: attrs.info.group, version: attrs.info.version, kind: attrs.info.kind };
-}
-
-function requestResource(attrs: AdmissionAttributes): GroupVersionResource {
-  return { group: attrs.info.group, version: attrs.info.version, resource: attrs.info.resource };
-}
+const requestKind = (attrs: AdmissionAttributes): GroupVersionKind => attrs.kind;
 
 /** rules.IsExemptAdmissionConfigurationResource. */
 function isExempt(attrs: AdmissionAttributes): boolean {
@@ -101,29 +84,29 @@ function reviewFields(attrs: AdmissionAttributes, inv: Invocation, object: unkno
 }
 
 /** ShouldCallHook: the invocation, none, or the ApiError that ends the request. */
-function shouldCallHook(hook: WebhookAccessor, attrs: AdmissionAttributes, matching: WebhookMatching): Invocation | undefined {
-  const ns = matching.namespaceMatches(hook.namespaceSelector, attrs);
-  if (ns === false) return undefined;
-  const obj = matching.objectMatches(hook.objectSelector, attrs);
-  if (obj === false) return undefined;
-  const resource = requestResource(attrs);
-  let inv: Invocation | undefined;
-  if (matching.rulesMatch(hook.rules, attrs, resource)) inv = { hook, resource, kind: requestKind(attrs) };
-  else if (hook.matchPolicy === 'Equivalent') {
-    // Earlier rules first, each against every equivalent resource.
-    outer: for (const rule of hook.rules) {
-      for (const eq of matching.equivalents(attrs)) {
-        if (eq.resource.group === resource.group && eq.resource.version === resource.version && eq.resource.resource === resource.resource) continue;
-        if (matching.rulesMatch([rule], attrs, eq.resource)) {
-          inv = { hook, resource: eq.resource, kind: eq.kind };
-          break outer;
-        }
-      }
-    }
+function shouldCallHook(hook: WebhookAccessor, attrs: AdmissionAttributes, deps: WebhookPluginDeps): Invocation | undefined {
+  // Selector errors matter only for a webhook whose rules match (kube checks them after).
+  let namespaceError: unknown;
+  let nsMatches = false;
+  try {
+    nsMatches = namespaceSelectorMatches(hook.namespaceSelector(), attrs, deps.namespaceLabels);
+  } catch (e) {
+    namespaceError = e;
   }
-  if (!inv) return undefined;
-  if (ns instanceof ApiError) throw ns;
-  if (obj instanceof ApiError) throw obj;
+  if (!nsMatches && namespaceError === undefined) return undefined;
+  let objectError: unknown;
+  let objMatches = false;
+  try {
+    objMatches = objectSelectorMatches(hook.objectSelector(), attrs);
+  } catch (e) {
+    objectError = e;
+  }
+  if (!objMatches && objectError === undefined) return undefined;
+  const matched = matchingInvocation(hook.rules as AdmissionRule[], attrs, hook.matchPolicy, deps.equivalents);
+  if (!matched) return undefined;
+  if (namespaceError !== undefined) throw namespaceError;
+  if (objectError !== undefined) throw objectError;
+  const inv: Invocation = { hook, resource: matched.resource, kind: matched.kind };
   if (hook.conditions.length) {
     // (the conditions see the object at the request's version; kube converts it first when the invocation's differs)
     const m = evaluateConditions(hook.conditions, { object: attrs.object, oldObject: attrs.oldObject, request: celRequest(attrs, inv) }, hook.failurePolicy === 'Fail');
@@ -156,8 +139,8 @@ async function review(hook: WebhookAccessor, inv: Invocation, attrs: AdmissionAt
   const answer = await callWebhook(hook, review, resolver);
   const verified = verifyResponse(hook.reviewVersion, uid, mutating, answer);
   if (typeof verified === 'string') throw new CallingWebhookError(hook.name, `received invalid webhook response: ${verified}`);
-  for (const [k, v] of Object.entries(verified.auditAnnotations)) attrs.addAuditAnnotation?.(`${hook.name}/${k}`, v);
-  for (const w of verified.warnings) attrs.warn?.(w);
+  for (const [k, v] of Object.entries(verified.auditAnnotations)) attrs.addAuditAnnotation(`${hook.name}/${k}`, v);
+  for (const w of verified.warnings) attrs.warn(w);
   if (!verified.allowed) throw denialError(hook.name, attrs.info, attrs.name, verified.result);
   return verified;
 }
@@ -197,12 +180,12 @@ async function callMutatingHook(inv: Invocation, attrs: AdmissionAttributes, rou
     }
     if (!isObject(patched)) throw internalError('the patched object is not an object');
     changed = !semanticEqual(v.object, patched);
-    attrs.addAuditAnnotation?.(`patch.webhook.admission.k8s.io/round_${round}_index_${index}`, JSON.stringify({ configuration: hook.configurationName, webhook: hook.name, patch: operations, patchType: 'JSONPatch' }));
+    attrs.addAuditAnnotation(`patch.webhook.admission.k8s.io/round_${round}_index_${index}`, JSON.stringify({ configuration: hook.configurationName, webhook: hook.name, patch: operations, patchType: 'JSONPatch' }));
     const back = v.converted ? await deps.convert!(patched, attrs, requestKind(attrs)) : patched;
     if (changed && isObject(attrs.object) && isObject(back)) replaceInPlace(attrs.object, back);
     return changed;
   } finally {
-    attrs.addAuditAnnotation?.(`mutation.webhook.admission.k8s.io/round_${round}_index_${index}`, JSON.stringify({ configuration: hook.configurationName, webhook: hook.name, mutated: changed }));
+    attrs.addAuditAnnotation(`mutation.webhook.admission.k8s.io/round_${round}_index_${index}`, JSON.stringify({ configuration: hook.configurationName, webhook: hook.name, mutated: changed }));
   }
 }
 
@@ -220,7 +203,7 @@ async function dispatchMutating(attrs: AdmissionAttributes, hooks: readonly Webh
   for (let round = 0; round < 2; round++) {
     for (let i = round === 0 ? first.index : 0; i < hooks.length; i++) {
       const hook = hooks[i]!;
-      const inv = round === 0 && i === first.index ? first.inv : shouldCallHook(hook, attrs, deps.matching);
+      const inv = round === 0 && i === first.index ? first.inv : shouldCallHook(hook, attrs, deps);
       if (!inv) continue;
       // A webhook is never called for the first time in round 1.
       if (round === 1 && !ctx.reinvoke.has(hook.uid)) continue;
@@ -240,7 +223,7 @@ async function dispatchMutating(attrs: AdmissionAttributes, hooks: readonly Webh
       if (error === undefined) continue;
       if (error instanceof CallingWebhookError) {
         if (hook.failurePolicy === 'Ignore') {
-          attrs.addAuditAnnotation?.(`failed-open.mutation.webhook.admission.k8s.io/round_${round}_index_${i}`, hook.name);
+          attrs.addAuditAnnotation(`failed-open.mutation.webhook.admission.k8s.io/round_${round}_index_${i}`, hook.name);
           continue;
         }
         throw internalError(error.message);
@@ -263,7 +246,7 @@ async function dispatchValidating(attrs: AdmissionAttributes, invocations: Invoc
       } catch (e) {
         if (e instanceof CallingWebhookError) {
           if (hook.failurePolicy === 'Ignore') {
-            attrs.addAuditAnnotation?.(`failed-open.validating.webhook.admission.k8s.io/round_0_index_${idx}`, hook.name);
+            attrs.addAuditAnnotation(`failed-open.validating.webhook.admission.k8s.io/round_0_index_${idx}`, hook.name);
             return;
           }
           errors.push(internalError(e.message));
@@ -284,7 +267,7 @@ export function mutatingAdmissionWebhook(deps: WebhookPluginDeps): AdmissionPlug
       const hooks = deps.index.mutating.webhooks;
       if (hooks.length === 0 || isExempt(attrs)) return;
       for (let i = 0; i < hooks.length; i++) {
-        const inv = shouldCallHook(hooks[i]!, attrs, deps.matching);
+        const inv = shouldCallHook(hooks[i]!, attrs, deps);
         if (inv) return dispatchMutating(attrs, hooks, { index: i, inv }, deps);
       }
     },
@@ -300,7 +283,7 @@ export function validatingAdmissionWebhook(deps: WebhookPluginDeps): AdmissionPl
       if (hooks.length === 0 || isExempt(attrs)) return;
       const invocations: Invocation[] = [];
       for (const hook of hooks) {
-        const inv = shouldCallHook(hook, attrs, deps.matching);
+        const inv = shouldCallHook(hook, attrs, deps);
         if (inv) invocations.push(inv);
       }
       if (invocations.length) return dispatchValidating(attrs, invocations, deps);

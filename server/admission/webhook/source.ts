@@ -4,6 +4,8 @@
 // mutating/validating webhook managers do, configurations are ordered by name and their webhooks
 // flattened in that order, each with the uid `<configuration>/<webhook>/<index>` reinvocation
 // tracks; match conditions are compiled once per configuration revision.
+import { internalError } from '../../errors.ts';
+import { labelSelectorFromObject, type LabelSelector } from '../../registry/selectors.ts';
 import { compileConditions, type CompiledCondition } from './match-conditions.ts';
 import { reviewVersionOf, type ReviewVersion } from './review.ts';
 
@@ -17,8 +19,9 @@ export interface WebhookAccessor {
   rules: unknown[];
   failurePolicy: 'Fail' | 'Ignore';
   matchPolicy: 'Exact' | 'Equivalent';
-  namespaceSelector: unknown;
-  objectSelector: unknown;
+  /** The compiled selectors (a stored selector that does not compile throws kube's internal error). */
+  namespaceSelector: () => LabelSelector;
+  objectSelector: () => LabelSelector;
   sideEffects: string | undefined;
   timeoutSeconds: number;
   reinvocationPolicy: 'Never' | 'IfNeeded';
@@ -28,6 +31,20 @@ export interface WebhookAccessor {
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** A selector compiled once (an absent one selects everything, as kube's defaulting makes it). */
+function compiledSelector(raw: unknown): () => LabelSelector {
+  let selector: LabelSelector;
+  try {
+    selector = labelSelectorFromObject(raw ?? {});
+  } catch (e) {
+    const message = e instanceof Error ? e.message : String(e);
+    return () => {
+      throw internalError(message);
+    };
+  }
+  return () => selector;
+}
 
 function accessorsOf(config: Record<string, unknown>): WebhookAccessor[] {
   const name = isObject(config.metadata) && typeof config.metadata.name === 'string' ? config.metadata.name : '';
@@ -39,8 +56,8 @@ function accessorsOf(config: Record<string, unknown>): WebhookAccessor[] {
     rules: Array.isArray(h.rules) ? h.rules : [],
     failurePolicy: h.failurePolicy === 'Ignore' ? 'Ignore' : 'Fail',
     matchPolicy: h.matchPolicy === 'Exact' ? 'Exact' : 'Equivalent',
-    namespaceSelector: h.namespaceSelector ?? {},
-    objectSelector: h.objectSelector ?? {},
+    namespaceSelector: compiledSelector(h.namespaceSelector),
+    objectSelector: compiledSelector(h.objectSelector),
     sideEffects: typeof h.sideEffects === 'string' ? h.sideEffects : undefined,
     timeoutSeconds: typeof h.timeoutSeconds === 'number' ? h.timeoutSeconds : 10,
     reinvocationPolicy: h.reinvocationPolicy === 'IfNeeded' ? 'IfNeeded' : 'Never',
