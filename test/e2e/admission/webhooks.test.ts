@@ -414,3 +414,34 @@ test('configurations are validated as kube validates them', async () => {
   assert.ok(causes.some((c: string) => c.startsWith('webhooks[0].matchConditions[0].expression: Invalid value: "object.": compilation failed: ')), causes.join('\n'));
   assert.equal((await s.request('GET', `${MUTATING}/bad`)).status, 404);
 });
+
+test('matchPolicy Equivalent sends the object at the webhook\'s version and takes its patch back; Exact does not match', async () => {
+  const hpa = (name: string) => ({ metadata: { name }, spec: { scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web' }, minReplicas: 1, maxReplicas: 3, targetCPUUtilizationPercentage: 50 } });
+  const v2Rule = [{ operations: ['CREATE'], apiGroups: ['autoscaling'], apiVersions: ['v2'], resources: ['horizontalpodautoscalers'] }];
+  await install(MUTATING, 'hpa', [hook({ path: '/hpa', rules: v2Rule })]);
+  await install(VALIDATING, 'hpa-exact', [hook({ path: '/exact', rules: v2Rule, matchPolicy: 'Exact' })]);
+  wh.handle((review) => (review.request.object?.metadata.labels ? { allowed: true } : { allowed: true, patch: [{ op: 'add', path: '/metadata/labels', value: { seen: 'v2' } }] }));
+  const r = await requestAs(bob, 'POST', '/apis/autoscaling/v1/namespaces/team-a/horizontalpodautoscalers', hpa('web-v1'));
+  assert.equal(r.status, 201, r.text);
+  assert.deepEqual(dig(r.json, 'metadata', 'labels'), { seen: 'v2' });
+  assert.equal(dig(r.json, 'apiVersion'), 'autoscaling/v1');
+  assert.equal(dig(r.json, 'spec', 'targetCPUUtilizationPercentage'), 50);
+  const [review] = wh.reviewsAt('/hpa');
+  assert.deepEqual(review!.request.kind, { group: 'autoscaling', version: 'v2', kind: 'HorizontalPodAutoscaler' });
+  assert.deepEqual(review!.request.resource, { group: 'autoscaling', version: 'v2', resource: 'horizontalpodautoscalers' });
+  assert.deepEqual(review!.request.requestKind, { group: 'autoscaling', version: 'v1', kind: 'HorizontalPodAutoscaler' });
+  assert.deepEqual(review!.request.requestResource, { group: 'autoscaling', version: 'v1', resource: 'horizontalpodautoscalers' });
+  const sent = review!.request.object as unknown as { apiVersion: string; spec: { metrics: unknown[] } };
+  assert.equal(sent.apiVersion, 'autoscaling/v2');
+  assert.equal(sent.spec.metrics.length, 1);
+  assert.equal(wh.reviewsAt('/exact').length, 0);
+});
+
+test('a webhook that speaks only admission.k8s.io/v1beta1 gets a v1beta1 review', async () => {
+  await install(MUTATING, 'old', [hook({ path: '/old', admissionReviewVersions: ['v1beta1'] })]);
+  wh.handle(() => ({ raw: { apiVersion: 'admission.k8s.io/v1beta1', kind: 'AdmissionReview', response: { allowed: true, patch: Buffer.from(JSON.stringify([{ op: 'add', path: '/data/old', value: 'yes' }])).toString('base64') } } }));
+  const r = await s.request('POST', CM('team-a'), { body: configMap('cm-v1beta1') });
+  assert.equal(r.status, 201, r.text);
+  assert.equal(r.json().data.old, 'yes');
+  assert.equal(wh.reviewsAt('/old')[0]!.apiVersion, 'admission.k8s.io/v1beta1');
+});
