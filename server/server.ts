@@ -281,6 +281,7 @@ function admissionWebhookDeps(c: AdmissionPluginContext): WebhookPluginDeps {
       if (!target) throw internalError(`unable to convert to ${to.group}/${to.version}, Kind=${to.kind}`);
       return c.store.convertToVersion(target, obj);
     },
+    decode: (obj, attrs) => c.store.decodeAdmitted(attrs.info, obj),
   };
   webhookDepsByContext.set(c, deps);
   return deps;

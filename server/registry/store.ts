@@ -310,6 +310,21 @@ export class GenericStore {
     if (status && hasGoStatus(info.definition)) fillGoZeros(status, isPlainObject(obj.status) ? obj.status : (obj.status = {}));
   }
 
+  /**
+   * An object a mutating admission webhook patched, as kube holds it once its JSON is decoded
+   * back into the kind and defaulted (the mutating dispatcher's Decode and Default): fields the
+   * kind does not have dropped, quantities canonical, defaults filled in.
+   */
+  decodeAdmitted(info: ResourceInfo, obj: any): void {
+    if (info.custom) {
+      info.custom.compiled().pruneAndDefault(obj);
+      return;
+    }
+    if (!info.definition) return;
+    validateObject(this.model.node(info.definition), obj, { prune: true });
+    this.decodeBuiltin(info, obj);
+  }
+
   get(info: ResourceInfo, ns: string, name: string): any {
     const cur = this.log.get(this.key(info, ns, name));
     if (!cur) throw notFound(info.group, info.resource, name);

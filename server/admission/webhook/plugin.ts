@@ -45,6 +45,8 @@ export interface WebhookPluginDeps {
   equivalents: (attrs: AdmissionAttributes) => readonly EquivalentResource[];
   resolver: ServiceResolver;
   convert?: ObjectConverter;
+  /** Drops what the kind does not have from a patched object and defaults it (kube decodes and defaults it). */
+  decode?: (obj: Record<string, unknown>, attrs: AdmissionAttributes) => void;
 }
 
 const EXEMPT_KINDS = new Set(['ValidatingWebhookConfiguration', 'MutatingWebhookConfiguration', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding', 'MutatingAdmissionPolicy', 'MutatingAdmissionPolicyBinding']);
@@ -179,9 +181,11 @@ async function callMutatingHook(inv: Invocation, attrs: AdmissionAttributes, rou
       throw internalError(e instanceof Error ? e.message : String(e));
     }
     if (!isObject(patched)) throw internalError('the patched object is not an object');
-    changed = !semanticEqual(v.object, patched);
-    attrs.addAuditAnnotation(`patch.webhook.admission.k8s.io/round_${round}_index_${index}`, JSON.stringify({ configuration: hook.configurationName, webhook: hook.name, patch: operations, patchType: 'JSONPatch' }));
     const back = v.converted ? await deps.convert!(patched, attrs, requestKind(attrs)) : patched;
+    // Decoded into the kind again and defaulted, as kube does before it compares.
+    if (isObject(back) && attrs.subresource === '') deps.decode?.(back, attrs);
+    changed = !semanticEqual(attrs.object, back);
+    attrs.addAuditAnnotation(`patch.webhook.admission.k8s.io/round_${round}_index_${index}`, JSON.stringify({ configuration: hook.configurationName, webhook: hook.name, patch: operations, patchType: 'JSONPatch' }));
     if (changed && isObject(attrs.object) && isObject(back)) replaceInPlace(attrs.object, back);
     return changed;
   } finally {

@@ -445,3 +445,19 @@ test('a webhook that speaks only admission.k8s.io/v1beta1 gets a v1beta1 review'
   assert.equal(r.json().data.old, 'yes');
   assert.equal(wh.reviewsAt('/old')[0]!.apiVersion, 'admission.k8s.io/v1beta1');
 });
+
+test('a patched object is decoded into its kind again: unknown fields dropped, quantities canonical', async () => {
+  await install(MUTATING, 'decoder', [hook({ path: '/decode', rules: [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['configmaps', 'resourcequotas'] }] })]);
+  wh.handle((review) =>
+    review.request.kind.kind === 'ConfigMap'
+      ? { allowed: true, patch: [{ op: 'add', path: '/bogus', value: 'x' }, { op: 'add', path: '/data/added', value: 'y' }] }
+      : { allowed: true, patch: [{ op: 'add', path: '/spec/hard/cpu', value: '1000m' }] },
+  );
+  const cm = await s.request('POST', CM('team-a'), { body: configMap('cm-decoded') });
+  assert.equal(cm.status, 201, cm.text);
+  assert.equal(cm.json().bogus, undefined);
+  assert.equal(cm.json().data.added, 'y');
+  const quota = await s.request('POST', '/api/v1/namespaces/team-a/resourcequotas', { body: { metadata: { name: 'q' }, spec: { hard: { pods: '10' } } } });
+  assert.equal(quota.status, 201, quota.text);
+  assert.deepEqual(quota.json().spec.hard, { cpu: '1', pods: '10' });
+});
