@@ -18,6 +18,7 @@ import { namespaceLifecycle } from './admission/namespace-lifecycle.ts';
 import { certificateSubjectRestriction } from './admission/certificate-subject-restriction.ts';
 import { nodeRestriction, REQUEST_TOKEN_AUDIENCE_VERB } from './admission/node-restriction.ts';
 import { serviceAccountAdmission } from './admission/service-account.ts';
+import { podTopologyLabels } from './admission/pod-topology-labels.ts';
 import { GenericStore, type RequestContext } from './registry/store.ts';
 import { NamespaceIndex } from './registry/namespace-index.ts';
 import { createServiceStrategy, outOfRangeServiceReports } from './registry/kinds/core/services/strategy.ts';
@@ -260,6 +261,10 @@ const admissionPluginFactories: Partial<Record<string, (c: AdmissionPluginContex
   CertificateSubjectRestriction: () => certificateSubjectRestriction(),
   MutatingAdmissionWebhook: (c) => mutatingAdmissionWebhook(admissionWebhookDeps(c)),
   ValidatingAdmissionWebhook: (c) => validatingAdmissionWebhook(admissionWebhookDeps(c)),
+  PodTopologyLabels: (c) => {
+    const nodesInfo = c.catalog.lookup('', 'v1', 'nodes')!;
+    return podTopologyLabels((name) => c.store.tryGet(nodesInfo, '', name));
+  },
 };
 
 // Webhook configurations' match conditions are checked in the CEL environment the webhook plugins evaluate them in.
