@@ -461,3 +461,20 @@ test('a patched object is decoded into its kind again: unknown fields dropped, q
   assert.equal(quota.status, 201, quota.text);
   assert.deepEqual(quota.json().spec.hard, { cpu: '1', pods: '10' });
 });
+
+test('--disable-admission-plugins turns a webhook plugin off: its webhooks are not called', async () => {
+  const other = await startTestServer({ options: { disableAdmissionPlugins: ['ValidatingAdmissionWebhook'] } });
+  try {
+    const cfg = { metadata: { name: 'gate' }, webhooks: [hook({ path: '/off' })] };
+    assert.equal((await other.request('POST', VALIDATING, { body: cfg })).status, 201);
+    assert.equal((await other.request('POST', MUTATING, { body: { metadata: { name: 'labeler' }, webhooks: [hook({ path: '/on' })] } })).status, 201);
+    wh.handle((_review, path) => (path === '/off' ? { allowed: false } : { allowed: true, patch: [{ op: 'add', path: '/data/mutated', value: 'yes' }] }));
+    const r = await other.request('POST', '/api/v1/namespaces/default/configmaps', { body: configMap('cm-off') });
+    assert.equal(r.status, 201, r.text);
+    assert.equal(r.json().data.mutated, 'yes');
+    assert.equal(wh.reviewsAt('/off').length, 0);
+    assert.equal(wh.reviewsAt('/on').length, 1);
+  } finally {
+    await other.stop();
+  }
+});
