@@ -478,3 +478,22 @@ test('--disable-admission-plugins turns a webhook plugin off: its webhooks are n
     await other.stop();
   }
 });
+
+test('validating webhooks are all called, after the mutating ones, and see the mutated object', async () => {
+  await install(MUTATING, 'labeler', [hook({ path: '/m' })]);
+  await install(VALIDATING, 'checks', [hook({ path: '/v1' }), hook({ path: '/v2' })]);
+  wh.handle((review, path) => {
+    if (path === '/m') return { allowed: true, patch: [{ op: 'add', path: '/metadata/labels', value: { checked: 'no' } }] };
+    return review.request.object?.metadata.labels?.checked === 'no' ? { allowed: true } : { allowed: false, status: { message: 'unlabelled' } };
+  });
+  assert.equal((await s.request('POST', CM('team-a'), { body: configMap('cm-both') })).status, 201);
+  assert.deepEqual(wh.received.map((r) => r.path).slice(0, 1), ['/m']);
+  assert.deepEqual(wh.received.map((r) => r.path).slice(1).sort(), ['/v1', '/v2']);
+  // Both deny: the answer is one of the two denials, and both were asked.
+  wh.reset();
+  wh.handle((_review, path) => (path === '/m' ? { allowed: true } : { allowed: false, status: { message: `denied by ${path}` } }));
+  const r = await s.request('POST', CM('team-a'), { body: configMap('cm-both-denied') });
+  assert.equal(r.status, 403);
+  assert.match(r.json().message, /^configmaps "cm-both-denied" is forbidden: admission webhook "v[12].hearth.test" denied the request: denied by \/v[12]$/);
+  assert.equal(wh.reviewsAt('/v1').length + wh.reviewsAt('/v2').length, 2);
+});
