@@ -15,6 +15,9 @@ import { namespaceLifecycle } from './admission/namespace-lifecycle.ts';
 import { certificateSubjectRestriction } from './admission/certificate-subject-restriction.ts';
 import { nodeRestriction, REQUEST_TOKEN_AUDIENCE_VERB } from './admission/node-restriction.ts';
 import { serviceAccountAdmission } from './admission/service-account.ts';
+import { limitRanger, type LimitRangeView } from './admission/limit-ranger.ts';
+import { resourceQuota, type QuotaView } from './admission/resource-quota/index.ts';
+import { NamespacedObjectIndex } from './registry/namespaced-object-index.ts';
 import { GenericStore, type RequestContext } from './registry/store.ts';
 import { NamespaceIndex } from './registry/namespace-index.ts';
 import { createServiceStrategy, outOfRangeServiceReports } from './registry/kinds/core/services/strategy.ts';
@@ -68,13 +71,16 @@ import { RootCaPublisher } from './controllers/root-ca-publisher.ts';
 import { ServiceAccountTokensController } from './controllers/service-account-tokens.ts';
 import { LegacyTokenStoreObjects, LegacyTokenTrackingController } from './controllers/legacy-token-tracking.ts';
 import { LegacyTokenCleaner } from './controllers/legacy-token-cleaner.ts';
-import { controllerEnabled, controllerSelectionErrors, LEGACY_TOKEN_CLEANER_CONTROLLER, ROOT_CA_PUBLISHER_CONTROLLER, SERVICE_ACCOUNT_CONTROLLER, SERVICE_ACCOUNT_TOKEN_CONTROLLER, BOOTSTRAP_SIGNER_CONTROLLER, TOKEN_CLEANER_CONTROLLER, CSR_APPROVING_CONTROLLER, CLUSTERROLE_AGGREGATION_CONTROLLER } from './controllers/selection.ts';
+import { controllerEnabled, controllerSelectionErrors, LEGACY_TOKEN_CLEANER_CONTROLLER, ROOT_CA_PUBLISHER_CONTROLLER, SERVICE_ACCOUNT_CONTROLLER, SERVICE_ACCOUNT_TOKEN_CONTROLLER, BOOTSTRAP_SIGNER_CONTROLLER, TOKEN_CLEANER_CONTROLLER, CSR_APPROVING_CONTROLLER, CLUSTERROLE_AGGREGATION_CONTROLLER, RESOURCE_QUOTA_CONTROLLER } from './controllers/selection.ts';
 import { BootstrapTokenCleaner } from './controllers/bootstrap-token-cleaner.ts';
 import { BootstrapSigner } from './controllers/bootstrap-signer.ts';
 import { ClusterAuthenticationTrustController } from './controllers/cluster-authentication-trust.ts';
 import { CsrApprovingController } from './controllers/csr-approver.ts';
 import { BOOTSTRAP_ROLES_HOOK, RbacBootstrap } from './controllers/rbac-bootstrap.ts';
 import { ClusterRoleAggregationController } from './controllers/clusterrole-aggregation.ts';
+import { ResourceQuotaController } from './controllers/resource-quota.ts';
+import { controllerWriteContext } from './controllers/queue-controller.ts';
+import { ApiError } from './errors.ts';
 import { crdDefinitions } from './registry/crd/crd-openapi.ts';
 import { forgetConverter } from './registry/crd/conversion.ts';
 import { LOOPBACK_USER } from './authentication/user.ts';
@@ -209,7 +215,7 @@ interface AuthenticationFiles {
 
 const SYSTEM_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube-node-lease'];
 /** The admission plugins hearth has, by kube's names. */
-export const ADMISSION_PLUGINS = ['NamespaceLifecycle', 'ServiceAccount', 'NodeRestriction', 'CertificateSubjectRestriction'];
+export const ADMISSION_PLUGINS = ['NamespaceLifecycle', 'LimitRanger', 'ServiceAccount', 'NodeRestriction', 'CertificateSubjectRestriction', 'ResourceQuota'];
 
 export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   // Bad service ranges (or controller names) are refused before anything is bound or written.
@@ -317,6 +323,11 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
   // Admission plugins in kube's order.
   const disabledPlugins = new Set(opts.disableAdmissionPlugins ?? []);
   if (!disabledPlugins.has('NamespaceLifecycle')) admission.add(namespaceLifecycle((name) => namespaces.get(name)));
+  // LimitRanges and ResourceQuotas from the commit stream, for LimitRanger, ResourceQuota and the quota controller.
+  const quotaInfo = catalog.lookup('', 'v1', 'resourcequotas')!;
+  const limitRanges = new NamespacedObjectIndex<LimitRangeView>(eventLog, 'limitranges', store.listReadable(catalog.lookup('', 'v1', 'limitranges')!, undefined));
+  const quotas = new NamespacedObjectIndex<QuotaView>(eventLog, 'resourcequotas', store.listReadable(quotaInfo, undefined));
+  if (!disabledPlugins.has('LimitRanger')) admission.add(limitRanger((ns) => limitRanges.in(ns)));
   const serviceAccountsInfo = catalog.lookup('', 'v1', 'serviceaccounts')!;
   if (!disabledPlugins.has('ServiceAccount')) admission.add(serviceAccountAdmission((ns, name) => store.tryGet(serviceAccountsInfo, ns, name)));
   if (!disabledPlugins.has('CertificateSubjectRestriction')) admission.add(certificateSubjectRestriction());
@@ -349,6 +360,7 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
     );
   }
   admission.add(rbacEscalationCheck(rbacPolicy, authorizers));
+  if (!disabledPlugins.has('ResourceQuota')) admission.add(resourceQuota({ quotasIn: (ns) => quotas.in(ns), writeUsed: (q, used) => writeQuotaUsed(store, quotaInfo, q, used) }));
   // A fan-out's HTTP/2 frames leave at its end, one TLS write per connection.
   const watch = new WatchHub(eventLog, store, flushAll);
 
@@ -382,6 +394,9 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
   // admin, edit and view take their rules from the roles their aggregationRules select.
   const clusterRoleAggregation = controllerEnabled(opts.controllers, CLUSTERROLE_AGGREGATION_CONTROLLER) ? new ClusterRoleAggregationController(store, catalog, eventLog) : undefined;
   clusterRoleAggregation?.start();
+  // Each ResourceQuota's status: hard from its spec, used measured from what is stored.
+  const quotaController = controllerEnabled(opts.controllers, RESOURCE_QUOTA_CONTROLLER) ? new ResourceQuotaController(store, catalog, eventLog, quotas) : undefined;
+  quotaController?.start();
   // kube's default RBAC policy, reconciled once the server listens (kube's rbac/bootstrap-roles post-start hook).
   const rbacBootstrap = new RbacBootstrap(store, catalog, log);
   // CRDs already in the file publish their schemas right after start, in the background (as
@@ -546,7 +561,7 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
         closed = true;
         for (const jwt of jwtAuthenticators) jwt.close();
         rbacBootstrap.stop();
-        const controllersDone = Promise.all([nsController.stop(), authenticationTrust.stop(), saController?.stop(), rootCaPublisher?.stop(), clusterRoleAggregation?.stop(), tokensController?.stop(), legacyTokenTracking.stop(), legacyTokenCleaner?.stop(), tokenCleaner?.stop(), bootstrapSigner?.stop(), crdController.stop(), eventTtl?.stop(), csrSigner.stop(), csrApprover?.stop(), csrCleaner.stop()]);
+        const controllersDone = Promise.all([nsController.stop(), authenticationTrust.stop(), saController?.stop(), rootCaPublisher?.stop(), clusterRoleAggregation?.stop(), quotaController?.stop(), tokensController?.stop(), legacyTokenTracking.stop(), legacyTokenCleaner?.stop(), tokenCleaner?.stop(), bootstrapSigner?.stop(), crdController.stop(), eventTtl?.stop(), csrSigner.stop(), csrApprover?.stop(), csrCleaner.stop()]);
         compactor.stop();
         await snapshots.stop();
         await listener.close();
@@ -647,6 +662,22 @@ function nodeAuthorizerGraph(store: GenericStore, catalog: ResourceCatalog, even
     }
   });
   return graph;
+}
+
+/**
+ * ResourceQuota admission's charge: the quota's status.used, conditional on the quota as admission
+ * read it (kube's quota evaluator's UpdateStatus through the loopback client); false when it
+ * changed or went meanwhile.
+ */
+async function writeQuotaUsed(store: GenericStore, info: ResourceInfo, quota: QuotaView, used: Record<string, string>): Promise<boolean> {
+  const body = { ...quota, status: { ...(quota.status ?? {}), used } };
+  try {
+    await store.update(info, quota.metadata.namespace ?? '', quota.metadata.name, body, controllerWriteContext('kube-apiserver'), 'status');
+    return true;
+  } catch (e) {
+    if (e instanceof ApiError && (e.code === 409 || e.code === 404)) return false;
+    throw e;
+  }
 }
 
 async function bootstrapNamespaces(store: GenericStore, catalog: ResourceCatalog): Promise<void> {
