@@ -49,8 +49,12 @@ interface Flags {
   authorizationWebhookCacheUnauthorizedTtlMs?: number;
   compactionIntervalMs: number;
   eventTtlMs: number;
+  /** kube-apiserver's --enable-admission-plugins. */
+  enableAdmissionPlugins?: string[];
   /** kube-apiserver's --disable-admission-plugins. */
   disableAdmissionPlugins?: string[];
+  /** kube-apiserver's --admission-control-config-file. */
+  admissionControlConfigFile?: string;
   /** kube-controller-manager's --controllers, for the in-process controllers it names. */
   controllers?: string[];
   serviceClusterIPRange?: string;
@@ -100,7 +104,9 @@ const USAGE = [
   '    [--compaction-interval 5m]',
   '    [--event-ttl 1h]',
   '    [--controllers \'*\']',
+  '    [--enable-admission-plugins NAME,...]',
   '    [--disable-admission-plugins NAME,...]',
+  '    [--admission-control-config-file FILE]',
   '    [--service-cluster-ip-range 10.96.0.0/12[,fd00::/108]]',
   '    [--service-node-port-range 30000-32767]',
   '    [--snapshot-interval 12h]',
@@ -214,7 +220,9 @@ function parseFlags(argv: string[]): Flags {
       case '--service-node-port-range': flags.serviceNodePortRange = take(); break;
       case '--compaction-interval': flags.compactionIntervalMs = takeDuration(); break;
       case '--event-ttl': flags.eventTtlMs = takeDuration(); break;
+      case '--enable-admission-plugins': flags.enableAdmissionPlugins = take().split(',').map((c) => c.trim()).filter((c) => c !== ''); break;
       case '--disable-admission-plugins': flags.disableAdmissionPlugins = take().split(',').map((c) => c.trim()).filter((c) => c !== ''); break;
+      case '--admission-control-config-file': flags.admissionControlConfigFile = take(); break;
       case '--controllers': {
         flags.controllers = take().split(',').map((c) => c.trim()).filter((c) => c !== '');
         const errs = controllerSelectionErrors(flags.controllers);
@@ -352,7 +360,9 @@ try {
     compactionIntervalMs: flags.compactionIntervalMs,
     eventTtlMs: flags.eventTtlMs,
     controllers: flags.controllers,
+    enableAdmissionPlugins: flags.enableAdmissionPlugins,
     disableAdmissionPlugins: flags.disableAdmissionPlugins,
+    admissionControlConfigFile: flags.admissionControlConfigFile,
     serviceClusterIPRange: flags.serviceClusterIPRange,
     serviceNodePortRange: flags.serviceNodePortRange,
     initialize: flags.initialize,

@@ -11,6 +11,9 @@ import { ResourceCatalog } from './schema/catalog.ts';
 import { TypeModel } from './schema/model.ts';
 import type { ResourceInfo } from './schema/types.ts';
 import { AdmissionChain } from './admission/chain.ts';
+import type { AdmissionPlugin } from './admission/types.ts';
+import { enabledAdmissionPlugins } from './admission/plugins.ts';
+import { NO_ADMISSION_CONFIG, readAdmissionConfiguration, type AdmissionConfig } from './admission/config.ts';
 import { namespaceLifecycle } from './admission/namespace-lifecycle.ts';
 import { certificateSubjectRestriction } from './admission/certificate-subject-restriction.ts';
 import { nodeRestriction, REQUEST_TOKEN_AUDIENCE_VERB } from './admission/node-restriction.ts';
@@ -47,7 +50,7 @@ import type { UserInfo } from './authentication/user.ts';
 import { DEFAULT_SERVICE_ACCOUNT_ISSUER, JWKS_PATH, ServiceAccountTokens, type TokenObjectResource } from './authentication/service-account-token.ts';
 import { issueLegacyToken, LegacyServiceAccountTokens } from './authentication/legacy-service-account-token.ts';
 import { loadServiceAccountKeys, type ServiceAccountKeys } from './pki/service-account-keys.ts';
-import { aggregateErrors, authorize } from './authorization/authorizer.ts';
+import { aggregateErrors, authorize, type Authorizer } from './authorization/authorizer.ts';
 import { authorizationModeErrors, DEFAULT_AUTHORIZATION_MODES } from './authorization/modes.ts';
 import { AUTHORIZATION_CONFIG_WITH_MODES, AuthorizerBuildError, authorizationWebhookFlagErrors, authorizersFromFlags, readAuthorizationConfig, type AuthorizerConfig } from './authorization/config.ts';
 import { buildAuthorizerChain, ReloadableAuthorizer, type BuiltChain } from './authorization/reload.ts';
@@ -130,8 +133,12 @@ export interface ServerOptions {
   csrCleanerIntervalMs?: number;
   /** kube's authenticator Config TokenSuccessCacheTTL (no flag; 10 s): how long the token union's successes are reused. Tests of revocation set 0 to see each authenticator's answer at once. */
   tokenSuccessCacheTtlMs?: number;
-  /** Admission plugins switched off (kube-apiserver's --disable-admission-plugins): NamespaceLifecycle, ServiceAccount, NodeRestriction, CertificateSubjectRestriction. */
+  /** Admission plugins switched on beyond the default set (kube-apiserver's --enable-admission-plugins). */
+  enableAdmissionPlugins?: string[];
+  /** Admission plugins switched off (kube-apiserver's --disable-admission-plugins). */
   disableAdmissionPlugins?: string[];
+  /** kube-apiserver's --admission-control-config-file: an AdmissionConfiguration naming plugins' configurations. */
+  admissionControlConfigFile?: string;
   /** Which kube-controller-manager controllers run in-process (its --controllers: `*`, `name`, `-name`); default all. */
   controllers?: string[];
   /** Service cluster IP ranges (kube's --service-cluster-ip-range: a CIDR, or an IPv4 and an IPv6 one); default 10.96.0.0/12. */
@@ -214,16 +221,75 @@ interface AuthenticationFiles {
 }
 
 const SYSTEM_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube-node-lease'];
-/** The admission plugins hearth has, by kube's names. */
-export const ADMISSION_PLUGINS = ['NamespaceLifecycle', 'LimitRanger', 'ServiceAccount', 'NodeRestriction', 'CertificateSubjectRestriction', 'ResourceQuota'];
+/** What an admission plugin's factory may use: the registry and the lookups kept in memory. */
+interface AdmissionPluginContext {
+  store: GenericStore;
+  catalog: ResourceCatalog;
+  eventLog: EventLog;
+  namespaces: NamespaceIndex;
+  /** The authorizer chain (for plugins that ask it, as kube's do through their authorizer). */
+  authorizers: readonly Authorizer[];
+  /** --admission-control-config-file's plugin configurations. */
+  admissionConfig: AdmissionConfig;
+  opts: ServerOptions;
+  log: (line: string) => void;
+  /** The audiences bound service-account tokens are issued for (read at request time: set up after admission). */
+  apiAudiences: () => readonly string[];
+}
+
+/**
+ * The admission plugins hearth has, by kube's names: each one's factory. The order they run in is
+ * kube's (admission/plugins.ts), not this record's; which run, the flags' (with kube's defaults).
+ */
+const admissionPluginFactories: Partial<Record<string, (c: AdmissionPluginContext) => AdmissionPlugin>> = {
+  NamespaceLifecycle: (c) => namespaceLifecycle((name) => c.namespaces.get(name)),
+  ServiceAccount: (c) => {
+    const serviceAccountsInfo = c.catalog.lookup('', 'v1', 'serviceaccounts')!;
+    return serviceAccountAdmission((ns, name) => c.store.tryGet(serviceAccountsInfo, ns, name));
+  },
+  // NodeRestriction (on by default, as kubeadm enables it) asks the chain about token audiences.
+  NodeRestriction: (c) =>
+    nodeRestriction({
+      get: (kind, ns, name) => c.store.tryGet(c.catalog.lookup(kind === 'csidrivers' ? 'storage.k8s.io' : '', 'v1', kind)!, ns, name),
+      mayRequestAudience: (user, namespace, name, audience) => {
+        const answer = authorize(c.authorizers, { user, verb: REQUEST_TOKEN_AUDIENCE_VERB, isResourceRequest: true, path: '', apiGroup: '', apiVersion: '', resource: audience, subresource: '', namespace, name });
+        return answer instanceof Promise ? answer.then((r) => r.decision === 'allow') : answer.decision === 'allow';
+      },
+      apiAudiences: c.apiAudiences,
+    }),
+  CertificateSubjectRestriction: () => certificateSubjectRestriction(),
+  // LimitRanger and ResourceQuota read LimitRanges and ResourceQuotas kept from the commit stream.
+  LimitRanger: (c) => {
+    const limitRanges = new NamespacedObjectIndex<LimitRangeView>(c.eventLog, 'limitranges', c.store.listReadable(c.catalog.lookup('', 'v1', 'limitranges')!, undefined));
+    return limitRanger((ns) => limitRanges.in(ns));
+  },
+  ResourceQuota: (c) => {
+    const quotaInfo = c.catalog.lookup('', 'v1', 'resourcequotas')!;
+    const quotas = new NamespacedObjectIndex<QuotaView>(c.eventLog, 'resourcequotas', c.store.listReadable(quotaInfo, undefined));
+    return resourceQuota({ quotasIn: (ns) => quotas.in(ns), writeUsed: (q, used) => writeQuotaUsed(c.store, quotaInfo, q, used) });
+  },
+};
+
+/** Which admission plugins run (in kube's order) and their configurations. */
+interface AdmissionSetup {
+  plugins: string[];
+  config: AdmissionConfig;
+}
+
+/** The admission plugins that run, in kube's order: what the flags ask, checked before anything starts. */
+function admissionPluginNames(opts: ServerOptions): string[] {
+  return enabledAdmissionPlugins(opts.enableAdmissionPlugins ?? [], opts.disableAdmissionPlugins ?? [], new Set(Object.keys(admissionPluginFactories)));
+}
 
 export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   // Bad service ranges (or controller names) are refused before anything is bound or written.
   const unknownControllers = controllerSelectionErrors(opts.controllers ?? []);
   if (unknownControllers.length) throw new Error(`controllers: ${unknownControllers.join(', ')}`);
-  for (const name of opts.disableAdmissionPlugins ?? []) {
-    if (!ADMISSION_PLUGINS.includes(name)) throw new Error(`disable-admission-plugins plugin ${JSON.stringify(name)} is unknown`);
-  }
+  // So are admission plugins kube does not know or hearth does not have, and an unreadable configuration file.
+  const admissionSetup: AdmissionSetup = {
+    plugins: admissionPluginNames(opts),
+    config: opts.admissionControlConfigFile !== undefined ? readAdmissionConfiguration(opts.admissionControlConfigFile) : NO_ADMISSION_CONFIG,
+  };
   // kube-apiserver's checks of --authorization-mode (and its webhook flags) or --authorization-config,
   // the modes hearth does not have yet, and the webhooks' kubeconfigs.
   const authorization = authorizationSetup(opts);
@@ -256,7 +322,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     throw e;
   }
   try {
-    return await serve(opts, bound, lock, ranges, authFiles, authorization);
+    return await serve(opts, bound, lock, ranges, authFiles, authorization, admissionSetup);
   } catch (e) {
     await bound.close();
     lock.release();
@@ -289,7 +355,7 @@ function readAuthorizationSetup(opts: ServerOptions): AuthorizationSetup {
   return { authorizers: authorizersFromFlags(modes, webhookFlags) };
 }
 
-async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, ranges: ServiceRanges, authFiles: AuthenticationFiles, authorization: AuthorizationSetup): Promise<RunningServer> {
+async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, ranges: ServiceRanges, authFiles: AuthenticationFiles, authorization: AuthorizationSetup, admissionSetup: AdmissionSetup): Promise<RunningServer> {
   const log = opts.log ?? ((l: string) => console.log(l));
   const { serviceCIDRs, nodePortRange } = ranges;
   const extraSans = [...(opts.tlsSans ?? [])];
@@ -320,17 +386,6 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
   const servicesInfo = catalog.lookup('', 'v1', 'services')!;
   store.setStrategy('', 'services', createServiceStrategy(() => store.listCurrent(servicesInfo, undefined), { serviceCIDRs, nodePortRange }));
   const namespaces = new NamespaceIndex(eventLog, store.listReadable(nsInfo, undefined));
-  // Admission plugins in kube's order.
-  const disabledPlugins = new Set(opts.disableAdmissionPlugins ?? []);
-  if (!disabledPlugins.has('NamespaceLifecycle')) admission.add(namespaceLifecycle((name) => namespaces.get(name)));
-  // LimitRanges and ResourceQuotas from the commit stream, for LimitRanger, ResourceQuota and the quota controller.
-  const quotaInfo = catalog.lookup('', 'v1', 'resourcequotas')!;
-  const limitRanges = new NamespacedObjectIndex<LimitRangeView>(eventLog, 'limitranges', store.listReadable(catalog.lookup('', 'v1', 'limitranges')!, undefined));
-  const quotas = new NamespacedObjectIndex<QuotaView>(eventLog, 'resourcequotas', store.listReadable(quotaInfo, undefined));
-  if (!disabledPlugins.has('LimitRanger')) admission.add(limitRanger((ns) => limitRanges.in(ns)));
-  const serviceAccountsInfo = catalog.lookup('', 'v1', 'serviceaccounts')!;
-  if (!disabledPlugins.has('ServiceAccount')) admission.add(serviceAccountAdmission((ns, name) => store.tryGet(serviceAccountsInfo, ns, name)));
-  if (!disabledPlugins.has('CertificateSubjectRestriction')) admission.add(certificateSubjectRestriction());
   // The authorizer chain, over the RBAC policy kept in memory; RBAC's escalation check runs last
   // in admission (kube's policybased RBAC storage: no admission plugin there, so never disabled).
   const rbacPolicy = rbacPolicyIndex(store, catalog, eventLog);
@@ -344,23 +399,10 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
   const staticChain: BuiltChain | undefined = 'file' in authorization ? undefined : buildAuthorizerChain(authorization.authorizers, chainParts);
   const authorizers = reloadable ? [reloadable] : staticChain!.authorizers;
   reloadable?.start();
-  // NodeRestriction (on by default, as kubeadm enables it): mutating, so its admit runs right after
-  // ServiceAccount's, as in kube's order (CertificateSubjectRestriction only validates); it asks the chain about token audiences.
-  if (!disabledPlugins.has('NodeRestriction')) {
-    admission.add(
-      nodeRestriction({
-        get: (kind, ns, name) => store.tryGet(catalog.lookup(kind === 'csidrivers' ? 'storage.k8s.io' : '', 'v1', kind)!, ns, name),
-        mayRequestAudience: (user, namespace, name, audience) => {
-          const answer = authorize(authorizers, { user, verb: REQUEST_TOKEN_AUDIENCE_VERB, isResourceRequest: true, path: '', apiGroup: '', apiVersion: '', resource: audience, subresource: '', namespace, name });
-          return answer instanceof Promise ? answer.then((r) => r.decision === 'allow') : answer.decision === 'allow';
-        },
-        // (read at request time: the token issuer is set up further down)
-        apiAudiences: () => serviceAccountTokens.apiAudiences,
-      }),
-    );
-  }
+  // Admission plugins in kube's order; the token issuer they read at request time is set up further down.
+  const pluginContext: AdmissionPluginContext = { store, catalog, eventLog, namespaces, authorizers, admissionConfig: admissionSetup.config, opts, log, apiAudiences: () => serviceAccountTokens.apiAudiences };
+  for (const name of admissionSetup.plugins) admission.add(admissionPluginFactories[name]!(pluginContext));
   admission.add(rbacEscalationCheck(rbacPolicy, authorizers));
-  if (!disabledPlugins.has('ResourceQuota')) admission.add(resourceQuota({ quotasIn: (ns) => quotas.in(ns), writeUsed: (q, used) => writeQuotaUsed(store, quotaInfo, q, used) }));
   // A fan-out's HTTP/2 frames leave at its end, one TLS write per connection.
   const watch = new WatchHub(eventLog, store, flushAll);
 
@@ -395,7 +437,10 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
   const clusterRoleAggregation = controllerEnabled(opts.controllers, CLUSTERROLE_AGGREGATION_CONTROLLER) ? new ClusterRoleAggregationController(store, catalog, eventLog) : undefined;
   clusterRoleAggregation?.start();
   // Each ResourceQuota's status: hard from its spec, used measured from what is stored.
-  const quotaController = controllerEnabled(opts.controllers, RESOURCE_QUOTA_CONTROLLER) ? new ResourceQuotaController(store, catalog, eventLog, quotas) : undefined;
+  const quotaInfo = catalog.lookup('', 'v1', 'resourcequotas')!;
+  const quotaController = controllerEnabled(opts.controllers, RESOURCE_QUOTA_CONTROLLER)
+    ? new ResourceQuotaController(store, catalog, eventLog, new NamespacedObjectIndex<QuotaView>(eventLog, 'resourcequotas', store.listReadable(quotaInfo, undefined)))
+    : undefined;
   quotaController?.start();
   // kube's default RBAC policy, reconciled once the server listens (kube's rbac/bootstrap-roles post-start hook).
   const rbacBootstrap = new RbacBootstrap(store, catalog, log);

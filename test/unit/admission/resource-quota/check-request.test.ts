@@ -10,10 +10,11 @@ import { resourceListJson } from '../../../../server/admission/resource-quota/re
 import type { AdmissionAttributes } from '../../../../server/admission/types.ts';
 import type { ResourceInfo } from '../../../../server/schema/types.ts';
 import { ApiError } from '../../../../server/errors.ts';
+import { admissionAttributes } from '../../../helpers/admission.ts';
 
-function attrs(resource: string, object: unknown, extra: Partial<AdmissionAttributes> = {}, group = ''): AdmissionAttributes {
+function attrs(resource: string, object: unknown, extra: Partial<Pick<AdmissionAttributes, 'operation' | 'oldObject'>> = {}): AdmissionAttributes {
   const name = (object as { metadata?: { name?: string } }).metadata?.name ?? '';
-  return { operation: 'CREATE', info: { group, resource, namespaced: true } as ResourceInfo, subresource: '', namespace: 'ns', name, object, user: { name: 'u', groups: [] }, dryRun: false, ...extra };
+  return admissionAttributes({ operation: 'CREATE', info: { group: '', version: 'v1', resource, kind: 'X', namespaced: true } as ResourceInfo, namespace: 'ns', name, object, user: { name: 'u', groups: [] }, ...extra });
 }
 
 function quota(name: string, hard: Record<string, string>, used: Record<string, string> | undefined, spec: Partial<NonNullable<QuotaView['spec']>> = {}): QuotaView {
