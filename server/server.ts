@@ -20,6 +20,7 @@ import { nodeRestriction, REQUEST_TOKEN_AUDIENCE_VERB } from './admission/node-r
 import { serviceAccountAdmission } from './admission/service-account.ts';
 import { limitRanger, type LimitRangeView } from './admission/limit-ranger.ts';
 import { resourceQuota, type QuotaView } from './admission/resource-quota/index.ts';
+import { limitedResourcesOf } from './admission/resource-quota/config.ts';
 import { NamespacedObjectIndex } from './registry/namespaced-object-index.ts';
 import { GenericStore, type RequestContext } from './registry/store.ts';
 import { NamespaceIndex } from './registry/namespace-index.ts';
@@ -266,7 +267,8 @@ const admissionPluginFactories: Partial<Record<string, (c: AdmissionPluginContex
   ResourceQuota: (c) => {
     const quotaInfo = c.catalog.lookup('', 'v1', 'resourcequotas')!;
     const quotas = new NamespacedObjectIndex<QuotaView>(c.eventLog, 'resourcequotas', c.store.listReadable(quotaInfo, undefined));
-    return resourceQuota({ quotasIn: (ns) => quotas.in(ns), writeUsed: (q, used) => writeQuotaUsed(c.store, quotaInfo, q, used) });
+    const limited = limitedResourcesOf(c.admissionConfig.configurationOf('ResourceQuota'));
+    return resourceQuota({ quotasIn: (ns) => quotas.in(ns), writeUsed: (q, used) => writeQuotaUsed(c.store, quotaInfo, q, used), limited });
   },
 };
 

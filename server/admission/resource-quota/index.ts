@@ -8,9 +8,10 @@
 // namespace run one at a time (kube's per-namespace queue); a charge lost to a concurrent status
 // write is checked again against the new status. A dry run is checked and charges nothing.
 import type { AdmissionAttributes, AdmissionPlugin } from '../types.ts';
-import { internalError } from '../../errors.ts';
+import { ApiError, conflict } from '../../errors.ts';
+import type { LimitedResource } from './config.ts';
 import { refuse } from './forbidden.ts';
-import { evaluatorFor, scopesOf, type Evaluator } from './evaluators.ts';
+import { evaluatorFor, scopesOf, type Evaluator, type ScopeRequirement } from './evaluators.ts';
 import {
   addLists,
   equalLists,
@@ -39,12 +40,14 @@ export interface ResourceQuotaDeps {
    * false when it changed meanwhile (a 409), so the charge is checked again.
    */
   writeUsed(quota: QuotaView, used: Record<string, string>): Promise<boolean>;
+  /** --admission-control-config-file's limitedResources (none by default). */
+  limited?: readonly LimitedResource[];
 }
 
 /** kube's quota ignores events: they would exhaust a quota on counts. */
 const IGNORED_RESOURCES = new Set(['events']);
-/** How often a charge lost to a concurrent status write is tried again. */
-const MAX_CHARGE_ATTEMPTS = 5;
+/** How often a charge is tried, when lost to a concurrent status write (kube: once and 3 retries). */
+const MAX_CHARGE_ATTEMPTS = 4;
 
 export function resourceQuota(deps: ResourceQuotaDeps): AdmissionPlugin {
   const namespaceTails = new Map<string, Promise<void>>();
@@ -70,7 +73,8 @@ export function resourceQuota(deps: ResourceQuotaDeps): AdmissionPlugin {
     async validate(a) {
       // Subresources (but a pod's resize), cluster-scoped writes and ignored resources are not counted.
       if ((a.subresource !== '' && a.subresource !== 'resize') || !a.namespace) return;
-      if (!deps.quotasIn(a.namespace).length) return;
+      const limited = deps.limited ?? [];
+      if (!deps.quotasIn(a.namespace).length && limited.length === 0) return;
       if (a.info.group === '' && IGNORED_RESOURCES.has(a.info.resource)) return;
       const evaluator = evaluatorFor(a.info.group, a.info.resource);
       if (!evaluator.handles(a)) return;
@@ -78,7 +82,7 @@ export function resourceQuota(deps: ResourceQuotaDeps): AdmissionPlugin {
         let pending: Set<string> | undefined;
         for (let attempt = 0; attempt < MAX_CHARGE_ATTEMPTS; attempt++) {
           const quotas = deps.quotasIn(a.namespace).filter((q) => !pending || pending.has(q.metadata.name));
-          const charges = checkRequest(quotas, a, evaluator);
+          const charges = checkRequest(quotas, a, evaluator, limited);
           if (a.dryRun || charges.length === 0) return;
           const lost = new Set<string>();
           for (const { quota, used } of charges) {
@@ -87,7 +91,8 @@ export function resourceQuota(deps: ResourceQuotaDeps): AdmissionPlugin {
           if (lost.size === 0) return;
           pending = lost;
         }
-        throw internalError(`resource quota evaluation timed out`);
+        // kube's answer when its retries are spent: the last status write's conflict.
+        throw conflict('', 'resourcequotas', [...(pending ?? [])][0] ?? '', 'the object has been modified; please apply your changes to the latest version and try again');
       });
     },
   };
@@ -104,38 +109,62 @@ export interface Charge {
  * evaluator measures, and the object is in their scopes) must hold what it adds (on an update,
  * what it adds over the old object); returns the charges to write, or throws the refusal.
  */
-export function checkRequest(quotas: readonly QuotaView[], a: AdmissionAttributes, evaluator: Evaluator): Charge[] {
+export function checkRequest(quotas: readonly QuotaView[], a: AdmissionAttributes, evaluator: Evaluator, limited: readonly LimitedResource[] = []): Charge[] {
   const obj = a.object;
+  // The configuration's limited scopes this object is in, and the resources it must find a quota for.
+  const limitedScopes = limited.flatMap((l) => l.matchScopes.filter((s) => evaluator.matchesScope(s, obj)));
+  const limitedHere = limited.filter((l) => l.apiGroup === a.info.group && l.resource === a.info.resource);
+  const limitedNames = new Set<string>();
+  if (limitedHere.length) {
+    for (const [name, q] of evaluator.usage(obj)) {
+      if (q.value.num > 0n && limitedHere.some((l) => l.matchContains.some((m) => name.includes(m)))) limitedNames.add(name);
+    }
+  }
   const covering: { quota: QuotaView; hard: ResourceList }[] = [];
+  const restrictedNames = new Set<string>();
+  const restrictedScopes: ScopeRequirement[] = [];
   for (const quota of quotas) {
+    const scopes = scopesOf(quota as never);
+    restrictedScopes.push(...scopes.filter((s) => evaluator.matchesScope(s, obj)));
     const hard = resourceListOf(quota.status?.hard);
     const hardNames = [...hard.keys()];
     const restricted = evaluator.matchingResources(hardNames);
     if (restricted.length === 0) continue;
-    if (!scopesOf(quota as never).every((s) => evaluator.matchesScope(s, obj))) continue;
+    if (!scopes.every((s) => evaluator.matchesScope(s, obj))) continue;
     const unmet = evaluator.constraints(restricted, obj);
     if (unmet) throw refuse(a, `failed quota: ${quota.metadata.name}: ${unmet}`);
     const used = (quota.status?.used ?? {}) as Record<string, unknown>;
     const unknown = restricted.filter((r) => hard.has(r) && !(r in used));
     if (unknown.length) throw refuse(a, `status unknown for quota: ${quota.metadata.name}, resources: ${[...new Set(restricted)].sort().join(',')}`);
     covering.push({ quota, hard });
+    for (const r of restricted) restrictedNames.add(r);
   }
-  if (covering.length === 0) return [];
 
-  let delta = evaluator.usage(obj);
-  const negative = negativeNames(delta);
+  const input = evaluator.usage(obj);
+  const negative = negativeNames(input);
   if (negative.length) throw refuse(a, `quota usage is negative for resource(s): ${negative.sort().join(',')}`);
+  // What each quota is charged: all the object uses, or on an update (not a create-on-update)
+  // what it adds over the old object, where the old object was in the quota's scopes too.
+  let overOld: ResourceList | undefined;
+  const old = a.oldObject as { metadata?: { resourceVersion?: unknown } } | undefined;
   if (a.operation === 'UPDATE') {
-    const old = a.oldObject as { metadata?: { resourceVersion?: unknown } } | undefined;
     if (!old) throw refuse(a, 'unable to get previous usage since prior version of object was not found');
-    // Not a create-on-update: only what the update adds is charged.
-    if (old.metadata?.resourceVersion) delta = subtractNonNegative(delta, evaluator.usage(old));
+    if (old.metadata?.resourceVersion) overOld = subtractNonNegative(input, evaluator.usage(old));
   }
-  delta = removeZeros(delta);
-  if (delta.size === 0) return [];
+
+  const deltas = covering.map(({ quota }) => removeZeros(overOld && scopesOf(quota as never).every((s) => evaluator.matchesScope(s, old)) ? overOld : input));
+  // Nothing added: nothing to check (kube's short cut, before the limited resources).
+  if (covering.length ? deltas.every((d) => d.size === 0) : removeZeros(overOld ?? input).size === 0) return [];
+  const uncovered = [...limitedNames].filter((n) => !restrictedNames.has(n)).sort();
+  if (uncovered.length) throw refuse(a, `insufficient quota to consume: ${uncovered.join(',')}`);
+  const uncoveredScopes = limitedScopes.filter((l) => !restrictedScopes.some((r) => r.scopeName === l.scopeName));
+  // (kube returns this one as a plain error: a 500 with no reason)
+  if (uncoveredScopes.length) throw new ApiError(500, '', `insufficient quota to match these scopes: [${uncoveredScopes.map((r) => `{${r.scopeName} ${r.operator} [${(r.values ?? []).join(' ')}]}`).join(' ')}]`);
 
   const charges: Charge[] = [];
-  for (const { quota, hard } of covering) {
+  for (const [i, { quota, hard }] of covering.entries()) {
+    const delta = deltas[i];
+    if (delta.size === 0) continue;
     const used = resourceListOf(quota.status?.used);
     const requested = mask(delta, hard.keys());
     const newUsed = addLists(used, requested);

@@ -11,6 +11,7 @@ import type { AdmissionAttributes } from '../../../../server/admission/types.ts'
 import type { ResourceInfo } from '../../../../server/schema/types.ts';
 import { ApiError } from '../../../../server/errors.ts';
 import { admissionAttributes } from '../../../helpers/admission.ts';
+import { limitedResourcesOf } from '../../../../server/admission/resource-quota/config.ts';
 
 function attrs(resource: string, object: unknown, extra: Partial<Pick<AdmissionAttributes, 'operation' | 'oldObject'>> = {}): AdmissionAttributes {
   const name = (object as { metadata?: { name?: string } }).metadata?.name ?? '';
@@ -134,4 +135,48 @@ test('claims count per storage class; other resources by count/<resource>.<group
   assert.deepEqual(d.matchingResources(['pods', 'count/deployments.apps']), ['count/deployments.apps']);
   assert.equal(d.handles({ operation: 'UPDATE', subresource: '' }), false);
   assert.deepEqual(resourceListJson(evaluatorFor('', 'secrets').usage({})), { 'count/secrets': '1', secrets: '1' });
+});
+
+test('limitedResources: a consumption the configuration limits needs a covering quota; a limited scope needs a quota with that scope', () => {
+  const limited = limitedResourcesOf({
+    apiVersion: 'apiserver.config.k8s.io/v1',
+    kind: 'ResourceQuotaConfiguration',
+    limitedResources: [
+      { resource: 'persistentvolumeclaims', matchContains: ['.storageclass.storage.k8s.io/requests.storage'] },
+      { resource: 'pods', matchScopes: [{ scopeName: 'PriorityClass', operator: 'In', values: ['cluster-services'] }] },
+    ],
+  });
+  const claim = { metadata: { name: 'c' }, spec: { storageClassName: 'gold', resources: { requests: { storage: '1Gi' } } } };
+  const claims = evaluatorFor('', 'persistentvolumeclaims');
+  assert.equal(refusal(() => checkRequest([], attrs('persistentvolumeclaims', claim), claims, limited)), 'persistentvolumeclaims "c" is forbidden: insufficient quota to consume: gold.storageclass.storage.k8s.io/requests.storage');
+  const gold = quota('gold', { 'gold.storageclass.storage.k8s.io/requests.storage': '10Gi' }, { 'gold.storageclass.storage.k8s.io/requests.storage': '0' });
+  assert.equal(checkRequest([gold], attrs('persistentvolumeclaims', claim), claims, limited).length, 1);
+  // A claim without a class consumes nothing limited.
+  assert.deepEqual(checkRequest([], attrs('persistentvolumeclaims', { metadata: { name: 'd' }, spec: { resources: { requests: { storage: '1Gi' } } } }), claims, limited), []);
+
+  const critical = pod('crit', [c('a')], { priorityClassName: 'cluster-services' });
+  try {
+    checkRequest([], attrs('pods', critical), evaluatorFor('', 'pods'), limited);
+    assert.fail('not refused');
+  } catch (e) {
+    assert.ok(e instanceof ApiError);
+    assert.deepEqual([e.code, e.reason, e.message], [500, '', 'insufficient quota to match these scopes: [{PriorityClass In [cluster-services]}]']);
+  }
+  const scoped = quota('crit', { pods: '10' }, { pods: '0' }, { scopeSelector: { matchExpressions: [{ scopeName: 'PriorityClass', operator: 'In', values: ['cluster-services'] }] } });
+  assert.equal(checkRequest([scoped], attrs('pods', critical), evaluatorFor('', 'pods'), limited).length, 1);
+  assert.deepEqual(checkRequest([], attrs('pods', pod('plain', [c('a')])), evaluatorFor('', 'pods'), limited), []);
+});
+
+test('the configuration is read strictly and validated, with kube\'s start-up errors', () => {
+  const bad = (cfg: unknown) => assert.throws(() => limitedResourcesOf(cfg), (e: Error) => (assert.ok(e.message.startsWith('couldn\'t init admission plugin "ResourceQuota": '), e.message), true));
+  assert.deepEqual(limitedResourcesOf(undefined), []);
+  assert.deepEqual(limitedResourcesOf({ apiVersion: 'resourcequota.admission.k8s.io/v1beta1', kind: 'Configuration' }), []);
+  assert.throws(() => limitedResourcesOf({ apiVersion: 'apiserver.config.k8s.io/v1', kind: 'ResourceQuotaConfiguration', limitedResources: [{ apiGroup: '' }] }), {
+    message: 'couldn\'t init admission plugin "ResourceQuota": limitedResources[0].resource: Required value',
+  });
+  assert.throws(() => limitedResourcesOf({ apiVersion: 'apiserver.config.k8s.io/v1', kind: 'ResourceQuotaConfiguration', limitedResources: [{ resource: 'pods', bogus: 1 }] }), {
+    message: 'couldn\'t init admission plugin "ResourceQuota": strict decoding error: unknown field "limitedResources[0].bogus"',
+  });
+  bad({ apiVersion: 'apiserver.config.k8s.io/v1', kind: 'Configuration' });
+  bad({ apiVersion: 'v1' });
 });
