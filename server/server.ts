@@ -22,6 +22,7 @@ import { limitRanger, type LimitRangeView } from './admission/limit-ranger.ts';
 import { resourceQuota, type QuotaView } from './admission/resource-quota/index.ts';
 import { limitedResourcesOf } from './admission/resource-quota/config.ts';
 import { NamespacedObjectIndex } from './registry/namespaced-object-index.ts';
+import { podTopologyLabels } from './admission/pod-topology-labels.ts';
 import { GenericStore, type RequestContext } from './registry/store.ts';
 import { NamespaceIndex } from './registry/namespace-index.ts';
 import { createServiceStrategy, outOfRangeServiceReports } from './registry/kinds/core/services/strategy.ts';
@@ -269,6 +270,10 @@ const admissionPluginFactories: Partial<Record<string, (c: AdmissionPluginContex
     const quotas = new NamespacedObjectIndex<QuotaView>(c.eventLog, 'resourcequotas', c.store.listReadable(quotaInfo, undefined));
     const limited = limitedResourcesOf(c.admissionConfig.configurationOf('ResourceQuota'));
     return resourceQuota({ quotasIn: (ns) => quotas.in(ns), writeUsed: (q, used) => writeQuotaUsed(c.store, quotaInfo, q, used), limited });
+  },
+  PodTopologyLabels: (c) => {
+    const nodesInfo = c.catalog.lookup('', 'v1', 'nodes')!;
+    return podTopologyLabels((name) => c.store.tryGet(nodesInfo, '', name));
   },
 };
 

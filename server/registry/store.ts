@@ -12,6 +12,7 @@ import type { AdmissionAttributes } from '../admission/types.ts';
 import type { UserInfo } from '../authentication/user.ts';
 import type { Strategy, SubresourceCreate } from './strategy.ts';
 import { conversionOf, convertTo, defaultsFor, nameRuleFor, strategyFor, type KindConversion } from './kinds/index.ts';
+import { applyScaleToObject, scaleFromObject } from './kinds/autoscaling/scale.ts';
 import { apply as applyEngine, checkApplyTarget, update as recordManagedUpdate, zeroObject, type OtherVersion } from './apply/index.ts';
 import { UNTYPED } from './apply/index.ts';
 import { goFieldShape, goZeroFields } from '../schema/go-structs.ts';
@@ -537,6 +538,8 @@ export class GenericStore {
     const rules = this.subresourceCreate(info, subresource);
     if (!rules) throw methodNotRouted();
     rules.check(body, name);
+    // Admission sees the request's own object (a Binding) as a create, as kube's create handler runs it.
+    await this.admitSubresourceCreate(info, ns, name, subresource, body, ctx);
     await this.guaranteedUpdate(info, ns, name, subresource, ctx, undefined, (obj: any) => rules.apply(obj, body));
   }
 
@@ -611,11 +614,19 @@ export class GenericStore {
         throw conflict(info.group, info.resource, name, 'the object has been modified; please apply your changes to the latest version and try again');
       }
       let obj = this.prepareUpdate(info, strategy, subresource, desired, old);
-      const attrs = this.attrs('UPDATE', info, subresource, key.ns, name, obj, old, ctx, writeOptions('UpdateOptions', ctx));
-      await this.admission.admit(attrs);
-      if (!isApply && !strategy.subresourceCreate?.[subresource]) this.recordUpdate(info, old, obj, ctx, subresource);
+      // (a subresource create was admitted on its own object before: see createSubresource)
+      const admitted = !strategy.subresourceCreate?.[subresource];
+      // On /scale admission sees Scales, as kube's scale REST hands them to it, and what it set comes back.
+      const scale = subresource === 'scale' ? scaleFromObject(info, obj) : undefined;
+      const attrs = scale
+        ? this.attrs('UPDATE', info, subresource, key.ns, name, scale, scaleFromObject(info, old), ctx, writeOptions('UpdateOptions', ctx))
+        : this.attrs('UPDATE', info, subresource, key.ns, name, obj, old, ctx, writeOptions('UpdateOptions', ctx));
+      const replicas = scale?.spec.replicas;
+      if (admitted) await this.admission.admit(attrs);
+      if (scale && (attrs.object as typeof scale | undefined)?.spec?.replicas !== replicas) obj = applyScaleToObject(info, obj, { ...(attrs.object as object), metadata: undefined });
+      if (!isApply && admitted) this.recordUpdate(info, old, obj, ctx, subresource);
       this.validate(info, strategy, obj, old, ctx, subresource);
-      await this.admission.validate(attrs);
+      if (admitted) await this.admission.validate(attrs);
       const finishDeletion = obj.metadata.deletionTimestamp && pendingFinalizers(strategy, obj).length === 0;
       if (!finishDeletion && unchanged(obj, old)) return old;
       // A body without the fields the server carries over (uid, creationTimestamp) gets them in kube's place.

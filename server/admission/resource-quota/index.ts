@@ -70,7 +70,8 @@ export function resourceQuota(deps: ResourceQuotaDeps): AdmissionPlugin {
 
   return {
     name: 'ResourceQuota',
-    async validate(a) {
+    // Synchronous (no promise) for every write it does not count: the chain stays synchronous.
+    validate(a) {
       // Subresources (but a pod's resize), cluster-scoped writes and ignored resources are not counted.
       if ((a.subresource !== '' && a.subresource !== 'resize') || !a.namespace) return;
       const limited = deps.limited ?? [];
@@ -78,7 +79,10 @@ export function resourceQuota(deps: ResourceQuotaDeps): AdmissionPlugin {
       if (a.info.group === '' && IGNORED_RESOURCES.has(a.info.resource)) return;
       const evaluator = evaluatorFor(a.info.group, a.info.resource);
       if (!evaluator.handles(a)) return;
-      await serialized(a.namespace, async () => {
+      // A refusal, or nothing to charge (no quota covers it, a dry run), is known at once; a
+      // charge is checked again in the namespace's turn.
+      if (checkRequest(deps.quotasIn(a.namespace), a, evaluator, limited).length === 0 || a.dryRun) return;
+      return serialized(a.namespace, async () => {
         let pending: Set<string> | undefined;
         for (let attempt = 0; attempt < MAX_CHARGE_ATTEMPTS; attempt++) {
           const quotas = deps.quotasIn(a.namespace).filter((q) => !pending || pending.has(q.metadata.name));
