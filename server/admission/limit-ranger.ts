@@ -6,6 +6,7 @@
 // is checked again), claims on create and update (only a request the update changes).
 // LimitRanges come from memory (the commit stream's copy `server.ts` passes), never a read.
 import type { AdmissionAttributes, AdmissionPlugin } from './types.ts';
+import { podQOSClass } from '../registry/kinds/core/pods/strategy.ts';
 import { aggregate, refuse } from './resource-quota/forbidden.ts';
 import { podLimits, podRequests, type ContainerView, type PodSpecView } from './pod-resources.ts';
 import { compare, quantityOf, quantityString, sign, type Quantity, type ResourceList, resourceListOf } from './resource-quota/resource-lists.ts';
@@ -40,8 +41,11 @@ export function limitRanger(limitRangesIn: LimitRangesIn): AdmissionPlugin {
       if (a.info.resource !== 'pods' || a.info.group !== '' || !isPodWrite(a)) return;
       const ranges = limitRangesIn(a.namespace);
       if (ranges.length === 0 || isBeingDeleted(a.oldObject)) return;
-      const pod = a.object as ObjectView;
+      const pod = a.object as ObjectView & { status?: { qosClass?: unknown } };
       for (const range of ranges) setDefaults(range, pod);
+      // kube computes the QoS class after mutating admission; hearth's strategy did before it, so
+      // a pod given requests or limits here gets its class again.
+      if (pod.metadata?.annotations?.[LIMIT_RANGER_ANNOTATION] !== undefined && typeof pod.status?.qosClass === 'string') pod.status.qosClass = podQOSClass(pod);
     },
     validate(a) {
       const { info } = a;

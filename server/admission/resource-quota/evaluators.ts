@@ -112,9 +112,12 @@ export function podIsCharged(pod: PodView, now = Date.now()): boolean {
 
 export const isTerminating = (pod: PodView): boolean => typeof pod.spec?.activeDeadlineSeconds === 'number' && pod.spec.activeDeadlineSeconds >= 0;
 
-/** qos.GetPodQOS == BestEffort: the class recorded in status, else computed: no cpu or memory requested or limited anywhere. */
+/**
+ * qos.GetPodQOS == BestEffort: no cpu or memory requested or limited anywhere. Computed from the
+ * spec, as kube's status.qosClass is computed after mutating admission (hearth's is computed
+ * before it, when the strategy prepares the pod).
+ */
 function isBestEffort(pod: PodView): boolean {
-  if (typeof pod.status?.qosClass === 'string' && pod.status.qosClass) return pod.status.qosClass === 'BestEffort';
   const spec = pod.spec ?? {};
   const lists = [spec.resources?.requests, spec.resources?.limits];
   for (const c of [...(spec.containers ?? []), ...(spec.initContainers ?? [])]) lists.push(c.resources?.requests, c.resources?.limits);

@@ -104,6 +104,8 @@ test('kubectl create as a namespaced user: the pod gets the LimitRange defaults 
     dig(created, 'metadata', 'annotations', 'kubernetes.io/limit-ranger'),
     'LimitRanger plugin set: cpu, memory request for container app; cpu, memory limit for container app; cpu limit for container side',
   );
+  // Its QoS class is the defaulted pod's, as kube computes it after mutating admission.
+  assert.equal(dig(created, 'status', 'qosClass'), 'Burstable');
   // As stored.
   const stored = await ok('GET', `/api/v1/namespaces/${NS}/pods/defaulted`);
   assert.deepEqual(dig(stored, 'spec', 'containers', 0, 'resources', 'limits'), { cpu: '500m', memory: '256Mi' });
