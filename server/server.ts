@@ -133,6 +133,8 @@ export interface ServerOptions {
   eventTtlMs?: number;
   /** How often finished CertificateSigningRequests are deleted (kube's CSR cleaner: hourly); tests shorten it. */
   csrCleanerIntervalMs?: number;
+  /** How often the resource quota controller measures every quota again (kube-controller-manager's --resource-quota-sync-period, 5m). */
+  resourceQuotaSyncPeriodMs?: number;
   /** kube's authenticator Config TokenSuccessCacheTTL (no flag; 10 s): how long the token union's successes are reused. Tests of revocation set 0 to see each authenticator's answer at once. */
   tokenSuccessCacheTtlMs?: number;
   /** Admission plugins switched on beyond the default set (kube-apiserver's --enable-admission-plugins). */
@@ -446,7 +448,7 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
   // Each ResourceQuota's status: hard from its spec, used measured from what is stored.
   const quotaInfo = catalog.lookup('', 'v1', 'resourcequotas')!;
   const quotaController = controllerEnabled(opts.controllers, RESOURCE_QUOTA_CONTROLLER)
-    ? new ResourceQuotaController(store, catalog, eventLog, new NamespacedObjectIndex<QuotaView>(eventLog, 'resourcequotas', store.listReadable(quotaInfo, undefined)))
+    ? new ResourceQuotaController(store, catalog, eventLog, new NamespacedObjectIndex<QuotaView>(eventLog, 'resourcequotas', store.listReadable(quotaInfo, undefined)), opts.resourceQuotaSyncPeriodMs)
     : undefined;
   quotaController?.start();
   // kube's default RBAC policy, reconciled once the server listens (kube's rbac/bootstrap-roles post-start hook).
