@@ -471,9 +471,23 @@ export class GenericStore {
   async create(info: ResourceInfo, ns: string, body: any, ctx: RequestContext, managedFieldsDone = false): Promise<any> {
     const strategy = this.strategyFor(info);
     let obj = this.checkBody(info, body);
+    this.ensureNamespace(info, ns, obj.metadata);
+    if (obj.metadata.resourceVersion) throw badRequest('resourceVersion should not be set on objects to be created');
+    if (info.custom?.terminating) throw methodNotAllowed(`create not allowed while custom resource definition is terminating`);
+    this.pruneAndDefault(info, obj, ctx);
+    // Ownership is recorded before admission and the strategy's create-time changes, as kube's
+    // create handler runs the field manager first: what the server sets (a job's generated
+    // selector, a pod's status) belongs to no manager, so an apply that leaves it out does not
+    // remove it.
+    if (!managedFieldsDone) this.recordUpdate(info, undefined, obj, ctx, '');
+    // Mutating admission sees the object as the client sent it, decoded and defaulted, before the
+    // store fills in what it sets (kube admits in the handler, before store.Create's
+    // BeforeCreate): a generateName has no name yet, there is no uid, and the pod's QoS class is
+    // worked out from the resources admission gave it.
+    const attrs = this.attrs('CREATE', info, '', obj.metadata.namespace ?? '', obj.metadata.name ?? '', obj, undefined, ctx, writeOptions('CreateOptions', ctx));
+    await this.admission.admit(attrs);
+    obj = attrs.object;
     const meta = obj.metadata;
-    this.ensureNamespace(info, ns, meta);
-    if (meta.resourceVersion) throw badRequest('resourceVersion should not be set on objects to be created');
     if (!meta.name && meta.generateName) meta.name = generateNameFrom(meta.generateName);
     meta.uid = randomUUID();
     meta.creationTimestamp = nowTimestamp();
@@ -483,17 +497,7 @@ export class GenericStore {
     if (strategy.tracksGeneration) meta.generation = 1;
     else delete meta.generation;
     if (info.subresources?.status && !strategy.statusOnCreate) delete obj.status;
-    if (info.custom?.terminating) throw methodNotAllowed(`create not allowed while custom resource definition is terminating`);
-    this.pruneAndDefault(info, obj, ctx);
-    // Ownership is recorded before the strategy's create-time changes, as kube's create handler
-    // runs the field manager before the store's PrepareForCreate: what the server sets there (a
-    // job's generated selector, a pod's status) belongs to no manager, so an apply that leaves
-    // it out does not remove it.
-    if (!managedFieldsDone) this.recordUpdate(info, undefined, obj, ctx, '');
     strategy.prepareForCreate?.(obj, ctx.user);
-
-    const attrs = this.attrs('CREATE', info, '', meta.namespace ?? '', meta.name ?? '', obj, undefined, ctx, writeOptions('CreateOptions', ctx));
-    await this.admission.admit(attrs);
     this.validate(info, strategy, obj, undefined, ctx);
     await this.admission.validate(attrs);
     if (ctx.dryRun) {
