@@ -6,8 +6,7 @@
 // is checked again), claims on create and update (only a request the update changes).
 // LimitRanges come from memory (the commit stream's copy `server.ts` passes), never a read.
 import type { AdmissionAttributes, AdmissionPlugin } from './types.ts';
-import { podQOSClass } from '../registry/kinds/core/pods/strategy.ts';
-import { aggregate, refuse } from './resource-quota/forbidden.ts';
+import { newForbidden } from './forbidden.ts';
 import { podLimits, podRequests, type ContainerView, type PodSpecView } from './pod-resources.ts';
 import { compare, quantityOf, quantityString, sign, type Quantity, type ResourceList, resourceListOf } from './resource-quota/resource-lists.ts';
 
@@ -41,11 +40,8 @@ export function limitRanger(limitRangesIn: LimitRangesIn): AdmissionPlugin {
       if (a.info.resource !== 'pods' || a.info.group !== '' || !isPodWrite(a)) return;
       const ranges = limitRangesIn(a.namespace);
       if (ranges.length === 0 || isBeingDeleted(a.oldObject)) return;
-      const pod = a.object as ObjectView & { status?: { qosClass?: unknown } };
+      const pod = a.object as ObjectView;
       for (const range of ranges) setDefaults(range, pod);
-      // kube computes the QoS class after mutating admission; hearth's strategy did before it, so
-      // a pod given requests or limits here gets its class again.
-      if (pod.metadata?.annotations?.[LIMIT_RANGER_ANNOTATION] !== undefined && typeof pod.status?.qosClass === 'string') pod.status.qosClass = podQOSClass(pod);
     },
     validate(a) {
       const { info } = a;
@@ -58,7 +54,7 @@ export function limitRanger(limitRangesIn: LimitRangesIn): AdmissionPlugin {
       const old = a.oldObject as ObjectView | undefined;
       for (const range of ranges) {
         const errors = isPod ? validatePod(range, obj, old) : validateClaim(range, obj, old);
-        if (errors.length) throw refuse(a, aggregate(errors));
+        if (errors.length) throw newForbidden(a, aggregate(errors));
       }
     },
   };
@@ -71,6 +67,12 @@ function isPodWrite(a: AdmissionAttributes): boolean {
 
 function isBeingDeleted(old: unknown): boolean {
   return !!(old as ObjectView | undefined)?.metadata?.deletionTimestamp;
+}
+
+/** utilerrors.NewAggregate(errs).Error(): one message as it is; several (each once) in brackets, joined by ", ". */
+function aggregate(messages: string[]): string {
+  const unique = [...new Set(messages)];
+  return unique.length === 1 ? unique[0] : `[${unique.join(', ')}]`;
 }
 
 // ---- defaults (mutating) ----

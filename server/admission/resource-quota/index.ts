@@ -10,7 +10,7 @@
 import type { AdmissionAttributes, AdmissionPlugin } from '../types.ts';
 import { ApiError, conflict } from '../../errors.ts';
 import type { LimitedResource } from './config.ts';
-import { refuse } from './forbidden.ts';
+import { newForbidden as refuse } from '../forbidden.ts';
 import { evaluatorFor, scopesOf, type Evaluator, type ScopeRequirement } from './evaluators.ts';
 import {
   addLists,

@@ -149,10 +149,10 @@ test('the Pod limit bounds the sum of the containers', async () => {
   await absent('pods', 'wide');
 });
 
-test('a generated name is named by its prefix, as kube names it before generating', async () => {
+test('a pod from generateName is refused under its generated name (LimitRanger refuses in the validating phase, after the name is made)', async () => {
   const r = await requestAs(dev, 'POST', `/api/v1/namespaces/${NS}/pods`, { apiVersion: 'v1', kind: 'Pod', metadata: { generateName: 'gen-' }, spec: { containers: [container('app', { limits: { cpu: '3' } })] } });
   assert.equal(r.status, 403, r.text);
-  assert.equal(r.json.message, 'pods "gen-" is forbidden: maximum cpu usage per Container is 1, but limit is 3');
+  assert.match(String(r.json.message), /^pods "gen-[a-z0-9]{5}" is forbidden: maximum cpu usage per Container is 1, but limit is 3$/);
 });
 
 test('a claim\'s storage outside the PersistentVolumeClaim bounds is refused; one it already held is not checked again', async () => {
