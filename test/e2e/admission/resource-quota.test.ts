@@ -212,3 +212,16 @@ test('scopes: a BestEffort quota counts only best-effort pods, a Terminating one
   assert.equal(deadline.json().message, 'pods "job" is forbidden: exceeded quota: terminating, requested: pods=1, used: pods=0, limited: pods=0');
   assert.deepEqual(await used('scoped', 'best-effort'), { pods: '1' });
 });
+
+test('concurrent creates are checked one at a time: exactly the quota is admitted, and used counts them all', async () => {
+  await namespace('busy');
+  await ok('POST', '/api/v1/namespaces/busy/resourcequotas', { metadata: { name: 'few' }, spec: { hard: { 'count/configmaps': '5' } } });
+  await usedBecomes('busy', 'few', { 'count/configmaps': '1' });
+  const answers = await Promise.all(Array.from({ length: 12 }, (_, i) => s.request('POST', '/api/v1/namespaces/busy/configmaps', { body: { metadata: { name: `cm-${i}` }, data: { i: String(i) } } })));
+  const statuses = answers.map((r) => r.status).sort();
+  assert.deepEqual(statuses, [201, 201, 201, 201, ...Array(8).fill(403)], answers.map((r) => r.text).join('\n'));
+  for (const r of answers.filter((x) => x.status === 403)) assert.match(r.json().message, /^configmaps "cm-\d+" is forbidden: exceeded quota: few, requested: count\/configmaps=1, used: count\/configmaps=5, limited: count\/configmaps=5$/);
+  assert.deepEqual(await used('busy', 'few'), { 'count/configmaps': '5' });
+  const stored = (await ok('GET', '/api/v1/namespaces/busy/configmaps')).items as unknown[];
+  assert.equal(stored.length, 5);
+});
