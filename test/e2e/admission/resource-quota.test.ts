@@ -15,6 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startTestServer, KUBECTL, type TestServer } from '../../helpers/server.ts';
 import { requester, dig, type Credentials, type Json } from '../../helpers/identities.ts';
+import { installRuleCrd, ruleCrd } from '../../helpers/cel-crd.ts';
 import { issueClientCertificate } from '../../../server/pki/certificates.ts';
 import { renderKubeconfig } from '../../../server/pki/kubeconfig.ts';
 
@@ -224,4 +225,21 @@ test('concurrent creates are checked one at a time: exactly the quota is admitte
   assert.deepEqual(await used('busy', 'few'), { 'count/configmaps': '5' });
   const stored = (await ok('GET', '/api/v1/namespaces/busy/configmaps')).items as unknown[];
   assert.equal(stored.length, 5);
+});
+
+test('count/<resource>.<group> counts custom resources too, measured by the controller and given back on delete', async () => {
+  await installRuleCrd(s, ruleCrd('quota.example.com', 'widgets', 'Widget', { type: 'object', properties: { size: { type: 'integer' } } }));
+  await namespace('crs');
+  const path = '/apis/quota.example.com/v1/namespaces/crs/widgets';
+  const widget = (name: string) => ({ apiVersion: 'quota.example.com/v1', kind: 'Widget', metadata: { name }, spec: { size: 1 } });
+  await ok('POST', path, widget('before'));
+  await ok('POST', '/api/v1/namespaces/crs/resourcequotas', { metadata: { name: 'widgets' }, spec: { hard: { 'count/widgets.quota.example.com': '2' } } });
+  await usedBecomes('crs', 'widgets', { 'count/widgets.quota.example.com': '1' });
+  await ok('POST', path, widget('second'));
+  const third = await s.request('POST', path, { body: widget('third') });
+  assert.equal(third.status, 403, third.text);
+  assert.equal(third.json().message, 'widgets.quota.example.com "third" is forbidden: exceeded quota: widgets, requested: count/widgets.quota.example.com=1, used: count/widgets.quota.example.com=2, limited: count/widgets.quota.example.com=2');
+  await ok('DELETE', `${path}/before`);
+  await usedBecomes('crs', 'widgets', { 'count/widgets.quota.example.com': '1' });
+  assert.equal((await s.request('POST', path, { body: widget('third') })).status, 201);
 });
