@@ -724,7 +724,8 @@ function nodeAuthorizerGraph(store: GenericStore, catalog: ResourceCatalog, even
  * changed or went meanwhile.
  */
 async function writeQuotaUsed(store: GenericStore, info: ResourceInfo, quota: QuotaView, used: Record<string, string>): Promise<boolean> {
-  const body = { ...quota, status: { ...(quota.status ?? {}), used } };
+  // (a copy: the quota is the committed object the index shares, and an update fills in its metadata)
+  const body = { ...(JSON.parse(JSON.stringify(quota)) as QuotaView), status: { ...(quota.status ?? {}), used } };
   try {
     await store.update(info, quota.metadata.namespace ?? '', quota.metadata.name, body, controllerWriteContext('kube-apiserver'), 'status');
     return true;
