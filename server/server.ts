@@ -22,6 +22,7 @@ import { limitRanger, type LimitRangeView } from './admission/limit-ranger.ts';
 import { resourceQuota, type QuotaView } from './admission/resource-quota/index.ts';
 import { limitedResourcesOf } from './admission/resource-quota/config.ts';
 import { NamespacedObjectIndex } from './registry/namespaced-object-index.ts';
+import { podSecurityFromConfiguration } from './admission/pod-security/plugin.ts';
 import { podTopologyLabels } from './admission/pod-topology-labels.ts';
 import { GenericStore, type RequestContext } from './registry/store.ts';
 import { NamespaceIndex } from './registry/namespace-index.ts';
@@ -272,6 +273,10 @@ const admissionPluginFactories: Partial<Record<string, (c: AdmissionPluginContex
     const quotas = new NamespacedObjectIndex<QuotaView>(c.eventLog, 'resourcequotas', c.store.listReadable(quotaInfo, undefined));
     const limited = limitedResourcesOf(c.admissionConfig.configurationOf('ResourceQuota'));
     return resourceQuota({ quotasIn: (ns) => quotas.in(ns), writeUsed: (q, used) => writeQuotaUsed(c.store, quotaInfo, q, used), limited });
+  },
+  PodSecurity: (c) => {
+    const podsInfo = c.catalog.lookup('', 'v1', 'pods')!;
+    return podSecurityFromConfiguration({ namespaceLabels: (name) => c.namespaces.get(name)?.labels, listPods: (ns) => c.store.listReadable(podsInfo, ns) }, c.admissionConfig.configurationOf('PodSecurity'));
   },
   PodTopologyLabels: (c) => {
     const nodesInfo = c.catalog.lookup('', 'v1', 'nodes')!;

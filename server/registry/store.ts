@@ -474,6 +474,9 @@ export class GenericStore {
     this.ensureNamespace(info, ns, obj.metadata);
     if (obj.metadata.resourceVersion) throw badRequest('resourceVersion should not be set on objects to be created');
     if (info.custom?.terminating) throw methodNotAllowed(`create not allowed while custom resource definition is terminating`);
+    // A status sent with a create is dropped (kube's PrepareForCreate resets it to its zero
+    // value, which defaulting then fills in) before ownership is recorded.
+    if (info.subresources?.status && !strategy.statusOnCreate) delete obj.status;
     this.pruneAndDefault(info, obj, ctx);
     // Ownership is recorded before admission and the strategy's create-time changes, as kube's
     // create handler runs the field manager first: what the server sets (a job's generated
@@ -496,7 +499,6 @@ export class GenericStore {
     delete meta.selfLink;
     if (strategy.tracksGeneration) meta.generation = 1;
     else delete meta.generation;
-    if (info.subresources?.status && !strategy.statusOnCreate) delete obj.status;
     strategy.prepareForCreate?.(obj, ctx.user);
     this.validate(info, strategy, obj, undefined, ctx);
     await this.admission.validate(attrs);
