@@ -18,6 +18,10 @@ import { namespaceLifecycle } from './admission/namespace-lifecycle.ts';
 import { certificateSubjectRestriction } from './admission/certificate-subject-restriction.ts';
 import { nodeRestriction, REQUEST_TOKEN_AUDIENCE_VERB } from './admission/node-restriction.ts';
 import { serviceAccountAdmission } from './admission/service-account.ts';
+import { limitRanger, type LimitRangeView } from './admission/limit-ranger.ts';
+import { resourceQuota, type QuotaView } from './admission/resource-quota/index.ts';
+import { limitedResourcesOf } from './admission/resource-quota/config.ts';
+import { NamespacedObjectIndex } from './registry/namespaced-object-index.ts';
 import { podSecurityFromConfiguration } from './admission/pod-security/plugin.ts';
 import { podTopologyLabels } from './admission/pod-topology-labels.ts';
 import { GenericStore, type RequestContext } from './registry/store.ts';
@@ -73,13 +77,16 @@ import { RootCaPublisher } from './controllers/root-ca-publisher.ts';
 import { ServiceAccountTokensController } from './controllers/service-account-tokens.ts';
 import { LegacyTokenStoreObjects, LegacyTokenTrackingController } from './controllers/legacy-token-tracking.ts';
 import { LegacyTokenCleaner } from './controllers/legacy-token-cleaner.ts';
-import { controllerEnabled, controllerSelectionErrors, LEGACY_TOKEN_CLEANER_CONTROLLER, ROOT_CA_PUBLISHER_CONTROLLER, SERVICE_ACCOUNT_CONTROLLER, SERVICE_ACCOUNT_TOKEN_CONTROLLER, BOOTSTRAP_SIGNER_CONTROLLER, TOKEN_CLEANER_CONTROLLER, CSR_APPROVING_CONTROLLER, CLUSTERROLE_AGGREGATION_CONTROLLER } from './controllers/selection.ts';
+import { controllerEnabled, controllerSelectionErrors, LEGACY_TOKEN_CLEANER_CONTROLLER, ROOT_CA_PUBLISHER_CONTROLLER, SERVICE_ACCOUNT_CONTROLLER, SERVICE_ACCOUNT_TOKEN_CONTROLLER, BOOTSTRAP_SIGNER_CONTROLLER, TOKEN_CLEANER_CONTROLLER, CSR_APPROVING_CONTROLLER, CLUSTERROLE_AGGREGATION_CONTROLLER, RESOURCE_QUOTA_CONTROLLER } from './controllers/selection.ts';
 import { BootstrapTokenCleaner } from './controllers/bootstrap-token-cleaner.ts';
 import { BootstrapSigner } from './controllers/bootstrap-signer.ts';
 import { ClusterAuthenticationTrustController } from './controllers/cluster-authentication-trust.ts';
 import { CsrApprovingController } from './controllers/csr-approver.ts';
 import { BOOTSTRAP_ROLES_HOOK, RbacBootstrap } from './controllers/rbac-bootstrap.ts';
 import { ClusterRoleAggregationController } from './controllers/clusterrole-aggregation.ts';
+import { ResourceQuotaController } from './controllers/resource-quota.ts';
+import { controllerWriteContext } from './controllers/queue-controller.ts';
+import { ApiError } from './errors.ts';
 import { crdDefinitions } from './registry/crd/crd-openapi.ts';
 import { forgetConverter } from './registry/crd/conversion.ts';
 import { LOOPBACK_USER } from './authentication/user.ts';
@@ -133,6 +140,8 @@ export interface ServerOptions {
   eventTtlMs?: number;
   /** How often finished CertificateSigningRequests are deleted (kube's CSR cleaner: hourly); tests shorten it. */
   csrCleanerIntervalMs?: number;
+  /** How often the resource quota controller measures every quota again (kube-controller-manager's --resource-quota-sync-period, 5m). */
+  resourceQuotaSyncPeriodMs?: number;
   /** kube's authenticator Config TokenSuccessCacheTTL (no flag; 10 s): how long the token union's successes are reused. Tests of revocation set 0 to see each authenticator's answer at once. */
   tokenSuccessCacheTtlMs?: number;
   /** Admission plugins switched on beyond the default set (kube-apiserver's --enable-admission-plugins). */
@@ -260,6 +269,17 @@ const admissionPluginFactories: Partial<Record<string, (c: AdmissionPluginContex
       apiAudiences: c.apiAudiences,
     }),
   CertificateSubjectRestriction: () => certificateSubjectRestriction(),
+  // LimitRanger and ResourceQuota read LimitRanges and ResourceQuotas kept from the commit stream.
+  LimitRanger: (c) => {
+    const limitRanges = new NamespacedObjectIndex<LimitRangeView>(c.eventLog, 'limitranges', c.store.listReadable(c.catalog.lookup('', 'v1', 'limitranges')!, undefined));
+    return limitRanger((ns) => limitRanges.in(ns));
+  },
+  ResourceQuota: (c) => {
+    const quotaInfo = c.catalog.lookup('', 'v1', 'resourcequotas')!;
+    const quotas = new NamespacedObjectIndex<QuotaView>(c.eventLog, 'resourcequotas', c.store.listReadable(quotaInfo, undefined));
+    const limited = limitedResourcesOf(c.admissionConfig.configurationOf('ResourceQuota'));
+    return resourceQuota({ quotasIn: (ns) => quotas.in(ns), writeUsed: (q, used) => writeQuotaUsed(c.store, quotaInfo, q, used), limited });
+  },
   PodSecurity: (c) => {
     const podsInfo = c.catalog.lookup('', 'v1', 'pods')!;
     return podSecurityFromConfiguration({ namespaceLabels: (name) => c.namespaces.get(name)?.labels, listPods: (ns) => c.store.listReadable(podsInfo, ns) }, c.admissionConfig.configurationOf('PodSecurity'));
@@ -463,6 +483,12 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
   // admin, edit and view take their rules from the roles their aggregationRules select.
   const clusterRoleAggregation = controllerEnabled(opts.controllers, CLUSTERROLE_AGGREGATION_CONTROLLER) ? new ClusterRoleAggregationController(store, catalog, eventLog) : undefined;
   clusterRoleAggregation?.start();
+  // Each ResourceQuota's status: hard from its spec, used measured from what is stored.
+  const quotaInfo = catalog.lookup('', 'v1', 'resourcequotas')!;
+  const quotaController = controllerEnabled(opts.controllers, RESOURCE_QUOTA_CONTROLLER)
+    ? new ResourceQuotaController(store, catalog, eventLog, new NamespacedObjectIndex<QuotaView>(eventLog, 'resourcequotas', store.listReadable(quotaInfo, undefined)), opts.resourceQuotaSyncPeriodMs)
+    : undefined;
+  quotaController?.start();
   // kube's default RBAC policy, reconciled once the server listens (kube's rbac/bootstrap-roles post-start hook).
   const rbacBootstrap = new RbacBootstrap(store, catalog, log);
   // CRDs already in the file publish their schemas right after start, in the background (as
@@ -627,7 +653,7 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
         closed = true;
         for (const jwt of jwtAuthenticators) jwt.close();
         rbacBootstrap.stop();
-        const controllersDone = Promise.all([nsController.stop(), authenticationTrust.stop(), saController?.stop(), rootCaPublisher?.stop(), clusterRoleAggregation?.stop(), tokensController?.stop(), legacyTokenTracking.stop(), legacyTokenCleaner?.stop(), tokenCleaner?.stop(), bootstrapSigner?.stop(), crdController.stop(), eventTtl?.stop(), csrSigner.stop(), csrApprover?.stop(), csrCleaner.stop()]);
+        const controllersDone = Promise.all([nsController.stop(), authenticationTrust.stop(), saController?.stop(), rootCaPublisher?.stop(), clusterRoleAggregation?.stop(), quotaController?.stop(), tokensController?.stop(), legacyTokenTracking.stop(), legacyTokenCleaner?.stop(), tokenCleaner?.stop(), bootstrapSigner?.stop(), crdController.stop(), eventTtl?.stop(), csrSigner.stop(), csrApprover?.stop(), csrCleaner.stop()]);
         compactor.stop();
         await snapshots.stop();
         await listener.close();
@@ -754,6 +780,23 @@ function nodeAuthorizerGraph(store: GenericStore, catalog: ResourceCatalog, even
     }
   });
   return graph;
+}
+
+/**
+ * ResourceQuota admission's charge: the quota's status.used, conditional on the quota as admission
+ * read it (kube's quota evaluator's UpdateStatus through the loopback client); false when it
+ * changed or went meanwhile.
+ */
+async function writeQuotaUsed(store: GenericStore, info: ResourceInfo, quota: QuotaView, used: Record<string, string>): Promise<boolean> {
+  // (a copy: the quota is the committed object the index shares, and an update fills in its metadata)
+  const body = { ...(JSON.parse(JSON.stringify(quota)) as QuotaView), status: { ...(quota.status ?? {}), used } };
+  try {
+    await store.update(info, quota.metadata.namespace ?? '', quota.metadata.name, body, controllerWriteContext('kube-apiserver'), 'status');
+    return true;
+  } catch (e) {
+    if (e instanceof ApiError && (e.code === 409 || e.code === 404)) return false;
+    throw e;
+  }
 }
 
 async function bootstrapNamespaces(store: GenericStore, catalog: ResourceCatalog): Promise<void> {
