@@ -19,6 +19,10 @@ import { certificateSubjectRestriction } from './admission/certificate-subject-r
 import { nodeRestriction, REQUEST_TOKEN_AUDIENCE_VERB } from './admission/node-restriction.ts';
 import { serviceAccountAdmission } from './admission/service-account.ts';
 import { mutatingAdmissionPolicyPlugin, validatingAdmissionPolicyPlugin, validatingAdmissionPolicyTypeChecker } from './admission/policy/index.ts';
+import { limitRanger, type LimitRangeView } from './admission/limit-ranger.ts';
+import { resourceQuota, type QuotaView } from './admission/resource-quota/index.ts';
+import { limitedResourcesOf } from './admission/resource-quota/config.ts';
+import { NamespacedObjectIndex } from './registry/namespaced-object-index.ts';
 import { podSecurityFromConfiguration } from './admission/pod-security/plugin.ts';
 import { podTopologyLabels } from './admission/pod-topology-labels.ts';
 import { GenericStore, type RequestContext } from './registry/store.ts';
@@ -74,7 +78,7 @@ import { RootCaPublisher } from './controllers/root-ca-publisher.ts';
 import { ServiceAccountTokensController } from './controllers/service-account-tokens.ts';
 import { LegacyTokenStoreObjects, LegacyTokenTrackingController } from './controllers/legacy-token-tracking.ts';
 import { LegacyTokenCleaner } from './controllers/legacy-token-cleaner.ts';
-import { controllerEnabled, controllerSelectionErrors, LEGACY_TOKEN_CLEANER_CONTROLLER, ROOT_CA_PUBLISHER_CONTROLLER, SERVICE_ACCOUNT_CONTROLLER, SERVICE_ACCOUNT_TOKEN_CONTROLLER, BOOTSTRAP_SIGNER_CONTROLLER, TOKEN_CLEANER_CONTROLLER, CSR_APPROVING_CONTROLLER, CLUSTERROLE_AGGREGATION_CONTROLLER, VALIDATING_ADMISSION_POLICY_STATUS_CONTROLLER } from './controllers/selection.ts';
+import { controllerEnabled, controllerSelectionErrors, LEGACY_TOKEN_CLEANER_CONTROLLER, ROOT_CA_PUBLISHER_CONTROLLER, SERVICE_ACCOUNT_CONTROLLER, SERVICE_ACCOUNT_TOKEN_CONTROLLER, BOOTSTRAP_SIGNER_CONTROLLER, TOKEN_CLEANER_CONTROLLER, CSR_APPROVING_CONTROLLER, CLUSTERROLE_AGGREGATION_CONTROLLER, RESOURCE_QUOTA_CONTROLLER, VALIDATING_ADMISSION_POLICY_STATUS_CONTROLLER } from './controllers/selection.ts';
 import { BootstrapTokenCleaner } from './controllers/bootstrap-token-cleaner.ts';
 import { BootstrapSigner } from './controllers/bootstrap-signer.ts';
 import { ClusterAuthenticationTrustController } from './controllers/cluster-authentication-trust.ts';
@@ -82,9 +86,18 @@ import { CsrApprovingController } from './controllers/csr-approver.ts';
 import { BOOTSTRAP_ROLES_HOOK, RbacBootstrap } from './controllers/rbac-bootstrap.ts';
 import { ClusterRoleAggregationController } from './controllers/clusterrole-aggregation.ts';
 import { ValidatingAdmissionPolicyStatusController } from './controllers/validating-admission-policy-status.ts';
+import { ResourceQuotaController } from './controllers/resource-quota.ts';
+import { controllerWriteContext } from './controllers/queue-controller.ts';
+import { ApiError } from './errors.ts';
 import { crdDefinitions } from './registry/crd/crd-openapi.ts';
 import { forgetConverter } from './registry/crd/conversion.ts';
 import { LOOPBACK_USER } from './authentication/user.ts';
+import { WebhookConfigurationIndex, type WebhookKind } from './admission/webhook/source.ts';
+import { mutatingAdmissionWebhook, validatingAdmissionWebhook, type WebhookPluginDeps } from './admission/webhook/plugin.ts';
+import { matchConditionCompileError } from './admission/webhook/match-conditions.ts';
+import { equivalentResourcesIn } from './admission/matching.ts';
+import { internalError } from './errors.ts';
+import { useMatchConditionCompiler } from './registry/kinds/admissionregistration/index.ts';
 
 export interface ServerOptions {
   dataDir: string;
@@ -129,6 +142,8 @@ export interface ServerOptions {
   eventTtlMs?: number;
   /** How often finished CertificateSigningRequests are deleted (kube's CSR cleaner: hourly); tests shorten it. */
   csrCleanerIntervalMs?: number;
+  /** How often the resource quota controller measures every quota again (kube-controller-manager's --resource-quota-sync-period, 5m). */
+  resourceQuotaSyncPeriodMs?: number;
   /** kube's authenticator Config TokenSuccessCacheTTL (no flag; 10 s): how long the token union's successes are reused. Tests of revocation set 0 to see each authenticator's answer at once. */
   tokenSuccessCacheTtlMs?: number;
   /** Admission plugins switched on beyond the default set (kube-apiserver's --enable-admission-plugins). */
@@ -258,17 +273,55 @@ const admissionPluginFactories: Partial<Record<string, (c: AdmissionPluginContex
       apiAudiences: c.apiAudiences,
     }),
   CertificateSubjectRestriction: () => certificateSubjectRestriction(),
+  // LimitRanger and ResourceQuota read LimitRanges and ResourceQuotas kept from the commit stream.
+  LimitRanger: (c) => {
+    const limitRanges = new NamespacedObjectIndex<LimitRangeView>(c.eventLog, 'limitranges', c.store.listReadable(c.catalog.lookup('', 'v1', 'limitranges')!, undefined));
+    return limitRanger((ns) => limitRanges.in(ns));
+  },
+  ResourceQuota: (c) => {
+    const quotaInfo = c.catalog.lookup('', 'v1', 'resourcequotas')!;
+    const quotas = new NamespacedObjectIndex<QuotaView>(c.eventLog, 'resourcequotas', c.store.listReadable(quotaInfo, undefined));
+    const limited = limitedResourcesOf(c.admissionConfig.configurationOf('ResourceQuota'));
+    return resourceQuota({ quotasIn: (ns) => quotas.in(ns), writeUsed: (q, used) => writeQuotaUsed(c.store, quotaInfo, q, used), limited });
+  },
   MutatingAdmissionPolicy: (c) => mutatingAdmissionPolicyPlugin(c),
   ValidatingAdmissionPolicy: (c) => validatingAdmissionPolicyPlugin(c),
   PodSecurity: (c) => {
     const podsInfo = c.catalog.lookup('', 'v1', 'pods')!;
     return podSecurityFromConfiguration({ namespaceLabels: (name) => c.namespaces.get(name)?.labels, listPods: (ns) => c.store.listReadable(podsInfo, ns) }, c.admissionConfig.configurationOf('PodSecurity'));
   },
+  MutatingAdmissionWebhook: (c) => mutatingAdmissionWebhook(admissionWebhookDeps(c)),
+  ValidatingAdmissionWebhook: (c) => validatingAdmissionWebhook(admissionWebhookDeps(c)),
   PodTopologyLabels: (c) => {
     const nodesInfo = c.catalog.lookup('', 'v1', 'nodes')!;
     return podTopologyLabels((name) => c.store.tryGet(nodesInfo, '', name));
   },
 };
+
+// Webhook configurations' match conditions are checked in the CEL environment the webhook plugins evaluate them in.
+useMatchConditionCompiler(matchConditionCompileError);
+
+/** What both webhook plugins share: one index of the configurations, read from the commit stream. */
+const webhookDepsByContext = new WeakMap<AdmissionPluginContext, WebhookPluginDeps>();
+function admissionWebhookDeps(c: AdmissionPluginContext): WebhookPluginDeps {
+  let deps = webhookDepsByContext.get(c);
+  if (deps) return deps;
+  const endpointsInfo = c.catalog.lookup('', 'v1', 'endpoints')!;
+  deps = {
+    index: admissionWebhookIndex(c.store, c.catalog, c.eventLog),
+    namespaceLabels: (name) => c.namespaces.get(name)?.labels,
+    equivalents: equivalentResourcesIn(c.catalog),
+    resolver: { service: (ns, name) => c.store.services(ns, name), endpoints: (ns, name) => c.store.tryGet(endpointsInfo, ns, name) },
+    convert: (obj, attrs, to) => {
+      const target = attrs.subresource ? undefined : c.catalog.lookup(to.group, to.version, attrs.info.resource);
+      if (!target) throw internalError(`unable to convert to ${to.group}/${to.version}, Kind=${to.kind}`);
+      return c.store.convertToVersion(target, obj);
+    },
+    decode: (obj, attrs) => c.store.decodeAdmitted(attrs.info, obj),
+  };
+  webhookDepsByContext.set(c, deps);
+  return deps;
+}
 
 /** Which admission plugins run (in kube's order) and their configurations. */
 interface AdmissionSetup {
@@ -439,6 +492,12 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
   // Each ValidatingAdmissionPolicy's type checking written back to its status.
   const policyStatus = controllerEnabled(opts.controllers, VALIDATING_ADMISSION_POLICY_STATUS_CONTROLLER) ? new ValidatingAdmissionPolicyStatusController(store, catalog, eventLog, validatingAdmissionPolicyTypeChecker(catalog, model)) : undefined;
   policyStatus?.start();
+  // Each ResourceQuota's status: hard from its spec, used measured from what is stored.
+  const quotaInfo = catalog.lookup('', 'v1', 'resourcequotas')!;
+  const quotaController = controllerEnabled(opts.controllers, RESOURCE_QUOTA_CONTROLLER)
+    ? new ResourceQuotaController(store, catalog, eventLog, new NamespacedObjectIndex<QuotaView>(eventLog, 'resourcequotas', store.listReadable(quotaInfo, undefined)), opts.resourceQuotaSyncPeriodMs)
+    : undefined;
+  quotaController?.start();
   // kube's default RBAC policy, reconciled once the server listens (kube's rbac/bootstrap-roles post-start hook).
   const rbacBootstrap = new RbacBootstrap(store, catalog, log);
   // CRDs already in the file publish their schemas right after start, in the background (as
@@ -603,7 +662,7 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
         closed = true;
         for (const jwt of jwtAuthenticators) jwt.close();
         rbacBootstrap.stop();
-        const controllersDone = Promise.all([nsController.stop(), authenticationTrust.stop(), saController?.stop(), rootCaPublisher?.stop(), clusterRoleAggregation?.stop(), policyStatus?.stop(), tokensController?.stop(), legacyTokenTracking.stop(), legacyTokenCleaner?.stop(), tokenCleaner?.stop(), bootstrapSigner?.stop(), crdController.stop(), eventTtl?.stop(), csrSigner.stop(), csrApprover?.stop(), csrCleaner.stop()]);
+        const controllersDone = Promise.all([nsController.stop(), authenticationTrust.stop(), saController?.stop(), rootCaPublisher?.stop(), clusterRoleAggregation?.stop(), quotaController?.stop(), policyStatus?.stop(), tokensController?.stop(), legacyTokenTracking.stop(), legacyTokenCleaner?.stop(), tokenCleaner?.stop(), bootstrapSigner?.stop(), crdController.stop(), eventTtl?.stop(), csrSigner.stop(), csrApprover?.stop(), csrCleaner.stop()]);
         compactor.stop();
         await snapshots.stop();
         await listener.close();
@@ -680,6 +739,32 @@ function rbacPolicyIndex(store: GenericStore, catalog: ResourceCatalog, eventLog
 }
 
 /**
+ * The admission webhooks in memory: both configuration kinds as stored at start, then every
+ * committed change to them, so that admission never reads storage to learn which webhooks exist.
+ */
+function admissionWebhookIndex(store: GenericStore, catalog: ResourceCatalog, eventLog: EventLog): WebhookConfigurationIndex {
+  const index = new WebhookConfigurationIndex();
+  const kindOfResource = new Map<string, WebhookKind>();
+  for (const [kind, resource] of [
+    ['MutatingWebhookConfiguration', 'mutatingwebhookconfigurations'],
+    ['ValidatingWebhookConfiguration', 'validatingwebhookconfigurations'],
+  ] as const) {
+    const info = catalog.lookup('admissionregistration.k8s.io', 'v1', resource)!;
+    kindOfResource.set(qualifiedResourceOf(info), kind);
+    for (const obj of store.listReadable(info, undefined)) index.upsert(kind, obj);
+  }
+  eventLog.onCommit((events) => {
+    for (const e of events) {
+      const kind = kindOfResource.get(e.key.res);
+      if (kind === undefined) continue;
+      if (e.type === 'DELETED') index.remove(kind, e.key.name);
+      else index.upsert(kind, e.object);
+    }
+  });
+  return index;
+}
+
+/**
  * The Node authorizer's graph: pods, PersistentVolumes, VolumeAttachments and ResourceSlices as
  * stored at start, then every committed change to them (graph-populator.ts), so that no
  * decision reads storage.
@@ -704,6 +789,23 @@ function nodeAuthorizerGraph(store: GenericStore, catalog: ResourceCatalog, even
     }
   });
   return graph;
+}
+
+/**
+ * ResourceQuota admission's charge: the quota's status.used, conditional on the quota as admission
+ * read it (kube's quota evaluator's UpdateStatus through the loopback client); false when it
+ * changed or went meanwhile.
+ */
+async function writeQuotaUsed(store: GenericStore, info: ResourceInfo, quota: QuotaView, used: Record<string, string>): Promise<boolean> {
+  // (a copy: the quota is the committed object the index shares, and an update fills in its metadata)
+  const body = { ...(JSON.parse(JSON.stringify(quota)) as QuotaView), status: { ...(quota.status ?? {}), used } };
+  try {
+    await store.update(info, quota.metadata.namespace ?? '', quota.metadata.name, body, controllerWriteContext('kube-apiserver'), 'status');
+    return true;
+  } catch (e) {
+    if (e instanceof ApiError && (e.code === 409 || e.code === 404)) return false;
+    throw e;
+  }
 }
 
 async function bootstrapNamespaces(store: GenericStore, catalog: ResourceCatalog): Promise<void> {

@@ -14,10 +14,11 @@ export const BOOTSTRAP_SIGNER_CONTROLLER = 'bootstrap-signer-controller';
 export const TOKEN_CLEANER_CONTROLLER = 'token-cleaner-controller';
 export const CSR_APPROVING_CONTROLLER = 'certificatesigningrequest-approving-controller';
 export const CLUSTERROLE_AGGREGATION_CONTROLLER = 'clusterrole-aggregation-controller';
+export const RESOURCE_QUOTA_CONTROLLER = 'resourcequota-controller';
 export const VALIDATING_ADMISSION_POLICY_STATUS_CONTROLLER = 'validatingadmissionpolicy-status-controller';
-export const SELECTABLE_CONTROLLERS = [SERVICE_ACCOUNT_CONTROLLER, ROOT_CA_PUBLISHER_CONTROLLER, SERVICE_ACCOUNT_TOKEN_CONTROLLER, LEGACY_TOKEN_CLEANER_CONTROLLER, BOOTSTRAP_SIGNER_CONTROLLER, TOKEN_CLEANER_CONTROLLER, CSR_APPROVING_CONTROLLER, CLUSTERROLE_AGGREGATION_CONTROLLER, VALIDATING_ADMISSION_POLICY_STATUS_CONTROLLER];
+export const SELECTABLE_CONTROLLERS = [SERVICE_ACCOUNT_CONTROLLER, ROOT_CA_PUBLISHER_CONTROLLER, SERVICE_ACCOUNT_TOKEN_CONTROLLER, LEGACY_TOKEN_CLEANER_CONTROLLER, BOOTSTRAP_SIGNER_CONTROLLER, TOKEN_CLEANER_CONTROLLER, CSR_APPROVING_CONTROLLER, CLUSTERROLE_AGGREGATION_CONTROLLER, RESOURCE_QUOTA_CONTROLLER, VALIDATING_ADMISSION_POLICY_STATUS_CONTROLLER];
 /** The older names kube-controller-manager still takes for them (its ControllerDescriptor aliases), read as the canonical ones. */
-const CONTROLLER_ALIASES: Record<string, string> = { bootstrapsigner: BOOTSTRAP_SIGNER_CONTROLLER, tokencleaner: TOKEN_CLEANER_CONTROLLER, csrapproving: CSR_APPROVING_CONTROLLER };
+const CONTROLLER_ALIASES: Record<string, string> = { bootstrapsigner: BOOTSTRAP_SIGNER_CONTROLLER, tokencleaner: TOKEN_CLEANER_CONTROLLER, csrapproving: CSR_APPROVING_CONTROLLER, resourcequota: RESOURCE_QUOTA_CONTROLLER };
 
 /** A name of the list with its alias replaced by the canonical name, the `-` kept (kube's ApplyTo). */
 function canonical(entry: string): string {

@@ -243,6 +243,21 @@ export class GenericStore {
   }
 
   /**
+   * An object of `info`'s resource in another served version of it (`to` is the target version's
+   * ResourceInfo): what admission webhooks matched by matchPolicy Equivalent are sent, and how
+   * their patched object comes back (kube's ConvertVersionedAttributes).
+   */
+  async convertToVersion(to: ResourceInfo, obj: any): Promise<any> {
+    const apiVersion = apiVersionOf(to);
+    if (obj?.apiVersion === apiVersion) return obj;
+    const builtin = builtinConversionOf(to);
+    if (builtin) return convertTo(builtin, obj, apiVersion);
+    const cr = to.custom;
+    if (cr && !cr.converter.trivial) return (await cr.converter.convert([obj], to.version, this.services))[0];
+    return { ...obj, apiVersion };
+  }
+
+  /**
    * The form written to storage: custom objects in their CRD's storage version, built-ins kept in
    * another version (or group) converted to it; in kube's order (rvSlot: see inKubeOrder). obj
    * itself when it is stored as it is (the caller orders it).
@@ -294,6 +309,21 @@ export class GenericStore {
     // A status is a non-pointer struct: written (with what its zero value holds) however empty.
     const status = node.properties?.status;
     if (status && hasGoStatus(info.definition)) fillGoZeros(status, isPlainObject(obj.status) ? obj.status : (obj.status = {}));
+  }
+
+  /**
+   * An object a mutating admission webhook patched, as kube holds it once its JSON is decoded
+   * back into the kind and defaulted (the mutating dispatcher's Decode and Default): fields the
+   * kind does not have dropped, quantities canonical, defaults filled in.
+   */
+  decodeAdmitted(info: ResourceInfo, obj: any): void {
+    if (info.custom) {
+      info.custom.compiled().pruneAndDefault(obj);
+      return;
+    }
+    if (!info.definition) return;
+    validateObject(this.model.node(info.definition), obj, { prune: true });
+    this.decodeBuiltin(info, obj);
   }
 
   get(info: ResourceInfo, ns: string, name: string): any {
