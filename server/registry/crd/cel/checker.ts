@@ -52,6 +52,9 @@ export function isConstructedTypeName(name: string): boolean {
   return name === 'JSONPatch' || /^Object(\.[A-Za-z_][A-Za-z0-9_]*)*$/.test(name);
 }
 
+/** kube's JSONPatch library function: a map key escaped as a JSON pointer token. */
+const JSON_PATCH_ESCAPE_KEY = 'jsonpatch.escapeKey';
+
 /** kube's JSONPatch type: op, path, from, value. */
 const JSON_PATCH_TYPE: CT = { k: 'object', fields: new Map<string, CT>([['op', T.string], ['path', T.string], ['from', T.string], ['value', T.dyn]]), min: 2 };
 
@@ -268,7 +271,7 @@ export class Checker {
     let fn = call.function as string;
     let target: Expr | undefined = call.target;
     // Namespaced functions parse as a call on an identifier: sets.contains(...), ip.isCanonical(...).
-    if (target && target.exprKind.case === 'identExpr' && !scope.has(target.exprKind.value.name) && GLOBALS.has(`${target.exprKind.value.name}.${fn}`)) {
+    if (target && target.exprKind.case === 'identExpr' && !scope.has(target.exprKind.value.name) && (GLOBALS.has(`${target.exprKind.value.name}.${fn}`) || (this.objectConstruction && `${target.exprKind.value.name}.${fn}` === JSON_PATCH_ESCAPE_KEY))) {
       fn = `${target.exprKind.value.name}.${fn}`;
       target = undefined;
     }
@@ -430,6 +433,10 @@ export class Checker {
           const ok = (at.length === 1 || (at.length === 2 && (at[1].k === 'bool' || isDyn(at[1])))) && (at[0].k === 'string' || isDyn(at[0]));
           return ok ? res(fn === 'semver' ? T.semver : T.bool, 1 + strCost(sizeOf(at[0]))) : this.overload(e, fn, undefined, at);
         }
+        case JSON_PATCH_ESCAPE_KEY:
+          // (kube's JSONPatch library, in the mutation environment only)
+          if (!this.objectConstruction) break;
+          return at.length === 1 && (at[0].k === 'string' || isDyn(at[0])) ? res({ ...T.string, max: sizeOf(at[0]) * 2 }, 1 + strCost(sizeOf(at[0]))) : this.overload(e, fn, undefined, at);
         case 'format.named':
           return at.length === 1 && (at[0].k === 'string' || isDyn(at[0])) ? res(optionalOf(T.format)) : this.overload(e, fn, undefined, at);
         case 'optional.of':

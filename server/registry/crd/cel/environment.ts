@@ -8,6 +8,7 @@
 import { celEnv, celFunc, celMethod, type CelEnv } from '@bufbuild/cel';
 import { strings } from '@bufbuild/cel/ext';
 import { AUTHZ_LIBRARY } from './authz.ts';
+import { JSON_PATCH_LIBRARY } from './jsonpatch.ts';
 import { EXT_LISTS_LIBRARY } from './bufbuild-gaps/ext-lists.ts';
 import { OPTIONAL_SYNTAX_FUNCS, PAIRS_FUNCS } from './bufbuild-gaps/lowering.ts';
 import { TWO_VAR_COMPREHENSION_FUNCS } from './bufbuild-gaps/macros.ts';
@@ -67,6 +68,7 @@ const K8S_FUNCS = [
   ...SEMVER_LIBRARY,
   ...FORMAT_LIBRARY,
   ...AUTHZ_LIBRARY,
+  ...JSON_PATCH_LIBRARY,
   ...EXT_LISTS_LIBRARY,
   ...TWO_VAR_COMPREHENSION_FUNCS,
   ...PAIRS_FUNCS,

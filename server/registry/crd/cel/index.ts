@@ -16,6 +16,7 @@
 //                     cel-go (its README lists them), each to be deleted when the library closes it
 //   expression.ts     expressions over other named variables (authentication's claims and user)
 //   authz.ts          kube's authorizer library, for admission policies' `authorizer`
+//   jsonpatch.ts      kube's JSONPatch library (jsonpatch.escapeKey), for mutating policies
 // Files here import go/, util/, validation/ and each other (schema/ if ever needed); never http/
 // or storage/. The rest of the server imports this file.
 export { MaxRequestSizeBytes, StaticEstimatedCostLimit, StaticEstimatedCRDCostLimit } from './limits.ts';

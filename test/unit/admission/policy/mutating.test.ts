@@ -61,6 +61,8 @@ test('a JSONPatch applies in order; a failed test leaves the object as it was; a
   const out = admit(plugin([jp("[JSONPatch{op: 'replace', path: '/spec/replicas', value: 3}, JSONPatch{op: 'add', path: '/metadata/labels', value: {'x': 'y'}}]")]), deployment());
   assert.equal((out.spec as Obj).replicas, 3);
   assert.deepEqual((out.metadata as Obj).labels, { x: 'y' });
+  const escaped = admit(plugin([jp("[JSONPatch{op: 'add', path: '/metadata/labels', value: {}}, JSONPatch{op: 'add', path: '/metadata/labels/' + jsonpatch.escapeKey('example.com/tier~x'), value: 'gold'}]")]), deployment());
+  assert.deepEqual((escaped.metadata as Obj).labels, { 'example.com/tier~x': 'gold' });
   const untouched = admit(plugin([jp("[JSONPatch{op: 'replace', path: '/spec/replicas', value: 3}, JSONPatch{op: 'test', path: '/spec/replicas', value: 1}]")]), deployment());
   assert.equal((untouched.spec as Obj).replicas, 1);
   const e = refusal(() => admit(plugin([jp("[JSONPatch{op: 'remove', path: '/spec/nope'}]")]), deployment()));
