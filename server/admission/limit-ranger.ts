@@ -5,6 +5,7 @@
 // storage request. Pods are checked on create (their containers are immutable after; a resize
 // is checked again), claims on create and update (only a request the update changes).
 // LimitRanges come from memory (the commit stream's copy `server.ts` passes), never a read.
+import { aggregateErrors as aggregate } from '../go/errors.ts';
 import type { AdmissionAttributes, AdmissionPlugin } from './types.ts';
 import { newForbidden } from './forbidden.ts';
 import { podLimits, podRequests, type ContainerView, type PodSpecView } from './pod-resources.ts';
@@ -69,11 +70,6 @@ function isBeingDeleted(old: unknown): boolean {
   return !!(old as ObjectView | undefined)?.metadata?.deletionTimestamp;
 }
 
-/** utilerrors.NewAggregate(errs).Error(): one message as it is; several (each once) in brackets, joined by ", ". */
-function aggregate(messages: string[]): string {
-  const unique = [...new Set(messages)];
-  return unique.length === 1 ? unique[0] : `[${unique.join(', ')}]`;
-}
 
 // ---- defaults (mutating) ----
 

@@ -3,6 +3,7 @@
 // apiserver/pkg/authorization/union). The first decision wins; no decision means 403, whose
 // message carries the reasons (responsewriters.Forbidden). The chain is built from
 // --authorization-mode in modes.ts; RBAC is rbac/.
+import { aggregateErrors } from '../go/errors.ts';
 import type Koa from 'koa';
 import type { AuthenticatedState, UserInfo } from '../authentication/user.ts';
 import { ApiError, internalError } from '../errors.ts';
@@ -192,13 +193,6 @@ export function rulesFor(authorizers: readonly Authorizer[], user: UserInfo, nam
   return out;
 }
 
-/** utilerrors.NewAggregate(errs).Error(): one message as it is, several deduplicated in brackets. */
-export function aggregateErrors(messages: readonly string[]): string {
-  if (messages.length === 0) return '';
-  if (messages.length === 1) return messages[0];
-  const seen = [...new Set(messages)];
-  return seen.length === 1 ? seen[0] : `[${seen.join(', ')}]`;
-}
 
 /**
  * What authorization reads of the request info http/ parsed (kube's RequestInfo, of which

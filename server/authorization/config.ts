@@ -21,7 +21,7 @@ import { duplicateError, fieldErrorsText, invalidError, notSupportedError, requi
 import { goDuration, parseGoDuration } from '../go/time.ts';
 import { loadWebhookKubeconfig } from '../webhook/kubeconfig.ts';
 import { AUTHORIZATION_MODES, SUPPORTED_AUTHORIZATION_MODES } from './modes.ts';
-import { aggregateErrors } from './authorizer.ts';
+import { aggregateErrors } from '../go/errors.ts';
 import { compileMatchCondition, DEFAULT_AUTHORIZATION_WEBHOOK_VERSION, DEFAULT_AUTHORIZED_TTL_MS, DEFAULT_UNAUTHORIZED_TTL_MS, DEFAULT_WEBHOOK_TIMEOUT_MS, type FailurePolicy, type MatchCondition, type SubjectAccessReviewVersion, type WebhookAuthorizerSettings } from './webhook.ts';
 
 const GROUP = 'apiserver.config.k8s.io';

@@ -19,7 +19,7 @@
 // "webhook authorizer does not support user rule resolution".
 import type { FieldRequirement, LabelRequirement } from '../validation/selectors.ts';
 import type { AuthorizationAttributes, AuthorizationResult, Authorizer, AuthorizerAnswer, RulesResult } from './authorizer.ts';
-import { aggregateErrors } from './authorizer.ts';
+import { aggregateErrors } from '../go/errors.ts';
 import { WebhookClient, defaultRetryBackoff, type RetryBackoff } from '../webhook/client.ts';
 import type { WebhookClientConfig } from '../webhook/kubeconfig.ts';
 import { CelEvaluationError, CelTypes, compileExpression, jsonToCel, type CompiledExpression } from '../registry/crd/cel/index.ts';

@@ -10,6 +10,7 @@
 //
 // Not supported (refused at start, never silently ignored): exec and auth-provider credential
 // plugins, proxy-url, impersonation (`as`). kube's webhooks rarely use them.
+import { aggregateErrors as aggregate } from '../go/errors.ts';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as tls from 'node:tls';
@@ -253,11 +254,6 @@ function resolveLocalPaths(config: Kubeconfig, base: string): void {
 
 // ---- DirectClientConfig: the current context's user and cluster ----
 
-/** utilerrors.NewAggregate(...).Error(): one message as it is, several in brackets, repeats once. */
-function aggregate(messages: string[]): string {
-  const unique = [...new Set(messages)];
-  return unique.length === 1 ? unique[0] : `[${unique.join(', ')}]`;
-}
 
 function canOpen(file: string): unknown {
   try {

@@ -13,12 +13,13 @@ import { applyJsonPatch } from '../../registry/patch/json-patch.ts';
 import type { TypeNode } from '../../schema/types.ts';
 import { deepEqual } from '../../util/json.ts';
 import type { AdmissionAttributes, AdmissionPlugin } from '../types.ts';
-import { admissionRequestOf, compilePolicyExpression, namespaceObjectOf, PolicyActivation, requestAuthorizer, type PolicyExpression } from './cel.ts';
+import { admissionRequestOf, compilePolicyExpression, namespaceObjectOf, PolicyActivation, requestAuthorizer, type PolicyExpression } from '../cel.ts';
 import { collectParams } from './params.ts';
 import type { PolicySource } from './source.ts';
 import { isExemptResource, requestName, withAuthorizeId, type PolicyLookups, type PolicyMatcher } from './validating.ts';
-import { compileVariables, matchConditions, type CompiledCondition, type FailurePolicy } from './validator.ts';
-import type { CompiledVariable } from './cel.ts';
+import { compileVariables, type FailurePolicy } from './validator.ts';
+import { matchConditions, type CompiledCondition } from '../cel.ts';
+import type { CompiledVariable } from '../cel.ts';
 
 type Obj = Record<string, unknown>;
 

@@ -3,7 +3,7 @@
 // when it is written, with kube's messages. The kinds may not import CEL; this file joins them.
 import { registerStrategy } from '../../registry/kinds/index.ts';
 import { mutatingAdmissionPolicyStrategies, validatingAdmissionPolicyStrategies, type PolicyExpressionCheck } from '../../registry/kinds/admissionregistration/policies.ts';
-import { compilePolicyExpression } from './cel.ts';
+import { compilePolicyExpression } from '../cel.ts';
 
 const GROUP = 'admissionregistration.k8s.io';
 

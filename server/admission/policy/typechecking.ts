@@ -5,7 +5,7 @@
 // expression warning `<group/version>, Kind=<kind>: <cel-go issues>` that the status controller
 // writes back. Checking never changes what the policy does.
 import { schemaDeclType, type CelType } from '../../registry/crd/cel/index.ts';
-import { typeCheckIssues, type PolicyScope } from './cel.ts';
+import { typeCheckIssues, type PolicyScope } from '../cel.ts';
 
 type Obj = Record<string, unknown>;
 

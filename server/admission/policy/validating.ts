@@ -8,7 +8,7 @@
 // so a request that no binding matches costs a scan of the hooks and no promise.
 import { ApiError, qualifiedResource } from '../../errors.ts';
 import type { AdmissionAttributes, AdmissionPlugin } from '../types.ts';
-import { admissionRequestOf, namespaceObjectOf, PolicyActivation, requestAuthorizer } from './cel.ts';
+import { admissionRequestOf, namespaceObjectOf, PolicyActivation, requestAuthorizer } from '../cel.ts';
 import { registerAuthzCheck, type AuthzCheck } from '../../registry/crd/cel/index.ts';
 import { collectParams, ParamsError, type ParamKindResolver } from './params.ts';
 import type { PolicySource } from './source.ts';

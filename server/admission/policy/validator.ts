@@ -2,7 +2,7 @@
 // for one invocation — a binding and one param (kube's validating/validator.go): match
 // conditions first, then each validation (with its message or messageExpression and reason),
 // then the audit annotations, each decision as kube's PolicyDecision.
-import { compilePolicyExpression, PolicyActivation, type CompiledVariable, type PolicyExpression, type PolicyScope } from './cel.ts';
+import { compilePolicyExpression, matchConditions, PolicyActivation, type CompiledCondition, type CompiledVariable, type PolicyExpression, type PolicyScope } from '../cel.ts';
 
 type Obj = Record<string, unknown>;
 
@@ -13,12 +13,6 @@ const list = (v: unknown): Obj[] => (Array.isArray(v) ? (v.filter((x) => x !== n
 const MAX_EVALUATED_MESSAGE_EXPRESSION_SIZE_BYTES = 5 * 1024;
 
 export type FailurePolicy = 'Fail' | 'Ignore';
-
-export interface CompiledCondition {
-  name: string;
-  expression: string;
-  compiled: PolicyExpression;
-}
 
 export interface CompiledValidation {
   expression: string;
@@ -90,24 +84,6 @@ export interface ValidateResult {
 
 const errorDecision = (f: FailurePolicy, message: string): PolicyDecision => ({ action: f === 'Ignore' ? 'admit' : 'deny', evaluation: 'error', message, reason: '' });
 
-/** An aggregate of errors as utilerrors.NewAggregate prints it. */
-function aggregate(errors: string[]): string {
-  return errors.length === 1 ? errors[0] : `[${errors.join(', ')}]`;
-}
-
-/**
- * Match conditions (kube's matchconditions.Matcher): any false skips the policy ('skip'); else
- * their errors, aggregated; else 'match'.
- */
-export function matchConditions(conditions: CompiledCondition[], activation: PolicyActivation): 'match' | 'skip' | { error: string } {
-  const errors: string[] = [];
-  for (const c of conditions) {
-    const r = activation.evaluate(c.expression, c.compiled);
-    if ('error' in r) errors.push(r.error);
-    else if (r.value === false) return 'skip';
-  }
-  return errors.length ? { error: aggregate(errors) } : 'match';
-}
 
 export function validate(policy: CompiledValidatingPolicy, activation: PolicyActivation): ValidateResult {
   const f = policy.failurePolicy;

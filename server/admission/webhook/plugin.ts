@@ -62,7 +62,7 @@ function isExempt(attrs: AdmissionAttributes): boolean {
 const sameKind = (a: GroupVersionKind, b: GroupVersionKind) => a.group === b.group && a.version === b.version && a.kind === b.kind;
 
 /** The request as kube's CEL sees it (CreateAdmissionRequest). */
-function celRequest(attrs: AdmissionAttributes, inv: Invocation): unknown {
+function celRequest(attrs: AdmissionAttributes, inv: Invocation): Record<string, unknown> {
   return admissionRequest('', reviewFields(attrs, inv, attrs.object, attrs.oldObject));
 }
 

@@ -4,7 +4,7 @@
 // has no opinion, and its reason lists the errors met resolving the roles (a binding to a role
 // that does not exist). Also the rule resolver SelfSubjectRulesReview asks (RulesFor).
 import type { Authorizer, AuthorizationAttributes, AuthorizationResult, RulesResult } from '../authorizer.ts';
-import { aggregateErrors } from '../authorizer.ts';
+import { aggregateErrors } from '../../go/errors.ts';
 import type { UserInfo } from '../../authentication/user.ts';
 import { describeSource, type RbacPolicyIndex } from './policy-index.ts';
 import { ruleAllows } from './rules.ts';

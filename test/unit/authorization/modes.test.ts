@@ -4,7 +4,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { authorizationModeErrors, authorizerChain, alwaysAllowAuthorizer, alwaysDenyAuthorizer, DEFAULT_AUTHORIZATION_MODES } from '../../../server/authorization/modes.ts';
-import { authorize, forbiddenError, rulesFor, aggregateErrors, type AuthorizationAttributes, type Authorizer } from '../../../server/authorization/authorizer.ts';
+import { authorize, forbiddenError, rulesFor, type AuthorizationAttributes, type Authorizer } from '../../../server/authorization/authorizer.ts';
+import { aggregateErrors } from '../../../server/go/errors.ts';
 
 const request = (groups: string[], path = '/api/v1/pods'): AuthorizationAttributes => ({ user: { name: 'u', groups }, verb: 'list', isResourceRequest: true, path, apiGroup: '', apiVersion: 'v1', resource: 'pods', subresource: '', namespace: 'dev', name: '' });
 const noRbac: Authorizer = { name: 'RBAC', authorize: () => ({ decision: 'noopinion', reason: 'RBAC: role.rbac.authorization.k8s.io "x" not found' }) };

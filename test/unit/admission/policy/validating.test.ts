@@ -5,7 +5,7 @@
 // a policy compiled across status writes. The HTTPS path is test/e2e/admission/validating-admission-policy.test.ts.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { PolicyActivation, compilePolicyExpression } from '../../../../server/admission/policy/cel.ts';
+import { PolicyActivation, compilePolicyExpression } from '../../../../server/admission/cel.ts';
 import { collectParams, ParamsError, type ParamKindSource } from '../../../../server/admission/policy/params.ts';
 import { PolicySource } from '../../../../server/admission/policy/source.ts';
 import { compileValidatingPolicy, validate, type CompiledValidatingPolicy } from '../../../../server/admission/policy/validator.ts';

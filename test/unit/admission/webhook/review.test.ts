@@ -73,7 +73,7 @@ test('denials read as ToStatusErr words them, the webhook\'s code kept', () => {
 });
 
 test('match conditions: a false one skips whatever else errs; errors follow the failure policy', () => {
-  assert.equal(matchConditionCompileError('1 + 1'), 'must evaluate to bool');
+  assert.equal(matchConditionCompileError('1 + 1'), 'must evaluate to bool but got int');
   assert.match(matchConditionCompileError('object.') ?? '', /^compilation failed: ERROR: <input>:1:\d+: Syntax error/);
   assert.equal(matchConditionCompileError('request.userInfo.username == "a"'), undefined);
   const conditions = compileConditions([

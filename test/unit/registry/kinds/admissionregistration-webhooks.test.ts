@@ -50,7 +50,7 @@ test('rules, policies and match conditions are checked with kube\'s messages', (
     'webhooks[0].matchPolicy: Unsupported value: "Loose": supported values: "Equivalent", "Exact"',
     'webhooks[0].reinvocationPolicy: Unsupported value: "Always": supported values: "IfNeeded", "Never"',
     'webhooks[0].timeoutSeconds: Invalid value: 0: the timeout value must be between 1 and 30 seconds',
-    'webhooks[0].matchConditions[0].expression: Invalid value: "\\"x\\"": must evaluate to bool',
+    'webhooks[0].matchConditions[0].expression: Invalid value: "\\"x\\"": must evaluate to bool but got string',
     'webhooks[0].matchConditions[1].expression: Required value',
     'webhooks[0].matchConditions[1].name: Duplicate value: "m"',
   ]) {

@@ -3,10 +3,11 @@
 // validation rules use (registry/crd/cel). Expressions see `object`, `oldObject`, `request` (an
 // AdmissionRequest without uid, object and oldObject), `namespaceObject`, `params` (declared only
 // when the policy has a paramKind) and `variables` (one field per declared variable).
+import { aggregateErrors as aggregate } from '../go/errors.ts';
 import { celMap, type CelInput } from '@bufbuild/cel';
-import type { UserInfo } from '../../authentication/user.ts';
-import { authorizerValue, CelEvaluationError, CelTypes, compileExpression, jsonToCel, type CelType, type CompiledExpression } from '../../registry/crd/cel/index.ts';
-import type { AdmissionAttributes } from '../types.ts';
+import type { UserInfo } from '../authentication/user.ts';
+import { authorizerValue, CelEvaluationError, CelTypes, compileExpression, jsonToCel, type CelType, type CompiledExpression } from '../registry/crd/cel/index.ts';
+import type { AdmissionAttributes } from './types.ts';
 
 const S = CelTypes.string;
 const gvk = CelTypes.objectOf({ group: S, version: S, kind: S });
@@ -219,4 +220,25 @@ class LazyVariables extends Map<string, unknown> {
       return { error: `composited variable "${name}" fails to evaluate: ${e instanceof Error ? e.message : String(e)}` };
     }
   }
+}
+
+/** A compiled match condition (webhooks and policies alike). */
+export interface CompiledCondition {
+  name: string;
+  expression: string;
+  compiled: PolicyExpression;
+}
+
+/**
+ * Match conditions (kube's matchconditions.Matcher): any false skips the policy ('skip'); else
+ * their errors, aggregated; else 'match'.
+ */
+export function matchConditions(conditions: CompiledCondition[], activation: PolicyActivation): 'match' | 'skip' | { error: string } {
+  const errors: string[] = [];
+  for (const c of conditions) {
+    const r = activation.evaluate(c.expression, c.compiled);
+    if ('error' in r) errors.push(r.error);
+    else if (r.value === false) return 'skip';
+  }
+  return errors.length ? { error: aggregate(errors) } : 'match';
 }
