@@ -51,6 +51,9 @@ interface Flags {
   eventTtlMs: number;
   /** kube-apiserver's --disable-admission-plugins. */
   disableAdmissionPlugins?: string[];
+  /** kube-apiserver's --default-not-ready-toleration-seconds and --default-unreachable-toleration-seconds (DefaultTolerationSeconds). */
+  defaultNotReadyTolerationSeconds?: number;
+  defaultUnreachableTolerationSeconds?: number;
   /** kube-controller-manager's --controllers, for the in-process controllers it names. */
   controllers?: string[];
   serviceClusterIPRange?: string;
@@ -101,6 +104,8 @@ const USAGE = [
   '    [--event-ttl 1h]',
   '    [--controllers \'*\']',
   '    [--disable-admission-plugins NAME,...]',
+  '    [--default-not-ready-toleration-seconds 300]',
+  '    [--default-unreachable-toleration-seconds 300]',
   '    [--service-cluster-ip-range 10.96.0.0/12[,fd00::/108]]',
   '    [--service-node-port-range 30000-32767]',
   '    [--snapshot-interval 12h]',
@@ -222,6 +227,15 @@ function parseFlags(argv: string[]): Flags {
         break;
       }
       case '--snapshot-interval': flags.snapshotIntervalMs = takeDuration(); break;
+      case '--default-not-ready-toleration-seconds':
+      case '--default-unreachable-toleration-seconds': {
+        // A Go int64 flag: pflag's words for what strconv.ParseInt refuses.
+        const v = take();
+        if (!/^[+-]?\d+$/.test(v)) fail(`invalid argument ${JSON.stringify(v)} for "${arg}" flag: strconv.ParseInt: parsing ${JSON.stringify(v)}: invalid syntax`);
+        if (arg === '--default-not-ready-toleration-seconds') flags.defaultNotReadyTolerationSeconds = Number(v);
+        else flags.defaultUnreachableTolerationSeconds = Number(v);
+        break;
+      }
       case '--snapshot-retention': {
         const n = Number(take());
         if (!Number.isInteger(n) || n < 1) fail('--snapshot-retention must be a whole number of at least 1');
@@ -353,6 +367,8 @@ try {
     eventTtlMs: flags.eventTtlMs,
     controllers: flags.controllers,
     disableAdmissionPlugins: flags.disableAdmissionPlugins,
+    defaultNotReadyTolerationSeconds: flags.defaultNotReadyTolerationSeconds,
+    defaultUnreachableTolerationSeconds: flags.defaultUnreachableTolerationSeconds,
     serviceClusterIPRange: flags.serviceClusterIPRange,
     serviceNodePortRange: flags.serviceNodePortRange,
     initialize: flags.initialize,

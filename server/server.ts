@@ -126,6 +126,9 @@ export interface ServerOptions {
   tokenSuccessCacheTtlMs?: number;
   /** Admission plugins switched off (kube-apiserver's --disable-admission-plugins): NamespaceLifecycle, ServiceAccount, NodeRestriction, CertificateSubjectRestriction. */
   disableAdmissionPlugins?: string[];
+  /** kube-apiserver's --default-not-ready-toleration-seconds and --default-unreachable-toleration-seconds (DefaultTolerationSeconds; 300 each). */
+  defaultNotReadyTolerationSeconds?: number;
+  defaultUnreachableTolerationSeconds?: number;
   /** Which kube-controller-manager controllers run in-process (its --controllers: `*`, `name`, `-name`); default all. */
   controllers?: string[];
   /** Service cluster IP ranges (kube's --service-cluster-ip-range: a CIDR, or an IPv4 and an IPv6 one); default 10.96.0.0/12. */
