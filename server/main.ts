@@ -49,8 +49,12 @@ interface Flags {
   authorizationWebhookCacheUnauthorizedTtlMs?: number;
   compactionIntervalMs: number;
   eventTtlMs: number;
+  /** kube-apiserver's --enable-admission-plugins. */
+  enableAdmissionPlugins?: string[];
   /** kube-apiserver's --disable-admission-plugins. */
   disableAdmissionPlugins?: string[];
+  /** kube-apiserver's --admission-control-config-file. */
+  admissionControlConfigFile?: string;
   /** kube-apiserver's --default-not-ready-toleration-seconds and --default-unreachable-toleration-seconds (DefaultTolerationSeconds). */
   defaultNotReadyTolerationSeconds?: number;
   defaultUnreachableTolerationSeconds?: number;
@@ -103,7 +107,9 @@ const USAGE = [
   '    [--compaction-interval 5m]',
   '    [--event-ttl 1h]',
   '    [--controllers \'*\']',
+  '    [--enable-admission-plugins NAME,...]',
   '    [--disable-admission-plugins NAME,...]',
+  '    [--admission-control-config-file FILE]',
   '    [--default-not-ready-toleration-seconds 300]',
   '    [--default-unreachable-toleration-seconds 300]',
   '    [--service-cluster-ip-range 10.96.0.0/12[,fd00::/108]]',
@@ -219,7 +225,9 @@ function parseFlags(argv: string[]): Flags {
       case '--service-node-port-range': flags.serviceNodePortRange = take(); break;
       case '--compaction-interval': flags.compactionIntervalMs = takeDuration(); break;
       case '--event-ttl': flags.eventTtlMs = takeDuration(); break;
+      case '--enable-admission-plugins': flags.enableAdmissionPlugins = take().split(',').map((c) => c.trim()).filter((c) => c !== ''); break;
       case '--disable-admission-plugins': flags.disableAdmissionPlugins = take().split(',').map((c) => c.trim()).filter((c) => c !== ''); break;
+      case '--admission-control-config-file': flags.admissionControlConfigFile = take(); break;
       case '--controllers': {
         flags.controllers = take().split(',').map((c) => c.trim()).filter((c) => c !== '');
         const errs = controllerSelectionErrors(flags.controllers);
@@ -366,7 +374,9 @@ try {
     compactionIntervalMs: flags.compactionIntervalMs,
     eventTtlMs: flags.eventTtlMs,
     controllers: flags.controllers,
+    enableAdmissionPlugins: flags.enableAdmissionPlugins,
     disableAdmissionPlugins: flags.disableAdmissionPlugins,
+    admissionControlConfigFile: flags.admissionControlConfigFile,
     defaultNotReadyTolerationSeconds: flags.defaultNotReadyTolerationSeconds,
     defaultUnreachableTolerationSeconds: flags.defaultUnreachableTolerationSeconds,
     serviceClusterIPRange: flags.serviceClusterIPRange,

@@ -11,8 +11,23 @@ import { ResourceCatalog } from './schema/catalog.ts';
 import { TypeModel } from './schema/model.ts';
 import type { ResourceInfo } from './schema/types.ts';
 import { AdmissionChain } from './admission/chain.ts';
+import type { AdmissionPlugin } from './admission/types.ts';
+import { enabledAdmissionPlugins } from './admission/plugins.ts';
+import { NO_ADMISSION_CONFIG, readAdmissionConfiguration, type AdmissionConfig } from './admission/config.ts';
 import { namespaceLifecycle } from './admission/namespace-lifecycle.ts';
 import { certificateSubjectRestriction } from './admission/certificate-subject-restriction.ts';
+import { priority, priorityClassView } from './admission/priority.ts';
+import { defaultTolerationSeconds } from './admission/default-toleration-seconds.ts';
+import { taintNodesByCondition } from './admission/taint-nodes-by-condition.ts';
+import { defaultStorageClass, storageClassView } from './admission/default-storage-class.ts';
+import { storageObjectInUseProtection } from './admission/storage-object-in-use-protection.ts';
+import { persistentVolumeClaimResize } from './admission/persistent-volume-claim-resize.ts';
+import { runtimeClass, runtimeClassView } from './admission/runtime-class.ts';
+import { defaultIngressClass, ingressClassView } from './admission/default-ingress-class.ts';
+import { certificateApproval, certificateSigning } from './admission/certificate-approval.ts';
+import { alwaysPullImages } from './admission/always-pull-images.ts';
+import { ClusterObjectIndex } from './registry/cluster-object-index.ts';
+import { ensureSystemPriorityClasses } from './controllers/system-priority-classes.ts';
 import { nodeRestriction, REQUEST_TOKEN_AUDIENCE_VERB } from './admission/node-restriction.ts';
 import { serviceAccountAdmission } from './admission/service-account.ts';
 import { GenericStore, type RequestContext } from './registry/store.ts';
@@ -44,7 +59,7 @@ import type { UserInfo } from './authentication/user.ts';
 import { DEFAULT_SERVICE_ACCOUNT_ISSUER, JWKS_PATH, ServiceAccountTokens, type TokenObjectResource } from './authentication/service-account-token.ts';
 import { issueLegacyToken, LegacyServiceAccountTokens } from './authentication/legacy-service-account-token.ts';
 import { loadServiceAccountKeys, type ServiceAccountKeys } from './pki/service-account-keys.ts';
-import { aggregateErrors, authorize } from './authorization/authorizer.ts';
+import { aggregateErrors, authorize, type Authorizer } from './authorization/authorizer.ts';
 import { authorizationModeErrors, DEFAULT_AUTHORIZATION_MODES } from './authorization/modes.ts';
 import { AUTHORIZATION_CONFIG_WITH_MODES, AuthorizerBuildError, authorizationWebhookFlagErrors, authorizersFromFlags, readAuthorizationConfig, type AuthorizerConfig } from './authorization/config.ts';
 import { buildAuthorizerChain, ReloadableAuthorizer, type BuiltChain } from './authorization/reload.ts';
@@ -124,8 +139,12 @@ export interface ServerOptions {
   csrCleanerIntervalMs?: number;
   /** kube's authenticator Config TokenSuccessCacheTTL (no flag; 10 s): how long the token union's successes are reused. Tests of revocation set 0 to see each authenticator's answer at once. */
   tokenSuccessCacheTtlMs?: number;
-  /** Admission plugins switched off (kube-apiserver's --disable-admission-plugins): NamespaceLifecycle, ServiceAccount, NodeRestriction, CertificateSubjectRestriction. */
+  /** Admission plugins switched on beyond the default set (kube-apiserver's --enable-admission-plugins). */
+  enableAdmissionPlugins?: string[];
+  /** Admission plugins switched off (kube-apiserver's --disable-admission-plugins). */
   disableAdmissionPlugins?: string[];
+  /** kube-apiserver's --admission-control-config-file: an AdmissionConfiguration naming plugins' configurations. */
+  admissionControlConfigFile?: string;
   /** kube-apiserver's --default-not-ready-toleration-seconds and --default-unreachable-toleration-seconds (DefaultTolerationSeconds; 300 each). */
   defaultNotReadyTolerationSeconds?: number;
   defaultUnreachableTolerationSeconds?: number;
@@ -211,16 +230,99 @@ interface AuthenticationFiles {
 }
 
 const SYSTEM_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube-node-lease'];
-/** The admission plugins hearth has, by kube's names. */
-export const ADMISSION_PLUGINS = ['NamespaceLifecycle', 'ServiceAccount', 'NodeRestriction', 'CertificateSubjectRestriction'];
+/** What an admission plugin's factory may use: the registry and the lookups kept in memory. */
+interface AdmissionPluginContext {
+  store: GenericStore;
+  catalog: ResourceCatalog;
+  eventLog: EventLog;
+  namespaces: NamespaceIndex;
+  /** The authorizer chain (for plugins that ask it, as kube's do through their authorizer). */
+  authorizers: readonly Authorizer[];
+  /** --admission-control-config-file's plugin configurations. */
+  admissionConfig: AdmissionConfig;
+  opts: ServerOptions;
+  log: (line: string) => void;
+  /** The audiences bound service-account tokens are issued for (read at request time: set up after admission). */
+  apiAudiences: () => readonly string[];
+}
+
+/**
+ * The admission plugins hearth has, by kube's names: each one's factory. The order they run in is
+ * kube's (admission/plugins.ts), not this record's; which run, the flags' (with kube's defaults).
+ */
+const admissionPluginFactories: Partial<Record<string, (c: AdmissionPluginContext) => AdmissionPlugin>> = {
+  NamespaceLifecycle: (c) => namespaceLifecycle((name) => c.namespaces.get(name)),
+  ServiceAccount: (c) => {
+    const serviceAccountsInfo = c.catalog.lookup('', 'v1', 'serviceaccounts')!;
+    return serviceAccountAdmission((ns, name) => c.store.tryGet(serviceAccountsInfo, ns, name));
+  },
+  // NodeRestriction (on by default, as kubeadm enables it) asks the chain about token audiences.
+  NodeRestriction: (c) =>
+    nodeRestriction({
+      get: (kind, ns, name) => c.store.tryGet(c.catalog.lookup(kind === 'csidrivers' ? 'storage.k8s.io' : '', 'v1', kind)!, ns, name),
+      mayRequestAudience: (user, namespace, name, audience) => {
+        const answer = authorize(c.authorizers, { user, verb: REQUEST_TOKEN_AUDIENCE_VERB, isResourceRequest: true, path: '', apiGroup: '', apiVersion: '', resource: audience, subresource: '', namespace, name });
+        return answer instanceof Promise ? answer.then((r) => r.decision === 'allow') : answer.decision === 'allow';
+      },
+      apiAudiences: c.apiAudiences,
+    }),
+  CertificateSubjectRestriction: () => certificateSubjectRestriction(),
+  // kube's small built-in plugins; the classes they read are kept in memory from the commit stream.
+  TaintNodesByCondition: () => taintNodesByCondition(),
+  AlwaysPullImages: () => alwaysPullImages(),
+  Priority: (c) => {
+    const classes = ClusterObjectIndex.of(c.eventLog, c.store, c.catalog.lookup('scheduling.k8s.io', 'v1', 'priorityclasses')!, priorityClassView);
+    return priority({ priorityClass: (name) => classes.get(name), priorityClasses: () => classes.values() });
+  },
+  DefaultTolerationSeconds: (c) => defaultTolerationSeconds({ notReadySeconds: c.opts.defaultNotReadyTolerationSeconds, unreachableSeconds: c.opts.defaultUnreachableTolerationSeconds }),
+  DefaultStorageClass: (c) => {
+    const classes = ClusterObjectIndex.of(c.eventLog, c.store, c.catalog.lookup('storage.k8s.io', 'v1', 'storageclasses')!, storageClassView);
+    return defaultStorageClass(() => classes.values());
+  },
+  StorageObjectInUseProtection: () => storageObjectInUseProtection(),
+  PersistentVolumeClaimResize: (c) => {
+    const classes = ClusterObjectIndex.of(c.eventLog, c.store, c.catalog.lookup('storage.k8s.io', 'v1', 'storageclasses')!, storageClassView);
+    return persistentVolumeClaimResize((name) => classes.get(name));
+  },
+  RuntimeClass: (c) => {
+    const classes = ClusterObjectIndex.of(c.eventLog, c.store, c.catalog.lookup('node.k8s.io', 'v1', 'runtimeclasses')!, runtimeClassView);
+    return runtimeClass((name) => classes.get(name));
+  },
+  DefaultIngressClass: (c) => {
+    const classes = ClusterObjectIndex.of(c.eventLog, c.store, c.catalog.lookup('networking.k8s.io', 'v1', 'ingressclasses')!, ingressClassView);
+    return defaultIngressClass(() => classes.values());
+  },
+  // The `approve` and `sign` verbs on certificates.k8s.io's `signers`, asked of the authorizer chain.
+  CertificateApproval: (c) => certificateApproval((user, verb, name) => mayUseSigner(c.authorizers, user, verb, name)),
+  CertificateSigning: (c) => certificateSigning((user, verb, name) => mayUseSigner(c.authorizers, user, verb, name)),
+};
+
+/** Whether the authorizer chain allows `user` the verb on certificates.k8s.io's `signers` named `name` (kube's certificates/authorization). */
+function mayUseSigner(authorizers: readonly Authorizer[], user: UserInfo, verb: string, name: string): boolean | Promise<boolean> {
+  const answer = authorize(authorizers, { user, verb, isResourceRequest: true, path: '', apiGroup: 'certificates.k8s.io', apiVersion: '*', resource: 'signers', subresource: '', namespace: '', name });
+  return answer instanceof Promise ? answer.then((r) => r.decision === 'allow') : answer.decision === 'allow';
+}
+
+/** Which admission plugins run (in kube's order) and their configurations. */
+interface AdmissionSetup {
+  plugins: string[];
+  config: AdmissionConfig;
+}
+
+/** The admission plugins that run, in kube's order: what the flags ask, checked before anything starts. */
+function admissionPluginNames(opts: ServerOptions): string[] {
+  return enabledAdmissionPlugins(opts.enableAdmissionPlugins ?? [], opts.disableAdmissionPlugins ?? [], new Set(Object.keys(admissionPluginFactories)));
+}
 
 export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   // Bad service ranges (or controller names) are refused before anything is bound or written.
   const unknownControllers = controllerSelectionErrors(opts.controllers ?? []);
   if (unknownControllers.length) throw new Error(`controllers: ${unknownControllers.join(', ')}`);
-  for (const name of opts.disableAdmissionPlugins ?? []) {
-    if (!ADMISSION_PLUGINS.includes(name)) throw new Error(`disable-admission-plugins plugin ${JSON.stringify(name)} is unknown`);
-  }
+  // So are admission plugins kube does not know or hearth does not have, and an unreadable configuration file.
+  const admissionSetup: AdmissionSetup = {
+    plugins: admissionPluginNames(opts),
+    config: opts.admissionControlConfigFile !== undefined ? readAdmissionConfiguration(opts.admissionControlConfigFile) : NO_ADMISSION_CONFIG,
+  };
   // kube-apiserver's checks of --authorization-mode (and its webhook flags) or --authorization-config,
   // the modes hearth does not have yet, and the webhooks' kubeconfigs.
   const authorization = authorizationSetup(opts);
@@ -253,7 +355,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     throw e;
   }
   try {
-    return await serve(opts, bound, lock, ranges, authFiles, authorization);
+    return await serve(opts, bound, lock, ranges, authFiles, authorization, admissionSetup);
   } catch (e) {
     await bound.close();
     lock.release();
@@ -286,7 +388,7 @@ function readAuthorizationSetup(opts: ServerOptions): AuthorizationSetup {
   return { authorizers: authorizersFromFlags(modes, webhookFlags) };
 }
 
-async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, ranges: ServiceRanges, authFiles: AuthenticationFiles, authorization: AuthorizationSetup): Promise<RunningServer> {
+async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, ranges: ServiceRanges, authFiles: AuthenticationFiles, authorization: AuthorizationSetup, admissionSetup: AdmissionSetup): Promise<RunningServer> {
   const log = opts.log ?? ((l: string) => console.log(l));
   const { serviceCIDRs, nodePortRange } = ranges;
   const extraSans = [...(opts.tlsSans ?? [])];
@@ -317,12 +419,6 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
   const servicesInfo = catalog.lookup('', 'v1', 'services')!;
   store.setStrategy('', 'services', createServiceStrategy(() => store.listCurrent(servicesInfo, undefined), { serviceCIDRs, nodePortRange }));
   const namespaces = new NamespaceIndex(eventLog, store.listReadable(nsInfo, undefined));
-  // Admission plugins in kube's order.
-  const disabledPlugins = new Set(opts.disableAdmissionPlugins ?? []);
-  if (!disabledPlugins.has('NamespaceLifecycle')) admission.add(namespaceLifecycle((name) => namespaces.get(name)));
-  const serviceAccountsInfo = catalog.lookup('', 'v1', 'serviceaccounts')!;
-  if (!disabledPlugins.has('ServiceAccount')) admission.add(serviceAccountAdmission((ns, name) => store.tryGet(serviceAccountsInfo, ns, name)));
-  if (!disabledPlugins.has('CertificateSubjectRestriction')) admission.add(certificateSubjectRestriction());
   // The authorizer chain, over the RBAC policy kept in memory; RBAC's escalation check runs last
   // in admission (kube's policybased RBAC storage: no admission plugin there, so never disabled).
   const rbacPolicy = rbacPolicyIndex(store, catalog, eventLog);
@@ -336,26 +432,16 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
   const staticChain: BuiltChain | undefined = 'file' in authorization ? undefined : buildAuthorizerChain(authorization.authorizers, chainParts);
   const authorizers = reloadable ? [reloadable] : staticChain!.authorizers;
   reloadable?.start();
-  // NodeRestriction (on by default, as kubeadm enables it): mutating, so its admit runs right after
-  // ServiceAccount's, as in kube's order (CertificateSubjectRestriction only validates); it asks the chain about token audiences.
-  if (!disabledPlugins.has('NodeRestriction')) {
-    admission.add(
-      nodeRestriction({
-        get: (kind, ns, name) => store.tryGet(catalog.lookup(kind === 'csidrivers' ? 'storage.k8s.io' : '', 'v1', kind)!, ns, name),
-        mayRequestAudience: (user, namespace, name, audience) => {
-          const answer = authorize(authorizers, { user, verb: REQUEST_TOKEN_AUDIENCE_VERB, isResourceRequest: true, path: '', apiGroup: '', apiVersion: '', resource: audience, subresource: '', namespace, name });
-          return answer instanceof Promise ? answer.then((r) => r.decision === 'allow') : answer.decision === 'allow';
-        },
-        // (read at request time: the token issuer is set up further down)
-        apiAudiences: () => serviceAccountTokens.apiAudiences,
-      }),
-    );
-  }
+  // Admission plugins in kube's order; the token issuer they read at request time is set up further down.
+  const pluginContext: AdmissionPluginContext = { store, catalog, eventLog, namespaces, authorizers, admissionConfig: admissionSetup.config, opts, log, apiAudiences: () => serviceAccountTokens.apiAudiences };
+  for (const name of admissionSetup.plugins) admission.add(admissionPluginFactories[name]!(pluginContext));
   admission.add(rbacEscalationCheck(rbacPolicy, authorizers));
   // A fan-out's HTTP/2 frames leave at its end, one TLS write per connection.
   const watch = new WatchHub(eventLog, store, flushAll);
 
   await bootstrapNamespaces(store, catalog);
+  // system-node-critical and system-cluster-critical (kube's scheduling post-start hook).
+  await ensureSystemPriorityClasses(store, catalog);
   const nsController = new NamespaceController(store, catalog, eventLog);
   nsController.start();
   // Every active namespace's identity: its `default` ServiceAccount and the cluster CA.

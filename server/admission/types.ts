@@ -15,6 +15,18 @@ export interface AdmissionAttributes {
   oldObject?: unknown;
   user: UserInfo;
   dryRun: boolean;
+  /** The object's group, version and kind at the request's version (kube's GetKind). */
+  kind: { group: string; version: string; kind: string };
+  /**
+   * The request's options as kube sends them to webhooks and policies (GetOperationOptions):
+   * CreateOptions, UpdateOptions (updates and patches) or DeleteOptions, with apiVersion
+   * meta.k8s.io/v1 and kind.
+   */
+  options: Record<string, unknown>;
+  /** Adds a `Warning: 299` header to the response (kube's warning.AddWarning). */
+  warn(message: string): void;
+  /** Records an annotation for the request's audit event (kube's Attributes.AddAnnotation). */
+  addAuditAnnotation(key: string, value: string): void;
 }
 
 export interface AdmissionPlugin {

@@ -4,6 +4,8 @@
 // them without a database read. Each object is kept as `project` reduces it (what the plugin
 // needs), never the stored object itself, which the log shares with other readers.
 import type { EventLog } from '../storage/log/event-log.ts';
+import type { GenericStore } from './store.ts';
+import type { ResourceInfo } from '../schema/types.ts';
 
 export class ClusterObjectIndex<T> {
   private readonly byName = new Map<string, T>();
@@ -21,6 +23,11 @@ export class ClusterObjectIndex<T> {
         else this.set(e.object);
       }
     });
+  }
+
+  /** The index of `info`'s objects, from what `store` holds now and every commit after. */
+  static of<T>(log: EventLog, store: GenericStore, info: ResourceInfo, project: (obj: Record<string, unknown>) => T): ClusterObjectIndex<T> {
+    return new ClusterObjectIndex(log, info.group ? `${info.resource}.${info.group}` : info.resource, store.listReadable(info, undefined), project);
   }
 
   private set(o: unknown): void {

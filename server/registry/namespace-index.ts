@@ -1,10 +1,15 @@
-// Which namespaces exist and which are terminating, kept in memory from the commit stream so
-// admission does not read and decode a namespace row on every create.
+// Which namespaces exist, which are terminating, and their labels, kept in memory from the
+// commit stream so admission (lifecycle, webhook and policy namespace selectors, PodSecurity)
+// does not read and decode a namespace row on every write.
 import type { EventLog } from '../storage/log/event-log.ts';
 
 export interface NamespaceState {
   terminating: boolean;
+  /** metadata.labels (frozen; an empty object when it has none). */
+  labels: Readonly<Record<string, string>>;
 }
+
+const NO_LABELS: Readonly<Record<string, string>> = Object.freeze({});
 
 export class NamespaceIndex {
   private readonly states = new Map<string, NamespaceState>();
@@ -21,7 +26,11 @@ export class NamespaceIndex {
   }
 
   private set(ns: any): void {
-    this.states.set(ns.metadata.name, { terminating: !!ns.metadata.deletionTimestamp || ns.status?.phase === 'Terminating' });
+    const labels = ns.metadata.labels;
+    this.states.set(ns.metadata.name, {
+      terminating: !!ns.metadata.deletionTimestamp || ns.status?.phase === 'Terminating',
+      labels: labels && typeof labels === 'object' && Object.keys(labels).length ? Object.freeze({ ...labels }) : NO_LABELS,
+    });
   }
 
   get(name: string): NamespaceState | undefined {

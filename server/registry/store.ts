@@ -48,6 +48,11 @@ export interface RequestContext {
   fieldManager?: string;
   /** Unknown fields pruned from a custom object (reported per fieldValidation). */
   prunedFields?: string[];
+  /** The fieldManager and fieldValidation parameters as given (admission's options show only those). */
+  fieldManagerParam?: string;
+  fieldValidationParam?: string;
+  /** What admission recorded for the request's audit event (key → value). */
+  auditAnnotations?: Record<string, string>;
 }
 
 export interface ApplyOptions {
@@ -486,7 +491,7 @@ export class GenericStore {
     if (!managedFieldsDone) this.recordUpdate(info, undefined, obj, ctx, '');
     strategy.prepareForCreate?.(obj, ctx.user);
 
-    const attrs = this.attrs('CREATE', info, '', meta.namespace ?? '', meta.name ?? '', obj, undefined, ctx);
+    const attrs = this.attrs('CREATE', info, '', meta.namespace ?? '', meta.name ?? '', obj, undefined, ctx, writeOptions('CreateOptions', ctx));
     await this.admission.admit(attrs);
     this.validate(info, strategy, obj, undefined, ctx);
     await this.admission.validate(attrs);
@@ -522,7 +527,7 @@ export class GenericStore {
    * Eviction, a TokenRequest) before the REST call, as for any create.
    */
   async admitSubresourceCreate(info: ResourceInfo, ns: string, name: string, subresource: string, obj: unknown, ctx: RequestContext): Promise<void> {
-    const attrs = this.attrs('CREATE', info, subresource, ns, name, obj, undefined, ctx);
+    const attrs = this.attrs('CREATE', info, subresource, ns, name, obj, undefined, ctx, writeOptions('CreateOptions', ctx));
     await this.admission.admit(attrs);
     await this.admission.validate(attrs);
   }
@@ -606,7 +611,7 @@ export class GenericStore {
         throw conflict(info.group, info.resource, name, 'the object has been modified; please apply your changes to the latest version and try again');
       }
       let obj = this.prepareUpdate(info, strategy, subresource, desired, old);
-      const attrs = this.attrs('UPDATE', info, subresource, key.ns, name, obj, old, ctx);
+      const attrs = this.attrs('UPDATE', info, subresource, key.ns, name, obj, old, ctx, writeOptions('UpdateOptions', ctx));
       await this.admission.admit(attrs);
       if (!isApply && !strategy.subresourceCreate?.[subresource]) this.recordUpdate(info, old, obj, ctx, subresource);
       this.validate(info, strategy, obj, old, ctx, subresource);
@@ -786,7 +791,7 @@ export class GenericStore {
       if (pre?.resourceVersion && pre.resourceVersion !== old.metadata.resourceVersion) {
         throw conflict(info.group, info.resource, name, `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${old.metadata.resourceVersion}`);
       }
-      const attrs = this.attrs('DELETE', info, '', key.ns, name, undefined, old, ctx);
+      const attrs = this.attrs('DELETE', info, '', key.ns, name, undefined, old, ctx, deleteOptionsObject(opts, ctx));
       await this.admission.admit(attrs);
       await this.admission.validate(attrs);
 
@@ -958,12 +963,61 @@ export class GenericStore {
     if (errors.length) throw invalid(info.group, info.kind, obj.metadata.name ?? '', errors);
   }
 
-  private attrs(op: AdmissionAttributes['operation'], info: ResourceInfo, subresource: string, ns: string, name: string, obj: any, old: any, ctx: RequestContext): AdmissionAttributes {
-    return { operation: op, info, subresource, namespace: info.namespaced ? ns : '', name, object: obj, oldObject: old, user: ctx.user, dryRun: ctx.dryRun };
+  private attrs(op: AdmissionAttributes['operation'], info: ResourceInfo, subresource: string, ns: string, name: string, obj: any, old: any, ctx: RequestContext, options: Record<string, unknown>): AdmissionAttributes {
+    return {
+      operation: op,
+      info,
+      subresource,
+      // A Namespace's own requests carry its name as their namespace (kube's RequestInfo reads it from the URL), but for its create.
+      namespace: info.namespaced ? ns : info.group === '' && info.resource === 'namespaces' && op !== 'CREATE' ? name : '',
+      name,
+      object: obj,
+      oldObject: old,
+      user: ctx.user,
+      dryRun: ctx.dryRun,
+      kind: admissionKind(info, subresource, obj),
+      options,
+      warn: (message) => ctx.warnings.push(message),
+      addAuditAnnotation: (key, value) => {
+        (ctx.auditAnnotations ??= {})[key] = value;
+      },
+    };
   }
+
 }
 
 class RetryableConflict extends Error {}
+
+/**
+ * The kind admission reports: the resource's at the request's version, or, on a subresource with
+ * a kind of its own (an Eviction, a TokenRequest, a Scale), the request object's.
+ */
+function admissionKind(info: ResourceInfo, subresource: string, obj: unknown): AdmissionAttributes['kind'] {
+  if (subresource && isPlainObject(obj) && typeof obj.apiVersion === 'string' && typeof obj.kind === 'string') {
+    const slash = obj.apiVersion.indexOf('/');
+    return { group: slash < 0 ? '' : obj.apiVersion.slice(0, slash), version: obj.apiVersion.slice(slash + 1), kind: obj.kind };
+  }
+  return { group: info.group, version: info.version, kind: info.kind };
+}
+
+/** Create- or UpdateOptions as kube hands them to admission: only what the request set. */
+function writeOptions(kind: 'CreateOptions' | 'UpdateOptions', ctx: RequestContext): Record<string, unknown> {
+  const o: Record<string, unknown> = { kind, apiVersion: 'meta.k8s.io/v1' };
+  if (ctx.dryRun) o.dryRun = ['All'];
+  if (ctx.fieldManagerParam) o.fieldManager = ctx.fieldManagerParam;
+  if (ctx.fieldValidationParam) o.fieldValidation = ctx.fieldValidationParam;
+  return o;
+}
+
+/** The DeleteOptions a delete was given, as admission sees them. */
+function deleteOptionsObject(opts: DeleteOptions, ctx: RequestContext): Record<string, unknown> {
+  const o: Record<string, unknown> = { kind: 'DeleteOptions', apiVersion: 'meta.k8s.io/v1' };
+  if (opts.gracePeriodSeconds !== undefined) o.gracePeriodSeconds = opts.gracePeriodSeconds;
+  if (opts.preconditions) o.preconditions = { ...opts.preconditions };
+  if (opts.propagationPolicy) o.propagationPolicy = opts.propagationPolicy;
+  if (ctx.dryRun) o.dryRun = ['All'];
+  return o;
+}
 
 /**
  * A write refused as too large is tried once more without managedFields, which can be large, as

@@ -3,6 +3,7 @@
 // not reference, pod delete/status/eviction, Node labels/taints/configSource, PVC status, token
 // requests and their audience, leases, CSINodes, ResourceSlices, kubelet CSRs; anyone who is not
 // a node is left alone. The HTTPS path is test/e2e/authorization/node-restriction.test.ts.
+import { admissionAttributes } from '../../helpers/admission.ts';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { webcrypto } from 'node:crypto';
@@ -60,7 +61,7 @@ const plugin = nodeRestriction({
 });
 
 function attrs(operation: AdmissionAttributes['operation'], ri: ResourceInfo, name: string, object?: unknown, oldObject?: unknown, subresource = '', user = MYNODE): AdmissionAttributes {
-  return { operation, info: ri, subresource, namespace: ri.namespaced ? (ri.resource === 'leases' ? 'kube-node-lease' : 'ns') : '', name, object, oldObject, user, dryRun: false };
+  return admissionAttributes({ operation, info: ri, subresource, namespace: ri.resource === 'leases' ? 'kube-node-lease' : 'ns', name, object, oldObject, user });
 }
 
 /** The plugin's answer: '' when admitted, else the error's code and message. */
