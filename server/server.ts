@@ -28,6 +28,7 @@ import { certificateApproval, certificateSigning } from './admission/certificate
 import { alwaysPullImages } from './admission/always-pull-images.ts';
 import { ClusterObjectIndex } from './registry/cluster-object-index.ts';
 import { ensureSystemPriorityClasses } from './controllers/system-priority-classes.ts';
+import { StorageProtectionController } from './controllers/storage-protection.ts';
 import { nodeRestriction, REQUEST_TOKEN_AUDIENCE_VERB } from './admission/node-restriction.ts';
 import { serviceAccountAdmission } from './admission/service-account.ts';
 import { GenericStore, type RequestContext } from './registry/store.ts';
@@ -471,6 +472,9 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
   // admin, edit and view take their rules from the roles their aggregationRules select.
   const clusterRoleAggregation = controllerEnabled(opts.controllers, CLUSTERROLE_AGGREGATION_CONTROLLER) ? new ClusterRoleAggregationController(store, catalog, eventLog) : undefined;
   clusterRoleAggregation?.start();
+  // Protected claims and volumes being deleted lose their finalizer once nothing uses them (StorageObjectInUseProtection's other half).
+  const storageProtection = new StorageProtectionController(store, catalog, eventLog);
+  storageProtection.start();
   // kube's default RBAC policy, reconciled once the server listens (kube's rbac/bootstrap-roles post-start hook).
   const rbacBootstrap = new RbacBootstrap(store, catalog, log);
   // CRDs already in the file publish their schemas right after start, in the background (as
@@ -635,7 +639,7 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
         closed = true;
         for (const jwt of jwtAuthenticators) jwt.close();
         rbacBootstrap.stop();
-        const controllersDone = Promise.all([nsController.stop(), authenticationTrust.stop(), saController?.stop(), rootCaPublisher?.stop(), clusterRoleAggregation?.stop(), tokensController?.stop(), legacyTokenTracking.stop(), legacyTokenCleaner?.stop(), tokenCleaner?.stop(), bootstrapSigner?.stop(), crdController.stop(), eventTtl?.stop(), csrSigner.stop(), csrApprover?.stop(), csrCleaner.stop()]);
+        const controllersDone = Promise.all([nsController.stop(), authenticationTrust.stop(), saController?.stop(), rootCaPublisher?.stop(), clusterRoleAggregation?.stop(), storageProtection.stop(), tokensController?.stop(), legacyTokenTracking.stop(), legacyTokenCleaner?.stop(), tokenCleaner?.stop(), bootstrapSigner?.stop(), crdController.stop(), eventTtl?.stop(), csrSigner.stop(), csrApprover?.stop(), csrCleaner.stop()]);
         compactor.stop();
         await snapshots.stop();
         await listener.close();
