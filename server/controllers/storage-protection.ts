@@ -4,11 +4,13 @@
 // kubernetes.io/pvc-protection finalizer once no scheduled pod of its namespace uses it (a
 // persistentVolumeClaim volume naming it, or a running pod's ephemeral volume whose claim it
 // is), and a volume being deleted loses kubernetes.io/pv-protection once it is no longer Bound.
-// Pods' changes wake the claims they name. (kube's controllers also add the finalizer to claims
-// and volumes that lack it, for those written before the plugin was on: hearth has had the
-// plugin from its first object, so that part is left out; nor is there a
-// VolumeAttributesClass protection controller yet.) Always on, as the namespace controller is:
-// without it a protected claim could never go.
+// A VolumeAttributesClass being deleted (volumeattributesclass-protection-controller,
+// pkg/controller/volume/vacprotection) loses kubernetes.io/vac-protection once no claim names it
+// (spec.volumeAttributesClassName, the status' current or target class) and no volume does.
+// Pods' changes wake the claims they name, claims' and volumes' changes the classes they name.
+// (kube's controllers also add the finalizer to objects that lack it, written before the
+// plugin was on: hearth has had the plugin from its first object, so that part is left out.)
+// Always on, as the namespace controller is: without it a protected object could never go.
 import type { GenericStore } from '../registry/store.ts';
 import type { ResourceCatalog } from '../schema/catalog.ts';
 import type { EventLog } from '../storage/log/event-log.ts';
@@ -20,6 +22,8 @@ import { QueueController, controllerWriteContext } from './queue-controller.ts';
 
 const PVC_PROTECTION = 'kubernetes.io/pvc-protection';
 const PV_PROTECTION = 'kubernetes.io/pv-protection';
+const VAC_PROTECTION = 'kubernetes.io/vac-protection';
+const VACS_KEY = 'volumeattributesclasses.storage.k8s.io';
 /** The field manager kube's controllers write with. */
 const KUBE_CONTROLLER_MANAGER = 'kube-controller-manager';
 
@@ -60,6 +64,12 @@ function podUsesClaim(pod: Json, claim: Json): boolean {
   });
 }
 
+/** The VolumeAttributesClasses a claim or volume names. */
+function attributesClassesOf(obj: unknown): string[] {
+  const status = rec(rec(obj).status);
+  return [spec(obj).volumeAttributesClassName, status.currentVolumeAttributesClassName, rec(status.modifyVolumeStatus).targetVolumeAttributesClassName].filter((n): n is string => typeof n === 'string' && n !== '');
+}
+
 /** protectionutil.IsDeletionCandidate: being deleted, and still held by the finalizer. */
 const isDeletionCandidate = (obj: Json, finalizer: string) => !!meta(obj).deletionTimestamp && Array.isArray(meta(obj).finalizers) && (meta(obj).finalizers as unknown[]).includes(finalizer);
 
@@ -67,6 +77,7 @@ export class StorageProtectionController extends QueueController {
   private readonly pvcs: ResourceInfo;
   private readonly pvs: ResourceInfo;
   private readonly pods: ResourceInfo;
+  private readonly vacs: ResourceInfo;
 
   constructor(
     private readonly store: GenericStore,
@@ -78,15 +89,18 @@ export class StorageProtectionController extends QueueController {
     this.pvcs = catalog.lookup('', 'v1', 'persistentvolumeclaims')!;
     this.pvs = catalog.lookup('', 'v1', 'persistentvolumes')!;
     this.pods = catalog.lookup('', 'v1', 'pods')!;
+    this.vacs = catalog.lookup('storage.k8s.io', 'v1', 'volumeattributesclasses')!;
   }
 
   protected onCommit(events: readonly LogEvent[]): void {
     for (const e of events) {
       const { res, ns, name } = e.key;
-      if (res === 'persistentvolumeclaims') {
-        if (e.type !== 'DELETED' && meta(e.object).deletionTimestamp) this.queue.add(`pvc/${ns}/${name}`);
-      } else if (res === 'persistentvolumes') {
-        if (e.type !== 'DELETED' && meta(e.object).deletionTimestamp) this.queue.add(`pv/${name}`);
+      if (res === 'persistentvolumeclaims' || res === 'persistentvolumes') {
+        if (e.type !== 'DELETED' && meta(e.object).deletionTimestamp) this.queue.add(res === 'persistentvolumes' ? `pv/${name}` : `pvc/${ns}/${name}`);
+        // A claim or volume that goes or changes may free the classes it named.
+        for (const vac of new Set([...attributesClassesOf(e.object), ...attributesClassesOf(e.prevObject)])) this.queue.add(`vac/${vac}`);
+      } else if (res === VACS_KEY) {
+        if (e.type !== 'DELETED' && meta(e.object).deletionTimestamp) this.queue.add(`vac/${name}`);
       } else if (res === 'pods') {
         // A pod that goes, finishes or changes may free the claims it named.
         for (const claim of new Set([...claimsOf(e.object), ...claimsOf(e.prevObject)])) this.queue.add(`pvc/${ns}/${claim}`);
@@ -97,6 +111,7 @@ export class StorageProtectionController extends QueueController {
   protected enqueueExisting(): void {
     for (const pvc of this.store.listReadable(this.pvcs, undefined)) if (meta(pvc).deletionTimestamp) this.queue.add(`pvc/${str(meta(pvc).namespace)}/${str(meta(pvc).name)}`);
     for (const pv of this.store.listReadable(this.pvs, undefined)) if (meta(pv).deletionTimestamp) this.queue.add(`pv/${str(meta(pv).name)}`);
+    for (const vac of this.store.listReadable(this.vacs, undefined)) if (meta(vac).deletionTimestamp) this.queue.add(`vac/${str(meta(vac).name)}`);
   }
 
   protected async sync(key: string): Promise<HandlerResult> {
@@ -106,6 +121,13 @@ export class StorageProtectionController extends QueueController {
       // isBeingUsed: a volume is in use while it is Bound.
       if (!pv || !isDeletionCandidate(pv, PV_PROTECTION) || rec(pv.status).phase === 'Bound') return;
       return this.removeFinalizer(this.pvs, '', pv, PV_PROTECTION);
+    }
+    if (parts[0] === 'vac') {
+      const vac: Json | undefined = this.store.tryGet(this.vacs, '', parts[1]);
+      if (!vac || !isDeletionCandidate(vac, VAC_PROTECTION)) return;
+      const names = (o: unknown) => attributesClassesOf(o).includes(parts[1]);
+      if (this.store.listCurrent(this.pvcs, undefined).some(names) || this.store.listCurrent(this.pvs, undefined).some(names)) return;
+      return this.removeFinalizer(this.vacs, '', vac, VAC_PROTECTION);
     }
     const [, ns, name] = parts;
     const pvc: Json | undefined = this.store.tryGet(this.pvcs, ns, name);

@@ -217,6 +217,16 @@ test('DefaultStorageClass, StorageObjectInUseProtection and PersistentVolumeClai
   await eventually(s, `${PVCS}/no-class`, (status) => status === 404);
   await admin(s, 'DELETE', '/api/v1/persistentvolumes/pv-1');
   await eventually(s, '/api/v1/persistentvolumes/pv-1', (status) => status === 404);
+
+  // A VolumeAttributesClass stays while a claim names it.
+  const VACS = '/apis/storage.k8s.io/v1/volumeattributesclasses';
+  const vac = await admin(s, 'POST', VACS, { apiVersion: 'storage.k8s.io/v1', kind: 'VolumeAttributesClass', metadata: { name: 'gold' }, driverName: 'example.com/disk', parameters: { iops: '1000' } });
+  assert.deepEqual(dig(vac, 'metadata', 'finalizers'), ['kubernetes.io/vac-protection']);
+  created(await as(DEV, 'POST', PVCS, claim('golden', { storageClassName: '', volumeAttributesClassName: 'gold' })));
+  await admin(s, 'DELETE', `${VACS}/gold`);
+  assert.ok(dig((await s.request('GET', `${VACS}/gold`)).json(), 'metadata', 'deletionTimestamp'), 'the class is being deleted');
+  assert.equal((await as(DEV, 'DELETE', `${PVCS}/golden`)).status, 200);
+  await eventually(s, `${VACS}/gold`, (status) => status === 404);
 });
 
 test('RuntimeClass: overhead and scheduling from the class; a missing class or a conflict is refused', async () => {
