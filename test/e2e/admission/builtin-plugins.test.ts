@@ -5,7 +5,8 @@
 // DefaultStorageClass (the newest default), StorageObjectInUseProtection (the finalizers, and the
 // protection controllers that lift them once nothing uses the claim or volume),
 // PersistentVolumeClaimResize, RuntimeClass, DefaultIngressClass, CertificateApproval and
-// CertificateSigning (the signers verbs, the domain wildcard), AlwaysPullImages when enabled.
+// CertificateSigning (the signers verbs, the domain wildcard), AlwaysPullImages when enabled;
+// the two toleration-seconds flags of a real hearth process.
 // A second server with those plugins disabled (and other toleration seconds) shows none of their
 // effects. Every refusal is kube's Status, and leaves nothing behind.
 import { test, before, after } from 'node:test';
@@ -18,6 +19,7 @@ import { join } from 'node:path';
 import { startTestServer, KUBECTL, type TestServer } from '../../helpers/server.ts';
 import { requester, dig, type Credentials, type IdentityResponse, type Json } from '../../helpers/identities.ts';
 import { x509 } from '../../../server/pki/certificates.ts';
+import { adminClient, runHearth, startHearthProcess, stopHearthProcess } from '../../helpers/hearth-process.ts';
 
 const NS = 'team';
 const dir = mkdtempSync(join(tmpdir(), 'hearth-builtin-admission-'));
@@ -326,4 +328,26 @@ test('with the plugins disabled none of this happens; DefaultTolerationSeconds t
   const approval = { ...csr, status: { conditions: [{ type: 'Approved', status: 'True', reason: 'Test', message: 'ok' }] } };
   const approved = await asOff(DEV, 'PUT', `${CSRS}/w/approval`, approval);
   assert.equal(approved.status, 200, approved.text);
+});
+
+test('hearth takes --default-not-ready-toleration-seconds and --default-unreachable-toleration-seconds, as kube-apiserver does', async () => {
+  const refused = await runHearth(['--default-unreachable-toleration-seconds', '5m']);
+  assert.equal(refused.code, 2);
+  assert.match(refused.stderr, /invalid argument "5m" for "--default-unreachable-toleration-seconds" flag: strconv\.ParseInt: parsing "5m": invalid syntax/);
+  const dataDir = mkdtempSync(join(tmpdir(), 'hearth-toleration-flags-'));
+  const p = await startHearthProcess(dataDir, ['--default-not-ready-toleration-seconds', '30', '--default-unreachable-toleration-seconds', '45']);
+  try {
+    const r = await adminClient(dataDir)('POST', `${p.url}/api/v1/namespaces/default/pods`, pod('flagged'));
+    assert.equal(r.status, 201, JSON.stringify(r.json));
+    assert.deepEqual(
+      (r.json.spec.tolerations as Json[]).map((t) => [t.key, t.tolerationSeconds]),
+      [
+        ['node.kubernetes.io/not-ready', 30],
+        ['node.kubernetes.io/unreachable', 45],
+      ],
+    );
+  } finally {
+    await stopHearthProcess(p);
+    rmSync(dataDir, { recursive: true, force: true });
+  }
 });
