@@ -31,6 +31,8 @@ import { ensureSystemPriorityClasses } from './controllers/system-priority-class
 import { StorageProtectionController } from './controllers/storage-protection.ts';
 import { nodeRestriction, REQUEST_TOKEN_AUDIENCE_VERB } from './admission/node-restriction.ts';
 import { serviceAccountAdmission } from './admission/service-account.ts';
+import { podSecurityFromConfiguration } from './admission/pod-security/plugin.ts';
+import { podTopologyLabels } from './admission/pod-topology-labels.ts';
 import { GenericStore, type RequestContext } from './registry/store.ts';
 import { NamespaceIndex } from './registry/namespace-index.ts';
 import { createServiceStrategy, outOfRangeServiceReports } from './registry/kinds/core/services/strategy.ts';
@@ -94,6 +96,12 @@ import { ClusterRoleAggregationController } from './controllers/clusterrole-aggr
 import { crdDefinitions } from './registry/crd/crd-openapi.ts';
 import { forgetConverter } from './registry/crd/conversion.ts';
 import { LOOPBACK_USER } from './authentication/user.ts';
+import { WebhookConfigurationIndex, type WebhookKind } from './admission/webhook/source.ts';
+import { mutatingAdmissionWebhook, validatingAdmissionWebhook, type WebhookPluginDeps } from './admission/webhook/plugin.ts';
+import { matchConditionCompileError } from './admission/webhook/match-conditions.ts';
+import { equivalentResourcesIn } from './admission/matching.ts';
+import { internalError } from './errors.ts';
+import { useMatchConditionCompiler } from './registry/kinds/admissionregistration/index.ts';
 
 export interface ServerOptions {
   dataDir: string;
@@ -296,12 +304,47 @@ const admissionPluginFactories: Partial<Record<string, (c: AdmissionPluginContex
   // The `approve` and `sign` verbs on certificates.k8s.io's `signers`, asked of the authorizer chain.
   CertificateApproval: (c) => certificateApproval((user, verb, name) => mayUseSigner(c.authorizers, user, verb, name)),
   CertificateSigning: (c) => certificateSigning((user, verb, name) => mayUseSigner(c.authorizers, user, verb, name)),
+  PodSecurity: (c) => {
+    const podsInfo = c.catalog.lookup('', 'v1', 'pods')!;
+    return podSecurityFromConfiguration({ namespaceLabels: (name) => c.namespaces.get(name)?.labels, listPods: (ns) => c.store.listReadable(podsInfo, ns) }, c.admissionConfig.configurationOf('PodSecurity'));
+  },
+  MutatingAdmissionWebhook: (c) => mutatingAdmissionWebhook(admissionWebhookDeps(c)),
+  ValidatingAdmissionWebhook: (c) => validatingAdmissionWebhook(admissionWebhookDeps(c)),
+  PodTopologyLabels: (c) => {
+    const nodesInfo = c.catalog.lookup('', 'v1', 'nodes')!;
+    return podTopologyLabels((name) => c.store.tryGet(nodesInfo, '', name));
+  },
 };
 
 /** Whether the authorizer chain allows `user` the verb on certificates.k8s.io's `signers` named `name` (kube's certificates/authorization). */
 function mayUseSigner(authorizers: readonly Authorizer[], user: UserInfo, verb: string, name: string): boolean | Promise<boolean> {
   const answer = authorize(authorizers, { user, verb, isResourceRequest: true, path: '', apiGroup: 'certificates.k8s.io', apiVersion: '*', resource: 'signers', subresource: '', namespace: '', name });
   return answer instanceof Promise ? answer.then((r) => r.decision === 'allow') : answer.decision === 'allow';
+}
+
+// Webhook configurations' match conditions are checked in the CEL environment the webhook plugins evaluate them in.
+useMatchConditionCompiler(matchConditionCompileError);
+
+/** What both webhook plugins share: one index of the configurations, read from the commit stream. */
+const webhookDepsByContext = new WeakMap<AdmissionPluginContext, WebhookPluginDeps>();
+function admissionWebhookDeps(c: AdmissionPluginContext): WebhookPluginDeps {
+  let deps = webhookDepsByContext.get(c);
+  if (deps) return deps;
+  const endpointsInfo = c.catalog.lookup('', 'v1', 'endpoints')!;
+  deps = {
+    index: admissionWebhookIndex(c.store, c.catalog, c.eventLog),
+    namespaceLabels: (name) => c.namespaces.get(name)?.labels,
+    equivalents: equivalentResourcesIn(c.catalog),
+    resolver: { service: (ns, name) => c.store.services(ns, name), endpoints: (ns, name) => c.store.tryGet(endpointsInfo, ns, name) },
+    convert: (obj, attrs, to) => {
+      const target = attrs.subresource ? undefined : c.catalog.lookup(to.group, to.version, attrs.info.resource);
+      if (!target) throw internalError(`unable to convert to ${to.group}/${to.version}, Kind=${to.kind}`);
+      return c.store.convertToVersion(target, obj);
+    },
+    decode: (obj, attrs) => c.store.decodeAdmitted(attrs.info, obj),
+  };
+  webhookDepsByContext.set(c, deps);
+  return deps;
 }
 
 /** Which admission plugins run (in kube's order) and their configurations. */
@@ -709,6 +752,32 @@ function rbacPolicyIndex(store: GenericStore, catalog: ResourceCatalog, eventLog
       const kind = kindOfResource.get(e.key.res);
       if (kind === undefined) continue;
       if (e.type === 'DELETED') index.remove(kind, e.key.ns, e.key.name);
+      else index.upsert(kind, e.object);
+    }
+  });
+  return index;
+}
+
+/**
+ * The admission webhooks in memory: both configuration kinds as stored at start, then every
+ * committed change to them, so that admission never reads storage to learn which webhooks exist.
+ */
+function admissionWebhookIndex(store: GenericStore, catalog: ResourceCatalog, eventLog: EventLog): WebhookConfigurationIndex {
+  const index = new WebhookConfigurationIndex();
+  const kindOfResource = new Map<string, WebhookKind>();
+  for (const [kind, resource] of [
+    ['MutatingWebhookConfiguration', 'mutatingwebhookconfigurations'],
+    ['ValidatingWebhookConfiguration', 'validatingwebhookconfigurations'],
+  ] as const) {
+    const info = catalog.lookup('admissionregistration.k8s.io', 'v1', resource)!;
+    kindOfResource.set(qualifiedResourceOf(info), kind);
+    for (const obj of store.listReadable(info, undefined)) index.upsert(kind, obj);
+  }
+  eventLog.onCommit((events) => {
+    for (const e of events) {
+      const kind = kindOfResource.get(e.key.res);
+      if (kind === undefined) continue;
+      if (e.type === 'DELETED') index.remove(kind, e.key.name);
       else index.upsert(kind, e.object);
     }
   });

@@ -4,6 +4,7 @@
 // validated and before ServiceAccount admission looks for a ServiceAccount in the namespace.
 import type { AdmissionPlugin } from './types.ts';
 import { ApiError, forbidden, notFound } from '../errors.ts';
+import { admissionObjectName } from './forbidden.ts';
 
 export const IMMORTAL_NAMESPACES = new Set(['default', 'kube-system', 'kube-public']);
 
@@ -20,11 +21,12 @@ export function namespaceLifecycle(getNamespace: (name: string) => { terminating
       const ns = getNamespace(a.namespace);
       if (!ns) throw notFound('', 'namespaces', a.namespace);
       if (ns.terminating) {
+        const name = admissionObjectName(a);
         throw new ApiError(
           403,
           'Forbidden',
-          `${info.resource}${info.group ? '.' + info.group : ''} "${a.name}" is forbidden: unable to create new content in namespace ${a.namespace} because it is being terminated`,
-          { name: a.name, group: info.group || undefined, kind: info.resource, causes: [{ reason: 'NamespaceTerminating', message: `namespace ${a.namespace} is being terminated`, field: 'metadata.namespace' }] },
+          `${info.resource}${info.group ? '.' + info.group : ''} "${name}" is forbidden: unable to create new content in namespace ${a.namespace} because it is being terminated`,
+          { name, group: info.group || undefined, kind: info.resource, causes: [{ reason: 'NamespaceTerminating', message: `namespace ${a.namespace} is being terminated`, field: 'metadata.namespace' }] },
         );
       }
     },

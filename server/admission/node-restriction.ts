@@ -12,9 +12,10 @@
 // Validate) and sits right after ServiceAccount in kube's order; so it is here. Every refusal is
 // admission.NewForbidden's 403; an object the plugin looks up and does not find is the 404 a
 // lister answers (`pod "x" not found`).
+import { newForbidden } from './forbidden.ts';
 import type { AdmissionAttributes, AdmissionPlugin } from './types.ts';
 import type { UserInfo } from '../authentication/user.ts';
-import { ApiError, forbidden, notFound } from '../errors.ts';
+import { notFound } from '../errors.ts';
 import { deepEqual, semanticEqual } from '../util/json.ts';
 import { parseCsr } from '../util/pkcs10.ts';
 import { visitPodConfigMapNames, visitPodSecretNames } from '../util/pod-references.ts';
@@ -78,19 +79,6 @@ const str = (v: unknown): string => (typeof v === 'string' ? v : '');
 /** A Go %q of a string (the names here are plain). */
 const q = (s: string): string => JSON.stringify(s);
 
-/**
- * admission.NewForbidden: `<resource> "<name>" is forbidden: <reason>`, the name from the
- * request, else the object's name or generateName, else "Unknown".
- */
-function refuse(a: AdmissionAttributes, reason: string): ApiError {
-  let name = a.name;
-  if (!name) {
-    const meta = rec(rec(a.object).metadata);
-    name = str(meta.name) || str(meta.generateName) || 'Unknown';
-  }
-  return forbidden(a.info.group, a.info.resource, name, reason);
-}
-
 /** A lister's NotFound names the singular, lower-case resource (`pod "x" not found`). */
 const listerNotFound = notFound;
 
@@ -102,7 +90,7 @@ export function nodeRestriction(lookups: NodeRestrictionLookups): AdmissionPlugi
       const { isNode, nodeName } = nodeIdentity(a.user);
       // Only nodes are restricted.
       if (!isNode) return;
-      if (!nodeName) throw refuse(a, `could not determine node from user ${q(a.user.name)}`);
+      if (!nodeName) throw newForbidden(a, `could not determine node from user ${q(a.user.name)}`);
       const { group, resource } = a.info;
       switch (`${resource}.${group}`) {
         case 'pods.':
@@ -114,13 +102,13 @@ export function nodeRestriction(lookups: NodeRestrictionLookups): AdmissionPlugi
             case 'eviction':
               return admitPodEviction(lookups, nodeName, a);
             default:
-              throw refuse(a, `unexpected pod subresource ${q(a.subresource)}, only 'status' and 'eviction' are allowed`);
+              throw newForbidden(a, `unexpected pod subresource ${q(a.subresource)}, only 'status' and 'eviction' are allowed`);
           }
         case 'nodes.':
           return admitNode(nodeName, a);
         case 'persistentvolumeclaims.':
           if (a.subresource === 'status') return admitPvcStatus(nodeName, a);
-          throw refuse(a, 'may only update PVC status');
+          throw newForbidden(a, 'may only update PVC status');
         case 'serviceaccounts.':
           return admitServiceAccount(lookups, nodeName, a);
         case 'leases.coordination.k8s.io':
@@ -148,11 +136,11 @@ function admitPod(lookups: NodeRestrictionLookups, nodeName: string, a: Admissio
       // Only a pod bound to itself (the stored pod decides).
       const existing = a.oldObject ?? lookups.get('pods', a.namespace, a.name);
       if (existing === undefined) throw listerNotFound('', 'pod', a.name);
-      if (str(rec(rec(existing).spec).nodeName) !== nodeName) throw refuse(a, `node ${q(nodeName)} can only delete pods with spec.nodeName set to itself`);
+      if (str(rec(rec(existing).spec).nodeName) !== nodeName) throw newForbidden(a, `node ${q(nodeName)} can only delete pods with spec.nodeName set to itself`);
       return;
     }
     default:
-      throw refuse(a, `unexpected operation ${q(a.operation)}, node ${q(nodeName)} can only create and delete mirror pods`);
+      throw newForbidden(a, `unexpected operation ${q(a.operation)}, node ${q(nodeName)} can only create and delete mirror pods`);
   }
 }
 
@@ -160,27 +148,27 @@ function admitPodCreate(lookups: NodeRestrictionLookups, nodeName: string, a: Ad
   const pod = rec(a.object);
   const meta = rec(pod.metadata);
   if (!(MIRROR_POD_ANNOTATION in rec(meta.annotations))) {
-    throw refuse(a, `pod does not have ${q(MIRROR_POD_ANNOTATION)} annotation, node ${q(nodeName)} can only create mirror pods`);
+    throw newForbidden(a, `pod does not have ${q(MIRROR_POD_ANNOTATION)} annotation, node ${q(nodeName)} can only create mirror pods`);
   }
-  if (str(rec(pod.spec).nodeName) !== nodeName) throw refuse(a, `node ${q(nodeName)} can only create pods with spec.nodeName set to itself`);
+  if (str(rec(pod.spec).nodeName) !== nodeName) throw newForbidden(a, `node ${q(nodeName)} can only create pods with spec.nodeName set to itself`);
   const owners = list(meta.ownerReferences);
-  if (owners.length > 1) throw refuse(a, `node ${q(nodeName)} can only create pods with a single owner reference set to itself`);
-  if (owners.length === 0) throw refuse(a, `node ${q(nodeName)} can only create pods with an owner reference set to itself`);
+  if (owners.length > 1) throw newForbidden(a, `node ${q(nodeName)} can only create pods with a single owner reference set to itself`);
+  if (owners.length === 0) throw newForbidden(a, `node ${q(nodeName)} can only create pods with an owner reference set to itself`);
   const owner = rec(owners[0]);
   if (owner.apiVersion !== 'v1' || owner.kind !== 'Node' || owner.name !== nodeName) {
-    throw refuse(a, `node ${q(nodeName)} can only create pods with an owner reference set to itself`);
+    throw newForbidden(a, `node ${q(nodeName)} can only create pods with an owner reference set to itself`);
   }
-  if (owner.controller !== true) throw refuse(a, `node ${q(nodeName)} can only create pods with a controller owner reference set to itself`);
-  if (owner.blockOwnerDeletion === true) throw refuse(a, `node ${q(nodeName)} must not set blockOwnerDeletion on an owner reference`);
+  if (owner.controller !== true) throw newForbidden(a, `node ${q(nodeName)} can only create pods with a controller owner reference set to itself`);
+  if (owner.blockOwnerDeletion === true) throw newForbidden(a, `node ${q(nodeName)} must not set blockOwnerDeletion on an owner reference`);
   // The owner is this node as it is now, not one of the same name deleted since.
   const node = lookups.get('nodes', '', nodeName);
   if (node === undefined) throw listerNotFound('', 'node', nodeName);
   const nodeUid = str(rec(rec(node).metadata).uid);
-  if (str(owner.uid) !== nodeUid) throw refuse(a, `node ${nodeName} UID mismatch: expected ${str(owner.uid)} got ${nodeUid}`);
+  if (str(owner.uid) !== nodeUid) throw newForbidden(a, `node ${nodeName} UID mismatch: expected ${str(owner.uid)} got ${nodeUid}`);
   // A mirror pod references no other API object: the kubelet could read it through the pod.
   const reference = apiObjectReference(pod);
-  if (reference?.error) throw refuse(a, reference.error);
-  if (reference) throw refuse(a, `node ${q(nodeName)} can not create pods that reference ${reference.resource}`);
+  if (reference?.error) throw newForbidden(a, reference.error);
+  if (reference) throw newForbidden(a, `node ${q(nodeName)} can not create pods that reference ${reference.resource}`);
 }
 
 /** Volume sources that need nothing from the API (podutil.HasAPIObjectReference lets them by). */
@@ -233,14 +221,14 @@ export function apiObjectReference(pod: Json): { resource: string; error?: undef
 }
 
 function admitPodStatus(nodeName: string, a: AdmissionAttributes): void {
-  if (a.operation !== 'UPDATE') throw refuse(a, `unexpected operation ${q(a.operation)}`);
+  if (a.operation !== 'UPDATE') throw newForbidden(a, `unexpected operation ${q(a.operation)}`);
   const oldPod = rec(a.oldObject);
   const newPod = rec(a.object);
-  if (str(rec(oldPod.spec).nodeName) !== nodeName) throw refuse(a, `node ${q(nodeName)} can only update pod status for pods with spec.nodeName set to itself`);
+  if (str(rec(oldPod.spec).nodeName) !== nodeName) throw newForbidden(a, `node ${q(nodeName)} can only update pod status for pods with spec.nodeName set to itself`);
   // labels.Equals: an absent map and an empty one are the same.
-  if (!deepEqual(rec(rec(oldPod.metadata).labels), rec(rec(newPod.metadata).labels))) throw refuse(a, `node ${q(nodeName)} cannot update labels through pod status`);
+  if (!deepEqual(rec(rec(oldPod.metadata).labels), rec(rec(newPod.metadata).labels))) throw newForbidden(a, `node ${q(nodeName)} cannot update labels through pod status`);
   if (!resourceClaimStatusesEqual(list(rec(oldPod.status).resourceClaimStatuses), list(rec(newPod.status).resourceClaimStatuses))) {
-    throw refuse(a, `node ${q(nodeName)} cannot update resource claim statues`);
+    throw newForbidden(a, `node ${q(nodeName)} cannot update resource claim statues`);
   }
 }
 
@@ -254,25 +242,25 @@ function resourceClaimStatusesEqual(a: unknown[], b: unknown[]): boolean {
 }
 
 function admitPodEviction(lookups: NodeRestrictionLookups, nodeName: string, a: AdmissionAttributes): void {
-  if (a.operation !== 'CREATE') throw refuse(a, `unexpected operation ${a.operation}`);
+  if (a.operation !== 'CREATE') throw newForbidden(a, `unexpected operation ${a.operation}`);
   // The name on the URL, else the Eviction's.
   const podName = a.name || str(rec(rec(a.object).metadata).name);
-  if (!podName) throw refuse(a, 'could not determine pod from request data');
+  if (!podName) throw newForbidden(a, 'could not determine pod from request data');
   const existing = lookups.get('pods', a.namespace, podName);
   if (existing === undefined) throw listerNotFound('', 'pod', podName);
-  if (str(rec(rec(existing).spec).nodeName) !== nodeName) throw refuse(a, `node ${nodeName} can only evict pods with spec.nodeName set to itself`);
+  if (str(rec(rec(existing).spec).nodeName) !== nodeName) throw newForbidden(a, `node ${nodeName} can only evict pods with spec.nodeName set to itself`);
 }
 
 // ---- nodes ----
 
 function admitNode(nodeName: string, a: AdmissionAttributes): void {
-  if (a.name !== nodeName) throw refuse(a, `node ${q(nodeName)} is not allowed to modify node ${q(a.name)}`);
+  if (a.name !== nodeName) throw newForbidden(a, `node ${q(nodeName)} is not allowed to modify node ${q(a.name)}`);
   if (a.operation === 'CREATE') {
     const node = rec(a.object);
     // Access is scoped by what the Node's spec names: a config source would widen it.
-    if (rec(node.spec).configSource != null) throw refuse(a, `node ${q(nodeName)} is not allowed to create pods with a non-nil configSource`);
+    if (rec(node.spec).configSource != null) throw newForbidden(a, `node ${q(nodeName)} is not allowed to create pods with a non-nil configSource`);
     const forbiddenLabels = forbiddenLabelsOf(modifiedLabels(rec(rec(node.metadata).labels), {}));
-    if (forbiddenLabels.length) throw refuse(a, `node ${q(nodeName)} is not allowed to set the following labels: ${forbiddenLabels.join(', ')}`);
+    if (forbiddenLabels.length) throw newForbidden(a, `node ${q(nodeName)} is not allowed to set the following labels: ${forbiddenLabels.join(', ')}`);
   }
   if (a.operation === 'UPDATE') {
     const node = rec(a.object);
@@ -280,16 +268,16 @@ function admitNode(nodeName: string, a: AdmissionAttributes): void {
     const [spec, oldSpec] = [rec(node.spec), rec(oldNode.spec)];
     // Only a new non-nil one: old kubelets drop the field on a status update.
     if (spec.configSource != null && !semanticEqual(spec.configSource, oldSpec.configSource)) {
-      throw refuse(a, `node ${q(nodeName)} is not allowed to update configSource to a new non-nil configSource`);
+      throw newForbidden(a, `node ${q(nodeName)} is not allowed to update configSource to a new non-nil configSource`);
     }
     // Taints keep workloads off a node: it may not lift or change its own.
-    if (!semanticEqual(spec.taints, oldSpec.taints)) throw refuse(a, `node ${q(nodeName)} is not allowed to modify taints`);
+    if (!semanticEqual(spec.taints, oldSpec.taints)) throw newForbidden(a, `node ${q(nodeName)} is not allowed to modify taints`);
     // Nor its owners: a garbage collector would act on them.
     if (!semanticEqual(rec(node.metadata).ownerReferences, rec(oldNode.metadata).ownerReferences)) {
-      throw refuse(a, `node ${q(nodeName)} is not allowed to modify ownerReferences`);
+      throw newForbidden(a, `node ${q(nodeName)} is not allowed to modify ownerReferences`);
     }
     const forbiddenLabels = forbiddenLabelsOf(modifiedLabels(rec(rec(node.metadata).labels), rec(rec(oldNode.metadata).labels)));
-    if (forbiddenLabels.length) throw refuse(a, `is not allowed to modify labels: ${forbiddenLabels.join(', ')}`);
+    if (forbiddenLabels.length) throw newForbidden(a, `is not allowed to modify labels: ${forbiddenLabels.join(', ')}`);
   }
 }
 
@@ -319,7 +307,7 @@ export function forbiddenLabelsOf(modified: Set<string>): string[] {
 // ---- persistentvolumeclaims/status ----
 
 function admitPvcStatus(nodeName: string, a: AdmissionAttributes): void {
-  if (a.operation !== 'UPDATE') throw refuse(a, `unexpected operation ${q(a.operation)}`);
+  if (a.operation !== 'UPDATE') throw newForbidden(a, `unexpected operation ${q(a.operation)}`);
   // What a node may change: capacity, conditions, and (RecoverVolumeExpansionFailure, GA) the
   // allocated resources and their statuses; managedFields are not compared (kube's TODO).
   const strip = (o: unknown): Json => {
@@ -333,7 +321,7 @@ function admitPvcStatus(nodeName: string, a: AdmissionAttributes): void {
   };
   const [before, after] = [strip(a.oldObject), strip(a.object)];
   if (!semanticEqual(before, after)) {
-    throw refuse(a, `node ${q(nodeName)} is not allowed to update fields other than status.quantity and status.conditions: ${jsonDiff(before, after).join(', ')}`);
+    throw newForbidden(a, `node ${q(nodeName)} is not allowed to update fields other than status.quantity and status.conditions: ${jsonDiff(before, after).join(', ')}`);
   }
 }
 
@@ -353,15 +341,15 @@ function admitServiceAccount(lookups: NodeRestrictionLookups, nodeName: string, 
   const spec = rec(rec(a.object).spec);
   // A node's token must be bound to a pod scheduled on it (the Node binding is added from the pod's).
   const ref = spec.boundObjectRef == null ? undefined : rec(spec.boundObjectRef);
-  if (!ref || ref.apiVersion !== 'v1' || ref.kind !== 'Pod' || !str(ref.name)) throw refuse(a, 'node requested token not bound to a pod');
-  if (!str(ref.uid)) throw refuse(a, 'node requested token with a pod binding without a uid');
+  if (!ref || ref.apiVersion !== 'v1' || ref.kind !== 'Pod' || !str(ref.name)) throw newForbidden(a, 'node requested token not bound to a pod');
+  if (!str(ref.uid)) throw newForbidden(a, 'node requested token with a pod binding without a uid');
   const pod = lookups.get('pods', a.namespace, str(ref.name));
   if (pod === undefined) throw listerNotFound('', 'pod', str(ref.name));
   const podUid = str(rec(rec(pod).metadata).uid);
   if (str(ref.uid) !== podUid) {
-    throw refuse(a, `the UID in the bound object reference (${str(ref.uid)}) does not match the UID in record. The object might have been deleted and then recreated`);
+    throw newForbidden(a, `the UID in the bound object reference (${str(ref.uid)}) does not match the UID in record. The object might have been deleted and then recreated`);
   }
-  if (str(rec(rec(pod).spec).nodeName) !== nodeName) throw refuse(a, 'node requested token bound to a pod scheduled on a different node');
+  if (str(rec(rec(pod).spec).nodeName) !== nodeName) throw newForbidden(a, 'node requested token bound to a pod scheduled on a different node');
   return validateAudience(lookups, a, rec(pod), list(spec.audiences).map(str));
 }
 
@@ -372,14 +360,14 @@ function admitServiceAccount(lookups: NodeRestrictionLookups, nodeName: string, 
  */
 /** Synchronous unless the authorizer chain answers with a promise (a webhook). */
 function validateAudience(lookups: NodeRestrictionLookups, a: AdmissionAttributes, pod: Json, audiences: string[]): void | Promise<void> {
-  if (audiences.length > 1) throw refuse(a, 'node may only request 0 or 1 audiences');
+  if (audiences.length > 1) throw newForbidden(a, 'node may only request 0 or 1 audiences');
   const audience = audiences[0] ?? '';
   if (audience === '' || lookups.apiAudiences().includes(audience)) return;
   const found = podReferencesAudience(lookups, pod, audience);
-  if (typeof found === 'string') throw refuse(a, `error validating audience ${q(audience)}: ${found}`);
+  if (typeof found === 'string') throw newForbidden(a, `error validating audience ${q(audience)}: ${found}`);
   if (found) return;
   const decide = (allowed: boolean): void => {
-    if (!allowed) throw refuse(a, `audience ${q(audience)} not found in pod spec volume, ${a.user.name} is not authorized to request tokens for this audience`);
+    if (!allowed) throw newForbidden(a, `audience ${q(audience)} not found in pod spec volume, ${a.user.name} is not authorized to request tokens for this audience`);
   };
   const allowed = lookups.mayRequestAudience(a.user, a.namespace, a.name, audience);
   return allowed instanceof Promise ? allowed.then(decide) : decide(allowed);
@@ -429,21 +417,21 @@ function podReferencesAudience(lookups: NodeRestrictionLookups, pod: Json, audie
 const objectName = (a: AdmissionAttributes): string => (a.operation === 'CREATE' ? str(rec(rec(a.object).metadata).name) : a.name);
 
 function admitLease(nodeName: string, a: AdmissionAttributes): void {
-  if (a.namespace !== NODE_LEASE_NAMESPACE) throw refuse(a, `can only access leases in the ${q(NODE_LEASE_NAMESPACE)} system namespace`);
-  if (objectName(a) !== nodeName) throw refuse(a, 'can only access node lease with the same name as the requesting node');
+  if (a.namespace !== NODE_LEASE_NAMESPACE) throw newForbidden(a, `can only access leases in the ${q(NODE_LEASE_NAMESPACE)} system namespace`);
+  if (objectName(a) !== nodeName) throw newForbidden(a, 'can only access node lease with the same name as the requesting node');
 }
 
 function admitCsiNode(nodeName: string, a: AdmissionAttributes): void {
-  if (objectName(a) !== nodeName) throw refuse(a, 'can only access CSINode with the same name as the requesting node');
+  if (objectName(a) !== nodeName) throw newForbidden(a, 'can only access CSINode with the same name as the requesting node');
 }
 
 function admitResourceSlice(nodeName: string, a: AdmissionAttributes): void {
   // Other writes are the Node authorizer's: it cannot see a create's body or each object of a deletecollection.
   if (a.operation === 'CREATE' && str(rec(rec(a.object).spec).nodeName) !== nodeName) {
-    throw refuse(a, 'can only create ResourceSlice with the same NodeName as the requesting node');
+    throw newForbidden(a, 'can only create ResourceSlice with the same NodeName as the requesting node');
   }
   if (a.operation === 'DELETE' && str(rec(rec(a.oldObject).spec).nodeName) !== nodeName) {
-    throw refuse(a, 'can only delete ResourceSlice with the same NodeName as the requesting node');
+    throw newForbidden(a, 'can only delete ResourceSlice with the same NodeName as the requesting node');
   }
 }
 
@@ -453,6 +441,6 @@ function admitCsr(nodeName: string, a: AdmissionAttributes): void {
   const spec = rec(rec(a.object).spec);
   if (spec.signerName !== KUBELET_SERVING_SIGNER && spec.signerName !== KUBE_APISERVER_CLIENT_KUBELET_SIGNER) return;
   const parsed = parseCsr(Buffer.from(str(spec.request), 'base64'));
-  if (typeof parsed === 'string') throw refuse(a, `unable to parse csr: ${parsed}`);
-  if (parsed.commonName !== NODE_USER_PREFIX + nodeName) throw refuse(a, `can only create a node CSR with CN=system:node:${nodeName}`);
+  if (typeof parsed === 'string') throw newForbidden(a, `unable to parse csr: ${parsed}`);
+  if (parsed.commonName !== NODE_USER_PREFIX + nodeName) throw newForbidden(a, `can only create a node CSR with CN=system:node:${nodeName}`);
 }

@@ -11,8 +11,8 @@
 // kube's, and updates of pods/ephemeralcontainers (what `kubectl debug` adds). A ServiceAccount
 // annotated `kubernetes.io/enforce-mountable-secrets: "true"` limits the Secrets its pods may use
 // to those it lists (kube's limitSecretReferences, with CVE-2024-3177's envFrom checks).
+import { newForbidden } from './forbidden.ts';
 import type { AdmissionAttributes, AdmissionPlugin } from './types.ts';
-import { forbidden } from '../errors.ts';
 import { generateNameFrom } from '../validation/names.ts';
 // (1 h 7 s: the API server recognizes it, --service-account-extend-token-expiration)
 import { WARN_ONLY_BOUND_TOKEN_EXPIRATION_SECONDS } from '../authentication/service-account-token.ts';
@@ -93,7 +93,7 @@ export function serviceAccountAdmission(getServiceAccount: ServiceAccountGetter,
       const sa = getServiceAccount(a.namespace, name);
       if (sa) return sa;
     }
-    throw refuse(a, pod, `error looking up service account ${a.namespace}/${name}: serviceaccount "${name}" not found`);
+    throw newForbidden(a, `error looking up service account ${a.namespace}/${name}: serviceaccount "${name}" not found`);
   }
 
   return {
@@ -118,24 +118,24 @@ export function serviceAccountAdmission(getServiceAccount: ServiceAccountGetter,
       if (!pod || (a.operation !== 'CREATE' && !ephemeral)) return;
       const spec = pod.spec ?? {};
       if (ephemeral) {
-        if (!spec.serviceAccountName) throw refuse(a, pod, `no service account specified for pod ${a.namespace}/${pod.metadata?.name ?? ''}`);
+        if (!spec.serviceAccountName) throw newForbidden(a, `no service account specified for pod ${a.namespace}/${pod.metadata?.name ?? ''}`);
         const sa = await lookUp(a, pod, spec.serviceAccountName);
         const refused = enforcesMountableSecrets(sa) ? ephemeralContainerSecretRefusal(sa, spec) : undefined;
-        if (refused) throw refuse(a, pod, refused);
+        if (refused) throw newForbidden(a, refused);
         return;
       }
       if (isMirrorPod(pod)) {
-        if (spec.serviceAccountName) throw refuse(a, pod, 'a mirror pod may not reference service accounts');
-        if (!visitPodSecretNames(pod, () => false)) throw refuse(a, pod, 'a mirror pod may not reference secrets');
+        if (spec.serviceAccountName) throw newForbidden(a, 'a mirror pod may not reference service accounts');
+        if (!visitPodSecretNames(pod, () => false)) throw newForbidden(a, 'a mirror pod may not reference secrets');
         for (const v of spec.volumes ?? []) {
-          if (v?.projected?.sources?.some((s) => s?.serviceAccountToken)) throw refuse(a, pod, 'a mirror pod may not use ServiceAccountToken volume projections');
+          if (v?.projected?.sources?.some((s) => s?.serviceAccountToken)) throw newForbidden(a, 'a mirror pod may not use ServiceAccountToken volume projections');
         }
         return;
       }
-      if (!spec.serviceAccountName) throw refuse(a, pod, `no service account specified for pod ${a.namespace}/${pod.metadata?.name ?? ''}`);
+      if (!spec.serviceAccountName) throw newForbidden(a, `no service account specified for pod ${a.namespace}/${pod.metadata?.name ?? ''}`);
       const sa = await lookUp(a, pod, spec.serviceAccountName);
       const refused = enforcesMountableSecrets(sa) ? secretReferenceRefusal(sa, spec) : undefined;
-      if (refused) throw refuse(a, pod, refused);
+      if (refused) throw newForbidden(a, refused);
     },
   };
 }
@@ -238,17 +238,6 @@ function objectOf(a: AdmissionAttributes): PodShape | undefined {
 
 function isMirrorPod(pod: PodShape): boolean {
   return pod.metadata?.annotations?.[MIRROR_POD_ANNOTATION] !== undefined;
-}
-
-/**
- * kube's admission.NewForbidden: `pods "<name>" is forbidden: <why>`. kube's admission runs before
- * the name is generated, so a pod made from generateName is named by its prefix; hearth has
- * generated it already, and a name that is the prefix and five more characters is taken for one.
- */
-function refuse(a: AdmissionAttributes, pod: PodShape, message: string) {
-  const generateName = pod.metadata?.generateName;
-  const generated = !!generateName && a.name.startsWith(generateName) && a.name.length === generateName.length + 5;
-  return forbidden('', 'pods', generated ? generateName : a.name || 'Unknown', message);
 }
 
 function realSleep(ms: number): Promise<void> {

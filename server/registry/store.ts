@@ -12,6 +12,7 @@ import type { AdmissionAttributes } from '../admission/types.ts';
 import type { UserInfo } from '../authentication/user.ts';
 import type { Strategy, SubresourceCreate } from './strategy.ts';
 import { conversionOf, convertTo, defaultsFor, nameRuleFor, strategyFor, type KindConversion } from './kinds/index.ts';
+import { applyScaleToObject, scaleFromObject } from './kinds/autoscaling/scale.ts';
 import { apply as applyEngine, checkApplyTarget, update as recordManagedUpdate, zeroObject, type OtherVersion } from './apply/index.ts';
 import { UNTYPED } from './apply/index.ts';
 import { goFieldShape, goZeroFields } from '../schema/go-structs.ts';
@@ -242,6 +243,21 @@ export class GenericStore {
   }
 
   /**
+   * An object of `info`'s resource in another served version of it (`to` is the target version's
+   * ResourceInfo): what admission webhooks matched by matchPolicy Equivalent are sent, and how
+   * their patched object comes back (kube's ConvertVersionedAttributes).
+   */
+  async convertToVersion(to: ResourceInfo, obj: any): Promise<any> {
+    const apiVersion = apiVersionOf(to);
+    if (obj?.apiVersion === apiVersion) return obj;
+    const builtin = builtinConversionOf(to);
+    if (builtin) return convertTo(builtin, obj, apiVersion);
+    const cr = to.custom;
+    if (cr && !cr.converter.trivial) return (await cr.converter.convert([obj], to.version, this.services))[0];
+    return { ...obj, apiVersion };
+  }
+
+  /**
    * The form written to storage: custom objects in their CRD's storage version, built-ins kept in
    * another version (or group) converted to it; in kube's order (rvSlot: see inKubeOrder). obj
    * itself when it is stored as it is (the caller orders it).
@@ -293,6 +309,21 @@ export class GenericStore {
     // A status is a non-pointer struct: written (with what its zero value holds) however empty.
     const status = node.properties?.status;
     if (status && hasGoStatus(info.definition)) fillGoZeros(status, isPlainObject(obj.status) ? obj.status : (obj.status = {}));
+  }
+
+  /**
+   * An object a mutating admission webhook patched, as kube holds it once its JSON is decoded
+   * back into the kind and defaulted (the mutating dispatcher's Decode and Default): fields the
+   * kind does not have dropped, quantities canonical, defaults filled in.
+   */
+  decodeAdmitted(info: ResourceInfo, obj: any): void {
+    if (info.custom) {
+      info.custom.compiled().pruneAndDefault(obj);
+      return;
+    }
+    if (!info.definition) return;
+    validateObject(this.model.node(info.definition), obj, { prune: true });
+    this.decodeBuiltin(info, obj);
   }
 
   get(info: ResourceInfo, ns: string, name: string): any {
@@ -470,9 +501,26 @@ export class GenericStore {
   async create(info: ResourceInfo, ns: string, body: any, ctx: RequestContext, managedFieldsDone = false): Promise<any> {
     const strategy = this.strategyFor(info);
     let obj = this.checkBody(info, body);
+    this.ensureNamespace(info, ns, obj.metadata);
+    if (obj.metadata.resourceVersion) throw badRequest('resourceVersion should not be set on objects to be created');
+    if (info.custom?.terminating) throw methodNotAllowed(`create not allowed while custom resource definition is terminating`);
+    // A status sent with a create is dropped (kube's PrepareForCreate resets it to its zero
+    // value, which defaulting then fills in) before ownership is recorded.
+    if (info.subresources?.status && !strategy.statusOnCreate) delete obj.status;
+    this.pruneAndDefault(info, obj, ctx);
+    // Ownership is recorded before admission and the strategy's create-time changes, as kube's
+    // create handler runs the field manager first: what the server sets (a job's generated
+    // selector, a pod's status) belongs to no manager, so an apply that leaves it out does not
+    // remove it.
+    if (!managedFieldsDone) this.recordUpdate(info, undefined, obj, ctx, '');
+    // Mutating admission sees the object as the client sent it, decoded and defaulted, before the
+    // store fills in what it sets (kube admits in the handler, before store.Create's
+    // BeforeCreate): a generateName has no name yet, there is no uid, and the pod's QoS class is
+    // worked out from the resources admission gave it.
+    const attrs = this.attrs('CREATE', info, '', obj.metadata.namespace ?? '', obj.metadata.name ?? '', obj, undefined, ctx, writeOptions('CreateOptions', ctx));
+    await this.admission.admit(attrs);
+    obj = attrs.object;
     const meta = obj.metadata;
-    this.ensureNamespace(info, ns, meta);
-    if (meta.resourceVersion) throw badRequest('resourceVersion should not be set on objects to be created');
     if (!meta.name && meta.generateName) meta.name = generateNameFrom(meta.generateName);
     meta.uid = randomUUID();
     meta.creationTimestamp = nowTimestamp();
@@ -481,18 +529,7 @@ export class GenericStore {
     delete meta.selfLink;
     if (strategy.tracksGeneration) meta.generation = 1;
     else delete meta.generation;
-    if (info.subresources?.status && !strategy.statusOnCreate) delete obj.status;
-    if (info.custom?.terminating) throw methodNotAllowed(`create not allowed while custom resource definition is terminating`);
-    this.pruneAndDefault(info, obj, ctx);
-    // Ownership is recorded before the strategy's create-time changes, as kube's create handler
-    // runs the field manager before the store's PrepareForCreate: what the server sets there (a
-    // job's generated selector, a pod's status) belongs to no manager, so an apply that leaves
-    // it out does not remove it.
-    if (!managedFieldsDone) this.recordUpdate(info, undefined, obj, ctx, '');
     strategy.prepareForCreate?.(obj, ctx.user);
-
-    const attrs = this.attrs('CREATE', info, '', meta.namespace ?? '', meta.name ?? '', obj, undefined, ctx, writeOptions('CreateOptions', ctx));
-    await this.admission.admit(attrs);
     this.validate(info, strategy, obj, undefined, ctx);
     await this.admission.validate(attrs);
     if (ctx.dryRun) {
@@ -537,6 +574,8 @@ export class GenericStore {
     const rules = this.subresourceCreate(info, subresource);
     if (!rules) throw methodNotRouted();
     rules.check(body, name);
+    // Admission sees the request's own object (a Binding) as a create, as kube's create handler runs it.
+    await this.admitSubresourceCreate(info, ns, name, subresource, body, ctx);
     await this.guaranteedUpdate(info, ns, name, subresource, ctx, undefined, (obj: any) => rules.apply(obj, body));
   }
 
@@ -611,11 +650,19 @@ export class GenericStore {
         throw conflict(info.group, info.resource, name, 'the object has been modified; please apply your changes to the latest version and try again');
       }
       let obj = this.prepareUpdate(info, strategy, subresource, desired, old);
-      const attrs = this.attrs('UPDATE', info, subresource, key.ns, name, obj, old, ctx, writeOptions('UpdateOptions', ctx));
-      await this.admission.admit(attrs);
-      if (!isApply && !strategy.subresourceCreate?.[subresource]) this.recordUpdate(info, old, obj, ctx, subresource);
+      // (a subresource create was admitted on its own object before: see createSubresource)
+      const admitted = !strategy.subresourceCreate?.[subresource];
+      // On /scale admission sees Scales, as kube's scale REST hands them to it, and what it set comes back.
+      const scale = subresource === 'scale' ? scaleFromObject(info, obj) : undefined;
+      const attrs = scale
+        ? this.attrs('UPDATE', info, subresource, key.ns, name, scale, scaleFromObject(info, old), ctx, writeOptions('UpdateOptions', ctx))
+        : this.attrs('UPDATE', info, subresource, key.ns, name, obj, old, ctx, writeOptions('UpdateOptions', ctx));
+      const replicas = scale?.spec.replicas;
+      if (admitted) await this.admission.admit(attrs);
+      if (scale && (attrs.object as typeof scale | undefined)?.spec?.replicas !== replicas) obj = applyScaleToObject(info, obj, { ...(attrs.object as object), metadata: undefined });
+      if (!isApply && admitted) this.recordUpdate(info, old, obj, ctx, subresource);
       this.validate(info, strategy, obj, old, ctx, subresource);
-      await this.admission.validate(attrs);
+      if (admitted) await this.admission.validate(attrs);
       const finishDeletion = obj.metadata.deletionTimestamp && pendingFinalizers(strategy, obj).length === 0;
       if (!finishDeletion && unchanged(obj, old)) return old;
       // A body without the fields the server carries over (uid, creationTimestamp) gets them in kube's place.

@@ -106,12 +106,15 @@ export function isRetryable(e: unknown): boolean {
   return e instanceof WebhookCallError && e.retryable;
 }
 
-/** Node's request errors in the words of Go's net/http and crypto/tls (what client-go's errors say). */
-function goNetError(e: NodeJS.ErrnoException & { address?: string; port?: number; cert?: { subjectaltname?: string } }, url: URL, servername: string): string {
+/**
+ * Node's request errors in the words of Go's net/http and crypto/tls (what client-go's errors
+ * say). `host` and `port` are where the connection went; `servername` what the certificate
+ * must name.
+ */
+export function goNetError(e: NodeJS.ErrnoException & { address?: string; port?: number; cert?: { subjectaltname?: string } }, dialHost: string, dialPort: string | number, servername: string): string {
   const code = e.code ?? '';
-  const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
-  const port = url.port || (url.protocol === 'https:' ? '443' : '80');
-  const addr = e.address ? (e.address.includes(':') ? `[${e.address}]:${e.port}` : `${e.address}:${e.port}`) : host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
+  const host = dialHost.startsWith('[') ? dialHost.slice(1, -1) : dialHost;
+  const addr = e.address ? (e.address.includes(':') ? `[${e.address}]:${e.port}` : `${e.address}:${e.port}`) : host.includes(':') ? `[${host}]:${dialPort}` : `${host}:${dialPort}`;
   switch (code) {
     case 'ECONNREFUSED':
       return `dial tcp ${addr}: connect: connection refused`;
@@ -123,11 +126,14 @@ function goNetError(e: NodeJS.ErrnoException & { address?: string; port?: number
       return `dial tcp ${addr}: connect: connection timed out`;
     case 'ENOTFOUND':
     case 'EAI_AGAIN':
+    case 'EAI_NONAME':
       return `dial tcp: lookup ${host}: no such host`;
     case 'ECONNRESET':
       return e.message === 'socket hang up' ? 'EOF' : 'read: connection reset by peer';
     case 'EPIPE':
       return 'write: broken pipe';
+    case 'ERR_UNEXPECTED_EOF':
+      return 'unexpected EOF';
     case 'UNABLE_TO_VERIFY_LEAF_SIGNATURE':
     case 'UNABLE_TO_GET_ISSUER_CERT':
     case 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY':
@@ -142,13 +148,15 @@ function goNetError(e: NodeJS.ErrnoException & { address?: string; port?: number
       return `tls: failed to verify certificate: ${hostMismatch(e.cert?.subjectaltname ?? '', servername)}`;
     case 'ERR_SSL_WRONG_VERSION_NUMBER':
       return 'http: server gave HTTP response to HTTPS client';
+    case 'EPROTO':
+      if (/wrong version number/i.test(e.message)) return 'http: server gave HTTP response to HTTPS client';
   }
   if (/alert (certificate required|handshake failure|bad certificate)/i.test(e.message)) return `remote error: tls: ${/certificate required/i.test(e.message) ? 'certificate required' : /bad certificate/i.test(e.message) ? 'bad certificate' : 'handshake failure'}`;
   return e.message;
 }
 
 /** crypto/x509's HostnameError text. */
-function hostMismatch(subjectAltName: string, host: string): string {
+export function hostMismatch(subjectAltName: string, host: string): string {
   const sans = subjectAltName.split(', ').filter(Boolean);
   // Node spells IPv6 SANs in full; Go prints the short form.
   const canonical = (ip: string) => (ip.includes(':') ? new URL(`http://[${ip}]/`).hostname.slice(1, -1) : ip);
@@ -196,7 +204,7 @@ export function statusError(ans: RawAnswer): WebhookCallError {
     retryAfterSeconds = details && typeof details.retryAfterSeconds === 'number' ? details.retryAfterSeconds : 0;
     if (!details && reason !== 'ServerTimeout') retryAfterSeconds = 0;
   } else {
-    const text = /^text\/plain/i.test(ans.contentType.trim()) ? ans.body.subarray(0, 2048).toString('utf8').trim() : 'unknown';
+    const text = /^text\//i.test(ans.contentType.trim()) ? ans.body.subarray(0, 2048).toString('utf8').trim() : 'unknown';
     [reason, message] = genericServerResponse(ans.statusCode, text);
   }
   const retryable = reason === 'InternalError' || reason === 'Timeout' || reason === 'TooManyRequests' || code === 429 || reason === 'ServerTimeout' || retryAfterSeconds > 0;
@@ -217,7 +225,7 @@ function genericServerResponse(code: number, serverMessage: string): [string, st
     case 403:
       return ['Forbidden', serverMessage];
     case 406:
-      return ['NotAcceptable', serverMessage];
+      return ['NotAcceptable', serverMessage === '' || serverMessage === 'unknown' ? 'the server was unable to respond with a content type that the client supports' : serverMessage];
     case 415:
       return ['UnsupportedMediaType', serverMessage];
     case 405:
@@ -374,7 +382,7 @@ export class WebhookClient {
       req.on('error', (e: NodeJS.ErrnoException) => {
         // A kept-alive connection the server had closed: nothing reached it, so try a new one.
         if (req.reusedSocket && (e.code === 'ECONNRESET' || e.code === 'EPIPE')) return finish(new StaleConnection());
-        const text = goNetError(e, url, this.config.tlsServerName ?? url.hostname.replace(/^\[|\]$/g, ''));
+        const text = goNetError(e, url.hostname, url.port || (url.protocol === 'https:' ? '443' : '80'), this.config.tlsServerName ?? url.hostname.replace(/^\[|\]$/g, ''));
         // Only a connection reset is transient to kube (utilnet.IsConnectionReset).
         finish(new WebhookCallError(`${display}: ${text}`, e.code === 'ECONNRESET' && e.message !== 'socket hang up'));
       });

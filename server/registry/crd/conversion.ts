@@ -20,15 +20,14 @@
 // Messages follow kube's two shapes: one object in = its single-object conversion (what kube
 // does for every get, write and per-item list decode); several = its UnstructuredList conversion
 // (one review for all items needing it, messages naming `<group>/<version>, Kind=<ListKind>`).
-import * as https from 'node:https';
-import * as path from 'node:path';
-import { randomUUID, X509Certificate } from 'node:crypto';
+import type * as https from 'node:https';
+import { randomUUID } from 'node:crypto';
 import { ApiError, internalError } from '../../errors.ts';
 import type { Converter, ServiceLookup } from '../../schema/types.ts';
 import { fieldErrorText, type FieldError } from '../../validation/field.ts';
 import { validateAnnotations, validateLabels } from '../../validation/object-meta.ts';
 import { goTypeName } from '../../go/fmt.ts';
-import { goDuration } from '../../go/time.ts';
+import { agentFor, caPemFrom, callErrorText, closeClientConfigAgents, endpointFor, httpStatusErrorText, postJson, resolveService, serviceEndpointFor, type DialTarget, type Endpoint, type HttpAnswer } from '../../webhook/client-config.ts';
 import { isPlainObject } from '../../util/json.ts';
 
 type Obj = Record<string, any>;
@@ -169,259 +168,13 @@ class NoneConverter implements Converter {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Webhook clients: one keep-alive agent per (URL origin, caBundle), like kube's client cache.
+// Webhook clients: server/webhook/client-config.ts (one keep-alive agent per URL origin and
+// caBundle, kube's request URL with ?timeout=, Go's error texts, Service resolution).
 
 const DEFAULT_TIMEOUT_MS = 30_000;
-const MAX_AGENTS = 200; // kube's webhook client LRU size
-const agents = new Map<string, https.Agent>();
-
-function agentFor(origin: string, caPem: string | undefined): https.Agent {
-  const key = `${origin}\n${caPem ?? ''}`;
-  let agent = agents.get(key);
-  if (agent) {
-    agents.delete(key); // move to the back: most recently used
-    agents.set(key, agent);
-    return agent;
-  }
-  // Evicted agents are only forgotten: a converter may still be using one, and their idle
-  // sockets are unref'd and closed by the webhook's own keep-alive timeout.
-  if (agents.size >= MAX_AGENTS) agents.delete(agents.keys().next().value!);
-  // http/1.1 only, as kube forces for webhooks; idle sockets are unref'd by Node's Agent.
-  agent = new https.Agent({ keepAlive: true, ca: caPem, ALPNProtocols: ['http/1.1'] });
-  agents.set(key, agent);
-  return agent;
-}
 
 /** Close every webhook connection (server shutdown, tests). */
-export function closeConversionClients(): void {
-  for (const a of agents.values()) a.destroy();
-  agents.clear();
-}
-
-interface Endpoint {
-  /** What Go's url.Error prints: scheme://host + cleaned path + ?timeout=. */
-  display: string;
-  /** The host the certificate must name (for a Service: `<name>.<namespace>.svc`). */
-  hostname: string;
-  port: number;
-  path: string;
-  origin: string;
-  /** A `service` reference: dialled where the Service resolves to, at each request. */
-  service?: { namespace: string; name: string; port: number };
-}
-
-/** Where a connection goes when it is not to the endpoint's own host and port. */
-interface DialTarget {
-  host: string;
-  port: number;
-}
-
-/** The request URL kube's REST client builds: the URL's path cleaned (path.Join), its query replaced by ?timeout=. */
-function endpointFor(rawUrl: string, timeoutMs: number): Endpoint | string {
-  let u: URL;
-  try {
-    u = new URL(rawUrl);
-  } catch {
-    return `Unparsable URL: parse ${JSON.stringify(rawUrl)}: invalid URI for request`;
-  }
-  if (u.protocol !== 'https:') return `unsupported protocol scheme ${JSON.stringify(u.protocol.replace(/:$/, ''))}`;
-  // Go keeps the authority as written (an explicit :443 included); WHATWG drops default ports.
-  const authority = /^https:\/\/(?:[^@/?#]*@)?([^/?#]*)/i.exec(rawUrl)?.[1] ?? u.host;
-  let p = path.posix.normalize(`/${u.pathname}`);
-  if (p.length > 1 && p.endsWith('/')) p = p.slice(0, -1);
-  const reqPath = `${p}?timeout=${goDuration(timeoutMs)}`;
-  const hostname = u.hostname.startsWith('[') ? u.hostname.slice(1, -1) : u.hostname;
-  return { display: `https://${authority}${reqPath}`, hostname, port: u.port ? Number(u.port) : 443, path: reqPath, origin: u.origin };
-}
-
-/** caBundle (base64 of PEM) → PEM, undefined when empty, or an error when no certificate parses. */
-function caPemFrom(caBundle: unknown): { pem?: string; error?: string } {
-  if (typeof caBundle !== 'string' || caBundle === '') return {};
-  const pem = Buffer.from(caBundle, 'base64').toString('utf8');
-  const blocks = pem.match(/-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g) ?? [];
-  let ok = 0;
-  for (const b of blocks) {
-    try {
-      new X509Certificate(b);
-      ok++;
-    } catch {
-      // Go's AppendCertsFromPEM skips unparsable blocks too
-    }
-  }
-  if (ok === 0) return { error: blocks.length === 0 ? 'unable to load root certificates: unable to parse bytes as PEM block' : 'unable to load root certificates: no valid certificate authority data seen' };
-  return { pem };
-}
-
-interface HttpAnswer {
-  status: number;
-  contentType: string;
-  body: Buffer;
-}
-
-class DeadlineExceeded extends Error {}
-
-function post(agent: https.Agent, ep: Endpoint, body: Buffer, timeoutMs: number, dial: DialTarget | undefined): Promise<HttpAnswer> {
-  return new Promise((resolve, reject) => {
-    let settled = false;
-    const finish = (err: Error | undefined, answer?: HttpAnswer) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      if (err) reject(err);
-      else resolve(answer!);
-    };
-    const req = https.request({
-      agent,
-      hostname: dial?.host ?? ep.hostname,
-      port: dial?.port ?? ep.port,
-      // Dialled elsewhere, the certificate is still checked against (and the Host header names) the endpoint's host, as Go's client does.
-      ...(dial ? { servername: ep.hostname } : {}),
-      path: ep.path,
-      method: 'POST',
-      headers: {
-        ...(dial ? { Host: `${ep.hostname}:${ep.port}` } : {}),
-        'Content-Type': 'application/json',
-        Accept: 'application/json, */*',
-        'User-Agent': 'kube-apiserver-admission',
-        'Content-Length': body.length,
-      },
-    });
-    // One deadline over connect, send and the whole answer, like the REST client's context.
-    const timer = setTimeout(() => {
-      finish(new DeadlineExceeded());
-      req.destroy();
-    }, timeoutMs);
-    req.on('error', (e) => finish(e));
-    req.on('response', (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('error', (e) => finish(e));
-      res.on('end', () => finish(undefined, { status: res.statusCode ?? 0, contentType: String(res.headers['content-type'] ?? ''), body: Buffer.concat(chunks) }));
-      res.on('aborted', () => finish(Object.assign(new Error('unexpected EOF'), { code: 'ERR_UNEXPECTED_EOF' })));
-    });
-    req.end(body);
-  });
-}
-
-/** A Node request error in the words Go's net/http and crypto/tls would use. */
-function goNetError(e: any, ep: Endpoint, dial: DialTarget | undefined): string {
-  if (e instanceof DeadlineExceeded) return 'context deadline exceeded';
-  const code: string = e?.code ?? '';
-  const host = dial?.host ?? ep.hostname;
-  const addr = e?.address ? (e.address.includes(':') ? `[${e.address}]:${e.port}` : `${e.address}:${e.port}`) : `${host}:${dial?.port ?? ep.port}`;
-  switch (code) {
-    case 'ECONNREFUSED':
-      return `dial tcp ${addr}: connect: connection refused`;
-    case 'EHOSTUNREACH':
-      return `dial tcp ${addr}: connect: no route to host`;
-    case 'ENETUNREACH':
-      return `dial tcp ${addr}: connect: network is unreachable`;
-    case 'ETIMEDOUT':
-      return `dial tcp ${addr}: connect: connection timed out`;
-    case 'ENOTFOUND':
-    case 'EAI_AGAIN':
-    case 'EAI_NONAME':
-      return `dial tcp: lookup ${host}: no such host`;
-    case 'ECONNRESET':
-      return e.message === 'socket hang up' ? 'EOF' : 'read: connection reset by peer';
-    case 'ERR_UNEXPECTED_EOF':
-      return 'unexpected EOF';
-    case 'UNABLE_TO_VERIFY_LEAF_SIGNATURE':
-    case 'UNABLE_TO_GET_ISSUER_CERT':
-    case 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY':
-    case 'SELF_SIGNED_CERT_IN_CHAIN':
-    case 'DEPTH_ZERO_SELF_SIGNED_CERT':
-    case 'CERT_SIGNATURE_FAILURE':
-      return 'tls: failed to verify certificate: x509: certificate signed by unknown authority';
-    case 'CERT_HAS_EXPIRED':
-    case 'CERT_NOT_YET_VALID':
-      return 'tls: failed to verify certificate: x509: certificate has expired or is not yet valid';
-    case 'ERR_TLS_CERT_ALTNAME_INVALID':
-      return `tls: failed to verify certificate: ${hostMismatch(e, ep.hostname)}`;
-    case 'ERR_SSL_WRONG_VERSION_NUMBER':
-    case 'EPROTO':
-      return /wrong version number/i.test(e.message) ? 'http: server gave HTTP response to HTTPS client' : String(e.message);
-  }
-  return String(e?.message ?? e);
-}
-
-/** crypto/x509 HostnameError text from Node's peer certificate. */
-function hostMismatch(e: any, host: string): string {
-  const sans = String(e?.cert?.subjectaltname ?? '')
-    .split(', ')
-    .filter(Boolean);
-  // Node spells IPv6 SANs in full (0:0:0:0:0:0:0:1); Go's net.IP prints the short form.
-  const canonical = (ip: string) => (ip.includes(':') ? new URL(`http://[${ip}]/`).hostname.slice(1, -1) : ip);
-  const ips = sans.filter((s) => s.startsWith('IP Address:')).map((s) => canonical(s.slice('IP Address:'.length)));
-  const dns = sans.filter((s) => s.startsWith('DNS:')).map((s) => s.slice(4));
-  if (/^[\d.]+$|:/.test(host)) {
-    if (ips.length === 0) return `x509: cannot validate certificate for ${host} because it doesn't contain any IP SANs`;
-    return `x509: certificate is valid for ${ips.join(', ')}, not ${host}`;
-  }
-  if (dns.length === 0) return `x509: certificate is not valid for any names, but wanted to match ${host}`;
-  return `x509: certificate is valid for ${dns.join(', ')}, not ${host}`;
-}
-
-/** client-go's error for a non-2xx answer: a Failure Status in the body, else NewGenericServerResponse's text. */
-function httpStatusError(ans: HttpAnswer): string {
-  try {
-    const s = JSON.parse(ans.body.toString('utf8'));
-    if (isPlainObject(s) && s.kind === 'Status' && s.status === 'Failure') return typeof s.message === 'string' ? s.message : '';
-  } catch {
-    // not a Status
-  }
-  const isText = /^text\//i.test(ans.contentType.trim());
-  let serverMessage = 'unknown';
-  if (isText) serverMessage = ans.body.subarray(0, 1024 * 4).toString('utf8').trim();
-  switch (ans.status) {
-    case 409:
-      return 'the server reported a conflict';
-    case 404:
-      return 'the server could not find the requested resource';
-    case 400:
-      return 'the server rejected our request for an unknown reason';
-    case 401:
-      return 'the server has asked for the client to provide credentials';
-    case 403:
-    case 415:
-      return serverMessage;
-    case 406:
-      return serverMessage === '' || serverMessage === 'unknown' ? 'the server was unable to respond with a content type that the client supports' : serverMessage;
-    case 405:
-      return 'the server does not allow this method on the requested resource';
-    case 422:
-      return 'the server rejected our request due to an error in our request';
-    case 503:
-      return 'the server is currently unable to handle the request';
-    case 504:
-      return 'the server was unable to return a response in the time allotted, but may still be processing the request';
-    case 429:
-      return 'the server has received too many requests and has asked us to try again later';
-  }
-  if (ans.status >= 500) return `an error on the server (${JSON.stringify(serverMessage)}) has prevented the request from succeeding`;
-  return `the server responded with the status code ${ans.status} but did not return more information`;
-}
-
-/**
- * Where kube-apiserver's default service resolver sends a webhook's `service` reference (the
- * ClusterIP routing of its proxy package): the cluster IP and the Service's matching port for
- * ClusterIP, NodePort and LoadBalancer Services, the external name and the reference's port for
- * ExternalName ones; otherwise its error text. A host that reaches cluster IPs (kube-proxy on the
- * node hearth runs on) reaches the webhook's pods this way.
- */
-export function resolveService(svc: any, name: string, port: number): DialTarget | string {
-  if (!isPlainObject(svc)) return `service ${JSON.stringify(name)} not found`;
-  const spec = isPlainObject(svc.spec) ? svc.spec : {};
-  const type = typeof spec.type === 'string' ? spec.type : '';
-  if (type === 'ClusterIP' && spec.clusterIP === 'None') return 'cannot route to service with ClusterIP "None"';
-  if (type === 'ClusterIP' || type === 'NodePort' || type === 'LoadBalancer') {
-    const found = (Array.isArray(spec.ports) ? spec.ports : []).some((p: any) => p?.port === port);
-    if (!found) return `no service port ${port} found for service ${JSON.stringify(name)}`;
-    return { host: String(spec.clusterIP ?? ''), port };
-  }
-  if (type === 'ExternalName') return { host: String(spec.externalName ?? ''), port };
-  return `unsupported service type ${JSON.stringify(type)}`;
-}
+export const closeConversionClients = closeClientConfigAgents;
 
 // ---------------------------------------------------------------------------------------------
 // WebhookConverter
@@ -454,10 +207,7 @@ class WebhookConverter implements Converter {
     let ep: Endpoint | string;
     if (isPlainObject(cc.service)) {
       // The URL kube's webhook client builds for a service; the dial goes where the Service resolves.
-      const s = cc.service;
-      const port = typeof s.port === 'number' ? s.port : 443;
-      ep = endpointFor(`https://${s.name}.${s.namespace}.svc:${port}${typeof s.path === 'string' ? s.path : ''}`, this.timeoutMs);
-      if (typeof ep !== 'string') ep.service = { namespace: String(s.namespace), name: String(s.name), port };
+      ep = serviceEndpointFor(cc.service, this.timeoutMs);
     } else if (typeof cc.url === 'string' && cc.url !== '') {
       ep = endpointFor(cc.url, this.timeoutMs);
     } else {
@@ -508,11 +258,11 @@ class WebhookConverter implements Converter {
     }
     let ans: HttpAnswer;
     try {
-      ans = await post(agent, ep, Buffer.from(JSON.stringify(review)), this.timeoutMs, dial);
+      ans = await postJson(agent, ep, Buffer.from(JSON.stringify(review)), this.timeoutMs, dial, 'kube-apiserver-admission');
     } catch (e) {
-      throw failed(`Post "${ep.display}": ${goNetError(e, ep, dial)}`);
+      throw failed(`Post "${ep.display}": ${callErrorText(e, ep, dial)}`);
     }
-    if (ans.status < 200 || ans.status > 206) throw failed(httpStatusError(ans));
+    if (ans.status < 200 || ans.status > 206) throw failed(httpStatusErrorText(ans));
     const converted = this.readResponse(ans, uid, reviewApiVersion, failed);
 
     if (converted.length !== toSend.length) {

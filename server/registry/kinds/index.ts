@@ -36,7 +36,7 @@ import { clusterRoleBindingStrategy, rbacDefaults, roleBindingStrategy } from '.
 import { TypeModel } from '../../schema/model.ts';
 import { goJsonOrder } from '../../schema/go-order.ts';
 import { definitionDefaulting } from '../defaulting.ts';
-import { admissionRegistrationDefaults } from './admissionregistration/index.ts';
+import { admissionRegistrationDefaults, mutatingWebhookConfigurationStrategy, validatingWebhookConfigurationStrategy } from './admissionregistration/index.ts';
 import { customResourceDefinitionDefaults } from './apiextensions/index.ts';
 import { horizontalPodAutoscalerDefaults } from './autoscaling/horizontalpodautoscalers/defaults.ts';
 import { convertHorizontalPodAutoscaler } from './autoscaling/horizontalpodautoscalers/conversion.ts';
@@ -76,6 +76,8 @@ const strategies = new Map<string, Strategy>(
     'clusterrolebindings.rbac.authorization.k8s.io': clusterRoleBindingStrategy,
     'storageclasses.storage.k8s.io': storageClassStrategy,
     'certificatesigningrequests.certificates.k8s.io': certificateSigningRequestStrategy,
+    'mutatingwebhookconfigurations.admissionregistration.k8s.io': mutatingWebhookConfigurationStrategy,
+    'validatingwebhookconfigurations.admissionregistration.k8s.io': validatingWebhookConfigurationStrategy,
   }),
 );
 const resolved = new Map<string, Strategy>();

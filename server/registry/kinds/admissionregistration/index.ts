@@ -32,3 +32,5 @@ export const admissionRegistrationDefaults: Defaulters = {
   'io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicySpec': (s) => setPtr(s, 'failurePolicy', 'Fail'),
   'io.k8s.api.admissionregistration.v1.MatchResources': matchResources,
 };
+
+export { mutatingWebhookConfigurationStrategy, useMatchConditionCompiler, validatingWebhookConfigurationStrategy } from './webhooks.ts';

@@ -99,8 +99,15 @@ function assignPod(pod: any, binding: any, now: string): any {
   if (isPlainObject(meta.annotations) && Object.keys(meta.annotations).length) {
     pod.metadata.annotations = { ...(pod.metadata.annotations ?? {}), ...meta.annotations };
   }
-  // podutil.UpdatePodCondition: the transition time moves only when the status does.
+  // The Binding's labels (PodTopologyLabels puts the node's topology there) go onto the pod,
+  // over any it has, as kube's binding does with PodTopologyLabelsAdmission (on since 1.35).
+  if (isPlainObject(meta.labels) && Object.keys(meta.labels).length) {
+    pod.metadata.labels = { ...(pod.metadata.labels ?? {}), ...meta.labels };
+  }
   const status = (pod.status ??= {});
+  // ClearingNominatedNodeNameAfterBinding (on since 1.35): a bound pod's nomination is stale.
+  delete status.nominatedNodeName;
+  // podutil.UpdatePodCondition: the transition time moves only when the status does.
   const conditions: any[] = Array.isArray(status.conditions) ? status.conditions : (status.conditions = []);
   const at = conditions.findIndex((c) => c?.type === 'PodScheduled');
   const scheduled = { type: 'PodScheduled', status: 'True', lastTransitionTime: at >= 0 && conditions[at].status === 'True' ? conditions[at].lastTransitionTime : now };
