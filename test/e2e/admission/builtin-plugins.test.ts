@@ -3,7 +3,7 @@
 // (the system classes made at start, a pod's priority from its class or the global default,
 // kube's refusals, one default only), DefaultTolerationSeconds, TaintNodesByCondition,
 // DefaultStorageClass (the newest default), StorageObjectInUseProtection (the finalizers, and the
-// protection controllers that lift them once nothing uses the claim or volume),
+// protection controllers that lift them once nothing uses the claim, volume or attributes class),
 // PersistentVolumeClaimResize, RuntimeClass, DefaultIngressClass, CertificateApproval and
 // CertificateSigning (the signers verbs, the domain wildcard), AlwaysPullImages when enabled;
 // the two toleration-seconds flags of a real hearth process.
