@@ -55,6 +55,9 @@ interface Flags {
   disableAdmissionPlugins?: string[];
   /** kube-apiserver's --admission-control-config-file. */
   admissionControlConfigFile?: string;
+  /** kube-apiserver's --default-not-ready-toleration-seconds and --default-unreachable-toleration-seconds (DefaultTolerationSeconds). */
+  defaultNotReadyTolerationSeconds?: number;
+  defaultUnreachableTolerationSeconds?: number;
   /** kube-controller-manager's --controllers, for the in-process controllers it names. */
   controllers?: string[];
   serviceClusterIPRange?: string;
@@ -107,6 +110,8 @@ const USAGE = [
   '    [--enable-admission-plugins NAME,...]',
   '    [--disable-admission-plugins NAME,...]',
   '    [--admission-control-config-file FILE]',
+  '    [--default-not-ready-toleration-seconds 300]',
+  '    [--default-unreachable-toleration-seconds 300]',
   '    [--service-cluster-ip-range 10.96.0.0/12[,fd00::/108]]',
   '    [--service-node-port-range 30000-32767]',
   '    [--snapshot-interval 12h]',
@@ -230,6 +235,15 @@ function parseFlags(argv: string[]): Flags {
         break;
       }
       case '--snapshot-interval': flags.snapshotIntervalMs = takeDuration(); break;
+      case '--default-not-ready-toleration-seconds':
+      case '--default-unreachable-toleration-seconds': {
+        // A Go int64 flag: pflag's words for what strconv.ParseInt refuses.
+        const v = take();
+        if (!/^[+-]?\d+$/.test(v)) fail(`invalid argument ${JSON.stringify(v)} for "${arg}" flag: strconv.ParseInt: parsing ${JSON.stringify(v)}: invalid syntax`);
+        if (arg === '--default-not-ready-toleration-seconds') flags.defaultNotReadyTolerationSeconds = Number(v);
+        else flags.defaultUnreachableTolerationSeconds = Number(v);
+        break;
+      }
       case '--snapshot-retention': {
         const n = Number(take());
         if (!Number.isInteger(n) || n < 1) fail('--snapshot-retention must be a whole number of at least 1');
@@ -363,6 +377,8 @@ try {
     enableAdmissionPlugins: flags.enableAdmissionPlugins,
     disableAdmissionPlugins: flags.disableAdmissionPlugins,
     admissionControlConfigFile: flags.admissionControlConfigFile,
+    defaultNotReadyTolerationSeconds: flags.defaultNotReadyTolerationSeconds,
+    defaultUnreachableTolerationSeconds: flags.defaultUnreachableTolerationSeconds,
     serviceClusterIPRange: flags.serviceClusterIPRange,
     serviceNodePortRange: flags.serviceNodePortRange,
     initialize: flags.initialize,

@@ -16,6 +16,19 @@ import { enabledAdmissionPlugins } from './admission/plugins.ts';
 import { NO_ADMISSION_CONFIG, readAdmissionConfiguration, type AdmissionConfig } from './admission/config.ts';
 import { namespaceLifecycle } from './admission/namespace-lifecycle.ts';
 import { certificateSubjectRestriction } from './admission/certificate-subject-restriction.ts';
+import { priority, priorityClassView } from './admission/priority.ts';
+import { defaultTolerationSeconds } from './admission/default-toleration-seconds.ts';
+import { taintNodesByCondition } from './admission/taint-nodes-by-condition.ts';
+import { defaultStorageClass, storageClassView } from './admission/default-storage-class.ts';
+import { storageObjectInUseProtection } from './admission/storage-object-in-use-protection.ts';
+import { persistentVolumeClaimResize } from './admission/persistent-volume-claim-resize.ts';
+import { runtimeClass, runtimeClassView } from './admission/runtime-class.ts';
+import { defaultIngressClass, ingressClassView } from './admission/default-ingress-class.ts';
+import { certificateApproval, certificateSigning } from './admission/certificate-approval.ts';
+import { alwaysPullImages } from './admission/always-pull-images.ts';
+import { ClusterObjectIndex } from './registry/cluster-object-index.ts';
+import { ensureSystemPriorityClasses } from './controllers/system-priority-classes.ts';
+import { StorageProtectionController } from './controllers/storage-protection.ts';
 import { nodeRestriction, REQUEST_TOKEN_AUDIENCE_VERB } from './admission/node-restriction.ts';
 import { serviceAccountAdmission } from './admission/service-account.ts';
 import { mutatingAdmissionPolicyPlugin, validatingAdmissionPolicyPlugin, validatingAdmissionPolicyTypeChecker } from './admission/policy/index.ts';
@@ -153,6 +166,9 @@ export interface ServerOptions {
   disableAdmissionPlugins?: string[];
   /** kube-apiserver's --admission-control-config-file: an AdmissionConfiguration naming plugins' configurations. */
   admissionControlConfigFile?: string;
+  /** kube-apiserver's --default-not-ready-toleration-seconds and --default-unreachable-toleration-seconds (DefaultTolerationSeconds; 300 each). */
+  defaultNotReadyTolerationSeconds?: number;
+  defaultUnreachableTolerationSeconds?: number;
   /** Which kube-controller-manager controllers run in-process (its --controllers: `*`, `name`, `-name`); default all. */
   controllers?: string[];
   /** Service cluster IP ranges (kube's --service-cluster-ip-range: a CIDR, or an IPv4 and an IPv6 one); default 10.96.0.0/12. */
@@ -287,6 +303,34 @@ const admissionPluginFactories: Partial<Record<string, (c: AdmissionPluginContex
   },
   MutatingAdmissionPolicy: (c) => mutatingAdmissionPolicyPlugin(c),
   ValidatingAdmissionPolicy: (c) => validatingAdmissionPolicyPlugin(c),
+  // kube's small built-in plugins; the classes they read are kept in memory from the commit stream.
+  TaintNodesByCondition: () => taintNodesByCondition(),
+  AlwaysPullImages: () => alwaysPullImages(),
+  Priority: (c) => {
+    const classes = ClusterObjectIndex.of(c.eventLog, c.store, c.catalog.lookup('scheduling.k8s.io', 'v1', 'priorityclasses')!, priorityClassView);
+    return priority({ priorityClass: (name) => classes.get(name), priorityClasses: () => classes.values() });
+  },
+  DefaultTolerationSeconds: (c) => defaultTolerationSeconds({ notReadySeconds: c.opts.defaultNotReadyTolerationSeconds, unreachableSeconds: c.opts.defaultUnreachableTolerationSeconds }),
+  DefaultStorageClass: (c) => {
+    const classes = ClusterObjectIndex.of(c.eventLog, c.store, c.catalog.lookup('storage.k8s.io', 'v1', 'storageclasses')!, storageClassView);
+    return defaultStorageClass(() => classes.values());
+  },
+  StorageObjectInUseProtection: () => storageObjectInUseProtection(),
+  PersistentVolumeClaimResize: (c) => {
+    const classes = ClusterObjectIndex.of(c.eventLog, c.store, c.catalog.lookup('storage.k8s.io', 'v1', 'storageclasses')!, storageClassView);
+    return persistentVolumeClaimResize((name) => classes.get(name));
+  },
+  RuntimeClass: (c) => {
+    const classes = ClusterObjectIndex.of(c.eventLog, c.store, c.catalog.lookup('node.k8s.io', 'v1', 'runtimeclasses')!, runtimeClassView);
+    return runtimeClass((name) => classes.get(name));
+  },
+  DefaultIngressClass: (c) => {
+    const classes = ClusterObjectIndex.of(c.eventLog, c.store, c.catalog.lookup('networking.k8s.io', 'v1', 'ingressclasses')!, ingressClassView);
+    return defaultIngressClass(() => classes.values());
+  },
+  // The `approve` and `sign` verbs on certificates.k8s.io's `signers`, asked of the authorizer chain.
+  CertificateApproval: (c) => certificateApproval((user, verb, name) => mayUseSigner(c.authorizers, user, verb, name)),
+  CertificateSigning: (c) => certificateSigning((user, verb, name) => mayUseSigner(c.authorizers, user, verb, name)),
   PodSecurity: (c) => {
     const podsInfo = c.catalog.lookup('', 'v1', 'pods')!;
     return podSecurityFromConfiguration({ namespaceLabels: (name) => c.namespaces.get(name)?.labels, listPods: (ns) => c.store.listReadable(podsInfo, ns) }, c.admissionConfig.configurationOf('PodSecurity'));
@@ -298,6 +342,12 @@ const admissionPluginFactories: Partial<Record<string, (c: AdmissionPluginContex
     return podTopologyLabels((name) => c.store.tryGet(nodesInfo, '', name));
   },
 };
+
+/** Whether the authorizer chain allows `user` the verb on certificates.k8s.io's `signers` named `name` (kube's certificates/authorization). */
+function mayUseSigner(authorizers: readonly Authorizer[], user: UserInfo, verb: string, name: string): boolean | Promise<boolean> {
+  const answer = authorize(authorizers, { user, verb, isResourceRequest: true, path: '', apiGroup: 'certificates.k8s.io', apiVersion: '*', resource: 'signers', subresource: '', namespace: '', name });
+  return answer instanceof Promise ? answer.then((r) => r.decision === 'allow') : answer.decision === 'allow';
+}
 
 // Webhook configurations' match conditions are checked in the CEL environment the webhook plugins evaluate them in.
 useMatchConditionCompiler(matchConditionCompileError);
@@ -461,6 +511,8 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
   const watch = new WatchHub(eventLog, store, flushAll);
 
   await bootstrapNamespaces(store, catalog);
+  // system-node-critical and system-cluster-critical (kube's scheduling post-start hook).
+  await ensureSystemPriorityClasses(store, catalog);
   const nsController = new NamespaceController(store, catalog, eventLog);
   nsController.start();
   // Every active namespace's identity: its `default` ServiceAccount and the cluster CA.
@@ -499,6 +551,9 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
     ? new ResourceQuotaController(store, catalog, eventLog, new NamespacedObjectIndex<QuotaView>(eventLog, 'resourcequotas', store.listReadable(quotaInfo, undefined)), opts.resourceQuotaSyncPeriodMs)
     : undefined;
   quotaController?.start();
+  // Protected claims and volumes being deleted lose their finalizer once nothing uses them (StorageObjectInUseProtection's other half).
+  const storageProtection = new StorageProtectionController(store, catalog, eventLog);
+  storageProtection.start();
   // kube's default RBAC policy, reconciled once the server listens (kube's rbac/bootstrap-roles post-start hook).
   const rbacBootstrap = new RbacBootstrap(store, catalog, log);
   // CRDs already in the file publish their schemas right after start, in the background (as
@@ -663,7 +718,7 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
         closed = true;
         for (const jwt of jwtAuthenticators) jwt.close();
         rbacBootstrap.stop();
-        const controllersDone = Promise.all([nsController.stop(), authenticationTrust.stop(), saController?.stop(), rootCaPublisher?.stop(), clusterRoleAggregation?.stop(), quotaController?.stop(), policyStatus?.stop(), tokensController?.stop(), legacyTokenTracking.stop(), legacyTokenCleaner?.stop(), tokenCleaner?.stop(), bootstrapSigner?.stop(), crdController.stop(), eventTtl?.stop(), csrSigner.stop(), csrApprover?.stop(), csrCleaner.stop()]);
+        const controllersDone = Promise.all([nsController.stop(), authenticationTrust.stop(), saController?.stop(), rootCaPublisher?.stop(), clusterRoleAggregation?.stop(), quotaController?.stop(), policyStatus?.stop(), storageProtection.stop(), tokensController?.stop(), legacyTokenTracking.stop(), legacyTokenCleaner?.stop(), tokenCleaner?.stop(), bootstrapSigner?.stop(), crdController.stop(), eventTtl?.stop(), csrSigner.stop(), csrApprover?.stop(), csrCleaner.stop()]);
         compactor.stop();
         await snapshots.stop();
         await listener.close();

@@ -52,7 +52,10 @@ test('canonical form: as resource.ParseQuantity and Quantity.String give it', ()
 
 test('quantities of built-in objects are stored in canonical form; a PUT that only respells them changes nothing', async () => {
   const resources = { requests: { cpu: 0.25, memory: '1024Mi' }, limits: { cpu: '2000m', memory: '2048Mi', 'example.com/gpu': 1 } };
-  const created = await s.request('POST', '/api/v1/namespaces/default/pods', { body: pod('canon', resources, { volumes: [{ name: 'v', emptyDir: { sizeLimit: '1000M' } }], overhead: { cpu: '0.1' }, automountServiceAccountToken: false }) });
+  // (RuntimeClass admission wants a pod's overhead to be its class's: the class's '0.1' is stored as '100m' too)
+  const runtime = await s.request('POST', '/apis/node.k8s.io/v1/runtimeclasses', { body: { apiVersion: 'node.k8s.io/v1', kind: 'RuntimeClass', metadata: { name: 'canon' }, handler: 'canon', overhead: { podFixed: { cpu: '0.1' } } } });
+  assert.equal(runtime.status, 201, runtime.text);
+  const created = await s.request('POST', '/api/v1/namespaces/default/pods', { body: pod('canon', resources, { volumes: [{ name: 'v', emptyDir: { sizeLimit: '1000M' } }], runtimeClassName: 'canon', overhead: { cpu: '0.1' }, automountServiceAccountToken: false }) });
   assert.equal(created.status, 201, created.text);
   const spec = created.json().spec;
   assert.deepEqual(spec.containers[0].resources, {

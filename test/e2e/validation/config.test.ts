@@ -72,6 +72,9 @@ test('persistent volume claims need a supported access mode and a storage reques
 
 test('a persistent volume claim spec is immutable but for a volume name and class set once and a bound claim\'s request', async () => {
   const PVC = '/api/v1/namespaces/default/persistentvolumeclaims';
+  // (PersistentVolumeClaimResize lets a claim grow only when its class allows expansion)
+  const fast = await s.request('POST', '/apis/storage.k8s.io/v1/storageclasses', { body: { apiVersion: 'storage.k8s.io/v1', kind: 'StorageClass', metadata: { name: 'fast' }, provisioner: 'example.com/fast', allowVolumeExpansion: true } });
+  assert.equal(fast.status, 201, fast.text);
   const created = await s.request('POST', PVC, { body: { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'grow' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } } });
   assert.equal(created.status, 201, created.text);
   const patch = (body: unknown, sub = '') => s.request('PATCH', `${PVC}/grow${sub}`, { body, headers: { 'content-type': 'application/merge-patch+json' } });
