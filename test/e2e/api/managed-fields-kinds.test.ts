@@ -44,7 +44,8 @@ const STATUS_PATCHES: Record<string, unknown> = {
   resourceclaims: { allocation: { devices: { results: [{ request: 'single-gpu-claim', driver: 'driver.example.com', pool: 'node-1', device: 'gpu-0' }] } } },
 };
 
-const s = useTestServer();
+// (without the policy status controller, which would write the status this test writes first)
+const s = useTestServer({ options: { controllers: ['*', '-validatingadmissionpolicy-status-controller'] } });
 
 interface Resource {
   group: string;

@@ -136,7 +136,9 @@ test('zero values a client sends for omitempty fields are left out, as kube-apis
   const created = await s.request('POST', '/apis/rbac.authorization.k8s.io/v1/namespaces/default/rolebindings', { body: binding });
   assert.equal(created.status, 201, created.text);
   assert.deepEqual(created.json().subjects, [{ kind: 'ServiceAccount', name: 'default', namespace: 'default' }]);
-  const pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'zeros' }, spec: { hostNetwork: false, containers: [{ name: 'c', image: 'nginx', workingDir: '', stdin: false }] } };
+  // (limits and requests: the fixtures' ResourceQuota in this namespace asks for them)
+  const resources = { limits: { cpu: '10m', memory: '16Mi' }, requests: { cpu: '10m', memory: '16Mi' } };
+  const pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'zeros' }, spec: { hostNetwork: false, containers: [{ name: 'c', image: 'nginx', workingDir: '', stdin: false, resources }] } };
   const p = await s.request('POST', '/api/v1/namespaces/default/pods', { body: pod });
   assert.equal(p.status, 201, p.text);
   assert.equal('hostNetwork' in p.json().spec, false);
