@@ -69,22 +69,35 @@ async function chain(out: string[]): Promise<void> {
       await createNamespace(s, NS);
       await defaultServiceAccount(s);
     }
-    const serial = { on: 0, off: 0 };
-    const creates = (s: Server, who: 'on' | 'off', make: (name: string) => unknown, path: string): RequestMaker => async (conn) => check(await request(s, 'POST', path, make(`${who}-${serial[who]++}`), conn), 201, `${who} create`);
-    const compare = async (what: string, make: (name: string) => unknown, path: string) => {
+    const serial = { on: 0, off: 0, shaped: 0 };
+    const creates = (s: Server, who: keyof typeof serial, make: (name: string) => unknown, path: string): RequestMaker => async (conn) => check(await request(s, 'POST', path, make(`${who}-${serial[who]++}`), conn), 201, `${who} create`);
+    /** `shaped`: the chain-off server given what the chain made of the same request (a control: what the bigger object costs, the plugins' own work aside). */
+    const compare = async (what: string, make: (name: string) => unknown, path: string, shaped?: (name: string) => unknown) => {
       const takers: TurnTaker[] = [
         { name: 'off', server: off, one: creates(off, 'off', make, path) },
         { name: 'on', server: on, one: creates(on, 'on', make, path) },
       ];
+      if (shaped) takers.push({ name: 'shaped', server: off, one: creates(off, 'shaped', shaped, path) });
       await slicesInTurns(1, WARMUP_SECONDS, takers);
       const slices = await slicesInTurns(ROUNDS, SLICE_SECONDS, takers);
       const r = ratioStats(slices, 'on', 'off');
       out.push(`${what} (${CONCURRENCY} clients each, ${ROUNDS} rounds of ${SLICE_SECONDS} s slices in turns): chain off ${fmt(r.refRate, 0)}/s (server CPU ${fmt(r.refCpuMs, 3)} ms each), default chain ${fmt(r.rate, 0)}/s (${fmt(r.cpuMs, 3)} ms each) → the chain's as a ratio to chain off:`);
       out.push(`  rate ${formatRatio(r.rateRatio, r.rateRatios)}`);
       out.push(`  server CPU per request ${formatRatio(r.cpuRatio, r.cpuRatios)}`);
+      if (shaped) {
+        const c = ratioStats(slices, 'on', 'shaped');
+        out.push(`  control: chain off, sent the pod as the chain admits it (token volume, tolerations, priority, defaults): ${fmt(c.refRate, 0)}/s (${fmt(c.refCpuMs, 3)} ms each) → the chain's own cost, as the chain's ratio to it:`);
+        out.push(`    rate ${formatRatio(c.rateRatio, c.rateRatios)}`);
+        out.push(`    server CPU per request ${formatRatio(c.cpuRatio, c.cpuRatios)}`);
+      }
     };
     await compare('ConfigMap creates', (name) => configMap(NS, name), `/api/v1/namespaces/${NS}/configmaps`);
-    await compare('Pod creates', pod, `/api/v1/namespaces/${NS}/pods`);
+    // What the chain makes of a pod: one admitted, read back, without what the store sets.
+    const admitted = await request(on, 'POST', `/api/v1/namespaces/${NS}/pods?dryRun=All`, pod('shape'));
+    check(admitted, 201, 'dry-run pod');
+    const shape = JSON.parse(admitted.body) as { metadata: Record<string, unknown>; spec: unknown };
+    const shapedPod = (name: string) => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: NS, labels: shape.metadata.labels, annotations: shape.metadata.annotations }, spec: shape.spec });
+    await compare('Pod creates', pod, `/api/v1/namespaces/${NS}/pods`, shapedPod);
   } finally {
     await stopHearth(on);
     await stopHearth(off);

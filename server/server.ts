@@ -30,7 +30,7 @@ import { ClusterObjectIndex } from './registry/cluster-object-index.ts';
 import { ensureSystemPriorityClasses } from './controllers/system-priority-classes.ts';
 import { StorageProtectionController } from './controllers/storage-protection.ts';
 import { nodeRestriction, REQUEST_TOKEN_AUDIENCE_VERB } from './admission/node-restriction.ts';
-import { serviceAccountAdmission } from './admission/service-account.ts';
+import { serviceAccountAdmission, type ServiceAccountRef } from './admission/service-account.ts';
 import { mutatingAdmissionPolicyPlugin, validatingAdmissionPolicyPlugin, validatingAdmissionPolicyTypeChecker } from './admission/policy/index.ts';
 import { limitRanger, type LimitRangeView } from './admission/limit-ranger.ts';
 import { resourceQuota, type QuotaView } from './admission/resource-quota/index.ts';
@@ -275,9 +275,10 @@ interface AdmissionPluginContext {
  */
 const admissionPluginFactories: Partial<Record<string, (c: AdmissionPluginContext) => AdmissionPlugin>> = {
   NamespaceLifecycle: (c) => namespaceLifecycle((name) => c.namespaces.get(name)),
+  // ServiceAccounts kept from the commit stream: every pod create reads its own twice.
   ServiceAccount: (c) => {
-    const serviceAccountsInfo = c.catalog.lookup('', 'v1', 'serviceaccounts')!;
-    return serviceAccountAdmission((ns, name) => c.store.tryGet(serviceAccountsInfo, ns, name));
+    const serviceAccounts = new NamespacedObjectIndex<ServiceAccountRef>(c.eventLog, 'serviceaccounts', c.store.listReadable(c.catalog.lookup('', 'v1', 'serviceaccounts')!, undefined));
+    return serviceAccountAdmission((ns, name) => serviceAccounts.get(ns, name));
   },
   // NodeRestriction (on by default, as kubeadm enables it) asks the chain about token audiences.
   NodeRestriction: (c) =>

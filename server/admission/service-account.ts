@@ -84,21 +84,36 @@ interface PodShape {
 const DEFAULT_ATTEMPTS = 10;
 
 export function serviceAccountAdmission(getServiceAccount: ServiceAccountGetter, sleep: (ms: number) => Promise<void> = realSleep): AdmissionPlugin {
-  /** The ServiceAccount, or the 403 kube answers when it is missing. */
-  async function lookUp(a: AdmissionAttributes, pod: PodShape, name: string): Promise<ServiceAccountRef> {
+  /**
+   * The ServiceAccount, or the 403 kube answers when it is missing: at once when it is there (no
+   * promise: the chain stays synchronous), else after the retries for `default`.
+   */
+  function lookUp(a: AdmissionAttributes, name: string): ServiceAccountRef | Promise<ServiceAccountRef> {
+    const sa = getServiceAccount(a.namespace, name);
+    if (sa) return sa;
+    return retried(a, name);
+  }
+
+  async function retried(a: AdmissionAttributes, name: string): Promise<ServiceAccountRef> {
     const attempts = name === DEFAULT_SERVICE_ACCOUNT_NAME ? DEFAULT_ATTEMPTS : 1;
     const interval = 100 + Math.floor(Math.random() * 100);
-    for (let i = 0; i < attempts; i++) {
-      if (i > 0) await sleep(interval);
+    for (let i = 1; i < attempts; i++) {
+      await sleep(interval);
       const sa = getServiceAccount(a.namespace, name);
       if (sa) return sa;
     }
     throw newForbidden(a, `error looking up service account ${a.namespace}/${name}: serviceaccount "${name}" not found`);
   }
 
+  /** Runs `then` on the ServiceAccount, synchronously when it is at hand. */
+  function withServiceAccount(a: AdmissionAttributes, name: string, then: (sa: ServiceAccountRef) => void): void | Promise<void> {
+    const sa = lookUp(a, name);
+    return sa instanceof Promise ? sa.then(then) : then(sa);
+  }
+
   return {
     name: 'ServiceAccount',
-    async admit(a) {
+    admit(a) {
       const pod = podOf(a);
       if (!pod || a.operation !== 'CREATE') return;
       // A mirror pod's spec is the kubelet's: left as it is, only validated.
@@ -106,23 +121,24 @@ export function serviceAccountAdmission(getServiceAccount: ServiceAccountGetter,
       const spec = (pod.spec ??= {});
       // (kube's v1 conversion, before admission, reads the deprecated field when the name is empty)
       if (!spec.serviceAccountName) spec.serviceAccountName = spec.serviceAccount || DEFAULT_SERVICE_ACCOUNT_NAME;
-      const sa = await lookUp(a, pod, spec.serviceAccountName);
-      if (shouldAutomount(sa, spec)) mountServiceAccountToken(spec);
-      if (!spec.imagePullSecrets?.length && sa.imagePullSecrets?.length) {
-        spec.imagePullSecrets = sa.imagePullSecrets.map((s) => ({ name: s.name }));
-      }
+      return withServiceAccount(a, spec.serviceAccountName, (sa) => {
+        if (shouldAutomount(sa, spec)) mountServiceAccountToken(spec);
+        if (!spec.imagePullSecrets?.length && sa.imagePullSecrets?.length) {
+          spec.imagePullSecrets = sa.imagePullSecrets.map((s) => ({ name: s.name }));
+        }
+      });
     },
-    async validate(a) {
+    validate(a) {
       const ephemeral = a.operation === 'UPDATE' && a.subresource === 'ephemeralcontainers';
       const pod = ephemeral ? objectOf(a) : podOf(a);
       if (!pod || (a.operation !== 'CREATE' && !ephemeral)) return;
       const spec = pod.spec ?? {};
       if (ephemeral) {
         if (!spec.serviceAccountName) throw newForbidden(a, `no service account specified for pod ${a.namespace}/${pod.metadata?.name ?? ''}`);
-        const sa = await lookUp(a, pod, spec.serviceAccountName);
-        const refused = enforcesMountableSecrets(sa) ? ephemeralContainerSecretRefusal(sa, spec) : undefined;
-        if (refused) throw newForbidden(a, refused);
-        return;
+        return withServiceAccount(a, spec.serviceAccountName, (sa) => {
+          const refused = enforcesMountableSecrets(sa) ? ephemeralContainerSecretRefusal(sa, spec) : undefined;
+          if (refused) throw newForbidden(a, refused);
+        });
       }
       if (isMirrorPod(pod)) {
         if (spec.serviceAccountName) throw newForbidden(a, 'a mirror pod may not reference service accounts');
@@ -133,9 +149,10 @@ export function serviceAccountAdmission(getServiceAccount: ServiceAccountGetter,
         return;
       }
       if (!spec.serviceAccountName) throw newForbidden(a, `no service account specified for pod ${a.namespace}/${pod.metadata?.name ?? ''}`);
-      const sa = await lookUp(a, pod, spec.serviceAccountName);
-      const refused = enforcesMountableSecrets(sa) ? secretReferenceRefusal(sa, spec) : undefined;
-      if (refused) throw newForbidden(a, refused);
+      return withServiceAccount(a, spec.serviceAccountName, (sa) => {
+        const refused = enforcesMountableSecrets(sa) ? secretReferenceRefusal(sa, spec) : undefined;
+        if (refused) throw newForbidden(a, refused);
+      });
     },
   };
 }
