@@ -31,7 +31,7 @@ import { ensureSystemPriorityClasses } from './controllers/system-priority-class
 import { StorageProtectionController } from './controllers/storage-protection.ts';
 import { nodeRestriction, REQUEST_TOKEN_AUDIENCE_VERB } from './admission/node-restriction.ts';
 import { serviceAccountAdmission, type ServiceAccountRef } from './admission/service-account.ts';
-import { mutatingAdmissionPolicyPlugin, validatingAdmissionPolicyPlugin, validatingAdmissionPolicyTypeChecker } from './admission/policy/index.ts';
+import { mutatingAdmissionPolicyPlugin, validatingAdmissionPolicyPlugin, validatingAdmissionPolicyTypeChecker, authorizeNow } from './admission/policy/index.ts';
 import { limitRanger, type LimitRangeView } from './admission/limit-ranger.ts';
 import { resourceQuota, type QuotaView } from './admission/resource-quota/index.ts';
 import { limitedResourcesOf } from './admission/resource-quota/config.ts';
@@ -370,6 +370,7 @@ function admissionWebhookDeps(c: AdmissionPluginContext): WebhookPluginDeps {
       return c.store.convertToVersion(target, obj);
     },
     decode: (obj, attrs) => c.store.decodeAdmitted(attrs.info, obj),
+    authorize: (attrs) => authorizeNow(c.authorizers, attrs),
   };
   webhookDepsByContext.set(c, deps);
   return deps;

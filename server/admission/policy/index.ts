@@ -78,7 +78,7 @@ function lookupsOf(c: PolicyPluginContext): PolicyLookups {
  * One check through the chain. CEL runs synchronously: an authorizer that answers later (a
  * webhook) gives an errored Decision rather than a wait.
  */
-function authorizeNow(authorizers: readonly Authorizer[], attrs: AuthzCheckAttributes): AuthzCheckResult {
+export function authorizeNow(authorizers: readonly Authorizer[], attrs: AuthzCheckAttributes): AuthzCheckResult {
   const r = authorize(authorizers, { ...attrs, user: { ...attrs.user, groups: attrs.user.groups ?? [] } });
   if (r instanceof Promise) {
     r.catch(() => {});

@@ -3,13 +3,13 @@
 // `oldObject`, `namespaceObject` (null: kube fills it only for policies) and the typed `request`;
 // every condition must be a bool. A false condition skips the webhook; errors with no false
 // condition follow the webhook's failurePolicy (Fail: the request is forbidden with the
-// aggregated errors; Ignore: the webhook is skipped). The `authorizer` variable kube also
-// declares is not offered to webhooks yet: an expression naming it fails to compile.
+// aggregated errors; Ignore: the webhook is skipped). `authorizer` asks the server's authorizer
+// chain, as kube's does.
 import { compilePolicyExpression, matchConditions, PolicyActivation, type CompiledCondition } from '../cel.ts';
 
 export type { CompiledCondition } from '../cel.ts';
 
-const WEBHOOK_SCOPE = { hasParams: false, variableNames: [], withoutAuthorizer: true };
+const WEBHOOK_SCOPE = { hasParams: false, variableNames: [] };
 
 /** The detail of a field error for an expression, or undefined when it compiles (for validation). */
 export function matchConditionCompileError(expression: string): string | undefined {
@@ -29,11 +29,13 @@ export interface MatchInput {
   object: unknown;
   oldObject: unknown;
   request: Record<string, unknown>;
+  /** The request's `authorizer` (a CEL value, requestAuthorizer's), when the plugin has the chain. */
+  authorizer?: unknown;
 }
 
 /** matcher.Match: matches, or not, or the errors' text when they decide (failurePolicy Fail). */
 export function evaluateConditions(conditions: readonly CompiledCondition[], input: MatchInput, failClosed: boolean): { matches: boolean; error?: string } {
-  const activation = new PolicyActivation({ object: input.object, oldObject: input.oldObject, request: input.request, namespaceObject: null, hasParams: false }, []);
+  const activation = new PolicyActivation({ object: input.object, oldObject: input.oldObject, request: input.request, namespaceObject: null, hasParams: false, authorizer: input.authorizer }, []);
   const r = matchConditions([...conditions], activation);
   if (r === 'match') return { matches: true };
   if (r === 'skip' || !failClosed) return { matches: false };

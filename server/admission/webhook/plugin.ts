@@ -24,6 +24,8 @@ import type { AdmissionAttributes, AdmissionPlugin } from '../types.ts';
 import { matchingInvocation, namespaceSelectorMatches, objectSelectorMatches, requestResource, type EquivalentResource, type AdmissionRule } from '../matching.ts';
 import { callWebhook, CallingWebhookError, type ServiceResolver } from './call.ts';
 import { evaluateConditions } from './match-conditions.ts';
+import { requestAuthorizer } from '../cel.ts';
+import { registerAuthzCheck, type AuthzCheck } from '../../registry/crd/cel/index.ts';
 import { admissionRequest, createReview, denialError, verifyResponse, type GroupVersionKind, type GroupVersionResource } from './review.ts';
 import type { WebhookAccessor, WebhookConfigurationIndex } from './source.ts';
 
@@ -47,6 +49,17 @@ export interface WebhookPluginDeps {
   convert?: ObjectConverter;
   /** Drops what the kind does not have from a patched object and defaults it (kube decodes and defaults it). */
   decode?: (obj: Record<string, unknown>, attrs: AdmissionAttributes) => void;
+  /** The authorizer chain's answer for match conditions' `authorizer` (registered once per deps: authorizeIdOf). */
+  authorize?: AuthzCheck;
+}
+
+const authorizeIds = new WeakMap<WebhookPluginDeps, string>();
+/** The CEL authorizer check of these deps, registered on first use. */
+function authorizeIdOf(deps: WebhookPluginDeps): string | undefined {
+  if (!deps.authorize) return undefined;
+  let id = authorizeIds.get(deps);
+  if (id === undefined) authorizeIds.set(deps, (id = registerAuthzCheck(deps.authorize)));
+  return id;
 }
 
 const EXEMPT_KINDS = new Set(['ValidatingWebhookConfiguration', 'MutatingWebhookConfiguration', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding', 'MutatingAdmissionPolicy', 'MutatingAdmissionPolicyBinding']);
@@ -111,7 +124,9 @@ function shouldCallHook(hook: WebhookAccessor, attrs: AdmissionAttributes, deps:
   const inv: Invocation = { hook, resource: matched.resource, kind: matched.kind };
   if (hook.conditions.length) {
     // (the conditions see the object at the request's version; kube converts it first when the invocation's differs)
-    const m = evaluateConditions(hook.conditions, { object: attrs.object, oldObject: attrs.oldObject, request: celRequest(attrs, inv) }, hook.failurePolicy === 'Fail');
+    const authorizeId = authorizeIdOf(deps);
+    const authorizer = authorizeId === undefined ? undefined : requestAuthorizer(attrs, authorizeId);
+    const m = evaluateConditions(hook.conditions, { object: attrs.object, oldObject: attrs.oldObject, request: celRequest(attrs, inv), authorizer }, hook.failurePolicy === 'Fail');
     if (m.error !== undefined) throw forbidden(attrs.info.group, attrs.info.resource, attrs.name, m.error);
     if (!m.matches) return undefined;
   }

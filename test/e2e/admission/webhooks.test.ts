@@ -254,6 +254,17 @@ test('matchConditions in CEL decide the call; an error fails closed with Fail an
   assert.equal(wh.reviewsAt('/err').length, 0);
 });
 
+test('a match condition asks the authorizer: the webhook is skipped for who may manage RoleBindings', async () => {
+  const mayBind = "authorizer.group('rbac.authorization.k8s.io').resource('rolebindings').namespace('team-a').check('create').allowed()";
+  await install(VALIDATING, 'non-admins', [hook({ path: '/non-admins', matchConditions: [{ name: 'not-a-binder', expression: `!${mayBind}` }] })]);
+  assert.equal((await s.request('POST', CM('team-a'), { body: configMap('wh-by-admin') })).status, 201);
+  assert.equal((await requestAs(bob, 'POST', CM('team-a'), configMap('wh-by-bob'))).status, 201);
+  assert.deepEqual(
+    wh.reviewsAt('/non-admins').map((r) => r.request.name),
+    ['wh-by-bob'],
+  );
+});
+
 test('reinvocationPolicy IfNeeded calls a webhook again after a later one changed the object', async () => {
   // Configurations run in name order: a-first, then b-second.
   await install(MUTATING, 'a-first', [hook({ path: '/first', reinvocationPolicy: 'IfNeeded' })]);
