@@ -6,6 +6,7 @@
 // Warn adds a warning, Audit records the validation_failure audit annotation. Synchronous: the
 // policies are in memory (source.ts) and params and namespaces are read from memory-backed lookups,
 // so a request that no binding matches costs a scan of the hooks and no promise.
+import type { GroupVersionKind, GroupVersionResource } from '../matching.ts';
 import { ApiError, qualifiedResource } from '../../errors.ts';
 import type { AdmissionAttributes, AdmissionPlugin } from '../types.ts';
 import { admissionRequestOf, namespaceObjectOf, PolicyActivation, requestAuthorizer } from '../cel.ts';
@@ -21,17 +22,6 @@ export const VALIDATING_ADMISSION_POLICY = 'ValidatingAdmissionPolicy';
 export const VALIDATION_FAILURE_ANNOTATION = 'validation.policy.admission.k8s.io/validation_failure';
 /** kube's maxAuditAnnotationValueLength. */
 const MAX_AUDIT_ANNOTATION_VALUE_LENGTH = 10 * 1024;
-
-export interface GroupVersionResource {
-  group: string;
-  version: string;
-  resource: string;
-}
-export interface GroupVersionKind {
-  group: string;
-  version: string;
-  kind: string;
-}
 
 /** kube's generic.PolicyMatcher over the shared matching (matcher.ts). */
 export interface PolicyMatcher {

@@ -21,12 +21,12 @@ import { badRequest, forbidden, internalError } from '../../errors.ts';
 import { semanticEqual } from '../../util/json.ts';
 import { applyJsonPatch } from '../../registry/patch/index.ts';
 import type { AdmissionAttributes, AdmissionPlugin } from '../types.ts';
-import { matchingInvocation, namespaceSelectorMatches, objectSelectorMatches, requestResource, type EquivalentResource, type AdmissionRule } from '../matching.ts';
+import { matchingInvocation, namespaceSelectorMatches, objectSelectorMatches, requestResource, type EquivalentResource, type AdmissionRule, type GroupVersionKind, type GroupVersionResource } from '../matching.ts';
 import { callWebhook, CallingWebhookError, type ServiceResolver } from './call.ts';
 import { evaluateConditions } from './match-conditions.ts';
 import { requestAuthorizer } from '../cel.ts';
 import { registerAuthzCheck, type AuthzCheck } from '../../registry/crd/cel/index.ts';
-import { admissionRequest, createReview, denialError, verifyResponse, type GroupVersionKind, type GroupVersionResource } from './review.ts';
+import { admissionRequest, createReview, denialError, verifyResponse } from './review.ts';
 import type { WebhookAccessor, WebhookConfigurationIndex } from './source.ts';
 
 /** A webhook that applies, and at which resource and kind it is called (kube's WebhookInvocation). */

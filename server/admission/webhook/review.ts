@@ -1,6 +1,7 @@
 // AdmissionReview: what kube-apiserver sends a webhook and how it checks the answer, as kube's
 // admission/plugin/webhook/request (CreateV1AdmissionReview / CreateV1beta1AdmissionReview,
 // VerifyAdmissionResponse) and webhook/errors (ToStatusErr) do.
+import type { GroupVersionKind, GroupVersionResource } from '../matching.ts';
 import { randomUUID } from 'node:crypto';
 import { ApiError, qualifiedResource, type StatusDetails } from '../../errors.ts';
 import type { UserInfo } from '../../authentication/user.ts';
@@ -12,17 +13,6 @@ export function reviewVersionOf(versions: unknown): ReviewVersion | undefined {
   return (Array.isArray(versions) ? versions : []).find((v): v is ReviewVersion => v === 'v1' || v === 'v1beta1');
 }
 
-export interface GroupVersionKind {
-  group: string;
-  version: string;
-  kind: string;
-}
-
-export interface GroupVersionResource {
-  group: string;
-  version: string;
-  resource: string;
-}
 
 export interface ReviewRequestFields {
   kind: GroupVersionKind;
