@@ -8,6 +8,10 @@ import { parseServiceClusterIPRange, parseServiceNodePortRange } from './registr
 import { DEFAULT_SNAPSHOT_RETENTION } from './storage/backup/snapshot-schedule.ts';
 import type { Http2Implementation } from './http/listener.ts';
 import { controllerSelectionErrors } from './controllers/selection.ts';
+import { servedKubernetesVersion } from './schema/catalog.ts';
+import { DEFAULT_FLOW_CONTROL_OPTIONS, type FlowControlOptions } from './flowcontrol/options.ts';
+import { DEFAULT_AUDIT_LOG_OPTIONS, DEFAULT_AUDIT_WEBHOOK_OPTIONS, type AuditLogOptions, type AuditWebhookOptions } from './audit/options.ts';
+import { DEFAULT_LOGGING_OPTIONS, type LoggingOptions } from './logging/options.ts';
 
 /** The data-directory subcommands (cli/ops.ts). */
 const OPS_COMMANDS = ['backup', 'restore', 'snapshots'];
@@ -75,6 +79,13 @@ interface Flags {
   serviceAccountExtendTokenExpiration: boolean;
   /** kube-controller-manager's --legacy-service-account-token-clean-up-period. */
   legacyServiceAccountTokenCleanUpPeriodMs?: number;
+  flowControl: FlowControlOptions;
+  auditPolicyFile?: string;
+  /** The --audit-log-* flags (a log is written only when --audit-log-path is given). */
+  auditLog: Partial<AuditLogOptions>;
+  /** The --audit-webhook-* flags (a webhook is called only when --audit-webhook-config-file is given). */
+  auditWebhook: Partial<AuditWebhookOptions>;
+  logging: LoggingOptions;
 }
 
 const USAGE = [
@@ -125,12 +136,21 @@ const USAGE = [
   '    [--service-account-max-token-expiration 24h]',
   '    [--service-account-extend-token-expiration=false]',
   '    [--legacy-service-account-token-clean-up-period 8760h]',
+  '    [--enable-priority-and-fairness=false]',
+  '    [--max-requests-inflight 400]',
+  '    [--max-mutating-requests-inflight 200]',
+  '    [--request-timeout 1m0s]',
+  '    [--audit-policy-file FILE]',
+  '    [--audit-log-path FILE|-] [--audit-log-maxage DAYS] [--audit-log-maxbackup N] [--audit-log-maxsize MB] [--audit-log-format json|legacy] [--audit-log-mode blocking|batch|blocking-strict]',
+  '    [--audit-webhook-config-file FILE] [--audit-webhook-mode batch|blocking|blocking-strict] [--audit-webhook-batch-max-size 400] [--audit-webhook-batch-max-wait 30s] [--audit-webhook-batch-buffer-size 10000] [--audit-webhook-initial-backoff 10s] [--audit-webhook-version audit.k8s.io/v1]',
+  '    [-v 0] [--log-format text|json]',
+  '    [--version]',
   '    [--initialize]',
   '   or: npm run backup|restore|snapshots -- --help',
 ].join('\n');
 
 function parseFlags(argv: string[]): Flags {
-  const flags: Flags = { dataDir: './data', securePort: 6443, bindAddress: '127.0.0.1', tlsSans: [], anonymousAuth: true, enableBootstrapTokenAuth: true, oidc: {}, compactionIntervalMs: 5 * 60_000, eventTtlMs: 60 * 60_000, initialize: false, snapshotIntervalMs: 0, snapshotRetention: DEFAULT_SNAPSHOT_RETENTION, http2Implementation: 'hearth', serviceAccountIssuers: [], serviceAccountKeyFiles: [], apiAudiences: [], serviceAccountMaxTokenExpirationSeconds: 0, serviceAccountExtendTokenExpiration: true };
+  const flags: Flags = { dataDir: './data', securePort: 6443, bindAddress: '127.0.0.1', tlsSans: [], anonymousAuth: true, enableBootstrapTokenAuth: true, oidc: {}, compactionIntervalMs: 5 * 60_000, eventTtlMs: 60 * 60_000, initialize: false, snapshotIntervalMs: 0, snapshotRetention: DEFAULT_SNAPSHOT_RETENTION, http2Implementation: 'hearth', serviceAccountIssuers: [], serviceAccountKeyFiles: [], apiAudiences: [], serviceAccountMaxTokenExpirationSeconds: 0, serviceAccountExtendTokenExpiration: true, flowControl: { ...DEFAULT_FLOW_CONTROL_OPTIONS }, auditLog: {}, auditWebhook: {}, logging: { ...DEFAULT_LOGGING_OPTIONS } };
   for (let i = 0; i < argv.length; i++) {
     let arg = argv[i];
     let value: string | undefined;
@@ -156,6 +176,24 @@ function parseFlags(argv: string[]): Flags {
       } catch (e) {
         fail((e as Error).message);
       }
+    };
+    // A Go int flag: pflag's words for what strconv.ParseInt refuses.
+    const takeInt = () => {
+      const v = take();
+      if (!/^[+-]?\d+$/.test(v)) fail(`invalid argument ${JSON.stringify(v)} for "${arg}" flag: strconv.ParseInt: parsing ${JSON.stringify(v)}: invalid syntax`);
+      return Number(v);
+    };
+    // A Go duration flag, as pflag reads it, in milliseconds.
+    const takeGoDuration = () => {
+      const v = take();
+      const ns = parseGoDuration(v);
+      if (typeof ns === 'string') fail(`invalid argument ${JSON.stringify(v)} for "${arg}" flag: ${ns}`);
+      return ns / 1e6;
+    };
+    const takeOneOf = <T extends string>(allowed: readonly T[]): T => {
+      const v = take();
+      if (!(allowed as readonly string[]).includes(v)) fail(`invalid argument ${JSON.stringify(v)} for "${arg}" flag: must be one of ${allowed.join(', ')}`);
+      return v as T;
     };
     switch (arg) {
       case '--data-dir': flags.dataDir = take(); break;
@@ -303,6 +341,31 @@ function parseFlags(argv: string[]): Flags {
         flags.serviceAccountMaxTokenExpirationSeconds = seconds;
         break;
       }
+      case '--enable-priority-and-fairness': flags.flowControl.enablePriorityAndFairness = (value ?? 'true') !== 'false'; break;
+      case '--max-requests-inflight': flags.flowControl.maxRequestsInflight = takeInt(); break;
+      case '--max-mutating-requests-inflight': flags.flowControl.maxMutatingRequestsInflight = takeInt(); break;
+      case '--request-timeout': flags.flowControl.requestTimeoutMs = takeGoDuration(); break;
+      case '--audit-policy-file': flags.auditPolicyFile = resolve(take()); break;
+      case '--audit-log-path': { const v = take(); flags.auditLog.path = v === '-' ? v : resolve(v); break; }
+      case '--audit-log-maxage': flags.auditLog.maxAgeDays = takeInt(); break;
+      case '--audit-log-maxbackup': flags.auditLog.maxBackups = takeInt(); break;
+      case '--audit-log-maxsize': flags.auditLog.maxSizeMegabytes = takeInt(); break;
+      case '--audit-log-format': flags.auditLog.format = takeOneOf(['json', 'legacy'] as const); break;
+      case '--audit-log-mode': flags.auditLog.mode = takeOneOf(['blocking', 'batch', 'blocking-strict'] as const); break;
+      case '--audit-webhook-config-file': flags.auditWebhook.configFile = resolve(take()); break;
+      case '--audit-webhook-mode': flags.auditWebhook.mode = takeOneOf(['blocking', 'batch', 'blocking-strict'] as const); break;
+      case '--audit-webhook-batch-max-size': flags.auditWebhook.batchMaxSize = takeInt(); break;
+      case '--audit-webhook-batch-max-wait': flags.auditWebhook.batchMaxWaitMs = takeGoDuration(); break;
+      case '--audit-webhook-batch-buffer-size': flags.auditWebhook.batchBufferSize = takeInt(); break;
+      case '--audit-webhook-initial-backoff': flags.auditWebhook.initialBackoffMs = takeGoDuration(); break;
+      case '--audit-webhook-version': flags.auditWebhook.version = take(); break;
+      case '-v':
+      case '--v': flags.logging.verbosity = takeInt(); break;
+      case '--log-format': flags.logging.format = takeOneOf(['text', 'json'] as const); break;
+      case '--version':
+        // (kube components print their version this way: `Kubernetes v1.36.0`)
+        console.log(`Kubernetes ${servedKubernetesVersion()}`);
+        return process.exit(0);
       case '-h':
       case '--help':
         console.log(USAGE);
@@ -393,6 +456,13 @@ try {
     serviceAccountMaxTokenExpirationSeconds: flags.serviceAccountMaxTokenExpirationSeconds,
     serviceAccountExtendTokenExpiration: flags.serviceAccountExtendTokenExpiration,
     legacyServiceAccountTokenCleanUpPeriodMs: flags.legacyServiceAccountTokenCleanUpPeriodMs,
+    flowControl: flags.flowControl,
+    audit: {
+      policyFile: flags.auditPolicyFile,
+      log: flags.auditLog.path === undefined ? undefined : { ...DEFAULT_AUDIT_LOG_OPTIONS, ...flags.auditLog, path: flags.auditLog.path },
+      webhook: flags.auditWebhook.configFile === undefined ? undefined : { ...DEFAULT_AUDIT_WEBHOOK_OPTIONS, ...flags.auditWebhook, configFile: flags.auditWebhook.configFile },
+    },
+    logging: flags.logging,
   });
   const stop = (signal: string) => {
     console.log(`hearth: ${signal} received, shutting down`);

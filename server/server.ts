@@ -112,6 +112,10 @@ import { matchConditionCompileError } from './admission/webhook/match-conditions
 import { equivalentResourcesIn } from './admission/matching.ts';
 import { internalError } from './errors.ts';
 import { useMatchConditionCompiler } from './registry/kinds/admissionregistration/index.ts';
+import type { FlowControlOptions } from './flowcontrol/options.ts';
+import type { AuditOptions } from './audit/options.ts';
+import type { LoggingOptions } from './logging/options.ts';
+import { newMetricsRegistry } from './metrics/registry.ts';
 
 export interface ServerOptions {
   dataDir: string;
@@ -220,6 +224,12 @@ export interface ServerOptions {
   authorizationConfigReloadIntervalMs?: number;
   /** How often --authentication-config is read again besides its watch (kube: a minute); tests shorten it. */
   authenticationConfigReloadIntervalMs?: number;
+  /** API Priority and Fairness and the in-flight limits (--enable-priority-and-fairness, --max-requests-inflight, --max-mutating-requests-inflight, --request-timeout). */
+  flowControl?: FlowControlOptions;
+  /** Audit logging (--audit-policy-file, --audit-log-*, --audit-webhook-*). */
+  audit?: AuditOptions;
+  /** Logging (-v, --log-format). */
+  logging?: LoggingOptions;
 }
 
 export interface RunningServer {
@@ -475,6 +485,8 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
   // Before the store opens: a key file that cannot be read fails the start with nothing running.
   const serviceAccountKeys = loadServiceAccountKeys(opts.dataDir, { signingKeyFile: opts.serviceAccountSigningKeyFile, keyFiles: opts.serviceAccountKeyFiles });
 
+  // The server's Prometheus registry: every floor registers its metrics on it (served at /metrics).
+  const metrics = newMetricsRegistry();
   const db = openDatabase(dbFile, { synchronous: opts.synchronous, log });
   setContinueSecret(persistentSecret(db, 'continue-token-key'));
   const eventLog = new EventLog(new SqliteBackend(db, { file: dbFile, synchronous: opts.synchronous }), { log });
@@ -640,6 +652,7 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
   let url = '';
   const app = buildApp({
     log: eventLog,
+    metrics,
     catalog,
     model,
     store,

@@ -1,6 +1,7 @@
-// The request's path, in one visible order:
-//   common response headers → Status errors → request info (and its timeout parameter) →
-//   authentication → impersonation → authorization → routes
+// The request's path, in one visible order (kube's DefaultBuildHandlerChain):
+//   common response headers → metrics and the request log → Status errors → request info (and
+//   its timeout parameter) → authentication → audit → impersonation → flow control →
+//   authorization → routes
 //   (health, version, discovery, OpenAPI) → resource handlers (→ admission → registry → storage).
 import { randomUUID } from 'node:crypto';
 import Koa from 'koa';
@@ -27,9 +28,12 @@ import { addWarnings } from './warnings.ts';
 import { ApiError, badRequest, notAcceptable } from '../errors.ts';
 import { goJsonText } from '../go/json.ts';
 import { parseAccept, API_ACCEPT } from './negotiation.ts';
+import type { MetricsRegistry } from '../metrics/registry.ts';
 
 export interface AppDeps {
   log: EventLog;
+  /** The server's Prometheus registry (served at /metrics). */
+  metrics: MetricsRegistry;
   catalog: ResourceCatalog;
   model: TypeModel;
   store: GenericStore;
@@ -58,10 +62,14 @@ export function buildApp(deps: AppDeps): Koa<RequestState> {
   // Headers kube-apiserver's filters put on every response: the request's audit ID (the one the
   // client sent, else a new one) and no caching unless a handler says otherwise.
   app.use((ctx, next) => {
-    ctx.res.setHeader('Audit-Id', ctx.get('audit-id') || randomUUID());
+    const auditId = ctx.get('audit-id') || randomUUID();
+    ctx.state.auditId = auditId;
+    ctx.res.setHeader('Audit-Id', auditId);
     ctx.res.setHeader('Cache-Control', 'no-cache, private');
     return next();
   });
+  // [slot: metrics and the request log] one middleware around everything below, so it sees the
+  // final status (Status errors included), the bytes sent and the whole latency.
   app.use(statusErrors());
   app.use((ctx, next) => {
     const info = parseRequestInfo(ctx.method, ctx.path, queryOf(ctx));
@@ -72,8 +80,12 @@ export function buildApp(deps: AppDeps): Koa<RequestState> {
   });
   // (an authenticator's warnings: a legacy token from an auto-generated Secret)
   app.use(authenticationMiddleware(deps.authenticators, { anonymous: deps.anonymous, anonymousPaths: deps.anonymousPaths, onWarnings: (ctx, warnings) => addWarnings(ctx as HttpContext, warnings) }));
+  // [slot: audit] after authentication, before impersonation, as kube's WithAudit: the event names
+  // the real caller and, once impersonation has run, the impersonated user.
   // Impersonate-* headers: asked of the authorizers for the real caller, then the caller is replaced.
   app.use(impersonationMiddleware(deps.authorizers));
+  // [slot: flow control] after impersonation, before authorization, as kube's WithPriorityAndFairness
+  // (or WithMaxInFlightLimit when APF is off): flows are the impersonated users.
   app.use(authorizationMiddleware(deps.authorizers));
 
   // Resource requests go straight to their handler: no router route matches a resource path

@@ -8,6 +8,8 @@ import type { RequestInfo } from './request-info.ts';
 import type { WarningRecorder } from './warnings.ts';
 
 export interface RequestState extends AuthenticatedState {
+  /** The request's audit ID (the Audit-Id header the client sent, else a new UUID), set by the first middleware (app.ts). */
+  auditId: string;
   /** Set by the first middleware after the Status errors (app.ts). */
   requestInfo: RequestInfo;
   /** The query parameters, parsed on first use (queryOf). */

@@ -6,6 +6,12 @@ import type { GroupInfo, ResourceCatalogFile, ResourceInfo } from './types.ts';
 
 const RESOURCES_FILE = fileURLToPath(new URL('../../schemas/resources.json', import.meta.url));
 
+/** The Kubernetes version hearth serves (resources.json's first field), without parsing the whole file: for `--version`. */
+export function servedKubernetesVersion(): string {
+  const head = readFileSync(RESOURCES_FILE, 'utf8').slice(0, 200);
+  return /"kubernetesVersion":"([^"]+)"/.exec(head)?.[1] ?? 'unknown';
+}
+
 /** Kubernetes version priority order: GA before beta before alpha, higher numbers first (v2 > v1 > v1beta2 > v1beta1 > v1alpha1). */
 export function compareKubeVersions(a: string, b: string): number {
   const pa = parseKubeVersion(a);
