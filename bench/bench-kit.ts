@@ -1,7 +1,8 @@
 // What every benchmark needs: a hearth in its own process on loopback with a temporary data
 // directory, lean keep-alive connections to it, /proc readings, percentiles, and fixtures.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { LeanConnection, type TlsCredentials } from './bench-client.ts';
@@ -49,12 +50,13 @@ let built: Promise<void> | undefined;
  * program): a `pkill -f dist/server/main.js` aimed at another server must not end a run midway.
  * An exit not asked for by stopHearth calls onUnexpectedExit (requests would hang otherwise).
  */
-export async function startHearth(dataDir: string, opts: { connections: number; args?: string[]; nodeArgs?: string[]; onUnexpectedExit?: (why: string) => void; onOutput?: (line: string) => void }): Promise<Server> {
+export async function startHearth(dataDir: string, opts: { connections: number; args?: string[]; nodeArgs?: string[]; onUnexpectedExit?: (why: string) => void; onOutput?: (line: string) => void; distMain?: string }): Promise<Server> {
   // nodeArgs: options for node itself, e.g. ['--cpu-prof', '--cpu-prof-dir=/tmp/prof'] (written on SIGTERM, which exits cleanly).
+  // distMain: another build's bundle (buildBaseline) instead of this source's.
   const start = startCommand();
-  await (built ??= build());
+  if (!opts.distMain) await (built ??= build());
   const proc = spawn(process.execPath, [...(opts.nodeArgs ?? []), ...start.nodeArgs, 'main.js', '--data-dir', dataDir, '--secure-port', '0', ...(opts.args ?? [])], {
-    cwd: dirname(DIST_MAIN),
+    cwd: dirname(opts.distMain ?? DIST_MAIN),
     env: { ...process.env, ...start.env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
@@ -75,6 +77,32 @@ export async function startHearth(dataDir: string, opts: { connections: number; 
   const creds = { ca: read('ca.crt'), cert: read('admin.crt'), key: read('admin.key') };
   const conns = await Promise.all(Array.from({ length: opts.connections }, () => LeanConnection.open(url, creds)));
   return { proc, url, creds, conns, dataDir };
+}
+
+/**
+ * Builds hearth as it was at a git commit (a detached worktree in a temporary directory, sharing
+ * this checkout's node_modules), to run side by side with the current source: what a change costs,
+ * measured against the code without it. Returns the bundle's path and a cleanup.
+ */
+export function buildBaseline(ref: string): { distMain: string; remove: () => void } {
+  const dir = mkdtempSync(join(tmpdir(), 'hearth-baseline-'));
+  const git = (...args: string[]) => execFileSync('git', ['-C', ROOT, ...args], { stdio: ['ignore', 'pipe', 'pipe'] }).toString().trim();
+  git('worktree', 'add', '--detach', dir, ref);
+  const remove = () => {
+    try {
+      git('worktree', 'remove', '--force', dir);
+    } catch {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  };
+  try {
+    symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
+    execFileSync(process.execPath, [join(dir, 'scripts', 'build.mjs')], { stdio: 'inherit' });
+  } catch (e) {
+    remove();
+    throw e;
+  }
+  return { distMain: join(dir, 'dist', 'server', 'main.js'), remove };
 }
 
 export async function stopHearth(s: Server): Promise<void> {

@@ -1,4 +1,4 @@
-// npm run bench [-- --quick] [-- --only=create,get,list,rss,apply,put,rbac] [-- --cpu-prof=DIR]
+// npm run bench [-- --quick] [-- --only=create,get,list,rss,apply,put,rbac,apf-metrics] [-- --baseline=REF] [-- --cpu-prof=DIR]
 //   --only runs just those measurements; --cpu-prof writes the server's
 //   V8 CPU profile (.cpuprofile, for Chrome DevTools or speedscope) to DIR when it stops.
 // Measures hearth side by side with a raw better-sqlite3 baseline in the same run:
@@ -13,6 +13,8 @@
 //   - creates/s and GETs/s of ConfigMaps by a user a RoleBinding authorizes, among ~1,000 roles and
 //     bindings, in turns with the same for the admin (system:masters, allowed before RBAC), as a
 //     ratio (issue 33's target: within 5%)
+//   - apf-metrics: creates/s and GETs/s by a RoleBinding-authorized user on this build and on the
+//     build before issue 35 (--baseline=REF), two servers in turns (issue 35's target: within 5%)
 // The server runs in its own process (as users run it) on loopback with a temporary data dir.
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -20,7 +22,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { LeanConnection } from './bench-client.ts';
 import { issueClientCertificate } from '../server/pki/certificates.ts';
-import { startHearth, stopHearth, request, createNamespace, serverCpuSeconds, rssKb, percentile, configMap, deploymentConfig, rateOf, ratesInTurns, slicesInTurns, ratioStats, formatRatio, phasesOf, type Server } from './bench-kit.ts';
+import { startHearth, stopHearth, buildBaseline, request, createNamespace, serverCpuSeconds, rssKb, percentile, configMap, deploymentConfig, rateOf, ratesInTurns, slicesInTurns, ratioStats, formatRatio, phasesOf, type Server } from './bench-kit.ts';
 import { profileReport, type Phases } from './cpuprofile-summary.ts';
 
 const quick = process.argv.includes('--quick');
@@ -33,7 +35,9 @@ const GET_SAMPLES = quick ? 500 : 3000;
 const PUT_ROUNDS = quick ? 3 : 5;
 const LIST_SIZE = 10_000;
 const RSS_OBJECTS = quick ? 20_000 : 100_000;
-const PHASES = ['create', 'get', 'list', 'rss', 'apply', 'put', 'rbac'];
+const PHASES = ['create', 'get', 'list', 'rss', 'apply', 'put', 'rbac', 'apf-metrics'];
+/** The code before issue 35 (API Priority and Fairness, /metrics, audit, logs), which apf-metrics compares against (--baseline=REF to change). */
+const BASELINE_REF = process.argv.find((a) => a.startsWith('--baseline='))?.slice(11) ?? '61a30a5';
 /** Roles and bindings in the store besides the one that authorizes the RBAC benchmark's user. */
 const RBAC_OBJECTS = 1000;
 const onlyArg = process.argv.find((a) => a.startsWith('--only='))?.slice(7);
@@ -220,6 +224,7 @@ async function main() {
     await stopHearth(s);
     rmSync(dataDir, { recursive: true, force: true });
   }
+  if (phases.has('apf-metrics')) out.push(...(await apfAndMetricsOverhead()));
   console.log('');
   for (const line of out) console.log(line);
   if (cpuProfDir) {
@@ -288,6 +293,71 @@ async function rbacBenchmark(s: Server): Promise<string[]> {
     return lines;
   } finally {
     for (const c of [...userConns, ...adminConns]) c.close();
+  }
+}
+
+/**
+ * Issue 35's target: with API Priority and Fairness and the metrics on (the defaults), creates and
+ * GETs within 5% of the same server without them. "Without" is hearth built from BASELINE_REF (the
+ * commit before issue 35, in a temporary worktree): the server has no switch for its metrics, and
+ * the baseline also has no audit or request-log code, each of which costs nothing when not asked
+ * for. Both servers run side by side, in turns, with requests from a user a RoleBinding authorizes
+ * (so APF classifies them to a limited level, global-default, and dispatches them through its
+ * seats; system:masters' would go to the exempt level).
+ */
+async function apfAndMetricsOverhead(): Promise<string[]> {
+  const fmt = (n: number, d = 1) => n.toFixed(d);
+  const ns = 'overhead';
+  const baseline = buildBaseline(BASELINE_REF);
+  const dirs = [mkdtempSync(join(tmpdir(), 'hearth-bench-on-')), mkdtempSync(join(tmpdir(), 'hearth-bench-off-'))];
+  const servers: Server[] = [];
+  const userConns: LeanConnection[] = [];
+  try {
+    servers.push(await startHearth(join(dirs[0], 'data'), { connections: CONCURRENCY }));
+    servers.push(await startHearth(join(dirs[1], 'data'), { connections: CONCURRENCY, distMain: baseline.distMain }));
+    const users: Server[] = [];
+    for (const s of servers) {
+      const ok = async (path: string, body: unknown) => {
+        const r = await request(s, 'POST', path, body);
+        if (r.status !== 201) throw new Error(`overhead setup ${path}: ${r.status} ${r.body}`);
+      };
+      await createNamespace(s, ns);
+      const RBAC = '/apis/rbac.authorization.k8s.io/v1';
+      await ok(`${RBAC}/namespaces/${ns}/roles`, { metadata: { name: 'writer' }, rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['create', 'get'] }] });
+      await ok(`${RBAC}/namespaces/${ns}/rolebindings`, { metadata: { name: 'writer' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'writer' }, subjects: [{ kind: 'User', apiGroup: 'rbac.authorization.k8s.io', name: 'bench-user' }] });
+      await ok(`/api/v1/namespaces/${ns}/configmaps`, configMap(ns, 'read-me'));
+      const pki = (f: string) => readFileSync(join(s.dataDir, 'pki', f), 'utf8');
+      const issued = await issueClientCertificate({ caCertPem: pki('ca.crt'), caKeyPem: pki('ca.key') }, { commonName: 'bench-user', organizations: ['bench-users'] });
+      const conns = await Promise.all(s.conns.map(() => LeanConnection.open(s.url, { ca: s.creds.ca, cert: issued.certPem, key: issued.keyPem! })));
+      userConns.push(...conns);
+      users.push({ ...s, conns });
+    }
+    const [on, off] = users;
+    let serial = 0;
+    const create = (s: Server) => async (conn: LeanConnection) => {
+      const r = await request(s, 'POST', `/api/v1/namespaces/${ns}/configmaps`, configMap(ns, `cm-${serial++}`), conn);
+      if (r.status !== 201) throw new Error(`overhead create: ${r.status} ${r.body}`);
+    };
+    const get = (s: Server) => async (conn: LeanConnection) => {
+      const r = await request(s, 'GET', `/api/v1/namespaces/${ns}/configmaps/read-me`, undefined, conn);
+      if (r.status !== 200) throw new Error(`overhead get: ${r.status} ${r.body}`);
+    };
+    const lines = [`APF + metrics on (this build) vs off (built from ${BASELINE_REF}), a RoleBinding-authorized user on both, in turns (${RBAC_ROUNDS} rounds of ${fmt(RBAC_SLICE_SECONDS)} s slices; per-round ratios on / off, target ≥ 0.95 for rates):`];
+    for (const [what, one] of [['creates', create], ['GETs', get]] as const) {
+      const takers = [{ name: 'off', server: off, one: one(off) }, { name: 'on', server: on, one: one(on) }];
+      await slicesInTurns(1, WARMUP_SECONDS / 2, takers);
+      const slices = await slicesInTurns(RBAC_ROUNDS, RBAC_SLICE_SECONDS, takers);
+      const r = ratioStats(slices, 'on', 'off');
+      lines.push(`  ${what}/s: on ${fmt(r.rate, 0)} (server CPU ${fmt(r.cpuMs, 3)} ms each), off ${fmt(r.refRate, 0)} (${fmt(r.refCpuMs, 3)} ms)`);
+      lines.push(`    rate: ${formatRatio(r.rateRatio, r.rateRatios)}`);
+      lines.push(`    server CPU per request: ${formatRatio(r.cpuRatio, r.cpuRatios)}`);
+    }
+    return lines;
+  } finally {
+    for (const c of userConns) c.close();
+    for (const s of servers) await stopHearth(s);
+    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+    baseline.remove();
   }
 }
 
