@@ -16,7 +16,7 @@ import type { ResourceInfo } from '../schema/types.ts';
 import type { EventLog } from '../storage/log/event-log.ts';
 import type { LogEvent } from '../storage/log/types.ts';
 import { ApiError } from '../errors.ts';
-import { AUTO_UPDATE_ANNOTATION, FLOWCONTROL_API_VERSION, MANDATORY_FLOW_SCHEMAS, MANDATORY_PRIORITY_LEVELS, PRIORITY_LEVEL_EXEMPT, SUGGESTED_FLOW_SCHEMAS, SUGGESTED_PRIORITY_LEVELS } from '../flowcontrol/config/bootstrap.ts';
+import { AUTO_UPDATE_ANNOTATION, FLOWCONTROL_API_VERSION, specsEqual, MANDATORY_FLOW_SCHEMAS, MANDATORY_PRIORITY_LEVELS, PRIORITY_LEVEL_EXEMPT, SUGGESTED_FLOW_SCHEMAS, SUGGESTED_PRIORITY_LEVELS } from '../flowcontrol/config/bootstrap.ts';
 import { FLOWCONTROL_GROUP } from '../flowcontrol/config/index.ts';
 import { realClock, type Clock, type HandlerResult } from './workqueue.ts';
 import { QueueController, controllerWriteContext } from './queue-controller.ts';
@@ -65,23 +65,6 @@ function shouldUpdateSpec(current: ConfigObject): boolean {
   return current.metadata.generation === 1;
 }
 
-/** The JSON of a spec as Go compares it (equality.Semantic): an empty list or map is nil, a false or "" is absent. */
-function semanticForm(v: unknown): unknown {
-  if (Array.isArray(v)) return v.length ? v.map(semanticForm) : undefined;
-  if (v && typeof v === 'object') {
-    const out: Record<string, unknown> = {};
-    for (const k of Object.keys(v).sort()) {
-      const n = semanticForm((v as Record<string, unknown>)[k]);
-      if (n !== undefined) out[k] = n;
-    }
-    return Object.keys(out).length ? out : undefined;
-  }
-  return v === null || v === false || v === '' ? undefined : v;
-}
-
-function specsEqual(a: unknown, b: unknown): boolean {
-  return JSON.stringify(semanticForm(a) ?? null) === JSON.stringify(semanticForm(b) ?? null);
-}
 
 /**
  * kube's SpecEqualish: the bootstrap spec (defaults in) equals the current one — for the exempt

@@ -233,3 +233,25 @@ test('a namespaced user, a service account, a node and anonymous may not change 
   assert.equal(admin.code, 0, admin.stderr);
   assert.equal(dig(await getJson(`${FS}/global-default`), 'metadata', 'labels', 'touched'), 'yes');
 });
+
+test("kube's validation: a mandatory object's spec is fixed, a bad schema is refused and leaves nothing behind", async () => {
+  const r = await mergePatch(`${PL}/catch-all`, { spec: { limited: { nominalConcurrencyShares: 50 } } });
+  assert.equal(r.status, 422);
+  const status = r.json() as Json;
+  assert.equal(dig(status, 'reason'), 'Invalid');
+  assert.equal(
+    dig(status, 'message'),
+    'PriorityLevelConfiguration.flowcontrol.apiserver.k8s.io "catch-all" is invalid: spec: Invalid value: flowcontrol.PriorityLevelConfigurationSpec{Type:"Limited", Limited:(*flowcontrol.LimitedPriorityLevelConfiguration)(0xc000000000), Exempt:(*flowcontrol.ExemptPriorityLevelConfiguration)(nil)}: spec of \'catch-all\' must equal the fixed value',
+  );
+  assert.equal(dig(await getJson(`${PL}/catch-all`), 'spec', 'limited', 'nominalConcurrencyShares'), 5);
+  // The operator may tune the exempt level's own fields; maintenance leaves them.
+  assert.equal((await mergePatch(`${PL}/exempt`, { spec: { exempt: { nominalConcurrencyShares: 10 } } })).status, 200);
+
+  const bad = { metadata: { name: 'first' }, spec: { priorityLevelConfiguration: { name: 'workload-low' }, matchingPrecedence: 1, rules: [{ subjects: [{ kind: 'User', user: { name: 'alice' } }], nonResourceRules: [{ verbs: ['get'], nonResourceURLs: ['/version'] }] }] } };
+  const created = await s.request('POST', FS, { body: bad });
+  assert.equal(created.status, 422);
+  assert.equal(dig(created.json(), 'message'), 'FlowSchema.flowcontrol.apiserver.k8s.io "first" is invalid: spec.matchingPrecedence: Invalid value: 1: only the schema named \'exempt\' may have matchingPrecedence 1');
+  assert.equal((await s.request('GET', `${FS}/first`)).status, 404);
+  await maintenancePass();
+  assert.equal(dig(await getJson(`${PL}/exempt`), 'spec', 'exempt', 'nominalConcurrencyShares'), 10);
+});
