@@ -127,6 +127,9 @@ test('kubectl lists kube’s FlowSchemas (by precedence, then name) and priority
   assert.equal(probes.metadata?.annotations?.[AUTO_UPDATE], 'true');
   assert.deepEqual(dig(await getJson(`${FS}/probes`), 'spec', 'rules'), [{ subjects: [{ kind: 'Group', group: { name: 'system:unauthenticated' } }, { kind: 'Group', group: { name: 'system:authenticated' } }], nonResourceRules: [{ verbs: ['get'], nonResourceURLs: ['/healthz', '/readyz', '/livez'] }] }]);
   assert.ok(probes.metadata?.managedFields?.some((m) => m.manager === 'api-priority-and-fairness-config-producer-v1' && m.operation === 'Update'));
+  // kube's post-start hook in the health checks.
+  assert.match((await s.request('GET', '/readyz?verbose')).text, /^\[\+\]poststarthook\/priority-and-fairness-config-producer ok$/m);
+  assert.match((await s.request('GET', '/livez?verbose')).text, /^\[\+\]poststarthook\/priority-and-fairness-config-producer ok$/m);
 });
 
 test('a FlowSchema naming a missing priority level is Dangling until the level exists (client-node)', async () => {
