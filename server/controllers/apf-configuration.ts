@@ -29,6 +29,8 @@ export const APF_CONFIG_CONSUMER_MANAGER = 'api-priority-and-fairness-config-con
 export const APF_CONFIG_PRODUCER_HOOK = 'poststarthook/priority-and-fairness-config-producer';
 /** kube re-ensures the configuration every minute. */
 export const DEFAULT_APF_MAINTENANCE_INTERVAL_MS = 60_000;
+/** How soon a first pass that failed is tried again (kube's post-start hook polls every second). */
+const STARTUP_RETRY_MS = 1_000;
 const FLOW_SCHEMAS_KEY = `flowschemas.${FLOWCONTROL_GROUP}`;
 const PRIORITY_LEVELS_KEY = `prioritylevelconfigurations.${FLOWCONTROL_GROUP}`;
 
@@ -159,9 +161,13 @@ export class ApfConfigurationController extends QueueController {
 
   private schedule(): void {
     if (this.stopped) return;
-    this.timer = setTimeout(() => {
-      void this.ensure().finally(() => this.schedule());
-    }, this.intervalMs);
+    // Until a pass has succeeded kube retries every second; then every interval.
+    this.timer = setTimeout(
+      () => {
+        void this.ensure().finally(() => this.schedule());
+      },
+      this.ensured ? this.intervalMs : Math.min(STARTUP_RETRY_MS, this.intervalMs),
+    );
     this.timer.unref();
   }
 
@@ -173,8 +179,9 @@ export class ApfConfigurationController extends QueueController {
         await this.ensureAll(this.flowSchemas, 'FlowSchema', 'suggested', SUGGESTED_FLOW_SCHEMAS);
         await this.ensureAll(this.priorityLevels, 'PriorityLevelConfiguration', 'mandatory', MANDATORY_PRIORITY_LEVELS);
         await this.ensureAll(this.flowSchemas, 'FlowSchema', 'mandatory', MANDATORY_FLOW_SCHEMAS);
-        await this.removeUnwanted(this.priorityLevels, [...MANDATORY_PRIORITY_LEVELS, ...SUGGESTED_PRIORITY_LEVELS]);
+        // Schemas before the levels they may name (kube's removeDanglingBootstrapConfiguration).
         await this.removeUnwanted(this.flowSchemas, [...MANDATORY_FLOW_SCHEMAS, ...SUGGESTED_FLOW_SCHEMAS]);
+        await this.removeUnwanted(this.priorityLevels, [...MANDATORY_PRIORITY_LEVELS, ...SUGGESTED_PRIORITY_LEVELS]);
         this.ensured = true;
       } catch (e) {
         this.log(`error: failed ensuring the APF configuration, will retry later: ${e instanceof Error ? e.message : String(e)}`);

@@ -13,6 +13,7 @@ import * as k8s from '@kubernetes/client-node';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
 import { dig, requester, type Credentials, type Json } from '../../helpers/identities.ts';
 import { issueClientCertificate } from '../../../server/pki/certificates.ts';
+import { DEFAULT_FLOW_CONTROL_OPTIONS } from '../../../server/flowcontrol/options.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'hearth-apf-config-'));
 const tokenFile = join(dir, 'tokens.csv');
@@ -257,4 +258,17 @@ test("kube's validation: a mandatory object's spec is fixed, a bad schema is ref
   assert.equal((await s.request('GET', `${FS}/first`)).status, 404);
   await maintenancePass();
   assert.equal(dig(await getJson(`${PL}/exempt`), 'spec', 'exempt', 'nominalConcurrencyShares'), 10);
+});
+
+test('with --enable-priority-and-fairness=false no objects are made, and the hook is not listed', async () => {
+  const off = await startTestServer({ options: { flowControl: { ...DEFAULT_FLOW_CONTROL_OPTIONS, enablePriorityAndFairness: false } } });
+  try {
+    const list = await off.request('GET', FS);
+    assert.equal(list.status, 200);
+    assert.deepEqual(list.json().items, []);
+    assert.deepEqual((await off.request('GET', PL)).json().items, []);
+    assert.doesNotMatch((await off.request('GET', '/readyz?verbose')).text, /priority-and-fairness/);
+  } finally {
+    await off.stop();
+  }
 });
