@@ -106,6 +106,7 @@ export class FlowControlConfig implements FlowControlConfiguration {
     return classification(this.catchAll!, digest);
   }
 
+  /** The stored levels and, as kube's dispatcher has them, a missing mandatory one imagined (uid ""). */
   priorityLevels(): readonly PriorityLevelRef[] {
     if (!this.matching) this.rebuild();
     return this.levelList!;
@@ -113,11 +114,6 @@ export class FlowControlConfig implements FlowControlConfiguration {
 
   onChange(listener: () => void): void {
     this.listeners.push(listener);
-  }
-
-  /** The priority level's name a FlowSchema object refers to exists (as an object, or imagined when mandatory). */
-  hasPriorityLevel(name: string): boolean {
-    return this.levels.has(name) || IMAGINED_PRIORITY_LEVELS.has(name);
   }
 
   private changed(): void {
