@@ -129,7 +129,7 @@ export const SUGGESTED_FLOW_SCHEMAS: readonly BootstrapFlowSchema[] = [
   flowSchema('probes', PRIORITY_LEVEL_EXEMPT, 2, '', { subjects: groups(UNAUTHENTICATED, AUTHENTICATED), nonResourceRules: [nonResourceRule(['get'], ['/healthz', '/readyz', '/livez'])] }),
   flowSchema('system-leader-election', 'leader-election', 100, 'ByUser', {
     subjects: [...users(KUBE_CONTROLLER_MANAGER, KUBE_SCHEDULER), ...kubeSystemServiceAccounts('*')],
-    resourceRules: [resourceRule(['get', 'create', 'update'], [''], ['endpoints', 'configmaps'], ['kube-system'], false), resourceRule(['get', 'create', 'update'], ['coordination.k8s.io'], ['leases'], ['*'], false)],
+    resourceRules: [resourceRule(['get', 'create', 'update'], ['coordination.k8s.io'], ['leases'], ['*'], false)],
   }),
   flowSchema('workload-leader-election', 'leader-election', 200, 'ByUser', {
     subjects: kubeSystemServiceAccounts('*'),
