@@ -29,6 +29,8 @@ import { ApiError, badRequest, notAcceptable } from '../errors.ts';
 import { goJsonText } from '../go/json.ts';
 import { parseAccept, API_ACCEPT } from './negotiation.ts';
 import type { MetricsRegistry } from '../metrics/registry.ts';
+import { RequestMetrics } from '../metrics/requests.ts';
+import { registerMetricsRoute, requestMetrics } from './metrics.ts';
 
 export interface AppDeps {
   log: EventLog;
@@ -70,6 +72,7 @@ export function buildApp(deps: AppDeps): Koa<RequestState> {
   });
   // [slot: metrics and the request log] one middleware around everything below, so it sees the
   // final status (Status errors included), the bytes sent and the whole latency.
+  app.use(requestMetrics(new RequestMetrics(deps.metrics), deps.catalog));
   app.use(statusErrors());
   app.use((ctx, next) => {
     const info = parseRequestInfo(ctx.method, ctx.path, queryOf(ctx));
@@ -99,6 +102,7 @@ export function buildApp(deps: AppDeps): Koa<RequestState> {
   registerVersionRoute(router, deps.catalog.kubernetesVersion);
   registerDiscoveryRoutes(router, deps);
   registerAdminRoutes(router, deps.log);
+  registerMetricsRoute(router, deps.metrics);
   if (deps.serviceAccountIssuer) registerServiceAccountIssuerRoutes(router, deps.serviceAccountIssuer);
   app.use(router.routes());
   app.use(router.allowedMethods());
