@@ -30,6 +30,7 @@ import { goJsonText } from '../go/json.ts';
 import { parseAccept, API_ACCEPT } from './negotiation.ts';
 import type { MetricsRegistry } from '../metrics/registry.ts';
 import { RequestMetrics } from '../metrics/requests.ts';
+import { AuthenticationMetrics } from '../metrics/authentication.ts';
 import { registerMetricsRoute, requestMetrics } from './metrics.ts';
 
 export interface AppDeps {
@@ -82,7 +83,7 @@ export function buildApp(deps: AppDeps): Koa<RequestState> {
     return next();
   });
   // (an authenticator's warnings: a legacy token from an auto-generated Secret)
-  app.use(authenticationMiddleware(deps.authenticators, { anonymous: deps.anonymous, anonymousPaths: deps.anonymousPaths, onWarnings: (ctx, warnings) => addWarnings(ctx as HttpContext, warnings) }));
+  app.use(authenticationMiddleware(deps.authenticators, { anonymous: deps.anonymous, anonymousPaths: deps.anonymousPaths, onWarnings: (ctx, warnings) => addWarnings(ctx as HttpContext, warnings), metrics: new AuthenticationMetrics(deps.metrics) }));
   // [slot: audit] after authentication, before impersonation, as kube's WithAudit: the event names
   // the real caller and, once impersonation has run, the impersonated user.
   // Impersonate-* headers: asked of the authorizers for the real caller, then the caller is replaced.

@@ -160,3 +160,20 @@ test('apiserver_current_inflight_requests reports both request kinds', async () 
   assert.ok(valueOf(e, 'apiserver_current_inflight_requests', { request_kind: 'readOnly' }) >= 1);
   assert.ok(exact(e, 'apiserver_current_inflight_requests', { request_kind: 'mutating' }));
 });
+
+test('authentication_attempts: a bad token is an error, anonymous and token users successes, user names compressed as kube does', async () => {
+  const before = await scrape();
+  const bad = await requestAs({ token: 'wrong-token' }, 'GET', '/api');
+  assert.equal(bad.status, 401);
+  assert.equal((await requestAs(ANONYMOUS, 'GET', '/version')).status, 200);
+  assert.equal((await requestAs(PLAIN, 'GET', '/version')).status, 200);
+  const after = await scrape();
+  const delta = (name: string, labels: Record<string, string>) => valueOf(after, name, labels) - valueOf(before, name, labels);
+  assert.equal(delta('authentication_attempts', { result: 'error' }), 1, 'the bad token');
+  // anonymous, dave, and the admin's second scrape
+  assert.equal(delta('authentication_attempts', { result: 'success' }), 3);
+  assert.equal(delta('authentication_attempts', { result: 'failure' }), 0);
+  assert.equal(delta('authentication_duration_seconds_count', { result: 'error' }), 1);
+  assert.equal(delta('authenticated_user_requests', { username: 'other' }), 3);
+  assert.equal(after.help.get('authentication_attempts'), '[ALPHA] Counter of authenticated attempts.');
+});
