@@ -38,15 +38,18 @@ interface Collected {
 abstract class Vec<Child> {
   readonly name: string;
   readonly help: string;
-  abstract readonly type: 'counter' | 'gauge' | 'histogram';
+  abstract readonly type: 'counter' | 'gauge' | 'histogram' | 'summary';
   readonly aggregator = 'sum';
   protected readonly labelNames: readonly string[];
+  /** Label positions in name order: Go's client writes labels sorted by name (a histogram's `le` last). */
+  private readonly sortedLabels: readonly number[];
   protected readonly children = new Map<string, { values: readonly string[]; child: Child }>();
 
   constructor(opts: VecOptions) {
     this.name = opts.name;
     this.help = `[${opts.stability}] ${opts.help}`;
     this.labelNames = opts.labelNames;
+    this.sortedLabels = opts.labelNames.map((_, i) => i).sort((a, b) => (opts.labelNames[a] < opts.labelNames[b] ? -1 : 1));
   }
 
   /** Registers this vec on the registry (once per server). */
@@ -71,7 +74,7 @@ abstract class Vec<Child> {
 
   protected labelsOf(values: readonly string[]): Record<string, string> {
     const labels: Record<string, string> = {};
-    for (let i = 0; i < this.labelNames.length; i++) labels[this.labelNames[i]] = values[i];
+    for (const i of this.sortedLabels) labels[this.labelNames[i]] = values[i];
     return labels;
   }
 
@@ -172,6 +175,30 @@ export class HistogramVec extends Vec<HistogramChild> {
         cumulative += child.counts[i];
         values.push({ labels: { ...labels, le: this.les[i] }, value: cumulative, metricName: bucketName });
       }
+      values.push({ labels, value: child.sum, metricName: `${this.name}_sum` });
+      values.push({ labels, value: child.count, metricName: `${this.name}_count` });
+    }
+    return { name: this.name, help: this.help, type: this.type, values, aggregator: 'sum' };
+  }
+}
+
+export interface SummaryChild {
+  sum: number;
+  count: number;
+}
+
+/** A summary without quantiles (component-base's SummaryOpts with no Objectives): its _sum and _count. */
+export class SummaryVec extends Vec<SummaryChild> {
+  readonly type = 'summary';
+
+  protected newChild(): SummaryChild {
+    return { sum: 0, count: 0 };
+  }
+
+  get(): Collected {
+    const values: Sample[] = [];
+    for (const { values: lv, child } of this.children.values()) {
+      const labels = this.labelsOf(lv);
       values.push({ labels, value: child.sum, metricName: `${this.name}_sum` });
       values.push({ labels, value: child.count, metricName: `${this.name}_count` });
     }
