@@ -117,6 +117,8 @@ import type { AuditOptions } from './audit/options.ts';
 import type { LoggingOptions } from './logging/options.ts';
 import { newMetricsRegistry } from './metrics/registry.ts';
 import { AdmissionMetrics } from './metrics/admission.ts';
+import { StorageMetrics } from './metrics/storage.ts';
+import { sqliteStats } from './storage/sqlite/stats.ts';
 
 export interface ServerOptions {
   dataDir: string;
@@ -493,7 +495,9 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
   const metrics = newMetricsRegistry();
   const db = openDatabase(dbFile, { synchronous: opts.synchronous, log });
   setContinueSecret(persistentSecret(db, 'continue-token-key'));
-  const eventLog = new EventLog(new SqliteBackend(db, { file: dbFile, synchronous: opts.synchronous }), { log });
+  const storageMetrics = new StorageMetrics(metrics);
+  storageMetrics.readFrom(sqliteStats(db, dbFile));
+  const eventLog = new EventLog(new SqliteBackend(db, { file: dbFile, synchronous: opts.synchronous }), { log, metrics: storageMetrics });
   const catalog = ResourceCatalog.loadBuiltins();
   // TokenReview and SelfSubjectReview: create-only, never stored, served by http/handlers/reviews.ts.
   for (const review of reviewResources()) catalog.add(review);

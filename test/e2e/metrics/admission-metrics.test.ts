@@ -21,7 +21,7 @@ before(async () => {
   assert.equal(ns.status, 201, ns.text);
   wh.handle((review, path) => {
     if (path === '/flaky') return { down: true };
-    return review.request.name.startsWith('deny-') ? { allowed: false, status: { code: 403, message: 'no deny- names' } } : { allowed: true };
+    return (review.request.name ?? '').startsWith('deny-') ? { allowed: false, status: { code: 403, message: 'no deny- names' } } : { allowed: true };
   });
 });
 after(async () => {

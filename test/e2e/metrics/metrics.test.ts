@@ -177,3 +177,26 @@ test('authentication_attempts: a bad token is an error, anonymous and token user
   assert.equal(delta('authenticated_user_requests', { username: 'other' }), 3);
   assert.equal(after.help.get('authentication_attempts'), '[ALPHA] Counter of authenticated attempts.');
 });
+
+test('storage: objects per resource follow the ConfigMaps created; size, event log and commits; a compaction and its vacuum', async () => {
+  const ns = 'metrics-storage';
+  assert.equal((await requestAs(admin, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } })).status, 201);
+  const before = await scrape();
+  for (let i = 1; i <= 3; i++) assert.equal((await requestAs(admin, 'POST', `/api/v1/namespaces/${ns}/configmaps`, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `stored-${i}` } })).status, 201);
+  const after = await scrape();
+  const delta = (name: string, labels: Record<string, string>) => valueOf(after, name, labels) - valueOf(before, name, labels);
+  assert.equal(delta('apiserver_storage_objects', { resource: 'configmaps' }), 3);
+  assert.equal(delta('apiserver_resource_objects', { group: '', resource: 'configmaps' }), 3);
+  assert.ok(valueOf(after, 'apiserver_storage_objects', { resource: 'clusterroles.rbac.authorization.k8s.io' }) > 0, "kube's <resource>.<group>");
+  assert.ok(valueOf(after, 'apiserver_storage_size_bytes', { storage_cluster_id: 'etcd-0' }) > 0);
+  assert.ok(valueOf(after, 'hearth_storage_event_log_rows', {}) >= 3);
+  assert.ok(exact(after, 'hearth_storage_wal_size_bytes', {}));
+  assert.ok(delta('hearth_storage_commit_batch_size_sum', {}) >= 3, 'the three writes were committed');
+  assert.ok(delta('hearth_storage_commit_duration_seconds_count', {}) >= 1);
+
+  const compact = await s.request('POST', '/admin/compact');
+  assert.equal(compact.status, 200, compact.text);
+  const compacted = await scrape();
+  assert.equal(valueOf(compacted, 'hearth_storage_compaction_duration_seconds_count', {}) - valueOf(after, 'hearth_storage_compaction_duration_seconds_count', {}), 1);
+  assert.equal(valueOf(compacted, 'hearth_storage_vacuum_duration_seconds_count', {}) - valueOf(after, 'hearth_storage_vacuum_duration_seconds_count', {}), 1);
+});
