@@ -31,6 +31,7 @@ import { parseAccept, API_ACCEPT } from './negotiation.ts';
 import type { MetricsRegistry } from '../metrics/registry.ts';
 import { RequestMetrics } from '../metrics/requests.ts';
 import { AuthenticationMetrics } from '../metrics/authentication.ts';
+import { WatchMetrics } from '../metrics/watch.ts';
 import { registerMetricsRoute, requestMetrics } from './metrics.ts';
 
 export interface AppDeps {
@@ -95,7 +96,7 @@ export function buildApp(deps: AppDeps): Koa<RequestState> {
   // Resource requests go straight to their handler: no router route matches a resource path
   // (/api/V/... with three or more segments, /apis/G/V/... with four or more), and the handler
   // answers or throws, so the router and allowedMethods would only have passed them on.
-  const resources = resourceHandler({ catalog: deps.catalog, store: deps.store, model: deps.model, watch: deps.watch, tokenReviewer: deps.tokenReviewer, tokenRequest: deps.tokenRequest, authorizers: deps.authorizers });
+  const resources = resourceHandler({ catalog: deps.catalog, store: deps.store, model: deps.model, watch: deps.watch, tokenReviewer: deps.tokenReviewer, tokenRequest: deps.tokenRequest, authorizers: deps.authorizers, watchMetrics: new WatchMetrics(deps.metrics) });
   app.use((ctx, next) => (ctx.state.requestInfo.isResourceRequest ? resources(ctx, next) : next()));
 
   const router = new Router<RequestState>();

@@ -9,6 +9,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import https from 'node:https';
+import type { IncomingMessage } from 'node:http';
 import { startTestServer, WITHOUT_NAMESPACE_CONTENT, type TestServer } from '../../helpers/server.ts';
 import { requester, type Credentials } from '../../helpers/identities.ts';
 import { parseExposition, valueOf, exact, type Exposition } from './prom-text.ts';
@@ -199,4 +200,42 @@ test('storage: objects per resource follow the ConfigMaps created; size, event l
   const compacted = await scrape();
   assert.equal(valueOf(compacted, 'hearth_storage_compaction_duration_seconds_count', {}) - valueOf(after, 'hearth_storage_compaction_duration_seconds_count', {}), 1);
   assert.equal(valueOf(compacted, 'hearth_storage_vacuum_duration_seconds_count', {}) - valueOf(after, 'hearth_storage_vacuum_duration_seconds_count', {}), 1);
+});
+
+test('apiserver_watch_events_total and _sizes count each event sent to each watcher', async () => {
+  const ns = 'metrics-watch';
+  assert.equal((await requestAs(admin, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } })).status, 201);
+  const rv = (await requestAs(admin, 'GET', `/api/v1/namespaces/${ns}/configmaps`)).json as { metadata: { resourceVersion: string } };
+  const labels = { group: '', version: 'v1', resource: 'configmaps' };
+  const before = await scrape();
+  // Two watchers of the same selection: the second writes the batch the first gathered.
+  const watchers = [0, 1].map(() => {
+    const req = https.request(`${s.url}/api/v1/namespaces/${ns}/configmaps?watch=1&resourceVersion=${rv.metadata.resourceVersion}`, { agent: false, ca: s.pki.caCertPem, cert: s.pki.adminCertPem, key: s.pki.adminKeyPem });
+    const response = new Promise<IncomingMessage>((resolve, reject) => {
+      req.on('response', resolve);
+      req.on('error', reject);
+    });
+    req.end();
+    return { req, response };
+  });
+  const responses = await Promise.all(watchers.map((w) => w.response));
+  const firstLines = responses.map(
+    (res) =>
+      new Promise<string>((resolve) => {
+        let buf = '';
+        res.on('data', (d: Buffer) => {
+          buf += d.toString();
+          if (buf.includes('\n')) resolve(buf.slice(0, buf.indexOf('\n')));
+        });
+        res.on('error', () => {});
+      }),
+  );
+  assert.equal((await requestAs(admin, 'POST', `/api/v1/namespaces/${ns}/configmaps`, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'watched' } })).status, 201);
+  for (const line of await Promise.all(firstLines)) assert.equal(JSON.parse(line).type, 'ADDED');
+  const after = await scrape();
+  for (const w of watchers) w.req.destroy();
+  assert.equal(valueOf(after, 'apiserver_watch_events_total', labels) - valueOf(before, 'apiserver_watch_events_total', labels), 2);
+  assert.equal(valueOf(after, 'apiserver_watch_events_sizes_count', labels) - valueOf(before, 'apiserver_watch_events_sizes_count', labels), 2);
+  assert.equal(valueOf(after, 'apiserver_watch_events_sizes_bucket', { ...labels, le: '1024' }) - valueOf(before, 'apiserver_watch_events_sizes_bucket', { ...labels, le: '1024' }), 2, 'a small ConfigMap event is under 1 KiB');
+  assert.ok(exact(after, 'apiserver_watch_events_sizes_bucket', { ...labels, le: '131072' }), "kube's last bucket, 128 KiB");
 });
