@@ -32,7 +32,7 @@ import type { MetricsRegistry } from '../metrics/registry.ts';
 import { RequestMetrics } from '../metrics/requests.ts';
 import { AuthenticationMetrics } from '../metrics/authentication.ts';
 import { WatchMetrics } from '../metrics/watch.ts';
-import { registerMetricsRoute, requestMetrics } from './metrics.ts';
+import { registerMetricsRoute, requestMetrics, servedRoutes } from './metrics.ts';
 
 export interface AppDeps {
   log: EventLog;
@@ -74,7 +74,7 @@ export function buildApp(deps: AppDeps): Koa<RequestState> {
   });
   // [slot: metrics and the request log] one middleware around everything below, so it sees the
   // final status (Status errors included), the bytes sent and the whole latency.
-  app.use(requestMetrics(new RequestMetrics(deps.metrics), deps.catalog));
+  app.use(requestMetrics(new RequestMetrics(deps.metrics, servedRoutes(deps.catalog))));
   app.use(statusErrors());
   app.use((ctx, next) => {
     const info = parseRequestInfo(ctx.method, ctx.path, queryOf(ctx));

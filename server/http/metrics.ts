@@ -28,35 +28,38 @@ export function registerMetricsRoute(router: Router<RequestState>, registry: Met
   });
 }
 
-/** The request metrics middleware: first under app.ts's `[slot: metrics and the request log]`. */
-export function requestMetrics(metrics: RequestMetrics, catalog: ResourceCatalog): HttpMiddleware {
-  const nonResourcePaths = new Set<string>();
-  /** The subresource label of a request, or undefined when it is not counted (no such route). */
-  const subresourceLabel = (ri: MeteredRequest & { subresource: string; path: string }, status: number): string | undefined => {
-    if (ri.isResourceRequest) {
-      const info = catalog.lookup(ri.apiGroup, ri.apiVersion, ri.resource);
-      if (!info) return undefined;
-      if (ri.subresource === '') return '';
-      return info.subresources?.[ri.subresource] ? ri.subresource : undefined;
+/**
+ * The routes whose requests get series (RequestMetrics asks once per new route, verb and
+ * scope): resources the catalog serves (and their served subresources), and non-resource paths
+ * that are fixed or that a route answered (not 404, nor refused before routing), up to a cap.
+ */
+export function servedRoutes(catalog: ResourceCatalog): (r: MeteredRequest, f: RequestFacts, code: number) => boolean {
+  let nonResourcePaths = 0;
+  return (r, f, code) => {
+    if (r.isResourceRequest) {
+      const info = catalog.lookup(r.apiGroup, r.apiVersion, r.resource);
+      return !!info && (f.subresource === '' || !!info.subresources?.[f.subresource]);
     }
-    if (FIXED_PATHS.has(ri.path) || nonResourcePaths.has(ri.path)) return ri.path;
-    if (status === 404 || status === 401 || status === 403 || status >= 500 || nonResourcePaths.size >= MAX_NON_RESOURCE_PATHS) return undefined;
-    nonResourcePaths.add(ri.path);
-    return ri.path;
+    if (FIXED_PATHS.has(f.subresource)) return true;
+    if (code === 404 || code === 401 || code === 403 || code >= 500 || nonResourcePaths >= MAX_NON_RESOURCE_PATHS) return false;
+    nonResourcePaths++;
+    return true;
   };
+}
 
+/** The request metrics middleware: first under app.ts's `[slot: metrics and the request log]`. */
+export function requestMetrics(metrics: RequestMetrics): HttpMiddleware {
   const finish = (ctx: HttpContext, start: number, kind: InflightKind, failed: boolean): void => {
     metrics.finished(kind);
     const ri = ctx.state.requestInfo ?? unparsed(ctx);
     // (an error past the Status errors is koa's 500)
     const status = failed ? 500 : ctx.respond === false ? ctx.res.statusCode : ctx.status;
-    const subresource = subresourceLabel(ri, status);
-    if (subresource === undefined) return;
-    const facts: RequestFacts = { method: ctx.method, querystring: ctx.querystring, contentType: ctx.method === 'PATCH' ? ctx.get('content-type') : '', subresource };
+    const facts: RequestFacts = { method: ctx.method, querystring: ctx.querystring, contentType: ctx.method === 'PATCH' ? ctx.get('content-type') : '', subresource: ri.isResourceRequest ? ri.subresource : ri.path };
     if (ctx.respond === false && ri.verb === 'watch') {
       // A watch streams on after the chain returned: open now, counted when it ends (kube's
       // RecordLongRunning around the handler, MonitorRequest after it).
-      const open = metrics.longRunningGauge(ri, facts);
+      const open = metrics.longRunningGauge(ri, facts, status);
+      if (!open) return;
       open.value++;
       ctx.res.once('close', () => {
         open.value--;

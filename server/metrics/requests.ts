@@ -131,7 +131,14 @@ export class RequestMetrics {
   private readonly executing = { readOnly: 0, mutating: 0 };
   private readonly watermark = { readOnly: 0, mutating: 0 };
 
-  constructor(registry: MetricsRegistry) {
+  /**
+   * `admits(request, facts, code)`: whether a route not seen yet gets series. Labels are bounded
+   * by it: kube counts only requests its installed routes served.
+   */
+  constructor(
+    registry: MetricsRegistry,
+    private readonly admits: (r: MeteredRequest, f: RequestFacts, code: number) => boolean = () => true,
+  ) {
     this.requestTotal = new CounterVec({
       name: 'apiserver_request_total',
       help: 'Counter of apiserver requests broken out for each verb, dry run value, group, version, resource, scope, component, and HTTP response code.',
@@ -192,9 +199,14 @@ export class RequestMetrics {
     this.executing[kind]--;
   }
 
-  /** MonitorRequest: one finished request (a watch when it ends). */
+  /**
+   * MonitorRequest: one finished request (a watch when it ends). `admits` says whether a route
+   * the metrics have not seen yet gets series (the caller's bound: its catalog, its routes); it
+   * is asked once per new (route, verb, scope), not per request.
+   */
   observe(r: MeteredRequest, f: RequestFacts, code: number, responseBytes: number, seconds: number): void {
-    const s = this.seriesOf(r, f);
+    const s = this.seriesOf(r, f, code);
+    if (!s) return;
     let counter = s.byCode.get(code);
     if (!counter) s.byCode.set(code, (counter = this.requestTotal.with(...s.labels, String(code))));
     counter.value++;
@@ -202,23 +214,32 @@ export class RequestMetrics {
     s.size?.observe(responseBytes);
   }
 
-  /** RecordLongRunning: the gauge of this long-running request (a watch), to increment now and decrement when it ends. */
-  longRunningGauge(r: MeteredRequest, f: RequestFacts): GaugeChild {
+  /** RecordLongRunning: the gauge of this long-running request (a watch), to increment now and decrement when it ends; undefined when its route is not admitted. */
+  longRunningGauge(r: MeteredRequest, f: RequestFacts, code: number): GaugeChild | undefined {
+    if (!this.seriesOf(r, f, code)) return undefined;
     const scope = cleanScope(r);
     const verb = VERBS[reportedVerbIndex(r, f, scope)];
     return this.longRunning.with(verb, r.apiGroup, r.apiVersion, r.resource, f.subresource, scope, APISERVER_COMPONENT);
   }
 
-  private seriesOf(r: MeteredRequest, f: RequestFacts): Series {
+  private seriesOf(r: MeteredRequest, f: RequestFacts, code: number): Series | undefined {
     const scope = cleanScope(r);
     const verbIndex = reportedVerbIndex(r, f, scope);
     const dryRun = cleanDryRun(f.querystring);
     if (dryRun !== '') {
       const key = [VERBS[verbIndex], dryRun, r.apiGroup, r.apiVersion, r.resource, f.subresource, scope].join('\u0000');
       let s = this.dryRunSeries.get(key);
-      if (!s) this.dryRunSeries.set(key, (s = this.newSeries(VERBS[verbIndex], dryRun, r, f.subresource, scope)));
+      if (!s) {
+        if (!this.admits(r, f, code)) return undefined;
+        this.dryRunSeries.set(key, (s = this.newSeries(VERBS[verbIndex], dryRun, r, f.subresource, scope)));
+      }
       return s;
     }
+    const slot = verbIndex * SCOPES.length + SCOPES.indexOf(scope);
+    const known = this.series.get(r.apiGroup)?.get(r.apiVersion)?.get(r.resource)?.get(f.subresource)?.[slot];
+    if (known) return known;
+    // A new series: only for a route the caller admits (no map is made for one it does not).
+    if (!this.admits(r, f, code)) return undefined;
     let byVersion = this.series.get(r.apiGroup);
     if (!byVersion) this.series.set(r.apiGroup, (byVersion = new Map()));
     let byResource = byVersion.get(r.apiVersion);
@@ -227,8 +248,7 @@ export class RequestMetrics {
     if (!bySubresource) byResource.set(r.resource, (bySubresource = new Map()));
     let slots = bySubresource.get(f.subresource);
     if (!slots) bySubresource.set(f.subresource, (slots = []));
-    const slot = verbIndex * SCOPES.length + SCOPES.indexOf(scope);
-    return (slots[slot] ??= this.newSeries(VERBS[verbIndex], '', r, f.subresource, scope));
+    return (slots[slot] = this.newSeries(VERBS[verbIndex], '', r, f.subresource, scope));
   }
 
   private newSeries(verb: string, dryRun: string, r: MeteredRequest, subresource: string, scope: string): Series {

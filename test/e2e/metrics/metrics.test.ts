@@ -239,3 +239,19 @@ test('apiserver_watch_events_total and _sizes count each event sent to each watc
   assert.equal(valueOf(after, 'apiserver_watch_events_sizes_bucket', { ...labels, le: '1024' }) - valueOf(before, 'apiserver_watch_events_sizes_bucket', { ...labels, le: '1024' }), 2, 'a small ConfigMap event is under 1 KiB');
   assert.ok(exact(after, 'apiserver_watch_events_sizes_bucket', { ...labels, le: '131072' }), "kube's last bucket, 128 KiB");
 });
+
+test('label values stay bounded: unknown resources and unrouted paths get no series', async () => {
+  assert.equal((await requestAs(admin, 'GET', `/api/v1/namespaces/${NS}/nosuchthings`)).status, 404);
+  assert.equal((await requestAs(admin, 'GET', `/api/v1/namespaces/${NS}/configmaps/cm-1/nosuchsub`)).status, 404);
+  assert.equal((await requestAs(admin, 'GET', '/no/such/path')).status, 404);
+  assert.equal((await requestAs(ANONYMOUS, 'GET', '/random/anonymous/path')).status, 403);
+  const e = await scrape();
+  const total = e.samples.filter((x) => x.name === 'apiserver_request_total');
+  assert.equal(total.filter((x) => x.labels.resource === 'nosuchthings' || x.labels.subresource === 'nosuchsub').length, 0);
+  assert.equal(total.filter((x) => x.labels.subresource === '/no/such/path' || x.labels.subresource === '/random/anonymous/path').length, 0);
+  for (const x of total) {
+    assert.ok(['APPLY', 'CONNECT', 'DELETE', 'GET', 'LIST', 'PATCH', 'POST', 'PUT', 'WATCH', 'other'].includes(x.labels.verb), x.labels.verb);
+    assert.ok(['resource', 'namespace', 'cluster', ''].includes(x.labels.scope), x.labels.scope);
+    assert.equal(x.labels.component, 'apiserver');
+  }
+});
