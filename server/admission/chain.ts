@@ -12,14 +12,18 @@ const KUBE_PLUGINS: ReadonlySet<string> = new Set(ALL_ORDERED_PLUGINS);
 
 type Phase = (attrs: AdmissionAttributes) => void | Promise<void>;
 
+/** A phase's plugins, and (with metrics) the observer of each of kube's plugins among them. */
+interface Steps {
+  phases: Phase[];
+  observers: (AdmissionObserver | undefined)[];
+}
+
 export class AdmissionChain {
   private readonly plugins: AdmissionPlugin[];
-  private mutating: Phase[] = [];
-  private validating: Phase[] = [];
+  private readonly mutating: Steps = { phases: [], observers: [] };
+  private readonly validating: Steps = { phases: [], observers: [] };
   private readonly admitStep: AdmissionObserver | undefined;
   private readonly validateStep: AdmissionObserver | undefined;
-  private readonly runMutating = (attrs: AdmissionAttributes) => runPhase(this.mutating, 0, attrs);
-  private readonly runValidating = (attrs: AdmissionAttributes) => runPhase(this.validating, 0, attrs);
 
   constructor(
     plugins: AdmissionPlugin[] = [],
@@ -35,12 +39,12 @@ export class AdmissionChain {
     this.plugins.push(plugin);
     const measured = this.metrics && KUBE_PLUGINS.has(plugin.name) ? this.metrics : undefined;
     if (plugin.admit) {
-      const phase: Phase = plugin.admit.bind(plugin);
-      this.mutating.push(measured ? timed(phase, measured.controllerObserver(plugin.name, 'admit')) : phase);
+      this.mutating.phases.push(plugin.admit.bind(plugin));
+      this.mutating.observers.push(measured?.controllerObserver(plugin.name, 'admit'));
     }
     if (plugin.validate) {
-      const phase: Phase = plugin.validate.bind(plugin);
-      this.validating.push(measured ? timed(phase, measured.controllerObserver(plugin.name, 'validate')) : phase);
+      this.validating.phases.push(plugin.validate.bind(plugin));
+      this.validating.observers.push(measured?.controllerObserver(plugin.name, 'validate'));
     }
   }
 
@@ -49,41 +53,14 @@ export class AdmissionChain {
   }
 
   admit(attrs: AdmissionAttributes): void | Promise<void> {
-    if (this.admitStep) return observed(this.admitStep, attrs, this.runMutating);
-    return runPhase(this.mutating, 0, attrs);
+    if (this.admitStep) return runMeasured(this.mutating, this.admitStep, attrs);
+    return runPhase(this.mutating.phases, 0, attrs);
   }
 
   validate(attrs: AdmissionAttributes): void | Promise<void> {
-    if (this.validateStep) return observed(this.validateStep, attrs, this.runValidating);
-    return runPhase(this.validating, 0, attrs);
+    if (this.validateStep) return runMeasured(this.validating, this.validateStep, attrs);
+    return runPhase(this.validating.phases, 0, attrs);
   }
-}
-
-/** A phase timed by `observe` (kube's pluginHandlerWithMetrics). */
-function timed(phase: Phase, observe: AdmissionObserver): Phase {
-  return (attrs) => observed(observe, attrs, phase);
-}
-
-/** Runs `phase`, then tells `observe` how long it took and whether it refused: synchronously unless the phase answers later. */
-function observed(observe: AdmissionObserver, attrs: AdmissionAttributes, phase: Phase): void | Promise<void> {
-  const start = performance.now();
-  let r: void | Promise<void>;
-  try {
-    r = phase(attrs);
-  } catch (e) {
-    observe(attrs.operation, true, (performance.now() - start) / 1000);
-    throw e;
-  }
-  if (r instanceof Promise) {
-    return r.then(
-      () => observe(attrs.operation, false, (performance.now() - start) / 1000),
-      (e: unknown) => {
-        observe(attrs.operation, true, (performance.now() - start) / 1000);
-        throw e;
-      },
-    );
-  }
-  observe(attrs.operation, false, (performance.now() - start) / 1000);
 }
 
 /** Runs phases[from..] in order, synchronously until one returns a promise, then the rest after it. */
@@ -91,5 +68,64 @@ function runPhase(phases: Phase[], from: number, attrs: AdmissionAttributes): vo
   for (let i = from; i < phases.length; i++) {
     const r = phases[i](attrs);
     if (r instanceof Promise) return r.then(() => runPhase(phases, i + 1, attrs));
+  }
+}
+
+/**
+ * runPhase measured as kube's WithStepMetrics and WithControllerMetrics measure it: the whole
+ * phase, and each plugin, refused or not. One clock read per plugin (a plugin ends when the
+ * next starts); still synchronous until a plugin answers later.
+ */
+function runMeasured(steps: Steps, step: AdmissionObserver, attrs: AdmissionAttributes): void | Promise<void> {
+  const start = performance.now();
+  const ended = (rejected: boolean, at: number) => step(attrs.operation, rejected, (at - start) / 1000);
+  let r: void | Promise<void>;
+  try {
+    r = runMeasuredFrom(steps, 0, attrs, start);
+  } catch (e) {
+    ended(true, performance.now());
+    throw e;
+  }
+  if (r instanceof Promise) {
+    return r.then(
+      () => ended(false, performance.now()),
+      (e: unknown) => {
+        ended(true, performance.now());
+        throw e;
+      },
+    );
+  }
+  ended(false, performance.now());
+}
+
+function runMeasuredFrom(steps: Steps, from: number, attrs: AdmissionAttributes, startedAt: number): void | Promise<void> {
+  const { phases, observers } = steps;
+  let t = startedAt;
+  for (let i = from; i < phases.length; i++) {
+    const observe = observers[i];
+    let r: void | Promise<void>;
+    try {
+      r = phases[i](attrs);
+    } catch (e) {
+      observe?.(attrs.operation, true, (performance.now() - t) / 1000);
+      throw e;
+    }
+    if (r instanceof Promise) {
+      const began = t;
+      return r.then(
+        () => {
+          const now = performance.now();
+          observe?.(attrs.operation, false, (now - began) / 1000);
+          return runMeasuredFrom(steps, i + 1, attrs, now);
+        },
+        (e: unknown) => {
+          observe?.(attrs.operation, true, (performance.now() - began) / 1000);
+          throw e;
+        },
+      );
+    }
+    const now = performance.now();
+    observe?.(attrs.operation, false, (now - t) / 1000);
+    t = now;
   }
 }
