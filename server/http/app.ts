@@ -32,6 +32,7 @@ import type { MetricsRegistry } from '../metrics/registry.ts';
 import { RequestMetrics } from '../metrics/requests.ts';
 import { AuthenticationMetrics } from '../metrics/authentication.ts';
 import { WatchMetrics } from '../metrics/watch.ts';
+import { HealthcheckMetrics } from '../metrics/slis.ts';
 import { registerMetricsRoute, requestMetrics, servedRoutes } from './metrics.ts';
 
 export interface AppDeps {
@@ -100,11 +101,12 @@ export function buildApp(deps: AppDeps): Koa<RequestState> {
   app.use((ctx, next) => (ctx.state.requestInfo.isResourceRequest ? resources(ctx, next) : next()));
 
   const router = new Router<RequestState>();
-  registerHealthRoutes(router, deps.health);
+  const healthchecks = new HealthcheckMetrics();
+  registerHealthRoutes(router, deps.health, (name, endpoint, passed) => healthchecks.observe(name, endpoint, passed));
   registerVersionRoute(router, deps.catalog.kubernetesVersion);
   registerDiscoveryRoutes(router, deps);
   registerAdminRoutes(router, deps.log);
-  registerMetricsRoute(router, deps.metrics);
+  registerMetricsRoute(router, deps.metrics, healthchecks.registry);
   if (deps.serviceAccountIssuer) registerServiceAccountIssuerRoutes(router, deps.serviceAccountIssuer);
   app.use(router.routes());
   app.use(router.allowedMethods());

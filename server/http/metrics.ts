@@ -15,17 +15,22 @@ import type { InflightKind, MeteredRequest, RequestFacts, RequestMetrics } from 
 import type { HttpContext, HttpMiddleware, RequestState } from './state.ts';
 
 /** Non-resource paths the server always serves, counted whatever their answer (a 401 or 403 included). */
-const FIXED_PATHS: ReadonlySet<string> = new Set(['/metrics', '/healthz', '/livez', '/readyz', '/version', '/api', '/apis', '/openapi/v2', '/openapi/v3', '/.well-known/openid-configuration', '/openid/v1/jwks']);
+const FIXED_PATHS: ReadonlySet<string> = new Set(['/metrics', '/metrics/slis', '/healthz', '/livez', '/readyz', '/version', '/api', '/apis', '/openapi/v2', '/openapi/v3', '/.well-known/openid-configuration', '/openid/v1/jwks']);
 /** At most this many distinct non-resource paths get series (routes with parameters answer many). */
 const MAX_NON_RESOURCE_PATHS = 256;
 
-/** GET /metrics: the registry as Prometheus text. */
-export function registerMetricsRoute(router: Router<RequestState>, registry: MetricsRegistry): void {
-  router.get('/metrics', async (ctx) => {
-    const text = await registry.metrics();
-    ctx.set('Content-Type', registry.contentType);
-    ctx.body = text;
-  });
+/** GET /metrics: the registry as Prometheus text; GET /metrics/slis: the health checks' (their own registry). */
+export function registerMetricsRoute(router: Router<RequestState>, registry: MetricsRegistry, slis: MetricsRegistry): void {
+  for (const [path, r] of [
+    ['/metrics', registry],
+    ['/metrics/slis', slis],
+  ] as const) {
+    router.get(path, async (ctx) => {
+      const text = await r.metrics();
+      ctx.set('Content-Type', r.contentType);
+      ctx.body = text;
+    });
+  }
 }
 
 /**

@@ -255,3 +255,19 @@ test('label values stay bounded: unknown resources and unrouted paths get no ser
     assert.equal(x.labels.component, 'apiserver');
   }
 });
+
+test('/metrics/slis: the health checks as kubernetes_healthcheck and kubernetes_healthchecks_total', async () => {
+  const ready = await requestAs(admin, 'GET', '/readyz');
+  assert.equal(ready.status, 200, ready.text);
+  const r = await requestAs(MONITOR, 'GET', '/metrics/slis');
+  assert.equal(r.status, 200, r.text);
+  const e = parseExposition(r.text);
+  assert.equal(e.type.get('kubernetes_healthcheck'), 'gauge');
+  assert.equal(e.help.get('kubernetes_healthcheck'), '[STABLE] This metric records the result of a single healthcheck.');
+  assert.equal(valueOf(e, 'kubernetes_healthcheck', { name: 'ping', type: 'readyz' }), 1);
+  assert.ok(valueOf(e, 'kubernetes_healthchecks_total', { name: 'ping', type: 'readyz', status: 'success' }) >= 1);
+  assert.ok(!e.type.has('apiserver_request_total'), 'its own registry');
+  const plain = await requestAs(PLAIN, 'GET', '/metrics/slis');
+  assert.equal(plain.status, 403);
+  assert.equal(plain.json.message, 'forbidden: User "dave" cannot get path "/metrics/slis"');
+});
