@@ -4,7 +4,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { cleanDryRun, cleanScope, reportedVerb, RequestMetrics, type MeteredRequest, type RequestFacts } from '../../../server/metrics/requests.ts';
-import { compressUsername } from '../../../server/metrics/authentication.ts';
+import type Koa from 'koa';
+import { AuthenticationMetrics, compressUsername } from '../../../server/metrics/authentication.ts';
+import { authenticationMiddleware, type AuthResult } from '../../../server/authentication/authenticator.ts';
+import type { AuthenticatedState } from '../../../server/authentication/user.ts';
+import { ApiError } from '../../../server/errors.ts';
 import { CounterVec, HistogramVec, exponentialBuckets } from '../../../server/metrics/vec.ts';
 import { newMetricsRegistry } from '../../../server/metrics/registry.ts';
 
@@ -105,4 +109,27 @@ test('RequestMetrics asks whether a route is served once per new series, and cou
       'apiserver_request_total{code="500",component="apiserver",dry_run="",group="",resource="pods",scope="namespace",subresource="",verb="LIST",version="v1"} 1',
     ].join('\n'),
   );
+});
+
+test('authentication results as kube records them: a refused credential is an error, no user without anonymous a failure', async () => {
+  const registry = newMetricsRegistry();
+  const metrics = new AuthenticationMetrics(registry);
+  const run = async (answer: AuthResult, anonymous: boolean) => {
+    const ctx = { req: { headers: {}, socket: {} }, state: {}, path: '/api' } as unknown as Koa.ParameterizedContext<AuthenticatedState>;
+    try {
+      await authenticationMiddleware([{ name: 'a', authenticate: () => answer }], { anonymous, metrics })(ctx, async () => {});
+    } catch (e) {
+      // (refusals throw at once: the chain is synchronous)
+      if (!(e instanceof ApiError && e.code === 401)) throw e;
+    }
+  };
+  await run({ error: 'invalid bearer token' }, true);
+  await run(undefined, false);
+  await run(undefined, false);
+  await run(undefined, true);
+  await run({ user: { name: 'jane@example.com', groups: [] } }, true);
+  const text = await registry.getSingleMetricAsString('authentication_attempts');
+  assert.deepEqual(text.split('\n').slice(2), ['authentication_attempts{result="success"} 2', 'authentication_attempts{result="failure"} 2', 'authentication_attempts{result="error"} 1']);
+  const users = await registry.getSingleMetricAsString('authenticated_user_requests');
+  assert.deepEqual(users.split('\n').slice(2), ['authenticated_user_requests{username="other"} 1', 'authenticated_user_requests{username="email_id"} 1']);
 });
