@@ -72,7 +72,7 @@ export function requestMetrics(metrics: RequestMetrics): HttpMiddleware {
       });
       return;
     }
-    metrics.observe(ri, facts, status, failed ? 0 : (ctx.response.length ?? 0), (performance.now() - start) / 1000);
+    metrics.observe(ri, facts, status, failed ? 0 : ctx.response, (performance.now() - start) / 1000);
   };
 
   return (ctx, next) => {

@@ -104,6 +104,11 @@ export function cleanDryRun(q: string): string {
   return 'All';
 }
 
+/** Where a response's size is read (koa's response: its Content-Length), only when it is kept. */
+export interface ResponseLength {
+  readonly length: number | undefined;
+}
+
 /** The series of one (route, verb, scope, dry run): children for each metric, counters by code. */
 class Series {
   readonly byCode = new Map<number, CounterChild>();
@@ -204,14 +209,15 @@ export class RequestMetrics {
    * the metrics have not seen yet gets series (the caller's bound: its catalog, its routes); it
    * is asked once per new (route, verb, scope), not per request.
    */
-  observe(r: MeteredRequest, f: RequestFacts, code: number, responseBytes: number, seconds: number): void {
+  observe(r: MeteredRequest, f: RequestFacts, code: number, response: number | ResponseLength, seconds: number): void {
     const s = this.seriesOf(r, f, code);
     if (!s) return;
     let counter = s.byCode.get(code);
     if (!counter) s.byCode.set(code, (counter = this.requestTotal.with(...s.labels, String(code))));
     counter.value++;
     s.duration.observe(seconds);
-    s.size?.observe(responseBytes);
+    // (the size is read only for the reads whose sizes are kept)
+    if (s.size) s.size.observe(typeof response === 'number' ? response : (response.length ?? 0));
   }
 
   /** RecordLongRunning: the gauge of this long-running request (a watch), to increment now and decrement when it ends; undefined when its route is not admitted. */
