@@ -118,6 +118,9 @@ import type { FlowControlOptions } from './flowcontrol/options.ts';
 import type { AuditOptions } from './audit/options.ts';
 import type { LoggingOptions } from './logging/options.ts';
 import { newMetricsRegistry } from './metrics/registry.ts';
+import { AdmissionMetrics } from './metrics/admission.ts';
+import { StorageMetrics } from './metrics/storage.ts';
+import { sqliteStats } from './storage/sqlite/stats.ts';
 
 export interface ServerOptions {
   dataDir: string;
@@ -281,6 +284,8 @@ interface AdmissionPluginContext {
   log: (line: string) => void;
   /** The audiences bound service-account tokens are issued for (read at request time: set up after admission). */
   apiAudiences: () => readonly string[];
+  /** apiserver_admission_webhook_* (the webhook plugins'). */
+  admissionMetrics: AdmissionMetrics;
 }
 
 /**
@@ -385,6 +390,7 @@ function admissionWebhookDeps(c: AdmissionPluginContext): WebhookPluginDeps {
     },
     decode: (obj, attrs) => c.store.decodeAdmitted(attrs.info, obj),
     authorize: (attrs) => authorizeNow(c.authorizers, attrs),
+    metrics: c.admissionMetrics,
   };
   webhookDepsByContext.set(c, deps);
   return deps;
@@ -493,7 +499,9 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
   const metrics = newMetricsRegistry();
   const db = openDatabase(dbFile, { synchronous: opts.synchronous, log });
   setContinueSecret(persistentSecret(db, 'continue-token-key'));
-  const eventLog = new EventLog(new SqliteBackend(db, { file: dbFile, synchronous: opts.synchronous }), { log });
+  const storageMetrics = new StorageMetrics(metrics);
+  storageMetrics.readFrom(sqliteStats(db, dbFile));
+  const eventLog = new EventLog(new SqliteBackend(db, { file: dbFile, synchronous: opts.synchronous }), { log, metrics: storageMetrics });
   const catalog = ResourceCatalog.loadBuiltins();
   // TokenReview and SelfSubjectReview: create-only, never stored, served by http/handlers/reviews.ts.
   for (const review of reviewResources()) catalog.add(review);
@@ -502,7 +510,8 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
   // Built-in definitions are shared; CRD schemas go into this server's overlay.
   const model = TypeModel.loadBuiltins().overlay();
 
-  const admission = new AdmissionChain();
+  const admissionMetrics = new AdmissionMetrics(metrics);
+  const admission = new AdmissionChain([], admissionMetrics);
   const store = new GenericStore(eventLog, model, admission);
   const nsInfo = catalog.lookup('', 'v1', 'namespaces')!;
   const servicesInfo = catalog.lookup('', 'v1', 'services')!;
@@ -522,7 +531,7 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
   const authorizers = reloadable ? [reloadable] : staticChain!.authorizers;
   reloadable?.start();
   // Admission plugins in kube's order; the token issuer they read at request time is set up further down.
-  const pluginContext: AdmissionPluginContext = { store, catalog, eventLog, namespaces, model, authorizers, admissionConfig: admissionSetup.config, opts, log, apiAudiences: () => serviceAccountTokens.apiAudiences };
+  const pluginContext: AdmissionPluginContext = { store, catalog, eventLog, namespaces, model, authorizers, admissionConfig: admissionSetup.config, opts, log, apiAudiences: () => serviceAccountTokens.apiAudiences, admissionMetrics };
   for (const name of admissionSetup.plugins) admission.add(admissionPluginFactories[name]!(pluginContext));
   admission.add(rbacEscalationCheck(rbacPolicy, authorizers));
   // A fan-out's HTTP/2 frames leave at its end, one TLS write per connection.

@@ -30,6 +30,11 @@ import { goJsonText } from '../go/json.ts';
 import { parseAccept, API_ACCEPT } from './negotiation.ts';
 import type { MetricsRegistry } from '../metrics/registry.ts';
 import type { FlowControlConfiguration } from '../flowcontrol/types.ts';
+import { RequestMetrics } from '../metrics/requests.ts';
+import { AuthenticationMetrics } from '../metrics/authentication.ts';
+import { WatchMetrics } from '../metrics/watch.ts';
+import { HealthcheckMetrics } from '../metrics/slis.ts';
+import { registerMetricsRoute, requestMetrics, servedRoutes } from './metrics.ts';
 
 export interface AppDeps {
   log: EventLog;
@@ -73,6 +78,7 @@ export function buildApp(deps: AppDeps): Koa<RequestState> {
   });
   // [slot: metrics and the request log] one middleware around everything below, so it sees the
   // final status (Status errors included), the bytes sent and the whole latency.
+  app.use(requestMetrics(new RequestMetrics(deps.metrics, servedRoutes(deps.catalog))));
   app.use(statusErrors());
   app.use((ctx, next) => {
     const info = parseRequestInfo(ctx.method, ctx.path, queryOf(ctx));
@@ -82,7 +88,7 @@ export function buildApp(deps: AppDeps): Koa<RequestState> {
     return next();
   });
   // (an authenticator's warnings: a legacy token from an auto-generated Secret)
-  app.use(authenticationMiddleware(deps.authenticators, { anonymous: deps.anonymous, anonymousPaths: deps.anonymousPaths, onWarnings: (ctx, warnings) => addWarnings(ctx as HttpContext, warnings) }));
+  app.use(authenticationMiddleware(deps.authenticators, { anonymous: deps.anonymous, anonymousPaths: deps.anonymousPaths, onWarnings: (ctx, warnings) => addWarnings(ctx as HttpContext, warnings), metrics: new AuthenticationMetrics(deps.metrics) }));
   // [slot: audit] after authentication, before impersonation, as kube's WithAudit: the event names
   // the real caller and, once impersonation has run, the impersonated user.
   // Impersonate-* headers: asked of the authorizers for the real caller, then the caller is replaced.
@@ -94,14 +100,16 @@ export function buildApp(deps: AppDeps): Koa<RequestState> {
   // Resource requests go straight to their handler: no router route matches a resource path
   // (/api/V/... with three or more segments, /apis/G/V/... with four or more), and the handler
   // answers or throws, so the router and allowedMethods would only have passed them on.
-  const resources = resourceHandler({ catalog: deps.catalog, store: deps.store, model: deps.model, watch: deps.watch, tokenReviewer: deps.tokenReviewer, tokenRequest: deps.tokenRequest, authorizers: deps.authorizers });
+  const resources = resourceHandler({ catalog: deps.catalog, store: deps.store, model: deps.model, watch: deps.watch, tokenReviewer: deps.tokenReviewer, tokenRequest: deps.tokenRequest, authorizers: deps.authorizers, watchMetrics: new WatchMetrics(deps.metrics) });
   app.use((ctx, next) => (ctx.state.requestInfo.isResourceRequest ? resources(ctx, next) : next()));
 
   const router = new Router<RequestState>();
-  registerHealthRoutes(router, deps.health);
+  const healthchecks = new HealthcheckMetrics();
+  registerHealthRoutes(router, deps.health, (name, endpoint, passed) => healthchecks.observe(name, endpoint, passed));
   registerVersionRoute(router, deps.catalog.kubernetesVersion);
   registerDiscoveryRoutes(router, deps);
   registerAdminRoutes(router, deps.log);
+  registerMetricsRoute(router, deps.metrics, healthchecks.registry);
   if (deps.serviceAccountIssuer) registerServiceAccountIssuerRoutes(router, deps.serviceAccountIssuer);
   app.use(router.routes());
   app.use(router.allowedMethods());

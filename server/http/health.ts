@@ -7,7 +7,10 @@ export interface HealthCheck {
   check(): string | undefined; // undefined = ok, else the failure reason
 }
 
-export function registerHealthRoutes(router: Router, checks: { livez: HealthCheck[]; readyz: HealthCheck[] }): void {
+/** Told each check's result when /livez, /readyz or /healthz runs them all (kube's slis.ObserveHealthcheck). */
+export type HealthObserver = (name: string, endpoint: string, passed: boolean) => void;
+
+export function registerHealthRoutes(router: Router, checks: { livez: HealthCheck[]; readyz: HealthCheck[] }, observe?: HealthObserver): void {
   const endpoints: Record<string, HealthCheck[]> = { livez: checks.livez, readyz: checks.readyz, healthz: checks.readyz };
   for (const [endpoint, list] of Object.entries(endpoints)) {
     router.get(`/${endpoint}`, (ctx) => {
@@ -22,6 +25,7 @@ export function registerHealthRoutes(router: Router, checks: { livez: HealthChec
           continue;
         }
         const err = c.check();
+        observe?.(c.name, endpoint, !err);
         if (err) failed = true;
         lines.push(err ? `[-]${c.name} failed: reason withheld` : `[+]${c.name} ok`);
         if (err) console.error(`${endpoint} check ${c.name} failed: ${err}`);

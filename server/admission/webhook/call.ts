@@ -6,11 +6,12 @@ import type * as https from 'node:https';
 import { agentFor, caPemFrom, callErrorText, endpointFor, httpStatusErrorText, postJson, resolveService, serviceEndpointFor, type Endpoint } from '../../webhook/client-config.ts';
 import type { WebhookAccessor } from './source.ts';
 
-/** kube's ErrCallingWebhook: what failurePolicy decides about. */
+/** kube's ErrCallingWebhook: what failurePolicy decides about; `statusCode` is its Status's code (the metrics' label). */
 export class CallingWebhookError extends Error {
   constructor(
     readonly webhookName: string,
     readonly reason: string,
+    readonly statusCode = 503,
   ) {
     super(`failed calling webhook ${JSON.stringify(webhookName)}: ${reason}`);
   }
@@ -54,7 +55,7 @@ function clientFor(hook: WebhookAccessor): Client | string {
 /** POSTs the review; the answer's JSON, or a CallingWebhookError. */
 export async function callWebhook(hook: WebhookAccessor, review: unknown, resolver: ServiceResolver): Promise<unknown> {
   const client = clientFor(hook);
-  if (typeof client === 'string') throw new CallingWebhookError(hook.name, `could not get REST client: ${client}`);
+  if (typeof client === 'string') throw new CallingWebhookError(hook.name, `could not get REST client: ${client}`, 500);
   const { agent, ep } = client;
   const post = `Post ${JSON.stringify(ep.display)}`;
   let dial;
@@ -69,7 +70,7 @@ export async function callWebhook(hook: WebhookAccessor, review: unknown, resolv
   } catch (e) {
     throw new CallingWebhookError(hook.name, `failed to call webhook: ${post}: ${callErrorText(e, ep, dial)}`);
   }
-  if (ans.status < 200 || ans.status > 206) throw new CallingWebhookError(hook.name, `failed to call webhook: ${httpStatusErrorText(ans)}`);
+  if (ans.status < 200 || ans.status > 206) throw new CallingWebhookError(hook.name, `failed to call webhook: ${httpStatusErrorText(ans)}`, ans.status);
   if (ans.body.length === 0) throw new CallingWebhookError(hook.name, `failed to call webhook: 0-length response with status code: ${ans.status} and content type: ${ans.contentType}`);
   try {
     return JSON.parse(ans.body.toString('utf8'));

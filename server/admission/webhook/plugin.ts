@@ -17,7 +17,8 @@
 //   `Internal error occurred: failed calling webhook "x": ...`, Ignore goes on. A denial is the
 //   webhook's Status as ToStatusErr words it, whatever the policy. A dry run reaches only
 //   webhooks without side effects (None, NoneOnDryRun); others refuse it with a 400.
-import { badRequest, forbidden, internalError } from '../../errors.ts';
+import { ApiError, badRequest, forbidden, internalError } from '../../errors.ts';
+import type { AdmissionMetrics, WebhookType } from '../../metrics/admission.ts';
 import { semanticEqual } from '../../util/json.ts';
 import { applyJsonPatch } from '../../registry/patch/index.ts';
 import type { AdmissionAttributes, AdmissionPlugin } from '../types.ts';
@@ -51,6 +52,8 @@ export interface WebhookPluginDeps {
   decode?: (obj: Record<string, unknown>, attrs: AdmissionAttributes) => void;
   /** The authorizer chain's answer for match conditions' `authorizer` (registered once per deps: authorizeIdOf). */
   authorize?: AuthzCheck;
+  /** The webhook metrics (apiserver_admission_webhook_*). */
+  metrics?: AdmissionMetrics;
 }
 
 const authorizeIds = new WeakMap<WebhookPluginDeps, string>();
@@ -136,7 +139,7 @@ function shouldCallHook(hook: WebhookAccessor, attrs: AdmissionAttributes, deps:
 /** Refuses a dry run to a webhook that may have side effects (both dispatchers' first check). */
 function checkDryRun(hook: WebhookAccessor, attrs: AdmissionAttributes): void {
   if (!attrs.dryRun) return;
-  if (hook.sideEffects === undefined) throw new CallingWebhookError(hook.name, 'Webhook SideEffects is nil');
+  if (hook.sideEffects === undefined) throw new CallingWebhookError(hook.name, 'Webhook SideEffects is nil', 400);
   if (hook.sideEffects !== 'None' && hook.sideEffects !== 'NoneOnDryRun') throw badRequest(`admission webhook ${JSON.stringify(hook.name)} does not support dry run`);
 }
 
@@ -149,16 +152,48 @@ async function versioned(attrs: AdmissionAttributes, inv: Invocation, convert: O
   return { object, oldObject, converted: true };
 }
 
+/** Denials by a webhook (kube's ErrWebhookRejection), told apart from other errors by the metrics. */
+const denials = new WeakSet<object>();
+
+/**
+ * kube's dispatchers' metrics of one webhook call: ObserveWebhook (code 200 when it answered
+ * allowed, its error's Status code otherwise, 0 for the API server's own errors),
+ * ObserveWebhookRejection and ObserveWebhookFailOpen.
+ */
+function observeCall(deps: WebhookPluginDeps, hook: WebhookAccessor, type: WebhookType, attrs: AdmissionAttributes, start: number, error: unknown): void {
+  const m = deps.metrics;
+  if (!m) return;
+  const seconds = (performance.now() - start) / 1000;
+  const op = attrs.operation;
+  if (error === undefined) return m.observeWebhook(hook.name, type, op, false, 200, seconds);
+  if (error instanceof CallingWebhookError) {
+    const failsOpen = hook.failurePolicy === 'Ignore';
+    if (failsOpen) m.observeWebhookFailOpen(hook.name, type);
+    else m.observeWebhookRejection(hook.name, type, op, 'calling_webhook_error', error.statusCode);
+    return m.observeWebhook(hook.name, type, op, !failsOpen, error.statusCode, seconds);
+  }
+  if (error instanceof ApiError && denials.has(error)) {
+    m.observeWebhookRejection(hook.name, type, op, 'no_error', error.code);
+    return m.observeWebhook(hook.name, type, op, true, error.code, seconds);
+  }
+  m.observeWebhookRejection(hook.name, type, op, 'apiserver_internal_error', 0);
+  m.observeWebhook(hook.name, type, op, true, 0, seconds);
+}
+
 /** Sends the review and checks the answer; the verified response (denials thrown). */
 async function review(hook: WebhookAccessor, inv: Invocation, attrs: AdmissionAttributes, object: unknown, oldObject: unknown, mutating: boolean, resolver: ServiceResolver) {
-  if (!hook.reviewVersion) throw new CallingWebhookError(hook.name, 'could not create admission objects: webhook does not accept known AdmissionReview versions (v1, v1beta1)');
+  if (!hook.reviewVersion) throw new CallingWebhookError(hook.name, 'could not create admission objects: webhook does not accept known AdmissionReview versions (v1, v1beta1)', 400);
   const { uid, review } = createReview(hook.reviewVersion, reviewFields(attrs, inv, object, oldObject));
   const answer = await callWebhook(hook, review, resolver);
   const verified = verifyResponse(hook.reviewVersion, uid, mutating, answer);
   if (typeof verified === 'string') throw new CallingWebhookError(hook.name, `received invalid webhook response: ${verified}`);
   for (const [k, v] of Object.entries(verified.auditAnnotations)) attrs.addAuditAnnotation(`${hook.name}/${k}`, v);
   for (const w of verified.warnings) attrs.warn(w);
-  if (!verified.allowed) throw denialError(hook.name, attrs.info, attrs.name, verified.result);
+  if (!verified.allowed) {
+    const denial = denialError(hook.name, attrs.info, attrs.name, verified.result);
+    denials.add(denial);
+    throw denial;
+  }
   return verified;
 }
 
@@ -228,11 +263,13 @@ async function dispatchMutating(attrs: AdmissionAttributes, hooks: readonly Webh
       if (round === 1 && !ctx.reinvoke.has(hook.uid)) continue;
       let changed = false;
       let error: unknown;
+      const start = performance.now();
       try {
         changed = await callMutatingHook(inv, attrs, round, i, deps);
       } catch (e) {
         error = e;
       }
+      observeCall(deps, hook, 'admit', attrs, start, error);
       if (changed) {
         for (const uid of ctx.previouslyInvoked) ctx.reinvoke.add(uid);
         ctx.previouslyInvoked.clear();
@@ -258,11 +295,14 @@ async function dispatchValidating(attrs: AdmissionAttributes, invocations: Invoc
   await Promise.all(
     invocations.map(async (inv, idx) => {
       const hook = inv.hook;
+      const start = performance.now();
       try {
         checkDryRun(hook, attrs);
         const v = await versioned(attrs, inv, deps.convert);
         await review(hook, inv, attrs, v.object, v.oldObject, false, deps.resolver);
+        observeCall(deps, hook, 'validating', attrs, start, undefined);
       } catch (e) {
+        observeCall(deps, hook, 'validating', attrs, start, e);
         if (e instanceof CallingWebhookError) {
           if (hook.failurePolicy === 'Ignore') {
             attrs.addAuditAnnotation(`failed-open.validating.webhook.admission.k8s.io/round_0_index_${idx}`, hook.name);

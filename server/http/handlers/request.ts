@@ -10,6 +10,7 @@ import type { WatchHub } from '../../registry/watch/index.ts';
 import type { TokenAuthenticator } from '../../authentication/token.ts';
 import type { ServiceAccountTokens } from '../../authentication/service-account-token.ts';
 import type { Authorizer } from '../../authorization/authorizer.ts';
+import type { WatchMetrics } from '../../metrics/watch.ts';
 
 export interface ResourceHandlerDeps {
   catalog: ResourceCatalog;
@@ -22,6 +23,8 @@ export interface ResourceHandlerDeps {
   tokenRequest?: TokenRequestConfig;
   /** The authorizer chain the access reviews ask (none: every review is refused). */
   authorizers?: readonly Authorizer[];
+  /** apiserver_watch_events_total and apiserver_watch_events_sizes (none: watches are not metered). */
+  watchMetrics?: WatchMetrics;
 }
 
 /** What TokenReview runs a token through: the token authenticators and --api-audiences. */

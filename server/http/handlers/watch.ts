@@ -13,6 +13,7 @@ import { int64Param, queryFlag, queryOf, sendInitialEventsOf } from '../request-
 import type { HttpContext } from '../state.ts';
 import { partialMetadata, toTable } from './shape.ts';
 import type { ResourceRequest } from './request.ts';
+import { countWatchEvent, type WatchEventMeter } from '../../metrics/watch.ts';
 
 /** A watcher whose socket buffer grows past this is closed; the client re-lists. */
 const MAX_BUFFERED_BYTES = 8 * 1024 * 1024;
@@ -47,11 +48,15 @@ export async function watch({ ctx, info, ri, deps }: ResourceRequest): Promise<v
   // No Transfer-Encoding: HTTP/1.1 chunks a body of unknown length by itself, and HTTP/2 forbids the header.
   out.writeHead(200, { 'Content-Type': contentType, 'Cache-Control': 'no-cache, private' });
   out.flushHeaders();
-  w.start(new WatchStream(ctx.req, out, w, fmt, q.get('includeObject')), timeoutSeconds * 1000);
+  const meter = deps.watchMetrics?.meter(info.group, ri.apiVersion, info.resource);
+  w.start(new WatchStream(ctx.req, out, w, fmt, q.get('includeObject'), meter), timeoutSeconds * 1000);
 }
 
 /** Encodings of an event's object, shared by all watchers; gone with the object. */
 const wireCache = new WeakMap<PresentedObject, Map<string, Buffer | null>>();
+
+/** The sizes of the events a gathered batch holds, for the watchers it is shared with to count them (apiserver_watch_events_*). */
+const batchEventSizes = new WeakMap<Buffer, number[]>();
 
 /**
  * The response of one watch: its events framed and encoded, gathered per batch, written. It holds
@@ -65,6 +70,10 @@ class WatchStream implements WatchSink<Buffer | null> {
   private live = false;
   /** While a batch is gathered, bytes go here and leave in one write. */
   private gathered: Buffer[] | undefined;
+  /** The sizes of the gathered events (metered watches only). */
+  private gatheredSizes: number[] | undefined;
+  /** The batch this watcher gathered itself (its events are counted as they were made). */
+  private ownBatch: Buffer | null = null;
 
   constructor(
     private readonly req: HttpContext['req'],
@@ -72,6 +81,7 @@ class WatchStream implements WatchSink<Buffer | null> {
     private readonly watch: ResourceWatch,
     private readonly fmt: OutputFormat,
     private readonly includeObject: string | null,
+    private readonly meter?: WatchEventMeter,
   ) {
     this.representation = `${fmt.encoding}|${fmt.shape}|${fmt.metaVersion}|${apiVersionOf(watch.info)}|${includeObject ?? ''}`;
   }
@@ -92,7 +102,7 @@ class WatchStream implements WatchSink<Buffer | null> {
   event(type: ObjectEventType, object: PresentedObject): void {
     if (!object.shared) {
       const buf = this.serializeObject(type, object);
-      if (buf) this.emit(buf);
+      if (buf) this.emitEvent(buf);
       return;
     }
     const first = this.fmt.shape === 'Table' && this.firstTable;
@@ -105,12 +115,21 @@ class WatchStream implements WatchSink<Buffer | null> {
     } else if (first) {
       this.firstTable = false;
     }
-    if (buf) this.emit(buf);
+    if (buf) this.emitEvent(buf);
   }
 
   notice(type: NoticeType, object: object): void {
     const buf = this.serialize(type, object);
-    if (buf) this.emit(buf);
+    if (buf) this.emitEvent(buf);
+  }
+
+  /** One event's bytes: counted, then written or gathered. */
+  private emitEvent(buf: Buffer): void {
+    if (this.meter) {
+      countWatchEvent(this.meter, buf.length);
+      this.gatheredSizes?.push(buf.length);
+    }
+    this.emit(buf);
   }
 
   framed(bytes: Buffer): void {
@@ -119,15 +138,23 @@ class WatchStream implements WatchSink<Buffer | null> {
 
   beginBatch(): void {
     this.gathered = [];
+    if (this.meter) this.gatheredSizes = [];
   }
 
   endBatch(): Buffer | null {
     const bufs = this.gathered!;
     this.gathered = undefined;
-    return bufs.length === 0 ? null : bufs.length === 1 ? bufs[0] : Buffer.concat(bufs);
+    const batch = bufs.length === 0 ? null : bufs.length === 1 ? bufs[0] : Buffer.concat(bufs);
+    if (batch && this.gatheredSizes) batchEventSizes.set(batch, this.gatheredSizes);
+    this.gatheredSizes = undefined;
+    this.ownBatch = batch;
+    return batch;
   }
 
   writeBatch(bytes: Buffer | null): void {
+    // A batch another watcher gathered: its events are this watcher's too.
+    if (bytes && this.meter && bytes !== this.ownBatch) for (const size of batchEventSizes.get(bytes) ?? []) countWatchEvent(this.meter, size);
+    this.ownBatch = null;
     if (bytes) this.emit(bytes);
   }
 

@@ -32,6 +32,16 @@ interface PendingWrite {
 export interface EventLogOptions {
   /** Where storage failures are told (a full disk); console.error by default. */
   log?: (line: string) => void;
+  /** Where the log's own measurements go (hearth_storage_* metrics). */
+  metrics?: EventLogMetrics;
+}
+
+/** What the log measures of itself: each committed batch, each compaction and the vacuum after it. */
+export interface EventLogMetrics {
+  /** A batch committed: its writes, and how long the writer took to commit it, fsync included (when the backend says). */
+  committed(writes: number, commitSeconds: number | undefined): void;
+  /** A compaction's removal of history, and the vacuum that gave the space back. */
+  compacted(compactionSeconds: number, vacuumSeconds: number): void;
 }
 
 export class EventLog {
@@ -66,8 +76,11 @@ export class EventLog {
   /** Why writes fail (a full disk, a read-only file) while they do: told once, and again when they work. */
   private writesFailing?: string;
 
+  private readonly metrics: EventLogMetrics | undefined;
+
   constructor(backend: LogBackend, opts: EventLogOptions = {}) {
     this.backend = backend;
+    this.metrics = opts.metrics;
     this.report = opts.log ?? ((line) => console.error(line));
     const stored = backend.storedState();
     this.lastRv = stored.lastRv;
@@ -233,6 +246,7 @@ export class EventLog {
       target = this.compacted;
     }
     this.compacting = (async () => {
+      const started = performance.now();
       let removed = 0;
       let slices = 0;
       let longest = 0;
@@ -272,7 +286,9 @@ export class EventLog {
       const done = await this.backend.recordCompaction({ doneRv: target });
       if (!done.ok) throw new Error(`compaction failed: ${done.error}`);
       this.unfinishedCompaction = false;
+      const vacuumStarted = performance.now();
       const vacuum = await this.backend.releaseSpace(() => this.nextTurn());
+      this.metrics?.compacted((vacuumStarted - started) / 1000, (performance.now() - vacuumStarted) / 1000);
       return { compactedRv: target, removed, slices, longestSliceMs: longest, longestPauseMs: Math.max(longestPause, vacuum.longestPauseMs), pagesReleased: vacuum.pagesReleased, vacuumSlices: vacuum.slices, longestVacuumMs: vacuum.longestMs };
     })().finally(() => {
       this.compacting = undefined;
@@ -501,6 +517,7 @@ export class EventLog {
           this.writesFailing = undefined;
         }
         this.lastRv = rv;
+        this.metrics?.committed(ops.length, 'ms' in reply && typeof reply.ms === 'number' ? reply.ms / 1000 : undefined);
         this.rememberRows(ops, emitted);
         for (const w of this.rvWaiters) {
           if (w.rv <= rv) {
