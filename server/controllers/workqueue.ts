@@ -29,6 +29,7 @@ export const realClock: Clock = {
 
 // ---------------------------------------------------------------------------------------------
 // Rate limiters (client-go util/workqueue/default_rate_limiters.go)
+import { fallbackLogger, type Logger } from '../logging/logger.ts';
 
 export interface RateLimiter<K> {
   /** How long the key waits before it is retried, counting this failure. */
@@ -140,6 +141,8 @@ export interface WorkQueueOptions<K> {
   name: string;
   clock?: Clock;
   rateLimiter?: RateLimiter<K>;
+  /** Where a handler's throw is logged (default: stderr). */
+  logger?: Logger;
 }
 
 /** A min-heap of (time, key) entries; entries made stale by a sooner time are skipped when popped. */
@@ -152,6 +155,7 @@ export class WorkQueue<K = string> {
   readonly name: string;
   private readonly clock: Clock;
   private readonly limiter: RateLimiter<K>;
+  private readonly logger: Logger;
   /** Keys waiting to be handed out, in order. */
   private readonly queue: K[] = [];
   private head = 0;
@@ -176,6 +180,7 @@ export class WorkQueue<K = string> {
     this.name = opts.name;
     this.clock = opts.clock ?? realClock;
     this.limiter = opts.rateLimiter ?? defaultControllerRateLimiter<K>(this.clock);
+    this.logger = opts.logger ?? fallbackLogger();
   }
 
   /** Queues the key unless it is queued already; a key being processed is processed again once done. */
@@ -291,7 +296,7 @@ export class WorkQueue<K = string> {
       else if (result) this.addAfter(key, result.requeueAfterMs);
       else this.forget(key);
     } catch (e) {
-      if (!this.shuttingDown) console.error(`${this.name}: ${String(key)}:`, e);
+      if (!this.shuttingDown) this.logger.error(e, 'Processing failed', 'controller', this.name, 'key', String(key));
       this.addRateLimited(key);
     } finally {
       this.active--;

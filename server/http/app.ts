@@ -29,11 +29,15 @@ import { ApiError, badRequest, notAcceptable } from '../errors.ts';
 import { goJsonText } from '../go/json.ts';
 import { parseAccept, API_ACCEPT } from './negotiation.ts';
 import type { MetricsRegistry } from '../metrics/registry.ts';
+import type { Logger } from '../logging/logger.ts';
+import { requestLog, REQUEST_LOG_LEVEL } from './request-log.ts';
 
 export interface AppDeps {
   log: EventLog;
   /** The server's Prometheus registry (served at /metrics). */
   metrics: MetricsRegistry;
+  /** hearth's log (-v, --log-format): 500s' stacks, failed health checks, and at -v=2 one line per request. */
+  logger?: Logger;
   catalog: ResourceCatalog;
   model: TypeModel;
   store: GenericStore;
@@ -70,7 +74,8 @@ export function buildApp(deps: AppDeps): Koa<RequestState> {
   });
   // [slot: metrics and the request log] one middleware around everything below, so it sees the
   // final status (Status errors included), the bytes sent and the whole latency.
-  app.use(statusErrors());
+  if (deps.logger?.enabled(REQUEST_LOG_LEVEL)) app.use(requestLog(deps.logger.named('httplog').v(REQUEST_LOG_LEVEL)));
+  app.use(statusErrors(deps.logger));
   app.use((ctx, next) => {
     const info = parseRequestInfo(ctx.method, ctx.path, queryOf(ctx));
     ctx.state.requestInfo = info;
@@ -95,7 +100,7 @@ export function buildApp(deps: AppDeps): Koa<RequestState> {
   app.use((ctx, next) => (ctx.state.requestInfo.isResourceRequest ? resources(ctx, next) : next()));
 
   const router = new Router<RequestState>();
-  registerHealthRoutes(router, deps.health);
+  registerHealthRoutes(router, deps.health, deps.logger);
   registerVersionRoute(router, deps.catalog.kubernetesVersion);
   registerDiscoveryRoutes(router, deps);
   registerAdminRoutes(router, deps.log);

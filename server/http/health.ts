@@ -1,13 +1,14 @@
 // /livez, /readyz, /healthz: named checks, ?verbose, ?exclude=, and /<endpoint>/<check>.
 import type Router from '@koa/router';
 import { queryOf } from './request-info.ts';
+import { fallbackLogger, type Logger } from '../logging/logger.ts';
 
 export interface HealthCheck {
   name: string;
   check(): string | undefined; // undefined = ok, else the failure reason
 }
 
-export function registerHealthRoutes(router: Router, checks: { livez: HealthCheck[]; readyz: HealthCheck[] }): void {
+export function registerHealthRoutes(router: Router, checks: { livez: HealthCheck[]; readyz: HealthCheck[] }, logger: Logger = fallbackLogger()): void {
   const endpoints: Record<string, HealthCheck[]> = { livez: checks.livez, readyz: checks.readyz, healthz: checks.readyz };
   for (const [endpoint, list] of Object.entries(endpoints)) {
     router.get(`/${endpoint}`, (ctx) => {
@@ -24,7 +25,8 @@ export function registerHealthRoutes(router: Router, checks: { livez: HealthChec
         const err = c.check();
         if (err) failed = true;
         lines.push(err ? `[-]${c.name} failed: reason withheld` : `[+]${c.name} ok`);
-        if (err) console.error(`${endpoint} check ${c.name} failed: ${err}`);
+        // (healthz.go: the reason goes to the log at -v=2, never to the public response)
+        if (err) logger.v(2).info(`${endpoint} check failed`, 'check', c.name, 'reason', err);
       }
       const unknown = [...excluded].filter((n) => !list.some((c) => c.name === n));
       if (unknown.length) lines.push(`warn: some health checks cannot be excluded: no matches for "${unknown.join('", "')}"`);
