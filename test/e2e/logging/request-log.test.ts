@@ -39,6 +39,20 @@ async function eventually<T>(what: string, check: () => T | undefined, timeoutMs
   }
 }
 
+/** A GET over a fresh connection: its status, Audit-Id and whole body (a watch's until it ends). */
+function rawGet(url: string, opts: { ca: string; cert?: string; key?: string; headers?: Record<string, string> }): Promise<{ status: number; auditId: string | undefined; text: string }> {
+  return new Promise((resolve, reject) => {
+    const req = https.request(url, { headers: opts.headers, ca: opts.ca, cert: opts.cert, key: opts.key, agent: false }, (res) => {
+      let text = '';
+      res.on('data', (d) => (text += d));
+      res.on('end', () => resolve({ status: res.statusCode!, auditId: res.headers['audit-id'] as string | undefined, text }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
 type Entry = Record<string, unknown>;
 const jsonEntries = (p: HearthProcess): Entry[] => p.stderr.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Entry);
 
@@ -97,14 +111,8 @@ test('-v=2 --log-format=json: one JSON line per request with the user, status, a
   assert.equal(alice.URI, '/api/v1/namespaces/kube-system/secrets');
   assert.equal(alice.bytes, Buffer.byteLength(refused.text));
   // (the identities helper does not return headers: this one's Audit-Id is chosen by the client, which kube keeps)
-  const chosen = await new Promise<{ status: number; auditId: string | undefined }>((resolve, reject) => {
-    const req = https.request(`${p.url}/api/v1/namespaces/default/configmaps/missing`, { headers: { authorization: 'Bearer alice-token', 'audit-id': 'operator-chosen-id' }, ca: caCertPem, agent: false }, (res) => {
-      res.resume();
-      res.on('end', () => resolve({ status: res.statusCode!, auditId: res.headers['audit-id'] as string | undefined }));
-    });
-    req.on('error', reject);
-    req.end();
-  });
+  const chosenResponse = await rawGet(`${p.url}/api/v1/namespaces/default/configmaps/missing`, { ca: caCertPem, headers: { authorization: 'Bearer alice-token', 'audit-id': 'operator-chosen-id' } });
+  const chosen = { status: chosenResponse.status, auditId: chosenResponse.auditId };
   assert.deepEqual(chosen, { status: 403, auditId: 'operator-chosen-id' });
   const chosenLine = await eventually('the line of the chosen Audit-Id', () => jsonEntries(p).find((e) => e['audit-ID'] === 'operator-chosen-id'));
   assert.deepEqual([chosenLine.verb, chosenLine.user, chosenLine.resp], ['GET', 'alice', 403]);
@@ -114,6 +122,15 @@ test('-v=2 --log-format=json: one JSON line per request with the user, status, a
   assert.equal(anonymous.status, 403);
   const anonymousLine = await eventually('the anonymous line', () => jsonEntries(p).find((e) => e.msg === 'HTTP' && e.user === 'system:anonymous' && e.URI === '/api/v1/namespaces'));
   assert.equal(anonymousLine.resp, 403);
+
+  // A watch: logged when it ends (kube's deferred httplog line), as WATCH, with the bytes it streamed.
+  const read = (f: string) => readFileSync(join(dataDir, 'pki', f), 'utf8');
+  const watched = await rawGet(`${p.url}/api/v1/namespaces?watch=true&timeoutSeconds=1`, { ca: caCertPem, cert: read('admin.crt'), key: read('admin.key') });
+  assert.equal(watched.status, 200);
+  const watchLine = await eventually('the watch\'s line', () => jsonEntries(p).find((e) => e.msg === 'HTTP' && e.verb === 'WATCH'));
+  assert.deepEqual([watchLine.URI, watchLine.user, watchLine.resp, watchLine['audit-ID']], ['/api/v1/namespaces?watch=true&timeoutSeconds=1', 'hearth-admin', 200, watched.auditId]);
+  assert.equal(watchLine.bytes, Buffer.byteLength(watched.text), 'the bytes it streamed');
+  assert.ok(typeof watchLine.bytes === 'number' && watchLine.bytes > 0, 'the initial ADDED events were streamed');
 
   // One line per request: each audit ID once.
   const ids = jsonEntries(p).filter((e) => e.msg === 'HTTP').map((e) => e['audit-ID']);
