@@ -7,6 +7,7 @@
 // limiters amount to for a single thread.
 //
 // Time is read from a Clock so tests drive it by hand (no sleeps).
+import { fallbackLogger, type Logger } from '../logging/logger.ts';
 
 /** Time and timers, injectable. Milliseconds, monotonic. */
 export interface Clock {
@@ -29,7 +30,6 @@ export const realClock: Clock = {
 
 // ---------------------------------------------------------------------------------------------
 // Rate limiters (client-go util/workqueue/default_rate_limiters.go)
-import { fallbackLogger, type Logger } from '../logging/logger.ts';
 
 export interface RateLimiter<K> {
   /** How long the key waits before it is retried, counting this failure. */
