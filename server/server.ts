@@ -496,7 +496,8 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
   const db = openDatabase(dbFile, { synchronous: opts.synchronous, log });
   setContinueSecret(persistentSecret(db, 'continue-token-key'));
   const eventLog = new EventLog(new SqliteBackend(db, { file: dbFile, synchronous: opts.synchronous, logger }), { log, logger });
-  logger.info('Store opened', 'file', dbFile, 'bytes', statSync(dbFile).size, 'resourceVersion', eventLog.currentRv, 'compactedResourceVersion', eventLog.compactedRv);
+  const schema = db.prepare('SELECT max(version) AS v FROM schema_migrations').get() as { v: number | null };
+  logger.info('Store opened', 'file', dbFile, 'bytes', statSync(dbFile).size, 'schemaVersion', schema.v ?? 0, 'resourceVersion', eventLog.currentRv, 'compactedResourceVersion', eventLog.compactedRv);
   const catalog = ResourceCatalog.loadBuiltins();
   // TokenReview and SelfSubjectReview: create-only, never stored, served by http/handlers/reviews.ts.
   for (const review of reviewResources()) catalog.add(review);

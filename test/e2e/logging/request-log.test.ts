@@ -174,5 +174,5 @@ test('-v=0, text: no request lines; klog\'s header on every line; start-up and s
     at = i;
   }
   assert.match(lines.find((l) => logMessage(l) === 'Received a signal: shutting down')!, /signal="SIGTERM"$/);
-  assert.match(lines.find((l) => logMessage(l) === 'Store opened')!, / file="[^"]+hearth\.db" bytes=\d+ resourceVersion=\d+ compactedResourceVersion=\d+$/);
+  assert.match(lines.find((l) => logMessage(l) === 'Store opened')!, / file="[^"]+hearth\.db" bytes=\d+ schemaVersion=[1-9]\d* resourceVersion=\d+ compactedResourceVersion=\d+$/);
 });
