@@ -5,7 +5,7 @@
 import { resolve } from 'node:path';
 import { DEFAULT_AUDIT_LOG_OPTIONS, DEFAULT_AUDIT_WEBHOOK_OPTIONS } from './audit/options.ts';
 import { OPS_COMMANDS, parseFlags } from './cli/flags.ts';
-import { newLogger } from './logging/logger.ts';
+import { newLogger, setProcessLogger } from './logging/logger.ts';
 import { servedKubernetesVersion } from './schema/catalog.ts';
 
 // Loaded on demand: a subcommand (often run beside a busy server) loads none of the server's modules.
@@ -16,6 +16,8 @@ if (OPS_COMMANDS.includes(process.argv[2])) {
 const { startServer } = await import('./server.ts');
 const flags = parseFlags(process.argv.slice(2));
 const logger = newLogger(flags.logging);
+// (one process, one log: what is logged without a server's logger is written in the same format)
+setProcessLogger(logger);
 const dataDir = resolve(flags.dataDir);
 try {
   const server = await startServer({

@@ -242,9 +242,15 @@ export function newLogger(options: Partial<LoggingOptions> = {}, sink: LogSink =
 
 let fallback: Logger | undefined;
 /**
- * The log of code given none (a component built outside a server, as unit tests build them):
- * stderr at -v=0, what console.error was before. A server passes its own logger down instead.
+ * The log of code given none (a component built outside a server, as unit tests build them, and
+ * the few places a bug is reported from far below the server's wiring): the process's log as
+ * main.ts set it (-v, --log-format), else stderr at -v=0 in text. A server passes its own down.
  */
 export function fallbackLogger(): Logger {
   return (fallback ??= newLogger());
+}
+
+/** main.ts, which owns the process: the command line's log becomes the fallback, so every line of the process has one format. */
+export function setProcessLogger(logger: Logger): void {
+  fallback = logger;
 }

@@ -2,7 +2,7 @@
 // internal/serialize), component-base/logs/json's fields, V(level) gating, Go duration strings.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Duration, goDurationString, klogHeader, Logger, newLogger } from '../../../server/logging/logger.ts';
+import { Duration, fallbackLogger, goDurationString, klogHeader, Logger, newLogger, setProcessLogger } from '../../../server/logging/logger.ts';
 import { KLOG_HEADER, leadingQuoted, logMessage } from '../../helpers/log-lines.ts';
 
 // 2026-11-29 20:24:57.123456 in local time (klog's header is local time, as Go's time.Now()).
@@ -119,4 +119,16 @@ test('Go\'s time.Duration.String()', () => {
   ];
   for (const [ns, want] of cases) assert.equal(goDurationString(ns), want, `${ns}ns`);
   assert.equal(Duration.ofMillis(300_000).toString(), '5m0s');
+});
+
+test('setProcessLogger: what is logged without a server\'s logger takes the process\'s format', () => {
+  const before = fallbackLogger();
+  const { logger, lines } = capture({ format: 'json' });
+  setProcessLogger(logger);
+  try {
+    fallbackLogger().error(new Error('late'), 'watch failed');
+    assert.equal(JSON.parse(lines[0]).msg, 'watch failed');
+  } finally {
+    setProcessLogger(before);
+  }
 });
