@@ -58,7 +58,14 @@ export async function startHearth(dataDir: string, opts: { connections: number; 
   const proc = spawn(process.execPath, [...(opts.nodeArgs ?? []), ...start.nodeArgs, 'main.js', '--data-dir', dataDir, '--secure-port', '0', ...(opts.args ?? [])], {
     cwd: dirname(opts.distMain ?? DIST_MAIN),
     env: { ...process.env, ...start.env },
-    stdio: ['ignore', 'pipe', 'inherit'],
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  // hearth's log (stderr): to onOutput; lines other than klog's info lines (warnings, errors and
+  // their stacks) are shown, as the inherited stderr showed them before the log moved there.
+  proc.stderr!.on('data', (d) => {
+    const text = String(d);
+    opts.onOutput?.(text.trim());
+    for (const line of text.split('\n')) if (line !== '' && !/^I\d{4} /.test(line)) process.stderr.write(`${line}\n`);
   });
   const url = await new Promise<string>((resolve, reject) => {
     let buf = '';

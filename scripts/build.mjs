@@ -25,6 +25,10 @@ export async function build() {
     target: 'node20',
     packages: 'external',
     logLevel: 'warning',
+    // main.js.map beside it: `npm start` runs node with --enable-source-maps, so a logged stack
+    // names server/*.ts lines, not the bundle's.
+    sourcemap: true,
+    sourcesContent: false,
     write: false,
   });
   // Each file is written beside its place and renamed into it: a server starting from dist/ (a

@@ -7,7 +7,7 @@ import { checkStore } from './storage/sqlite/store-check.ts';
 import { EventLog } from './storage/log/event-log.ts';
 import { SqliteBackend } from './storage/sqlite/backend.ts';
 import { Compactor } from './storage/log/compactor.ts';
-import { ResourceCatalog } from './schema/catalog.ts';
+import { ResourceCatalog, servedKubernetesVersion } from './schema/catalog.ts';
 import { TypeModel } from './schema/model.ts';
 import type { ResourceInfo } from './schema/types.ts';
 import { AdmissionChain } from './admission/chain.ts';
@@ -121,6 +121,8 @@ import { newMetricsRegistry } from './metrics/registry.ts';
 import { AdmissionMetrics } from './metrics/admission.ts';
 import { StorageMetrics } from './metrics/storage.ts';
 import { sqliteStats } from './storage/sqlite/stats.ts';
+import { Duration, newLogger, stderrSink, type Logger } from './logging/logger.ts';
+import { statSync } from 'node:fs';
 
 export interface ServerOptions {
   dataDir: string;
@@ -192,6 +194,7 @@ export interface ServerOptions {
   snapshotIntervalMs?: number;
   /** How many scheduled snapshots are kept (default 5, as k3s keeps). */
   snapshotRetention?: number;
+  /** Where hearth's log lines go, formatted as --log-format says (default: stderr, as kube components log). */
   log?: (line: string) => void;
   /** Connection limits and timeouts other than the defaults (tests make them small). */
   connectionLimits?: Partial<ConnectionLimits>;
@@ -420,8 +423,10 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   // the modes hearth does not have yet, and the webhooks' kubeconfigs.
   const authorization = authorizationSetup(opts);
   const ranges = { serviceCIDRs: parseServiceClusterIPRange(opts.serviceClusterIPRange), nodePortRange: parseServiceNodePortRange(opts.serviceNodePortRange) };
+  // hearth's log (-v, --log-format), into opts.log's sink or stderr; `log` is what components take.
+  const logger = newLogger(opts.logging, opts.log ?? stderrSink);
+  const log = logger.lines();
   // So are token and CA files kube refuses (with kube's messages).
-  const log = opts.log ?? ((l: string) => console.log(l));
   const authFiles: AuthenticationFiles = {
     staticTokens: opts.tokenAuthFile !== undefined ? readTokenFile(opts.tokenAuthFile, (w) => log(`warning: ${w}`)) : undefined,
     clientCaPem: opts.clientCaFile !== undefined ? readClientCaFile(opts.clientCaFile) : undefined,
@@ -448,7 +453,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     throw e;
   }
   try {
-    return await serve(opts, bound, lock, ranges, authFiles, authorization, admissionSetup);
+    return await serve(opts, bound, lock, ranges, authFiles, authorization, admissionSetup, logger);
   } catch (e) {
     await bound.close();
     lock.release();
@@ -481,15 +486,16 @@ function readAuthorizationSetup(opts: ServerOptions): AuthorizationSetup {
   return { authorizers: authorizersFromFlags(modes, webhookFlags) };
 }
 
-async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, ranges: ServiceRanges, authFiles: AuthenticationFiles, authorization: AuthorizationSetup, admissionSetup: AdmissionSetup): Promise<RunningServer> {
-  const log = opts.log ?? ((l: string) => console.log(l));
+async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, ranges: ServiceRanges, authFiles: AuthenticationFiles, authorization: AuthorizationSetup, admissionSetup: AdmissionSetup, logger: Logger): Promise<RunningServer> {
+  const log = logger.lines();
+  logger.info('Starting hearth', 'version', servedKubernetesVersion(), 'dataDir', opts.dataDir, 'pid', process.pid);
   const { serviceCIDRs, nodePortRange } = ranges;
   const extraSans = [...(opts.tlsSans ?? [])];
   if (opts.bindAddress && opts.bindAddress !== '0.0.0.0' && opts.bindAddress !== '::') extraSans.push(opts.bindAddress);
   const dbFile = join(opts.dataDir, STORE_FILE);
   // Before the PKI: a directory with credentials but no store is refused, not given a new cluster.
   checkStore(dbFile, { initialize: opts.initialize, log });
-  const pki = await ensurePki(opts.dataDir, { extraSans });
+  const pki = await ensurePki(opts.dataDir, { extraSans, log });
   // hearth's CA authenticates client certificates as --client-ca-file's do: kube's overlap check applies to it too.
   if (authFiles.requestHeader && !authFiles.requestHeader.allowedNames.length && certificatesOverlap(pki.caCertPem, authFiles.requestHeader.caPem)) throw new Error(OVERLAPPING_CA_ERROR);
   // Before the store opens: a key file that cannot be read fails the start with nothing running.
@@ -501,7 +507,9 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
   setContinueSecret(persistentSecret(db, 'continue-token-key'));
   const storageMetrics = new StorageMetrics(metrics);
   storageMetrics.readFrom(sqliteStats(db, dbFile));
-  const eventLog = new EventLog(new SqliteBackend(db, { file: dbFile, synchronous: opts.synchronous }), { log, metrics: storageMetrics });
+  const eventLog = new EventLog(new SqliteBackend(db, { file: dbFile, synchronous: opts.synchronous, logger }), { log, logger, metrics: storageMetrics });
+  const schema = db.prepare('SELECT max(version) AS v FROM schema_migrations').get() as { v: number | null };
+  logger.info('Store opened', 'file', dbFile, 'bytes', statSync(dbFile).size, 'schemaVersion', schema.v ?? 0, 'resourceVersion', eventLog.currentRv, 'compactedResourceVersion', eventLog.compactedRv);
   const catalog = ResourceCatalog.loadBuiltins();
   // TokenReview and SelfSubjectReview: create-only, never stored, served by http/handlers/reviews.ts.
   for (const review of reviewResources()) catalog.add(review);
@@ -627,8 +635,12 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
   let closed = false;
 
   let ready = false;
-  const compactor = new Compactor(eventLog, opts.compactionIntervalMs ?? 5 * 60_000, (r) =>
-    log(`compacted to resourceVersion ${r.compactedRv}: ${r.removed} events removed in ${r.slices} slices (longest ${r.longestSliceMs.toFixed(1)} ms); ${r.pagesReleased} pages given back to the filesystem in ${r.vacuumSlices} slices (longest ${r.longestVacuumMs.toFixed(1)} ms)`),
+  const compactor = new Compactor(
+    eventLog,
+    opts.compactionIntervalMs ?? 5 * 60_000,
+    (r, ms) =>
+      logger.info('Compacted', 'resourceVersion', r.compactedRv, 'eventsRemoved', r.removed, 'slices', r.slices, 'longestSlice', Duration.ofMillis(r.longestSliceMs), 'pagesReleased', r.pagesReleased, 'vacuumSlices', r.vacuumSlices, 'longestVacuumSlice', Duration.ofMillis(r.longestVacuumMs), 'duration', Duration.ofMillis(ms)),
+    (e) => logger.error(e, 'Compaction failed'),
   );
   compactor.start();
   const eventTtlMs = opts.eventTtlMs ?? 60 * 60_000;
@@ -675,6 +687,7 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
     log: eventLog,
     metrics,
     flowControlConfig,
+    logger,
     catalog,
     model,
     store,
@@ -739,6 +752,9 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
   await bootstrapSigner?.publishClusterInfo(url);
   ready = true;
   setImmediate(publishDeferred);
+  logger.info('Controllers started', 'controllers', [nsController, authenticationTrust, saController, rootCaPublisher, tokensController, legacyTokenTracking, legacyTokenCleaner, tokenCleaner, bootstrapSigner, clusterRoleAggregation, policyStatus, quotaController, storageProtection, crdController, eventTtl, csrSigner, csrApprover, csrCleaner].filter((c) => c !== undefined).map((c) => c.constructor.name).join(','));
+  // (kube-apiserver's secure serving says it so)
+  logger.info(`Serving securely on ${opts.bindAddress.includes(':') ? `[${opts.bindAddress}]` : opts.bindAddress}:${port}`);
   log(`hearth serving the Kubernetes ${catalog.kubernetesVersion} API at ${url}`);
 
   let closing: Promise<void> | undefined;
@@ -755,12 +771,14 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
       closing ??= (async () => {
         ready = false;
         closed = true;
+        logger.info('Shutting down: unready, stopping controllers, draining connections');
         for (const jwt of jwtAuthenticators) jwt.close();
         rbacBootstrap.stop();
         const controllersDone = Promise.all([nsController.stop(), authenticationTrust.stop(), saController?.stop(), rootCaPublisher?.stop(), clusterRoleAggregation?.stop(), quotaController?.stop(), policyStatus?.stop(), storageProtection.stop(), tokensController?.stop(), legacyTokenTracking.stop(), legacyTokenCleaner?.stop(), tokenCleaner?.stop(), bootstrapSigner?.stop(), crdController.stop(), eventTtl?.stop(), csrSigner.stop(), csrApprover?.stop(), csrCleaner.stop(), apfConfiguration?.stop()]);
         compactor.stop();
         await snapshots.stop();
         await listener.close();
+        logger.info('Listener closed: connections drained');
         tokenWebhook?.close();
         reloadable?.stop();
         for (const w of staticChain?.webhooks ?? []) w.close();
@@ -772,6 +790,7 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
         checkpointOnStop(db, log);
         db.close();
         lock.release();
+        logger.info('Store closed: shutdown complete', 'resourceVersion', eventLog.currentRv);
       })();
       return closing;
     },

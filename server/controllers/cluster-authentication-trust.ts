@@ -18,6 +18,7 @@ import type { ResourceInfo } from '../schema/types.ts';
 import { ApiError } from '../errors.ts';
 import { WorkQueue, realClock, type Clock, type HandlerResult } from './workqueue.ts';
 import { controllerWriteContext } from './queue-controller.ts';
+import { fallbackLogger } from '../logging/logger.ts';
 
 export const AUTHENTICATION_CONFIGMAP_NAMESPACE = 'kube-system';
 export const AUTHENTICATION_CONFIGMAP = 'extension-apiserver-authentication';
@@ -76,7 +77,7 @@ export class ClusterAuthenticationTrustController {
     log: EventLog,
     private readonly required: ClusterAuthenticationInfo,
     private readonly clock: Clock = realClock,
-    private readonly logLine: (line: string) => void = (l) => console.error(l),
+    private readonly logLine: (line: string) => void = fallbackLogger().lines(),
   ) {
     this.cmInfo = catalog.lookup('', 'v1', 'configmaps')!;
     this.queue = new WorkQueue({ name: 'cluster_authentication_trust_controller', clock });

@@ -13,6 +13,7 @@ import { CRD_CLEANUP_FINALIZER, customResourceInfos, establishedStatus, isEstabl
 import { nowTimestamp } from '../registry/now.ts';
 import { WorkQueue, realClock, type Clock, type HandlerResult } from './workqueue.ts';
 import { controllerWriteContext } from './queue-controller.ts';
+import { fallbackLogger } from '../logging/logger.ts';
 
 const CRD_RESOURCE = 'customresourcedefinitions.apiextensions.k8s.io';
 /** kube runs its CRD finalizer controller with five workers. */
@@ -159,7 +160,7 @@ export class CrdController {
     try {
       await this.store.update(this.crdInfo, '', name, { ...crd, status: { ...crd.status, conditions, acceptedNames: { plural: '', kind: '' } } }, this.ctx(), 'status');
     } catch (e) {
-      if (!(e instanceof ApiError)) console.error(`crd controller: ${name}:`, e);
+      if (!(e instanceof ApiError)) fallbackLogger().error(e, 'crd controller: writing the names conflict failed', 'crd', name);
     }
   }
 
@@ -169,7 +170,7 @@ export class CrdController {
     try {
       await this.store.update(this.crdInfo, '', crd.metadata.name, { ...crd, status: establishedStatus(crd, crd.status, nowTimestamp()) }, this.ctx(), 'status');
     } catch (e) {
-      console.error(`crd controller: establishing ${crd.metadata.name}:`, e);
+      fallbackLogger().error(e, 'crd controller: establishing failed', 'crd', crd.metadata.name);
     }
   }
 

@@ -7,6 +7,7 @@
 // limiters amount to for a single thread.
 //
 // Time is read from a Clock so tests drive it by hand (no sleeps).
+import { fallbackLogger, type Logger } from '../logging/logger.ts';
 
 /** Time and timers, injectable. Milliseconds, monotonic. */
 export interface Clock {
@@ -140,6 +141,8 @@ export interface WorkQueueOptions<K> {
   name: string;
   clock?: Clock;
   rateLimiter?: RateLimiter<K>;
+  /** Where a handler's throw is logged (default: stderr). */
+  logger?: Logger;
 }
 
 /** A min-heap of (time, key) entries; entries made stale by a sooner time are skipped when popped. */
@@ -152,6 +155,7 @@ export class WorkQueue<K = string> {
   readonly name: string;
   private readonly clock: Clock;
   private readonly limiter: RateLimiter<K>;
+  private readonly logger: Logger;
   /** Keys waiting to be handed out, in order. */
   private readonly queue: K[] = [];
   private head = 0;
@@ -176,6 +180,7 @@ export class WorkQueue<K = string> {
     this.name = opts.name;
     this.clock = opts.clock ?? realClock;
     this.limiter = opts.rateLimiter ?? defaultControllerRateLimiter<K>(this.clock);
+    this.logger = opts.logger ?? fallbackLogger();
   }
 
   /** Queues the key unless it is queued already; a key being processed is processed again once done. */
@@ -291,7 +296,7 @@ export class WorkQueue<K = string> {
       else if (result) this.addAfter(key, result.requeueAfterMs);
       else this.forget(key);
     } catch (e) {
-      if (!this.shuttingDown) console.error(`${this.name}: ${String(key)}:`, e);
+      if (!this.shuttingDown) this.logger.error(e, 'Processing failed', 'controller', this.name, 'key', String(key));
       this.addRateLimited(key);
     } finally {
       this.active--;

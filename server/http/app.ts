@@ -35,6 +35,8 @@ import { AuthenticationMetrics } from '../metrics/authentication.ts';
 import { WatchMetrics } from '../metrics/watch.ts';
 import { HealthcheckMetrics } from '../metrics/slis.ts';
 import { registerMetricsRoute, requestMetrics, servedRoutes } from './metrics.ts';
+import type { Logger } from '../logging/logger.ts';
+import { requestLog, REQUEST_LOG_LEVEL } from './request-log.ts';
 
 export interface AppDeps {
   log: EventLog;
@@ -42,6 +44,8 @@ export interface AppDeps {
   metrics: MetricsRegistry;
   /** API Priority and Fairness' configuration and classification (absent when --enable-priority-and-fairness=false). */
   flowControlConfig?: FlowControlConfiguration;
+  /** hearth's log (-v, --log-format): 500s' stacks, failed health checks, and at -v=2 one line per request. */
+  logger?: Logger;
   catalog: ResourceCatalog;
   model: TypeModel;
   store: GenericStore;
@@ -79,7 +83,8 @@ export function buildApp(deps: AppDeps): Koa<RequestState> {
   // [slot: metrics and the request log] one middleware around everything below, so it sees the
   // final status (Status errors included), the bytes sent and the whole latency.
   app.use(requestMetrics(new RequestMetrics(deps.metrics, servedRoutes(deps.catalog))));
-  app.use(statusErrors());
+  if (deps.logger?.enabled(REQUEST_LOG_LEVEL)) app.use(requestLog(deps.logger.named('httplog').v(REQUEST_LOG_LEVEL)));
+  app.use(statusErrors(deps.logger));
   app.use((ctx, next) => {
     const info = parseRequestInfo(ctx.method, ctx.path, queryOf(ctx));
     ctx.state.requestInfo = info;
@@ -105,7 +110,7 @@ export function buildApp(deps: AppDeps): Koa<RequestState> {
 
   const router = new Router<RequestState>();
   const healthchecks = new HealthcheckMetrics();
-  registerHealthRoutes(router, deps.health, (name, endpoint, passed) => healthchecks.observe(name, endpoint, passed));
+  registerHealthRoutes(router, deps.health, (name, endpoint, passed) => healthchecks.observe(name, endpoint, passed), deps.logger);
   registerVersionRoute(router, deps.catalog.kubernetesVersion);
   registerDiscoveryRoutes(router, deps);
   registerAdminRoutes(router, deps.log);

@@ -1,6 +1,7 @@
 // /livez, /readyz, /healthz: named checks, ?verbose, ?exclude=, and /<endpoint>/<check>.
 import type Router from '@koa/router';
 import { queryOf } from './request-info.ts';
+import { fallbackLogger, type Logger } from '../logging/logger.ts';
 
 export interface HealthCheck {
   name: string;
@@ -10,7 +11,7 @@ export interface HealthCheck {
 /** Told each check's result when /livez, /readyz or /healthz runs them all (kube's slis.ObserveHealthcheck). */
 export type HealthObserver = (name: string, endpoint: string, passed: boolean) => void;
 
-export function registerHealthRoutes(router: Router, checks: { livez: HealthCheck[]; readyz: HealthCheck[] }, observe?: HealthObserver): void {
+export function registerHealthRoutes(router: Router, checks: { livez: HealthCheck[]; readyz: HealthCheck[] }, observe?: HealthObserver, logger: Logger = fallbackLogger()): void {
   const endpoints: Record<string, HealthCheck[]> = { livez: checks.livez, readyz: checks.readyz, healthz: checks.readyz };
   for (const [endpoint, list] of Object.entries(endpoints)) {
     router.get(`/${endpoint}`, (ctx) => {
@@ -28,7 +29,8 @@ export function registerHealthRoutes(router: Router, checks: { livez: HealthChec
         observe?.(c.name, endpoint, !err);
         if (err) failed = true;
         lines.push(err ? `[-]${c.name} failed: reason withheld` : `[+]${c.name} ok`);
-        if (err) console.error(`${endpoint} check ${c.name} failed: ${err}`);
+        // (healthz.go: the reason goes to the log at -v=2, never to the public response)
+        if (err) logger.v(2).info(`${endpoint} check failed`, 'check', c.name, 'reason', err);
       }
       const unknown = [...excluded].filter((n) => !list.some((c) => c.name === n));
       if (unknown.length) lines.push(`warn: some health checks cannot be excluded: no matches for "${unknown.join('", "')}"`);

@@ -3,6 +3,7 @@ import { ApiError, internalError } from '../errors.ts';
 import { encode, negotiateOutput, JSON_FORMAT, type OutputFormat } from './negotiation.ts';
 import { queryOf } from './request-info.ts';
 import type { HttpContext, HttpMiddleware } from './state.ts';
+import { fallbackLogger, type Logger } from '../logging/logger.ts';
 
 /** Go's strconv.ParseBool, true side (its false side and anything unparsable are false). */
 const GO_TRUE = new Set(['1', 't', 'T', 'TRUE', 'true', 'True']);
@@ -44,14 +45,14 @@ export function sendEncoded(ctx: HttpContext, code: number, bytes: Buffer, fmt: 
 }
 
 /** Outermost middleware: any thrown error becomes a Status in the client's encoding. */
-export function statusErrors(): HttpMiddleware {
+export function statusErrors(logger: Logger = fallbackLogger()): HttpMiddleware {
   return async (ctx, next) => {
     try {
       await next();
     } catch (e) {
       const err = toApiError(e);
       // A client that went away mid-request (its body read failed: ECONNRESET) is no server fault.
-      if (err.code === 500 && (e as { code?: unknown } | null)?.code !== 'ECONNRESET') console.error(`${ctx.method} ${ctx.url}:`, e);
+      if (err.code === 500 && (e as { code?: unknown } | null)?.code !== 'ECONNRESET') logger.error(e, 'Internal error serving a request', 'verb', ctx.method, 'URI', ctx.url, 'audit-ID', ctx.state.auditId);
       if (err.headers) for (const [k, v] of Object.entries(err.headers)) ctx.set(k, v);
       if (ctx.headerSent || !ctx.writable) return;
       let fmt: OutputFormat;

@@ -58,7 +58,8 @@ const EC_P256_SIGN = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' } as 
  * signed by the CA, when its key doesn't match, or when it is about to expire; likewise the
  * admin certificate. A CA certificate without its key (or with a mismatched key) is an error.
  */
-export async function ensurePki(dataDir: string, opts: { extraSans?: string[] } = {}): Promise<ServerPki> {
+export async function ensurePki(dataDir: string, opts: { extraSans?: string[]; log?: (line: string) => void } = {}): Promise<ServerPki> {
+  const log = opts.log ?? (() => {});
   const dir = path.join(dataDir, 'pki');
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
   const file = (name: string) => path.join(dir, name);
@@ -72,10 +73,12 @@ export async function ensurePki(dataDir: string, opts: { extraSans?: string[] } 
     caKeyPem = ca.caKeyPem;
     writeFileAtomic(file('ca.key'), caKeyPem, 0o600);
     writeFileAtomic(file('ca.crt'), caCertPem, 0o644);
+    log(`pki: generated a new cluster CA in ${file('ca.crt')}`);
   } else {
     if (caKeyPem === undefined) throw new Error(`pki: ${file('ca.crt')} exists but ${file('ca.key')} is missing`);
     if (!keyMatchesCert(caKeyPem, caCertPem)) throw new Error(`pki: ${file('ca.key')} does not match ${file('ca.crt')}`);
     tightenMode(file('ca.key'));
+    log(`pki: loaded the cluster CA from ${file('ca.crt')}`);
   }
   const ca: CaPair = { caCertPem, caKeyPem: caKeyPem! };
 
@@ -93,6 +96,7 @@ export async function ensurePki(dataDir: string, opts: { extraSans?: string[] } 
     // does not take names away from clients that already use them.
     const sans = servingCertPem !== undefined ? mergeSans(wantSans, safeSans(servingCertPem)) : wantSans;
     const issued = await issueServingCertificate(ca, sans);
+    log(`pki: issued the serving certificate ${file('apiserver.crt')} (${leafIssueReason(servingCertPem, servingKeyPem, ca.caCertPem, wantSans)})`);
     servingCertPem = issued.certPem;
     servingKeyPem = issued.keyPem;
     writeFileAtomic(file('apiserver.key'), servingKeyPem, 0o600);
@@ -106,6 +110,7 @@ export async function ensurePki(dataDir: string, opts: { extraSans?: string[] } 
   let adminKeyPem = readIfExists(file('admin.key'));
   if (adminCertPem === undefined || adminKeyPem === undefined || !leafStillGood(adminCertPem, adminKeyPem, ca.caCertPem)) {
     const issued = await issueClientCertificate(ca, { commonName: ADMIN_USER, organizations: [ADMIN_GROUP] }, { days: LEAF_DAYS });
+    log(`pki: issued the admin client certificate ${file('admin.crt')} (${leafIssueReason(adminCertPem, adminKeyPem, ca.caCertPem)})`);
     adminCertPem = issued.certPem;
     adminKeyPem = issued.keyPem!;
     writeFileAtomic(file('admin.key'), adminKeyPem, 0o600);
@@ -115,6 +120,14 @@ export async function ensurePki(dataDir: string, opts: { extraSans?: string[] } 
   }
 
   return { caCertPem: ca.caCertPem, caKeyPem: ca.caKeyPem, servingCertPem, servingKeyPem, adminCertPem, adminKeyPem, dir };
+}
+
+/** Why a leaf certificate is (re)issued, for the log: a renewal names what made it one. */
+function leafIssueReason(certPem: string | undefined, keyPem: string | undefined, caCertPem: string, wantSans?: San[]): string {
+  if (certPem === undefined || keyPem === undefined) return 'none yet';
+  if (!leafStillGood(certPem, keyPem, caCertPem)) return 'renewed: expiring, not signed by the CA, or not matching its key';
+  if (wantSans && !sansCover(certPem, wantSans)) return 'renewed: new subject alternative names';
+  return 'renewed';
 }
 
 async function createCa(): Promise<CaPair> {

@@ -35,6 +35,7 @@ import {
 } from './frames.ts';
 import { H2Request, H2Response, type H2Handler } from './messages.ts';
 import { connectionSpecific, contentLength, requestHeaders } from './fields.ts';
+import { fallbackLogger } from '../../logging/logger.ts';
 
 export interface H2Options {
   /** SETTINGS_MAX_CONCURRENT_STREAMS we advertise and enforce. */
@@ -854,7 +855,7 @@ export class H2Connection {
     try {
       result = this.handler(s.req, s.res);
     } catch (e) {
-      console.error('http2: request handler failed', e);
+      fallbackLogger().error(e, 'http2: request handler failed');
       this.reset(s, ErrorCode.INTERNAL_ERROR);
     }
     if (result && typeof result.then === 'function') {

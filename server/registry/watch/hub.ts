@@ -6,6 +6,7 @@ import type { LogEvent } from '../../storage/log/types.ts';
 import type { GenericStore } from '../store.ts';
 import { EventBatch, type BatchSubscriber, type WatchSource } from './events.ts';
 import { ResourceWatch, type WatchOptions } from './resource-watch.ts';
+import { fallbackLogger } from '../../logging/logger.ts';
 
 /**
  * The share of the main thread that fanning events out to watchers may take (see scheduleFanOut).
@@ -92,7 +93,7 @@ export class WatchHub implements WatchSource {
           w.onBatch(batch);
         } catch (e) {
           // Outside any request: one watcher's failure must not cost the others their events.
-          console.error('watch: delivering a batch failed', e);
+          fallbackLogger().error(e, 'watch: delivering a batch failed');
         }
       }
     }

@@ -12,6 +12,7 @@ import { parseLabelSelector, parseFieldSelector, fieldsOf, checkFieldSelectorFor
 import { apiVersionOf, parseResourceVersion, qualifiedResourceOf } from '../store.ts';
 import { ConvertingWatch } from './converting.ts';
 import { EventBatch, PresentedObject, bookmarkObject, type BatchSubscriber, type NoticeType, type ObjectEventType, type WatchedObject, type WatchSink, type WatchSource } from './events.ts';
+import { fallbackLogger } from '../../logging/logger.ts';
 
 /** A watch's ListOptions, as the query gave them (kube's metav1.ListOptions). */
 export interface WatchOptions {
@@ -294,7 +295,7 @@ export class ResourceWatch implements BatchSubscriber {
    * otherwise stay open with nothing more to say.
    */
   private fail(e: unknown): void {
-    if (!(e instanceof ApiError)) console.error('watch failed:', e);
+    if (!(e instanceof ApiError)) fallbackLogger().error(e, 'watch failed');
     this.end(e instanceof ApiError ? e : internalError(String((e as Error)?.message ?? e)));
   }
 

@@ -3,12 +3,13 @@
 import type { EventLog } from './event-log.ts';
 import type { CompactionResult } from './types.ts';
 import { parseGoDuration } from '../../go/time.ts';
+import { fallbackLogger } from '../../logging/logger.ts';
 
 export class Compactor {
   private timer?: NodeJS.Timeout;
   private previousTickRv = 0;
 
-  constructor(private readonly log: EventLog, private readonly intervalMs: number, private readonly onResult: (r: CompactionResult) => void = () => {}) {}
+  constructor(private readonly log: EventLog, private readonly intervalMs: number, private readonly onResult: (r: CompactionResult, durationMs: number) => void = () => {}, private readonly onError: (e: unknown) => void = (e) => fallbackLogger().error(e, 'compaction failed')) {}
 
   start(): void {
     if (this.intervalMs <= 0) return;
@@ -26,9 +27,11 @@ export class Compactor {
     this.previousTickRv = this.log.currentRv;
     if (upTo <= this.log.compactedRv && !this.log.compactionUnfinished) return;
     try {
-      this.onResult(await this.log.compact(upTo));
+      const started = performance.now();
+      const result = await this.log.compact(upTo);
+      this.onResult(result, performance.now() - started);
     } catch (e) {
-      console.error('compaction failed:', e);
+      this.onError(e);
     }
   }
 }

@@ -15,6 +15,7 @@ import { corruptObjectsError, reportCorruptRow, storageKey, type CorruptRow } fr
 import { nextSliceSize } from './slices.ts';
 import { EVENT_TYPE_CODE, EVENT_TYPE_OF_CODE, type LogBackend, type RawRow, type RowOp, type RowsQuery } from './backend.ts';
 import type { Key, StoredObject, LogEvent, EventListener, RowFilter, WriteTx, CompactionResult, JoinedRows } from './types.ts';
+import { fallbackLogger, type Logger } from '../../logging/logger.ts';
 
 /** Rows of recently written keys kept in memory (at most a few MB: rows are a few KB). */
 const RECENT_ROWS = 1024;
@@ -30,10 +31,12 @@ interface PendingWrite {
 }
 
 export interface EventLogOptions {
-  /** Where storage failures are told (a full disk); console.error by default. */
+  /** Where storage failures are told (a full disk); stderr by default. */
   log?: (line: string) => void;
   /** Where the log's own measurements go (hearth_storage_* metrics). */
   metrics?: EventLogMetrics;
+  /** Where a commit listener's failure (a bug) is logged with its stack; stderr by default. */
+  logger?: Logger;
 }
 
 /** What the log measures of itself: each committed batch, each compaction and the vacuum after it. */
@@ -73,6 +76,7 @@ export class EventLog {
   /** Every key in the objects table or being written (and some deleted ones): creates check it before the backend. */
   private keyFilter: KeyFilter;
   private readonly report: (line: string) => void;
+  private readonly logger: Logger;
   /** Why writes fail (a full disk, a read-only file) while they do: told once, and again when they work. */
   private writesFailing?: string;
 
@@ -81,7 +85,8 @@ export class EventLog {
   constructor(backend: LogBackend, opts: EventLogOptions = {}) {
     this.backend = backend;
     this.metrics = opts.metrics;
-    this.report = opts.log ?? ((line) => console.error(line));
+    this.report = opts.log ?? fallbackLogger().lines();
+    this.logger = opts.logger ?? fallbackLogger();
     const stored = backend.storedState();
     this.lastRv = stored.lastRv;
     this.compacted = stored.compactedRv;
@@ -529,7 +534,7 @@ export class EventLog {
           try {
             l(emitted);
           } catch (e) {
-            console.error('event listener failed', e);
+            this.logger.error(e, 'event listener failed');
           }
         }
         settle();

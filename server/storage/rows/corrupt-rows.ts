@@ -5,6 +5,7 @@
 // (at most 100), instead of serving a partial or broken body. Each is logged once and counted,
 // and DELETE ...?ignoreStoreReadErrorWithClusterBreakingPotential=true removes one.
 import { ApiError, internalError } from '../../errors.ts';
+import { fallbackLogger } from '../../logging/logger.ts';
 
 /** Reads that met a corrupt row since start (what a /metrics endpoint will expose). */
 export const storageCounters = { corruptObjectReads: 0 };
@@ -40,8 +41,8 @@ export function reportCorruptRow(row: CorruptRow): void {
   if (logged.has(id)) return;
   if (logged.size >= MAX_LOGGED) logged.clear();
   logged.add(id);
-  console.error(
-    `hearth: stored object ${row.key} (resourceVersion ${row.rv}) is corrupt: ${row.detail}; reads of it answer 500 until it is ` +
+  fallbackLogger().lines()(
+    `error: stored object ${row.key} (resourceVersion ${row.rv}) is corrupt: ${row.detail}; reads of it answer 500 until it is ` +
       `restored from a backup or removed with DELETE ...?ignoreStoreReadErrorWithClusterBreakingPotential=true`,
   );
 }

@@ -6,9 +6,10 @@ import { Worker, MessageChannel } from 'node:worker_threads';
 import type { Db } from './database.ts';
 import { prepareStatements, FilteredStatements, type Statements } from './statements.ts';
 import { releaseFreePages } from './vacuum.ts';
-import type { WriterRequest, WriterResponse, WriterStats, CheckpointStats, StorageThreadData } from './writer-protocol.ts';
+import type { WriterRequest, WriterResponse, StorageThreadLog, WriterStats, CheckpointStats, StorageThreadData } from './writer-protocol.ts';
 import type { LogBackend, StoredLogState, CurrentRow, RawRow, RowsQuery, EventRow, EventTuple, RowOp, BackendReply, SliceRange, SliceReport, NextTurn, SpaceReleased } from '../log/backend.ts';
 import type { Key } from '../log/types.ts';
+import { fallbackLogger, type Logger } from '../../logging/logger.ts';
 
 export interface SqliteBackendOptions {
   /** The SQLite file; the writer thread opens its own connection to it. */
@@ -16,6 +17,8 @@ export interface SqliteBackendOptions {
   synchronous?: 'full' | 'normal' | 'off';
   /** WAL size in pages at which the storage threads make it start over (default 4096, 16 MiB); for tests. */
   walRestartFrames?: number;
+  /** Where a storage thread's failure is logged (default: stderr). */
+  logger?: Logger;
 }
 
 export interface StorageStats {
@@ -26,6 +29,8 @@ export interface StorageStats {
 export class SqliteBackend implements LogBackend {
   readonly location: string;
   private readonly db: Db;
+  /** Where the storage threads' failures go (and the lines they send: a failed checkpoint). */
+  private readonly logger: Logger;
   private readonly stmts: Statements;
   private readonly filtered: FilteredStatements;
   private readonly writer: Worker;
@@ -41,6 +46,7 @@ export class SqliteBackend implements LogBackend {
   /** db is the reading connection (this thread); writes go to a writer thread with its own connection. */
   constructor(db: Db, opts: SqliteBackendOptions) {
     this.db = db;
+    const logger = (this.logger = opts.logger ?? fallbackLogger());
     this.location = opts.file;
     this.stmts = prepareStatements(db);
     this.filtered = new FilteredStatements(db);
@@ -48,12 +54,12 @@ export class SqliteBackend implements LogBackend {
     this.writer = writer;
     this.checkpointer = checkpointer;
     this.writer.on('message', (r: WriterResponse) => this.deliver(r));
-    this.checkpointer.on('message', (r: WriterResponse) => this.deliver(r));
+    this.checkpointer.on('message', (r: WriterResponse | StorageThreadLog) => this.deliver(r));
     // Without it the WAL is no longer copied back (it grows), but every write still commits durably.
-    this.checkpointer.on('error', (e) => console.error('storage checkpointer thread failed:', e));
+    this.checkpointer.on('error', (e) => logger.error(e, 'storage checkpointer thread failed'));
     this.checkpointer.unref();
     this.writer.on('error', (e) => {
-      console.error('storage writer thread failed:', e);
+      logger.error(e, 'storage writer thread failed');
       for (const reply of this.replies.values()) reply({ id: 0, ok: false, error: `storage writer failed: ${e.message}` });
       this.replies.clear();
     });
@@ -195,7 +201,11 @@ export class SqliteBackend implements LogBackend {
   }
 
   /** Hands a storage thread's reply to its asker; a reply already taken (pollCommitted) is dropped. */
-  private deliver(r: WriterResponse): void {
+  private deliver(r: WriterResponse | StorageThreadLog): void {
+    if ('log' in r) {
+      this.logger.warning(r.log);
+      return;
+    }
     const reply = this.replies.get(r.id);
     this.replies.delete(r.id);
     if (r.id === this.inFlightId) this.inFlightId = 0;

@@ -71,6 +71,11 @@ export type WriterResponse =
   /** code: SQLite's extended result code (SQLITE_FULL, SQLITE_IOERR_WRITE, …) when SQLite failed. */
   | { id: number; ok: false; error: string; code?: string };
 
+/** Not a reply: a line for the server's log (a checkpoint that failed), which a storage thread has no logger to write. */
+export interface StorageThreadLog {
+  log: string;
+}
+
 /** Writer ↔ checkpointer, over their own channel. */
 export type PeerMessage =
   /** writer → checkpointer: a commit happened. */

@@ -33,6 +33,7 @@ import Database from 'better-sqlite3';
 /** @typedef {import('./writer-protocol.ts').PeerMessage} PeerMessage */
 /** @typedef {import('./writer-protocol.ts').WriterStats} WriterStats */
 /** @typedef {import('./writer-protocol.ts').CheckpointStats} CheckpointStats */
+/** @typedef {import('./writer-protocol.ts').StorageThreadLog} StorageThreadLog */
 /** @typedef {import('../log/backend.ts').SliceRange} SliceRange */
 
 const { file, synchronous, role, peer, walRestartFrames, committed } = /** @type {import('./writer-protocol.ts').StorageThreadData} */ (workerData);
@@ -404,7 +405,7 @@ function runCheckpointer() {
     } catch (e) {
       // Once per kind of failure (a full disk fails every run until space is freed).
       const why = /** @type {Error} */ (e).message;
-      if (why !== lastFailure) console.error(`checkpoint of ${file} failed (the WAL keeps every write meanwhile):`, why);
+      if (why !== lastFailure) port.postMessage(/** @type {StorageThreadLog} */ ({ log: `checkpoint of ${file} failed (the WAL keeps every write meanwhile): ${why}` }));
       lastFailure = why;
     }
     schedule();

@@ -15,6 +15,7 @@ import YAML from 'yaml';
 import * as k8s from '@kubernetes/client-node';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
 import { RbacBootstrap } from '../../../server/controllers/rbac-bootstrap.ts';
+import { logMessage } from '../../helpers/log-lines.ts';
 
 const RBAC = '/apis/rbac.authorization.k8s.io/v1';
 const DEFAULTS = 'kubernetes.io/bootstrapping=rbac-defaults';
@@ -223,7 +224,7 @@ test('a restart on the same data directory recreates what was deleted, gives bac
     }
 
     const lines: string[] = [];
-    r = await startTestServer({ dataDir, options: { log: (l) => lines.push(l) } });
+    r = await startTestServer({ dataDir, options: { log: (l) => lines.push(logMessage(l)) } });
     try {
       const get = async (path: string) => (await r.request('GET', `${RBAC}${path}`)).json();
       assert.deepEqual((await get('/clusterroles/system:heapster')).rules, fixtureOf('system:heapster').rules);

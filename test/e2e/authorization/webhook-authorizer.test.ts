@@ -17,6 +17,7 @@ import { startTestServer, KUBECTL, type TestServer } from '../../helpers/server.
 import { runHearth } from '../../helpers/hearth-process.ts';
 import { startAuthorizationWebhook, reviewStatus, type AuthorizationWebhook, type Loose } from '../../helpers/authz-webhook.ts';
 import { renderKubeconfig } from '../../../server/pki/kubeconfig.ts';
+import { logMessage } from '../../helpers/log-lines.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'hearth-authz-webhook-test-'));
 const tokenFile = join(dir, 'tokens.csv');
@@ -64,7 +65,7 @@ async function bindView(server: TestServer): Promise<void> {
 before(async () => {
   webhook = await startAuthorizationWebhook(answer);
   s = await startTestServer({
-    options: { authorizationModes: ['Webhook', 'RBAC'], authorizationWebhookConfigFile: webhook.writeKubeconfig('webhook.kubeconfig'), tokenAuthFile: tokenFile, log: (l) => logs.push(l) },
+    options: { authorizationModes: ['Webhook', 'RBAC'], authorizationWebhookConfigFile: webhook.writeKubeconfig('webhook.kubeconfig'), tokenAuthFile: tokenFile, log: (l) => logs.push(logMessage(l)) },
   });
   await bindView(s);
 });
@@ -258,7 +259,7 @@ test('--authorization-config: v1 bodies, matchConditions that skip the webhook, 
   const kubeconfig = webhook.writeKubeconfig('webhook-v1.kubeconfig');
   writeFileSync(configFile, configWith(kubeconfig));
   const v1Logs: string[] = [];
-  const v1 = await startTestServer({ options: { authorizationConfigFile: configFile, authorizationConfigReloadIntervalMs: 100, tokenAuthFile: tokenFile, log: (l) => v1Logs.push(l) } });
+  const v1 = await startTestServer({ options: { authorizationConfigFile: configFile, authorizationConfigReloadIntervalMs: 100, tokenAuthFile: tokenFile, log: (l) => v1Logs.push(logMessage(l)) } });
   try {
     await bindView(v1);
     const before = webhook.received.length;

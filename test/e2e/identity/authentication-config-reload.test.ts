@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
 import { startOidcIssuer, type OidcIssuer } from '../../helpers/oidc-issuer.ts';
+import { logMessage } from '../../helpers/log-lines.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'hearth-authn-reload-'));
 const configFile = join(dir, 'authn.yaml');
@@ -40,7 +41,7 @@ before(async () => {
   second = await startOidcIssuer();
   writeFileSync(configFile, configFor(first, 'first:'));
   // No success cache in front of the tokens, so a reload shows on the next request.
-  s = await startTestServer({ options: { authenticationConfigFile: configFile, authenticationConfigReloadIntervalMs: 100, tokenSuccessCacheTtlMs: 0, jwtTiming: { discoveryRetryMs: 100 }, log: (l) => logs.push(l) } });
+  s = await startTestServer({ options: { authenticationConfigFile: configFile, authenticationConfigReloadIntervalMs: 100, tokenSuccessCacheTtlMs: 0, jwtTiming: { discoveryRetryMs: 100 }, log: (l) => logs.push(logMessage(l)) } });
 });
 after(async () => {
   await s?.stop();

@@ -19,6 +19,7 @@ import { compactVerify } from 'jose';
 import { startTestServer, KUBECTL, type TestServer } from '../../helpers/server.ts';
 import { startHearthProcess, stopHearthProcess, adminClient, type HearthProcess } from '../../helpers/hearth-process.ts';
 import { formatRFC3339 } from '../../../server/go/time.ts';
+import { logMessage } from '../../helpers/log-lines.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'hearth-bootstrap-'));
 const SELF_REVIEWS = '/apis/authentication.k8s.io/v1/selfsubjectreviews';
@@ -294,11 +295,11 @@ test('across restarts: tokens stored before authenticate after; cluster-info is 
   const dataDir = mkdtempSync(join(tmpdir(), 'hearth-cluster-info-'));
   const logs: string[] = [];
   try {
-    let server = await startTestServer({ dataDir, options: { log: (l) => logs.push(l) } });
+    let server = await startTestServer({ dataDir, options: { log: (l) => logs.push(logMessage(l)) } });
     const firstUrl = server.url;
     await createSecret(server, tokenSecret('restrt', '8888888888888888'));
     await server.stop();
-    server = await startTestServer({ dataDir, options: { log: (l) => logs.push(l) } });
+    server = await startTestServer({ dataDir, options: { log: (l) => logs.push(logMessage(l)) } });
     try {
       assert.notEqual(server.url, firstUrl, 'a new port');
       const cm = (await server.request('GET', CLUSTER_INFO)).json();
@@ -314,7 +315,7 @@ test('across restarts: tokens stored before authenticate after; cluster-info is 
     } finally {
       await server.stop();
     }
-    server = await startTestServer({ dataDir, options: { log: (l) => logs.push(l) } });
+    server = await startTestServer({ dataDir, options: { log: (l) => logs.push(logMessage(l)) } });
     try {
       const cm = (await server.request('GET', CLUSTER_INFO)).json();
       assert.equal(cm.data.kubeconfig, expectedClusterInfo('https://lb.example.com:6443', server.pki.caCertPem));

@@ -15,6 +15,7 @@ import { startTestServer, KUBECTL, type TestServer } from '../../helpers/server.
 import { newSigningKey, startOidcIssuer, type OidcIssuer } from '../../helpers/oidc-issuer.ts';
 import { runHearth, startHearthProcess, stopHearthProcess } from '../../helpers/hearth-process.ts';
 import { renderKubeconfig } from '../../../server/pki/kubeconfig.ts';
+import { logMessage } from '../../helpers/log-lines.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'hearth-oidc-'));
 const REVIEWS = '/apis/authentication.k8s.io/v1/tokenreviews';
@@ -190,7 +191,7 @@ test('an issuer that is down at start: the server starts, its tokens are 401, an
   const caFile = join(dir, 'late-ca.pem');
   writeFileSync(caFile, late.caPem);
   const logs: string[] = [];
-  const s2 = await startTestServer({ options: { oidc: { issuerURL: late.url, clientID: late.clientId, caFile, usernameClaim: 'email' }, jwtTiming: TIMING, log: (l) => logs.push(l) } });
+  const s2 = await startTestServer({ options: { oidc: { issuerURL: late.url, clientID: late.clientId, caFile, usernameClaim: 'email' }, jwtTiming: TIMING, log: (l) => logs.push(logMessage(l)) } });
   try {
     const token = await late.token({ email: 'carol@example.com', email_verified: true });
     const early = await withToken(s2, token);

@@ -22,6 +22,7 @@ import { runHearth } from '../../helpers/hearth-process.ts';
 import { renderKubeconfig } from '../../../server/pki/kubeconfig.ts';
 import { ensurePki, type ServerPki } from '../../../server/pki/certificates.ts';
 import { startServer } from '../../../server/server.ts';
+import { logMessage } from '../../helpers/log-lines.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'hearth-token-webhook-'));
 const DEFAULT_AUDIENCE = 'https://kubernetes.default.svc.cluster.local';
@@ -142,7 +143,7 @@ before(async () => {
     rmSync(pkiDir, { recursive: true, force: true });
   }
   await listenWebhook(0);
-  s = await startTestServer({ options: { authenticationTokenWebhookConfigFile: writeWebhookKubeconfig('webhook.kubeconfig'), log: (l) => logs.push(l) } });
+  s = await startTestServer({ options: { authenticationTokenWebhookConfigFile: writeWebhookKubeconfig('webhook.kubeconfig'), log: (l) => logs.push(logMessage(l)) } });
 });
 after(async () => {
   await s?.stop();
@@ -328,7 +329,7 @@ test('webhook down: 401 for its tokens, kube\'s log line, the server stays up; e
 test('--authentication-token-webhook-version=v1 sends and expects v1; cache TTL 0 asks every time', async () => {
   const v1Logs: string[] = [];
   const v1 = await startTestServer({
-    options: { authenticationTokenWebhookConfigFile: writeWebhookKubeconfig('webhook-v1.kubeconfig'), authenticationTokenWebhookVersion: 'v1', authenticationTokenWebhookCacheTtlMs: 0, apiAudiences: ['https://hearth.example.com'], log: (l) => v1Logs.push(l) },
+    options: { authenticationTokenWebhookConfigFile: writeWebhookKubeconfig('webhook-v1.kubeconfig'), authenticationTokenWebhookVersion: 'v1', authenticationTokenWebhookCacheTtlMs: 0, apiAudiences: ['https://hearth.example.com'], log: (l) => v1Logs.push(logMessage(l)) },
   });
   try {
     const before = calls.get('eve-token') ?? 0;

@@ -233,7 +233,8 @@ test('scheduled snapshots: taken every --snapshot-interval, the newest --snapsho
     await createObjects(adminClient(dataDir), p.url, 3);
     const lastRv = Number((await adminClient(dataDir)('GET', `${p.url}/api/v1/namespaces/default/configmaps/seed-2`)).json.metadata.resourceVersion);
     const server = p;
-    const written = () => [...server.stdout.matchAll(/snapshot (\S+) written at resourceVersion (\d+)/g)].map((m) => ({ name: m[1], rv: m[2] }));
+    // (hearth's log, which says when a snapshot is written, is on stderr)
+    const written = () => [...server.stderr.matchAll(/snapshot (\S+) written at resourceVersion (\d+)/g)].map((m) => ({ name: m[1], rv: m[2] }));
     // Three snapshots or more, each after the objects above were written.
     await new Promise<void>((resolve, reject) => {
       const check = () => {

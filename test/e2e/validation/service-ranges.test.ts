@@ -11,6 +11,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
+import { logMessage } from '../../helpers/log-lines.ts';
 
 const SERVICES = '/api/v1/namespaces/default/services';
 const KUBECTL_1_33 = '/usr/lib/google-cloud-sdk/bin/kubectl.1.33';
@@ -135,7 +136,7 @@ test('a store written under other ranges keeps its services\' values; they are r
       await first.stop();
     }
     const lines: string[] = [];
-    const second = await startTestServer({ dataDir, options: { serviceClusterIPRange: '10.0.0.0/24', serviceNodePortRange: '31000-31999', log: (l: string) => lines.push(l) } });
+    const second = await startTestServer({ dataDir, options: { serviceClusterIPRange: '10.0.0.0/24', serviceNodePortRange: '31000-31999', log: (l: string) => lines.push(logMessage(l)) } });
     try {
       const old = (await second.request('GET', `${SERVICES}/old`)).json();
       assert.deepEqual([old.spec.clusterIP, old.spec.ports[0].nodePort], ['10.96.1.1', 30500]);

@@ -4,6 +4,7 @@
 // Forget on success, delayed adds keeping the sooner time, and the worker loop's retries.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { newLogger } from '../../../server/logging/logger.ts';
 import {
   BucketRateLimiter,
   ExponentialFailureRateLimiter,
@@ -213,7 +214,8 @@ describe('the worker loop', () => {
 
   it('a thrown error retries with backoff; requeueAfterMs comes back after that long, its failures kept', async () => {
     const clock = new FakeClock();
-    const q = new WorkQueue<string>({ name: 'worker-loop test', clock });
+    const logged: string[] = [];
+    const q = new WorkQueue<string>({ name: 'worker-loop test', clock, logger: newLogger({}, (line) => logged.push(line)) });
     const results: (HandlerResult | Error)[] = [new Error('expected by the test'), { requeueAfterMs: 1000 }, undefined];
     const seen: number[] = [];
     q.run(async () => {
@@ -222,28 +224,22 @@ describe('the worker loop', () => {
       if (r instanceof Error) throw r;
       return r;
     });
-    const logged: unknown[] = [];
-    const original = console.error;
-    console.error = (...args: unknown[]) => void logged.push(args);
-    try {
-      q.add('k');
-      clock.step(0);
-      await settle();
-      assert.equal(q.numRequeues('k'), 1);
-      clock.step(5);
-      await settle();
-      assert.equal(q.numRequeues('k'), 1, 'a requeue after a time is no failure, nor a success');
-      clock.step(999);
-      await settle();
-      assert.deepEqual(seen, [0, 5]);
-      clock.step(1);
-      await settle();
-      assert.deepEqual(seen, [0, 5, 1005]);
-      assert.equal(q.numRequeues('k'), 0, 'success forgets');
-    } finally {
-      console.error = original;
-    }
+    q.add('k');
+    clock.step(0);
+    await settle();
+    assert.equal(q.numRequeues('k'), 1);
+    clock.step(5);
+    await settle();
+    assert.equal(q.numRequeues('k'), 1, 'a requeue after a time is no failure, nor a success');
+    clock.step(999);
+    await settle();
+    assert.deepEqual(seen, [0, 5]);
+    clock.step(1);
+    await settle();
+    assert.deepEqual(seen, [0, 5, 1005]);
+    assert.equal(q.numRequeues('k'), 0, 'success forgets');
     assert.equal(logged.length, 1, 'the thrown error was logged once');
+    assert.match(logged[0], /^E\d{4} .*\] "Processing failed" err="expected by the test" controller="worker-loop test" key="k" stacktrace=</, logged[0]);
   });
 
   it('never runs one key twice at once; added while it runs, it runs once more after', async () => {
