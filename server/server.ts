@@ -116,6 +116,7 @@ import type { FlowControlOptions } from './flowcontrol/options.ts';
 import type { AuditOptions } from './audit/options.ts';
 import type { LoggingOptions } from './logging/options.ts';
 import { newMetricsRegistry } from './metrics/registry.ts';
+import { AuditMetrics, Auditor, readAuditSetup, type AuditSetup } from './audit/auditor.ts';
 
 export interface ServerOptions {
   dataDir: string;
@@ -409,6 +410,8 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   // kube-apiserver's checks of --authorization-mode (and its webhook flags) or --authorization-config,
   // the modes hearth does not have yet, and the webhooks' kubeconfigs.
   const authorization = authorizationSetup(opts);
+  // The audit policy (kube's messages) and the audit webhook's kubeconfig.
+  const audit = readAuditSetup(opts.audit);
   const ranges = { serviceCIDRs: parseServiceClusterIPRange(opts.serviceClusterIPRange), nodePortRange: parseServiceNodePortRange(opts.serviceNodePortRange) };
   // So are token and CA files kube refuses (with kube's messages).
   const log = opts.log ?? ((l: string) => console.log(l));
@@ -438,7 +441,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     throw e;
   }
   try {
-    return await serve(opts, bound, lock, ranges, authFiles, authorization, admissionSetup);
+    return await serve(opts, bound, lock, ranges, authFiles, authorization, admissionSetup, audit);
   } catch (e) {
     await bound.close();
     lock.release();
@@ -471,7 +474,7 @@ function readAuthorizationSetup(opts: ServerOptions): AuthorizationSetup {
   return { authorizers: authorizersFromFlags(modes, webhookFlags) };
 }
 
-async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, ranges: ServiceRanges, authFiles: AuthenticationFiles, authorization: AuthorizationSetup, admissionSetup: AdmissionSetup): Promise<RunningServer> {
+async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, ranges: ServiceRanges, authFiles: AuthenticationFiles, authorization: AuthorizationSetup, admissionSetup: AdmissionSetup, audit: AuditSetup | undefined): Promise<RunningServer> {
   const log = opts.log ?? ((l: string) => console.log(l));
   const { serviceCIDRs, nodePortRange } = ranges;
   const extraSans = [...(opts.tlsSans ?? [])];
@@ -487,10 +490,13 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
 
   // The server's Prometheus registry: every floor registers its metrics on it (served at /metrics).
   const metrics = newMetricsRegistry();
+  // kube's audit metrics are registered whether or not a policy is given; the backends (and the log file) only with one.
+  const auditMetrics = new AuditMetrics(metrics);
   const db = openDatabase(dbFile, { synchronous: opts.synchronous, log });
   setContinueSecret(persistentSecret(db, 'continue-token-key'));
   const eventLog = new EventLog(new SqliteBackend(db, { file: dbFile, synchronous: opts.synchronous }), { log });
   const catalog = ResourceCatalog.loadBuiltins();
+  const auditor = audit && new Auditor(audit, auditMetrics, log, `kube-apiserver/${catalog.kubernetesVersion} (${process.platform}/${process.arch === 'x64' ? 'amd64' : process.arch}) kubernetes/hearth`);
   // TokenReview and SelfSubjectReview: create-only, never stored, served by http/handlers/reviews.ts.
   for (const review of reviewResources()) catalog.add(review);
   // The access reviews (authorization.k8s.io): never stored either (http/handlers/access-reviews.ts).
@@ -687,6 +693,7 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
     serverAddress: `${opts.bindAddress}:${opts.securePort}`,
     tokenRequest: { tokens: serviceAccountTokens, maxExpirationSeconds: opts.serviceAccountMaxTokenExpirationSeconds ?? 0, extendExpiration: opts.serviceAccountExtendTokenExpiration ?? true },
     serviceAccountIssuer: { tokens: serviceAccountTokens, jwksUri: () => opts.serviceAccountJwksUri || url + JWKS_PATH },
+    auditor,
   });
 
   // HTTP/2 with an HTTP/1.1 fallback, as kube-apiserver serves (server/http/listener.ts).
@@ -737,6 +744,8 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
         compactor.stop();
         await snapshots.stop();
         await listener.close();
+        // What the audit backends buffer is sent (or written) once no request is left.
+        await auditor?.shutdown();
         tokenWebhook?.close();
         reloadable?.stop();
         for (const w of staticChain?.webhooks ?? []) w.close();

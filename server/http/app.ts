@@ -29,6 +29,8 @@ import { ApiError, badRequest, notAcceptable } from '../errors.ts';
 import { goJsonText } from '../go/json.ts';
 import { parseAccept, API_ACCEPT } from './negotiation.ts';
 import type { MetricsRegistry } from '../metrics/registry.ts';
+import type { Auditor } from '../audit/auditor.ts';
+import { auditMiddleware, withFailedAuthenticationAudit } from './audit.ts';
 
 export interface AppDeps {
   log: EventLog;
@@ -52,6 +54,8 @@ export interface AppDeps {
   tokenRequest?: TokenRequestConfig;
   /** Service-account issuer discovery (/.well-known/openid-configuration, /openid/v1/jwks). */
   serviceAccountIssuer?: ServiceAccountIssuerDiscovery;
+  /** --audit-policy-file's auditing (none: no audit filter at all). */
+  auditor?: Auditor;
 }
 
 export function buildApp(deps: AppDeps): Koa<RequestState> {
@@ -79,9 +83,11 @@ export function buildApp(deps: AppDeps): Koa<RequestState> {
     return next();
   });
   // (an authenticator's warnings: a legacy token from an auto-generated Secret)
-  app.use(authenticationMiddleware(deps.authenticators, { anonymous: deps.anonymous, anonymousPaths: deps.anonymousPaths, onWarnings: (ctx, warnings) => addWarnings(ctx as HttpContext, warnings) }));
+  // (a request authentication refuses is audited there, as kube's WithFailedAuthenticationAudit)
+  app.use(withFailedAuthenticationAudit(deps.auditor, authenticationMiddleware(deps.authenticators, { anonymous: deps.anonymous, anonymousPaths: deps.anonymousPaths, onWarnings: (ctx, warnings) => addWarnings(ctx as HttpContext, warnings) })));
   // [slot: audit] after authentication, before impersonation, as kube's WithAudit: the event names
   // the real caller and, once impersonation has run, the impersonated user.
+  if (deps.auditor) app.use(auditMiddleware(deps.auditor));
   // Impersonate-* headers: asked of the authorizers for the real caller, then the caller is replaced.
   app.use(impersonationMiddleware(deps.authorizers));
   // [slot: flow control] after impersonation, before authorization, as kube's WithPriorityAndFairness

@@ -1,0 +1,108 @@
+// The server's auditing: the policy, the backends and kube's audit metrics, built at start from
+// --audit-policy-file and the --audit-log-* / --audit-webhook-* flags. http/audit.ts asks it for a
+// request's event and hands it each stage. Without a policy file there is no Auditor at all.
+// Follows k8s.io/apiserver/pkg/server/options/audit.go (which backends, their modes) and
+// pkg/endpoints/filters/audit.go (processAuditEvent) and pkg/audit/metrics.go.
+import { Counter, type Registry } from 'prom-client';
+import type { AuditOptions } from './options.ts';
+import { loadAuditPolicy, type AuditAttributes, type AuditLevel, type AuditPolicy, type AuditStage, type RequestAuditConfig } from './policy.ts';
+import { AuditEvent, nowMicros, type EventSource } from './event.ts';
+import { LogBackend, WebhookBackend, type AuditBackend } from './backends.ts';
+import { loadWebhookKubeconfig, type WebhookClientConfig } from '../webhook/kubeconfig.ts';
+
+/** kube's audit metrics (pkg/audit/metrics.go), on the server's registry. */
+export class AuditMetrics {
+  readonly events: Counter;
+  readonly errors: Counter<'plugin'>;
+  readonly levels: Counter<'level'>;
+  readonly rejected: Counter;
+
+  constructor(registry: Registry) {
+    this.events = new Counter({ name: 'apiserver_audit_event_total', help: '[ALPHA] Counter of audit events generated and sent to the audit backend.', registers: [registry] });
+    this.errors = new Counter({ name: 'apiserver_audit_error_total', help: '[ALPHA] Counter of audit events that failed to be audited properly. Plugin identifies the plugin affected by the error.', labelNames: ['plugin'], registers: [registry] });
+    this.levels = new Counter({ name: 'apiserver_audit_level_total', help: '[ALPHA] Counter of policy levels for audit events (1 per request).', labelNames: ['level'], registers: [registry] });
+    this.rejected = new Counter({ name: 'apiserver_audit_requests_rejected_total', help: '[ALPHA] Counter of apiserver requests rejected due to an error in audit logging backend.', registers: [registry] });
+  }
+}
+
+/** The policy and the webhook's kubeconfig, read at start before anything is bound or written. */
+export interface AuditSetup {
+  policy: AuditPolicy;
+  options: AuditOptions;
+  webhookConfig?: WebhookClientConfig;
+}
+
+/** --audit-policy-file read and validated (kube's messages), or undefined: no auditing. */
+export function readAuditSetup(options: AuditOptions | undefined): AuditSetup | undefined {
+  if (!options?.policyFile) return undefined;
+  const policy = loadAuditPolicy(options.policyFile);
+  return { policy, options, webhookConfig: options.webhook ? loadWebhookKubeconfig(options.webhook.configFile) : undefined };
+}
+
+export class Auditor {
+  private readonly backends: AuditBackend[] = [];
+  private readonly levelCounters: Record<AuditLevel, { inc(): void }>;
+
+  private readonly policy: AuditPolicy;
+
+  constructor(
+    setup: AuditSetup,
+    private readonly metrics: AuditMetrics,
+    log: (line: string) => void,
+    userAgent: string,
+  ) {
+    const onError = (plugin: string, message: string, events: number) => {
+      metrics.errors.labels(plugin).inc(events);
+      log(`error: audit: ${plugin}: ${message} (${events} event${events === 1 ? '' : 's'} lost)`);
+    };
+    this.policy = setup.policy;
+    const { log: logOptions, webhook } = setup.options;
+    if (logOptions) this.backends.push(new LogBackend(logOptions, onError));
+    if (webhook && setup.webhookConfig) this.backends.push(new WebhookBackend(webhook, setup.webhookConfig, onError, userAgent));
+    // (labels bound once: one counter child per level)
+    this.levelCounters = { None: metrics.levels.labels('None'), Metadata: metrics.levels.labels('Metadata'), Request: metrics.levels.labels('Request'), RequestResponse: metrics.levels.labels('RequestResponse') };
+  }
+
+  /** The policy's answer for a request, counted in apiserver_audit_level_total. */
+  evaluate(attrs: AuditAttributes): RequestAuditConfig {
+    const config = this.policy.evaluate(attrs);
+    this.levelCounters[config.level].inc();
+    return config;
+  }
+
+  /** A new event for a request audited at config's level (above None). */
+  newEvent(config: RequestAuditConfig, src: EventSource, receivedMicros: number): AuditEvent {
+    return new AuditEvent(config, src, receivedMicros);
+  }
+
+  /**
+   * processAuditEvent: the event at `stage`, unless omitted, stamped and serialized once for every
+   * backend. false when a blocking-strict backend failed; a promise only for a blocking webhook.
+   */
+  process(ev: AuditEvent, stage: AuditStage): boolean | Promise<boolean> {
+    if (!ev.sends(stage)) return true;
+    ev.stage = stage;
+    ev.stageMicros = stage === 'RequestReceived' ? ev.requestReceivedMicros : nowMicros();
+    this.metrics.events.inc();
+    const json = ev.json();
+    let ok = true;
+    let pending: Promise<boolean>[] | undefined;
+    for (const b of this.backends) {
+      const r = b.processEvent(ev, json);
+      if (r === false) ok = false;
+      else if (r !== true) (pending ??= []).push(r);
+    }
+    if (!pending) return ok;
+    return Promise.all(pending).then((all) => ok && all.every(Boolean));
+  }
+
+  /** A request refused because its RequestReceived event could not be stored. */
+  countRejected(): void {
+    this.metrics.rejected.inc();
+  }
+
+  /** Sends what the backends buffer (the server's stop). */
+  async shutdown(): Promise<void> {
+    await Promise.all(this.backends.map((b) => b.shutdown()));
+  }
+}
