@@ -5,7 +5,7 @@
 // refuses the request) and batch (buffered, sent in batches). Follows
 // k8s.io/apiserver/plugin/pkg/audit/log/backend.go, plugin/pkg/audit/buffered/buffered.go,
 // plugin/pkg/audit/webhook/webhook.go and pkg/server/options/audit.go.
-import { closeSync, fstatSync, mkdirSync, openSync, readdirSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, fstatSync, mkdirSync, openSync, readdirSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import { basename, dirname, extname, join } from 'node:path';
 import { goQuote } from '../go/strconv.ts';
 import type { WebhookClientConfig } from '../webhook/kubeconfig.ts';

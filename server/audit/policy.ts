@@ -7,7 +7,7 @@ import YAML from 'yaml';
 import { KUBE_YAML } from '../go/yaml.ts';
 import { aggregateErrors } from '../go/errors.ts';
 import { goQuote } from '../go/strconv.ts';
-import { childPath, fieldErrorText, goValue, indexPath, invalidError, notSupportedError, requiredError, type FieldError } from '../validation/field.ts';
+import { childPath, fieldErrorText, indexPath, invalidError, notSupportedError, requiredError, type FieldError } from '../validation/field.ts';
 import { isDNS1123Subdomain } from '../validation/names.ts';
 import type { UserInfo } from '../authentication/user.ts';
 
@@ -169,6 +169,9 @@ export function parseAuditPolicy(text: string): AuditPolicy {
   return new AuditPolicy(rules, omitStages, doc.omitManagedFields === true);
 }
 
+/** A []string as field errors print it (%#v). */
+const goStrings = (l: string[]) => `[]string{${l.map(goQuote).join(', ')}}`;
+
 const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((s): s is string => typeof s === 'string') : []);
 
 function readStages(v: unknown, at: string, errors: FieldError[], validate: boolean): number {
@@ -200,13 +203,13 @@ function readRule(raw: unknown, at: string, errors: FieldError[]): PolicyRule {
       const msgs = isDNS1123Subdomain(gr.group);
       if (msgs.length) errors.push(invalidError(childPath(childPath(at, 'resources'), 'group'), goQuote(gr.group), msgs.join(',')));
     }
-    if (gr.resourceNames.length && !gr.resources.length) errors.push(invalidError(childPath(childPath(at, 'resources'), 'resourceNames'), goValue(gr.resourceNames), 'using resourceNames requires at least one resource'));
+    if (gr.resourceNames.length && !gr.resources.length) errors.push(invalidError(childPath(childPath(at, 'resources'), 'resourceNames'), goStrings(gr.resourceNames), 'using resourceNames requires at least one resource'));
     return gr;
   });
   const omitStages = readStages(r.omitStages, childPath(at, 'omitStages'), errors, true);
   const namespaces = strings(r.namespaces);
   if (nonResourceURLs.length && (resources.length || namespaces.length)) {
-    errors.push(invalidError(childPath(at, 'nonResourceURLs'), goValue(nonResourceURLs), 'rules cannot apply to both regular resources and non-resource URLs'));
+    errors.push(invalidError(childPath(at, 'nonResourceURLs'), goStrings(nonResourceURLs), 'rules cannot apply to both regular resources and non-resource URLs'));
   }
   return {
     level: level as AuditLevel,
