@@ -4,7 +4,8 @@
 // Follows k8s.io/apiserver/pkg/server/options/audit.go (which backends, their modes) and
 // pkg/endpoints/filters/audit.go (processAuditEvent) and pkg/audit/metrics.go.
 import { Counter, type Registry } from 'prom-client';
-import type { AuditOptions } from './options.ts';
+import type { AuditLogOptions, AuditOptions } from './options.ts';
+import { aggregateErrors } from '../go/errors.ts';
 import { loadAuditPolicy, type AuditAttributes, type AuditLevel, type AuditPolicy, type AuditStage, type RequestAuditConfig } from './policy.ts';
 import { AuditEvent, nowMicros, type EventSource } from './event.ts';
 import { LogBackend, WebhookBackend, type AuditBackend } from './backends.ts';
@@ -34,9 +35,21 @@ export interface AuditSetup {
 
 /** --audit-policy-file read and validated (kube's messages), or undefined: no auditing. */
 export function readAuditSetup(options: AuditOptions | undefined): AuditSetup | undefined {
+  const errors = auditLogOptionErrors(options?.log);
+  if (errors.length) throw new Error(aggregateErrors(errors));
   if (!options?.policyFile) return undefined;
   const policy = loadAuditPolicy(options.policyFile);
   return { policy, options, webhookConfig: options.webhook ? loadWebhookKubeconfig(options.webhook.configFile) : undefined };
+}
+
+/** AuditLogOptions.Validate's checks of the rotation flags (when a log path is given). */
+function auditLogOptionErrors(log: AuditLogOptions | undefined): string[] {
+  if (!log?.path) return [];
+  const errors: string[] = [];
+  if (log.maxAgeDays < 0) errors.push(`--audit-log-maxage ${log.maxAgeDays} can't be a negative number`);
+  if (log.maxBackups < 0) errors.push(`--audit-log-maxbackup ${log.maxBackups} can't be a negative number`);
+  if (log.maxSizeMegabytes < 0) errors.push(`--audit-log-maxsize ${log.maxSizeMegabytes} can't be a negative number`);
+  return errors;
 }
 
 export class Auditor {
