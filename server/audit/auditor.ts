@@ -106,6 +106,7 @@ export class Auditor {
       else if (r !== true) (pending ??= []).push(r);
     }
     if (!pending) return ok;
+    if (ok && pending.length === 1) return pending[0];
     return Promise.all(pending).then((all) => ok && all.every(Boolean));
   }
 

@@ -61,10 +61,18 @@ export function nowMicros(): number {
   return Math.round((ORIGIN_MS + performance.now()) * 1000);
 }
 
+/** The date and time of the last second formatted (events come many to a second). */
+let formattedSecond = NaN;
+let formattedSecondText = '';
+
 /** metav1.MicroTime's JSON: RFC3339 with six fractional digits, UTC. */
 export function microTimeText(us: number): string {
-  const ms = Math.floor(us / 1000);
-  return `${new Date(ms).toISOString().slice(0, 23)}${String(us - ms * 1000).padStart(3, '0')}Z`;
+  const second = Math.floor(us / 1e6);
+  if (second !== formattedSecond) {
+    formattedSecond = second;
+    formattedSecondText = new Date(second * 1000).toISOString().slice(0, 19);
+  }
+  return `${formattedSecondText}.${String(us - second * 1e6).padStart(6, '0')}Z`;
 }
 
 /** Go's RFC3339Nano of a microsecond time: trailing zeros of the fraction dropped. */
@@ -74,18 +82,22 @@ export function rfc3339NanoText(us: number): string {
   return `${text.slice(0, 19)}${frac ? `.${frac}` : ''}Z`;
 }
 
-/** The user as an event names it; one copy per UserInfo object (token caches share them). */
-const eventUsers = new WeakMap<UserInfo, EventUser>();
-export function eventUser(u: UserInfo): EventUser {
-  let e = eventUsers.get(u);
-  if (!e) {
-    e = { username: u.name };
+/** The user as an event names it, and its JSON; one per UserInfo object (token caches share them). */
+const eventUsers = new WeakMap<UserInfo, { user: EventUser; json: string }>();
+function eventUserEntry(u: UserInfo): { user: EventUser; json: string } {
+  let entry = eventUsers.get(u);
+  if (!entry) {
+    const e: EventUser = { username: u.name };
     if (u.uid) e.uid = u.uid;
     if (u.groups.length) e.groups = u.groups;
     if (u.extra && Object.keys(u.extra).length) e.extra = u.extra;
-    eventUsers.set(u, e);
+    entry = { user: e, json: JSON.stringify(e) };
+    eventUsers.set(u, entry);
   }
-  return e;
+  return entry;
+}
+export function eventUser(u: UserInfo): EventUser {
+  return eventUserEntry(u).user;
 }
 
 /** An IPv4-mapped IPv6 peer address as Go prints it (the IPv4 form). */
@@ -154,6 +166,10 @@ export class AuditEvent {
   private readonly omitManagedFields: boolean;
   /** Whether the response's object was logged (a later raw body is then ignored). */
   private responseLogged = false;
+  /** The JSON of what no stage changes, made on the first: the fields before `stage`, and from requestURI to userAgent but impersonatedUser. */
+  private jsonHead?: string;
+  private jsonUser?: string;
+  private jsonClient?: string;
 
   constructor(config: RequestAuditConfig, src: EventSource, receivedMicros: number) {
     this.level = config.level;
@@ -163,7 +179,9 @@ export class AuditEvent {
     this.requestURI = src.requestURI;
     this.verb = src.verb;
     // A request whose authentication failed has no user: `{}`.
-    this.user = src.user ? eventUser(src.user) : {};
+    const entry = src.user && eventUserEntry(src.user);
+    this.user = entry ? entry.user : {};
+    this.jsonUser = entry ? entry.json : '{}';
     this.sourceIPs = sourceIPs(src.forwardedFor, src.realIp, src.remoteAddress);
     const ua = src.userAgent;
     if (ua) this.userAgent = ua.length > MAX_USER_AGENT_LENGTH ? ua.slice(0, MAX_USER_AGENT_LENGTH) + USER_AGENT_TRUNCATE_SUFFIX : ua;
@@ -254,28 +272,23 @@ export class AuditEvent {
     else this.responseStatus = { metadata: {}, code };
   }
 
-  /** The event at its current stage as one JSON line's text (no newline). */
+  /**
+   * The event at its current stage as one JSON line's text (no newline), in Event's field order
+   * with its omitempty: what no stage changes is serialized once.
+   */
   json(): string {
-    return JSON.stringify({
-      kind: 'Event',
-      apiVersion: 'audit.k8s.io/v1',
-      level: this.level,
-      auditID: this.auditID,
-      stage: this.stage,
-      requestURI: this.requestURI,
-      verb: this.verb,
-      user: this.user,
-      impersonatedUser: this.impersonatedUser,
-      sourceIPs: this.sourceIPs.length ? this.sourceIPs : undefined,
-      userAgent: this.userAgent,
-      objectRef: this.objectRef,
-      responseStatus: this.responseStatus,
-      requestObject: this.requestObject,
-      responseObject: this.responseObject,
-      requestReceivedTimestamp: microTimeText(this.requestReceivedMicros),
-      stageTimestamp: microTimeText(this.stageMicros),
-      annotations: this.annotations && sortedRecord(this.annotations),
-    });
+    this.jsonHead ??= `{"kind":"Event","apiVersion":"audit.k8s.io/v1","level":"${this.level}","auditID":${JSON.stringify(this.auditID)},"stage":"`;
+    this.jsonClient ??= `${this.sourceIPs.length ? `,"sourceIPs":${JSON.stringify(this.sourceIPs)}` : ''}${this.userAgent ? `,"userAgent":${JSON.stringify(this.userAgent)}` : ''}`;
+    let text = `${this.jsonHead}${this.stage}","requestURI":${JSON.stringify(this.requestURI)},"verb":${JSON.stringify(this.verb)},"user":${this.jsonUser}`;
+    if (this.impersonatedUser) text += `,"impersonatedUser":${JSON.stringify(this.impersonatedUser)}`;
+    text += this.jsonClient;
+    if (this.objectRef) text += `,"objectRef":${JSON.stringify(this.objectRef)}`;
+    if (this.responseStatus) text += `,"responseStatus":${JSON.stringify(this.responseStatus)}`;
+    if (this.requestObject !== undefined) text += `,"requestObject":${JSON.stringify(this.requestObject)}`;
+    if (this.responseObject !== undefined) text += `,"responseObject":${JSON.stringify(this.responseObject)}`;
+    text += `,"requestReceivedTimestamp":"${microTimeText(this.requestReceivedMicros)}","stageTimestamp":"${microTimeText(this.stageMicros)}"`;
+    const annotations = this.annotations && sortedRecord(this.annotations);
+    return annotations ? `${text},"annotations":${JSON.stringify(annotations)}}` : `${text}}`;
   }
 }
 
@@ -283,6 +296,7 @@ export class AuditEvent {
 function sortedRecord(r: Record<string, string>): Record<string, string> | undefined {
   const keys = Object.keys(r);
   if (!keys.length) return undefined;
+  if (keys.length === 1) return r;
   keys.sort();
   const out: Record<string, string> = {};
   for (const k of keys) out[k] = r[k];

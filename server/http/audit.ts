@@ -143,17 +143,19 @@ export function withFailedAuthenticationAudit<S extends object>(auditor: Auditor
   if (!auditor) return authenticate;
   return (ctx, next) => {
     let authenticated = false;
-    const onError = (e: unknown): never => {
+    const onError = (e: unknown): Promise<never> => {
       const err = toApiError(e);
       if (!authenticated && err.code === 401) {
         const hc = ctx as unknown as HttpContext;
         const ev = eventFor(auditor, hc, false);
         if (ev) {
           ev.logResponseObject(err.toStatus());
-          void auditor.process(ev, 'ResponseStarted');
+          // (a blocking backend has it written before the 401 goes out)
+          const stored = auditor.process(ev, 'ResponseStarted');
+          if (stored !== true && stored !== false) return stored.then(() => Promise.reject(e));
         }
       }
-      throw e;
+      return Promise.reject(e);
     };
     try {
       return Promise.resolve(

@@ -134,7 +134,9 @@ test('the Auditor counts levels per request and events per stage sent (kube\'s m
     assert.equal(auditor.process(ev, 'RequestReceived'), true);
     assert.equal(auditor.process(ev, 'ResponseStarted'), true);
     ev.setResponseCode(200);
-    assert.equal(auditor.process(ev, 'ResponseComplete'), true);
+    // Blocking: the request waits for the write holding its event.
+    assert.equal(await auditor.process(ev, 'ResponseComplete'), true);
+    assert.equal(readFileSync(log, 'utf8').split('\n').filter(Boolean).length, 1);
     await auditor.shutdown();
     const lines = readFileSync(log, 'utf8').split('\n').filter(Boolean);
     assert.equal(lines.length, 1);
