@@ -191,6 +191,8 @@ export class LogBackend implements AuditBackend {
   /** What requests waiting for the next write await (one promise per write, shared). */
   private written?: Promise<boolean>;
   private resolveWritten?: (ok: boolean) => void;
+  /** After shutdown: events (a watch ending as the server stops) are dropped. */
+  private closed = false;
 
   constructor(
     private readonly opts: AuditLogOptions,
@@ -205,6 +207,7 @@ export class LogBackend implements AuditBackend {
 
   processEvent(ev: AuditEvent, json: string): boolean | Promise<boolean> {
     const mode = this.opts.mode;
+    if (this.closed) return true;
     if (mode === 'batch' && this.pending.length >= LOG_BATCH_BUFFER_SIZE) {
       this.onError('buffered', 'audit buffer queue blocked', 1);
       return true;
@@ -244,6 +247,7 @@ export class LogBackend implements AuditBackend {
 
   shutdown(): Promise<void> {
     this.flush();
+    this.closed = true;
     this.writer.close();
     return Promise.resolve();
   }

@@ -225,7 +225,7 @@ export class AuditEvent {
     }
     if (!this.atLeast('Request')) return;
     // A copy: the store fills the decoded body in afterwards, and the event shows it as sent.
-    const copy: unknown = JSON.parse(JSON.stringify(obj));
+    const copy: unknown = JSON.parse(objectJson(obj));
     this.requestObject = this.omitManagedFields ? withoutManagedFields(copy) : copy;
   }
 
@@ -284,11 +284,20 @@ export class AuditEvent {
     text += this.jsonClient;
     if (this.objectRef) text += `,"objectRef":${JSON.stringify(this.objectRef)}`;
     if (this.responseStatus) text += `,"responseStatus":${JSON.stringify(this.responseStatus)}`;
-    if (this.requestObject !== undefined) text += `,"requestObject":${JSON.stringify(this.requestObject)}`;
-    if (this.responseObject !== undefined) text += `,"responseObject":${JSON.stringify(this.responseObject)}`;
+    if (this.requestObject !== undefined) text += `,"requestObject":${objectJson(this.requestObject)}`;
+    if (this.responseObject !== undefined) text += `,"responseObject":${objectJson(this.responseObject)}`;
     text += `,"requestReceivedTimestamp":"${microTimeText(this.requestReceivedMicros)}","stageTimestamp":"${microTimeText(this.stageMicros)}"`;
     const annotations = this.annotations && sortedRecord(this.annotations);
     return annotations ? `${text},"annotations":${JSON.stringify(annotations)}}` : `${text}}`;
+  }
+}
+
+/** An object's JSON; a body decoded from protobuf or CBOR may hold bigints, written as numbers. */
+function objectJson(v: unknown): string {
+  try {
+    return JSON.stringify(v);
+  } catch {
+    return JSON.stringify(v, (_k, x: unknown) => (typeof x === 'bigint' ? Number(x) : x));
   }
 }
 

@@ -210,3 +210,25 @@ rules:
   assert.match(cli.stderr + cli.stdout, /loaded illegal policy with 0 rules: from file /);
   assert.equal(existsSync(join(dir, 'cli-never')), false);
 });
+
+test('a log that cannot be written: blocking goes on (the error logged), blocking-strict refuses the request with kube\'s 500', async () => {
+  const policyFile = policy('all.yaml', 'apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n- level: Metadata\n');
+  for (const mode of ['blocking', 'blocking-strict'] as const) {
+    const logged: string[] = [];
+    // /dev/full: every write fails with ENOSPC.
+    const s = await startTestServer({ options: { log: (l: string) => logged.push(l), audit: { policyFile, log: { path: '/dev/full', maxSizeMegabytes: 0, maxBackups: 0, maxAgeDays: 0, format: 'json', mode } } } });
+    try {
+      const r = await s.request('GET', '/version');
+      if (mode === 'blocking') {
+        assert.equal(r.status, 200);
+      } else {
+        assert.equal(r.status, 500);
+        assert.equal(r.text, 'Internal Server Error: "/version": failed to store audit event\n');
+        assert.match(String(r.headers['content-type']), /^text\/plain; charset=utf-8/);
+      }
+      assert.ok(logged.some((l) => /^error: audit: log: Error writing audit event: .*ENOSPC/.test(l)), logged.join('\n'));
+    } finally {
+      await s.stop();
+    }
+  }
+});
