@@ -36,6 +36,8 @@ export interface AuditSetup {
 /** --audit-policy-file read and validated (kube's messages), or undefined: no auditing. */
 export function readAuditSetup(options: AuditOptions | undefined): AuditSetup | undefined {
   const errors = auditLogOptionErrors(options?.log);
+  // validateGroupVersionString: kube 1.36 knows audit.k8s.io/v1 alone.
+  if (options?.webhook?.configFile && options.webhook.version !== 'audit.k8s.io/v1') errors.push('invalid group version, allowed versions are ["audit.k8s.io/v1"]');
   if (errors.length) throw new Error(aggregateErrors(errors));
   if (!options?.policyFile) return undefined;
   const policy = loadAuditPolicy(options.policyFile);

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { Registry } from 'prom-client';
 import { parseAuditPolicy, STAGE_BIT, type AuditAttributes } from '../../../server/audit/policy.ts';
 import { microTimeText, rfc3339NanoText, sourceIPs, withoutManagedFields } from '../../../server/audit/event.ts';
-import { AuditMetrics, Auditor } from '../../../server/audit/auditor.ts';
+import { AuditMetrics, Auditor, readAuditSetup } from '../../../server/audit/auditor.ts';
 
 const POLICY = `apiVersion: audit.k8s.io/v1
 kind: Policy
@@ -151,4 +151,13 @@ test('the Auditor counts levels per request and events per stage sent (kube\'s m
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+});
+
+test('the log and webhook flags kube refuses: negative rotation numbers, a webhook version other than audit.k8s.io/v1', () => {
+  const log = { path: '/tmp/never.log', maxAgeDays: -1, maxBackups: -2, maxSizeMegabytes: 0, format: 'json' as const, mode: 'blocking' as const };
+  assert.throws(() => readAuditSetup({ log }), { message: "[--audit-log-maxage -1 can't be a negative number, --audit-log-maxbackup -2 can't be a negative number]" });
+  const webhook = { configFile: '/tmp/never.kubeconfig', mode: 'batch' as const, batchMaxSize: 400, batchMaxWaitMs: 30_000, batchBufferSize: 10_000, initialBackoffMs: 10_000, version: 'audit.k8s.io/v1beta1' };
+  assert.throws(() => readAuditSetup({ webhook }), { message: 'invalid group version, allowed versions are ["audit.k8s.io/v1"]' });
+  // Without a policy file (and nothing to refuse) there is no auditing at all.
+  assert.equal(readAuditSetup({ log: { ...log, maxAgeDays: 0, maxBackups: 0 } }), undefined);
 });
