@@ -11,17 +11,44 @@ import { AuditEvent, nowMicros, type EventSource } from './event.ts';
 import { LogBackend, WebhookBackend, type AuditBackend } from './backends.ts';
 import { loadWebhookKubeconfig, type WebhookClientConfig } from '../webhook/kubeconfig.ts';
 
-/** kube's audit metrics (pkg/audit/metrics.go), on the server's registry. */
+/**
+ * kube's audit metrics (pkg/audit/metrics.go), on the server's registry. The per-request counts
+ * (events, levels) are plain numbers added to the counters when /metrics is read: a prom-client
+ * inc() per event would cost more than the rest of a request's auditing.
+ */
 export class AuditMetrics {
-  readonly events: Counter;
   readonly errors: Counter<'plugin'>;
-  readonly levels: Counter<'level'>;
   readonly rejected: Counter;
+  /** Events sent, and requests per level, since the last scrape. */
+  events = 0;
+  readonly levels: Record<AuditLevel, number> = { None: 0, Metadata: 0, Request: 0, RequestResponse: 0 };
 
   constructor(registry: Registry) {
-    this.events = new Counter({ name: 'apiserver_audit_event_total', help: '[ALPHA] Counter of audit events generated and sent to the audit backend.', registers: [registry] });
+    // eslint-disable-next-line @typescript-eslint/no-this-alias
+    const counts = this;
+    new Counter({
+      name: 'apiserver_audit_event_total',
+      help: '[ALPHA] Counter of audit events generated and sent to the audit backend.',
+      registers: [registry],
+      collect() {
+        this.inc(counts.events);
+        counts.events = 0;
+      },
+    });
     this.errors = new Counter({ name: 'apiserver_audit_error_total', help: '[ALPHA] Counter of audit events that failed to be audited properly. Plugin identifies the plugin affected by the error.', labelNames: ['plugin'], registers: [registry] });
-    this.levels = new Counter({ name: 'apiserver_audit_level_total', help: '[ALPHA] Counter of policy levels for audit events (1 per request).', labelNames: ['level'], registers: [registry] });
+    new Counter({
+      name: 'apiserver_audit_level_total',
+      help: '[ALPHA] Counter of policy levels for audit events (1 per request).',
+      labelNames: ['level'],
+      registers: [registry],
+      collect() {
+        for (const level of Object.keys(counts.levels) as AuditLevel[]) {
+          if (!counts.levels[level]) continue;
+          this.labels(level).inc(counts.levels[level]);
+          counts.levels[level] = 0;
+        }
+      },
+    });
     this.rejected = new Counter({ name: 'apiserver_audit_requests_rejected_total', help: '[ALPHA] Counter of apiserver requests rejected due to an error in audit logging backend.', registers: [registry] });
   }
 }
@@ -56,7 +83,6 @@ function auditLogOptionErrors(log: AuditLogOptions | undefined): string[] {
 
 export class Auditor {
   private readonly backends: AuditBackend[] = [];
-  private readonly levelCounters: Record<AuditLevel, { inc(): void }>;
 
   private readonly policy: AuditPolicy;
 
@@ -74,14 +100,12 @@ export class Auditor {
     const { log: logOptions, webhook } = setup.options;
     if (logOptions) this.backends.push(new LogBackend(logOptions, onError));
     if (webhook && setup.webhookConfig) this.backends.push(new WebhookBackend(webhook, setup.webhookConfig, onError, userAgent));
-    // (labels bound once: one counter child per level)
-    this.levelCounters = { None: metrics.levels.labels('None'), Metadata: metrics.levels.labels('Metadata'), Request: metrics.levels.labels('Request'), RequestResponse: metrics.levels.labels('RequestResponse') };
   }
 
   /** The policy's answer for a request, counted in apiserver_audit_level_total. */
   evaluate(attrs: AuditAttributes): RequestAuditConfig {
     const config = this.policy.evaluate(attrs);
-    this.levelCounters[config.level].inc();
+    this.metrics.levels[config.level]++;
     return config;
   }
 
@@ -98,7 +122,7 @@ export class Auditor {
     if (!ev.sends(stage)) return true;
     ev.stage = stage;
     ev.stageMicros = stage === 'RequestReceived' ? ev.requestReceivedMicros : nowMicros();
-    this.metrics.events.inc();
+    this.metrics.events++;
     const json = ev.json();
     let ok = true;
     let pending: Promise<boolean>[] | undefined;

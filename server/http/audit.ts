@@ -94,15 +94,21 @@ export function auditMiddleware(auditor: Auditor): HttpMiddleware {
       }
       return next().then(
         () => finish(auditor, ctx, ev, authenticatedUser, undefined),
-        (e: unknown) => finish(auditor, ctx, ev, authenticatedUser, e).then(() => Promise.reject(e)),
+        (e: unknown) => {
+          const done = finish(auditor, ctx, ev, authenticatedUser, e);
+          return done ? done.then(() => Promise.reject(e)) : Promise.reject(e);
+        },
       );
     };
     return received === true || received === false ? run(received) : received.then(run);
   };
 }
 
-/** The response's stages: ResponseStarted for long-running requests, then ResponseComplete. */
-async function finish(auditor: Auditor, ctx: HttpContext, ev: AuditEvent, authenticatedUser: RequestState['user'], error: unknown): Promise<void> {
+/**
+ * The response's stages: ResponseStarted for long-running requests, then ResponseComplete; a
+ * promise only when a blocking backend has the response wait for its write.
+ */
+function finish(auditor: Auditor, ctx: HttpContext, ev: AuditEvent, authenticatedUser: RequestState['user'], error: unknown): Promise<void> | undefined {
   if (ctx.state.user !== authenticatedUser) ev.impersonatedUser = eventUser(ctx.state.user);
   const authz = ctx.state.authorization;
   if (authz) {
@@ -124,13 +130,19 @@ async function finish(auditor: Auditor, ctx: HttpContext, ev: AuditEvent, authen
   } else {
     ev.setResponseCode(ctx.status);
   }
-  if (isLongRunning(ctx)) {
-    await auditor.process(ev, 'ResponseStarted');
-    // A watch streams on after its handler returned: complete when its response ends.
-    if (ctx.respond === false && !ctx.res.writableEnded) {
-      ctx.res.once('close', () => void auditor.process(ev, 'ResponseComplete'));
-      return;
-    }
+  if (isLongRunning(ctx)) return finishLongRunning(auditor, ctx, ev);
+  const stored = auditor.process(ev, 'ResponseComplete');
+  return stored === true || stored === false ? undefined : stored.then(ignore);
+}
+
+const ignore = () => undefined;
+
+async function finishLongRunning(auditor: Auditor, ctx: HttpContext, ev: AuditEvent): Promise<void> {
+  await auditor.process(ev, 'ResponseStarted');
+  // A watch streams on after its handler returned: complete when its response ends.
+  if (ctx.respond === false && !ctx.res.writableEnded) {
+    ctx.res.once('close', () => void auditor.process(ev, 'ResponseComplete'));
+    return;
   }
   await auditor.process(ev, 'ResponseComplete');
 }
