@@ -71,15 +71,23 @@ interface EventList {
 }
 
 /** An HTTPS audit sink on loopback with its own CA; records every EventList POSTed to it. */
-async function startSink(): Promise<{ lists: EventList[]; paths: string[]; kubeconfig: string; close(): Promise<void> }> {
+async function startSink(failFirst = 0): Promise<{ lists: EventList[]; paths: string[]; failed: number; kubeconfig: string; close(): Promise<void> }> {
   const pkiDir = join(dir, 'sink-pki');
   const pki = await ensurePki(pkiDir);
   const lists: EventList[] = [];
   const paths: string[] = [];
+  const sink = { lists, paths, failed: 0 };
   const server = https.createServer({ key: pki.servingKeyPem, cert: pki.servingCertPem }, (req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
+      // The first calls fail as a sink that is restarting would: 500, which kube retries.
+      if (sink.failed < failFirst) {
+        sink.failed++;
+        res.writeHead(500, { 'Content-Type': 'application/json' });
+        res.end(JSON.stringify({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'restarting', reason: 'InternalError', code: 500 }));
+        return;
+      }
       paths.push(`${req.method} ${req.url} ${req.headers['content-type']}`);
       lists.push(JSON.parse(Buffer.concat(chunks).toString('utf8')) as EventList);
       res.writeHead(200, { 'Content-Type': 'application/json' });
@@ -100,7 +108,7 @@ async function startSink(): Promise<{ lists: EventList[]; paths: string[]; kubec
       'current-context': 'sink',
     }),
   );
-  return { lists, paths, kubeconfig, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+  return Object.assign(sink, { kubeconfig, close: () => new Promise<void>((resolve) => server.close(() => resolve())) });
 }
 
 test('webhook: EventLists of batch-max-size, the rest sent when the server stops; the legacy log alongside', async () => {
@@ -230,5 +238,28 @@ test('a log that cannot be written: blocking goes on (the error logged), blockin
     } finally {
       await s.stop();
     }
+  }
+});
+
+test('webhook: a failed POST is retried after the initial backoff; blocking mode sends each event before the response', async () => {
+  const sink = await startSink(1);
+  const s = await startTestServer({
+    options: {
+      audit: {
+        policyFile: policy('meta2.yaml', CONFIGMAPS_AT('Metadata')),
+        webhook: { configFile: sink.kubeconfig, mode: 'blocking', batchMaxSize: 400, batchMaxWaitMs: 30_000, batchBufferSize: 10_000, initialBackoffMs: 50, version: 'audit.k8s.io/v1' },
+      },
+    },
+  });
+  try {
+    const r = await s.request('GET', '/api/v1/namespaces/default/configmaps/kube-root-ca.crt');
+    assert.equal(r.status, 200);
+    const id = String(r.headers['audit-id']);
+    // Blocking: both events were taken before the answer; the first POST failed and was sent again.
+    assert.equal(sink.failed, 1);
+    assert.deepEqual(sink.lists.map((l) => l.items.map((e) => [e.auditID, e.stage])), [[[id, 'RequestReceived']], [[id, 'ResponseComplete']]]);
+  } finally {
+    await s.stop();
+    await sink.close();
   }
 });
