@@ -123,6 +123,7 @@ import { StorageMetrics } from './metrics/storage.ts';
 import { sqliteStats } from './storage/sqlite/stats.ts';
 import { Duration, newLogger, stderrSink, type Logger } from './logging/logger.ts';
 import { statSync } from 'node:fs';
+import { AuditMetrics, Auditor, readAuditSetup, type AuditSetup } from './audit/auditor.ts';
 
 export interface ServerOptions {
   dataDir: string;
@@ -422,6 +423,8 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   // kube-apiserver's checks of --authorization-mode (and its webhook flags) or --authorization-config,
   // the modes hearth does not have yet, and the webhooks' kubeconfigs.
   const authorization = authorizationSetup(opts);
+  // The audit policy (kube's messages) and the audit webhook's kubeconfig.
+  const audit = readAuditSetup(opts.audit);
   const ranges = { serviceCIDRs: parseServiceClusterIPRange(opts.serviceClusterIPRange), nodePortRange: parseServiceNodePortRange(opts.serviceNodePortRange) };
   // hearth's log (-v, --log-format), into opts.log's sink or stderr; `log` is what components take.
   const logger = newLogger(opts.logging, opts.log ?? stderrSink);
@@ -453,7 +456,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     throw e;
   }
   try {
-    return await serve(opts, bound, lock, ranges, authFiles, authorization, admissionSetup, logger);
+    return await serve(opts, bound, lock, ranges, authFiles, authorization, admissionSetup, audit, logger);
   } catch (e) {
     await bound.close();
     lock.release();
@@ -486,7 +489,7 @@ function readAuthorizationSetup(opts: ServerOptions): AuthorizationSetup {
   return { authorizers: authorizersFromFlags(modes, webhookFlags) };
 }
 
-async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, ranges: ServiceRanges, authFiles: AuthenticationFiles, authorization: AuthorizationSetup, admissionSetup: AdmissionSetup, logger: Logger): Promise<RunningServer> {
+async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, ranges: ServiceRanges, authFiles: AuthenticationFiles, authorization: AuthorizationSetup, admissionSetup: AdmissionSetup, audit: AuditSetup | undefined, logger: Logger): Promise<RunningServer> {
   const log = logger.lines();
   logger.info('Starting hearth', 'version', servedKubernetesVersion(), 'dataDir', opts.dataDir, 'pid', process.pid);
   const { serviceCIDRs, nodePortRange } = ranges;
@@ -503,6 +506,8 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
 
   // The server's Prometheus registry: every floor registers its metrics on it (served at /metrics).
   const metrics = newMetricsRegistry();
+  // kube's audit metrics are registered whether or not a policy is given; the backends (and the log file) only with one.
+  const auditMetrics = new AuditMetrics(metrics);
   const db = openDatabase(dbFile, { synchronous: opts.synchronous, log });
   setContinueSecret(persistentSecret(db, 'continue-token-key'));
   const storageMetrics = new StorageMetrics(metrics);
@@ -511,6 +516,7 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
   const schema = db.prepare('SELECT max(version) AS v FROM schema_migrations').get() as { v: number | null };
   logger.info('Store opened', 'file', dbFile, 'bytes', statSync(dbFile).size, 'schemaVersion', schema.v ?? 0, 'resourceVersion', eventLog.currentRv, 'compactedResourceVersion', eventLog.compactedRv);
   const catalog = ResourceCatalog.loadBuiltins();
+  const auditor = audit && new Auditor(audit, auditMetrics, log, `kube-apiserver/${catalog.kubernetesVersion} (${process.platform}/${process.arch === 'x64' ? 'amd64' : process.arch}) kubernetes/hearth`);
   // TokenReview and SelfSubjectReview: create-only, never stored, served by http/handlers/reviews.ts.
   for (const review of reviewResources()) catalog.add(review);
   // The access reviews (authorization.k8s.io): never stored either (http/handlers/access-reviews.ts).
@@ -724,6 +730,7 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
     serverAddress: `${opts.bindAddress}:${opts.securePort}`,
     tokenRequest: { tokens: serviceAccountTokens, maxExpirationSeconds: opts.serviceAccountMaxTokenExpirationSeconds ?? 0, extendExpiration: opts.serviceAccountExtendTokenExpiration ?? true },
     serviceAccountIssuer: { tokens: serviceAccountTokens, jwksUri: () => opts.serviceAccountJwksUri || url + JWKS_PATH },
+    auditor,
   });
 
   // HTTP/2 with an HTTP/1.1 fallback, as kube-apiserver serves (server/http/listener.ts).
@@ -778,6 +785,8 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
         compactor.stop();
         await snapshots.stop();
         await listener.close();
+        // What the audit backends buffer is sent (or written) once no request is left.
+        await auditor?.shutdown();
         logger.info('Listener closed: connections drained');
         tokenWebhook?.close();
         reloadable?.stop();

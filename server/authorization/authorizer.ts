@@ -201,7 +201,7 @@ export function rulesFor(authorizers: readonly Authorizer[], user: UserInfo, nam
 export type RequestAttributes = Pick<AuthorizationAttributes, 'isResourceRequest' | 'path' | 'verb' | 'apiGroup' | 'apiVersion' | 'namespace' | 'resource' | 'subresource' | 'name'>;
 
 /** What authorization reads from a request's state: who is calling, and what they ask for. */
-type AuthorizingState = AuthenticatedState & { requestInfo: RequestAttributes };
+type AuthorizingState = AuthenticatedState & { requestInfo: RequestAttributes; authorization?: AuthorizationResult };
 
 /** The verbs whose selectors a request is authorized with (kube's verbsWithSelectors). */
 const VERBS_WITH_SELECTORS = new Set(['list', 'watch', 'deletecollection']);
@@ -271,7 +271,9 @@ export function authorizationMiddleware(authorizers: Authorizer[]): Koa.Middlewa
       collectionAttributes(attrs, new URLSearchParams(ctx.querystring), verbViaPathPrefix(ri.path));
     }
     const result = authorize(authorizers, attrs);
-    if (result instanceof Promise) return result.then((r) => (r.decision === 'allow' ? next() : refuse(attrs, r)));
+    // (kept on the state for the audit event's authorization.k8s.io/decision and reason)
+    if (result instanceof Promise) return result.then((r) => ((ctx.state.authorization = r), r.decision === 'allow' ? next() : refuse(attrs, r)));
+    ctx.state.authorization = result;
     return result.decision === 'allow' ? next() : refuse(attrs, result);
   };
 }

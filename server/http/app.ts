@@ -37,6 +37,8 @@ import { HealthcheckMetrics } from '../metrics/slis.ts';
 import { registerMetricsRoute, requestMetrics, servedRoutes } from './metrics.ts';
 import type { Logger } from '../logging/logger.ts';
 import { requestLog, REQUEST_LOG_LEVEL } from './request-log.ts';
+import type { Auditor } from '../audit/auditor.ts';
+import { auditMiddleware, withFailedAuthenticationAudit } from './audit.ts';
 
 export interface AppDeps {
   log: EventLog;
@@ -64,6 +66,8 @@ export interface AppDeps {
   tokenRequest?: TokenRequestConfig;
   /** Service-account issuer discovery (/.well-known/openid-configuration, /openid/v1/jwks). */
   serviceAccountIssuer?: ServiceAccountIssuerDiscovery;
+  /** --audit-policy-file's auditing (none: no audit filter at all). */
+  auditor?: Auditor;
 }
 
 export function buildApp(deps: AppDeps): Koa<RequestState> {
@@ -93,9 +97,11 @@ export function buildApp(deps: AppDeps): Koa<RequestState> {
     return next();
   });
   // (an authenticator's warnings: a legacy token from an auto-generated Secret)
-  app.use(authenticationMiddleware(deps.authenticators, { anonymous: deps.anonymous, anonymousPaths: deps.anonymousPaths, onWarnings: (ctx, warnings) => addWarnings(ctx as HttpContext, warnings), metrics: new AuthenticationMetrics(deps.metrics) }));
+  // (a request authentication refuses is audited there, as kube's WithFailedAuthenticationAudit)
+  app.use(withFailedAuthenticationAudit(deps.auditor, authenticationMiddleware(deps.authenticators, { anonymous: deps.anonymous, anonymousPaths: deps.anonymousPaths, onWarnings: (ctx, warnings) => addWarnings(ctx as HttpContext, warnings), metrics: new AuthenticationMetrics(deps.metrics) })));
   // [slot: audit] after authentication, before impersonation, as kube's WithAudit: the event names
   // the real caller and, once impersonation has run, the impersonated user.
+  if (deps.auditor) app.use(auditMiddleware(deps.auditor));
   // Impersonate-* headers: asked of the authorizers for the real caller, then the caller is replaced.
   app.use(impersonationMiddleware(deps.authorizers));
   // [slot: flow control] after impersonation, before authorization, as kube's WithPriorityAndFairness

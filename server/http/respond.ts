@@ -25,6 +25,8 @@ export function prettyPrint(ctx: HttpContext): boolean {
 }
 
 export function send(ctx: HttpContext, code: number, body: unknown, fmt: OutputFormat, pretty = prettyPrint(ctx)): void {
+  // (kube's WriteObjectNegotiated: the audit event takes a Status's fields, at RequestResponse the object)
+  ctx.state.audit?.logResponseObject(body);
   let bytes = encode(body, fmt.encoding, pretty);
   if (!bytes) {
     // No protobuf form (custom resources): answer JSON, which every protobuf client also accepts.
@@ -36,6 +38,7 @@ export function send(ctx: HttpContext, code: number, body: unknown, fmt: OutputF
 
 /** A body already encoded in fmt. */
 export function sendEncoded(ctx: HttpContext, code: number, bytes: Buffer, fmt: OutputFormat): void {
+  ctx.state.audit?.logResponseBytes(bytes, fmt.encoding === 'json');
   ctx.status = code;
   // Verbatim (no charset), as kube-apiserver answers. Set before the body: Koa then keeps it
   // rather than typing the Buffer application/octet-stream (a MIME lookup) to be overwritten.

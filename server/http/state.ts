@@ -6,6 +6,8 @@ import type Koa from 'koa';
 import type { AuthenticatedState } from '../authentication/user.ts';
 import type { RequestInfo } from './request-info.ts';
 import type { WarningRecorder } from './warnings.ts';
+import type { AuditEvent } from '../audit/event.ts';
+import type { AuthorizationResult } from '../authorization/authorizer.ts';
 
 export interface RequestState extends AuthenticatedState {
   /** The request's audit ID (the Audit-Id header the client sent, else a new UUID), set by the first middleware (app.ts). */
@@ -16,6 +18,10 @@ export interface RequestState extends AuthenticatedState {
   query?: URLSearchParams;
   /** The response's Warning headers, made on the first warning (addWarnings). */
   warnings?: WarningRecorder;
+  /** The request's audit event, when the audit policy gives it a level above None (http/audit.ts). */
+  audit?: AuditEvent;
+  /** The authorizers' answer, kept for the audit event's decision and reason annotations. */
+  authorization?: AuthorizationResult;
 }
 
 export type HttpContext = Koa.ParameterizedContext<RequestState>;

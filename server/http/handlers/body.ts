@@ -60,6 +60,8 @@ export async function readObjectBody(ctx: HttpContext, info: ResourceInfo, defin
     if (metaError) throw badRequest(`${info.kind} in version ${JSON.stringify(info.version)} cannot be handled as a ${info.kind}: ${metaError}`);
   }
   rc.duplicateFields = findDuplicates(decoded, enc);
+  // The audit event's object reference (and, at Request level, the object as sent).
+  ctx.state.audit?.logRequestObject(value);
   return decoded.value;
 }
 

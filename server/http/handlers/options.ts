@@ -33,7 +33,8 @@ export function requestContext(ctx: HttpContext, kind: OptionsKind, leading: Fie
   if (given) errs.push(...fieldManagerErrors(given));
   if (!FIELD_VALIDATIONS.includes(fv)) errs.push(notSupportedError('fieldValidation', goQuote(fv), [...FIELD_VALIDATIONS]));
   if (errs.length) throw invalid('meta.k8s.io', kind, '', errs);
-  return { user: ctx.state.user, dryRun: dry.length > 0, fieldValidation: (fv || 'Warn') as FieldValidation, warnings: [], fieldManager: fieldManagerOf(ctx, given), fieldManagerParam: given || undefined, fieldValidationParam: fv || undefined };
+  // Admission's audit annotations go straight into the request's audit event, when it has one.
+  return { user: ctx.state.user, dryRun: dry.length > 0, fieldValidation: (fv || 'Warn') as FieldValidation, warnings: [], fieldManager: fieldManagerOf(ctx, given), fieldManagerParam: given || undefined, fieldValidationParam: fv || undefined, auditAnnotations: ctx.state.audit?.annotationRecord() };
 }
 
 /** force is a pointer in kube: absent → undefined, else its boolean parameter reading (queryFlag). */

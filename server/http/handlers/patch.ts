@@ -33,6 +33,7 @@ export async function readPatch({ ctx, info }: ResourceRequest): Promise<PatchRe
     ? (queryOf(ctx).get('fieldManager') ? [] : [requiredError('fieldManager', 'is required for apply patch')])
     : (force === undefined ? [] : [forbiddenError('force', 'may not be specified for non-apply patch')]));
   const raw = await readBody(ctx.req);
+  ctx.state.audit?.logRequestPatch(raw);
   const enc = bodyEncoding(mediaType)!;
   if (isApply) {
     const decoded = decodeBody(raw, enc, undefined, { apply: true });
