@@ -15,6 +15,7 @@ import { startTestServer } from '../../helpers/server.ts';
 import { runHearth } from '../../helpers/hearth-process.ts';
 import { startServer } from '../../../server/server.ts';
 import { ensurePki } from '../../../server/pki/certificates.ts';
+import { logMessage } from '../../helpers/log-lines.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'hearth-audit-backends-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -224,7 +225,7 @@ test('a log that cannot be written: blocking goes on (the error logged), blockin
   for (const mode of ['blocking', 'blocking-strict'] as const) {
     const logged: string[] = [];
     // /dev/full: every write fails with ENOSPC.
-    const s = await startTestServer({ options: { log: (l: string) => logged.push(l), audit: { policyFile, log: { path: '/dev/full', maxSizeMegabytes: 0, maxBackups: 0, maxAgeDays: 0, format: 'json', mode } } } });
+    const s = await startTestServer({ options: { log: (l: string) => logged.push(logMessage(l)), audit: { policyFile, log: { path: '/dev/full', maxSizeMegabytes: 0, maxBackups: 0, maxAgeDays: 0, format: 'json', mode } } } });
     try {
       const r = await s.request('GET', '/version');
       if (mode === 'blocking') {
