@@ -92,7 +92,7 @@ import { RootCaPublisher } from './controllers/root-ca-publisher.ts';
 import { ServiceAccountTokensController } from './controllers/service-account-tokens.ts';
 import { LegacyTokenStoreObjects, LegacyTokenTrackingController } from './controllers/legacy-token-tracking.ts';
 import { LegacyTokenCleaner } from './controllers/legacy-token-cleaner.ts';
-import { controllerEnabled, controllerSelectionErrors, LEGACY_TOKEN_CLEANER_CONTROLLER, ROOT_CA_PUBLISHER_CONTROLLER, SERVICE_ACCOUNT_CONTROLLER, SERVICE_ACCOUNT_TOKEN_CONTROLLER, BOOTSTRAP_SIGNER_CONTROLLER, TOKEN_CLEANER_CONTROLLER, CSR_APPROVING_CONTROLLER, CLUSTERROLE_AGGREGATION_CONTROLLER, RESOURCE_QUOTA_CONTROLLER, VALIDATING_ADMISSION_POLICY_STATUS_CONTROLLER } from './controllers/selection.ts';
+import { controllerEnabled, controllerSelectionErrors, LEGACY_TOKEN_CLEANER_CONTROLLER, ROOT_CA_PUBLISHER_CONTROLLER, SERVICE_ACCOUNT_CONTROLLER, SERVICE_ACCOUNT_TOKEN_CONTROLLER, BOOTSTRAP_SIGNER_CONTROLLER, TOKEN_CLEANER_CONTROLLER, CSR_APPROVING_CONTROLLER, CLUSTERROLE_AGGREGATION_CONTROLLER, RESOURCE_QUOTA_CONTROLLER, VALIDATING_ADMISSION_POLICY_STATUS_CONTROLLER, APF_CONFIGURATION_CONTROLLER } from './controllers/selection.ts';
 import { BootstrapTokenCleaner } from './controllers/bootstrap-token-cleaner.ts';
 import { BootstrapSigner } from './controllers/bootstrap-signer.ts';
 import { ClusterAuthenticationTrustController } from './controllers/cluster-authentication-trust.ts';
@@ -102,6 +102,8 @@ import { ClusterRoleAggregationController } from './controllers/clusterrole-aggr
 import { ValidatingAdmissionPolicyStatusController } from './controllers/validating-admission-policy-status.ts';
 import { ResourceQuotaController } from './controllers/resource-quota.ts';
 import { controllerWriteContext } from './controllers/queue-controller.ts';
+import { FlowControlConfig } from './flowcontrol/config/index.ts';
+import { ApfConfigurationController, APF_CONFIG_PRODUCER_HOOK } from './controllers/apf-configuration.ts';
 import { ApiError } from './errors.ts';
 import { crdDefinitions } from './registry/crd/crd-openapi.ts';
 import { forgetConverter } from './registry/crd/conversion.ts';
@@ -160,6 +162,8 @@ export interface ServerOptions {
   eventTtlMs?: number;
   /** How often finished CertificateSigningRequests are deleted (kube's CSR cleaner: hourly); tests shorten it. */
   csrCleanerIntervalMs?: number;
+  /** How often the APF configuration objects are ensured again (kube's priority-and-fairness-config-producer: a minute); tests shorten it. */
+  apfConfigMaintenanceIntervalMs?: number;
   /** How often the resource quota controller measures every quota again (kube-controller-manager's --resource-quota-sync-period, 5m). */
   resourceQuotaSyncPeriodMs?: number;
   /** kube's authenticator Config TokenSuccessCacheTTL (no flag; 10 s): how long the token union's successes are reused. Tests of revocation set 0 to see each authenticator's answer at once. */
@@ -568,6 +572,14 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
   // Protected claims and volumes being deleted lose their finalizer once nothing uses them (StorageObjectInUseProtection's other half).
   const storageProtection = new StorageProtectionController(store, catalog, eventLog);
   storageProtection.start();
+  // API Priority and Fairness: FlowSchemas and priority levels kept from the commit stream for
+  // classification; kube's mandatory and suggested ones ensured before the server listens, then
+  // every interval with each FlowSchema's Dangling condition (unless the controller is switched off).
+  const apfEnabled = opts.flowControl?.enablePriorityAndFairness !== false;
+  const flowControlConfig = apfEnabled ? FlowControlConfig.of(store, catalog, eventLog) : undefined;
+  const apfConfiguration = apfEnabled ? new ApfConfigurationController(store, catalog, eventLog, { maintenanceIntervalMs: opts.apfConfigMaintenanceIntervalMs, log }) : undefined;
+  if (apfConfiguration && controllerEnabled(opts.controllers, APF_CONFIGURATION_CONTROLLER)) await apfConfiguration.startAndEnsure();
+  else await apfConfiguration?.ensure();
   // kube's default RBAC policy, reconciled once the server listens (kube's rbac/bootstrap-roles post-start hook).
   const rbacBootstrap = new RbacBootstrap(store, catalog, log);
   // CRDs already in the file publish their schemas right after start, in the background (as
@@ -653,6 +665,7 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
   const app = buildApp({
     log: eventLog,
     metrics,
+    flowControlConfig,
     catalog,
     model,
     store,
@@ -674,6 +687,7 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
         { name: 'sqlite', check: sqlite },
         // (kube lists its post-start hooks in /livez too)
         { name: BOOTSTRAP_ROLES_HOOK, check: rbacBootstrap.healthCheck },
+        ...(apfConfiguration ? [{ name: APF_CONFIG_PRODUCER_HOOK, check: apfConfiguration.healthCheck }] : []),
       ],
       readyz: [
         { name: 'ping', check: () => undefined },
@@ -681,6 +695,7 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
         { name: 'sqlite', check: sqlite },
         { name: 'poststarthook/bootstrap-namespaces', check: () => undefined },
         { name: BOOTSTRAP_ROLES_HOOK, check: rbacBootstrap.healthCheck },
+        ...(apfConfiguration ? [{ name: APF_CONFIG_PRODUCER_HOOK, check: apfConfiguration.healthCheck }] : []),
         { name: 'shutdown', check: () => (ready ? undefined : 'not serving') },
       ],
     },
@@ -733,7 +748,7 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
         closed = true;
         for (const jwt of jwtAuthenticators) jwt.close();
         rbacBootstrap.stop();
-        const controllersDone = Promise.all([nsController.stop(), authenticationTrust.stop(), saController?.stop(), rootCaPublisher?.stop(), clusterRoleAggregation?.stop(), quotaController?.stop(), policyStatus?.stop(), storageProtection.stop(), tokensController?.stop(), legacyTokenTracking.stop(), legacyTokenCleaner?.stop(), tokenCleaner?.stop(), bootstrapSigner?.stop(), crdController.stop(), eventTtl?.stop(), csrSigner.stop(), csrApprover?.stop(), csrCleaner.stop()]);
+        const controllersDone = Promise.all([nsController.stop(), authenticationTrust.stop(), saController?.stop(), rootCaPublisher?.stop(), clusterRoleAggregation?.stop(), quotaController?.stop(), policyStatus?.stop(), storageProtection.stop(), tokensController?.stop(), legacyTokenTracking.stop(), legacyTokenCleaner?.stop(), tokenCleaner?.stop(), bootstrapSigner?.stop(), crdController.stop(), eventTtl?.stop(), csrSigner.stop(), csrApprover?.stop(), csrCleaner.stop(), apfConfiguration?.stop()]);
         compactor.stop();
         await snapshots.stop();
         await listener.close();

@@ -29,11 +29,14 @@ import { ApiError, badRequest, notAcceptable } from '../errors.ts';
 import { goJsonText } from '../go/json.ts';
 import { parseAccept, API_ACCEPT } from './negotiation.ts';
 import type { MetricsRegistry } from '../metrics/registry.ts';
+import type { FlowControlConfiguration } from '../flowcontrol/types.ts';
 
 export interface AppDeps {
   log: EventLog;
   /** The server's Prometheus registry (served at /metrics). */
   metrics: MetricsRegistry;
+  /** API Priority and Fairness' configuration and classification (absent when --enable-priority-and-fairness=false). */
+  flowControlConfig?: FlowControlConfiguration;
   catalog: ResourceCatalog;
   model: TypeModel;
   store: GenericStore;
