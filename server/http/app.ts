@@ -30,6 +30,7 @@ import { goJsonText } from '../go/json.ts';
 import { parseAccept, API_ACCEPT } from './negotiation.ts';
 import type { MetricsRegistry } from '../metrics/registry.ts';
 import type { FlowControlConfiguration } from '../flowcontrol/types.ts';
+import type { Dispatcher, FlowControl } from '../flowcontrol/dispatch/index.ts';
 
 export interface AppDeps {
   log: EventLog;
@@ -37,6 +38,8 @@ export interface AppDeps {
   metrics: MetricsRegistry;
   /** API Priority and Fairness' configuration and classification (absent when --enable-priority-and-fairness=false). */
   flowControlConfig?: FlowControlConfiguration;
+  /** The flow-control filter (APF's dispatcher, or the max-inflight limits) and APF's debug dumps. */
+  flowControl?: FlowControl;
   catalog: ResourceCatalog;
   model: TypeModel;
   store: GenericStore;
@@ -89,6 +92,7 @@ export function buildApp(deps: AppDeps): Koa<RequestState> {
   app.use(impersonationMiddleware(deps.authorizers));
   // [slot: flow control] after impersonation, before authorization, as kube's WithPriorityAndFairness
   // (or WithMaxInFlightLimit when APF is off): flows are the impersonated users.
+  if (deps.flowControl) app.use(deps.flowControl.middleware<HttpContext>(queryOf));
   app.use(authorizationMiddleware(deps.authorizers));
 
   // Resource requests go straight to their handler: no router route matches a resource path
@@ -102,6 +106,7 @@ export function buildApp(deps: AppDeps): Koa<RequestState> {
   registerVersionRoute(router, deps.catalog.kubernetesVersion);
   registerDiscoveryRoutes(router, deps);
   registerAdminRoutes(router, deps.log);
+  if (deps.flowControl?.dispatcher) registerApfDebugRoutes(router, deps.flowControl.dispatcher);
   if (deps.serviceAccountIssuer) registerServiceAccountIssuerRoutes(router, deps.serviceAccountIssuer);
   app.use(router.routes());
   app.use(router.allowedMethods());
@@ -111,6 +116,17 @@ export function buildApp(deps: AppDeps): Koa<RequestState> {
     return next();
   });
   return app;
+}
+
+/** APF's debug dumps (kube's apf_controller_debug.go): text columns, one row per level, queue, waiting request. */
+function registerApfDebugRoutes(router: Router, dispatcher: Dispatcher): void {
+  const text = (ctx: HttpContext, body: string) => {
+    ctx.type = 'text/plain; charset=utf-8';
+    ctx.body = body;
+  };
+  router.get('/debug/api_priority_and_fairness/dump_priority_levels', (ctx) => text(ctx, dispatcher.dumpPriorityLevels()));
+  router.get('/debug/api_priority_and_fairness/dump_queues', (ctx) => text(ctx, dispatcher.dumpQueues()));
+  router.get('/debug/api_priority_and_fairness/dump_requests', (ctx) => text(ctx, dispatcher.dumpRequests((queryOf(ctx).get('includeRequestDetails') ?? '').length > 0)));
 }
 
 function registerVersionRoute(router: Router, kubernetesVersion: string): void {

@@ -91,21 +91,21 @@ export function deferWatchInitialization(req: object): (() => void) | undefined 
   return () => init.signal();
 }
 
-export interface PriorityAndFairnessOptions {
+export interface PriorityAndFairnessOptions<C extends FlowControlContext> {
   config: FlowControlConfiguration;
   dispatcher: Dispatcher;
   /** --request-timeout: a request's deadline unless its ?timeout is shorter. */
   requestTimeoutMs: number;
   /** The request's query (parsed once per request, http's queryOf). */
-  query(ctx: FlowControlContext): URLSearchParams;
+  query(ctx: C): URLSearchParams;
 }
 
 /** WithPriorityAndFairness. */
-export function priorityAndFairness(opts: PriorityAndFairnessOptions) {
+export function priorityAndFairness<C extends FlowControlContext>(opts: PriorityAndFairnessOptions<C>) {
   const { config, dispatcher } = opts;
   const defaultWaitMs = Math.min(opts.requestTimeoutMs / 4, MAX_WAIT_MS);
 
-  return async function flowControl(ctx: FlowControlContext, next: Next): Promise<void> {
+  return async function flowControl(ctx: C, next: Next): Promise<void> {
     const info = ctx.state.requestInfo;
     const isWatch = info.verb === 'watch';
     if (!isWatch && isLongRunning(info)) {
@@ -130,22 +130,25 @@ export function priorityAndFairness(opts: PriorityAndFairnessOptions) {
     ctx.res.setHeader('X-Kubernetes-PF-FlowSchema-UID', c.flowSchema.uid);
     const query = () => opts.query(ctx);
     const admission = dispatcher.admit(c, digest, query, isWatch ? defaultWaitMs : waitLimitMs(query(), opts.requestTimeoutMs));
-    let ticket: Ticket | undefined;
-    if (admission.kind === 'execute') ticket = admission.ticket;
-    else if (admission.kind === 'reject') return tooManyRequests(ctx, admission.retryAfter);
-    else {
+    let ticket: Ticket;
+    if (admission.kind === 'reject') return tooManyRequests(ctx, admission.retryAfter);
+    if (admission.kind === 'queued') {
       // The client may leave while its request waits: it leaves the queue ('cancelled').
       ctx.res.once('close', admission.cancel);
-      ticket = await admission.decided;
-      if (!ticket) return tooManyRequests(ctx, dispatcher.retryAfterFor(c.priorityLevel.name));
-    }
+      const dispatched = await admission.decided;
+      if (!dispatched) return tooManyRequests(ctx, dispatcher.retryAfterFor(c.priorityLevel.name));
+      ticket = dispatched;
+    } else ticket = admission.ticket;
+    // A limited level's request admitted at once starts on the event loop's next turn: every
+    // request that arrived with it is classified (and queued or refused) first. Node runs a
+    // handler to its end once started, so without this hop a burst would never meet a busy level.
+    const hop = admission.kind === 'execute' && !ticket.level.exempt;
     if (!isWatch) {
-      try {
-        await next();
-      } finally {
-        ticket.finish();
-      }
-      return;
+      // The seats go back when the response is sent (or its client is gone): a body still being
+      // written is still this request's work, as kube's handler holds its seats until it returns.
+      ctx.res.once('close', ticket.finish.bind(ticket));
+      if (hop) await nextTurn();
+      return next() as Promise<void>;
     }
     // A watch: counted for the write estimates while it lasts; its seats go when it is initialized.
     const forgetWatch = dispatcher.registerWatch(digest);
@@ -155,6 +158,7 @@ export function priorityAndFairness(opts: PriorityAndFairnessOptions) {
       forgetWatch();
       init.signal();
     });
+    if (hop) await nextTurn();
     try {
       await next();
     } finally {
@@ -176,10 +180,17 @@ function waitLimitMs(q: URLSearchParams, requestTimeoutMs: number): number {
   return Math.min(deadlineMs / 4, MAX_WAIT_MS);
 }
 
+/** Resolves in the event loop's check phase, after the I/O callbacks of this turn. */
+function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
 /** WithMaxInFlightLimit: the two limits of --enable-priority-and-fairness=false (0: no limit). */
 export function maxInFlightLimit(nonMutatingLimit: number, mutatingLimit: number) {
   let readOnly = 0;
   let mutating = 0;
+  const doneMutating = () => void mutating--;
+  const doneReadOnly = () => void readOnly--;
   return async function maxInFlight(ctx: FlowControlContext, next: Next): Promise<void> {
     const info = ctx.state.requestInfo;
     if (isLongRunning(info)) {
@@ -202,11 +213,8 @@ export function maxInFlightLimit(nonMutatingLimit: number, mutatingLimit: number
     }
     if (isMutating) mutating++;
     else readOnly++;
-    try {
-      await next();
-    } finally {
-      if (isMutating) mutating--;
-      else readOnly--;
-    }
+    // Counted until the response is sent or its client is gone.
+    ctx.res.once('close', isMutating ? doneMutating : doneReadOnly);
+    return next() as Promise<void>;
   };
 }

@@ -13,6 +13,7 @@ import { int64Param, queryFlag, queryOf, sendInitialEventsOf } from '../request-
 import type { HttpContext } from '../state.ts';
 import { partialMetadata, toTable } from './shape.ts';
 import type { ResourceRequest } from './request.ts';
+import { deferWatchInitialization } from '../../flowcontrol/dispatch/index.ts';
 
 /** A watcher whose socket buffer grows past this is closed; the client re-lists. */
 const MAX_BUFFERED_BYTES = 8 * 1024 * 1024;
@@ -47,7 +48,9 @@ export async function watch({ ctx, info, ri, deps }: ResourceRequest): Promise<v
   // No Transfer-Encoding: HTTP/1.1 chunks a body of unknown length by itself, and HTTP/2 forbids the header.
   out.writeHead(200, { 'Content-Type': contentType, 'Cache-Control': 'no-cache, private' });
   out.flushHeaders();
-  w.start(new WatchStream(ctx.req, out, w, fmt, q.get('includeObject')), timeoutSeconds * 1000);
+  // Flow control holds this watch's seats until its initial events are written (kube's WatchInitialized).
+  const initialized = deferWatchInitialization(ctx.req);
+  w.start(new WatchStream(ctx.req, out, w, fmt, q.get('includeObject'), initialized), timeoutSeconds * 1000);
 }
 
 /** Encodings of an event's object, shared by all watchers; gone with the object. */
@@ -72,6 +75,7 @@ class WatchStream implements WatchSink<Buffer | null> {
     private readonly watch: ResourceWatch,
     private readonly fmt: OutputFormat,
     private readonly includeObject: string | null,
+    private readonly initialized?: () => void,
   ) {
     this.representation = `${fmt.encoding}|${fmt.shape}|${fmt.metaVersion}|${apiVersionOf(watch.info)}|${includeObject ?? ''}`;
   }
@@ -133,11 +137,13 @@ class WatchStream implements WatchSink<Buffer | null> {
 
   subscribed(): void {
     this.live = true;
+    this.initialized?.();
     this.req.on('close', () => this.watch.finish());
     this.out.on('error', () => this.watch.finish());
   }
 
   end(): void {
+    this.initialized?.();
     this.out.end();
   }
 
