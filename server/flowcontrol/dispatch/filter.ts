@@ -139,10 +139,11 @@ export function priorityAndFairness<C extends FlowControlContext>(opts: Priority
       if (!dispatched) return tooManyRequests(ctx, dispatcher.retryAfterFor(c.priorityLevel.name));
       ticket = dispatched;
     } else ticket = admission.ticket;
-    // A limited level's request admitted at once starts on the event loop's next turn: every
-    // request that arrived with it is classified (and queued or refused) first. Node runs a
-    // handler to its end once started, so without this hop a burst would never meet a busy level.
-    const hop = admission.kind === 'execute' && !ticket.level.exempt;
+    // A limited level's request starts on the event loop's next turn: every request that arrived
+    // with it is classified (and queued or refused) first, and requests leaving a queue one after
+    // another let the I/O between them in. Node runs a handler to its end once started: without
+    // this hop a burst would never meet a busy level, and a queue would drain in one go.
+    const hop = !ticket.level.exempt;
     if (!isWatch) {
       // The seats go back when the response is sent (or its client is gone): a body still being
       // written is still this request's work, as kube's handler holds its seats until it returns.
