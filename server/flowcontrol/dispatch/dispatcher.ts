@@ -247,7 +247,7 @@ export class Dispatcher {
   private dispatched(level: LevelState, req: FlowRequest, flow: FlowMetrics, isWatch: boolean, startedMs: number): Ticket {
     const now = this.now();
     if (!level.exempt) flow.waitExecuted.observe((now - startedMs) / 1000);
-    flow.dispatched.inc();
+    flow.dispatchedCount++;
     level.queues.totRequestsDispatched++;
     const t = new Ticket(this, level, req, flow, isWatch);
     t.executedAtMs = now;

@@ -1,7 +1,10 @@
 // API Priority and Fairness' metrics, with kube's names, help, labels and buckets
 // (k8s.io/apiserver/pkg/util/flowcontrol/metrics/metrics.go), registered on the server's own
-// registry. The label children of a (priority level, FlowSchema) pair are made once and kept
-// (FlowStats), so a request touches counters without building label objects.
+// registry. A request only adds to plain numbers kept per (priority level, FlowSchema) pair
+// (FlowMetrics); the gauges and the dispatched counter read them when scraped (prom-client's
+// collect), so the hot path hashes no label set for them. Histograms observe per request, through
+// label children made once. request_concurrency_limit and request_concurrency_in_use are left
+// out: deprecated in 1.30 and 1.31, kube 1.36 hides them.
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { FlowStats, RejectReason } from './queueset.ts';
 
@@ -12,7 +15,15 @@ type Child<T extends { labels(...v: string[]): unknown }> = ReturnType<T['labels
 
 /** Everything a request of one (level, schema) pair updates, children made once. */
 export interface FlowMetrics extends FlowStats {
-  dispatched: Child<Counter>;
+  readonly priorityLevel: string;
+  readonly flowSchema: string;
+  /** Read at scrape time. */
+  dispatchedCount: number;
+  reportedDispatched: number;
+  inQueueRequests: number;
+  inQueueSeats: number;
+  executingRequests: number;
+  executingSeats: number;
   waitExecuted: Child<Histogram>;
   waitRejected: Child<Histogram>;
   executionRegular: Child<Histogram>;
@@ -27,10 +38,8 @@ export class FlowControlMetrics {
   private readonly inqueue: Gauge;
   private readonly inqueueSeats: Gauge;
   private readonly queueLength: Histogram;
-  private readonly concurrencyLimit: Gauge;
   private readonly executing: Gauge;
   private readonly executingSeats: Gauge;
-  private readonly concurrencyInUse: Gauge;
   private readonly wait: Histogram;
   private readonly execution: Histogram;
   private readonly watchCounts: Histogram;
@@ -52,14 +61,30 @@ export class FlowControlMetrics {
     const pf = ['priority_level', 'flow_schema'] as const;
     const pl = ['priority_level'] as const;
     this.rejected = new Counter({ name: 'apiserver_flowcontrol_rejected_requests_total', help: 'Number of requests rejected by API Priority and Fairness subsystem', labelNames: [...pf, 'reason'], registers });
-    this.dispatched = new Counter({ name: 'apiserver_flowcontrol_dispatched_requests_total', help: 'Number of requests executed by API Priority and Fairness subsystem', labelNames: pf, registers });
-    this.inqueue = new Gauge({ name: 'apiserver_flowcontrol_current_inqueue_requests', help: 'Number of requests currently pending in queues of the API Priority and Fairness subsystem', labelNames: pf, registers });
-    this.inqueueSeats = new Gauge({ name: 'apiserver_flowcontrol_current_inqueue_seats', help: 'Number of seats currently pending in queues of the API Priority and Fairness subsystem', labelNames: pf, registers });
+    const flows = () => [...this.flows.values()].flatMap((m) => [...m.values()]);
+    const labelsOf = (f: FlowMetrics) => ({ priority_level: f.priorityLevel, flow_schema: f.flowSchema });
+    const gaugeOf = (read: (f: FlowMetrics) => number) =>
+      function (this: Gauge) {
+        for (const f of flows()) this.set(labelsOf(f), read(f));
+      };
+    this.dispatched = new Counter({
+      name: 'apiserver_flowcontrol_dispatched_requests_total',
+      help: 'Number of requests executed by API Priority and Fairness subsystem',
+      labelNames: pf,
+      registers,
+      collect() {
+        for (const f of flows()) {
+          const delta = f.dispatchedCount - f.reportedDispatched;
+          f.reportedDispatched = f.dispatchedCount;
+          this.inc(labelsOf(f), delta);
+        }
+      },
+    });
+    this.inqueue = new Gauge({ name: 'apiserver_flowcontrol_current_inqueue_requests', help: 'Number of requests currently pending in queues of the API Priority and Fairness subsystem', labelNames: pf, registers, collect: gaugeOf((f) => f.inQueueRequests) });
+    this.inqueueSeats = new Gauge({ name: 'apiserver_flowcontrol_current_inqueue_seats', help: 'Number of seats currently pending in queues of the API Priority and Fairness subsystem', labelNames: pf, registers, collect: gaugeOf((f) => f.inQueueSeats) });
     this.queueLength = new Histogram({ name: 'apiserver_flowcontrol_request_queue_length_after_enqueue', help: 'Length of queue in the API Priority and Fairness subsystem, as seen by each request after it is enqueued', buckets: queueLengthBuckets, labelNames: pf, registers });
-    this.concurrencyLimit = new Gauge({ name: 'apiserver_flowcontrol_request_concurrency_limit', help: '(Deprecated since 1.30.0) Nominal number of execution seats configured for each priority level', labelNames: pl, registers });
-    this.executing = new Gauge({ name: 'apiserver_flowcontrol_current_executing_requests', help: 'Number of requests in initial (for a WATCH) or any (for a non-WATCH) execution stage in the API Priority and Fairness subsystem', labelNames: pf, registers });
-    this.executingSeats = new Gauge({ name: 'apiserver_flowcontrol_current_executing_seats', help: 'Concurrency (number of seats) occupied by the currently executing (initial stage for a WATCH, any stage otherwise) requests in the API Priority and Fairness subsystem', labelNames: pf, registers });
-    this.concurrencyInUse = new Gauge({ name: 'apiserver_flowcontrol_request_concurrency_in_use', help: '(Deprecated since 1.31.0) Concurrency (number of seats) occupied by the currently executing (initial stage for a WATCH, any stage otherwise) requests in the API Priority and Fairness subsystem', labelNames: pf, registers });
+    this.executing = new Gauge({ name: 'apiserver_flowcontrol_current_executing_requests', help: 'Number of requests in initial (for a WATCH) or any (for a non-WATCH) execution stage in the API Priority and Fairness subsystem', labelNames: pf, registers, collect: gaugeOf((f) => f.executingRequests) });
+    this.executingSeats = new Gauge({ name: 'apiserver_flowcontrol_current_executing_seats', help: 'Concurrency (number of seats) occupied by the currently executing (initial stage for a WATCH, any stage otherwise) requests in the API Priority and Fairness subsystem', labelNames: pf, registers, collect: gaugeOf((f) => f.executingSeats) });
     this.wait = new Histogram({ name: 'apiserver_flowcontrol_request_wait_duration_seconds', help: 'Length of time a request spent waiting in its queue', buckets: requestDurationSecondsBuckets, labelNames: [...pf, 'execute'], registers });
     this.execution = new Histogram({ name: 'apiserver_flowcontrol_request_execution_seconds', help: 'Duration of initial stage (for a WATCH) or any (for a non-WATCH) stage of request execution in the API Priority and Fairness subsystem', buckets: requestDurationSecondsBuckets, labelNames: [...pf, 'type'], registers });
     this.watchCounts = new Histogram({ name: 'apiserver_flowcontrol_watch_count_samples', help: 'count of watchers for mutating requests in API Priority and Fairness', buckets: [0, 1, 10, 100, 1000, 10000], labelNames: pf, registers });
@@ -86,15 +111,17 @@ export class FlowControlMetrics {
   }
 
   private makeFlow(pl: string, fs: string): FlowMetrics {
-    const inqueue = this.inqueue.labels(pl, fs);
-    const inqueueSeats = this.inqueueSeats.labels(pl, fs);
-    const executing = this.executing.labels(pl, fs);
-    const executingSeats = this.executingSeats.labels(pl, fs);
-    const inUse = this.concurrencyInUse.labels(pl, fs);
     const queueLength = this.queueLength.labels(pl, fs);
     const rejected = new Map<RejectReason, ReturnType<Counter['labels']>>();
     return {
-      dispatched: this.dispatched.labels(pl, fs),
+      priorityLevel: pl,
+      flowSchema: fs,
+      dispatchedCount: 0,
+      reportedDispatched: 0,
+      inQueueRequests: 0,
+      inQueueSeats: 0,
+      executingRequests: 0,
+      executingSeats: 0,
       waitExecuted: this.wait.labels(pl, fs, 'true'),
       waitRejected: this.wait.labels(pl, fs, 'false'),
       executionRegular: this.execution.labels(pl, fs, 'regular'),
@@ -102,15 +129,12 @@ export class FlowControlMetrics {
       estimatedSeats: this.workEstimatedSeats.labels(pl, fs),
       watchCount: this.watchCounts.labels(pl, fs),
       inQueue(delta, seats) {
-        if (delta) inqueue.inc(delta);
-        if (seats) inqueueSeats.inc(seats);
+        this.inQueueRequests += delta;
+        this.inQueueSeats += seats;
       },
       executing(delta, seats) {
-        if (delta) executing.inc(delta);
-        if (seats) {
-          executingSeats.inc(seats);
-          inUse.inc(seats);
-        }
+        this.executingRequests += delta;
+        this.executingSeats += seats;
       },
       rejected: (reason) => {
         let c = rejected.get(reason);
@@ -125,7 +149,6 @@ export class FlowControlMetrics {
 
   /** SetPriorityLevelConfiguration. */
   setLevelLimits(pl: string, nominalCL: number, minCL: number, maxCL: number): void {
-    this.concurrencyLimit.set({ priority_level: pl }, nominalCL);
     this.nominal.set({ priority_level: pl }, nominalCL);
     this.lower.set({ priority_level: pl }, minCL);
     this.upper.set({ priority_level: pl }, maxCL);

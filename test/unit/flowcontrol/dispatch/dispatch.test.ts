@@ -140,6 +140,9 @@ test("a level refusing: catch-all (Reject) at its limit counts concurrency-limit
   assert.deepEqual(second, { kind: 'reject', retryAfter: 1 });
   const text = await registry.metrics();
   assert.match(text, /apiserver_flowcontrol_rejected_requests_total\{priority_level="catch-all",flow_schema="catch-all",reason="concurrency-limit"\} 1/);
+  assert.match(text, /apiserver_flowcontrol_current_executing_requests\{priority_level="catch-all",flow_schema="catch-all"\} 1/);
+  assert.match(text, /apiserver_flowcontrol_current_executing_seats\{priority_level="catch-all",flow_schema="catch-all"\} 1/);
+  assert.doesNotMatch(text, /apiserver_flowcontrol_request_concurrency_limit/);
   const dump = dispatcher.dumpPriorityLevels().split('\n');
   assert.equal(dump[0], 'PriorityLevelName, ActiveQueues, IsIdle, IsQuiescing, WaitingRequests, ExecutingRequests, DispatchedRequests, RejectedRequests, TimedoutRequests, CancelledRequests');
   assert.equal(dump[1], 'catch-all,         0,            false,  false,       0,               1,                 1,                  1,                0,                0');
