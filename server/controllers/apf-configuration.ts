@@ -16,7 +16,7 @@ import type { ResourceInfo } from '../schema/types.ts';
 import type { EventLog } from '../storage/log/event-log.ts';
 import type { LogEvent } from '../storage/log/types.ts';
 import { ApiError } from '../errors.ts';
-import { AUTO_UPDATE_ANNOTATION, FLOWCONTROL_API_VERSION, MANDATORY_FLOW_SCHEMAS, MANDATORY_PRIORITY_LEVELS, PRIORITY_LEVEL_EXEMPT, SUGGESTED_FLOW_SCHEMAS, SUGGESTED_PRIORITY_LEVELS } from '../flowcontrol/config/bootstrap.ts';
+import { AUTO_UPDATE_ANNOTATION, FLOWCONTROL_API_VERSION, specsEqual, MANDATORY_FLOW_SCHEMAS, MANDATORY_PRIORITY_LEVELS, PRIORITY_LEVEL_EXEMPT, SUGGESTED_FLOW_SCHEMAS, SUGGESTED_PRIORITY_LEVELS } from '../flowcontrol/config/bootstrap.ts';
 import { FLOWCONTROL_GROUP } from '../flowcontrol/config/index.ts';
 import { realClock, type Clock, type HandlerResult } from './workqueue.ts';
 import { QueueController, controllerWriteContext } from './queue-controller.ts';
@@ -29,6 +29,8 @@ export const APF_CONFIG_CONSUMER_MANAGER = 'api-priority-and-fairness-config-con
 export const APF_CONFIG_PRODUCER_HOOK = 'poststarthook/priority-and-fairness-config-producer';
 /** kube re-ensures the configuration every minute. */
 export const DEFAULT_APF_MAINTENANCE_INTERVAL_MS = 60_000;
+/** How soon a first pass that failed is tried again (kube's post-start hook polls every second). */
+const STARTUP_RETRY_MS = 1_000;
 const FLOW_SCHEMAS_KEY = `flowschemas.${FLOWCONTROL_GROUP}`;
 const PRIORITY_LEVELS_KEY = `prioritylevelconfigurations.${FLOWCONTROL_GROUP}`;
 
@@ -65,23 +67,6 @@ function shouldUpdateSpec(current: ConfigObject): boolean {
   return current.metadata.generation === 1;
 }
 
-/** The JSON of a spec as Go compares it (equality.Semantic): an empty list or map is nil, a false or "" is absent. */
-function semanticForm(v: unknown): unknown {
-  if (Array.isArray(v)) return v.length ? v.map(semanticForm) : undefined;
-  if (v && typeof v === 'object') {
-    const out: Record<string, unknown> = {};
-    for (const k of Object.keys(v).sort()) {
-      const n = semanticForm((v as Record<string, unknown>)[k]);
-      if (n !== undefined) out[k] = n;
-    }
-    return Object.keys(out).length ? out : undefined;
-  }
-  return v === null || v === false || v === '' ? undefined : v;
-}
-
-function specsEqual(a: unknown, b: unknown): boolean {
-  return JSON.stringify(semanticForm(a) ?? null) === JSON.stringify(semanticForm(b) ?? null);
-}
 
 /**
  * kube's SpecEqualish: the bootstrap spec (defaults in) equals the current one — for the exempt
@@ -176,9 +161,13 @@ export class ApfConfigurationController extends QueueController {
 
   private schedule(): void {
     if (this.stopped) return;
-    this.timer = setTimeout(() => {
-      void this.ensure().finally(() => this.schedule());
-    }, this.intervalMs);
+    // Until a pass has succeeded kube retries every second; then every interval.
+    this.timer = setTimeout(
+      () => {
+        void this.ensure().finally(() => this.schedule());
+      },
+      this.ensured ? this.intervalMs : Math.min(STARTUP_RETRY_MS, this.intervalMs),
+    );
     this.timer.unref();
   }
 
@@ -190,8 +179,9 @@ export class ApfConfigurationController extends QueueController {
         await this.ensureAll(this.flowSchemas, 'FlowSchema', 'suggested', SUGGESTED_FLOW_SCHEMAS);
         await this.ensureAll(this.priorityLevels, 'PriorityLevelConfiguration', 'mandatory', MANDATORY_PRIORITY_LEVELS);
         await this.ensureAll(this.flowSchemas, 'FlowSchema', 'mandatory', MANDATORY_FLOW_SCHEMAS);
-        await this.removeUnwanted(this.priorityLevels, [...MANDATORY_PRIORITY_LEVELS, ...SUGGESTED_PRIORITY_LEVELS]);
+        // Schemas before the levels they may name (kube's removeDanglingBootstrapConfiguration).
         await this.removeUnwanted(this.flowSchemas, [...MANDATORY_FLOW_SCHEMAS, ...SUGGESTED_FLOW_SCHEMAS]);
+        await this.removeUnwanted(this.priorityLevels, [...MANDATORY_PRIORITY_LEVELS, ...SUGGESTED_PRIORITY_LEVELS]);
         this.ensured = true;
       } catch (e) {
         this.log(`error: failed ensuring the APF configuration, will retry later: ${e instanceof Error ? e.message : String(e)}`);

@@ -93,6 +93,8 @@ export interface TableColumnDefinition {
 export interface TablePrinter {
   columns: TableColumnDefinition[];
   cells(obj: unknown, now: number): unknown[];
+  /** The order a list's rows are printed in, when the kind's list printer sorts (kube's printFlowSchemaList); else the list's. */
+  rowOrder?(a: unknown, b: unknown): number;
 }
 
 // ---------------------------------------------------------------------------------------------

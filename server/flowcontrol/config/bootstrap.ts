@@ -146,3 +146,22 @@ export const SUGGESTED_FLOW_SCHEMAS: readonly BootstrapFlowSchema[] = [
   flowSchema('service-accounts', 'workload-low', 9000, 'ByUser', everything(groups(SERVICE_ACCOUNTS))),
   flowSchema('global-default', 'global-default', 9900, 'ByUser', everything(groups(UNAUTHENTICATED, AUTHENTICATED))),
 ];
+
+/** The JSON of a spec as Go compares the struct (equality.Semantic): an empty list or map is nil, a false or "" is absent. */
+function semanticForm(v: unknown): unknown {
+  if (Array.isArray(v)) return v.length ? v.map(semanticForm) : undefined;
+  if (v && typeof v === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const k of Object.keys(v).sort()) {
+      const n = semanticForm((v as Record<string, unknown>)[k]);
+      if (n !== undefined) out[k] = n;
+    }
+    return Object.keys(out).length ? out : undefined;
+  }
+  return v === null || v === false || v === '' ? undefined : v;
+}
+
+/** Whether two specs (JSON, defaults in) are equal as kube's apiequality.Semantic.DeepEqual finds their structs. */
+export function specsEqual(a: unknown, b: unknown): boolean {
+  return JSON.stringify(semanticForm(a) ?? null) === JSON.stringify(semanticForm(b) ?? null);
+}

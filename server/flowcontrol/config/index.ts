@@ -13,7 +13,7 @@ import type { ResourceCatalog } from '../../schema/catalog.ts';
 import type { ResourceInfo } from '../../schema/types.ts';
 import type { Classification, FlowControlConfiguration, FlowSchemaRef, PriorityLevelRef, PriorityLevelSpec, RequestDigest } from '../types.ts';
 import { FLOW_SCHEMA_CATCH_ALL, FLOW_SCHEMA_EXEMPT, PRIORITY_LEVEL_CATCH_ALL, MANDATORY_FLOW_SCHEMAS, MANDATORY_PRIORITY_LEVELS, type FlowSchemaSpec } from './bootstrap.ts';
-import { FlowSchemaMatcher } from './matcher.ts';
+import { compileRules, SubjectIndex, type RuleMatcher } from './matcher.ts';
 
 export const FLOWCONTROL_GROUP = 'flowcontrol.apiserver.k8s.io';
 /** The log's qualified resources of the two kinds. */
@@ -24,7 +24,7 @@ const PRIORITY_LEVELS_RESOURCE = `prioritylevelconfigurations.${FLOWCONTROL_GROU
 interface FlowSchemaEntry {
   ref: FlowSchemaRef;
   priorityLevelName: string;
-  matcher: FlowSchemaMatcher;
+  rules: RuleMatcher[];
   /** The spec as stored, to tell a change of the spec from one of the status. */
   specJson: string;
 }
@@ -39,7 +39,7 @@ function flowSchemaEntry(name: string, uid: string, spec: FlowSchemaSpec): FlowS
   return {
     ref: { name, uid, matchingPrecedence: spec.matchingPrecedence ?? 0, ...(method ? { distinguisherMethod: method } : {}) },
     priorityLevelName: spec.priorityLevelConfiguration?.name ?? '',
-    matcher: new FlowSchemaMatcher(spec),
+    rules: compileRules(spec),
     specJson: JSON.stringify(spec),
   };
 }
@@ -56,6 +56,14 @@ const IMAGINED_PRIORITY_LEVELS = new Map(MANDATORY_PRIORITY_LEVELS.map((pl): [st
 interface Candidate {
   entry: FlowSchemaEntry;
   priorityLevel: PriorityLevelRef;
+  /** The classification, made once, when the schema distinguishes no flows. */
+  undistinguished?: Classification;
+}
+
+/** Every rule of every candidate, in matching order. */
+interface Matching {
+  rules: { rule: RuleMatcher; candidate: Candidate }[];
+  subjects: SubjectIndex;
 }
 
 export class FlowControlConfig implements FlowControlConfiguration {
@@ -63,7 +71,7 @@ export class FlowControlConfig implements FlowControlConfiguration {
   private readonly levels = new Map<string, PriorityLevelRef & { specJson: string }>();
   private readonly listeners: (() => void)[] = [];
   /** Rebuilt on the first use after a change. */
-  private candidates: Candidate[] | undefined;
+  private matching: Matching | undefined;
   private catchAll: Candidate | undefined;
   private levelList: PriorityLevelRef[] | undefined;
 
@@ -88,14 +96,19 @@ export class FlowControlConfig implements FlowControlConfiguration {
   }
 
   classify(digest: RequestDigest): Classification {
-    const candidates = this.candidates ?? this.rebuild();
-    for (const c of candidates) if (c.entry.matcher.matches(digest)) return classification(c, digest);
+    const { rules, subjects } = this.matching ?? this.rebuild();
+    // The first rule (schemas in order, then each schema's rules) whose subjects and request match.
+    const matched = subjects.match(digest.user);
+    for (let i = 0; i < rules.length; i++) {
+      if ((matched[i >>> 5] & (1 << (i & 31))) !== 0 && rules[i].rule.matchesRequest(digest)) return classification(rules[i].candidate, digest);
+    }
     // Nothing matched (a user in neither system:authenticated nor system:unauthenticated): catch-all.
     return classification(this.catchAll!, digest);
   }
 
+  /** The stored levels and, as kube's dispatcher has them, a missing mandatory one imagined (uid ""). */
   priorityLevels(): readonly PriorityLevelRef[] {
-    if (!this.candidates) this.rebuild();
+    if (!this.matching) this.rebuild();
     return this.levelList!;
   }
 
@@ -103,13 +116,8 @@ export class FlowControlConfig implements FlowControlConfiguration {
     this.listeners.push(listener);
   }
 
-  /** The priority level's name a FlowSchema object refers to exists (as an object, or imagined when mandatory). */
-  hasPriorityLevel(name: string): boolean {
-    return this.levels.has(name) || IMAGINED_PRIORITY_LEVELS.has(name);
-  }
-
   private changed(): void {
-    this.candidates = undefined;
+    this.matching = undefined;
     this.levelList = undefined;
     for (const l of this.listeners) l();
   }
@@ -140,7 +148,7 @@ export class FlowControlConfig implements FlowControlConfiguration {
     return true;
   }
 
-  private rebuild(): Candidate[] {
+  private rebuild(): Matching {
     const levels = new Map<string, PriorityLevelRef>();
     for (const [name, pl] of this.levels) levels.set(name, { name, uid: pl.uid, spec: pl.spec });
     for (const [name, pl] of IMAGINED_PRIORITY_LEVELS) if (!levels.has(name)) levels.set(name, pl);
@@ -151,17 +159,23 @@ export class FlowControlConfig implements FlowControlConfiguration {
     for (const entry of entries) {
       const priorityLevel = levels.get(entry.priorityLevelName);
       // Dangling: the schema names no priority level there is.
-      if (priorityLevel) candidates.push({ entry, priorityLevel });
+      if (priorityLevel) candidates.push(candidate(entry, priorityLevel));
     }
-    this.catchAll = candidates.find((c) => c.entry.ref.name === FLOW_SCHEMA_CATCH_ALL) ?? { entry: IMAGINED_FLOW_SCHEMAS.get(FLOW_SCHEMA_CATCH_ALL)!, priorityLevel: levels.get(PRIORITY_LEVEL_CATCH_ALL)! };
+    this.catchAll = candidates.find((c) => c.entry.ref.name === FLOW_SCHEMA_CATCH_ALL) ?? candidate(IMAGINED_FLOW_SCHEMAS.get(FLOW_SCHEMA_CATCH_ALL)!, levels.get(PRIORITY_LEVEL_CATCH_ALL)!);
     this.levelList = [...levels.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-    this.candidates = candidates;
-    return candidates;
+    const rules = candidates.flatMap((c) => c.entry.rules.map((rule) => ({ rule, candidate: c })));
+    this.matching = { rules, subjects: new SubjectIndex(rules.map((r) => r.rule.subjects)) };
+    return this.matching;
   }
 }
 
-/** kube's computeFlowDistinguisher. */
+function candidate(entry: FlowSchemaEntry, priorityLevel: PriorityLevelRef): Candidate {
+  return { entry, priorityLevel, ...(entry.ref.distinguisherMethod ? {} : { undistinguished: { flowSchema: entry.ref, priorityLevel, flowDistinguisher: '' } }) };
+}
+
+/** kube's computeFlowDistinguisher; a schema without a method shares one classification (nothing to allocate). */
 function classification(c: Candidate, digest: RequestDigest): Classification {
+  if (c.undistinguished) return c.undistinguished;
   const method = c.entry.ref.distinguisherMethod;
   return { flowSchema: c.entry.ref, priorityLevel: c.priorityLevel, flowDistinguisher: method === 'ByUser' ? digest.user.name : method === 'ByNamespace' ? digest.namespace : '' };
 }

@@ -4,7 +4,8 @@
 // (otherwise) any non-resource rule matches. A list that is just `*` is every verb, group,
 // resource or namespace (containsString); a subject named `*` is every user, group or service
 // account of its namespace; a non-resource URL is also the prefix of the paths below it. Compiled once
-// per change of the schema (sets, not arrays), so that a request costs a few set lookups.
+// per change of the schema (sets, not arrays); the subjects of every rule are indexed together
+// (SubjectIndex), so that a request costs a few lookups.
 import type { RequestDigest } from '../types.ts';
 import type { FlowSchemaSpec, NonResourcePolicyRule, PolicyRulesWithSubjects, ResourcePolicyRule, Subject } from './bootstrap.ts';
 
@@ -23,43 +24,75 @@ class NameSet {
 
 /** serviceaccount.ServiceAccountUsernamePrefix. */
 const SERVICE_ACCOUNT_PREFIX = 'system:serviceaccount:';
+const COLON = 0x3a;
 
-class SubjectMatcher {
-  private readonly anyUser: boolean;
-  private readonly users = new Set<string>();
-  private readonly anyGroup: boolean;
-  private readonly groups = new Set<string>();
-  /** Namespaces whose every service account matches (subject name `*`). */
-  private readonly serviceAccountNamespaces = new Set<string>();
-  /** Full user names (`system:serviceaccount:ns:name`) of the named service accounts. */
-  private readonly serviceAccountUsers = new Set<string>();
-  private readonly hasServiceAccounts: boolean;
+/**
+ * Which rules' subjects a user matches (kube's matchesASubject), for every rule at once: a bitset
+ * over the rules, from one lookup per user name, group and service account namespace rather
+ * than one per rule. The answer is a scratch array, valid until the next call.
+ */
+export class SubjectIndex {
+  private readonly any: Uint32Array;
+  private readonly byUser = new Map<string, Uint32Array>();
+  private readonly byGroup = new Map<string, Uint32Array>();
+  /** By full user name (`system:serviceaccount:ns:name`). */
+  private readonly byServiceAccount = new Map<string, Uint32Array>();
+  /** Namespaces whose every service account a rule names (subject name `*`): one or two. */
+  private readonly byServiceAccountNamespace: { namespace: string; rules: Uint32Array }[] = [];
+  private readonly scratch: Uint32Array;
 
-  constructor(subjects: readonly Subject[]) {
-    for (const s of subjects) {
-      if (s.kind === 'User' && s.user) this.users.add(s.user.name);
-      else if (s.kind === 'Group' && s.group) this.groups.add(s.group.name);
-      else if (s.kind === 'ServiceAccount' && s.serviceAccount) {
-        const { namespace, name } = s.serviceAccount;
-        if (name === '*') this.serviceAccountNamespaces.add(namespace);
-        else this.serviceAccountUsers.add(`${SERVICE_ACCOUNT_PREFIX}${namespace}:${name}`);
+  constructor(ruleSubjects: readonly (readonly Subject[])[]) {
+    const words = Math.max(1, Math.ceil(ruleSubjects.length / 32));
+    this.any = new Uint32Array(words);
+    this.scratch = new Uint32Array(words);
+    const bits = <K>(map: Map<K, Uint32Array>, key: K) => {
+      let b = map.get(key);
+      if (!b) map.set(key, (b = new Uint32Array(words)));
+      return b;
+    };
+    ruleSubjects.forEach((subjects, i) => {
+      const word = i >>> 5;
+      const bit = 1 << (i & 31);
+      for (const s of subjects) {
+        if (s.kind === 'User' && s.user) {
+          if (s.user.name === '*') this.any[word] |= bit;
+          else bits(this.byUser, s.user.name)[word] |= bit;
+        } else if (s.kind === 'Group' && s.group) {
+          if (s.group.name === '*') this.any[word] |= bit;
+          else bits(this.byGroup, s.group.name)[word] |= bit;
+        } else if (s.kind === 'ServiceAccount' && s.serviceAccount) {
+          const { namespace, name } = s.serviceAccount;
+          if (name !== '*') bits(this.byServiceAccount, `${SERVICE_ACCOUNT_PREFIX}${namespace}:${name}`)[word] |= bit;
+          else {
+            let entry = this.byServiceAccountNamespace.find((e) => e.namespace === namespace);
+            if (!entry) this.byServiceAccountNamespace.push((entry = { namespace, rules: new Uint32Array(words) }));
+            entry.rules[word] |= bit;
+          }
+        }
+      }
+    });
+  }
+
+  /** The bitset of the rules whose subjects match `user`. */
+  match(user: RequestDigest['user']): Uint32Array {
+    const m = this.scratch;
+    m.set(this.any);
+    or(m, this.byUser.get(user.name));
+    for (const g of user.groups) or(m, this.byGroup.get(g));
+    const name = user.name;
+    if (name.startsWith(SERVICE_ACCOUNT_PREFIX)) {
+      or(m, this.byServiceAccount.get(name));
+      // kube's serviceAccountMatchesNamespace: the namespace, then ':' (compared in place).
+      for (const e of this.byServiceAccountNamespace) {
+        if (name.startsWith(e.namespace, SERVICE_ACCOUNT_PREFIX.length) && name.charCodeAt(SERVICE_ACCOUNT_PREFIX.length + e.namespace.length) === COLON) or(m, e.rules);
       }
     }
-    this.anyUser = this.users.has('*');
-    this.anyGroup = this.groups.has('*');
-    this.hasServiceAccounts = this.serviceAccountNamespaces.size > 0 || this.serviceAccountUsers.size > 0;
+    return m;
   }
+}
 
-  matches(user: RequestDigest['user']): boolean {
-    if (this.anyUser || this.anyGroup || this.users.has(user.name)) return true;
-    for (const g of user.groups) if (this.groups.has(g)) return true;
-    if (!this.hasServiceAccounts || !user.name.startsWith(SERVICE_ACCOUNT_PREFIX)) return false;
-    if (this.serviceAccountUsers.has(user.name)) return true;
-    // kube's serviceAccountMatchesNamespace: the namespace is what precedes the next ':'.
-    const rest = user.name.slice(SERVICE_ACCOUNT_PREFIX.length);
-    const colon = rest.indexOf(':');
-    return colon > 0 && this.serviceAccountNamespaces.has(rest.slice(0, colon));
-  }
+function or(into: Uint32Array, from: Uint32Array | undefined): void {
+  if (from) for (let i = 0; i < into.length; i++) into[i] |= from[i];
 }
 
 class ResourceRuleMatcher {
@@ -108,17 +141,18 @@ class NonResourceRuleMatcher {
   }
 }
 
-class RuleMatcher {
-  private readonly subjects: SubjectMatcher;
+/** One PolicyRulesWithSubjects: its subjects (matched by SubjectIndex) and what it matches of a request. */
+export class RuleMatcher {
+  readonly subjects: readonly Subject[];
   private readonly resourceRules: ResourceRuleMatcher[];
   private readonly nonResourceRules: NonResourceRuleMatcher[];
   constructor(rule: PolicyRulesWithSubjects) {
-    this.subjects = new SubjectMatcher(rule.subjects ?? []);
+    this.subjects = rule.subjects ?? [];
     this.resourceRules = (rule.resourceRules ?? []).map((r) => new ResourceRuleMatcher(r));
     this.nonResourceRules = (rule.nonResourceRules ?? []).map((r) => new NonResourceRuleMatcher(r));
   }
-  matches(d: RequestDigest): boolean {
-    if (!this.subjects.matches(d.user)) return false;
+  /** A resource request matches any resource rule; any other request any non-resource rule. */
+  matchesRequest(d: RequestDigest): boolean {
     if (d.isResourceRequest) {
       for (const r of this.resourceRules) if (r.matches(d)) return true;
     } else {
@@ -128,14 +162,7 @@ class RuleMatcher {
   }
 }
 
-/** kube's matchesFlowSchema: does any of the schema's rules match the request? */
-export class FlowSchemaMatcher {
-  private readonly rules: RuleMatcher[];
-  constructor(spec: FlowSchemaSpec) {
-    this.rules = (spec.rules ?? []).map((r) => new RuleMatcher(r));
-  }
-  matches(d: RequestDigest): boolean {
-    for (const r of this.rules) if (r.matches(d)) return true;
-    return false;
-  }
+/** A FlowSchema's rules, compiled. */
+export function compileRules(spec: FlowSchemaSpec): RuleMatcher[] {
+  return (spec.rules ?? []).map((r) => new RuleMatcher(r));
 }

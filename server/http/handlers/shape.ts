@@ -98,7 +98,7 @@ export function toTable(
     apiVersion: `meta.k8s.io/${metaVersion}`,
     metadata,
     columnDefinitions: printer.columns,
-    rows: items.map((o) => {
+    rows: (printer.rowOrder && items.length > 1 ? [...items].sort(printer.rowOrder) : items).map((o) => {
       const row: Record<string, unknown> = { cells: printer.cells(o, now) };
       if (mode === 'Object') row.object = o;
       else if (mode === 'Metadata') row.object = partialMetadata(o, metaVersion, !!info.custom);

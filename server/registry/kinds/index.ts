@@ -44,7 +44,7 @@ import { podDefaults } from './core/pods/defaults.ts';
 import { serviceDefaults } from './core/services/defaults.ts';
 import { endpointSliceDefaults } from './discovery/index.ts';
 import { convertEvent, CORE_EVENT_VERSION, eventDefaults, EVENTS_V1_VERSION } from './events/conversion.ts';
-import { flowControlDefaults } from './flowcontrol/index.ts';
+import { flowControlDefaults, flowSchemaStrategy, priorityLevelConfigurationStrategy } from './flowcontrol/index.ts';
 import { resourceDefaults } from './resource/index.ts';
 import { priorityClassDefaults } from './scheduling/index.ts';
 import { certificateSigningRequestStrategy } from './certificates/csr.ts';
@@ -78,6 +78,8 @@ const strategies = new Map<string, Strategy>(
     'certificatesigningrequests.certificates.k8s.io': certificateSigningRequestStrategy,
     'mutatingwebhookconfigurations.admissionregistration.k8s.io': mutatingWebhookConfigurationStrategy,
     'validatingwebhookconfigurations.admissionregistration.k8s.io': validatingWebhookConfigurationStrategy,
+    'flowschemas.flowcontrol.apiserver.k8s.io': flowSchemaStrategy,
+    'prioritylevelconfigurations.flowcontrol.apiserver.k8s.io': priorityLevelConfigurationStrategy,
   }),
 );
 const resolved = new Map<string, Strategy>();

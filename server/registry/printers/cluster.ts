@@ -285,7 +285,8 @@ export const admissionPolicyBindingPrinter = printer(
 // flowcontrol
 // ---------------------------------------------------------------------------
 
-export const flowSchemaPrinter = printer(
+export const flowSchemaPrinter: TablePrinter = {
+  ...printer(
   [
     nameCol(),
     col('PriorityLevel', 'string', 'The priority level configuration this flow schema refers to.'),
@@ -307,7 +308,15 @@ export const flowSchemaPrinter = printer(
       missing === undefined ? '?' : missing,
     ];
   },
-);
+  ),
+  // kube's printFlowSchemaList sorts the rows as APF matches: matchingPrecedence, then name.
+  rowOrder: (a: unknown, b: unknown) => matchingPrecedenceOf(a) - matchingPrecedenceOf(b) || (nameOf(a) < nameOf(b) ? -1 : nameOf(a) > nameOf(b) ? 1 : 0),
+};
+
+function matchingPrecedenceOf(o: unknown): number {
+  const p = (o as { spec?: { matchingPrecedence?: unknown } } | undefined)?.spec?.matchingPrecedence;
+  return typeof p === 'number' ? p : 0;
+}
 
 export const priorityLevelPrinter = printer(
   [

@@ -175,3 +175,18 @@ test('committed changes reach classification and onChange; a status-only write i
   assert.equal(changes, 3);
   assert.equal(config.classify(nonResource(alice, 'get', '/version')).flowSchema.name, 'global-default');
 });
+
+test("a rule matches only with its own subjects; more than 32 rules (the subject index's second word)", () => {
+  const rule = (user: string, url: string) => ({ subjects: [{ kind: 'User', user: { name: user } }], nonResourceRules: [{ verbs: ['get'], nonResourceURLs: [url] }] });
+  const levels = [...MANDATORY_PRIORITY_LEVELS, ...SUGGESTED_PRIORITY_LEVELS].map(stored);
+  // alice's rule is about /a, bob's about /b: alice asking for /b is not this schema's.
+  const split = { metadata: { name: 'split', uid: 'x' }, spec: { priorityLevelConfiguration: { name: 'workload-low' }, matchingPrecedence: 10, rules: [rule('alice', '/a'), rule('bob', '/b')] } };
+  const many = Array.from({ length: 40 }, (_, i) => ({ metadata: { name: `s${String(i).padStart(2, '0')}`, uid: `u${i}` }, spec: { priorityLevelConfiguration: { name: 'workload-high' }, matchingPrecedence: 100 + i, rules: [rule(`user-${i}`, '/x')] } }));
+  const config = new FlowControlConfig([split, ...many, ...[...MANDATORY_FLOW_SCHEMAS, ...SUGGESTED_FLOW_SCHEMAS].map(stored)], levels);
+  assert.equal(config.classify(nonResource(alice, 'get', '/a')).flowSchema.name, 'split');
+  assert.equal(config.classify(nonResource(alice, 'get', '/b')).flowSchema.name, 'global-default');
+  assert.equal(config.classify(nonResource({ name: 'bob', groups: ['system:authenticated'] }, 'get', '/b')).flowSchema.name, 'split');
+  assert.equal(config.classify(nonResource({ name: 'user-38', groups: ['system:authenticated'] }, 'get', '/x')).flowSchema.name, 's38');
+  assert.equal(config.classify(nonResource({ name: 'user-3', groups: ['system:authenticated'] }, 'get', '/x')).flowSchema.name, 's03');
+  assert.equal(config.classify(nonResource({ name: 'user-38', groups: ['system:authenticated'] }, 'get', '/y')).flowSchema.name, 'global-default');
+});

@@ -1,5 +1,7 @@
-// flowcontrol.apiserver.k8s.io: FlowSchemas and PriorityLevelConfigurations have defaults only.
+// flowcontrol.apiserver.k8s.io: FlowSchemas' and PriorityLevelConfigurations' defaults; their
+// validation is validation.ts.
 import { setPtr, setZero, type Defaulters } from '../../defaulting.ts';
+export { flowSchemaStrategy, priorityLevelConfigurationStrategy } from './validation.ts';
 
 /** FlowSchemas and priority levels, by definition. */
 export const flowControlDefaults: Defaulters = {
