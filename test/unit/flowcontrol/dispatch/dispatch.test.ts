@@ -152,3 +152,31 @@ test("a level refusing: catch-all (Reject) at its limit counts concurrency-limit
 test("Go's tabwriter: columns as wide as their widest cell plus one, at least 8", () => {
   assert.equal(tabwrite(['a,\tbb,\tc', 'longer-name,\tx,\ty']), 'a,           bb,     c\nlonger-name, x,      y\n');
 });
+
+test("work estimates: kube's seats for a LIST by object count, a write by its watchers' fan-out", async () => {
+  const { estimateWork, WatchTracker } = await import('../../../../server/flowcontrol/dispatch/work-estimator.ts');
+  const watches = new WatchTracker();
+  const sources = { objectCount: (r: string) => (r === 'configmaps' ? 1234 : undefined), watchCount: (d: RequestDigest) => watches.interested(d) };
+  const alice: UserInfo = { name: 'alice', groups: ['system:authenticated'] };
+  const q = (s = '') => () => new URLSearchParams(s);
+  // From the cache: every object counts, one seat per 100, at most the level's max seats.
+  assert.equal(estimateWork(digest(alice, 'list'), q(), 10, sources).initialSeats, 10);
+  assert.equal(estimateWork(digest(alice, 'list'), q(), 4, sources).initialSeats, 4);
+  // A page from storage: twice the limit; with a selector, everything plus the page.
+  assert.equal(estimateWork(digest(alice, 'list'), q('limit=100&resourceVersion=5'), 10, sources).initialSeats, 2);
+  assert.equal(estimateWork(digest(alice, 'list'), q('limit=100&continue=abc&labelSelector=a%3Db'), 10, sources).initialSeats, 10);
+  // A list of one name, or of an unknown resource: one seat.
+  assert.equal(estimateWork({ ...digest(alice, 'list'), name: 'x' }, q(), 10, sources).initialSeats, 1);
+  assert.equal(estimateWork({ ...digest(alice, 'list'), resource: 'widgets' }, q(), 10, sources).initialSeats, 1);
+  // A watch without initial events: one seat; with them, as a list.
+  assert.equal(estimateWork(digest(alice, 'watch'), q(), 10, sources).initialSeats, 1);
+  assert.equal(estimateWork(digest(alice, 'watch'), q('sendInitialEvents=true&resourceVersionMatch=NotOlderThan'), 10, sources).initialSeats, 10);
+  // 25 watches of configmaps (cluster-wide and in the namespace): a create holds ceil(25/10) = 3
+  // seats for 5 ms each after it answers; fewer than 10 watches cost nothing more.
+  const forget = [...Array.from({ length: 20 }, () => watches.register({ ...digest(alice, 'watch'), namespace: '' })), ...Array.from({ length: 5 }, () => watches.register(digest(alice, 'watch')))];
+  assert.deepEqual(estimateWork(digest(alice, 'create'), q(), 10, sources), { initialSeats: 1, finalSeats: 3, additionalLatencyMs: 5 });
+  // Reshaped to the level's max seats, the work kept: 2 seats for 7.5 ms.
+  assert.deepEqual(estimateWork(digest(alice, 'create'), q(), 2, sources), { initialSeats: 1, finalSeats: 2, additionalLatencyMs: 7.5 });
+  for (const f of forget.slice(0, 20)) f();
+  assert.deepEqual(estimateWork(digest(alice, 'create'), q(), 10, sources), { initialSeats: 1, finalSeats: 0, additionalLatencyMs: 0 });
+});
