@@ -1,7 +1,7 @@
 // API Priority and Fairness on the request path, through HTTPS as clients see it: a priority level
 // with one seat and small queues, a FlowSchema sending the token user `flooder` to it. A flood of
 // the flooder's concurrent LISTs gets kube's 429 (text body, Retry-After) while another token user,
-// a service account and system:masters are all served; every answer names its FlowSchema's and
+// a service account, a node and system:masters are all served; every answer names its FlowSchema's and
 // level's UIDs; a queued request past its wait limit is refused (time-out); a watch holds its
 // seat only while it initializes; the debug dumps parse, for admin only. With
 // --enable-priority-and-fairness=false the two max-inflight limits apply instead.
@@ -16,9 +16,10 @@ import { requester, type Credentials } from '../../helpers/identities.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'hearth-apf-'));
 const tokenFile = join(dir, 'tokens.csv');
-writeFileSync(tokenFile, 'flood-token,flooder,flooder-uid,"flooders"\nlight-token,light,light-uid,"lights"\n');
+writeFileSync(tokenFile, 'flood-token,flooder,flooder-uid,"flooders"\nlight-token,light,light-uid,"lights"\nnode-token,system:node:w1,w1-uid,"system:nodes"\n');
 const flooder: Credentials = { token: 'flood-token' };
 const light: Credentials = { token: 'light-token' };
+const node: Credentials = { token: 'node-token' };
 let serviceAccount: Credentials;
 
 let s: TestServer;
@@ -107,7 +108,7 @@ before(async () => {
       rules: [{ subjects: [{ kind: 'User', user: { name: 'flooder' } }], resourceRules: [{ verbs: ['*'], apiGroups: ['*'], resources: ['*'], namespaces: ['*'], clusterScope: true }] }],
     },
   });
-  for (const [kind, name] of [['flowschemas', 'test-flood'], ['prioritylevelconfigurations', 'test-narrow'], ['flowschemas', 'global-default'], ['prioritylevelconfigurations', 'global-default'], ['flowschemas', 'exempt'], ['prioritylevelconfigurations', 'exempt'], ['flowschemas', 'service-accounts'], ['prioritylevelconfigurations', 'workload-low']]) {
+  for (const [kind, name] of [['flowschemas', 'test-flood'], ['prioritylevelconfigurations', 'test-narrow'], ['flowschemas', 'global-default'], ['prioritylevelconfigurations', 'global-default'], ['flowschemas', 'exempt'], ['prioritylevelconfigurations', 'exempt'], ['flowschemas', 'service-accounts'], ['prioritylevelconfigurations', 'workload-low'], ['flowschemas', 'system-node-high'], ['prioritylevelconfigurations', 'node-high']]) {
     const r = await s.request('GET', `/apis/flowcontrol.apiserver.k8s.io/v1/${kind}/${name}`);
     assert.equal(r.status, 200, r.text);
     uids[`${kind}/${name}`] = r.json().metadata.uid;
@@ -129,7 +130,7 @@ async function executing(level: string): Promise<string | undefined> {
   return parseDump((await call(admin(), '/debug/api_priority_and_fairness/dump_priority_levels')).text).find((r) => r[0] === level)?.[5];
 }
 
-test('a flood of LISTs from one user gets 429s with Retry-After; another user, a service account and system:masters are served', async () => {
+test('a flood of LISTs from one user gets 429s with Retry-After; another user, a service account, a node and system:masters are served', async () => {
   // The level's one seat is taken by a LIST waiting (3 s) for a resourceVersion not yet reached:
   // the flood meets a busy level, as a flood does when its LISTs outrun the server.
   const holder = call(flooder, `/api/v1/namespaces/flood/configmaps${FUTURE_RV}`);
@@ -140,7 +141,14 @@ test('a flood of LISTs from one user gets 429s with Retry-After; another user, a
     ...Array.from({ length: 5 }, () => call(serviceAccount, '/api/v1/namespaces/flood/configmaps?limit=10')),
     ...Array.from({ length: 5 }, () => call(admin(), '/api/v1/namespaces/flood/configmaps')),
   ];
-  const [floodAnswers, otherAnswers] = await Promise.all([Promise.all(flood), Promise.all(others)]);
+  // A node reading its Node: classified (system-node-high, node-high) before authorization decides.
+  const nodeCalls = Array.from({ length: 3 }, () => call(node, '/api/v1/nodes/w1'));
+  const [floodAnswers, otherAnswers, nodeAnswers] = await Promise.all([Promise.all(flood), Promise.all(others), Promise.all(nodeCalls)]);
+  for (const a of nodeAnswers) {
+    assert.notEqual(a.status, 429);
+    assert.equal(a.headers['x-kubernetes-pf-flowschema-uid'], uids['flowschemas/system-node-high']);
+    assert.equal(a.headers['x-kubernetes-pf-prioritylevel-uid'], uids['prioritylevelconfigurations/node-high']);
+  }
   const refused = floodAnswers.filter((a) => a.status === 429);
   const served = floodAnswers.filter((a) => a.status === 200);
   assert.ok(refused.length > 0, `no 429 among ${floodAnswers.map((a) => a.status).join(',')}`);
