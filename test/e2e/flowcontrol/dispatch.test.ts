@@ -252,6 +252,11 @@ test('the dumps: one row per priority level, one per queue; only who may get the
   // workload-low: kube's 128 queues; exempt and catch-all (Reject) have none.
   assert.equal(queues.filter((r) => r[0] === 'workload-low').length, 128);
   assert.equal(queues.filter((r) => r[0] === 'exempt' || r[0] === 'catch-all').length, 0);
+  // kubectl (HTTP/2) reads them too.
+  const raw = await s.kubectl(['get', '--raw', '/debug/api_priority_and_fairness/dump_priority_levels']);
+  assert.equal(raw.code, 0, raw.stderr);
+  assert.ok(raw.stdout.startsWith('PriorityLevelName, ActiveQueues, IsIdle,'), raw.stdout.slice(0, 200));
+  assert.match(raw.stdout, /\ntest-narrow, +0, +true, +false, +0, +0, +\d+, +\d+, +\d+, +\d+\n/);
   const plain = parseDump((await call(admin(), '/debug/api_priority_and_fairness/dump_requests')).text);
   assert.equal(plain[0].length, 9);
   // A user without a rule for the path: kube's 403 for a non-resource URL.
