@@ -105,7 +105,7 @@ export class Dispatcher {
 
   /** Starts the periodic seat-borrowing adjustment. */
   start(): void {
-    this.timer ??= setInterval(() => this.updateBorrowing(true), BORROWING_ADJUSTMENT_PERIOD_MS);
+    this.timer ??= setInterval(() => this.updateBorrowing(), BORROWING_ADJUSTMENT_PERIOD_MS);
     this.timer.unref();
   }
 
@@ -160,11 +160,11 @@ export class Dispatcher {
     }
     this.levels = next;
     this.nominalCLSum = sum;
-    this.updateBorrowing(false);
+    this.updateBorrowing();
   }
 
   /** updateBorrowingLocked: each level's current limit from its seat demand over the last period. */
-  private updateBorrowing(periodic: boolean): void {
+  private updateBorrowing(): void {
     const states = [...this.levels.entries()];
     const items: AllocProblemItem[] = [];
     for (const [, s] of states) {
@@ -182,7 +182,6 @@ export class Dispatcher {
       s.queues.setConcurrencyLimit(currentCL);
     }
     if (typeof result !== 'string') this.opts.metrics.setFairFrac(result.fairProp);
-    void periodic;
   }
 
   /**
