@@ -126,8 +126,8 @@ export function priorityAndFairness<C extends FlowControlContext>(opts: Priority
     };
     const c = config.classify(digest);
     // UIDs, not names: the names an administrator chose stay private.
-    ctx.res.setHeader('X-Kubernetes-PF-PriorityLevel-UID', c.priorityLevel.uid);
     ctx.res.setHeader('X-Kubernetes-PF-FlowSchema-UID', c.flowSchema.uid);
+    ctx.res.setHeader('X-Kubernetes-PF-PriorityLevel-UID', c.priorityLevel.uid);
     const query = () => opts.query(ctx);
     const admission = dispatcher.admit(c, digest, query, isWatch ? defaultWaitMs : waitLimitMs(query(), opts.requestTimeoutMs));
     let ticket: Ticket;
