@@ -104,6 +104,7 @@ import { ResourceQuotaController } from './controllers/resource-quota.ts';
 import { controllerWriteContext } from './controllers/queue-controller.ts';
 import { FlowControlConfig } from './flowcontrol/config/index.ts';
 import { ApfConfigurationController, APF_CONFIG_PRODUCER_HOOK } from './controllers/apf-configuration.ts';
+import { newFlowControl } from './flowcontrol/dispatch/index.ts';
 import { ApiError } from './errors.ts';
 import { crdDefinitions } from './registry/crd/crd-openapi.ts';
 import { forgetConverter } from './registry/crd/conversion.ts';
@@ -603,6 +604,8 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
   const apfConfiguration = apfEnabled ? new ApfConfigurationController(store, catalog, eventLog, { maintenanceIntervalMs: opts.apfConfigMaintenanceIntervalMs, log }) : undefined;
   if (apfConfiguration && controllerEnabled(opts.controllers, APF_CONFIGURATION_CONTROLLER)) await apfConfiguration.startAndEnsure();
   else await apfConfiguration?.ensure();
+  // Flow control on the request path: APF's dispatcher over that configuration, or (APF off) the two max-inflight limits.
+  const flowControl = newFlowControl({ config: flowControlConfig, options: opts.flowControl, metrics, eventLog, log });
   // kube's default RBAC policy, reconciled once the server listens (kube's rbac/bootstrap-roles post-start hook).
   const rbacBootstrap = new RbacBootstrap(store, catalog, log);
   // CRDs already in the file publish their schemas right after start, in the background (as
@@ -694,6 +697,7 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
     metrics,
     flowControlConfig,
     logger,
+    flowControl,
     catalog,
     model,
     store,
@@ -781,6 +785,7 @@ async function serve(opts: ServerOptions, bound: BoundPort, lock: DataDirLock, r
         logger.info('Shutting down: unready, stopping controllers, draining connections');
         for (const jwt of jwtAuthenticators) jwt.close();
         rbacBootstrap.stop();
+        flowControl.stop();
         const controllersDone = Promise.all([nsController.stop(), authenticationTrust.stop(), saController?.stop(), rootCaPublisher?.stop(), clusterRoleAggregation?.stop(), quotaController?.stop(), policyStatus?.stop(), storageProtection.stop(), tokensController?.stop(), legacyTokenTracking.stop(), legacyTokenCleaner?.stop(), tokenCleaner?.stop(), bootstrapSigner?.stop(), crdController.stop(), eventTtl?.stop(), csrSigner.stop(), csrApprover?.stop(), csrCleaner.stop(), apfConfiguration?.stop()]);
         compactor.stop();
         await snapshots.stop();

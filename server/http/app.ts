@@ -39,6 +39,7 @@ import type { Logger } from '../logging/logger.ts';
 import { requestLog, REQUEST_LOG_LEVEL } from './request-log.ts';
 import type { Auditor } from '../audit/auditor.ts';
 import { auditMiddleware, withFailedAuthenticationAudit } from './audit.ts';
+import type { Dispatcher, FlowControl } from '../flowcontrol/dispatch/index.ts';
 
 export interface AppDeps {
   log: EventLog;
@@ -48,6 +49,8 @@ export interface AppDeps {
   flowControlConfig?: FlowControlConfiguration;
   /** hearth's log (-v, --log-format): 500s' stacks, failed health checks, and at -v=2 one line per request. */
   logger?: Logger;
+  /** The flow-control filter (APF's dispatcher, or the max-inflight limits) and APF's debug dumps. */
+  flowControl?: FlowControl;
   catalog: ResourceCatalog;
   model: TypeModel;
   store: GenericStore;
@@ -106,6 +109,7 @@ export function buildApp(deps: AppDeps): Koa<RequestState> {
   app.use(impersonationMiddleware(deps.authorizers));
   // [slot: flow control] after impersonation, before authorization, as kube's WithPriorityAndFairness
   // (or WithMaxInFlightLimit when APF is off): flows are the impersonated users.
+  if (deps.flowControl) app.use(deps.flowControl.middleware<HttpContext>(queryOf));
   app.use(authorizationMiddleware(deps.authorizers));
 
   // Resource requests go straight to their handler: no router route matches a resource path
@@ -121,6 +125,7 @@ export function buildApp(deps: AppDeps): Koa<RequestState> {
   registerDiscoveryRoutes(router, deps);
   registerAdminRoutes(router, deps.log);
   registerMetricsRoute(router, deps.metrics, healthchecks.registry);
+  if (deps.flowControl?.dispatcher) registerApfDebugRoutes(router, deps.flowControl.dispatcher);
   if (deps.serviceAccountIssuer) registerServiceAccountIssuerRoutes(router, deps.serviceAccountIssuer);
   app.use(router.routes());
   app.use(router.allowedMethods());
@@ -130,6 +135,17 @@ export function buildApp(deps: AppDeps): Koa<RequestState> {
     return next();
   });
   return app;
+}
+
+/** APF's debug dumps (kube's apf_controller_debug.go): text columns, one row per level, queue, waiting request. */
+function registerApfDebugRoutes(router: Router, dispatcher: Dispatcher): void {
+  const text = (ctx: HttpContext, body: string) => {
+    ctx.type = 'text/plain; charset=utf-8';
+    ctx.body = body;
+  };
+  router.get('/debug/api_priority_and_fairness/dump_priority_levels', (ctx) => text(ctx, dispatcher.dumpPriorityLevels()));
+  router.get('/debug/api_priority_and_fairness/dump_queues', (ctx) => text(ctx, dispatcher.dumpQueues()));
+  router.get('/debug/api_priority_and_fairness/dump_requests', (ctx) => text(ctx, dispatcher.dumpRequests((queryOf(ctx).get('includeRequestDetails') ?? '').length > 0)));
 }
 
 function registerVersionRoute(router: Router, kubernetesVersion: string): void {

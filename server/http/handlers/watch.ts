@@ -14,6 +14,7 @@ import type { HttpContext } from '../state.ts';
 import { partialMetadata, toTable } from './shape.ts';
 import type { ResourceRequest } from './request.ts';
 import { countWatchEvent, type WatchEventMeter } from '../../metrics/watch.ts';
+import { deferWatchInitialization } from '../../flowcontrol/dispatch/index.ts';
 
 /** A watcher whose socket buffer grows past this is closed; the client re-lists. */
 const MAX_BUFFERED_BYTES = 8 * 1024 * 1024;
@@ -49,7 +50,9 @@ export async function watch({ ctx, info, ri, deps }: ResourceRequest): Promise<v
   out.writeHead(200, { 'Content-Type': contentType, 'Cache-Control': 'no-cache, private' });
   out.flushHeaders();
   const meter = deps.watchMetrics?.meter(info.group, ri.apiVersion, info.resource);
-  w.start(new WatchStream(ctx.req, out, w, fmt, q.get('includeObject'), meter), timeoutSeconds * 1000);
+  // Flow control holds this watch's seats until its initial events are written (kube's WatchInitialized).
+  const initialized = deferWatchInitialization(ctx.req);
+  w.start(new WatchStream(ctx.req, out, w, fmt, q.get('includeObject'), meter, initialized), timeoutSeconds * 1000);
 }
 
 /** Encodings of an event's object, shared by all watchers; gone with the object. */
@@ -82,6 +85,7 @@ class WatchStream implements WatchSink<Buffer | null> {
     private readonly fmt: OutputFormat,
     private readonly includeObject: string | null,
     private readonly meter?: WatchEventMeter,
+    private readonly initialized?: () => void,
   ) {
     this.representation = `${fmt.encoding}|${fmt.shape}|${fmt.metaVersion}|${apiVersionOf(watch.info)}|${includeObject ?? ''}`;
   }
@@ -160,11 +164,13 @@ class WatchStream implements WatchSink<Buffer | null> {
 
   subscribed(): void {
     this.live = true;
+    this.initialized?.();
     this.req.on('close', () => this.watch.finish());
     this.out.on('error', () => this.watch.finish());
   }
 
   end(): void {
+    this.initialized?.();
     this.out.end();
   }
 

@@ -1,0 +1,126 @@
+// npm run bench:apf [-- --seconds=N] [-- --objects=N] [-- --flooders=N]
+// API Priority and Fairness under a LIST flood (issue 35): one hearth in its own process on
+// loopback (--max-requests-inflight 40, --max-mutating-requests-inflight 20), a priority level
+// `bench-narrow` with one seat (nominalConcurrencyShares 1 of 246) and one small queue, a
+// FlowSchema sending the token user `flooder` to it. The flooder LISTs every ConfigMap of a
+// namespace (--objects, 1 KiB each) in a tight loop on --flooders keep-alive connections, taking
+// no notice of Retry-After; meanwhile the token user `light` (global-default) and the admin
+// (system:masters, exempt) each GET one ConfigMap, one request at a time. Reported: the light
+// user's and the admin's p50/p99 unloaded (no flood) and under the flood, the ratio of the light
+// p99s, and the flood's answers (200 vs 429 share). Every status is checked; the run is bounded
+// (--seconds per phase) and stops the server.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { LeanConnection } from './bench-client.ts';
+import { configMap, createNamespace, percentile, request, startHearth, stopHearth, type Server } from './bench-kit.ts';
+
+const arg = (name: string, dflt: number) => Number(process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? dflt);
+const SECONDS = arg('seconds', 6);
+const OBJECTS = arg('objects', 1000);
+const FLOODERS = arg('flooders', 16);
+const NS = 'bench-apf';
+
+async function must(s: Server, method: string, path: string, body: unknown, want = 201): Promise<void> {
+  const r = await request(s, method, path, body);
+  if (r.status !== want) throw new Error(`${method} ${path}: ${r.status} ${r.body}`);
+}
+
+/** One request at a time on `conn` for `ms`: each latency in ms. */
+async function sequential(conn: LeanConnection, path: string, ms: number): Promise<number[]> {
+  const out: number[] = [];
+  const end = performance.now() + ms;
+  while (performance.now() < end) {
+    const t0 = performance.now();
+    const r = await conn.request('GET', path);
+    if (r.status !== 200) throw new Error(`GET ${path}: ${r.status} ${r.body.toString().slice(0, 200)}`);
+    out.push(performance.now() - t0);
+  }
+  return out.sort((a, b) => a - b);
+}
+
+const fmt = (xs: number[]) => `p50 ${percentile(xs, 50).toFixed(2)} ms, p99 ${percentile(xs, 99).toFixed(2)} ms (${xs.length} requests)`;
+
+async function main(): Promise<void> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'hearth-bench-apf-'));
+  const tokenFile = join(dataDir, 'tokens.csv');
+  writeFileSync(tokenFile, 'flood-token,flooder,flooder-uid,"flooders"\nlight-token,light,light-uid,"lights"\n');
+  const s = await startHearth(join(dataDir, 'data'), {
+    connections: 4,
+    args: ['--token-auth-file', tokenFile, '--max-requests-inflight', '40', '--max-mutating-requests-inflight', '20'],
+    onUnexpectedExit: (why) => {
+      console.error(why);
+      process.exit(1);
+    },
+  });
+  try {
+    await must(s, 'POST', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', {
+      metadata: { name: 'bench-apf-view' },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'view' },
+      subjects: ['flooders', 'lights'].map((name) => ({ kind: 'Group', apiGroup: 'rbac.authorization.k8s.io', name })),
+    });
+    await createNamespace(s, NS);
+    const blob = 'x'.repeat(1024);
+    // (a lean connection carries one request at a time: one writer per connection)
+    await Promise.all(
+      s.conns.map(async (conn, w) => {
+        for (let i = w; i < OBJECTS; i += s.conns.length) {
+          const r = await request(s, 'POST', `/api/v1/namespaces/${NS}/configmaps`, configMap(NS, `cm-${i}`, { blob }), conn);
+          if (r.status !== 201) throw new Error(`create: ${r.status} ${r.body}`);
+        }
+      }),
+    );
+    await must(s, 'POST', '/apis/flowcontrol.apiserver.k8s.io/v1/prioritylevelconfigurations', {
+      metadata: { name: 'bench-narrow' },
+      spec: { type: 'Limited', limited: { nominalConcurrencyShares: 1, lendablePercent: 0, borrowingLimitPercent: 0, limitResponse: { type: 'Queue', queuing: { queues: 1, handSize: 1, queueLengthLimit: 4 } } } },
+    });
+    await must(s, 'POST', '/apis/flowcontrol.apiserver.k8s.io/v1/flowschemas', {
+      metadata: { name: 'bench-flood' },
+      spec: {
+        priorityLevelConfiguration: { name: 'bench-narrow' },
+        matchingPrecedence: 100,
+        rules: [{ subjects: [{ kind: 'User', user: { name: 'flooder' } }], resourceRules: [{ verbs: ['*'], apiGroups: ['*'], resources: ['*'], namespaces: ['*'], clusterScope: true }] }],
+      },
+    });
+    const creds = { ca: s.creds.ca, cert: '', key: '' };
+    const light = await LeanConnection.open(s.url, creds, { bearerToken: 'light-token' });
+    const admin = s.conns[1];
+    const flood = await Promise.all(Array.from({ length: FLOODERS }, () => LeanConnection.open(s.url, creds, { bearerToken: 'flood-token' })));
+    const one = `/api/v1/namespaces/${NS}/configmaps/cm-1`;
+    // Warm-up, then unloaded.
+    await sequential(light, one, 1000);
+    await sequential(admin, one, 1000);
+    const [lightIdle, adminIdle] = await Promise.all([sequential(light, one, SECONDS * 1000), sequential(admin, one, SECONDS * 1000)]);
+
+    let stop = false;
+    const answers = { ok: 0, tooMany: 0, retryAfter: new Set<string>() };
+    const flooding = flood.map(async (c) => {
+      while (!stop) {
+        const r = await c.request('GET', `/api/v1/namespaces/${NS}/configmaps`);
+        if (r.status === 200) answers.ok++;
+        else if (r.status === 429) answers.tooMany++;
+        else throw new Error(`flood LIST: ${r.status} ${r.body.toString().slice(0, 200)}`);
+      }
+    });
+    await new Promise((r) => setTimeout(r, 500));
+    const [lightFlood, adminFlood] = await Promise.all([sequential(light, one, SECONDS * 1000), sequential(admin, one, SECONDS * 1000)]);
+    stop = true;
+    await Promise.all(flooding);
+    for (const c of [light, ...flood]) c.close();
+
+    const total = answers.ok + answers.tooMany;
+    console.log(`bench:apf — ${OBJECTS} ConfigMaps of 1 KiB, ${FLOODERS} flooding connections, ${SECONDS} s per phase`);
+    console.log(`  light (global-default)  unloaded: ${fmt(lightIdle)}`);
+    console.log(`  light (global-default)  flood:    ${fmt(lightFlood)}`);
+    console.log(`  light p99 flood / unloaded: ${(percentile(lightFlood, 99) / percentile(lightIdle, 99)).toFixed(2)}×`);
+    console.log(`  system:masters (exempt) unloaded: ${fmt(adminIdle)}`);
+    console.log(`  system:masters (exempt) flood:    ${fmt(adminFlood)}`);
+    console.log(`  flood LISTs: ${total} answered, ${answers.ok} served, ${answers.tooMany} refused (429: ${((100 * answers.tooMany) / Math.max(1, total)).toFixed(1)}%)`);
+  } finally {
+    await stopHearth(s);
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+await main();
