@@ -115,7 +115,7 @@ import { matchConditionCompileError } from './admission/webhook/match-conditions
 import { equivalentResourcesIn } from './admission/matching.ts';
 import { internalError } from './errors.ts';
 import { useMatchConditionCompiler } from './registry/kinds/admissionregistration/index.ts';
-import type { FlowControlOptions } from './flowcontrol/options.ts';
+import { DEFAULT_FLOW_CONTROL_OPTIONS, flowControlOptionErrors, type FlowControlOptions } from './flowcontrol/options.ts';
 import type { AuditOptions } from './audit/options.ts';
 import type { LoggingOptions } from './logging/options.ts';
 import { newMetricsRegistry } from './metrics/registry.ts';
@@ -416,6 +416,9 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   // Bad service ranges (or controller names) are refused before anything is bound or written.
   const unknownControllers = controllerSelectionErrors(opts.controllers ?? []);
   if (unknownControllers.length) throw new Error(`controllers: ${unknownControllers.join(', ')}`);
+  // So are negative in-flight limits, and limits APF would have no seats from (kube's words).
+  const flowControlErrors = flowControlOptionErrors({ ...DEFAULT_FLOW_CONTROL_OPTIONS, ...opts.flowControl });
+  if (flowControlErrors.length) throw new Error(aggregateErrors(flowControlErrors));
   // So are admission plugins kube does not know or hearth does not have, and an unreadable configuration file.
   const admissionSetup: AdmissionSetup = {
     plugins: admissionPluginNames(opts),

@@ -18,3 +18,19 @@ export const DEFAULT_FLOW_CONTROL_OPTIONS: FlowControlOptions = {
   maxMutatingRequestsInflight: 200,
   requestTimeoutMs: 60_000,
 };
+
+/**
+ * kube-apiserver's start-up checks of these flags: ServerRunOptions.Validate's (each its own
+ * error, aggregated), then FeatureOptions.ApplyTo's for APF. Empty when they pass.
+ */
+export function flowControlOptionErrors(o: FlowControlOptions): string[] {
+  const errors: string[] = [];
+  if (o.maxRequestsInflight < 0) errors.push('--max-requests-inflight can not be negative value');
+  if (o.maxMutatingRequestsInflight < 0) errors.push('--max-mutating-requests-inflight can not be negative value');
+  if (o.requestTimeoutMs < 0) errors.push('--request-timeout can not be negative value');
+  if (errors.length) return errors;
+  if (o.enablePriorityAndFairness && o.maxRequestsInflight + o.maxMutatingRequestsInflight <= 0) {
+    errors.push(`invalid configuration: MaxRequestsInFlight=${o.maxRequestsInflight} and MaxMutatingRequestsInFlight=${o.maxMutatingRequestsInflight}; they must add up to something positive`);
+  }
+  return errors;
+}
