@@ -10,13 +10,8 @@ import { eventUser, nowMicros, type AuditEvent } from '../audit/event.ts';
 import type { AuditAttributes } from '../audit/policy.ts';
 import type { HttpContext, HttpMiddleware, RequestState } from './state.ts';
 import { toApiError } from './respond.ts';
+import { isLongRunningRequest } from '../util/long-running.ts';
 
-/** kube's BasicLongRunningRequestCheck: watch and proxy verbs, and these subresources. */
-const LONG_RUNNING_SUBRESOURCES = new Set(['attach', 'exec', 'proxy', 'log', 'portforward']);
-const isLongRunning = (ctx: HttpContext) => {
-  const ri = ctx.state.requestInfo;
-  return ri.isResourceRequest && (ri.verb === 'watch' || ri.verb === 'proxy' || LONG_RUNNING_SUBRESOURCES.has(ri.subresource));
-};
 
 const DECISION_ANNOTATION = 'authorization.k8s.io/decision';
 const REASON_ANNOTATION = 'authorization.k8s.io/reason';
@@ -130,7 +125,7 @@ function finish(auditor: Auditor, ctx: HttpContext, ev: AuditEvent, authenticate
   } else {
     ev.setResponseCode(ctx.status);
   }
-  if (isLongRunning(ctx)) return finishLongRunning(auditor, ctx, ev);
+  if (isLongRunningRequest(ctx.state.requestInfo)) return finishLongRunning(auditor, ctx, ev);
   const stored = auditor.process(ev, 'ResponseComplete');
   return stored === true || stored === false ? undefined : stored.then(ignore);
 }

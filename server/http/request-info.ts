@@ -3,6 +3,7 @@
 // name and subresource.
 import { badRequest } from '../errors.ts';
 import { parseGoDuration } from '../go/time.ts';
+import { isLongRunningRequest } from '../util/long-running.ts';
 
 export interface RequestInfo {
   isResourceRequest: boolean;
@@ -183,9 +184,8 @@ export function sendInitialEventsOf(q: URLSearchParams): boolean | undefined {
 export function timeoutParamError(info: RequestInfo, q: URLSearchParams): string | undefined {
   const value = q.get('timeout');
   if (!value) return undefined;
-  if (info.verb === 'watch' || LONG_RUNNING_SUBRESOURCES.has(info.subresource)) return undefined;
+  if (isLongRunningRequest(info)) return undefined;
   const parsed = parseGoDuration(value);
   return typeof parsed === 'number' ? undefined : `invalid timeout specified in the request URL - ${parsed}`;
 }
 
-const LONG_RUNNING_SUBRESOURCES = new Set(['attach', 'exec', 'proxy', 'log', 'portforward']);

@@ -11,6 +11,7 @@ import type { UserInfo } from '../../authentication/user.ts';
 import { parseGoDuration } from '../../go/time.ts';
 import type { FlowControlConfiguration, RequestDigest } from '../types.ts';
 import type { Dispatcher, Ticket } from './dispatcher.ts';
+import { isLongRunningRequest } from '../../util/long-running.ts';
 
 /** What the filters read of a request's state (http/state.ts declares it all). */
 export interface FlowControlState {
@@ -41,18 +42,10 @@ export interface FlowControlContext {
 type Next = () => Promise<unknown>;
 
 const NON_MUTATING_VERBS: ReadonlySet<string> = new Set(['get', 'list', 'watch']);
-/** kube-apiserver's BasicLongRunningRequestCheck: these verbs and subresources. */
-const LONG_RUNNING_VERBS: ReadonlySet<string> = new Set(['watch', 'proxy']);
-const LONG_RUNNING_SUBRESOURCES: ReadonlySet<string> = new Set(['attach', 'exec', 'proxy', 'log', 'portforward']);
 /** getRequestWaitContext: a request waits at most a quarter of its deadline, never more than a minute. */
 const MAX_WAIT_MS = 60_000;
 const TOO_MANY_REQUESTS = 'Too many requests, please try again later.\n';
 
-function isLongRunning(info: FlowControlState['requestInfo']): boolean {
-  if (LONG_RUNNING_VERBS.has(info.verb)) return true;
-  if (info.isResourceRequest) return LONG_RUNNING_SUBRESOURCES.has(info.subresource);
-  return info.path.startsWith('/debug/pprof/');
-}
 
 /** tooManyRequests: http.Error's plain text, and Retry-After. */
 function tooManyRequests(ctx: FlowControlContext, retryAfter: number): void {
@@ -108,7 +101,7 @@ export function priorityAndFairness<C extends FlowControlContext>(opts: Priority
   return async function flowControl(ctx: C, next: Next): Promise<void> {
     const info = ctx.state.requestInfo;
     const isWatch = info.verb === 'watch';
-    if (!isWatch && isLongRunning(info)) {
+    if (!isWatch && isLongRunningRequest(info)) {
       await next();
       return;
     }
@@ -194,7 +187,7 @@ export function maxInFlightLimit(nonMutatingLimit: number, mutatingLimit: number
   const doneReadOnly = () => void readOnly--;
   return async function maxInFlight(ctx: FlowControlContext, next: Next): Promise<void> {
     const info = ctx.state.requestInfo;
-    if (isLongRunning(info)) {
+    if (isLongRunningRequest(info)) {
       await next();
       return;
     }
