@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
 import { requester, type Credentials } from '../../helpers/identities.ts';
+import { parseExposition } from '../metrics/prom-text.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'hearth-apf-'));
 const tokenFile = join(dir, 'tokens.csv');
@@ -185,6 +186,15 @@ test('a flood of LISTs from one user gets 429s with Retry-After; another user, a
   const narrow = levels.find((r) => r[0] === 'test-narrow')!;
   assert.ok(Number(narrow[7]) >= refused.length, `RejectedRequests ${narrow[7]} < ${refused.length}`);
   assert.equal((await holder).status, 504);
+  // /metrics counts the same: every 429 by schema, level and reason; every served LIST dispatched.
+  const scraped = parseExposition((await call(admin(), '/metrics')).text);
+  const sum = (name: string, want: Record<string, string>) =>
+    scraped.samples.filter((x) => x.name === name && Object.entries(want).every(([k, v]) => x.labels[k] === v)).reduce((a, x) => a + x.value, 0);
+  assert.equal(sum('apiserver_flowcontrol_rejected_requests_total', { flow_schema: 'test-flood', priority_level: 'test-narrow' }), Number(narrow[7]));
+  assert.ok(sum('apiserver_flowcontrol_rejected_requests_total', { flow_schema: 'test-flood', priority_level: 'test-narrow', reason: 'queue-full' }) + sum('apiserver_flowcontrol_rejected_requests_total', { flow_schema: 'test-flood', priority_level: 'test-narrow', reason: 'concurrency-limit' }) >= refused.length);
+  assert.ok(sum('apiserver_flowcontrol_dispatched_requests_total', { flow_schema: 'test-flood', priority_level: 'test-narrow' }) >= served.length + 1, 'the served flood and the holder dispatched');
+  assert.ok(sum('apiserver_flowcontrol_dispatched_requests_total', { flow_schema: 'global-default', priority_level: 'global-default' }) >= 5);
+  assert.equal(sum('apiserver_flowcontrol_nominal_limit_seats', { priority_level: 'test-narrow' }) > 0, true);
 });
 
 test('a request queued past a quarter of its timeout is refused; the queued request shows in dump_requests', async () => {
