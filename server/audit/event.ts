@@ -257,10 +257,10 @@ export class AuditEvent {
   }
 
   /** A response sent as bytes already encoded (a stored object served as it is): JSON only. */
-  logResponseBytes(bytes: Buffer, json: boolean): void {
+  logResponseBytes(bytes: Buffer | readonly Buffer[], json: boolean): void {
     if (this.responseLogged || !json || !this.atLeast('RequestResponse')) return;
     try {
-      this.logResponseObject(JSON.parse(bytes.toString('utf8')));
+      this.logResponseObject(JSON.parse((Buffer.isBuffer(bytes) ? bytes : Buffer.concat(bytes)).toString('utf8')));
     } catch {
       // Not JSON after all: no response object.
     }

@@ -11,7 +11,7 @@ import type { TypeModel } from '../schema/model.ts';
 import type { GenericStore } from '../registry/store.ts';
 import { parseRequestInfo, queryOf, timeoutParamError } from './request-info.ts';
 import type { HttpContext, RequestState } from './state.ts';
-import { prettyPrint, statusErrors } from './respond.ts';
+import { prettyPrint, slicedBodies, statusErrors } from './respond.ts';
 import { authenticationMiddleware, type Authenticator } from '../authentication/authenticator.ts';
 import { impersonationMiddleware } from '../authentication/impersonation.ts';
 import { authorizationMiddleware, type Authorizer } from '../authorization/authorizer.ts';
@@ -87,6 +87,7 @@ export function buildApp(deps: AppDeps): Koa<RequestState> {
     ctx.res.setHeader('Cache-Control', 'no-cache, private');
     return next();
   });
+  app.use(slicedBodies());
   // [slot: metrics and the request log] one middleware around everything below, so it sees the
   // final status (Status errors included), the bytes sent and the whole latency.
   app.use(requestMetrics(new RequestMetrics(deps.metrics, servedRoutes(deps.catalog))));

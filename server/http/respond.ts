@@ -1,4 +1,5 @@
 // Writing responses: one place encodes bodies and renders errors as Status objects.
+import { Readable } from 'node:stream';
 import { ApiError, internalError } from '../errors.ts';
 import { encode, negotiateOutput, JSON_FORMAT, type OutputFormat } from './negotiation.ts';
 import { queryOf } from './request-info.ts';
@@ -36,15 +37,79 @@ export function send(ctx: HttpContext, code: number, body: unknown, fmt: OutputF
   sendEncoded(ctx, code, bytes, fmt);
 }
 
-/** A body already encoded in fmt. */
-export function sendEncoded(ctx: HttpContext, code: number, bytes: Buffer, fmt: OutputFormat): void {
-  ctx.state.audit?.logResponseBytes(bytes, fmt.encoding === 'json');
+/** A body already encoded in fmt: one Buffer, or pieces to send one after another (a large list). */
+export function sendEncoded(ctx: HttpContext, code: number, body: Buffer | readonly Buffer[], fmt: OutputFormat): void {
+  ctx.state.audit?.logResponseBytes(body, fmt.encoding === 'json');
   ctx.status = code;
   // Verbatim (no charset), as kube-apiserver answers. Set before the body: Koa then keeps it
   // rather than typing the Buffer application/octet-stream (a MIME lookup) to be overwritten.
   // Straight on the response (what ctx.set does for one string value, minus its arrays).
   if (!ctx.res.headersSent) ctx.res.setHeader('Content-Type', fmt.contentType);
-  ctx.body = bytes;
+  if (Buffer.isBuffer(body)) {
+    ctx.body = body;
+    return;
+  }
+  let length = 0;
+  for (const piece of body) length += piece.length;
+  if (length <= SLICED_BODY_BYTES) ctx.body = Buffer.concat(body, length);
+  else {
+    ctx.body = new SlicedBody(body);
+    ctx.length = length;
+  }
+}
+
+/** Bodies longer than this are written a slice per turn of the event loop (SlicedBody), ... */
+const SLICED_BODY_BYTES = 128 * 1024;
+/** ... in slices of at most this. */
+const BODY_SLICE_BYTES = 64 * 1024;
+
+/** Writes large Buffer bodies (the OpenAPI document) as SlicedBody. */
+export function slicedBodies(): HttpMiddleware {
+  return async (ctx, next) => {
+    await next();
+    const body = ctx.body;
+    if (!Buffer.isBuffer(body) || body.length <= SLICED_BODY_BYTES || ctx.method === 'HEAD') return;
+    ctx.body = new SlicedBody([body]);
+    ctx.length = body.length;
+  };
+}
+
+/**
+ * A large body written one slice per turn of the event loop, each after the I/O that came
+ * meanwhile: TLS encrypts all that one write hands it before the write returns, so megabytes in
+ * one write would hold the thread for milliseconds while other clients wait. Never copied whole.
+ */
+class SlicedBody extends Readable {
+  private piece = 0;
+  private at = 0;
+  private started = false;
+
+  constructor(private readonly pieces: readonly Buffer[]) {
+    super({ highWaterMark: BODY_SLICE_BYTES });
+  }
+
+  override _read(): void {
+    if (this.started) setImmediate(() => this.pushSlice());
+    else {
+      this.started = true;
+      this.pushSlice();
+    }
+  }
+
+  private pushSlice(): void {
+    let current = this.pieces[this.piece];
+    while (current !== undefined && this.at === current.length) {
+      this.at = 0;
+      current = this.pieces[++this.piece];
+    }
+    if (current === undefined) {
+      this.push(null);
+      return;
+    }
+    const end = Math.min(this.at + BODY_SLICE_BYTES, current.length);
+    this.push(current.subarray(this.at, end));
+    this.at = end;
+  }
 }
 
 /** Outermost middleware: any thrown error becomes a Status in the client's encoding. */

@@ -33,6 +33,7 @@ import { encodeContinue, decodeContinue } from './continue-token.ts';
 import { validateListOptions, type ListParameters } from './list-options.ts';
 import { CorruptObjectError } from '../storage/rows/corrupt-rows.ts';
 import { invalidError, type FieldError } from '../validation/field.ts';
+import { TurnBudget } from '../util/turns.ts';
 
 export type FieldValidation = 'Ignore' | 'Warn' | 'Strict';
 
@@ -69,6 +70,11 @@ export interface ListOptions extends ListParameters {
 
 /** How long a request for a resourceVersion the server has not reached yet waits for it. */
 const TOO_LARGE_RV_WAIT_MS = 3000;
+
+/** Rows a list reads at a time, and how long its reads may hold one turn of the event loop. */
+const LIST_PAGE_ROWS = 64;
+const LIST_TURN_BUDGET_MS = 0.5;
+const COMMA = Buffer.from(',');
 
 const EXPIRED_CONTINUE_MESSAGE =
   'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.';
@@ -405,15 +411,23 @@ export class GenericStore {
       if (requested < this.log.compactedRv) throw tooOldResourceVersion(requested, this.log.compactedRv);
       snapshot = requested;
     }
-    // The current table is the snapshot when nothing of this resource changed since it.
-    const fromLog = snapshot !== this.log.currentRv && this.log.changedSince(res, snapshot);
+    // A list is read a page at a time, yielding to the event loop between pages once a turn's
+    // budget is spent: a large list must not hold the one thread while other clients wait (Node
+    // cannot preempt it, as Go's scheduler would). Each page is read at the snapshot: from the
+    // current table while nothing of this resource changed since it, else from the log.
+    const turns = new TurnBudget(LIST_TURN_BUDGET_MS);
+    const fromLog = () => {
+      if (snapshot === this.log.currentRv) return false;
+      // (only a list that outlived a compaction interval between its pages: its snapshot is gone)
+      if (snapshot < this.log.compactedRv) throw tooOldResourceVersion(snapshot, this.log.compactedRv);
+      return this.log.changedSince(res, snapshot);
+    };
     const read = (from: { ns: string; name: string } | undefined, n: number) =>
-      fromLog ? this.log.listAt(res, scopeNs, snapshot, from, n, only) : this.log.list(res, scopeNs, from, n, only);
+      fromLog() ? this.log.listAt(res, scopeNs, snapshot, from, n, only) : this.log.list(res, scopeNs, from, n, only);
 
     const limit = opts.limit && opts.limit > 0 ? opts.limit : 0;
     const kept: StoredObject[] = [];
     const filtering = !labels.empty || !fields.empty;
-    const batch = limit ? Math.max(limit, 100) : -1;
     const keyOf = (row: StoredObject) => ({ ns: row.object.metadata.namespace ?? '', name: row.object.metadata.name });
     // Built-in objects are decoded only if the caller reads `items`: a plain JSON list transcodes
     // the stored bytes (storedListJson). Custom objects may need conversion and defaults first.
@@ -423,23 +437,37 @@ export class GenericStore {
       if (info.custom || builtinConversionOf(info)) return { items: await this.presentAll(info, rows.map((r) => r.object)), resourceVersion };
       return withStoredItems({ resourceVersion } as ListResult, { rows: rows as ListRow[], apiVersion: apiVersionOf(info), kind: info.kind, present: (o) => this.present(info, o) });
     };
-    // Unfiltered objects as JSON rows that are served as they are stored: a page of stored bytes
+    // Unfiltered objects as JSON rows that are served as they are stored: pages of stored bytes
     // joined, none decoded.
     const asStored = filtering ? undefined : servedAsStoredIf(info);
     if (asStored) {
-      const apiVersion = apiVersionOf(info);
-      const joined = this.log.listJoined(res, scopeNs, asStored.prefix, { rv: fromLog ? snapshot : undefined, after, limit: limit || -1, noNulls: asStored.noNulls });
-      if (joined) {
-        const result = withStoredItems({ resourceVersion: String(snapshot) } as ListResult, { rows: [], joined: joined.json, apiVersion, kind: info.kind, present: (o) => this.present(info, o) });
-        if (limit && joined.count === limit && joined.last && read(joined.last, 1).length > 0) {
-          result.continue = encodeContinue({ rv: snapshot, ns: joined.last.ns, name: joined.last.name });
-          result.remainingItemCount = fromLog ? this.log.countAfterAt(res, scopeNs, snapshot, joined.last) : this.log.countAfter(res, scopeNs, joined.last);
+      const joined: Buffer[] = [];
+      let count = 0;
+      let last = after;
+      for (;;) {
+        const want = limit ? Math.min(LIST_PAGE_ROWS, limit - count) : LIST_PAGE_ROWS;
+        const page = this.log.listJoined(res, scopeNs, asStored.prefix, { rv: fromLog() ? snapshot : undefined, after: last, limit: want, noNulls: asStored.noNulls });
+        // (a row that is not served as stored: the rows are read and presented instead)
+        if (!page) break;
+        if (page.count) {
+          if (joined.length) joined.push(COMMA);
+          joined.push(page.json);
+          count += page.count;
+          last = page.last;
         }
-        return result;
+        if (page.count < want || count === limit) {
+          const result = withStoredItems({ resourceVersion: String(snapshot) } as ListResult, { rows: [], joined, apiVersion: apiVersionOf(info), kind: info.kind, present: (o) => this.present(info, o) });
+          if (limit && count === limit && last && read(last, 1).length > 0) {
+            result.continue = encodeContinue({ rv: snapshot, ns: last.ns, name: last.name });
+            result.remainingItemCount = fromLog() ? this.log.countAfterAt(res, scopeNs, snapshot, last) : this.log.countAfter(res, scopeNs, last);
+          }
+          return result;
+        }
+        await turns.pause();
       }
     }
     for (;;) {
-      const rows = read(after, batch);
+      const rows = read(after, LIST_PAGE_ROWS);
       for (const row of rows) {
         if (filtering) {
           if (!labels.empty && !labels.matches(labelsOf(row))) continue;
@@ -451,13 +479,14 @@ export class GenericStore {
           const result = await resultOf(kept);
           if (read(after, 1).length > 0) {
             result.continue = encodeContinue({ rv: snapshot, ns: after.ns, name: after.name });
-            if (!filtering) result.remainingItemCount = fromLog ? this.log.countAfterAt(res, scopeNs, snapshot, after) : this.log.countAfter(res, scopeNs, after);
+            if (!filtering) result.remainingItemCount = fromLog() ? this.log.countAfterAt(res, scopeNs, snapshot, after) : this.log.countAfter(res, scopeNs, after);
           }
           return result;
         }
       }
-      if (batch < 0 || rows.length < batch) break;
+      if (rows.length < LIST_PAGE_ROWS) break;
       after = keyOf(rows[rows.length - 1]);
+      await turns.pause();
     }
     return resultOf(kept);
   }

@@ -12,6 +12,7 @@ import { parseGoDuration } from '../../go/time.ts';
 import type { FlowControlConfiguration, RequestDigest } from '../types.ts';
 import type { Dispatcher, Ticket } from './dispatcher.ts';
 import { isLongRunningRequest } from '../../util/long-running.ts';
+import { nextTurn } from '../../util/turns.ts';
 
 /** What the filters read of a request's state (http/state.ts declares it all). */
 export interface FlowControlState {
@@ -172,11 +173,6 @@ function waitLimitMs(q: URLSearchParams, requestTimeoutMs: number): number {
     if (typeof parsed === 'number' && parsed > 0 && parsed / 1e6 < deadlineMs) deadlineMs = parsed / 1e6;
   }
   return Math.min(deadlineMs / 4, MAX_WAIT_MS);
-}
-
-/** Resolves in the event loop's check phase, after the I/O callbacks of this turn. */
-function nextTurn(): Promise<void> {
-  return new Promise((resolve) => setImmediate(resolve));
 }
 
 /** WithMaxInFlightLimit: the two limits of --enable-priority-and-fairness=false (0: no limit). */

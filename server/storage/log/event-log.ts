@@ -6,14 +6,15 @@
 // through the backend (backend.ts; SQLite's commits on a writer thread, so the fsync never
 // blocks request handling). This file is the log's semantics; what it stores and how is the
 // backend's.
-import { encodeObject, decodeObject, StoredRow, CHECK_STORED_JSON, EVENT_CLOSE, EVENT_OPEN, servedAsStored } from '../rows/codec.ts';
+import { encodeObject, decodeObject, StoredRow, CHECK_STORED_JSON, EVENT_CLOSE, EVENT_OPEN, servedAsStored, textServedAsStored } from '../rows/codec.ts';
 import { deepFreeze } from '../../util/json.ts';
 import { MAX_OBJECT_BYTES, ObjectTooLargeError, ApiError } from '../../errors.ts';
 import { KeyFilter } from './key-filter.ts';
 import { checksum, intact } from '../rows/checksum.ts';
 import { corruptObjectsError, reportCorruptRow, storageKey, type CorruptRow } from '../rows/corrupt-rows.ts';
 import { nextSliceSize } from './slices.ts';
-import { EVENT_TYPE_CODE, EVENT_TYPE_OF_CODE, type LogBackend, type RawRow, type RowOp, type RowsQuery } from './backend.ts';
+import { nextTurn } from '../../util/turns.ts';
+import { EVENT_TYPE_CODE, EVENT_TYPE_OF_CODE, type LogBackend, type RawRow, type RowOp, type RowsQuery, type TextRow } from './backend.ts';
 import type { Key, StoredObject, LogEvent, EventListener, RowFilter, WriteTx, CompactionResult, JoinedRows } from './types.ts';
 import { fallbackLogger, type Logger } from '../../logging/logger.ts';
 
@@ -142,16 +143,12 @@ export class EventLog {
    * undefined otherwise, for the caller to read rows. `last` is the last row's key.
    */
   listJoined(res: string, ns: string | undefined, prefix: Buffer, opts: { rv?: number; after?: { ns: string; name: string }; limit?: number; noNulls?: boolean }): JoinedRows | undefined {
-    const rows = this.rawRows(res, ns, opts);
-    const parts: Buffer[] = [];
-    for (let i = 0; i < rows.length; i++) {
-      const data = rows[i][2];
-      if (!servedAsStored(data, prefix, opts.noNulls)) return undefined;
-      if (i > 0) parts.push(COMMA);
-      parts.push(data);
-    }
+    const rows = this.servedTextRows(res, ns, prefix, opts);
+    if (!rows) return undefined;
+    const texts = new Array<string>(rows.length);
+    for (let i = 0; i < rows.length; i++) texts[i] = rows[i][2];
     const last = rows[rows.length - 1];
-    return { json: Buffer.concat(parts), count: rows.length, last: last && { ns: last[3], name: last[4] } };
+    return { json: Buffer.from(texts.join(',')), count: rows.length, last: last && { ns: last[3], name: last[4] } };
   }
 
   /**
@@ -159,13 +156,28 @@ export class EventLog {
    * order (a watch's initial state), under listJoined's condition; undefined otherwise.
    */
   addedEventsJoined(res: string, ns: string | undefined, prefix: Buffer, noNulls: boolean): Buffer | undefined {
-    const rows = this.rawRows(res, ns, {});
-    const parts: Buffer[] = [];
-    for (const row of rows) {
-      if (!servedAsStored(row[2], prefix, noNulls)) return undefined;
-      parts.push(EVENT_OPEN.ADDED, row[2], EVENT_CLOSE);
+    const rows = this.servedTextRows(res, ns, prefix, { noNulls });
+    if (!rows) return undefined;
+    let text = '';
+    for (const row of rows) text += `${ADDED_OPEN}${row[2]}${EVENT_CLOSE_TEXT}`;
+    return Buffer.from(text);
+  }
+
+  /**
+   * textRows when every row is served as stored (listJoined's condition), their checksums
+   * checked: damaged ones fail the read, all of them named. Undefined when a row is not.
+   */
+  private servedTextRows(res: string, ns: string | undefined, prefix: Buffer, opts: RowsQuery & { noNulls?: boolean }): TextRow[] | undefined {
+    const rows = this.backend.textRows(res, ns, opts);
+    const prefixText = prefix.toString('latin1');
+    let corrupt: CorruptRow[] | undefined;
+    for (const r of rows) {
+      // (first: a CBOR row's text is no JSON, and its checksum is of other bytes)
+      if (!textServedAsStored(r[2], prefixText, opts.noNulls)) return undefined;
+      if (!intact(r[2], r[5])) (corrupt ??= []).push(corruptRow(res, r[3], r[4], r[0]));
     }
-    return Buffer.concat(parts);
+    if (corrupt) throw corruptObjectsError(corrupt);
+    return rows;
   }
 
   /**
@@ -272,7 +284,7 @@ export class EventLog {
       let sliceRows = 128;
       for (let from = Math.max(first - 1, 0); from < target; ) {
         // Shutting down: stop between slices; the next compaction removes the rest.
-        if (!(await this.nextTurn())) throw new Error('storage is closed');
+        if (!(await this.turnAfterBatch())) throw new Error('storage is closed');
         const r = await this.backend.compactSlice({ from, to: target, rows: sliceRows });
         if (!r.ok) throw new Error(`compaction failed: ${r.error}`);
         removed += r.removed ?? 0;
@@ -286,13 +298,13 @@ export class EventLog {
         // Lets replies and requests that arrived meanwhile run first. No further pause is
         // needed: while writes come in, a slice waits for the batch before it, whose fsync also
         // flushes the slice before it (slices do not fsync), so the disk sets the pace.
-        await new Promise((resolve) => setImmediate(resolve));
+        await nextTurn();
       }
       const done = await this.backend.recordCompaction({ doneRv: target });
       if (!done.ok) throw new Error(`compaction failed: ${done.error}`);
       this.unfinishedCompaction = false;
       const vacuumStarted = performance.now();
-      const vacuum = await this.backend.releaseSpace(() => this.nextTurn());
+      const vacuum = await this.backend.releaseSpace(() => this.turnAfterBatch());
       this.metrics?.compacted((vacuumStarted - started) / 1000, (performance.now() - vacuumStarted) / 1000);
       return { compactedRv: target, removed, slices, longestSliceMs: longest, longestPauseMs: Math.max(longestPause, vacuum.longestPauseMs), pagesReleased: vacuum.pagesReleased, vacuumSlices: vacuum.slices, longestVacuumMs: vacuum.longestMs };
     })().finally(() => {
@@ -302,7 +314,7 @@ export class EventLog {
   }
 
   /** Waits for the batch with the backend, if any, so that a slice goes next (see NextTurn); false once closing. */
-  private async nextTurn(): Promise<boolean> {
+  private async turnAfterBatch(): Promise<boolean> {
     if (this.inFlight) await new Promise<void>((resolve) => this.turnWaiters.push(resolve));
     return this.closed === undefined;
   }
@@ -588,4 +600,5 @@ function decodeEvent(res: string, ns: string, name: string, rv: number, data: Bu
   }
 }
 
-const COMMA = Buffer.from(',');
+const ADDED_OPEN = EVENT_OPEN.ADDED.toString();
+const EVENT_CLOSE_TEXT = EVENT_CLOSE.toString();

@@ -4,7 +4,7 @@
 // computes it natively (about 2 GB/s) from Node 20.15; older Node 20 releases use the table below.
 import * as zlib from 'node:zlib';
 
-const nativeCrc32: ((data: Uint8Array) => number) | undefined = (zlib as { crc32?: (data: Uint8Array) => number }).crc32;
+const nativeCrc32: ((data: Uint8Array | string) => number) | undefined = (zlib as { crc32?: (data: Uint8Array | string) => number }).crc32;
 
 let table: Uint32Array | undefined;
 
@@ -23,10 +23,14 @@ export function tableCrc32(data: Uint8Array): number {
   return (crc ^ 0xffffffff) >>> 0;
 }
 
-/** The checksum of a row's stored bytes, as an unsigned 32-bit integer. */
-export const checksum: (data: Uint8Array) => number = nativeCrc32 ?? tableCrc32;
+/** The checksum of a row's stored bytes (or of a string's UTF-8), as an unsigned 32-bit integer. */
+export const checksum: (data: Uint8Array | string) => number = nativeCrc32 ?? ((data) => tableCrc32(typeof data === 'string' ? Buffer.from(data) : data));
 
-/** Whether a row's bytes still match the checksum written with them (rows written before checksums have none). */
-export function intact(data: Uint8Array, crc: number | null | undefined): boolean {
+/**
+ * Whether a row's bytes still match the checksum written with them (rows written before checksums
+ * have none). A row read as text (JSON, always valid UTF-8 as written) is checked as its UTF-8:
+ * damaged bytes that are not UTF-8 decode to U+FFFD and no longer match.
+ */
+export function intact(data: Uint8Array | string, crc: number | null | undefined): boolean {
   return crc === null || crc === undefined || checksum(data) === crc;
 }

@@ -665,6 +665,11 @@ export function servedAsStored(data: Buffer, prefix: Buffer, noNulls: boolean | 
   return data.length > prefix.length && data.compare(prefix, 0, prefix.length, 0, prefix.length) === 0 && !(noNulls && data.includes(NULL_MEMBER));
 }
 
+/** servedAsStored of a row read as text (see LogBackend.textRows); `prefix` as servedJsonPrefix's text. */
+export function textServedAsStored(text: string, prefix: string, noNulls: boolean | undefined): boolean {
+  return text.length > prefix.length && text.startsWith(prefix) && !(noNulls && text.includes(':null'));
+}
+
 /** A JSON watch event line around an object's JSON, as JSON.stringify({ type, object }) and a newline write it. */
 export const EVENT_OPEN: Readonly<Record<string, Buffer>> = Object.fromEntries(['ADDED', 'MODIFIED', 'DELETED'].map((t) => [t, Buffer.from(`{"type":"${t}","object":`)]));
 export const EVENT_CLOSE = Buffer.from('}\n');
@@ -745,8 +750,8 @@ export interface ListRow {
 export interface StoredItems {
   /** The rows (none when `joined` holds them). */
   rows: ListRow[];
-  /** Instead of rows, their JSON joined by commas, already as served (see EventLog.listJoined). */
-  joined?: Buffer;
+  /** Instead of rows, their JSON joined by commas, already as served (see EventLog.listJoined), in pieces to concatenate. */
+  joined?: readonly Buffer[];
   /** What the rows are served as (present() sets these on every object). */
   apiVersion: string;
   kind: string;
@@ -768,7 +773,7 @@ export function withStoredItems<T extends object>(fields: T, stored: StoredItems
     configurable: true,
     get() {
       if (items === undefined) {
-        const objects = stored.joined ? (JSON.parse(`[${stored.joined.toString('utf8')}]`) as unknown[]) : stored.rows.map((r) => r.object);
+        const objects = stored.joined ? (JSON.parse(`[${Buffer.concat(stored.joined).toString('utf8')}]`) as unknown[]) : stored.rows.map((r) => r.object);
         items = objects.map(stored.present);
         delete result[STORED_ITEMS];
       }
@@ -790,15 +795,17 @@ export function storedItemsOf(result: object): StoredItems | undefined {
 
 /**
  * The JSON of `list` (a list object whose items are `[]`) with the rows as its items, and a
- * newline, as JSON.stringify writes the whole list with the presented objects.
+ * newline, as JSON.stringify writes the whole list with the presented objects: the pieces to
+ * send one after another.
  */
-export function storedListJson(list: object, stored: StoredItems): Buffer {
+export function storedListJson(list: object, stored: StoredItems): Buffer[] {
   const listJson = goJsonText(JSON.stringify(list));
   // The envelope's own members (kinds, versions, digits, a base64 token) hold no such text.
   const at = listJson.indexOf(EMPTY_ITEMS) + EMPTY_ITEMS.length - 1;
   const open = listJson.slice(0, at);
   const close = `${listJson.slice(at)}\n`;
-  if (stored.joined) return Buffer.concat([Buffer.from(open), stored.joined, Buffer.from(close)]);
+  // (pieces, not one Buffer: a large list is written a piece at a time, never copied whole)
+  if (stored.joined) return [Buffer.from(open), ...stored.joined, Buffer.from(close)];
   let estimate = listJson.length + 32;
   // JSON rows are copied; a CBOR row's JSON runs about 1.3 times its size.
   for (const r of stored.rows) estimate += r.data ? r.data.length + (r.data.length >> 1) : 1024;
@@ -814,5 +821,5 @@ export function storedListJson(list: object, stored: StoredItems): Buffer {
     if (!(row.data && transcodeToJson(row.data, out, apiVersion, kind))) out.text(goJsonText(JSON.stringify(stored.present(row.object))));
   }
   out.text(close);
-  return out.bytes();
+  return [out.bytes()];
 }

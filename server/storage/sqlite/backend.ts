@@ -7,7 +7,7 @@ import type { Db } from './database.ts';
 import { prepareStatements, FilteredStatements, type Statements } from './statements.ts';
 import { releaseFreePages } from './vacuum.ts';
 import type { WriterRequest, WriterResponse, StorageThreadLog, WriterStats, CheckpointStats, StorageThreadData } from './writer-protocol.ts';
-import type { LogBackend, StoredLogState, CurrentRow, RawRow, RowsQuery, EventRow, EventTuple, RowOp, BackendReply, SliceRange, SliceReport, NextTurn, SpaceReleased } from '../log/backend.ts';
+import type { LogBackend, StoredLogState, CurrentRow, RawRow, TextRow, RowsQuery, EventRow, EventTuple, RowOp, BackendReply, SliceRange, SliceReport, NextTurn, SpaceReleased } from '../log/backend.ts';
 import type { Key } from '../log/types.ts';
 import { fallbackLogger, type Logger } from '../../logging/logger.ts';
 
@@ -91,7 +91,8 @@ export class SqliteBackend implements LogBackend {
 
   rows(res: string, ns: string | undefined, query: RowsQuery): RawRow[] {
     const { rv, after, limit = -1, only } = query;
-    const params = { res, ns: ns ?? after?.ns ?? '', name: after?.name ?? '', after: after ? 1 : 0, limit };
+    // (no cursor: after the empty key, see NS_CURSOR)
+    const params = { res, ns: ns ?? after?.ns ?? '', name: after?.name ?? '', limit };
     if (only !== undefined && (only.name !== undefined || only.labels?.length || only.fields?.length || only.readLabels)) {
       try {
         return this.filtered.rows(ns !== undefined, rv, only, params);
@@ -105,12 +106,19 @@ export class SqliteBackend implements LogBackend {
     return (ns === undefined ? this.stmts.rawAllAt : this.stmts.rawNsAt).all({ ...params, rv }) as RawRow[];
   }
 
+  textRows(res: string, ns: string | undefined, query: RowsQuery): TextRow[] {
+    const { rv, after, limit = -1 } = query;
+    const params = { res, ns: ns ?? after?.ns ?? '', name: after?.name ?? '', limit };
+    if (rv === undefined) return (ns === undefined ? this.stmts.textAll : this.stmts.textNs).all(params) as TextRow[];
+    return (ns === undefined ? this.stmts.textAllAt : this.stmts.textNsAt).all({ ...params, rv }) as TextRow[];
+  }
+
   countAfter(res: string, ns: string | undefined, after: { ns: string; name: string }): number {
     return ((ns === undefined ? this.stmts.countAll : this.stmts.countNs).get({ res, ns: ns ?? after.ns, name: after.name }) as { n: number }).n;
   }
 
   countAfterAt(res: string, ns: string | undefined, rv: number, after: { ns: string; name: string }): number {
-    const params = { res, ns: ns ?? after.ns, name: after.name, after: 1, limit: -1, rv };
+    const params = { res, ns: ns ?? after.ns, name: after.name, rv };
     return ((ns === undefined ? this.stmts.countAllAt : this.stmts.countNsAt).get(params) as { n: number }).n;
   }
 

@@ -14,13 +14,22 @@ import type { RowFilter } from '../log/types.ts';
  * event created it). Costs a read of the resource's events after @rv, not of its history.
  * SQLite's min() makes the bare prev_rv that of the first event after @rv.
  */
-function stateAt(scope: string, cursor: string): string {
-  return `SELECT rv, uid, data, ns, name, crc FROM objects WHERE res = @res ${scope} AND rv <= @rv AND (@after = 0 OR ${cursor})
+function stateAt(scope: string, cursor: string, data = 'data'): string {
+  return `SELECT rv, uid, ${data}, ns, name, crc FROM objects WHERE res = @res ${scope} AND ${cursor} AND rv <= @rv
     UNION ALL
-    SELECT p.rv, p.uid, p.data, f.ns, f.name, p.crc FROM (
-      SELECT ns, name, prev_rv, min(rv) FROM events WHERE res = @res ${scope} AND rv > @rv GROUP BY ns, name HAVING (@after = 0 OR ${cursor})
+    SELECT p.rv, p.uid, ${data.replace('data', 'p.data')}, f.ns, f.name, p.crc FROM (
+      SELECT ns, name, prev_rv, min(rv) FROM events WHERE res = @res ${scope} AND rv > @rv AND ${cursor} GROUP BY ns, name
     ) f JOIN events p ON p.rv = f.prev_rv`;
 }
+
+/**
+ * A page's cursor: the keys after (@ns, @name) in key order, in one namespace or in all. Always
+ * applied (a first page starts after the empty key, as no name is empty), and written so that
+ * SQLite seeks to it in the primary key: a page costs its own rows, not those before it.
+ */
+export const NS_CURSOR = 'name > @name';
+export const ALL_CURSOR = '(ns, name) > (@ns, @name)';
+const AS_TEXT = 'CAST(data AS TEXT)';
 
 export type Statements = ReturnType<typeof prepareStatements>;
 
@@ -29,25 +38,28 @@ export function prepareStatements(db: Db) {
   return {
     get: p('SELECT rv, uid, data, crc FROM objects WHERE res = ? AND ns = ? AND name = ?'),
     rvOf: p('SELECT rv FROM objects WHERE res = ? AND ns = ? AND name = ?'),
-    countAll: p('SELECT count(*) AS n FROM objects WHERE res = @res AND (ns > @ns OR (ns = @ns AND name > @name))'),
-    countNs: p('SELECT count(*) AS n FROM objects WHERE res = @res AND ns = @ns AND name > @name'),
+    countAll: p(`SELECT count(*) AS n FROM objects WHERE res = @res AND ${ALL_CURSOR}`),
+    countNs: p(`SELECT count(*) AS n FROM objects WHERE res = @res AND ns = @ns AND ${NS_CURSOR}`),
     eventsAfter: p(`SELECT e.rv, e.type, e.res, e.ns, e.name, e.data, e.crc, p.data AS prev, p.rv AS prevRv, p.crc AS prevCrc
       FROM events e LEFT JOIN events p ON p.rv = e.prev_rv WHERE e.rv > ? ORDER BY e.rv LIMIT ?`),
     eventsAfterOf: p(`SELECT e.rv, e.type, e.res, e.ns, e.name, e.data, e.crc, p.data AS prev, p.rv AS prevRv, p.crc AS prevCrc
       FROM events e LEFT JOIN events p ON p.rv = e.prev_rv WHERE e.res = ? AND e.rv > ? ORDER BY e.rv LIMIT ?`),
     changedSince: p('SELECT 1 FROM events WHERE res = ? AND rv > ? LIMIT 1'),
     firstEvent: p('SELECT min(rv) AS rv FROM events'),
-    countNsAt: p(`SELECT count(*) AS n FROM (${stateAt('AND ns = @ns', 'name > @name')}) WHERE @limit = @limit`),
+    countNsAt: p(`SELECT count(*) AS n FROM (${stateAt('AND ns = @ns', NS_CURSOR)})`),
     // The current table, or its state at @rv, a page in key order (list, listAt, listJoined).
-    rawAll: p(`SELECT rv, uid, data, ns, name, crc FROM objects WHERE res = @res
-      AND (@after = 0 OR ns > @ns OR (ns = @ns AND name > @name)) ORDER BY ns, name LIMIT @limit`).raw(),
-    rawNs: p(`SELECT rv, uid, data, ns, name, crc FROM objects WHERE res = @res AND ns = @ns
-      AND (@after = 0 OR name > @name) ORDER BY name LIMIT @limit`).raw(),
-    rawAllAt: p(`${stateAt('', 'ns > @ns OR (ns = @ns AND name > @name)')} ORDER BY ns, name LIMIT @limit`).raw(),
-    rawNsAt: p(`${stateAt('AND ns = @ns', 'name > @name')} ORDER BY name LIMIT @limit`).raw(),
+    rawAll: p(`SELECT rv, uid, data, ns, name, crc FROM objects WHERE res = @res AND ${ALL_CURSOR} ORDER BY ns, name LIMIT @limit`).raw(),
+    rawNs: p(`SELECT rv, uid, data, ns, name, crc FROM objects WHERE res = @res AND ns = @ns AND ${NS_CURSOR} ORDER BY name LIMIT @limit`).raw(),
+    rawAllAt: p(`${stateAt('', ALL_CURSOR)} ORDER BY ns, name LIMIT @limit`).raw(),
+    rawNsAt: p(`${stateAt('AND ns = @ns', NS_CURSOR)} ORDER BY name LIMIT @limit`).raw(),
+    // The same as text (textRows).
+    textAll: p(`SELECT rv, uid, ${AS_TEXT}, ns, name, crc FROM objects WHERE res = @res AND ${ALL_CURSOR} ORDER BY ns, name LIMIT @limit`).raw(),
+    textNs: p(`SELECT rv, uid, ${AS_TEXT}, ns, name, crc FROM objects WHERE res = @res AND ns = @ns AND ${NS_CURSOR} ORDER BY name LIMIT @limit`).raw(),
+    textAllAt: p(`${stateAt('', ALL_CURSOR, AS_TEXT)} ORDER BY ns, name LIMIT @limit`).raw(),
+    textNsAt: p(`${stateAt('AND ns = @ns', NS_CURSOR, AS_TEXT)} ORDER BY name LIMIT @limit`).raw(),
     eventRowsAfter: p('SELECT rv, type, data, crc, ns, name FROM events WHERE res = @res AND rv > @rv AND @ns = @ns ORDER BY rv LIMIT @limit').raw(),
     eventRowsAfterNs: p('SELECT rv, type, data, crc, ns, name FROM events WHERE res = @res AND rv > @rv AND ns = @ns ORDER BY rv LIMIT @limit').raw(),
-    countAllAt: p(`SELECT count(*) AS n FROM (${stateAt('', 'ns > @ns OR (ns = @ns AND name > @name)')}) WHERE @limit = @limit`),
+    countAllAt: p(`SELECT count(*) AS n FROM (${stateAt('', ALL_CURSOR)})`),
     freePages: p('PRAGMA freelist_count').pluck(),
     pageCount: p('PRAGMA page_count').pluck(),
     lastRv: p(`SELECT seq FROM sqlite_sequence WHERE name = 'events'`),
@@ -95,12 +107,12 @@ export class FilteredStatements {
     let stmt = this.byShape.get(shape);
     if (stmt === undefined) {
       const scope = `${inNs ? 'AND ns = @ns' : ''} ${only.name === undefined ? '' : 'AND name = @only'}`;
-      const cursor = inNs ? 'name > @name' : 'ns > @ns OR (ns = @ns AND name > @name)';
+      const cursor = inNs ? NS_CURSOR : ALL_CURSOR;
       // (a JSON text starts with "{"; CBOR maps never do)
       const narrowed = tests.length ? `AND (substr(data, 1, 1) <> X'7B' OR (${tests.join(' AND ')}))` : '';
       const rows =
         rv === undefined
-          ? `SELECT rv, uid, data, ns, name, crc FROM objects WHERE res = @res ${scope} AND (@after = 0 OR ${cursor}) ${narrowed}`
+          ? `SELECT rv, uid, data, ns, name, crc FROM objects WHERE res = @res ${scope} AND ${cursor} ${narrowed}`
           : `SELECT * FROM (${stateAt(scope, cursor)}) WHERE 1 ${narrowed}`;
       // (no labels column for CBOR rows: NULL, the row is decoded)
       const withLabels = only.readLabels

@@ -3,6 +3,7 @@
 // of the file into free ones and cuts the file short (when the WAL is next copied back into it).
 // It runs on the writer thread in slices between write batches, as compaction slices do.
 import { nextSliceSize } from '../log/slices.ts';
+import { nextTurn as eventLoopTurn } from '../../util/turns.ts';
 import type { NextTurn, SpaceReleased } from '../log/backend.ts';
 import type { WriterResponse } from './writer-protocol.ts';
 
@@ -46,7 +47,7 @@ export async function releaseFreePages(port: VacuumPort, nextTurn: NextTurn): Pr
     done.longestMs = Math.max(done.longestMs, r.ms ?? 0);
     done.longestPauseMs = Math.max(done.longestPauseMs, r.ms ?? 0, r.tailMs ?? 0);
     pages = nextSliceSize(pages, r, VACUUM_PAGES_MIN, VACUUM_PAGES_MAX);
-    await new Promise((resolve) => setImmediate(resolve));
+    await eventLoopTurn();
   }
   return done;
 }
