@@ -1,18 +1,23 @@
-// npm run bench:apf [-- --seconds=N] [-- --objects=N] [-- --flooders=N]
+// npm run bench:apf [-- --seconds=N] [-- --objects=N] [-- --flooders=N] [-- --ignore-retry-after] [-- --flood-nice=N]
 // API Priority and Fairness under a LIST flood (issue 35): one hearth in its own process on
 // loopback (--max-requests-inflight 40, --max-mutating-requests-inflight 20), a priority level
 // `bench-narrow` with one seat (nominalConcurrencyShares 1 of 246) and one small queue, a
 // FlowSchema sending the token user `flooder` to it. The flooder LISTs every ConfigMap of a
-// namespace (--objects, 1 KiB each) in a tight loop on --flooders keep-alive connections, taking
-// no notice of Retry-After; meanwhile the token user `light` (global-default) and the admin
-// (system:masters, exempt) each GET one ConfigMap, one request at a time. Reported: the light
-// user's and the admin's p50/p99 unloaded (no flood) and under the flood, the ratio of the light
-// p99s, and the flood's answers (200 vs 429 share). Every status is checked; the run is bounded
-// (--seconds per phase) and stops the server.
+// namespace (--objects, 1 KiB each) in a tight loop on --flooders keep-alive connections, from a
+// process of its own (apf-flood.ts): after a 429 a connection waits Retry-After as client-go
+// does, or with --ignore-retry-after retries at once. Meanwhile the token user `light`
+// (global-default) and the admin (system:masters, exempt) each GET one ConfigMap, one request at
+// a time. Reported: the light user's and the admin's p50/p99 unloaded (no flood) and under the
+// flood, the ratio of the light p99s, and the flood's answers (200 vs 429 share). Every status is
+// checked; the run is bounded (--seconds per phase) and stops the server and the flooder.
+// --flood-nice=N lowers the flooding process's CPU priority (a flooder on another machine).
+import { fork } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { setPriority, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
+import type { FloodAnswers, FloodOrders } from './apf-flood.ts';
 import { LeanConnection } from './bench-client.ts';
 import { configMap, createNamespace, percentile, request, startHearth, stopHearth, type Server } from './bench-kit.ts';
 
@@ -20,6 +25,8 @@ const arg = (name: string, dflt: number) => Number(process.argv.find((a) => a.st
 const SECONDS = arg('seconds', 6);
 const OBJECTS = arg('objects', 1000);
 const FLOODERS = arg('flooders', 16);
+const FLOOD_NICE = arg('flood-nice', 0);
+const IGNORE_RETRY_AFTER = process.argv.includes('--ignore-retry-after');
 const NS = 'bench-apf';
 
 async function must(s: Server, method: string, path: string, body: unknown, want = 201): Promise<void> {
@@ -86,31 +93,29 @@ async function main(): Promise<void> {
     const creds = { ca: s.creds.ca, cert: '', key: '' };
     const light = await LeanConnection.open(s.url, creds, { bearerToken: 'light-token' });
     const admin = s.conns[1];
-    const flood = await Promise.all(Array.from({ length: FLOODERS }, () => LeanConnection.open(s.url, creds, { bearerToken: 'flood-token' })));
     const one = `/api/v1/namespaces/${NS}/configmaps/cm-1`;
     // Warm-up, then unloaded.
     await sequential(light, one, 1000);
     await sequential(admin, one, 1000);
     const [lightIdle, adminIdle] = await Promise.all([sequential(light, one, SECONDS * 1000), sequential(admin, one, SECONDS * 1000)]);
 
-    let stop = false;
-    const answers = { ok: 0, tooMany: 0, retryAfter: new Set<string>() };
-    const flooding = flood.map(async (c) => {
-      while (!stop) {
-        const r = await c.request('GET', `/api/v1/namespaces/${NS}/configmaps`);
-        if (r.status === 200) answers.ok++;
-        else if (r.status === 429) answers.tooMany++;
-        else throw new Error(`flood LIST: ${r.status} ${r.body.toString().slice(0, 200)}`);
-      }
+    const floodOrders: FloodOrders = { url: s.url, ca: s.creds.ca, bearerToken: 'flood-token', path: `/api/v1/namespaces/${NS}/configmaps`, connections: FLOODERS, ignoreRetryAfter: IGNORE_RETRY_AFTER };
+    const flooder = fork(fileURLToPath(new URL('./apf-flood.ts', import.meta.url)), [], { execArgv: ['--import', 'tsx'], env: { ...process.env, HEARTH_BENCH_FLOOD: JSON.stringify(floodOrders) } });
+    const floodAnswers = new Promise<FloodAnswers>((resolve, reject) => {
+      flooder.on('message', (m) => typeof m === 'object' && resolve(m as FloodAnswers));
+      flooder.once('exit', (code) => reject(new Error(`the flooding process exited (${code}) without its answers`)));
     });
+    await new Promise<void>((resolve) => flooder.once('message', () => resolve()));
+    if (FLOOD_NICE) setPriority(flooder.pid!, FLOOD_NICE);
     await new Promise((r) => setTimeout(r, 500));
     const [lightFlood, adminFlood] = await Promise.all([sequential(light, one, SECONDS * 1000), sequential(admin, one, SECONDS * 1000)]);
-    stop = true;
-    await Promise.all(flooding);
-    for (const c of [light, ...flood]) c.close();
+    flooder.send('stop');
+    const answers = await floodAnswers;
+    if (answers.error) throw new Error(`flooding client: ${answers.error}`);
+    light.close();
 
     const total = answers.ok + answers.tooMany;
-    console.log(`bench:apf — ${OBJECTS} ConfigMaps of 1 KiB, ${FLOODERS} flooding connections, ${SECONDS} s per phase`);
+    console.log(`bench:apf — ${OBJECTS} ConfigMaps of 1 KiB, ${FLOODERS} flooding connections (${IGNORE_RETRY_AFTER ? "ignoring Retry-After" : "waiting Retry-After"}${FLOOD_NICE ? `, nice ${FLOOD_NICE}` : ""}), ${SECONDS} s per phase`);
     console.log(`  light (global-default)  unloaded: ${fmt(lightIdle)}`);
     console.log(`  light (global-default)  flood:    ${fmt(lightFlood)}`);
     console.log(`  light p99 flood / unloaded: ${(percentile(lightFlood, 99) / percentile(lightIdle, 99)).toFixed(2)}×`);

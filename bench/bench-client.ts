@@ -17,13 +17,15 @@ export interface TlsCredentials {
 export interface LeanResponse {
   status: number;
   body: Buffer;
+  /** The Retry-After header's seconds (a 429's), if there was one. */
+  retryAfter?: number;
 }
 
 export class LeanConnection {
   private socket!: tls.TLSSocket;
   private buf: Buffer = Buffer.alloc(0);
   /** Once the head is parsed: body chunks gathered without re-copying (large lists). */
-  private body?: { status: number; length: number; chunks: Buffer[]; have: number };
+  private body?: { status: number; length: number; chunks: Buffer[]; have: number; retryAfter?: number };
   private pending?: { resolve: (r: LeanResponse) => void; reject: (e: Error) => void };
   private readonly hostHeader: string;
 
@@ -88,7 +90,8 @@ export class LeanConnection {
       if (!m) throw new Error(`lean client needs Content-Length: ${head}`);
       const rest = this.buf.subarray(end + 4);
       this.buf = Buffer.alloc(0);
-      this.body = { status: Number(head.slice(9, 12)), length: Number(m[1]), chunks: [rest], have: rest.length };
+      const retryAfter = /retry-after:\s*(\d+)/i.exec(head)?.[1];
+      this.body = { status: Number(head.slice(9, 12)), length: Number(m[1]), chunks: [rest], have: rest.length, retryAfter: retryAfter === undefined ? undefined : Number(retryAfter) };
     }
     const b = this.body;
     if (b.have < b.length) return;
@@ -97,7 +100,7 @@ export class LeanConnection {
     this.buf = all.subarray(b.length);
     const p = this.pending!;
     this.pending = undefined;
-    p.resolve({ status: b.status, body: all.subarray(0, b.length) });
+    p.resolve({ status: b.status, body: all.subarray(0, b.length), retryAfter: b.retryAfter });
   }
 
   close(): void {
