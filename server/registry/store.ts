@@ -34,6 +34,7 @@ import { validateListOptions, type ListParameters } from './list-options.ts';
 import { CorruptObjectError } from '../storage/rows/corrupt-rows.ts';
 import { invalidError, type FieldError } from '../validation/field.ts';
 import { TurnBudget } from '../util/turns.ts';
+import { ListCache } from './list-cache.ts';
 
 export type FieldValidation = 'Ignore' | 'Warn' | 'Strict';
 
@@ -74,6 +75,8 @@ const TOO_LARGE_RV_WAIT_MS = 3000;
 /** Rows a list reads at a time, and how long its reads may hold one turn of the event loop. */
 const LIST_PAGE_ROWS = 64;
 const LIST_TURN_BUDGET_MS = 0.5;
+/** The bytes of recent whole lists kept to answer them again (ListCache). */
+const LIST_CACHE_BYTES = 16 << 20;
 const COMMA = Buffer.from(',');
 
 const EXPIRED_CONTINUE_MESSAGE =
@@ -150,11 +153,15 @@ export class GenericStore {
   /** Strategies that hold this server's state (the Service IP allocator), by qualified resource. */
   private readonly ownStrategies = new Map<string, Strategy>();
 
+  private readonly listCache: ListCache;
+
   constructor(
     private readonly log: EventLog,
     private readonly model: TypeModel,
     private readonly admission: AdmissionChain,
-  ) {}
+  ) {
+    this.listCache = new ListCache(log, LIST_CACHE_BYTES);
+  }
 
   /** A strategy for this store only; wins over the process-wide one. */
   setStrategy(group: string, resource: string, strategy: Strategy): void {
@@ -441,6 +448,11 @@ export class GenericStore {
     // joined, none decoded.
     const asStored = filtering ? undefined : servedAsStoredIf(info);
     if (asStored) {
+      const served = (joined: readonly Buffer[]) => withStoredItems({ resourceVersion: String(snapshot) } as ListResult, { rows: [], joined, apiVersion: apiVersionOf(info), kind: info.kind, present: (o) => this.present(info, o) });
+      // A whole list at the newest state: the same list again while nothing of the resource changed.
+      const cacheKey = !limit && !opts.continue && snapshot === this.log.currentRv ? ListCache.key(res, scopeNs, asStored.prefix, asStored.noNulls) : undefined;
+      const cached = cacheKey === undefined ? undefined : this.listCache.get(cacheKey, res);
+      if (cached) return served(cached.joined);
       const joined: Buffer[] = [];
       let count = 0;
       let last = after;
@@ -456,7 +468,8 @@ export class GenericStore {
           last = page.last;
         }
         if (page.count < want || count === limit) {
-          const result = withStoredItems({ resourceVersion: String(snapshot) } as ListResult, { rows: [], joined, apiVersion: apiVersionOf(info), kind: info.kind, present: (o) => this.present(info, o) });
+          if (cacheKey !== undefined) this.listCache.set(cacheKey, { rv: snapshot, joined, count });
+          const result = served(joined);
           if (limit && count === limit && last && read(last, 1).length > 0) {
             result.continue = encodeContinue({ rv: snapshot, ns: last.ns, name: last.name });
             result.remainingItemCount = fromLog() ? this.log.countAfterAt(res, scopeNs, snapshot, last) : this.log.countAfter(res, scopeNs, last);

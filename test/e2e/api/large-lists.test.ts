@@ -1,7 +1,9 @@
 // A large LIST is read a page at a time, yielding to the event loop between pages, and its body
 // is written a slice per turn: other clients are answered while it runs (read back from the audit
 // log's stage timestamps), yet the list is one consistent snapshot at its resourceVersion though
-// writes land between its pages, and its body is whole (Content-Length as sent).
+// writes land between its pages, and its body is whole (Content-Length as sent). A whole list
+// asked again while nothing of its resource changed is answered from the list cache: at the
+// newest resourceVersion, and never once the resource has changed.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -76,6 +78,8 @@ test('a GET that arrives while a large LIST runs is answered before the LIST com
   // came first say nothing, and the test asks for at least one round in which it came second.
   let overlapped = 0;
   for (let round = 0; round < 20 && overlapped < 3; round++) {
+    // (a write first: the list is read from storage, not answered again from the list cache)
+    assert.equal((await s.request('PATCH', `/api/v1/namespaces/${NS}/configmaps/cm-0001`, { raw: JSON.stringify({ data: { round: String(round) } }), headers: { 'content-type': 'application/merge-patch+json' } })).status, 200);
     const listId = randomUUID();
     const getId = randomUUID();
     const listing = s.request('GET', `/api/v1/namespaces/${NS}/configmaps`, { headers: { 'audit-id': listId } });
@@ -147,4 +151,38 @@ test('a chunked list pages through a large collection with continue tokens, ever
   const all = (await s.request('GET', `/api/v1/namespaces/${NS}/configmaps`)).json().items.map((o: { metadata: { name: string } }) => o.metadata.name);
   assert.deepEqual(seen, all);
   assert.equal(pages, Math.ceil(all.length / 150));
+});
+
+test('a list asked again is the same objects at the newest resourceVersion, and shows every write to its resource at once', async () => {
+  const names = (r: { json(): { items: Array<{ metadata: { name: string } }> } }) => r.json().items.map((o) => o.metadata.name);
+  const first = await s.request('GET', `/api/v1/namespaces/${NS}/configmaps`, { ...reader });
+  assert.equal(first.status, 200);
+  // A write to another resource: the same ConfigMaps, at a newer resourceVersion.
+  const secret = await s.request('POST', `/api/v1/namespaces/${NS}/secrets`, { body: { metadata: { name: 'unrelated' }, stringData: { k: 'v' } } });
+  assert.equal(secret.status, 201, secret.text);
+  const again = await s.request('GET', `/api/v1/namespaces/${NS}/configmaps`, { ...reader });
+  assert.equal(again.status, 200);
+  assert.deepEqual(names(again), names(first));
+  assert.equal(again.json().metadata.resourceVersion, secret.json().metadata.resourceVersion);
+  assert.equal(again.text.replace(/"resourceVersion":"\d+"/, ''), first.text.replace(/"resourceVersion":"\d+"/, ''));
+  // Every kind of write to the resource, by the admin, each seen by the reader's next list; a
+  // write to the resource in another namespace is seen by the list of all namespaces.
+  assert.equal((await s.request('POST', '/api/v1/namespaces', { body: { metadata: { name: 'big-other' } } })).status, 201);
+  const listAll = () => s.request('GET', '/api/v1/configmaps');
+  const steps: Array<[string, () => Promise<{ status: number }>, (items: Array<{ metadata: { name: string; namespace: string }; data?: Record<string, string> }>) => boolean]> = [
+    ['create', () => s.request('POST', `/api/v1/namespaces/${NS}/configmaps`, { body: { metadata: { name: 'cached-new' }, data: { v: '1' } } }), (items) => items.some((o) => o.metadata.name === 'cached-new' && o.data?.v === '1')],
+    ['update', () => s.request('PATCH', `/api/v1/namespaces/${NS}/configmaps/cached-new`, { raw: '{"data":{"v":"2"}}', headers: { 'content-type': 'application/merge-patch+json' } }), (items) => items.some((o) => o.metadata.name === 'cached-new' && o.data?.v === '2')],
+    ['delete', () => s.request('DELETE', `/api/v1/namespaces/${NS}/configmaps/cached-new`), (items) => !items.some((o) => o.metadata.name === 'cached-new')],
+  ];
+  for (const [what, write, shows] of steps) {
+    // (asked twice first: the second answer comes from the cache)
+    for (let i = 0; i < 2; i++) assert.equal((await s.request('GET', `/api/v1/namespaces/${NS}/configmaps`, { ...reader })).status, 200);
+    const w = await write();
+    assert.ok(w.status === 200 || w.status === 201, what);
+    const after = await s.request('GET', `/api/v1/namespaces/${NS}/configmaps`, { ...reader });
+    assert.ok(shows(after.json().items), `the list after the ${what} does not show it`);
+  }
+  for (let i = 0; i < 2; i++) assert.equal((await listAll()).status, 200);
+  assert.equal((await s.request('POST', '/api/v1/namespaces/big-other/configmaps', { body: { metadata: { name: 'elsewhere' } } })).status, 201);
+  assert.ok((await listAll()).json().items.some((o: { metadata: { name: string; namespace: string } }) => o.metadata.namespace === 'big-other' && o.metadata.name === 'elsewhere'));
 });
