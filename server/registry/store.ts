@@ -420,17 +420,15 @@ export class GenericStore {
     }
     // A list is read a page at a time, yielding to the event loop between pages once a turn's
     // budget is spent: a large list must not hold the one thread while other clients wait (Node
-    // cannot preempt it, as Go's scheduler would). Each page is read at the snapshot: from the
-    // current table while nothing of this resource changed since it, else from the log.
+    // cannot preempt it, as Go's scheduler would). Each page is read at the snapshot (from the
+    // current table while nothing of this resource changed since it, else from the log).
     const turns = new TurnBudget(LIST_TURN_BUDGET_MS);
-    const fromLog = () => {
-      if (snapshot === this.log.currentRv) return false;
+    const at = () => {
       // (only a list that outlived a compaction interval between its pages: its snapshot is gone)
       if (snapshot < this.log.compactedRv) throw tooOldResourceVersion(snapshot, this.log.compactedRv);
-      return this.log.changedSince(res, snapshot);
+      return snapshot;
     };
-    const read = (from: { ns: string; name: string } | undefined, n: number) =>
-      fromLog() ? this.log.listAt(res, scopeNs, snapshot, from, n, only) : this.log.list(res, scopeNs, from, n, only);
+    const read = (from: { ns: string; name: string } | undefined, n: number) => this.log.listAt(res, scopeNs, at(), from, n, only);
 
     const limit = opts.limit && opts.limit > 0 ? opts.limit : 0;
     const kept: StoredObject[] = [];
@@ -458,7 +456,7 @@ export class GenericStore {
       let last = after;
       for (;;) {
         const want = limit ? Math.min(LIST_PAGE_ROWS, limit - count) : LIST_PAGE_ROWS;
-        const page = this.log.listJoined(res, scopeNs, asStored.prefix, { rv: fromLog() ? snapshot : undefined, after: last, limit: want, noNulls: asStored.noNulls });
+        const page = this.log.listJoined(res, scopeNs, asStored.prefix, { rv: at(), after: last, limit: want, noNulls: asStored.noNulls });
         // (a row that is not served as stored: the rows are read and presented instead)
         if (!page) break;
         if (page.count) {
@@ -472,7 +470,7 @@ export class GenericStore {
           const result = served(joined);
           if (limit && count === limit && last && read(last, 1).length > 0) {
             result.continue = encodeContinue({ rv: snapshot, ns: last.ns, name: last.name });
-            result.remainingItemCount = fromLog() ? this.log.countAfterAt(res, scopeNs, snapshot, last) : this.log.countAfter(res, scopeNs, last);
+            result.remainingItemCount = this.log.countAfterAt(res, scopeNs, at(), last);
           }
           return result;
         }
@@ -492,7 +490,7 @@ export class GenericStore {
           const result = await resultOf(kept);
           if (read(after, 1).length > 0) {
             result.continue = encodeContinue({ rv: snapshot, ns: after.ns, name: after.name });
-            if (!filtering) result.remainingItemCount = fromLog() ? this.log.countAfterAt(res, scopeNs, snapshot, after) : this.log.countAfter(res, scopeNs, after);
+            if (!filtering) result.remainingItemCount = this.log.countAfterAt(res, scopeNs, at(), after);
           }
           return result;
         }

@@ -42,6 +42,8 @@ export class SqliteBackend implements LogBackend {
   private readonly committedSignal = new Int32Array(new SharedArrayBuffer(4));
   private nextRequestId = 1;
   private readonly replies = new Map<number, (r: WriterResponse) => void>();
+  /** Runs its function's reads in one read transaction: all of them see one committed state. */
+  private readonly oneSnapshot: <T>(read: () => T) => T;
 
   /** db is the reading connection (this thread); writes go to a writer thread with its own connection. */
   constructor(db: Db, opts: SqliteBackendOptions) {
@@ -50,6 +52,8 @@ export class SqliteBackend implements LogBackend {
     this.location = opts.file;
     this.stmts = prepareStatements(db);
     this.filtered = new FilteredStatements(db);
+    const tx = db.transaction((read: () => unknown) => read());
+    this.oneSnapshot = <T>(read: () => T) => tx(read) as T;
     const { writer, checkpointer } = startStorageThreads({ file: opts.file, synchronous: opts.synchronous ?? 'full', walRestartFrames: opts.walRestartFrames, committed: this.committedSignal });
     this.writer = writer;
     this.checkpointer = checkpointer;
@@ -90,36 +94,54 @@ export class SqliteBackend implements LogBackend {
   }
 
   rows(res: string, ns: string | undefined, query: RowsQuery): RawRow[] {
-    const { rv, after, limit = -1, only } = query;
+    const { after, limit = -1, only } = query;
     // (no cursor: after the empty key, see NS_CURSOR)
     const params = { res, ns: ns ?? after?.ns ?? '', name: after?.name ?? '', limit };
-    if (only !== undefined && (only.name !== undefined || only.labels?.length || only.fields?.length || only.readLabels)) {
-      try {
-        return this.filtered.rows(ns !== undefined, rv, only, params);
-      } catch (e) {
-        // SQLite read a row's labels or fields from JSON text that is not JSON (a damaged
-        // row): read them all unfiltered, to name the damaged ones (the caller filters anyway).
-        if (!/malformed JSON/.test((e as Error).message)) throw e;
+    return this.atVersion(res, query.rv, (rv) => {
+      if (only !== undefined && (only.name !== undefined || only.labels?.length || only.fields?.length || only.readLabels)) {
+        try {
+          return this.filtered.rows(ns !== undefined, rv, only, params);
+        } catch (e) {
+          // SQLite read a row's labels or fields from JSON text that is not JSON (a damaged
+          // row): read them all unfiltered, to name the damaged ones (the caller filters anyway).
+          if (!/malformed JSON/.test((e as Error).message)) throw e;
+        }
       }
-    }
-    if (rv === undefined) return (ns === undefined ? this.stmts.rawAll : this.stmts.rawNs).all(params) as RawRow[];
-    return (ns === undefined ? this.stmts.rawAllAt : this.stmts.rawNsAt).all({ ...params, rv }) as RawRow[];
+      if (rv === undefined) return (ns === undefined ? this.stmts.rawAll : this.stmts.rawNs).all(params) as RawRow[];
+      return (ns === undefined ? this.stmts.rawAllAt : this.stmts.rawNsAt).all({ ...params, rv }) as RawRow[];
+    });
   }
 
   textRows(res: string, ns: string | undefined, query: RowsQuery): TextRow[] {
-    const { rv, after, limit = -1 } = query;
+    const { after, limit = -1 } = query;
     const params = { res, ns: ns ?? after?.ns ?? '', name: after?.name ?? '', limit };
-    if (rv === undefined) return (ns === undefined ? this.stmts.textAll : this.stmts.textNs).all(params) as TextRow[];
-    return (ns === undefined ? this.stmts.textAllAt : this.stmts.textNsAt).all({ ...params, rv }) as TextRow[];
+    return this.atVersion(res, query.rv, (rv) => {
+      if (rv === undefined) return (ns === undefined ? this.stmts.textAll : this.stmts.textNs).all(params) as TextRow[];
+      return (ns === undefined ? this.stmts.textAllAt : this.stmts.textNsAt).all({ ...params, rv }) as TextRow[];
+    });
   }
 
   countAfter(res: string, ns: string | undefined, after: { ns: string; name: string }): number {
     return ((ns === undefined ? this.stmts.countAll : this.stmts.countNs).get({ res, ns: ns ?? after.ns, name: after.name }) as { n: number }).n;
   }
 
-  countAfterAt(res: string, ns: string | undefined, rv: number, after: { ns: string; name: string }): number {
-    const params = { res, ns: ns ?? after.ns, name: after.name, rv };
-    return ((ns === undefined ? this.stmts.countAllAt : this.stmts.countNsAt).get(params) as { n: number }).n;
+  countAfterAt(res: string, ns: string | undefined, at: number, after: { ns: string; name: string }): number {
+    return this.atVersion(res, at, (rv) => {
+      if (rv === undefined) return this.countAfter(res, ns, after);
+      const params = { res, ns: ns ?? after.ns, name: after.name, rv };
+      return ((ns === undefined ? this.stmts.countAllAt : this.stmts.countNsAt).get(params) as { n: number }).n;
+    });
+  }
+
+  /**
+   * A read of `res` as it was at version `at` (none: as it is): in one read transaction, from the
+   * current table when no event of `res` came after `at` (read: undefined), else from the log
+   * (read: at). One transaction, because the writer thread commits meanwhile, and what this
+   * thread knows of the newest version lags what its reads already see.
+   */
+  private atVersion<T>(res: string, at: number | undefined, read: (rv: number | undefined) => T): T {
+    if (at === undefined) return read(undefined);
+    return this.oneSnapshot(() => read(this.changedSince(res, at) ? at : undefined));
   }
 
   changedSince(res: string, rv: number): boolean {
