@@ -11,7 +11,7 @@ import type { TypeModel } from '../schema/model.ts';
 import type { GenericStore } from '../registry/store.ts';
 import { parseRequestInfo, queryOf, timeoutParamError } from './request-info.ts';
 import type { HttpContext, RequestState } from './state.ts';
-import { prettyPrint, slicedBodies, statusErrors } from './respond.ts';
+import { prettyPrint, setBody, statusErrors } from './respond.ts';
 import { authenticationMiddleware, type Authenticator } from '../authentication/authenticator.ts';
 import { impersonationMiddleware } from '../authentication/impersonation.ts';
 import { authorizationMiddleware, type Authorizer } from '../authorization/authorizer.ts';
@@ -87,7 +87,6 @@ export function buildApp(deps: AppDeps): Koa<RequestState> {
     ctx.res.setHeader('Cache-Control', 'no-cache, private');
     return next();
   });
-  app.use(slicedBodies());
   // [slot: metrics and the request log] one middleware around everything below, so it sees the
   // final status (Status errors included), the bytes sent and the whole latency.
   app.use(requestMetrics(new RequestMetrics(deps.metrics, servedRoutes(deps.catalog))));
@@ -173,7 +172,7 @@ function registerVersionRoute(router: Router, kubernetesVersion: string): void {
 }
 
 function json(ctx: HttpContext, body: object | Buffer, contentType = 'application/json'): void {
-  ctx.body = Buffer.isBuffer(body) ? body : Buffer.from(goJsonText(JSON.stringify(body)));
+  setBody(ctx, Buffer.isBuffer(body) ? body : Buffer.from(goJsonText(JSON.stringify(body))));
   ctx.set('Content-Type', contentType);
 }
 
@@ -245,7 +244,7 @@ function registerDiscoveryRoutes(router: Router, deps: AppDeps): void {
     }
     if (protoType) {
       if (v2Proto?.etag !== etag) v2Proto = { etag, body: encodeOpenApiV2Document(JSON.parse(body.toString('utf8'))) };
-      ctx.body = v2Proto.body;
+      setBody(ctx, v2Proto.body);
       ctx.set('Content-Type', protoType);
       return;
     }

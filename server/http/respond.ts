@@ -46,7 +46,7 @@ export function sendEncoded(ctx: HttpContext, code: number, body: Buffer | reado
   // Straight on the response (what ctx.set does for one string value, minus its arrays).
   if (!ctx.res.headersSent) ctx.res.setHeader('Content-Type', fmt.contentType);
   if (Buffer.isBuffer(body)) {
-    ctx.body = body;
+    setBody(ctx, body);
     return;
   }
   let length = 0;
@@ -63,15 +63,14 @@ const SLICED_BODY_BYTES = 128 * 1024;
 /** ... in slices of at most this. */
 const BODY_SLICE_BYTES = 64 * 1024;
 
-/** Writes large Buffer bodies (the OpenAPI document) as SlicedBody. */
-export function slicedBodies(): HttpMiddleware {
-  return async (ctx, next) => {
-    await next();
-    const body = ctx.body;
-    if (!Buffer.isBuffer(body) || body.length <= SLICED_BODY_BYTES || ctx.method === 'HEAD') return;
-    ctx.body = new SlicedBody([body]);
-    ctx.length = body.length;
-  };
+/** The response's body: a large one (the OpenAPI document) as a SlicedBody. */
+export function setBody(ctx: HttpContext, body: Buffer): void {
+  if (body.length <= SLICED_BODY_BYTES) {
+    ctx.body = body;
+    return;
+  }
+  ctx.body = new SlicedBody([body]);
+  ctx.length = body.length;
 }
 
 /**
