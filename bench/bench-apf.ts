@@ -1,4 +1,4 @@
-// npm run bench:apf [-- --seconds=N] [-- --objects=N] [-- --flooders=N] [-- --ignore-retry-after] [-- --flood-nice=N]
+// npm run bench:apf [-- --seconds=N] [-- --objects=N] [-- --flooders=N] [-- --ignore-retry-after] [-- --flood-nice=N] [-- --baseline=REF]
 // API Priority and Fairness under a LIST flood (issue 35): one hearth in its own process on
 // loopback (--max-requests-inflight 40, --max-mutating-requests-inflight 20), a priority level
 // `bench-narrow` with one seat (nominalConcurrencyShares 1 of 246) and one small queue, a
@@ -11,6 +11,7 @@
 // flood, the ratio of the light p99s, and the flood's answers (200 vs 429 share). Every status is
 // checked; the run is bounded (--seconds per phase) and stops the server and the flooder.
 // --flood-nice=N lowers the flooding process's CPU priority (a flooder on another machine).
+// --baseline=REF runs it all on hearth built from REF first, for a before/after in one run.
 import { fork } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { setPriority, tmpdir } from 'node:os';
@@ -19,7 +20,7 @@ import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import type { FloodAnswers, FloodOrders } from './apf-flood.ts';
 import { LeanConnection } from './bench-client.ts';
-import { configMap, createNamespace, percentile, request, startHearth, stopHearth, type Server } from './bench-kit.ts';
+import { buildBaseline, configMap, createNamespace, percentile, request, startHearth, stopHearth, type Server } from './bench-kit.ts';
 
 const arg = (name: string, dflt: number) => Number(process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? dflt);
 const SECONDS = arg('seconds', 6);
@@ -49,12 +50,13 @@ async function sequential(conn: LeanConnection, path: string, ms: number): Promi
 
 const fmt = (xs: number[]) => `p50 ${percentile(xs, 50).toFixed(2)} ms, p99 ${percentile(xs, 99).toFixed(2)} ms (${xs.length} requests)`;
 
-async function main(): Promise<void> {
+async function main(build: string, distMain?: string): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), 'hearth-bench-apf-'));
   const tokenFile = join(dataDir, 'tokens.csv');
   writeFileSync(tokenFile, 'flood-token,flooder,flooder-uid,"flooders"\nlight-token,light,light-uid,"lights"\n');
   const s = await startHearth(join(dataDir, 'data'), {
     connections: 4,
+    distMain,
     args: ['--token-auth-file', tokenFile, '--max-requests-inflight', '40', '--max-mutating-requests-inflight', '20'],
     onUnexpectedExit: (why) => {
       console.error(why);
@@ -115,7 +117,7 @@ async function main(): Promise<void> {
     light.close();
 
     const total = answers.ok + answers.tooMany;
-    console.log(`bench:apf — ${OBJECTS} ConfigMaps of 1 KiB, ${FLOODERS} flooding connections (${IGNORE_RETRY_AFTER ? "ignoring Retry-After" : "waiting Retry-After"}${FLOOD_NICE ? `, nice ${FLOOD_NICE}` : ""}), ${SECONDS} s per phase`);
+    console.log(`bench:apf, ${build} — ${OBJECTS} ConfigMaps of 1 KiB, ${FLOODERS} flooding connections (${IGNORE_RETRY_AFTER ? "ignoring Retry-After" : "waiting Retry-After"}${FLOOD_NICE ? `, nice ${FLOOD_NICE}` : ""}), ${SECONDS} s per phase`);
     console.log(`  light (global-default)  unloaded: ${fmt(lightIdle)}`);
     console.log(`  light (global-default)  flood:    ${fmt(lightFlood)}`);
     console.log(`  light p99 flood / unloaded: ${(percentile(lightFlood, 99) / percentile(lightIdle, 99)).toFixed(2)}×`);
@@ -128,4 +130,14 @@ async function main(): Promise<void> {
   }
 }
 
-await main();
+// --baseline=REF: the same run on hearth built from REF first (a temporary worktree), then on this build.
+const baselineRef = process.argv.find((a) => a.startsWith('--baseline='))?.slice(11);
+if (baselineRef) {
+  const baseline = buildBaseline(baselineRef);
+  try {
+    await main(`built from ${baselineRef}`, baseline.distMain);
+  } finally {
+    baseline.remove();
+  }
+}
+await main('this build');
