@@ -10,6 +10,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
+import http2 from 'node:http2';
 import { startTestServer, type TestServer } from '../../helpers/server.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'hearth-large-lists-'));
@@ -185,4 +186,34 @@ test('a list asked again is the same objects at the newest resourceVersion, and 
   for (let i = 0; i < 2; i++) assert.equal((await listAll()).status, 200);
   assert.equal((await s.request('POST', '/api/v1/namespaces/big-other/configmaps', { body: { metadata: { name: 'elsewhere' } } })).status, 201);
   assert.ok((await listAll()).json().items.some((o: { metadata: { name: string; namespace: string } }) => o.metadata.namespace === 'big-other' && o.metadata.name === 'elsewhere'));
+});
+
+test('a large list reaches HTTP/2 clients whole: node:http2, and kubectl (Go) as JSON and as a Table', async () => {
+  const session = http2.connect(s.url, { ca: s.pki.caCertPem, cert: s.pki.adminCertPem, key: s.pki.adminKeyPem });
+  try {
+    const { headers, body } = await new Promise<{ headers: http2.IncomingHttpHeaders; body: Buffer }>((resolve, reject) => {
+      const req = session.request({ ':path': `/api/v1/namespaces/${NS}/configmaps`, accept: 'application/json' });
+      const chunks: Buffer[] = [];
+      let head: http2.IncomingHttpHeaders = {};
+      req.on('response', (h) => (head = h));
+      req.on('data', (d: Buffer) => chunks.push(d));
+      req.on('end', () => resolve({ headers: head, body: Buffer.concat(chunks) }));
+      req.on('error', reject);
+      req.end();
+    });
+    assert.equal(headers[':status'], 200);
+    assert.equal(Number(headers['content-length']), body.length);
+    const list = JSON.parse(body.toString('utf8'));
+    const expected = (await s.request('GET', `/api/v1/namespaces/${NS}/configmaps`)).json().items.length;
+    assert.equal(list.items.length, expected);
+    // kubectl speaks HTTP/2 to a TLS server: the plain JSON list, then the Table it prints.
+    const json = await s.kubectl(['get', 'configmaps', '-n', NS, '-o', 'json']);
+    assert.equal(json.code, 0, json.stderr);
+    assert.equal(JSON.parse(json.stdout).items.length, expected);
+    const table = await s.kubectl(['get', 'configmaps', '-n', NS, '--no-headers']);
+    assert.equal(table.code, 0, table.stderr);
+    assert.equal(table.stdout.trim().split('\n').length, expected);
+  } finally {
+    session.close();
+  }
 });
