@@ -1,6 +1,7 @@
 // Writing responses: one place encodes bodies and renders errors as Status objects.
 import { Readable } from 'node:stream';
 import { ApiError, internalError } from '../errors.ts';
+import { goJsonText } from '../go/json.ts';
 import { encode, negotiateOutput, JSON_FORMAT, type OutputFormat } from './negotiation.ts';
 import { queryOf } from './request-info.ts';
 import type { HttpContext, HttpMiddleware } from './state.ts';
@@ -57,6 +58,28 @@ export function sendEncoded(ctx: HttpContext, code: number, body: Buffer | reado
     ctx.length = length;
   }
 }
+
+/**
+ * The compact JSON of `value` (as encode writes it) in pieces, the elements of its array member
+ * `arrayKey` (a list's items, a Table's rows) encoded a page at a time with `pause` awaited
+ * between pages: a large list's encoding, like its reading, must not hold the event loop.
+ */
+export async function jsonInTurns(value: Record<string, unknown>, arrayKey: string, pause: () => Promise<void>): Promise<Buffer[]> {
+  const elements = value[arrayKey] as unknown[];
+  const envelope = goJsonText(JSON.stringify({ ...value, [arrayKey]: [] }));
+  // (a key can only appear structurally: quotes inside JSON strings are escaped)
+  const marker = `"${arrayKey}":[]`;
+  const at = envelope.lastIndexOf(marker) + marker.length - 1;
+  const pieces = [Buffer.from(envelope.slice(0, at))];
+  for (let i = 0; i < elements.length; i += JSON_ELEMENTS_PER_PAUSE) {
+    const page = goJsonText(JSON.stringify(elements.slice(i, i + JSON_ELEMENTS_PER_PAUSE)));
+    pieces.push(Buffer.from(`${i > 0 ? ',' : ''}${page.slice(1, -1)}`));
+    await pause();
+  }
+  pieces.push(Buffer.from(`${envelope.slice(at)}\n`));
+  return pieces;
+}
+const JSON_ELEMENTS_PER_PAUSE = 64;
 
 /** Bodies longer than this are written a slice per turn of the event loop (SlicedBody), ... */
 const SLICED_BODY_BYTES = 128 * 1024;

@@ -72,9 +72,8 @@ export interface ListOptions extends ListParameters {
 /** How long a request for a resourceVersion the server has not reached yet waits for it. */
 const TOO_LARGE_RV_WAIT_MS = 3000;
 
-/** Rows a list reads at a time, and how long its reads may hold one turn of the event loop. */
+/** Rows a list reads at a time (between pages it may yield, see TurnBudget). */
 const LIST_PAGE_ROWS = 64;
-const LIST_TURN_BUDGET_MS = 0.5;
 /** The bytes of recent whole lists kept to answer them again (ListCache). */
 const LIST_CACHE_BYTES = 16 << 20;
 const COMMA = Buffer.from(',');
@@ -422,7 +421,7 @@ export class GenericStore {
     // budget is spent: a large list must not hold the one thread while other clients wait (Node
     // cannot preempt it, as Go's scheduler would). Each page is read at the snapshot (from the
     // current table while nothing of this resource changed since it, else from the log).
-    const turns = new TurnBudget(LIST_TURN_BUDGET_MS);
+    const turns = new TurnBudget();
     const at = () => {
       // (only a list that outlived a compaction interval between its pages: its snapshot is gone)
       if (snapshot < this.log.compactedRv) throw tooOldResourceVersion(snapshot, this.log.compactedRv);

@@ -8,6 +8,9 @@ export function nextTurn(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
 }
 
+/** How long a request's long job (a large list) may hold one turn: a light request behind it waits about that. */
+export const REQUEST_TURN_BUDGET_MS = 0.5;
+
 /**
  * Yields to the event loop once this turn's share of a long job has run `budgetMs`: call
  * `pause()` between slices; it returns at once while the turn's budget lasts.
@@ -15,7 +18,7 @@ export function nextTurn(): Promise<void> {
 export class TurnBudget {
   private turnStarted = performance.now();
 
-  constructor(private readonly budgetMs: number) {}
+  constructor(private readonly budgetMs = REQUEST_TURN_BUDGET_MS) {}
 
   async pause(): Promise<void> {
     if (performance.now() - this.turnStarted < this.budgetMs) return;

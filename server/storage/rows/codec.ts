@@ -788,6 +788,32 @@ export function withStoredItems<T extends object>(fields: T, stored: StoredItems
   return result;
 }
 
+/**
+ * Decodes a list's stored rows into its `items` a page at a time, awaiting `pause` between pages
+ * (see TurnBudget): what reading `items` does at once, for a large list that must not hold the
+ * event loop. Items already decoded are left as they are.
+ */
+export async function decodeItemsInTurns(result: { items: unknown[] }, pause: () => Promise<void>): Promise<void> {
+  const stored = storedItemsOf(result);
+  if (!stored) return;
+  const items: unknown[] = [];
+  if (stored.joined) {
+    for (const piece of stored.joined) {
+      // (the pieces are pages of objects and the commas between them; no page is a lone comma)
+      if (piece.length === 1 && piece[0] === 0x2c) continue;
+      for (const o of JSON.parse(`[${piece.toString('utf8')}]`) as unknown[]) items.push(stored.present(o));
+      await pause();
+    }
+  } else {
+    for (let i = 0; i < stored.rows.length; i++) {
+      items.push(stored.present(stored.rows[i].object));
+      if (i % ITEMS_PER_PAUSE === ITEMS_PER_PAUSE - 1) await pause();
+    }
+  }
+  result.items = items;
+}
+const ITEMS_PER_PAUSE = 64;
+
 /** The rows of a list made by withStoredItems whose `items` nobody has read (or replaced) yet. */
 export function storedItemsOf(result: object): StoredItems | undefined {
   return (result as { [STORED_ITEMS]?: StoredItems })[STORED_ITEMS];
